@@ -1,0 +1,106 @@
+package gguf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+// File is a parsed GGUF file. Its tensor data aliases the mapped file (or
+// the slice given to Parse) and is valid until Close.
+type File struct {
+	Path       string
+	Version    uint32
+	Meta       Metadata
+	Tensors    []TensorInfo
+	Alignment  int64
+	DataOffset int64 // where tensor data starts
+	Size       int64 // file size in bytes
+
+	index map[string]int
+	data  []byte
+	unmap func() error
+}
+
+// Open maps path read-only and parses its header. Opening touches only the
+// pages that hold the header and tensor directory.
+func Open(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Path: path, Offset: -1, Err: err}
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, &Error{Path: path, Offset: -1, Err: err}
+	}
+	if st.IsDir() {
+		return nil, &Error{Path: path, Offset: -1, Err: errors.New("is a directory, not a model file")}
+	}
+	data, unmap, err := mapFile(fh, st.Size())
+	if err != nil {
+		return nil, &Error{Path: path, Offset: -1, Err: fmt.Errorf("map file: %w", err)}
+	}
+	f, err := Parse(data)
+	if err != nil {
+		unmap()
+		var e *Error
+		if errors.As(err, &e) {
+			e.Path = path
+		}
+		return nil, err
+	}
+	f.Path = path
+	f.unmap = unmap
+	return f, nil
+}
+
+// Close releases the mapping. Tensor data slices must not be used after.
+func (f *File) Close() error {
+	if f.unmap == nil {
+		return nil
+	}
+	err := f.unmap()
+	f.unmap, f.data = nil, nil
+	return err
+}
+
+// Tensor returns the directory entry for name.
+func (f *File) Tensor(name string) (*TensorInfo, error) {
+	i, ok := f.index[name]
+	if !ok {
+		return nil, &Error{Path: f.Path, Offset: -1, Tensor: name, Err: ErrNoTensor}
+	}
+	return &f.Tensors[i], nil
+}
+
+// HasTensor reports whether the directory lists name.
+func (f *File) HasTensor(name string) bool { _, ok := f.index[name]; return ok }
+
+// Data returns the bytes of t, aliasing the mapping (no copy). The layout
+// was checked when the file was parsed.
+func (f *File) Data(t *TensorInfo) []byte {
+	start := f.DataOffset + t.Offset
+	return f.data[start : start+t.Size : start+t.Size]
+}
+
+// TensorData returns the bytes of the tensor called name.
+func (f *File) TensorData(name string) ([]byte, *TensorInfo, error) {
+	t, err := f.Tensor(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.Data(t), t, nil
+}
+
+// TensorBytes returns the total size of all tensor data.
+func (f *File) TensorBytes() int64 {
+	var n int64
+	for i := range f.Tensors {
+		n += f.Tensors[i].Size
+	}
+	return n
+}
+
+// Bytes returns the whole mapped image (header and data).
+func (f *File) Bytes() []byte { return f.data }

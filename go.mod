@@ -1,0 +1,3 @@
+module github.com/glassbox-ai/glassbox
+
+go 1.26
