@@ -37,43 +37,11 @@ func (t *WriteTensor) Size() (int64, error) {
 // in order, each aligned to general.alignment (default 32).
 func Write(w io.Writer, meta *Metadata, tensors []WriteTensor) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	align := int64(DefaultAlignment)
-	if v, ok := meta.Lookup("general.alignment"); ok {
-		a, ok := v.v.(uint32)
-		if !ok || a == 0 || a&(a-1) != 0 {
-			return fmt.Errorf("gguf: general.alignment must be a uint32 power of two")
-		}
-		align = int64(a)
-	}
 	e := &encoder{w: bw}
-	e.raw([]byte(Magic))
-	e.u32(3)
-	e.u64(uint64(len(tensors)))
-	e.u64(uint64(len(meta.KVs)))
-	for _, kv := range meta.KVs {
-		e.str(kv.Key)
-		e.u32(uint32(kv.Value.Type))
-		e.value(kv.Value)
+	sizes, align, err := e.header(meta, tensors)
+	if err != nil {
+		return err
 	}
-	sizes := make([]int64, len(tensors))
-	var off int64
-	for i := range tensors {
-		t := &tensors[i]
-		size, err := t.Size()
-		if err != nil {
-			return err
-		}
-		sizes[i] = size
-		e.str(t.Name)
-		e.u32(uint32(len(t.Shape)))
-		for j := len(t.Shape) - 1; j >= 0; j-- {
-			e.u64(uint64(t.Shape[j]))
-		}
-		e.u32(uint32(t.Type))
-		e.u64(uint64(off))
-		off = alignUp(off+size, align)
-	}
-	e.pad(align)
 	for i := range tensors {
 		t := &tensors[i]
 		if e.err != nil {
@@ -96,6 +64,70 @@ func Write(w io.Writer, meta *Metadata, tensors []WriteTensor) error {
 		return e.err
 	}
 	return bw.Flush()
+}
+
+// WriteHeader writes only the header, metadata and tensor directory (with
+// the padding that follows) and returns the size the complete file would
+// have. Truncating the file to that size gives a valid GGUF whose tensor
+// data reads as zeros: a sparse stand-in for a large model, for planning
+// and benchmarks.
+func WriteHeader(w io.Writer, meta *Metadata, tensors []WriteTensor) (int64, error) {
+	bw := bufio.NewWriter(w)
+	e := &encoder{w: bw}
+	sizes, align, err := e.header(meta, tensors)
+	if err != nil {
+		return 0, err
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	total := e.n
+	for _, s := range sizes {
+		total = alignUp(total+s, align)
+	}
+	return total, nil
+}
+
+// header encodes everything before the tensor data and returns each
+// tensor's data size and the alignment.
+func (e *encoder) header(meta *Metadata, tensors []WriteTensor) ([]int64, int64, error) {
+	align := int64(DefaultAlignment)
+	if v, ok := meta.Lookup("general.alignment"); ok {
+		a, ok := v.v.(uint32)
+		if !ok || a == 0 || a&(a-1) != 0 {
+			return nil, 0, fmt.Errorf("gguf: general.alignment must be a uint32 power of two")
+		}
+		align = int64(a)
+	}
+	e.raw([]byte(Magic))
+	e.u32(3)
+	e.u64(uint64(len(tensors)))
+	e.u64(uint64(len(meta.KVs)))
+	for _, kv := range meta.KVs {
+		e.str(kv.Key)
+		e.u32(uint32(kv.Value.Type))
+		e.value(kv.Value)
+	}
+	sizes := make([]int64, len(tensors))
+	var off int64
+	for i := range tensors {
+		t := &tensors[i]
+		size, err := t.Size()
+		if err != nil {
+			return nil, 0, err
+		}
+		sizes[i] = size
+		e.str(t.Name)
+		e.u32(uint32(len(t.Shape)))
+		for j := len(t.Shape) - 1; j >= 0; j-- {
+			e.u64(uint64(t.Shape[j]))
+		}
+		e.u32(uint32(t.Type))
+		e.u64(uint64(off))
+		off = alignUp(off+size, align)
+	}
+	e.pad(align)
+	return sizes, align, e.err
 }
 
 type encoder struct {
