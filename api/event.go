@@ -1,0 +1,122 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event types. Every job's event log is a sequence of these, numbered from 1.
+const (
+	TypeState        = "state"         // the job changed state: State (and, when terminal, DurationMS)
+	TypeStageStart   = "stage_start"   // Stage began
+	TypeStageDone    = "stage_done"    // Stage finished: DurationMS, Stats
+	TypeStageSkipped = "stage_skipped" // Stage does not apply: Reason
+	TypeProgress     = "progress"      // Progress within Stage
+	TypeToken        = "token"         // one generated token: Token
+	TypeWarning      = "warning"       // Warning: something the user should know, the job goes on
+	TypeResult       = "result"        // the job's output: Result
+	TypeError        = "error"         // the job failed (or was cancelled): Error
+)
+
+// Job states. A job is queued until its work starts, running until it ends,
+// and then done, failed or cancelled for good.
+const (
+	StateQueued    = "queued"
+	StateRunning   = "running"
+	StateDone      = "done"
+	StateFailed    = "failed"
+	StateCancelled = "cancelled"
+)
+
+// Terminal reports whether state is one a job never leaves.
+func Terminal(state string) bool {
+	return state == StateDone || state == StateFailed || state == StateCancelled
+}
+
+// Event is one entry of a job's event log. Seq numbers start at 1 and have
+// no gaps; Time is when the event happened (UTC, wall clock).
+//
+// Which optional fields are set depends on Type:
+//
+//	state          State; DurationMS (total) when the state is terminal;
+//	               StopMS when cancelled (time from the cancel request to the stop)
+//	stage_start    Stage
+//	stage_done     Stage, DurationMS, Stats
+//	stage_skipped  Stage, Reason
+//	progress       Stage, Progress
+//	token          Stage ("generate"), Token
+//	warning        Stage (the current one, if any), Warning
+//	result         Result (JSON, shape chosen by the job's kind)
+//	error          Stage (where it failed), Error
+type Event struct {
+	Seq   int64     `json:"seq"`
+	Time  time.Time `json:"time"`
+	Job   string    `json:"job"`
+	Type  string    `json:"type"`
+	Stage string    `json:"stage,omitempty"`
+
+	State      string          `json:"state,omitempty"`
+	DurationMS float64         `json:"duration_ms,omitempty"`
+	StopMS     float64         `json:"stop_ms,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+	Stats      *StageStats     `json:"stats,omitempty"`
+	Progress   *Progress       `json:"progress,omitempty"`
+	Token      *Token          `json:"token,omitempty"`
+	Warning    *Warning        `json:"warning,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *Error          `json:"error,omitempty"`
+}
+
+// StageStats are the measurements a stage reports when it finishes. Every
+// field is optional.
+type StageStats struct {
+	Bytes     int64  `json:"bytes,omitempty"`     // bytes read (load) or written (deliver)
+	Items     int64  `json:"items,omitempty"`     // units of work done: tokens, steps, frames
+	Unit      string `json:"unit,omitempty"`      // what Items counts: "tokens", "steps", "frames"
+	PeakRSS   int64  `json:"peak_rss,omitempty"`  // resident memory high-water mark, bytes
+	Placement string `json:"placement,omitempty"` // where it ran: "cpu", "cpu:8 threads", ...
+	Note      string `json:"note,omitempty"`      // one human sentence, e.g. advice from the planner
+
+	// Roofline is the best rate (Items per second) this machine could reach
+	// for this stage (from the planner), and Limiter what bounds it
+	// ("memory bandwidth", "compute", "disk"). Explain compares the measured
+	// rate with it.
+	Roofline float64 `json:"roofline,omitempty"`
+	Limiter  string  `json:"limiter,omitempty"`
+}
+
+// Progress is how far a stage has come: load bytes, prefill tokens,
+// generated tokens, diffusion steps. Total is 0 when unknown. For the
+// queued stage, Done is the job's position in the queue (0 = next) and
+// Total the queue's length.
+type Progress struct {
+	Done  int64   `json:"done"`
+	Total int64   `json:"total,omitempty"`
+	Unit  string  `json:"unit,omitempty"`
+	Rate  float64 `json:"rate,omitempty"` // Done per second since the stage started
+}
+
+// Token is one generated token: its vocabulary id and the text it adds
+// (which may be empty while a multi-byte character is incomplete).
+type Token struct {
+	ID   int    `json:"id"`
+	Text string `json:"text"`
+}
+
+// Warning is a condition worth telling the user about that does not stop
+// the job: "ctx_nearly_full", "memory_tight", "reload", "eviction", ...
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error is a failure attributed to a stage: the cause, the numbers behind
+// it (requested vs available memory, tokens vs context) and a hint.
+type Error struct {
+	Stage    string           `json:"stage"`
+	Message  string           `json:"message"` // the whole error on one line
+	Cause    string           `json:"cause"`   // the cause without stage and hint
+	Hint     string           `json:"hint,omitempty"`
+	Numbers  map[string]int64 `json:"numbers,omitempty"`
+	Internal bool             `json:"internal,omitempty"` // a bug in glassbox (a recovered panic)
+}

@@ -1,0 +1,105 @@
+package pipeline
+
+import "context"
+
+// Trace is a set of hooks an engine calls as a job moves through the
+// stages, carried in a context like net/http/httptrace.ClientTrace. Every
+// hook is optional. Hooks are called on the job's goroutine, in order, and
+// must return quickly: they only record.
+type Trace struct {
+	StageStart   func(s Stage)
+	StageDone    func(s Stage, st StageStats)
+	StageSkipped func(s Stage, reason string) // e.g. load: "model already loaded, 0 ms"
+	// Progress reports load bytes, prefill tokens, generated tokens,
+	// diffusion steps; for StageQueued, done is the position (0 = next) and
+	// total the queue length. total is 0 when unknown.
+	Progress func(s Stage, done, total int64)
+	Token    func(id int, text string)
+	Warning  func(code, message string)
+}
+
+type traceKey struct{}
+
+// WithTrace returns a context carrying t. If ctx already carries a trace,
+// both are called, t's hooks first (as httptrace composes traces).
+func WithTrace(ctx context.Context, t *Trace) context.Context {
+	if t == nil {
+		return ctx
+	}
+	if old, ok := ctx.Value(traceKey{}).(*Trace); ok && old != nil {
+		t = compose(t, old)
+	}
+	return context.WithValue(ctx, traceKey{}, t)
+}
+
+// noTrace is returned when a context carries none; all its hooks are nil.
+var noTrace = &Trace{}
+
+// TraceFrom returns the trace in ctx, never nil: with no trace, every hook
+// is a no-op.
+func TraceFrom(ctx context.Context) *Trace {
+	if ctx != nil {
+		if t, ok := ctx.Value(traceKey{}).(*Trace); ok && t != nil {
+			return t
+		}
+	}
+	return noTrace
+}
+
+// OnStageStart calls the StageStart hook, if any. The On methods are safe
+// on a nil *Trace.
+func (t *Trace) OnStageStart(s Stage) {
+	if t != nil && t.StageStart != nil {
+		t.StageStart(s)
+	}
+}
+
+// OnStageDone calls the StageDone hook, if any.
+func (t *Trace) OnStageDone(s Stage, st StageStats) {
+	if t != nil && t.StageDone != nil {
+		t.StageDone(s, st)
+	}
+}
+
+// OnStageSkipped calls the StageSkipped hook, if any.
+func (t *Trace) OnStageSkipped(s Stage, reason string) {
+	if t != nil && t.StageSkipped != nil {
+		t.StageSkipped(s, reason)
+	}
+}
+
+// OnProgress calls the Progress hook, if any.
+func (t *Trace) OnProgress(s Stage, done, total int64) {
+	if t != nil && t.Progress != nil {
+		t.Progress(s, done, total)
+	}
+}
+
+// OnToken calls the Token hook, if any.
+func (t *Trace) OnToken(id int, text string) {
+	if t != nil && t.Token != nil {
+		t.Token(id, text)
+	}
+}
+
+// OnWarning calls the Warning hook, if any.
+func (t *Trace) OnWarning(code, message string) {
+	if t != nil && t.Warning != nil {
+		t.Warning(code, message)
+	}
+}
+
+// compose returns a trace calling a's hooks, then b's.
+func compose(a, b *Trace) *Trace {
+	return &Trace{
+		StageStart: func(s Stage) { a.OnStageStart(s); b.OnStageStart(s) },
+		StageDone:  func(s Stage, st StageStats) { a.OnStageDone(s, st); b.OnStageDone(s, st) },
+		StageSkipped: func(s Stage, reason string) {
+			a.OnStageSkipped(s, reason)
+			b.OnStageSkipped(s, reason)
+		},
+		Progress: func(s Stage, done, total int64) { a.OnProgress(s, done, total); b.OnProgress(s, done, total) },
+		Token:    func(id int, text string) { a.OnToken(id, text); b.OnToken(id, text) },
+		Warning:  func(code, message string) { a.OnWarning(code, message); b.OnWarning(code, message) },
+	}
+}
