@@ -1,3 +1,5 @@
 module github.com/glassbox-ai/glassbox
 
-go 1.26
+go 1.26.0
+
+require github.com/ardanlabs/jinja v1.8.0
