@@ -1,0 +1,20 @@
+// Package pth reads PyTorch checkpoints (.pth files written by torch.save
+// with the zip serialization, PyTorch ≥ 1.6) without Python.
+//
+// A checkpoint is a zip archive with one top folder holding data.pkl (a
+// pickled state dict), byteorder, and data/<key> entries: the raw bytes of
+// each tensor storage. The pickle is read by a small interpreter that knows
+// only the opcodes and globals a state dict uses (collections.OrderedDict,
+// torch._utils._rebuild_tensor_v2, torch.*Storage); anything else is an
+// error, and no pickle code is ever executed. Storages of stored
+// (uncompressed) entries alias the memory-mapped file; compressed entries
+// are rejected.
+//
+// References: the pickle opcode list in CPython's Lib/pickletools.py and
+// PEP 307; torch/serialization.py (_save, _load) for the archive layout.
+//
+// Errors belong to the load stage and carry the file, the archive entry and,
+// for pickle errors, the byte offset in data.pkl.
+//
+// Imports: standard library and tensor (dtypes).
+package pth
