@@ -1,0 +1,7 @@
+//go:build !unix
+
+package store
+
+func freeBytes(dir string) (int64, bool) { return 0, false }
+
+func diskError(err error) error { return err }

@@ -1,0 +1,246 @@
+// Package store is the local model store: a folder (by default
+// $GLASSBOX_HOME/models) that holds GGUF files by name, each beside a small
+// JSON manifest recording its size, SHA-256 and where it came from.
+//
+// Files are imported by hard link when possible (same file system) or by
+// copy, and downloaded by Pull with resume and verification. A file only
+// ever appears under its real name by an atomic rename of a complete,
+// verified file: a crash leaves at most a partial file in .partial/.
+//
+// Imports: gguf, internal/home, standard library.
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/home"
+)
+
+// Store is a model folder.
+type Store struct {
+	Dir string
+}
+
+// Entry describes one stored model.
+type Entry struct {
+	Name   string    `json:"name"`
+	File   string    `json:"file"` // file name inside the store
+	Bytes  int64     `json:"bytes"`
+	SHA256 string    `json:"sha256"`
+	Source string    `json:"source"` // path or URL it came from
+	Added  time.Time `json:"added"`
+
+	Path string `json:"-"` // absolute path of the model file
+}
+
+// ErrNotFound reports a name the store does not hold.
+var ErrNotFound = errors.New("no such model in the store")
+
+// Default opens the store under the glassbox home.
+func Default() (*Store, error) {
+	return Open(filepath.Join(home.Home(), "models"))
+}
+
+// Open returns the store in dir, creating the folder if needed.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(dir, ".partial"), 0o755); err != nil {
+		return nil, fmt.Errorf("model store %s: %w", dir, err)
+	}
+	return &Store{Dir: dir}, nil
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$`)
+
+// CheckName reports whether name is usable as a store name: letters,
+// digits and . _ : + - (no path separators), at most 128 characters.
+func CheckName(name string) error {
+	if !nameRE.MatchString(name) || strings.Contains(name, "..") {
+		return fmt.Errorf("invalid model name %q (use letters, digits and . _ : + -)", name)
+	}
+	return nil
+}
+
+// NameFor derives a store name from a file path or URL: its base name
+// without the .gguf extension.
+func NameFor(path string) string {
+	base := path
+	if i := strings.LastIndexAny(base, "/\\"); i >= 0 {
+		base = base[i+1:]
+	}
+	if i := strings.IndexAny(base, "?#"); i >= 0 {
+		base = base[:i]
+	}
+	base = strings.TrimSuffix(base, ".gguf")
+	base = regexp.MustCompile(`[^A-Za-z0-9._:+-]`).ReplaceAllString(base, "-")
+	return strings.TrimLeft(base, ".-_")
+}
+
+func (s *Store) manifestPath(name string) string { return filepath.Join(s.Dir, name+".json") }
+func (s *Store) modelPath(name string) string    { return filepath.Join(s.Dir, name+".gguf") }
+
+// Get returns the entry for name.
+func (s *Store) Get(name string) (Entry, error) {
+	if err := CheckName(name); err != nil {
+		return Entry{}, err
+	}
+	b, err := os.ReadFile(s.manifestPath(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return Entry{}, fmt.Errorf("model %q: %w (see 'glassbox list'; store: %s)", name, ErrNotFound, s.Dir)
+	}
+	if err != nil {
+		return Entry{}, err
+	}
+	var e Entry
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Entry{}, fmt.Errorf("model %q: corrupt manifest %s: %w", name, s.manifestPath(name), err)
+	}
+	e.Path = filepath.Join(s.Dir, e.File)
+	return e, nil
+}
+
+// Resolve returns the file path of a stored model name.
+func (s *Store) Resolve(name string) (string, error) {
+	e, err := s.Get(name)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(e.Path); err != nil {
+		return "", fmt.Errorf("model %q: its file is gone: %w", name, err)
+	}
+	return e.Path, nil
+}
+
+// List returns every stored model, sorted by name.
+func (s *Store) List() ([]Entry, error) {
+	ms, err := filepath.Glob(filepath.Join(s.Dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, m := range ms {
+		e, err := s.Get(strings.TrimSuffix(filepath.Base(m), ".json"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Remove deletes a stored model and its manifest.
+func (s *Store) Remove(name string) error {
+	e, err := s.Get(name)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(s.manifestPath(name)); err != nil {
+		return err
+	}
+	if err := os.Remove(e.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Import adds the GGUF file at src under name (derived from the file name
+// when empty): a hard link when src is on the same file system, else a
+// copy. The file must parse as GGUF. An existing name is an error.
+func (s *Store) Import(src, name string) (Entry, error) {
+	if name == "" {
+		name = NameFor(src)
+	}
+	if err := CheckName(name); err != nil {
+		return Entry{}, err
+	}
+	if _, err := os.Stat(s.manifestPath(name)); err == nil {
+		return Entry{}, fmt.Errorf("model %q already exists (remove it first with 'glassbox rm %s')", name, name)
+	}
+	f, err := gguf.Open(src)
+	if err != nil {
+		return Entry{}, err
+	}
+	f.Close()
+	dst := s.modelPath(name)
+	tmp := filepath.Join(s.Dir, ".partial", name+".gguf.import")
+	os.Remove(tmp)
+	if err := os.Link(src, tmp); err != nil {
+		if err := copyFile(src, tmp); err != nil {
+			os.Remove(tmp)
+			return Entry{}, err
+		}
+	}
+	sum, n, err := hashFile(tmp)
+	if err != nil {
+		os.Remove(tmp)
+		return Entry{}, err
+	}
+	abs, _ := filepath.Abs(src)
+	return s.commit(tmp, dst, Entry{Name: name, Bytes: n, SHA256: sum, Source: abs})
+}
+
+// commit renames a complete file into place and writes its manifest.
+func (s *Store) commit(tmp, dst string, e Entry) (Entry, error) {
+	if err := os.Rename(tmp, dst); err != nil {
+		return Entry{}, err
+	}
+	e.File = filepath.Base(dst)
+	e.Path = dst
+	e.Added = time.Now().UTC().Truncate(time.Second)
+	b, _ := json.MarshalIndent(e, "", "  ")
+	mt := s.manifestPath(e.Name) + ".tmp"
+	if err := os.WriteFile(mt, append(b, '\n'), 0o644); err != nil {
+		return Entry{}, err
+	}
+	if err := os.Rename(mt, s.manifestPath(e.Name)); err != nil {
+		return Entry{}, err
+	}
+	return e, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return diskError(err)
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func hashFile(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}

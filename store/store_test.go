@@ -1,0 +1,219 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/internal/shared"
+)
+
+func TestImportListRemove(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := shared.Path(t, "models/stories260K.gguf")
+	e, err := s.Import(src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Name != "stories260K" || e.Bytes != 1185376 || !strings.HasPrefix(e.SHA256, "047bf46455a54493") {
+		t.Fatalf("entry %+v", e)
+	}
+	if _, err := s.Import(src, "stories260K"); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("duplicate import: %v", err)
+	}
+	if _, err := s.Import(src, "../evil"); err == nil || !strings.Contains(err.Error(), "invalid model name") {
+		t.Fatalf("bad name: %v", err)
+	}
+	if _, err := s.Import(filepath.Join(filepath.Dir(src), "README.md"), "readme"); err == nil || !strings.Contains(err.Error(), "not a GGUF file") {
+		t.Fatalf("non-GGUF import: %v", err)
+	}
+	p, err := s.Resolve("stories260K")
+	if err != nil || p != filepath.Join(s.Dir, "stories260K.gguf") {
+		t.Fatalf("resolve: %q %v", p, err)
+	}
+	list, err := s.List()
+	if err != nil || len(list) != 1 || list[0].SHA256 != e.SHA256 {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	if err := s.Remove("stories260K"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Resolve("stories260K"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after rm: %v", err)
+	}
+	if _, err := os.Stat(src); err != nil {
+		t.Fatalf("rm touched the source: %v", err)
+	}
+}
+
+// fakeHF behaves like the Hugging Face endpoints glassbox uses: the model
+// API listing, resolve URLs that redirect with X-Linked-Etag/X-Linked-Size,
+// and a CDN that honours Range. cutAt > 0 makes the next GET end the
+// connection after that many bytes.
+type fakeHF struct {
+	files  map[string][]byte // file name → content
+	sha    map[string]string // override the published hash
+	cutAt  atomic.Int64
+	ranges atomic.Int64 // range requests seen
+	gets   atomic.Int64
+	token  string // required bearer token, if set
+}
+
+func (f *fakeHF) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.token != "" && r.Header.Get("Authorization") != "Bearer "+f.token {
+		http.Error(w, "gated", http.StatusUnauthorized)
+		return
+	}
+	switch {
+	case r.URL.Path == "/api/models/owner/repo":
+		var sib []string
+		for n := range f.files {
+			sib = append(sib, fmt.Sprintf(`{"rfilename":%q}`, n))
+		}
+		fmt.Fprintf(w, `{"id":"owner/repo","siblings":[%s,{"rfilename":"README.md"}]}`, strings.Join(sib, ","))
+	case strings.HasPrefix(r.URL.Path, "/owner/repo/resolve/main/"):
+		name := strings.TrimPrefix(r.URL.Path, "/owner/repo/resolve/main/")
+		data, ok := f.files[name]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		sum := HashString(data)
+		if s, ok := f.sha[name]; ok {
+			sum = s
+		}
+		w.Header().Set("X-Linked-Etag", `"`+sum+`"`)
+		w.Header().Set("X-Linked-Size", fmt.Sprint(len(data)))
+		http.Redirect(w, r, "/cdn/"+name, http.StatusFound)
+	case strings.HasPrefix(r.URL.Path, "/cdn/"):
+		data, ok := f.files[strings.TrimPrefix(r.URL.Path, "/cdn/")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		f.gets.Add(1)
+		start := 0
+		if rg := r.Header.Get("Range"); rg != "" {
+			f.ranges.Add(1)
+			fmt.Sscanf(rg, "bytes=%d-", &start)
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, len(data)-1, len(data)))
+			w.Header().Set("Content-Length", fmt.Sprint(len(data)-start))
+			w.WriteHeader(http.StatusPartialContent)
+		} else {
+			w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+		}
+		body := data[start:]
+		if cut := f.cutAt.Swap(0); cut > 0 {
+			w.Write(body[:cut])
+			w.(http.Flusher).Flush()
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		w.Write(body)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func newFake(t *testing.T) (*fakeHF, *httptest.Server, []byte) {
+	data, err := os.ReadFile(shared.Path(t, "models/stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeHF{files: map[string][]byte{
+		"tiny-Q4_K_M.gguf": data,
+		"tiny-Q8_0.gguf":   data,
+	}, sha: map[string]string{}}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv, data
+}
+
+func TestPullResumesAfterCut(t *testing.T) {
+	f, srv, data := newFake(t)
+	s, _ := Open(t.TempDir())
+	opts := PullOptions{HFEndpoint: srv.URL, Token: "-"}
+	f.cutAt.Store(300000)
+	_, err := s.Pull(context.Background(), "hf.co/owner/repo", opts)
+	if err == nil || !strings.Contains(err.Error(), "run the same pull again to resume") {
+		t.Fatalf("cut download: %v", err)
+	}
+	if _, err := s.Resolve("tiny-Q4_K_M"); err == nil {
+		t.Fatal("a partial download is visible under its real name")
+	}
+	var notes []string
+	opts.Logf = func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
+	var last int64
+	opts.Progress = func(done, total int64) { last = done }
+	e, err := s.Pull(context.Background(), "hf.co/owner/repo", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ranges.Load() != 1 || len(notes) != 1 || notes[0] != fmt.Sprintf("resuming at byte 300000 of %d", len(data)) {
+		t.Fatalf("range requests %d, notes %q", f.ranges.Load(), notes)
+	}
+	if e.Name != "tiny-Q4_K_M" || e.SHA256 != HashString(data) || last != int64(len(data)) {
+		t.Fatalf("entry %+v, progress %d", e, last)
+	}
+	got, _ := os.ReadFile(e.Path)
+	if string(got) != string(data) {
+		t.Fatal("content differs")
+	}
+}
+
+func TestPullErrors(t *testing.T) {
+	f, srv, _ := newFake(t)
+	f.sha["tiny-Q8_0.gguf"] = strings.Repeat("ab", 32)
+	tests := []struct {
+		name, ref string
+		token     string
+		want      string
+	}{
+		{"404 file", "hf.co/owner/repo:missing.gguf", "", "HTTP 404: not found"},
+		{"404 repo", "hf.co/owner/other", "", "HTTP 404"},
+		{"ambiguous", "hf.co/owner/repo:Q", "", `"Q" matches several files`},
+		{"no match", "hf.co/owner/repo:Q2_K", "", `no .gguf file matches "Q2_K"`},
+		{"hash mismatch", "hf.co/owner/repo:Q8_0", "", "SHA-256 mismatch"},
+		{"bad ref", "ftp://x/y", "", "neither an http(s) URL"},
+		{"gated", "hf.co/owner/repo", "needed", "HTTP 401: access denied"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f.token = tc.token
+			defer func() { f.token = "" }()
+			s, _ := Open(t.TempDir())
+			_, err := s.Pull(context.Background(), tc.ref, PullOptions{HFEndpoint: srv.URL, Token: "-"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+			if ents, _ := s.List(); len(ents) != 0 {
+				t.Fatalf("a failed pull left %d models", len(ents))
+			}
+		})
+	}
+}
+
+func TestPullURL(t *testing.T) {
+	_, srv, data := newFake(t)
+	s, _ := Open(t.TempDir())
+	e, err := s.Pull(context.Background(), srv.URL+"/cdn/tiny-Q8_0.gguf", PullOptions{Name: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Name != "mine" || e.Bytes != int64(len(data)) {
+		t.Fatalf("%+v", e)
+	}
+}
