@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 )
@@ -15,6 +16,9 @@ func resolveModel(arg string) (string, error) {
 	}
 	if _, err := os.Stat(arg); err == nil {
 		return arg, nil
+	}
+	if strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".gguf") {
+		return "", fmt.Errorf("load: model %q: no such file", arg)
 	}
 	return resolveStoreName(arg)
 }
