@@ -1,0 +1,148 @@
+package model
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// Binder binds named tensors of a file to weights, checking each shape
+// against the config. It keeps the first error so a loader can bind
+// everything and check once; the error names the tensor, its shape and
+// the shape that was expected.
+type Binder struct {
+	f     *gguf.File
+	err   error
+	bytes int64
+}
+
+// NewBinder returns a binder over f.
+func NewBinder(f *gguf.File) *Binder { return &Binder{f: f} }
+
+// Err returns the first binding error.
+func (b *Binder) Err() error { return b.err }
+
+// Bytes is the total size of the bound tensors.
+func (b *Binder) Bytes() int64 { return b.bytes }
+
+func (b *Binder) fail(format string, args ...any) {
+	if b.err == nil {
+		b.err = fmt.Errorf("load: "+format, args...)
+	}
+}
+
+// Has reports whether the file has the tensor.
+func (b *Binder) Has(name string) bool { return b.f.HasTensor(name) }
+
+// Matrix binds name as a rows × cols matrix (rows of cols elements; GGUF
+// ne = [cols, rows]). The data aliases the mapped file.
+func (b *Binder) Matrix(name string, rows, cols int) compute.Matrix {
+	t := b.tensor(name)
+	if t == nil {
+		return compute.Matrix{}
+	}
+	if len(t.Shape) != 2 || t.Shape[0] != int64(rows) || t.Shape[1] != int64(cols) {
+		b.fail("tensor %s: shape %v, want [%d %d] (rows × row length)", name, t.Shape, rows, cols)
+		return compute.Matrix{}
+	}
+	if !t.Type.Known() || cols%t.Type.BlockSize() != 0 {
+		b.fail("tensor %s: type %v cannot hold rows of %d elements", name, t.Type, cols)
+		return compute.Matrix{}
+	}
+	b.bytes += t.Size
+	return compute.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: b.f.Data(t)}
+}
+
+// Vector binds name as n float32 values (norm weights, biases, rope
+// factors), converting F16/BF16 to F32. It returns a fresh slice.
+func (b *Binder) Vector(name string, n int) []float32 {
+	t := b.tensor(name)
+	if t == nil {
+		return nil
+	}
+	if len(t.Shape) != 1 || t.Shape[0] != int64(n) {
+		b.fail("tensor %s: shape %v, want [%d]", name, t.Shape, n)
+		return nil
+	}
+	data := b.f.Data(t)
+	out := make([]float32, n)
+	switch t.Type {
+	case tensor.F32:
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+	case tensor.F16:
+		for i := range out {
+			out[i] = halfToFloat(binary.LittleEndian.Uint16(data[2*i:]))
+		}
+	case tensor.BF16:
+		for i := range out {
+			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(data[2*i:])) << 16)
+		}
+	default:
+		b.fail("tensor %s: type %v, want F32, F16 or BF16 for a vector", name, t.Type)
+		return nil
+	}
+	b.bytes += t.Size
+	return out
+}
+
+func (b *Binder) tensor(name string) *gguf.TensorInfo {
+	if b.err != nil {
+		return nil
+	}
+	t, err := b.f.Tensor(name)
+	if err != nil {
+		b.fail("tensor %s is missing from the file", name)
+		return nil
+	}
+	return t
+}
+
+// halfToFloat widens an IEEE 754 binary16 value.
+func halfToFloat(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f: // inf or NaN
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	case exp == 0 && mant == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal: normalise
+		e := uint32(127 - 15 + 1)
+		for mant&0x400 == 0 {
+			mant <<= 1
+			e--
+		}
+		return math.Float32frombits(sign | e<<23 | (mant&0x3ff)<<13)
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+}
+
+// Split binds name as a matrix of sum(rows) rows of cols elements and
+// returns its consecutive row ranges as separate matrices (fused
+// projections such as Phi-3's attn_qkv: Q rows, then K rows, then V rows).
+// The views alias the file like Matrix does.
+func (b *Binder) Split(name string, cols int, rows ...int) []compute.Matrix {
+	total := 0
+	for _, r := range rows {
+		total += r
+	}
+	m := b.Matrix(name, total, cols)
+	out := make([]compute.Matrix, len(rows))
+	if b.err != nil {
+		return out
+	}
+	rowBytes := cols / m.Type.BlockSize() * m.Type.TypeSize()
+	start := 0
+	for i, r := range rows {
+		out[i] = compute.Matrix{Type: m.Type, Rows: r, Cols: cols, Data: m.Data[start*rowBytes : (start+r)*rowBytes]}
+		start += r
+	}
+	return out
+}

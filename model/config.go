@@ -1,0 +1,138 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+)
+
+// Config is the shape of a decoder-only transformer, read from the
+// "<arch>.*" metadata keys that llama.cpp's converters write.
+type Config struct {
+	Arch          string
+	Name          string  // general.name, for messages
+	VocabSize     int     // rows of token_embd
+	Dim           int     // <arch>.embedding_length
+	NumLayers     int     // <arch>.block_count
+	NumHeads      int     // <arch>.attention.head_count
+	NumKVHeads    int     // <arch>.attention.head_count_kv (default NumHeads)
+	HeadDim       int     // <arch>.attention.key_length, default Dim/NumHeads
+	HiddenDim     int     // <arch>.feed_forward_length
+	RopeDim       int     // <arch>.rope.dimension_count, default HeadDim
+	RopeBase      float32 // <arch>.rope.freq_base, default 10000
+	NormEps       float32 // <arch>.attention.layer_norm_rms_epsilon
+	CtxLen        int     // <arch>.context_length: the trained context (advisory)
+	SlidingWindow int     // <arch>.attention.sliding_window; 0 = full attention
+}
+
+// KVDim is the width of one position's keys (or values): NumKVHeads·HeadDim.
+func (c *Config) KVDim() int { return c.NumKVHeads * c.HeadDim }
+
+// QDim is the width of one position's queries: NumHeads·HeadDim.
+func (c *Config) QDim() int { return c.NumHeads * c.HeadDim }
+
+// ReadConfig reads the common hyperparameters of arch from f. Missing
+// required keys, mistyped values and inconsistent shapes are load errors
+// that name the key.
+func ReadConfig(f *gguf.File, arch string) (Config, error) {
+	c := Config{Arch: arch}
+	c.Name, _ = f.Meta.String("general.name")
+	r := metaReader{f: f, arch: arch}
+	c.Dim = r.int("embedding_length", -1)
+	c.NumLayers = r.int("block_count", -1)
+	c.NumHeads = r.int("attention.head_count", -1)
+	c.HiddenDim = r.int("feed_forward_length", -1)
+	c.CtxLen = r.int("context_length", -1)
+	c.NumKVHeads = r.int("attention.head_count_kv", c.NumHeads)
+	if r.err == nil && c.NumHeads > 0 {
+		c.HeadDim = r.int("attention.key_length", c.Dim/c.NumHeads)
+	}
+	c.RopeDim = r.int("rope.dimension_count", c.HeadDim)
+	c.RopeBase = r.float("rope.freq_base", 10000)
+	c.NormEps = r.float("attention.layer_norm_rms_epsilon", -1)
+	c.SlidingWindow = r.int("attention.sliding_window", 0)
+	if r.err != nil {
+		return c, r.err
+	}
+	if t, err := f.Tensor("token_embd.weight"); err == nil && len(t.Shape) == 2 {
+		c.VocabSize = int(t.Shape[0])
+	} else {
+		return c, fmt.Errorf("load: tensor token_embd.weight: missing or not a matrix (needed for the vocabulary size)")
+	}
+	return c, c.check()
+}
+
+func (c *Config) check() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("load: %s: "+format, append([]any{c.Arch}, args...)...)
+	}
+	switch {
+	case c.Dim <= 0 || c.NumLayers <= 0 || c.NumHeads <= 0 || c.HiddenDim <= 0 || c.HeadDim <= 0:
+		return bad("non-positive size (dim %d, layers %d, heads %d, ffn %d, head_dim %d)",
+			c.Dim, c.NumLayers, c.NumHeads, c.HiddenDim, c.HeadDim)
+	case c.NumKVHeads <= 0 || c.NumHeads%c.NumKVHeads != 0:
+		return bad("head_count %d is not a multiple of head_count_kv %d", c.NumHeads, c.NumKVHeads)
+	case c.RopeDim <= 0 || c.RopeDim > c.HeadDim || c.RopeDim%2 != 0:
+		return bad("rope.dimension_count %d must be even and ≤ head_dim %d", c.RopeDim, c.HeadDim)
+	case c.NormEps <= 0:
+		return bad("layer_norm_rms_epsilon %g must be positive", c.NormEps)
+	case c.RopeBase <= 0:
+		return bad("rope.freq_base %g must be positive", c.RopeBase)
+	case c.SlidingWindow < 0:
+		return bad("attention.sliding_window %d is negative", c.SlidingWindow)
+	}
+	return nil
+}
+
+// metaReader reads "<arch>.<key>" values, keeping the first error.
+type metaReader struct {
+	f    *gguf.File
+	arch string
+	err  error
+}
+
+// int returns the key's value, def if the key is absent and def ≥ 0, or
+// records a missing-key error if def < 0.
+func (r *metaReader) int(key string, def int) int {
+	if r.err != nil {
+		return 0
+	}
+	full := r.arch + "." + key
+	n, err := r.f.Meta.Int(full)
+	switch {
+	case errors.Is(err, gguf.ErrMissingKey) && def >= 0:
+		return def
+	case err != nil:
+		r.err = fmt.Errorf("load: metadata %s: %w", full, err)
+		return 0
+	case n < 0 || n > 1<<31-1:
+		r.err = fmt.Errorf("load: metadata %s = %d is out of range", full, n)
+		return 0
+	}
+	return int(n)
+}
+
+func (r *metaReader) float(key string, def float32) float32 {
+	if r.err != nil {
+		return 0
+	}
+	full := r.arch + "." + key
+	x, err := r.f.Meta.Float(full)
+	switch {
+	case errors.Is(err, gguf.ErrMissingKey) && def >= 0:
+		return def
+	case err != nil:
+		r.err = fmt.Errorf("load: metadata %s: %w", full, err)
+		return 0
+	}
+	return float32(x)
+}
+
+// Int reads an optional architecture key with a default, for architecture
+// packages that need more than Config holds.
+func Int(f *gguf.File, arch, key string, def int) (int, error) {
+	r := metaReader{f: f, arch: arch}
+	n := r.int(key, def)
+	return n, r.err
+}

@@ -1,0 +1,16 @@
+// Package model defines what an architecture gives the engine: a Config read
+// from GGUF metadata, a Model holding the bound weights (immutable, shared),
+// and Sessions that each own a KV cache and run the forward pass over it.
+//
+// Architectures live in their own packages (model/llama, model/qwen2, ...),
+// each one readable file with the forward pass top to bottom, and register a
+// Loader here in init. Load picks the loader by general.architecture, so a
+// file of an unknown architecture fails at load with the list of supported
+// ones. Import model/all to register every architecture.
+//
+// Layout: activations are row-major [seqLen][dim] float32 slices; a weight
+// that maps dim → out is a compute.Matrix of out rows of dim elements (GGUF's
+// ne[0] is the row length), so y = W·x is one dot product per row.
+//
+// Imports: gguf, tensor, compute.
+package model

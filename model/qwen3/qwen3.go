@@ -1,0 +1,188 @@
+// Package qwen3 is the dense Qwen3 architecture: Llama's decoder with an
+// RMSNorm over each query and key head before RoPE ("QK-norm"), RoPE on the
+// two halves of each head (GPT-NeoX layout), no projection biases, and a
+// head size given by attention.key_length (not always dim/heads).
+//
+// Reference: Qwen Team 2025, "Qwen3 Technical Report" (arXiv:2505.09388).
+//
+// Imports: model, compute, gguf.
+package qwen3
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/model"
+)
+
+func init() { model.Register("qwen3", Load) }
+
+// Weights are the bound tensors. Matrices alias the mapped file.
+type Weights struct {
+	TokenEmbd  compute.Matrix // (vocab, dim)
+	OutputNorm []float32      // (dim)
+	Output     compute.Matrix // (vocab, dim); token_embd when tied
+	Layers     []Layer
+}
+
+// Layer is one decoder block.
+type Layer struct {
+	AttnNorm []float32      // (dim)
+	Q        compute.Matrix // (qDim, dim)
+	K        compute.Matrix // (kvDim, dim)
+	V        compute.Matrix // (kvDim, dim)
+	QNorm    []float32      // (headDim) RMSNorm weight of every query head
+	KNorm    []float32      // (headDim) RMSNorm weight of every key head
+	O        compute.Matrix // (dim, qDim)
+	FFNNorm  []float32      // (dim)
+	Gate     compute.Matrix // (hiddenDim, dim)
+	Up       compute.Matrix // (hiddenDim, dim)
+	Down     compute.Matrix // (dim, hiddenDim)
+}
+
+// Model is a loaded Qwen3 model.
+type Model struct {
+	cfg   model.Config
+	w     Weights
+	bytes int64
+}
+
+// Load binds a qwen3-architecture file.
+func Load(f *gguf.File) (model.Model, error) {
+	cfg, err := model.ReadConfig(f, "qwen3")
+	if err != nil {
+		return nil, err
+	}
+	c := &cfg
+	b := model.NewBinder(f)
+	w := Weights{
+		TokenEmbd:  b.Matrix("token_embd.weight", c.VocabSize, c.Dim),
+		OutputNorm: b.Vector("output_norm.weight", c.Dim),
+	}
+	if b.Has("output.weight") {
+		w.Output = b.Matrix("output.weight", c.VocabSize, c.Dim)
+	} else {
+		w.Output = w.TokenEmbd // tied embeddings
+	}
+	w.Layers = make([]Layer, c.NumLayers)
+	for i := range w.Layers {
+		p := fmt.Sprintf("blk.%d.", i)
+		w.Layers[i] = Layer{
+			AttnNorm: b.Vector(p+"attn_norm.weight", c.Dim),
+			Q:        b.Matrix(p+"attn_q.weight", c.QDim(), c.Dim),
+			K:        b.Matrix(p+"attn_k.weight", c.KVDim(), c.Dim),
+			V:        b.Matrix(p+"attn_v.weight", c.KVDim(), c.Dim),
+			QNorm:    b.Vector(p+"attn_q_norm.weight", c.HeadDim),
+			KNorm:    b.Vector(p+"attn_k_norm.weight", c.HeadDim),
+			O:        b.Matrix(p+"attn_output.weight", c.Dim, c.QDim()),
+			FFNNorm:  b.Vector(p+"ffn_norm.weight", c.Dim),
+			Gate:     b.Matrix(p+"ffn_gate.weight", c.HiddenDim, c.Dim),
+			Up:       b.Matrix(p+"ffn_up.weight", c.HiddenDim, c.Dim),
+			Down:     b.Matrix(p+"ffn_down.weight", c.Dim, c.HiddenDim),
+		}
+	}
+	if err := b.Err(); err != nil {
+		return nil, err
+	}
+	return &Model{cfg: cfg, w: w, bytes: b.Bytes()}, nil
+}
+
+func (m *Model) Config() model.Config { return m.cfg }
+func (m *Model) WeightBytes() int64   { return m.bytes }
+
+// Session is one sequence: the KV caches and the activation buffers, all
+// allocated once.
+type Session struct {
+	model.Runtime
+	m *Model
+
+	x   []float32 // (batch, dim) residual stream
+	xb  []float32 // (batch, dim) normed input of a sublayer
+	q   []float32 // (batch, qDim)
+	k   []float32 // (batch, kvDim)
+	v   []float32 // (batch, kvDim)
+	att []float32 // (batch, qDim) attention output
+	out []float32 // (batch, dim) sublayer output
+	hb  []float32 // (batch, hiddenDim) gate
+	hb2 []float32 // (batch, hiddenDim) up
+}
+
+func (m *Model) NewSession(opts model.SessionOptions) (model.Session, error) {
+	c := &m.cfg
+	rt, err := model.NewRuntime(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	n := rt.Opts.Batch
+	return &Session{
+		Runtime: rt, m: m,
+		x: make([]float32, n*c.Dim), xb: make([]float32, n*c.Dim),
+		q: make([]float32, n*c.QDim()), k: make([]float32, n*c.KVDim()), v: make([]float32, n*c.KVDim()),
+		att: make([]float32, n*c.QDim()), out: make([]float32, n*c.Dim),
+		hb: make([]float32, n*c.HiddenDim), hb2: make([]float32, n*c.HiddenDim),
+	}, nil
+}
+
+// Forward runs the decoder over tokens at positions pos.. (see model.Session).
+func (s *Session) Forward(ctx context.Context, tokens []int, pos int, logits []float32) error {
+	c, w := &s.m.cfg, &s.m.w
+	all, err := model.CheckForward(c, &s.Opts, tokens, pos, logits)
+	if err != nil {
+		return err
+	}
+	n, dim, qDim, kvDim, hid := len(tokens), c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	x := s.x[:n*dim]
+	for i, id := range tokens { // x[i] = embedding row of token i
+		w.TokenEmbd.Row(id, x[i*dim:(i+1)*dim])
+	}
+	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+	for l := range w.Layers {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("infer: layer %d: %w", l, err)
+		}
+		L := &w.Layers[l]
+
+		// Attention: xb = norm(x); q,k,v = xb·Wᵀ; norm each q and k head;
+		// rotate q,k (NeoX halves).
+		model.NormRows(s.xb, x, L.AttnNorm, n, dim, c.NormEps)
+		s.MatMul(s.Pool, s.q[:n*qDim], L.Q, s.xb[:n*dim], n)
+		s.MatMul(s.Pool, s.k[:n*kvDim], L.K, s.xb[:n*dim], n)
+		s.MatMul(s.Pool, s.v[:n*kvDim], L.V, s.xb[:n*dim], n)
+		for i := range n {
+			q, k, v := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim], s.v[i*kvDim:(i+1)*kvDim]
+			model.NormRows(q, q, L.QNorm, c.NumHeads, c.HeadDim, c.NormEps)
+			model.NormRows(k, k, L.KNorm, c.NumKVHeads, c.HeadDim, c.NormEps)
+			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, pos+i, c.RopeBase, true, nil)
+			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, pos+i, c.RopeBase, true, nil)
+			s.Cache[l].Store(pos+i, k, v)
+		}
+		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V over positions 0..pos+i.
+		compute.Attention(s.Pool, s.att[:n*qDim], s.q[:n*qDim], n, pos, s.Cache[l], c.NumHeads, scale, c.SlidingWindow)
+		s.MatMul(s.Pool, s.out[:n*dim], L.O, s.att[:n*qDim], n)
+		compute.Add(x, x, s.out[:n*dim])
+
+		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x).
+		model.NormRows(s.xb, x, L.FFNNorm, n, dim, c.NormEps)
+		s.MatMul(s.Pool, s.hb[:n*hid], L.Gate, s.xb[:n*dim], n)
+		s.MatMul(s.Pool, s.hb2[:n*hid], L.Up, s.xb[:n*dim], n)
+		compute.SiLU(s.hb[:n*hid])
+		compute.Mul(s.hb[:n*hid], s.hb[:n*hid], s.hb2[:n*hid])
+		s.MatMul(s.Pool, s.out[:n*dim], L.Down, s.hb[:n*hid], n)
+		compute.Add(x, x, s.out[:n*dim])
+	}
+
+	// Logits of the wanted rows: norm, then the output matrix.
+	first := 0
+	if !all {
+		first = n - 1
+	}
+	rows := n - first
+	for i := first; i < n; i++ {
+		compute.RMSNorm(s.xb[(i-first)*dim:(i-first+1)*dim], x[i*dim:(i+1)*dim], w.OutputNorm, c.NormEps)
+	}
+	s.MatMul(s.Pool, logits, w.Output, s.xb[:rows*dim], rows)
+	return nil
+}

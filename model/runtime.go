@@ -1,0 +1,60 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/glassbox-ai/glassbox/compute"
+)
+
+// Runtime is the part of a session every architecture shares: options,
+// the worker pool, one KV cache per layer and the matrix multiply chosen by
+// SessionOptions.Exact. Architectures embed it in their Session, which
+// gives them Options and KVBytes.
+type Runtime struct {
+	Opts   SessionOptions
+	Pool   *compute.Pool
+	Cache  []*compute.KVCache // (layer) each (ctxLen, numKVHeads, headDim) keys and values
+	MatMul func(p *compute.Pool, out []float32, w compute.Matrix, x []float32, n int)
+}
+
+// maxCtxLen bounds the KV cache a session may ask for (a typo such as
+// --ctx 10000000 should fail, not allocate).
+const maxCtxLen = 1 << 20
+
+// NewRuntime fills opts' defaults and allocates the KV caches.
+func NewRuntime(c *Config, opts SessionOptions) (Runtime, error) {
+	opts = opts.Fill(*c)
+	r := Runtime{Opts: opts, Pool: compute.NewPool(opts.Threads), MatMul: compute.MatMul}
+	if opts.Exact {
+		r.MatMul = compute.MatMulExact
+	}
+	if opts.CtxLen > maxCtxLen {
+		return r, fmt.Errorf("load: context of %d tokens is more than the %d this build allows", opts.CtxLen, maxCtxLen)
+	}
+	for range c.NumLayers {
+		r.Cache = append(r.Cache, compute.NewKVCache(opts.KVType(), opts.CtxLen, c.NumKVHeads, c.HeadDim))
+	}
+	return r, nil
+}
+
+// Options returns the session's options with defaults filled.
+func (r *Runtime) Options() SessionOptions { return r.Opts }
+
+// KVBytes is the size of all KV caches.
+func (r *Runtime) KVBytes() int64 {
+	var n int64
+	for _, kv := range r.Cache {
+		n += kv.Bytes()
+	}
+	return n
+}
+
+// Close stops the worker pool.
+func (r *Runtime) Close() { r.Pool.Close() }
+
+// NormRows applies RMSNorm with weight w to n rows of x of width dim.
+func NormRows(out, x, w []float32, n, dim int, eps float32) {
+	for i := range n {
+		compute.RMSNorm(out[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], w, eps)
+	}
+}
