@@ -1,0 +1,163 @@
+package conv
+
+import (
+	"fmt"
+)
+
+// Conv is a packed 2-D convolution with square kernel K (1 or 3), stride 1
+// or 2 and zero padding (K-1)/2, as torch.nn.Conv2d(Cin, Cout, K, Stride,
+// padding=(K-1)/2).
+type Conv struct {
+	Cin, Cout, K, Stride int
+
+	nr   int       // output channels per block: 16, 32 or 64
+	pack []float32 // (Cout/nr blocks, K, K·Cin, nr), zero beyond Cout
+	bias []float32 // (blocks·nr), zero beyond Cout or when bias-free
+}
+
+// NewConv packs weights given in PyTorch's layout w (Cout, Cin, K, K) and
+// an optional bias (Cout); nil bias means none.
+func NewConv(w []float32, bias []float32, cout, cin, k, stride int) (*Conv, error) {
+	if cout <= 0 || cin <= 0 || (k != 1 && k != 3) || (stride != 1 && stride != 2) {
+		return nil, fmt.Errorf("conv %d→%d k%d s%d: unsupported (kernels 1 and 3, strides 1 and 2)", cin, cout, k, stride)
+	}
+	if len(w) != cout*cin*k*k {
+		return nil, fmt.Errorf("conv %d→%d k%d: %d weights, want %d", cin, cout, k, len(w), cout*cin*k*k)
+	}
+	if bias != nil && len(bias) != cout {
+		return nil, fmt.Errorf("conv %d→%d: bias of %d, want %d", cin, cout, len(bias), cout)
+	}
+	c := &Conv{Cin: cin, Cout: cout, K: k, Stride: stride, nr: 16}
+	switch {
+	case cout%64 == 0:
+		c.nr = 64
+	case cout%32 == 0:
+		c.nr = 32
+	}
+	blocks := (cout + c.nr - 1) / c.nr
+	run := k * cin
+	c.pack = make([]float32, blocks*k*run*c.nr)
+	c.bias = make([]float32, blocks*c.nr)
+	for co := 0; co < cout; co++ {
+		blk, lane := co/c.nr, co%c.nr
+		if bias != nil {
+			c.bias[co] = bias[co]
+		}
+		for ci := 0; ci < cin; ci++ {
+			for ky := 0; ky < k; ky++ {
+				for kx := 0; kx < k; kx++ {
+					j := kx*cin + ci
+					c.pack[((blk*k+ky)*run+j)*c.nr+lane] = w[((co*cin+ci)*k+ky)*k+kx]
+				}
+			}
+		}
+	}
+	return c, nil
+}
+
+// OutSize returns the output height (or width) for input size n.
+func (c *Conv) OutSize(n int) int {
+	p := (c.K - 1) / 2
+	return (n+2*p-c.K)/c.Stride + 1
+}
+
+// Flops returns the multiply-adds ×2 of one application to an h×w input.
+func (c *Conv) Flops(h, w int) int64 {
+	return 2 * int64(c.OutSize(h)) * int64(c.OutSize(w)) * int64(c.Cout) * int64(c.Cin*c.K*c.K)
+}
+
+// Apply computes out = act(conv(in) + bias + skip), where skip (nil for
+// none) has out's shape and act is ReLU when relu is set. out's interior is
+// overwritten; out must not alias in (it may alias skip).
+func (c *Conv) Apply(r Runner, out, in, skip *Map, relu bool) error {
+	return c.apply(r, out, in, skip, relu, pickTile())
+}
+
+func (c *Conv) apply(r Runner, out, in, skip *Map, relu bool, tf tileFuncs) error {
+	if err := in.check(); err != nil {
+		return fmt.Errorf("conv input: %w", err)
+	}
+	if err := out.check(); err != nil {
+		return fmt.Errorf("conv output: %w", err)
+	}
+	if in.C != c.Cin || out.C != c.Cout || out.H != c.OutSize(in.H) || out.W != c.OutSize(in.W) {
+		return fmt.Errorf("conv %d→%d k%d s%d: input %dx%dx%d gives %dx%dx%d, output is %dx%dx%d",
+			c.Cin, c.Cout, c.K, c.Stride, in.H, in.W, in.C, c.OutSize(in.H), c.OutSize(in.W), c.Cout, out.H, out.W, out.C)
+	}
+	if skip != nil {
+		if err := skip.check(); err != nil {
+			return fmt.Errorf("conv skip: %w", err)
+		}
+		if skip.H != out.H || skip.W != out.W || skip.C != out.C {
+			return fmt.Errorf("conv skip %dx%dx%d does not match output %dx%dx%d", skip.H, skip.W, skip.C, out.H, out.W, out.C)
+		}
+	}
+	if &in.Data[0] == &out.Data[0] {
+		return fmt.Errorf("conv: output aliases input")
+	}
+	kern := tf.forNR(c.nr)
+	blocks := (c.Cout + c.nr - 1) / c.nr
+	parallel(r, out.H*blocks, func(lo, hi int) {
+		scratch := make([]float32, kern.mr*c.nr)
+		for i := lo; i < hi; i++ {
+			c.row(kern, out, in, skip, relu, i/blocks, i%blocks, scratch)
+		}
+	})
+	return nil
+}
+
+// row computes output row oy, channel block blk.
+func (c *Conv) row(kern tileFunc, out, in, skip *Map, relu bool, oy, blk int, scratch []float32) {
+	p := (c.K - 1) / 2
+	run := c.K * c.Cin
+	aPix := c.Stride * c.Cin
+	aRow := in.RowStride()
+	// Padded input coordinates of output pixel (oy, 0)'s window.
+	aBase := ((oy*c.Stride+1-p)*(in.W+2) + 1 - p) * c.Cin
+	b := c.pack[blk*c.K*run*c.nr : (blk+1)*c.K*run*c.nr]
+	bias := c.bias[blk*c.nr : (blk+1)*c.nr]
+	co := blk * c.nr
+	full := co+c.nr <= c.Cout
+	mr := kern.mr
+	for x0 := 0; x0 < out.W; x0 += mr {
+		n := min(mr, out.W-x0)
+		if n < mr && out.W >= mr && full {
+			x0 = out.W - mr // overlap the previous tile; outputs are overwritten, not accumulated
+			n = mr
+		}
+		a := in.Data[aBase+x0*aPix:]
+		o := out.At(oy, x0) + co
+		if full && n == mr {
+			var sk []float32
+			if skip != nil {
+				sk = skip.Data[o:]
+			}
+			kern.fn(a, aPix, aRow, c.K, run, b, bias, out.Data[o:], out.C, sk, skip.stride(), relu, mr)
+			continue
+		}
+		// Partial tile: compute into scratch, copy the valid part.
+		kern.fn(a, aPix, aRow, c.K, run, b, bias, scratch, c.nr, nil, 0, false, n)
+		valid := min(c.nr, c.Cout-co)
+		for i := 0; i < n; i++ {
+			dst := out.Data[o+i*out.C : o+i*out.C+valid]
+			src := scratch[i*c.nr : i*c.nr+valid]
+			for j := range dst {
+				v := src[j]
+				if skip != nil {
+					v += skip.Data[o+i*out.C+j]
+				}
+				if relu && v < 0 {
+					v = 0
+				}
+				dst[j] = v
+			}
+		}
+	}
+}
+
+func (m *Map) stride() int {
+	if m == nil {
+		return 0
+	}
+	return m.C
+}

@@ -1,0 +1,245 @@
+package conv
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// chunks is a Runner that splits loops into k chunks, run one after the
+// other, to check that results do not depend on the partition.
+type chunks int
+
+func (k chunks) For(n int, fn func(lo, hi int)) {
+	for c := 0; c < int(k); c++ {
+		if lo, hi := c*n/int(k), (c+1)*n/int(k); lo < hi {
+			fn(lo, hi)
+		}
+	}
+}
+
+func fillNaN(m *Map) {
+	for y := 0; y < m.H; y++ {
+		row := m.Row(y)
+		for i := range row {
+			row[i] = float32(math.NaN())
+		}
+	}
+}
+
+func borderIsZero(m *Map) bool {
+	for y := -1; y <= m.H; y++ {
+		for x := -1; x <= m.W; x++ {
+			if y >= 0 && y < m.H && x >= 0 && x < m.W {
+				continue
+			}
+			o := ((y+1)*(m.W+2) + x + 1) * m.C
+			for _, v := range m.Data[o : o+m.C] {
+				if v != 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func TestConvAgainstReference(t *testing.T) {
+	cases := []struct {
+		cin, cout, k, stride, h, w int
+		bias, skip, relu           bool
+	}{
+		{64, 64, 3, 1, 9, 13, true, false, true},
+		{64, 64, 3, 1, 4, 3, true, true, true}, // narrower than a tile
+		{64, 64, 3, 2, 10, 14, false, false, false},
+		{64, 64, 3, 2, 7, 9, false, false, false}, // odd sizes with stride 2
+		{3, 64, 3, 1, 11, 17, true, false, false},
+		{64, 32, 3, 1, 8, 19, true, false, false},
+		{64, 3, 3, 1, 6, 21, true, false, false},
+		{64, 256, 1, 1, 5, 11, false, false, false},
+		{256, 64, 1, 1, 5, 11, false, true, false},
+		{32, 64, 3, 1, 6, 6, true, false, true},
+		{5, 7, 3, 1, 6, 9, true, true, true},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range cases {
+		name := fmt.Sprintf("%d-%d-k%d-s%d-%dx%d", c.cin, c.cout, c.k, c.stride, c.h, c.w)
+		x := randSlice(rng, c.cin*c.h*c.w, 1)
+		wt := randSlice(rng, c.cout*c.cin*c.k*c.k, 0.1)
+		var bias []float32
+		if c.bias {
+			bias = randSlice(rng, c.cout, 0.5)
+		}
+		want, ho, wo := refConv(x, c.cin, c.h, c.w, wt, bias, c.cout, c.k, c.stride)
+		var skipCHW []float32
+		if c.skip {
+			skipCHW = randSlice(rng, len(want), 1)
+			for i := range want {
+				want[i] += skipCHW[i]
+			}
+		}
+		if c.relu {
+			for i, v := range want {
+				want[i] = max(v, 0)
+			}
+		}
+		cv, err := NewConv(wt, bias, c.cout, c.cin, c.k, c.stride)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := FromCHW(x, c.cin, c.h, c.w)
+		var skip *Map
+		if c.skip {
+			skip, _ = FromCHW(skipCHW, c.cout, ho, wo)
+		}
+		for implName, impl := range tileImpls() {
+			t.Run(name+"/"+implName, func(t *testing.T) {
+				var first []float32
+				for _, r := range []Runner{nil, chunks(3), chunks(7)} {
+					out := NewMap(ho, wo, c.cout)
+					fillNaN(out)
+					if err := cv.apply(r, out, in, skip, c.relu, impl); err != nil {
+						t.Fatal(err)
+					}
+					got := out.ToCHW()
+					if d := maxAbsDiff(got, want); d > 2e-5 {
+						t.Fatalf("max abs diff %g against the reference", d)
+					}
+					if !borderIsZero(out) {
+						t.Fatal("border was written")
+					}
+					if first == nil {
+						first = got
+					} else if maxAbsDiff(first, got) != 0 {
+						t.Fatal("result depends on the loop partition")
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestConvErrors(t *testing.T) {
+	if _, err := NewConv(make([]float32, 10), nil, 2, 2, 3, 1); err == nil {
+		t.Error("short weights accepted")
+	}
+	if _, err := NewConv(make([]float32, 2*2*25), nil, 2, 2, 5, 1); err == nil {
+		t.Error("5x5 kernel accepted")
+	}
+	cv, _ := NewConv(make([]float32, 4*2*9), nil, 4, 2, 3, 1)
+	if err := cv.Apply(nil, NewMap(4, 4, 4), NewMap(4, 5, 2), nil, false); err == nil {
+		t.Error("wrong output size accepted")
+	}
+	if err := cv.Apply(nil, NewMap(4, 4, 4), NewMap(4, 4, 3), nil, false); err == nil {
+		t.Error("wrong input channels accepted")
+	}
+	if err := cv.Apply(nil, NewMap(4, 4, 4), NewMap(4, 4, 2), NewMap(4, 4, 2), false); err == nil {
+		t.Error("wrong skip accepted")
+	}
+	if err := cv.Apply(nil, &Map{H: 4, W: 4, C: 4}, NewMap(4, 4, 2), nil, false); err == nil {
+		t.Error("map without data accepted")
+	}
+}
+
+func TestGroupNormAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct{ c, h, w, groups int }{{256, 5, 7, 4}, {8, 3, 3, 2}, {6, 4, 1, 3}} {
+		t.Run(fmt.Sprintf("%dx%dx%d-g%d", c.c, c.h, c.w, c.groups), func(t *testing.T) {
+			x := randSlice(rng, c.c*c.h*c.w, 2)
+			for i := range x {
+				x[i] += 0.7 // a mean away from zero
+			}
+			gamma, beta := randSlice(rng, c.c, 1), randSlice(rng, c.c, 1)
+			want := refGroupNorm(x, c.c, c.h, c.w, c.groups, gamma, beta, 1e-5)
+			for _, relu := range []bool{false, true} {
+				m, _ := FromCHW(x, c.c, c.h, c.w)
+				if err := GroupNorm(chunks(3), m, c.groups, gamma, beta, 1e-5, relu); err != nil {
+					t.Fatal(err)
+				}
+				w := append([]float32(nil), want...)
+				if relu {
+					for i, v := range w {
+						w[i] = max(v, 0)
+					}
+				}
+				if d := maxAbsDiff(m.ToCHW(), w); d > 1e-5 {
+					t.Fatalf("relu=%v: max abs diff %g", relu, d)
+				}
+			}
+		})
+	}
+	if err := GroupNorm(nil, NewMap(2, 2, 6), 4, make([]float32, 6), make([]float32, 6), 1e-5, false); err == nil {
+		t.Error("groups not dividing channels accepted")
+	}
+}
+
+func TestUpsampleAddClampReLU(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := randSlice(rng, 3*5*7, 4)
+	in, _ := FromCHW(x, 3, 5, 7)
+	out := NewMap(10, 14, 3)
+	fillNaN(out)
+	if err := Upsample2x(chunks(2), out, in); err != nil {
+		t.Fatal(err)
+	}
+	if d := maxAbsDiff(out.ToCHW(), refUpsample(x, 3, 5, 7)); d != 0 {
+		t.Fatalf("upsample differs by %g", d)
+	}
+	if err := Upsample2x(nil, NewMap(10, 13, 3), in); err == nil {
+		t.Error("wrong upsample size accepted")
+	}
+	m, _ := FromCHW(x, 3, 5, 7)
+	SoftClamp(nil, m, 3)
+	ReLU(nil, m)
+	if err := Add(nil, m, in); err != nil {
+		t.Fatal(err)
+	}
+	got := m.ToCHW()
+	for i, v := range x {
+		want := max(float32(math.Tanh(float64(v/3)))*3, 0) + v
+		if math.Abs(float64(got[i]-want)) > 1e-6 {
+			t.Fatalf("element %d: %v, want %v", i, got[i], want)
+		}
+	}
+	if !borderIsZero(m) {
+		t.Fatal("border written")
+	}
+	if err := Add(nil, m, NewMap(5, 7, 4)); err == nil {
+		t.Error("mismatched add accepted")
+	}
+}
+
+func TestArena(t *testing.T) {
+	var a Arena
+	m1 := a.Map(4, 4, 8)
+	m2 := a.Map(4, 4, 8)
+	if a.Peak() != 2*MapBytes(4, 4, 8) {
+		t.Fatalf("peak %d", a.Peak())
+	}
+	m1.Data[0] = 7 // dirty the border
+	a.Release(m1)
+	m3 := a.Map(4, 4, 8) // reuses m1's buffer
+	if a.Peak() != 2*MapBytes(4, 4, 8) || !borderIsZero(m3) {
+		t.Fatalf("peak %d after reuse, border zero %v", a.Peak(), borderIsZero(m3))
+	}
+	a.Release(m2)
+	a.Release(m3)
+	if a.InUse() != 0 {
+		t.Fatalf("in use %d", a.InUse())
+	}
+}
+
+func TestCHWRoundTrip(t *testing.T) {
+	x := randSlice(rand.New(rand.NewPCG(7, 8)), 5*3*4, 1)
+	m, err := FromCHW(x, 5, 3, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maxAbsDiff(m.ToCHW(), x) != 0 || !borderIsZero(m) {
+		t.Fatal("round trip changed the data")
+	}
+	if _, err := FromCHW(x, 5, 3, 5); err == nil {
+		t.Fatal("wrong shape accepted")
+	}
+}
