@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
+)
+
+// Backend does the work behind the endpoints. The serve command adapts the
+// engine, the residency manager, the planner and the model store to it.
+// Errors wrap ErrModelNotFound for unknown models and carry their pipeline
+// stage (a pipeline.Error, or any error with a Stage() string method).
+type Backend interface {
+	// Generate runs one generation to its end, reporting stages, progress
+	// and every token through pipeline.TraceFrom(ctx). When ctx ends it
+	// must stop within one decode step (also during prefill) and return
+	// ctx's error.
+	Generate(ctx context.Context, req *GenerateRequest) (*Result, error)
+	// Models lists the models the server can run.
+	Models(ctx context.Context) ([]ModelInfo, error)
+	// Show describes one model.
+	Show(ctx context.Context, name string) (*ModelDetail, error)
+	// Running lists the resident models.
+	Running(ctx context.Context) ([]RunningModel, error)
+	// Load makes a model resident (Ollama's empty prompt), keeping it for
+	// keepAlive (nil: the default).
+	Load(ctx context.Context, name string, keepAlive *time.Duration) error
+	// Unload drops a model now (Ollama's keep_alive 0).
+	Unload(ctx context.Context, name string) error
+	// Plan predicts memory and speed for a model on this machine.
+	Plan(ctx context.Context, req *PlanRequest) (json.RawMessage, error)
+}
+
+// Jobs is the job manager (pipeline.Manager behind an adapter): it numbers
+// events, keeps them for replay and journals them.
+type Jobs interface {
+	// Start creates a job and returns its summary at once; work runs on a
+	// goroutine of its own with a context carrying the job's trace. That
+	// context ends when ctx ends or the job is cancelled. work's result is
+	// the job's result event.
+	Start(ctx context.Context, spec JobSpec, work func(ctx context.Context) (any, error)) (api.Job, error)
+	// Get returns a job's summary (running or from the journal).
+	Get(ctx context.Context, id string) (api.Job, error)
+	// List returns up to limit jobs, newest first, created before the job
+	// with id before ("" = from the newest).
+	List(ctx context.Context, before string, limit int) ([]api.Job, error)
+	// Cancel asks a job to stop; a job already ended is left as it is.
+	Cancel(ctx context.Context, id string) error
+	// Events follows a job from the event after seq: the events it already
+	// has, then live ones. The channel is closed after the job's last event
+	// or when ctx ends, and never blocks the job.
+	Events(ctx context.Context, id string, after int64) (<-chan api.Event, error)
+}
+
+// JobSpec describes a job for the job manager and the journal.
+type JobSpec struct {
+	Kind   string          // "text" or "chat"
+	Model  string          // the model as requested
+	Params json.RawMessage // the request as received, for the journal
+}
+
+// GenerateRequest is one generation, whichever API it came from.
+type GenerateRequest struct {
+	Model    string    `json:"model"`
+	Prompt   string    `json:"prompt,omitempty"`   // used when Messages is empty
+	System   string    `json:"system,omitempty"`   // system prompt for Prompt
+	Messages []Message `json:"messages,omitempty"` // chat: rendered with the model's template
+	// Raw sends Prompt as is, without the model's template.
+	Raw     bool    `json:"raw,omitempty"`
+	Options Options `json:"options"`
+	// KeepAlive is how long the model stays resident after this request;
+	// nil means the server's default, 0 unload at once, negative forever.
+	KeepAlive *time.Duration `json:"keep_alive,omitempty"`
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Options are the sampling and context settings of a generation. The API
+// handlers fill every field (with their dialect's defaults) and validate
+// them before a Backend sees them.
+type Options struct {
+	NumCtx           int      `json:"num_ctx,omitempty"`    // context length; 0 = the model's default
+	NumPredict       int      `json:"num_predict"`          // tokens to generate; -1 = until end or context full
+	Temperature      float32  `json:"temperature"`          // 0 = greedy
+	TopK             int      `json:"top_k"`                // 0 = off
+	TopP             float32  `json:"top_p"`                // 1 = off
+	MinP             float32  `json:"min_p"`                // 0 = off
+	RepeatPenalty    float32  `json:"repeat_penalty"`       // 1 = off
+	RepeatLastN      int      `json:"repeat_last_n"`        // tokens the penalties look back over
+	FrequencyPenalty float32  `json:"frequency_penalty"`    // 0 = off
+	PresencePenalty  float32  `json:"presence_penalty"`     // 0 = off
+	Seed             *uint64  `json:"seed,omitempty"`       // nil = a fresh seed per request
+	Stop             []string `json:"stop,omitempty"`       // stop strings, never part of the output
+	NumBatch         int      `json:"num_batch,omitempty"`  // prefill chunk; 0 = the engine's default
+	NumThread        int      `json:"num_thread,omitempty"` // 0 = the engine's default
+}
+
+// Result is a finished generation with its real measurements.
+type Result struct {
+	Text         string `json:"text"`
+	PromptTokens int    `json:"prompt_tokens"` // tokens of the prompt after the template
+	Tokens       int    `json:"tokens"`        // tokens generated
+	// DoneReason is "stop" (end of generation token or stop string) or
+	// "length" (NumPredict reached or context full).
+	DoneReason     string        `json:"done_reason"`
+	LoadDuration   time.Duration `json:"load_ns"`    // 0 when the model was resident
+	PromptDuration time.Duration `json:"prefill_ns"` // encoding + prefill
+	EvalDuration   time.Duration `json:"generate_ns"`
+}
+
+// ModelInfo is one model the server can run.
+type ModelInfo struct {
+	Name          string    `json:"name"`
+	Path          string    `json:"path,omitempty"`
+	Size          int64     `json:"size"` // bytes on disk
+	Modified      time.Time `json:"modified_at"`
+	Digest        string    `json:"digest,omitempty"`
+	Family        string    `json:"family,omitempty"`         // architecture, e.g. "llama"
+	ParameterSize string    `json:"parameter_size,omitempty"` // e.g. "260K", "1.1B"
+	Quantization  string    `json:"quantization_level,omitempty"`
+	ContextLength int       `json:"context_length,omitempty"`
+	// Verdict is the planner's one-line verdict for this machine, e.g.
+	// "fits, ~23 tok/s"; empty when unknown.
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// ModelDetail is what /api/show reports.
+type ModelDetail struct {
+	ModelInfo
+	Template     string         `json:"template,omitempty"`   // chat template source
+	Parameters   string         `json:"parameters,omitempty"` // default options, one per line
+	Metadata     map[string]any `json:"model_info,omitempty"` // GGUF metadata (large arrays left out)
+	Capabilities []string       `json:"capabilities,omitempty"`
+}
+
+// RunningModel is a resident model.
+type RunningModel struct {
+	ModelInfo
+	Bytes     int64     `json:"size_resident"` // memory held
+	ExpiresAt time.Time `json:"expires_at"`    // zero: kept until evicted
+	InUse     int       `json:"in_use"`        // generations running on it
+}
+
+// PlanRequest asks for a memory and speed prediction.
+type PlanRequest struct {
+	Model    string `json:"model"`
+	Ctx      int    `json:"ctx,omitempty"`
+	Batch    int    `json:"batch,omitempty"`
+	Parallel int    `json:"parallel,omitempty"`
+	KV       string `json:"kv,omitempty"`     // f16, q8_0, f32
+	Device   string `json:"device,omitempty"` // a device profile name or a custom form
+}

@@ -1,0 +1,214 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/pipeline"
+)
+
+// fakeBackend generates words from a fixed list, one per step, through the
+// real pipeline hooks. Its timing is set per test; it records what it saw.
+type fakeBackend struct {
+	words       []string      // generated in order, cycling
+	prefill     int           // prefill steps
+	step        time.Duration // time per prefill or decode step
+	ctxLen      int           // prompt tokens (words) allowed
+	maxTokens   int           // tokens generated when NumPredict is -1
+	tokenPrefix string        // prepended to every token's text (to make big tokens)
+
+	mu        sync.Mutex
+	running   int
+	peak      int
+	requests  []*GenerateRequest
+	ended     []error      // each generation's outcome, in end order
+	inPrefill chan struct{} // receives when a generation enters prefill (if not nil)
+	inDecode  chan struct{} // receives when a generation emits its first token (if not nil)
+	loaded    map[string]time.Duration
+	unloaded  []string
+}
+
+func newFake() *fakeBackend {
+	return &fakeBackend{words: []string{"Once", " upon", " a", " time", ",", " there", " was", " a", " cat", "."},
+		prefill: 2, ctxLen: 64, maxTokens: 10, loaded: map[string]time.Duration{}}
+}
+
+var fakeModels = []ModelInfo{
+	{Name: "tiny", Path: "/models/tiny.gguf", Size: 1185376, Family: "llama", ParameterSize: "260K",
+		Quantization: "F32", ContextLength: 128, Modified: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+		Verdict: "fits, ~9000 tok/s"},
+	{Name: "other", Path: "/models/other.gguf", Size: 862656, Family: "llama", Quantization: "Q4_0"},
+}
+
+func (f *fakeBackend) known(name string) error {
+	for _, m := range fakeModels {
+		if m.Name == name {
+			return nil
+		}
+	}
+	return pipeline.Errorf(pipeline.StageLoad, "see GET /v1/models", "model %q: %w", name, ErrModelNotFound)
+}
+
+func (f *fakeBackend) sleep(ctx context.Context) error {
+	if f.step == 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(f.step)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *Result, err error) {
+	f.mu.Lock()
+	f.running++
+	f.peak = max(f.peak, f.running)
+	f.requests = append(f.requests, req)
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.running--
+		f.ended = append(f.ended, err)
+		f.mu.Unlock()
+	}()
+	if err := f.known(req.Model); err != nil {
+		return nil, err
+	}
+	tr := pipeline.TraceFrom(ctx)
+	tr.OnStageSkipped(pipeline.StageLoad, "model already loaded, 0 ms")
+	prompt := req.Prompt
+	for _, m := range req.Messages {
+		prompt += " " + m.Content
+	}
+	n := len(strings.Fields(prompt))
+	if n > f.ctxLen {
+		return nil, pipeline.Errorf(pipeline.StageEncode, "shorten the prompt",
+			"prompt has %d tokens but the context holds %d", n, f.ctxLen).With("tokens", int64(n)).With("ctx", int64(f.ctxLen))
+	}
+	t0 := time.Now()
+	tr.OnStageStart(pipeline.StagePrefill)
+	if f.inPrefill != nil {
+		f.inPrefill <- struct{}{}
+	}
+	for i := range f.prefill {
+		if err := f.sleep(ctx); err != nil {
+			return nil, err
+		}
+		tr.OnProgress(pipeline.StagePrefill, int64(i+1), int64(f.prefill))
+	}
+	tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(n), Unit: "tokens"})
+	t1 := time.Now()
+	tr.OnStageStart(pipeline.StageGenerate)
+	limit := req.Options.NumPredict
+	if limit < 0 {
+		limit = f.maxTokens
+	}
+	var out strings.Builder
+	reason := "length"
+	if limit == f.maxTokens {
+		reason = "stop"
+	}
+	count := 0
+	for i := 0; i < limit; i++ {
+		if err := f.sleep(ctx); err != nil {
+			return nil, err
+		}
+		text := f.tokenPrefix + f.words[i%len(f.words)]
+		stopped := false
+		for _, s := range req.Options.Stop {
+			if strings.Contains(out.String()+text, s) {
+				stopped = true
+			}
+		}
+		if stopped {
+			reason = "stop"
+			break
+		}
+		count++
+		out.WriteString(text)
+		tr.OnToken(i, text)
+		if i == 0 && f.inDecode != nil {
+			f.inDecode <- struct{}{}
+		}
+	}
+	tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(count), Unit: "tokens"})
+	return &Result{Text: out.String(), PromptTokens: n, Tokens: count, DoneReason: reason,
+		PromptDuration: t1.Sub(t0), EvalDuration: time.Since(t1)}, nil
+}
+
+func (f *fakeBackend) Models(ctx context.Context) ([]ModelInfo, error) { return fakeModels, nil }
+
+func (f *fakeBackend) Show(ctx context.Context, name string) (*ModelDetail, error) {
+	if err := f.known(name); err != nil {
+		return nil, err
+	}
+	for _, m := range fakeModels {
+		if m.Name == name {
+			return &ModelDetail{ModelInfo: m, Template: "{{ .Prompt }}", Parameters: "temperature 0.8",
+				Metadata: map[string]any{"general.architecture": "llama"}}, nil
+		}
+	}
+	return nil, nil
+}
+
+func (f *fakeBackend) Running(ctx context.Context) ([]RunningModel, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []RunningModel
+	for _, m := range fakeModels {
+		if ka, ok := f.loaded[m.Name]; ok {
+			rm := RunningModel{ModelInfo: m, Bytes: m.Size}
+			if ka > 0 {
+				rm.ExpiresAt = time.Now().Add(ka)
+			}
+			out = append(out, rm)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeBackend) Load(ctx context.Context, name string, ka *time.Duration) error {
+	if err := f.known(name); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := 5 * time.Minute
+	if ka != nil {
+		d = *ka
+	}
+	f.loaded[name] = d
+	return nil
+}
+
+func (f *fakeBackend) Unload(ctx context.Context, name string) error {
+	if err := f.known(name); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.loaded, name)
+	f.unloaded = append(f.unloaded, name)
+	return nil
+}
+
+func (f *fakeBackend) Plan(ctx context.Context, req *PlanRequest) (json.RawMessage, error) {
+	if err := f.known(req.Model); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(fmt.Sprintf(`{"model":%q,"verdict":"fits, ~9000 tok/s","ctx":%d}`, req.Model, req.Ctx)), nil
+}
+
+func (f *fakeBackend) stats() (running, peak, requests int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.running, f.peak, len(f.requests)
+}

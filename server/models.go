@@ -1,0 +1,180 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"time"
+)
+
+// openAIModel is one entry of GET /v1/models: OpenAI's fields, then
+// glassbox's (clients ignore fields they do not know).
+type openAIModel struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+	ModelInfo
+}
+
+type openAIModelList struct {
+	Object string        `json:"object"`
+	Data   []openAIModel `json:"data"`
+}
+
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	models, err := s.cfg.Backend.Models(r.Context())
+	if err != nil {
+		writeOpenAIError(w, toError(err))
+		return
+	}
+	out := openAIModelList{Object: "list", Data: []openAIModel{}}
+	for _, m := range models {
+		out.Data = append(out.Data, openAIModel{ID: m.Name, Object: "model", Created: m.Modified.Unix(),
+			OwnedBy: "glassbox", ModelInfo: m})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	models, err := s.cfg.Backend.Models(r.Context())
+	if err != nil {
+		writeOpenAIError(w, toError(err))
+		return
+	}
+	for _, m := range models {
+		if m.Name == name {
+			writeJSON(w, http.StatusOK, openAIModel{ID: m.Name, Object: "model", Created: m.Modified.Unix(),
+				OwnedBy: "glassbox", ModelInfo: m})
+			return
+		}
+	}
+	writeOpenAIError(w, &Error{Status: http.StatusNotFound, Stage: "load", Code: "model_not_found", Param: "model",
+		Message: "model " + quote(name) + " not found"})
+}
+
+func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+// Ollama's model descriptions.
+
+type ollamaDetails struct {
+	ParentModel       string   `json:"parent_model"`
+	Format            string   `json:"format"`
+	Family            string   `json:"family"`
+	Families          []string `json:"families"`
+	ParameterSize     string   `json:"parameter_size"`
+	QuantizationLevel string   `json:"quantization_level"`
+}
+
+type ollamaModel struct {
+	Name       string        `json:"name"`
+	Model      string        `json:"model"`
+	ModifiedAt time.Time     `json:"modified_at,omitzero"`
+	Size       int64         `json:"size"`
+	Digest     string        `json:"digest"`
+	Details    ollamaDetails `json:"details"`
+	ExpiresAt  *time.Time    `json:"expires_at,omitempty"`
+	SizeVRAM   *int64        `json:"size_vram,omitempty"`
+	Verdict    string        `json:"verdict,omitempty"` // glassbox: the planner's verdict
+}
+
+func ollamaDetailsOf(m ModelInfo) ollamaDetails {
+	d := ollamaDetails{Format: "gguf", Family: m.Family, ParameterSize: m.ParameterSize,
+		QuantizationLevel: m.Quantization, Families: []string{}}
+	if m.Family != "" {
+		d.Families = []string{m.Family}
+	}
+	return d
+}
+
+func (s *Server) ollamaTags(w http.ResponseWriter, r *http.Request) {
+	models, err := s.cfg.Backend.Models(r.Context())
+	if err != nil {
+		writeOllamaError(w, toError(err))
+		return
+	}
+	out := struct {
+		Models []ollamaModel `json:"models"`
+	}{Models: []ollamaModel{}}
+	for _, m := range models {
+		out.Models = append(out.Models, ollamaModel{Name: m.Name, Model: m.Name, ModifiedAt: m.Modified,
+			Size: m.Size, Digest: m.Digest, Details: ollamaDetailsOf(m), Verdict: m.Verdict})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) ollamaPS(w http.ResponseWriter, r *http.Request) {
+	running, err := s.cfg.Backend.Running(r.Context())
+	if err != nil {
+		writeOllamaError(w, toError(err))
+		return
+	}
+	out := struct {
+		Models []ollamaModel `json:"models"`
+	}{Models: []ollamaModel{}}
+	for _, m := range running {
+		exp := m.ExpiresAt
+		if exp.IsZero() {
+			// Kept until evicted: Ollama reports a far-future time.
+			exp = time.Date(2318, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
+		var vram int64
+		out.Models = append(out.Models, ollamaModel{Name: m.Name, Model: m.Name, Size: m.Bytes, Digest: m.Digest,
+			Details: ollamaDetailsOf(m.ModelInfo), ExpiresAt: &exp, SizeVRAM: &vram})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type ollamaShowRequest struct {
+	Model   string `json:"model"`
+	Name    string `json:"name"` // older clients
+	Verbose bool   `json:"verbose"`
+}
+
+type ollamaShowResponse struct {
+	License      string         `json:"license,omitempty"`
+	Modelfile    string         `json:"modelfile"`
+	Parameters   string         `json:"parameters"`
+	Template     string         `json:"template"`
+	Details      ollamaDetails  `json:"details"`
+	ModelInfo    map[string]any `json:"model_info"`
+	Capabilities []string       `json:"capabilities"`
+	ModifiedAt   time.Time      `json:"modified_at,omitzero"`
+}
+
+func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
+	var req ollamaShowRequest
+	if e := s.decodeBody(w, r, &req); e != nil {
+		writeOllamaError(w, e)
+		return
+	}
+	name := req.Model
+	if name == "" {
+		name = req.Name
+	}
+	if name == "" {
+		writeOllamaError(w, badRequest("missing_model", "model", "model is required"))
+		return
+	}
+	d, err := s.cfg.Backend.Show(r.Context(), name)
+	if err != nil {
+		writeOllamaError(w, toError(err))
+		return
+	}
+	caps := d.Capabilities
+	if caps == nil {
+		caps = []string{"completion"}
+	}
+	info := d.Metadata
+	if info == nil {
+		info = map[string]any{}
+	}
+	writeJSON(w, http.StatusOK, ollamaShowResponse{
+		Modelfile:  "# glassbox serves GGUF files directly; there is no Modelfile.\nFROM " + d.Path + "\n",
+		Parameters: d.Parameters, Template: d.Template, Details: ollamaDetailsOf(d.ModelInfo),
+		ModelInfo: info, Capabilities: caps, ModifiedAt: d.Modified})
+}
+
+func (s *Server) ollamaVersion(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"version": Version})
+}

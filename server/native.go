@@ -1,0 +1,265 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
+)
+
+// jobRequest is the body of POST /v1/jobs.
+type jobRequest struct {
+	Model     string          `json:"model"`
+	Prompt    string          `json:"prompt"`
+	System    string          `json:"system"`
+	Messages  []Message       `json:"messages"`
+	Raw       bool            `json:"raw"`
+	Options   map[string]any  `json:"options"`
+	KeepAlive json.RawMessage `json:"keep_alive"`
+}
+
+// jobCreated answers POST /v1/jobs.
+type jobCreated struct {
+	api.Job
+	EventsURL string `json:"events_url"`
+}
+
+// heartbeat is how often an idle event stream gets an SSE comment, so
+// proxies keep it open and a dead client is noticed.
+var heartbeat = 15 * time.Second
+
+func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
+	var req jobRequest
+	if e := s.decodeBody(w, r, &req); e != nil {
+		writeNativeError(w, e)
+		return
+	}
+	opts, ka, e := ollamaCommon(req.Model, nil, req.Options, req.KeepAlive)
+	if e == nil && req.Prompt == "" && len(req.Messages) == 0 {
+		e = badRequest("missing_prompt", "prompt", "a prompt or messages are required")
+	}
+	for i, m := range req.Messages {
+		if e != nil {
+			break
+		}
+		e = checkRole(m.Role, i)
+	}
+	if e != nil {
+		writeNativeError(w, e)
+		return
+	}
+	greq := &GenerateRequest{Model: req.Model, Prompt: req.Prompt, System: req.System, Messages: req.Messages,
+		Raw: req.Raw, Options: opts, KeepAlive: ka}
+	kind := "text"
+	if len(req.Messages) > 0 {
+		kind = "chat"
+	}
+	// A native job belongs to the server: it outlives this request.
+	g, e := s.startGeneration(s.base, jobSpec(kind, greq), greq)
+	if e != nil {
+		writeNativeError(w, e)
+		return
+	}
+	w.Header().Set("Location", "/v1/jobs/"+g.job.ID)
+	writeJSON(w, http.StatusAccepted, jobCreated{Job: g.job, EventsURL: "/v1/jobs/" + g.job.ID + "/events"})
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	job, err := s.cfg.Jobs.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, job)
+}
+
+func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := s.cfg.Jobs.Cancel(r.Context(), id); err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	job, err := s.cfg.Jobs.Get(r.Context(), id)
+	if err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, job)
+}
+
+type jobList struct {
+	Jobs []api.Job `json:"jobs"`
+	// Next is the "before" value for the next (older) page; empty at the end.
+	Next string `json:"next,omitempty"`
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	limit := 50
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeNativeError(w, badRequest("invalid_value", "limit", "limit %q must be a whole number in 1..1000", v))
+			return
+		}
+		limit = n
+	}
+	jobs, err := s.cfg.Jobs.List(r.Context(), r.URL.Query().Get("before"), limit+1)
+	if err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	out := jobList{Jobs: jobs}
+	if len(jobs) > limit {
+		out.Jobs = jobs[:limit]
+		out.Next = jobs[limit-1].ID
+	}
+	if out.Jobs == nil {
+		out.Jobs = []api.Job{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// jobEvents streams a job's events as SSE: "id:" is the event's sequence
+// number, "event:" its type, "data:" the api.Event as JSON. A client that
+// reconnects with Last-Event-ID (or ?after=N) gets every event after that
+// one exactly once. When the job has ended and its last event is sent, the
+// stream sends "event: end" (no id) and closes, so an EventSource knows
+// not to reconnect.
+func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	after := int64(0)
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("after")
+	}
+	if last != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
+		if err != nil || n < 0 {
+			writeNativeError(w, badRequest("invalid_value", "Last-Event-ID",
+				"Last-Event-ID %q must be an event sequence number (a whole number ≥ 0)", last))
+			return
+		}
+		after = n
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	st, err := s.addStream(cancel)
+	if err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	defer s.removeStream(st)
+	events, err := s.cfg.Jobs.Events(ctx, id, after)
+	if err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	sw := newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
+	w.Header().Set("X-Glassbox-Job", id)
+	w.WriteHeader(http.StatusOK)
+	if sw.write([]byte(": glassbox job "+id+"\n\n")) != nil {
+		return
+	}
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				if ctx.Err() == nil {
+					sw.sse("", "end", []byte(`{"job":"`+id+`"}`))
+				}
+				return
+			}
+			b, err := json.Marshal(ev)
+			if err != nil {
+				return
+			}
+			if sw.sse(strconv.FormatInt(ev.Seq, 10), ev.Type, b) != nil {
+				return // the client is gone; the job runs on
+			}
+		case <-tick.C:
+			if sw.write([]byte(": ping\n\n")) != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
+	var req PlanRequest
+	if e := s.decodeBody(w, r, &req); e != nil {
+		writeNativeError(w, e)
+		return
+	}
+	if req.Model == "" {
+		writeNativeError(w, badRequest("missing_model", "model", "model is required"))
+		return
+	}
+	if req.Ctx < 0 || req.Ctx > maxCtx || req.Batch < 0 || req.Batch > maxBatch || req.Parallel < 0 || req.Parallel > 1024 {
+		writeNativeError(w, badRequest("invalid_value", "", "ctx (0..%d), batch (0..%d) and parallel (0..1024) are out of range: %d, %d, %d",
+			maxCtx, maxBatch, req.Ctx, req.Batch, req.Parallel))
+		return
+	}
+	p, err := s.cfg.Backend.Plan(r.Context(), &req)
+	if err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(append(p, '\n'))
+}
+
+type queueInfo struct {
+	Running  int `json:"running"`
+	Waiting  int `json:"waiting"`
+	Parallel int `json:"parallel"`
+	MaxQueue int `json:"max_queue"`
+}
+
+func (s *Server) queueInfo() queueInfo {
+	run, wait, par, max := s.queue.stats()
+	return queueInfo{Running: run, Waiting: wait, Parallel: par, MaxQueue: max}
+}
+
+type psResponse struct {
+	Models []RunningModel `json:"models"`
+	Queue  queueInfo      `json:"queue"`
+}
+
+func (s *Server) ps(w http.ResponseWriter, r *http.Request) {
+	models, err := s.cfg.Backend.Running(r.Context())
+	if err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	if models == nil {
+		models = []RunningModel{}
+	}
+	writeJSON(w, http.StatusOK, psResponse{Models: models, Queue: s.queueInfo()})
+}
+
+type health struct {
+	Status  string    `json:"status"`
+	Version string    `json:"version"`
+	UptimeS float64   `json:"uptime_s"`
+	Queue   queueInfo `json:"queue"`
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	h := health{Status: "ok", Version: Version, UptimeS: time.Since(s.started).Seconds(), Queue: s.queueInfo()}
+	status := http.StatusOK
+	if closing {
+		h.Status, status = "shutting_down", http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, h)
+}

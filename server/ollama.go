@@ -1,0 +1,250 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// Ollama's API: https://github.com/ollama/ollama/blob/main/docs/api.md
+
+type ollamaGenerateRequest struct {
+	Model     string          `json:"model"`
+	Prompt    string          `json:"prompt"`
+	Suffix    string          `json:"suffix"`
+	System    string          `json:"system"`
+	Template  string          `json:"template"`
+	Raw       bool            `json:"raw"`
+	Stream    *bool           `json:"stream"` // default true
+	Format    json.RawMessage `json:"format"`
+	Images    []string        `json:"images"`
+	Options   map[string]any  `json:"options"`
+	KeepAlive json.RawMessage `json:"keep_alive"`
+}
+
+type ollamaChatRequest struct {
+	Model     string          `json:"model"`
+	Messages  []ollamaMessage `json:"messages"`
+	Stream    *bool           `json:"stream"`
+	Format    json.RawMessage `json:"format"`
+	Tools     json.RawMessage `json:"tools"`
+	Options   map[string]any  `json:"options"`
+	KeepAlive json.RawMessage `json:"keep_alive"`
+}
+
+type ollamaMessage struct {
+	Role    string   `json:"role"`
+	Content string   `json:"content"`
+	Images  []string `json:"images,omitempty"`
+}
+
+// ollamaMetrics are the final chunk's measurements, in nanoseconds.
+type ollamaMetrics struct {
+	TotalDuration      int64 `json:"total_duration,omitempty"`
+	LoadDuration       int64 `json:"load_duration,omitempty"`
+	PromptEvalCount    int   `json:"prompt_eval_count,omitempty"`
+	PromptEvalDuration int64 `json:"prompt_eval_duration,omitempty"`
+	EvalCount          int   `json:"eval_count,omitempty"`
+	EvalDuration       int64 `json:"eval_duration,omitempty"`
+}
+
+type ollamaGenerateChunk struct {
+	Model      string    `json:"model"`
+	CreatedAt  time.Time `json:"created_at"`
+	Response   string    `json:"response"`
+	Done       bool      `json:"done"`
+	DoneReason string    `json:"done_reason,omitempty"`
+	JobID      string    `json:"job_id,omitempty"` // glassbox: the job in the journal
+	ollamaMetrics
+}
+
+type ollamaChatChunk struct {
+	Model      string         `json:"model"`
+	CreatedAt  time.Time      `json:"created_at"`
+	Message    *ollamaMessage `json:"message,omitempty"`
+	Done       bool           `json:"done"`
+	DoneReason string         `json:"done_reason,omitempty"`
+	JobID      string         `json:"job_id,omitempty"`
+	ollamaMetrics
+}
+
+func metricsOf(g *generation, res *Result) ollamaMetrics {
+	return ollamaMetrics{
+		TotalDuration:      int64(time.Since(g.start)),
+		LoadDuration:       int64(res.LoadDuration),
+		PromptEvalCount:    res.PromptTokens,
+		PromptEvalDuration: int64(res.PromptDuration),
+		EvalCount:          res.Tokens,
+		EvalDuration:       int64(res.EvalDuration),
+	}
+}
+
+// ollamaCommon checks what /api/generate and /api/chat share and builds
+// the options.
+func ollamaCommon(model string, format json.RawMessage, options map[string]any, keepAlive json.RawMessage) (Options, *time.Duration, *Error) {
+	o := ollamaDefaults()
+	if model == "" {
+		return o, nil, badRequest("missing_model", "model", "model is required")
+	}
+	if f := string(format); f != "" && f != "null" && f != `""` {
+		return o, nil, badRequest("unsupported", "format", "format (structured output) is not supported yet")
+	}
+	if e := applyOllamaOptions(&o, options); e != nil {
+		return o, nil, e
+	}
+	ka, e := parseKeepAlive(keepAlive)
+	return o, ka, e
+}
+
+func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
+	var req ollamaGenerateRequest
+	if e := s.decodeBody(w, r, &req); e != nil {
+		writeOllamaError(w, e)
+		return
+	}
+	opts, ka, e := ollamaCommon(req.Model, req.Format, req.Options, req.KeepAlive)
+	if e == nil && len(req.Images) > 0 {
+		e = badRequest("unsupported", "images", "images are not supported by text models")
+	}
+	if e == nil && (req.Suffix != "" || req.Template != "") {
+		e = badRequest("unsupported", "template", "suffix and template overrides are not supported yet")
+	}
+	if e != nil {
+		writeOllamaError(w, e)
+		return
+	}
+	if req.Prompt == "" && req.System == "" {
+		s.ollamaPreload(w, r, req.Model, ka, func(reason string) any {
+			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Done: true, DoneReason: reason}
+		})
+		return
+	}
+	greq := &GenerateRequest{Model: req.Model, Prompt: req.Prompt, System: req.System, Raw: req.Raw,
+		Options: opts, KeepAlive: ka}
+	stream := req.Stream == nil || *req.Stream
+	s.ollamaRun(w, r, "text", greq, stream,
+		func(text string) any {
+			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: text}
+		},
+		func(g *generation, res *Result, full string) any {
+			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: full, Done: true,
+				DoneReason: res.DoneReason, JobID: g.job.ID, ollamaMetrics: metricsOf(g, res)}
+		})
+}
+
+func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
+	var req ollamaChatRequest
+	if e := s.decodeBody(w, r, &req); e != nil {
+		writeOllamaError(w, e)
+		return
+	}
+	opts, ka, e := ollamaCommon(req.Model, req.Format, req.Options, req.KeepAlive)
+	if e == nil {
+		if t := string(req.Tools); t != "" && t != "null" && t != "[]" {
+			e = badRequest("unsupported", "tools", "tool calling is not supported yet")
+		}
+	}
+	var msgs []Message
+	for i, m := range req.Messages {
+		if e != nil {
+			break
+		}
+		e = checkRole(m.Role, i)
+		if e == nil && len(m.Images) > 0 {
+			e = badRequest("unsupported", "messages", "messages[%d]: images are not supported by text models", i)
+		}
+		msgs = append(msgs, Message{Role: m.Role, Content: m.Content})
+	}
+	if e != nil {
+		writeOllamaError(w, e)
+		return
+	}
+	if len(msgs) == 0 {
+		s.ollamaPreload(w, r, req.Model, ka, func(reason string) any {
+			return ollamaChatChunk{Model: req.Model, CreatedAt: time.Now().UTC(),
+				Message: &ollamaMessage{Role: "assistant"}, Done: true, DoneReason: reason}
+		})
+		return
+	}
+	greq := &GenerateRequest{Model: req.Model, Messages: msgs, Options: opts, KeepAlive: ka}
+	stream := req.Stream == nil || *req.Stream
+	s.ollamaRun(w, r, "chat", greq, stream,
+		func(text string) any {
+			return ollamaChatChunk{Model: req.Model, CreatedAt: time.Now().UTC(),
+				Message: &ollamaMessage{Role: "assistant", Content: text}}
+		},
+		func(g *generation, res *Result, full string) any {
+			return ollamaChatChunk{Model: req.Model, CreatedAt: time.Now().UTC(),
+				Message: &ollamaMessage{Role: "assistant", Content: full}, Done: true,
+				DoneReason: res.DoneReason, JobID: g.job.ID, ollamaMetrics: metricsOf(g, res)}
+		})
+}
+
+func checkRole(role string, i int) *Error {
+	switch role {
+	case "system", "user", "assistant", "developer":
+		return nil
+	case "tool":
+		return badRequest("unsupported", "messages", "messages[%d]: role \"tool\" is not supported yet", i)
+	}
+	return badRequest("invalid_role", "messages", "messages[%d]: role %q is not one of system, user, assistant", i, role)
+}
+
+// ollamaPreload handles an empty prompt: load the model (or, with
+// keep_alive 0, unload it) and answer with one done chunk.
+func (s *Server) ollamaPreload(w http.ResponseWriter, r *http.Request, model string, ka *time.Duration, chunk func(reason string) any) {
+	var err error
+	reason := "load"
+	if ka != nil && *ka == 0 {
+		reason = "unload"
+		err = s.cfg.Backend.Unload(r.Context(), model)
+	} else {
+		err = s.cfg.Backend.Load(r.Context(), model, ka)
+	}
+	if err != nil {
+		writeOllamaError(w, toError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, chunk(reason))
+}
+
+// ollamaRun runs a generation and answers as NDJSON chunks (stream) or as
+// one JSON object. Errors before the first chunk get their HTTP status;
+// errors after it arrive as a final {"error": ...} line, as Ollama does.
+func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, req *GenerateRequest, stream bool,
+	chunk func(text string) any, final func(g *generation, res *Result, full string) any) {
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	g, e := s.startGeneration(ctx, jobSpec(kind, req), req)
+	if e != nil {
+		writeOllamaError(w, e)
+		return
+	}
+	if !stream {
+		res, err := s.follow(ctx, g, func(string) error { return nil })
+		if err != nil {
+			writeOllamaError(w, toError(err))
+			return
+		}
+		writeJSON(w, http.StatusOK, final(g, res, res.Text))
+		return
+	}
+	var sw *streamWriter
+	res, err := s.follow(ctx, g, func(text string) error {
+		if sw == nil {
+			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
+		}
+		return sw.ndjson(chunk(text))
+	})
+	switch {
+	case err != nil && sw == nil:
+		writeOllamaError(w, toError(err))
+	case err != nil:
+		sw.ndjson(toError(err).ollama())
+	default:
+		if sw == nil {
+			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
+		}
+		sw.ndjson(final(g, res, ""))
+	}
+}

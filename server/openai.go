@@ -1,0 +1,410 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// OpenAI's API: https://platform.openai.com/docs/api-reference/chat and
+// .../completions (legacy).
+
+type openAIChatRequest struct {
+	Model               string            `json:"model"`
+	Messages            []openAIMessage   `json:"messages"`
+	Stream              bool              `json:"stream"`
+	StreamOptions       *openAIStreamOpts `json:"stream_options"`
+	MaxTokens           *float64          `json:"max_tokens"`
+	MaxCompletionTokens *float64          `json:"max_completion_tokens"`
+	openAISampling
+	Tools          json.RawMessage    `json:"tools"`
+	ResponseFormat *openAIResponseFmt `json:"response_format"`
+}
+
+type openAICompletionRequest struct {
+	Model         string            `json:"model"`
+	Prompt        json.RawMessage   `json:"prompt"` // string or array of one string
+	Suffix        string            `json:"suffix"`
+	Echo          bool              `json:"echo"`
+	Stream        bool              `json:"stream"`
+	StreamOptions *openAIStreamOpts `json:"stream_options"`
+	MaxTokens     *float64          `json:"max_tokens"` // default 16
+	openAISampling
+}
+
+// openAISampling are the sampling fields both endpoints share.
+type openAISampling struct {
+	Temperature      *float64        `json:"temperature"`
+	TopP             *float64        `json:"top_p"`
+	Seed             *float64        `json:"seed"`
+	Stop             json.RawMessage `json:"stop"` // string or array
+	N                *float64        `json:"n"`
+	FrequencyPenalty *float64        `json:"frequency_penalty"`
+	PresencePenalty  *float64        `json:"presence_penalty"`
+}
+
+type openAIStreamOpts struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type openAIResponseFmt struct {
+	Type string `json:"type"`
+}
+
+type openAIMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"` // string or array of parts
+}
+
+type openAIUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+type openAIChatMessage struct {
+	Role    string `json:"role,omitempty"`
+	Content string `json:"content"`
+}
+
+type openAIChatChoice struct {
+	Index        int                `json:"index"`
+	Message      *openAIChatMessage `json:"message,omitempty"`
+	Delta        *openAIChatMessage `json:"delta,omitempty"`
+	FinishReason *string            `json:"finish_reason"`
+	Logprobs     *struct{}          `json:"logprobs"`
+}
+
+type openAIChatResponse struct {
+	ID                string             `json:"id"`
+	Object            string             `json:"object"`
+	Created           int64              `json:"created"`
+	Model             string             `json:"model"`
+	SystemFingerprint string             `json:"system_fingerprint"`
+	Choices           []openAIChatChoice `json:"choices"`
+	Usage             *openAIUsage       `json:"usage,omitempty"`
+}
+
+type openAICompletionChoice struct {
+	Index        int       `json:"index"`
+	Text         string    `json:"text"`
+	FinishReason *string   `json:"finish_reason"`
+	Logprobs     *struct{} `json:"logprobs"`
+}
+
+type openAICompletionResponse struct {
+	ID                string                   `json:"id"`
+	Object            string                   `json:"object"`
+	Created           int64                    `json:"created"`
+	Model             string                   `json:"model"`
+	SystemFingerprint string                   `json:"system_fingerprint"`
+	Choices           []openAICompletionChoice `json:"choices"`
+	Usage             *openAIUsage             `json:"usage,omitempty"`
+}
+
+// options turns OpenAI's sampling fields into Options.
+func (p *openAISampling) options(maxTokens *float64, maxTokensParam string, defaultMax int) (Options, *Error) {
+	o := openAIDefaults()
+	o.NumPredict = defaultMax
+	m := map[string]any{}
+	put := func(k string, v *float64) {
+		if v != nil {
+			m[k] = *v
+		}
+	}
+	put("temperature", p.Temperature)
+	put("top_p", p.TopP)
+	put("seed", p.Seed)
+	put("frequency_penalty", p.FrequencyPenalty)
+	put("presence_penalty", p.PresencePenalty)
+	if p.Temperature != nil && (*p.Temperature < 0 || *p.Temperature > 2) {
+		return o, badRequest("invalid_value", "temperature", "temperature is %v, outside OpenAI's range 0..2", *p.Temperature)
+	}
+	if e := applyOllamaOptions(&o, m); e != nil {
+		e.Param = strings.TrimPrefix(e.Param, "options.")
+		e.Message = strings.ReplaceAll(e.Message, "options.", "")
+		return o, e
+	}
+	if p.N != nil && *p.N != 1 {
+		return o, badRequest("unsupported", "n", "n is %v: only one choice per request (n = 1) is supported", *p.N)
+	}
+	if s := strings.TrimSpace(string(p.Stop)); s != "" && s != "null" {
+		var v any
+		if err := json.Unmarshal(p.Stop, &v); err != nil {
+			return o, badRequest("invalid_value", "stop", "stop: %v", err)
+		}
+		if e := stopOpt(&o.Stop, v, "stop"); e != nil {
+			return o, e
+		}
+	}
+	if maxTokens != nil {
+		f := *maxTokens
+		if f != float64(int(f)) || f < 1 || f > maxPredict {
+			return o, badRequest("invalid_value", maxTokensParam, "%s is %v, outside the allowed range 1..%d", maxTokensParam, f, maxPredict)
+		}
+		o.NumPredict = int(f)
+	}
+	return o, nil
+}
+
+// messageText reads a message's content: a string, or an array of text
+// parts.
+func messageText(m openAIMessage, i int) (string, *Error) {
+	c := strings.TrimSpace(string(m.Content))
+	if c == "" || c == "null" {
+		return "", nil
+	}
+	if c[0] == '"' {
+		var s string
+		if err := json.Unmarshal(m.Content, &s); err != nil {
+			return "", badRequest("invalid_value", "messages", "messages[%d].content: %v", i, err)
+		}
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(m.Content, &parts); err != nil {
+		return "", badRequest("invalid_value", "messages", "messages[%d].content must be a string or an array of parts", i)
+	}
+	var b strings.Builder
+	for j, p := range parts {
+		if p.Type != "text" {
+			return "", badRequest("unsupported", "messages", "messages[%d].content[%d]: part type %q is not supported (only text)", i, j, p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+func finish(reason string) *string {
+	if reason == "" {
+		reason = "stop"
+	}
+	return &reason
+}
+
+func usageOf(res *Result) *openAIUsage {
+	return &openAIUsage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens,
+		TotalTokens: res.PromptTokens + res.Tokens}
+}
+
+func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
+	var req openAIChatRequest
+	if e := s.decodeBody(w, r, &req); e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
+	maxTok, maxParam := req.MaxCompletionTokens, "max_completion_tokens"
+	if maxTok == nil {
+		maxTok, maxParam = req.MaxTokens, "max_tokens"
+	}
+	opts, e := req.options(maxTok, maxParam, -1)
+	var msgs []Message
+	if e == nil && req.Model == "" {
+		e = badRequest("missing_model", "model", "model is required")
+	}
+	if e == nil && len(req.Messages) == 0 {
+		e = badRequest("missing_messages", "messages", "messages must hold at least one message")
+	}
+	if t := string(req.Tools); e == nil && t != "" && t != "null" && t != "[]" {
+		e = badRequest("unsupported", "tools", "tool calling is not supported yet")
+	}
+	if e == nil && req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text" {
+		e = badRequest("unsupported", "response_format", "response_format %q is not supported yet", req.ResponseFormat.Type)
+	}
+	for i, m := range req.Messages {
+		if e != nil {
+			break
+		}
+		if e = checkRole(m.Role, i); e != nil {
+			break
+		}
+		var text string
+		text, e = messageText(m, i)
+		role := m.Role
+		if role == "developer" {
+			role = "system"
+		}
+		msgs = append(msgs, Message{Role: role, Content: text})
+	}
+	if e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
+	greq := &GenerateRequest{Model: req.Model, Messages: msgs, Options: opts}
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	s.openAIRun(w, r, "chat", greq, req.Stream, includeUsage, "chatcmpl-",
+		func(id string, created int64, text string, first bool) any {
+			d := &openAIChatMessage{Content: text}
+			if first {
+				d.Role = "assistant"
+			}
+			return openAIChatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
+				SystemFingerprint: "glassbox", Choices: []openAIChatChoice{{Delta: d}}}
+		},
+		func(id string, created int64, res *Result, streaming bool) any {
+			out := openAIChatResponse{ID: id, Created: created, Model: req.Model, SystemFingerprint: "glassbox"}
+			if streaming {
+				out.Object = "chat.completion.chunk"
+				out.Choices = []openAIChatChoice{{Delta: &openAIChatMessage{}, FinishReason: finish(res.DoneReason)}}
+			} else {
+				out.Object = "chat.completion"
+				out.Choices = []openAIChatChoice{{Message: &openAIChatMessage{Role: "assistant", Content: res.Text},
+					FinishReason: finish(res.DoneReason)}}
+				out.Usage = usageOf(res)
+			}
+			return out
+		},
+		func(id string, created int64, res *Result) any {
+			return openAIChatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
+				SystemFingerprint: "glassbox", Choices: []openAIChatChoice{}, Usage: usageOf(res)}
+		})
+}
+
+func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
+	var req openAICompletionRequest
+	if e := s.decodeBody(w, r, &req); e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
+	opts, e := req.options(req.MaxTokens, "max_tokens", 16)
+	prompt := ""
+	if e == nil && req.Model == "" {
+		e = badRequest("missing_model", "model", "model is required")
+	}
+	if e == nil {
+		prompt, e = completionPrompt(req.Prompt)
+	}
+	if e == nil && req.Suffix != "" {
+		e = badRequest("unsupported", "suffix", "suffix (fill-in-the-middle) is not supported yet")
+	}
+	if e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
+	greq := &GenerateRequest{Model: req.Model, Prompt: prompt, Raw: true, Options: opts}
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	echoed := false
+	s.openAIRun(w, r, "text", greq, req.Stream, includeUsage, "cmpl-",
+		func(id string, created int64, text string, first bool) any {
+			if req.Echo && !echoed {
+				text, echoed = prompt+text, true
+			}
+			return openAICompletionResponse{ID: id, Object: "text_completion", Created: created, Model: req.Model,
+				SystemFingerprint: "glassbox", Choices: []openAICompletionChoice{{Text: text}}}
+		},
+		func(id string, created int64, res *Result, streaming bool) any {
+			text := ""
+			if !streaming {
+				text = res.Text
+				if req.Echo {
+					text = prompt + text
+				}
+			}
+			out := openAICompletionResponse{ID: id, Object: "text_completion", Created: created, Model: req.Model,
+				SystemFingerprint: "glassbox",
+				Choices:           []openAICompletionChoice{{Text: text, FinishReason: finish(res.DoneReason)}}}
+			if !streaming {
+				out.Usage = usageOf(res)
+			}
+			return out
+		},
+		func(id string, created int64, res *Result) any {
+			return openAICompletionResponse{ID: id, Object: "text_completion", Created: created, Model: req.Model,
+				SystemFingerprint: "glassbox", Choices: []openAICompletionChoice{}, Usage: usageOf(res)}
+		})
+}
+
+// completionPrompt reads the legacy prompt: a string or an array of one
+// string (token arrays and batches are refused).
+func completionPrompt(raw json.RawMessage) (string, *Error) {
+	var v any
+	if len(raw) == 0 {
+		return "", badRequest("missing_prompt", "prompt", "prompt is required")
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", badRequest("invalid_value", "prompt", "prompt: %v", err)
+	}
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case []any:
+		if len(x) == 1 {
+			if s, ok := x[0].(string); ok {
+				return s, nil
+			}
+		}
+		return "", badRequest("unsupported", "prompt", "prompt must be a string or an array of one string (got an array of %d)", len(x))
+	}
+	return "", badRequest("invalid_value", "prompt", "prompt must be a string, got %s", jsonKind(v))
+}
+
+// openAIRun runs a generation and answers with one JSON object, or with
+// SSE chunks ending in "data: [DONE]". Errors before the first chunk get
+// their HTTP status; after it they arrive as a data line holding OpenAI's
+// error object, which the official clients raise as an APIError.
+func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, req *GenerateRequest, stream, includeUsage bool,
+	idPrefix string,
+	chunk func(id string, created int64, text string, first bool) any,
+	final func(id string, created int64, res *Result, streaming bool) any,
+	usage func(id string, created int64, res *Result) any) {
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	g, e := s.startGeneration(ctx, jobSpec(kind, req), req)
+	if e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
+	id := idPrefix + g.job.ID
+	created := g.start.Unix()
+	w.Header().Set("X-Glassbox-Job", g.job.ID)
+	if !stream {
+		res, err := s.follow(ctx, g, func(string) error { return nil })
+		if err != nil {
+			writeOpenAIError(w, toError(err))
+			return
+		}
+		writeJSON(w, http.StatusOK, final(id, created, res, false))
+		return
+	}
+	var sw *streamWriter
+	send := func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("deliver: encoding chunk: %w", err)
+		}
+		return sw.sse("", "", b)
+	}
+	first := true
+	res, err := s.follow(ctx, g, func(text string) error {
+		if sw == nil {
+			sw = newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
+		}
+		err := send(chunk(id, created, text, first))
+		first = false
+		return err
+	})
+	if err != nil && sw == nil {
+		writeOpenAIError(w, toError(err))
+		return
+	}
+	if sw == nil {
+		sw = newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
+	}
+	if err != nil {
+		send(toError(err).openAI())
+		sw.write([]byte("data: [DONE]\n\n"))
+		return
+	}
+	if first {
+		send(chunk(id, created, "", true))
+	}
+	send(final(id, created, res, true))
+	if includeUsage {
+		send(usage(id, created, res))
+	}
+	sw.write([]byte("data: [DONE]\n\n"))
+}

@@ -1,0 +1,47 @@
+package server
+
+import "net/http"
+
+// routes registers every endpoint (Go 1.22 ServeMux patterns).
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	// Native jobs API.
+	m.HandleFunc("POST /v1/jobs", s.createJob)
+	m.HandleFunc("GET /v1/jobs", s.listJobs)
+	m.HandleFunc("GET /v1/jobs/{id}", s.getJob)
+	m.HandleFunc("GET /v1/jobs/{id}/events", s.jobEvents)
+	m.HandleFunc("POST /v1/jobs/{id}/cancel", s.cancelJob)
+	m.HandleFunc("POST /v1/plan", s.plan)
+	m.HandleFunc("GET /v1/ps", s.ps)
+	m.HandleFunc("GET /healthz", s.healthz)
+	if s.cfg.Metrics != nil {
+		m.Handle("GET /metrics", s.cfg.Metrics)
+	}
+	// OpenAI (GET /v1/models is shared with the native API).
+	m.HandleFunc("GET /v1/models", s.listModels)
+	m.HandleFunc("GET /v1/models/{name...}", s.getModel)
+	m.HandleFunc("POST /v1/chat/completions", s.openAIChat)
+	m.HandleFunc("POST /v1/completions", s.openAICompletion)
+	// Ollama.
+	m.HandleFunc("POST /api/generate", s.ollamaGenerate)
+	m.HandleFunc("POST /api/chat", s.ollamaChat)
+	m.HandleFunc("GET /api/tags", s.ollamaTags)
+	m.HandleFunc("POST /api/show", s.ollamaShow)
+	m.HandleFunc("GET /api/ps", s.ollamaPS)
+	m.HandleFunc("GET /api/version", s.ollamaVersion)
+	m.HandleFunc("HEAD /{$}", func(w http.ResponseWriter, r *http.Request) {}) // Ollama's liveness probe
+	if s.cfg.UI != nil {
+		m.Handle("GET /", s.cfg.UI)
+	} else {
+		m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Write([]byte("glassbox is running\n"))
+		})
+	}
+	// Everything else: a 404 or 405 in the endpoint's dialect.
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, &Error{Status: http.StatusNotFound, Stage: "deliver", Code: "not_found",
+			Message: r.Method + " " + r.URL.Path + ": no such endpoint"})
+	})
+	s.mux = m
+}

@@ -1,0 +1,267 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Version is reported by /api/version and /healthz.
+var Version = "0.1.0"
+
+// Config configures a Server. The zero value works for everything but
+// Backend and Jobs: loopback only, no API key, one generation at a time, 64
+// waiting, 8 MiB bodies.
+type Config struct {
+	Backend Backend
+	Jobs    Jobs
+	// Metrics serves GET /metrics (Prometheus text format); nil: 404.
+	Metrics http.Handler
+	// UI, if set, serves GET / and everything no API route claims.
+	UI http.Handler
+
+	Parallel     int           // generations running at once (default 1)
+	MaxQueue     int           // generations waiting for a slot (default 64); -1 = none
+	MaxBodyBytes int64         // request body limit (default 8 MiB)
+	APIKey       string        // required as "Authorization: Bearer KEY" when set
+	ReadTimeout  time.Duration // for headers and for the body (default 30 s)
+	WriteTimeout time.Duration // for each write of a response (default 60 s)
+	// ShutdownGrace is how long running jobs may take to finish on
+	// shutdown before they are cancelled (default 10 s).
+	ShutdownGrace time.Duration
+	// DefaultKeepAlive applies when a request names none (the backend's
+	// default when 0).
+	DefaultKeepAlive time.Duration
+
+	Logger *slog.Logger
+}
+
+// Server is glassbox's HTTP server. Create it with New, serve with Serve,
+// stop with Shutdown.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	queue   *queue
+	log     *slog.Logger
+	started time.Time
+
+	// base is the context of native jobs: it ends when Shutdown gives up
+	// waiting for them.
+	base       context.Context
+	cancelBase context.CancelFunc
+
+	mu      sync.Mutex
+	closing bool
+	jobs    sync.WaitGroup   // running generations (all APIs)
+	streams map[*stream]bool // open event streams, closed on shutdown
+	httpSrv *http.Server
+}
+
+// stream is one open event stream (SSE or NDJSON) that shutdown must end.
+type stream struct{ cancel context.CancelFunc }
+
+// New checks cfg and returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Backend == nil || cfg.Jobs == nil {
+		return nil, errors.New("deliver: server needs a Backend and a Jobs manager")
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 1
+	}
+	switch {
+	case cfg.MaxQueue == 0:
+		cfg.MaxQueue = 64
+	case cfg.MaxQueue < 0:
+		cfg.MaxQueue = 0
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 8 << 20
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = 30 * time.Second
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 60 * time.Second
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, queue: newQueue(cfg.Parallel, cfg.MaxQueue), log: cfg.Logger,
+		started: time.Now(), streams: map[*stream]bool{}}
+	s.base, s.cancelBase = context.WithCancel(context.Background())
+	s.routes()
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler (routes, auth, panic recovery).
+func (s *Server) Handler() http.Handler { return s.wrap(s.mux) }
+
+// CheckBind refuses to listen beyond loopback without an API key.
+func CheckBind(addr, apiKey string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("deliver: address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if apiKey == "" {
+		return fmt.Errorf("deliver: refusing to listen on %s without an API key: "+
+			"anyone who can reach it could run models (set --api-key or GLASSBOX_API_KEY, or bind 127.0.0.1)", addr)
+	}
+	return nil
+}
+
+// Serve accepts connections on l until Shutdown. It returns
+// http.ErrServerClosed after a shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	if err := CheckBind(l.Addr().String(), s.cfg.APIKey); err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.cfg.ReadTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.Background() },
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return http.ErrServerClosed
+	}
+	s.httpSrv = hs
+	s.mu.Unlock()
+	return hs.Serve(l)
+}
+
+// Shutdown stops the server gracefully: it stops admitting work (new
+// requests get 503), ends open event streams (clients reconnect and resume
+// from Last-Event-ID later), lets running generations finish for up to
+// ShutdownGrace (or until ctx ends), cancels the rest (their jobs end as
+// cancelled in the journal), and closes the listener and idle connections.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	hs := s.httpSrv
+	for st := range s.streams {
+		st.cancel()
+	}
+	s.mu.Unlock()
+	s.queue.close()
+
+	done := make(chan struct{})
+	go func() { s.jobs.Wait(); close(done) }()
+	grace := time.NewTimer(s.cfg.ShutdownGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		s.log.Warn("shutdown: grace period over, cancelling running jobs", "grace", s.cfg.ShutdownGrace)
+	case <-ctx.Done():
+	}
+	s.cancelBase()
+	<-done // cancelled generations stop within one step
+	if hs == nil {
+		return nil
+	}
+	return hs.Shutdown(ctx)
+}
+
+// addStream registers an open event stream; it fails once shutting down.
+func (s *Server) addStream(cancel context.CancelFunc) (*stream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return nil, ErrShuttingDown
+	}
+	st := &stream{cancel: cancel}
+	s.streams[st] = true
+	return st, nil
+}
+
+func (s *Server) removeStream(st *stream) {
+	s.mu.Lock()
+	delete(s.streams, st)
+	s.mu.Unlock()
+}
+
+// wrap adds panic recovery, authentication and request logging.
+func (s *Server) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panic", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				s.writeError(w, r, &Error{Status: http.StatusInternalServerError, Stage: "deliver",
+					Code: "internal", Message: fmt.Sprintf("internal error (a bug in glassbox): %v", v)})
+			}
+		}()
+		if s.cfg.APIKey != "" && r.URL.Path != "/healthz" && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="glassbox"`)
+			s.writeError(w, r, &Error{Status: http.StatusUnauthorized, Stage: "deliver", Code: "unauthorized",
+				Message: "missing or wrong API key", Hint: "send Authorization: Bearer KEY"})
+			return
+		}
+		start := time.Now()
+		h.ServeHTTP(w, r)
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "ms", time.Since(start).Milliseconds())
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	key, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(key)), []byte(s.cfg.APIKey)) == 1
+}
+
+// writeError renders e in the dialect of the endpoint r was sent to.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *Error) {
+	switch dialectOf(r.URL.Path) {
+	case dialectOllama:
+		writeOllamaError(w, e)
+	case dialectOpenAI:
+		writeOpenAIError(w, e)
+	default:
+		writeNativeError(w, e)
+	}
+}
+
+type dialect int
+
+const (
+	dialectNative dialect = iota
+	dialectOllama
+	dialectOpenAI
+)
+
+func dialectOf(path string) dialect {
+	switch {
+	case strings.HasPrefix(path, "/api/"):
+		return dialectOllama
+	case strings.HasPrefix(path, "/v1/chat/"), strings.HasPrefix(path, "/v1/completions"),
+		path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
+		return dialectOpenAI
+	}
+	return dialectNative
+}
