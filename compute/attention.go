@@ -1,0 +1,65 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/glassbox-ai/glassbox/kernel"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// Attention computes causal scaled dot-product attention (Vaswani et al.
+// 2017) for n query tokens at positions start..start+n-1 over cache
+// positions 0..start+n-1. q and out are [n][numHeads*headDim]. Query head h
+// reads KV head h/(numHeads/numKVHeads) (grouped-query attention). The
+// query at position p sees keys k ≤ p, and with window > 0 only
+// p-window < k ≤ p. Weights are softmax(q·k·scale). Work is split over
+// (token, head) pairs.
+func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int, scale float32, window int) {
+	hd := c.HeadDim
+	if n < 0 || start < 0 || start+n > c.CtxLen || numHeads <= 0 || numHeads%c.NumKVHeads != 0 ||
+		len(q) < n*numHeads*hd || len(out) < n*numHeads*hd {
+		panic(fmt.Sprintf("compute: Attention: n %d at start %d, ctxLen %d, %d heads over %d KV heads × %d, q %d and out %d floats do not fit",
+			n, start, c.CtxLen, numHeads, c.NumKVHeads, hd, len(q), len(out)))
+	}
+	group := numHeads / c.NumKVHeads
+	kdot, err := kernel.FDotFor(c.Type)
+	if err != nil {
+		panic(err.Error())
+	}
+	p.For(n*numHeads, func(lo, hi int) {
+		sb := getFloats(start + n)
+		defer floatBufs.Put(sb)
+		for t := lo; t < hi; t++ {
+			i, h := t/numHeads, t%numHeads
+			pos := start + i
+			first := 0
+			if window > 0 {
+				first = max(0, pos-window+1)
+			}
+			qh := q[t*hd : (t+1)*hd]
+			kvh := h / group
+			scores := (*sb)[:pos+1-first]
+			for k := first; k <= pos; k++ {
+				scores[k-first] = kdot(c.key(k, kvh), qh) * scale
+			}
+			Softmax(scores)
+			o := out[t*hd : (t+1)*hd]
+			clear(o)
+			for k := first; k <= pos; k++ {
+				accumulate(o, c.value(k, kvh), c.Type, scores[k-first])
+			}
+		}
+	})
+}
+
+// accumulate adds a·v to o, where v is a row of o's length in F16 or F32.
+func accumulate(o []float32, v []byte, dt tensor.DType, a float32) {
+	if dt == tensor.F16 {
+		kernel.AxpyF16(o, v, a)
+		return
+	}
+	for i := range o {
+		o[i] += a * math.Float32frombits(uint32(v[4*i])|uint32(v[4*i+1])<<8|uint32(v[4*i+2])<<16|uint32(v[4*i+3])<<24)
+	}
+}

@@ -1,0 +1,93 @@
+package compute
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// naiveAttention is the float64 reference over unrounded k, v.
+func naiveAttention(q, k, v []float32, n, start, numHeads, numKVHeads, headDim int, scale float64, window int) []float64 {
+	out := make([]float64, n*numHeads*headDim)
+	kvDim := numKVHeads * headDim
+	for i := range n {
+		pos := start + i
+		for h := range numHeads {
+			kvh := h / (numHeads / numKVHeads)
+			var ws []float64
+			var mx = math.Inf(-1)
+			for p := 0; p <= pos; p++ {
+				s := math.Inf(-1)
+				if window <= 0 || p > pos-window {
+					s = 0
+					for d := range headDim {
+						s += float64(q[(i*numHeads+h)*headDim+d]) * float64(k[p*kvDim+kvh*headDim+d])
+					}
+					s *= scale
+				}
+				ws = append(ws, s)
+				mx = max(mx, s)
+			}
+			var sum float64
+			for p := range ws {
+				ws[p] = math.Exp(ws[p] - mx)
+				sum += ws[p]
+			}
+			for p := range ws {
+				for d := range headDim {
+					out[(i*numHeads+h)*headDim+d] += ws[p] / sum * float64(v[p*kvDim+kvh*headDim+d])
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestAttention(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 2))
+	const numHeads, numKVHeads, headDim, ctxLen = 4, 2, 16, 40
+	pool := NewPool(2)
+	defer pool.Close()
+	for _, tc := range []struct {
+		name     string
+		dt       tensor.DType
+		n, start int
+		window   int
+		tol      float64
+	}{
+		{"f32 prefill", tensor.F32, 12, 0, 0, 1e-5},
+		{"f32 decode", tensor.F32, 1, 30, 0, 1e-5},
+		{"f16 chunk", tensor.F16, 9, 20, 0, 3e-3},
+		{"f32 window", tensor.F32, 10, 25, 8, 1e-5},
+		{"f16 window", tensor.F16, 1, 39, 5, 3e-3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			total := tc.start + tc.n
+			kvDim := numKVHeads * headDim
+			k, v := randNormal(r, total*kvDim, 1), randNormal(r, total*kvDim, 1)
+			c := NewKVCache(tc.dt, ctxLen, numKVHeads, headDim)
+			for p := range total {
+				c.Store(p, k[p*kvDim:], v[p*kvDim:])
+			}
+			if c.Bytes() != int64(2*ctxLen*kvDim*tc.dt.TypeSize()) {
+				t.Errorf("Bytes() = %d", c.Bytes())
+			}
+			q := randNormal(r, tc.n*numHeads*headDim, 1)
+			out := make([]float32, len(q)+1)
+			out[len(q)] = 7
+			scale := 1 / math.Sqrt(headDim)
+			Attention(pool, out, q, tc.n, tc.start, c, numHeads, float32(scale), tc.window)
+			want := naiveAttention(q, k, v, tc.n, tc.start, numHeads, numKVHeads, headDim, scale, tc.window)
+			for i := range want {
+				if math.Abs(float64(out[i])-want[i]) > tc.tol {
+					t.Fatalf("out[%d] = %g, want %g", i, out[i], want[i])
+				}
+			}
+			if out[len(q)] != 7 {
+				t.Fatal("wrote past the output")
+			}
+		})
+	}
+}

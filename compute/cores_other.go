@@ -1,0 +1,5 @@
+//go:build !linux
+
+package compute
+
+func physicalCores() int { return 0 }

@@ -1,0 +1,136 @@
+package compute
+
+import (
+	"sync"
+
+	"github.com/glassbox-ai/glassbox/kernel"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// rowTile is how many weight rows one task takes: the rows' blocks are
+// reused across all n activation rows while they sit in L1/L2.
+const rowTile = 16
+
+// scratch buffers for quantized activations, reused across calls.
+var byteBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+func getBytes(n int) *[]byte {
+	b := byteBufs.Get().(*[]byte)
+	if cap(*b) < n {
+		*b = make([]byte, n)
+	}
+	*b = (*b)[:n]
+	return b
+}
+
+// MatMul computes out[i*Rows+r] = Σ_c x[i*Cols+c]·W[r][c] for i < n
+// (x is [n][Cols], out is [n][Rows]).
+//
+// Quantized weights: the activations are first quantized to the format's
+// vec-dot type (kernel.VecDotType) and each block's dot product is an
+// integer sum, as llama.cpp does. F32/F16/BF16 weights multiply the F32
+// activations directly. Work is split over weight rows; each task streams
+// its rows once and reuses them across all n activation rows.
+func MatMul(p *Pool, out []float32, w Matrix, x []float32, n int) {
+	mustFit("MatMul", out, w, x, n)
+	if n == 0 || w.Rows == 0 {
+		return
+	}
+	switch w.Type {
+	case tensor.F32, tensor.F16, tensor.BF16:
+		matMulFloat(p, out, w, x, n)
+		return
+	}
+	vt, err := kernel.VecDotType(w.Type)
+	if err != nil {
+		panic("compute: MatMul: " + err.Error())
+	}
+	dot, err := kernel.QDotFor(w.Type)
+	if err != nil {
+		panic("compute: MatMul: " + err.Error())
+	}
+	xrb := w.Cols / vt.BlockSize() * vt.TypeSize()
+	buf := getBytes(n * xrb)
+	defer byteBufs.Put(buf)
+	xq := *buf
+	p.For(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if err := kernel.Quantize(vt, x[i*w.Cols:(i+1)*w.Cols], xq[i*xrb:(i+1)*xrb]); err != nil {
+				panic("compute: MatMul: " + err.Error())
+			}
+		}
+	})
+	rb := w.RowBytes()
+	tiles := (w.Rows + rowTile - 1) / rowTile
+	p.For(tiles, func(lo, hi int) {
+		for r := lo * rowTile; r < min(hi*rowTile, w.Rows); r++ {
+			row := w.Data[r*rb : (r+1)*rb]
+			for i := range n {
+				out[i*w.Rows+r] = dot(w.Cols, row, xq[i*xrb:(i+1)*xrb])
+			}
+		}
+	})
+}
+
+func matMulFloat(p *Pool, out []float32, w Matrix, x []float32, n int) {
+	dot, err := kernel.FDotFor(w.Type)
+	if err != nil {
+		panic("compute: MatMul: " + err.Error())
+	}
+	rb := w.RowBytes()
+	tiles := (w.Rows + rowTile - 1) / rowTile
+	p.For(tiles, func(lo, hi int) {
+		for r := lo * rowTile; r < min(hi*rowTile, w.Rows); r++ {
+			row := w.Data[r*rb : (r+1)*rb]
+			for i := range n {
+				out[i*w.Rows+r] = dot(row, x[i*w.Cols:(i+1)*w.Cols])
+			}
+		}
+	})
+}
+
+// MatMulExact computes the same product as MatMul with the weights
+// dequantized to F32 and F32 arithmetic (the reference path for f32ref
+// goldens). It is slower: each task dequantizes its rows once.
+func MatMulExact(p *Pool, out []float32, w Matrix, x []float32, n int) {
+	mustFit("MatMulExact", out, w, x, n)
+	if n == 0 || w.Rows == 0 {
+		return
+	}
+	rb := w.RowBytes()
+	tiles := (w.Rows + rowTile - 1) / rowTile
+	p.For(tiles, func(lo, hi int) {
+		fb := getFloats(w.Cols)
+		defer floatBufs.Put(fb)
+		row := *fb
+		for r := lo * rowTile; r < min(hi*rowTile, w.Rows); r++ {
+			if err := kernel.Dequantize(w.Type, w.Data[r*rb:(r+1)*rb], row); err != nil {
+				panic("compute: MatMulExact: " + err.Error())
+			}
+			for i := range n {
+				out[i*w.Rows+r] = dotF32(row, x[i*w.Cols:(i+1)*w.Cols])
+			}
+		}
+	})
+}
+
+var floatBufs = sync.Pool{New: func() any { return new([]float32) }}
+
+func getFloats(n int) *[]float32 {
+	b := floatBufs.Get().(*[]float32)
+	if cap(*b) < n {
+		*b = make([]float32, n)
+	}
+	*b = (*b)[:n]
+	return b
+}
+
+// dotF32 is Σ a[i]·b[i] accumulated in float32 in order.
+func dotF32(a, b []float32) float32 {
+	var s float32
+	b = b[:len(a)]
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}

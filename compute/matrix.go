@@ -1,0 +1,67 @@
+package compute
+
+import (
+	"fmt"
+
+	"github.com/glassbox-ai/glassbox/kernel"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// Matrix is a 2-D weight [Rows][Cols] of any supported dtype, aliasing its
+// bytes (typically memory-mapped GGUF data): row r is
+// Data[r*RowBytes : (r+1)*RowBytes].
+type Matrix struct {
+	Type       tensor.DType
+	Rows, Cols int
+	Data       []byte
+}
+
+// NewMatrix checks and returns a Matrix over data.
+func NewMatrix(dt tensor.DType, rows, cols int, data []byte) (Matrix, error) {
+	m := Matrix{Type: dt, Rows: rows, Cols: cols, Data: data}
+	return m, m.Check()
+}
+
+// Check reports whether m is well formed: a supported dtype, Cols a
+// multiple of its block size and Data exactly Rows rows long.
+func (m Matrix) Check() error {
+	if !kernel.Supported(m.Type) {
+		return fmt.Errorf("compute: matrix [%d][%d]: unsupported weight type %s", m.Rows, m.Cols, m.Type)
+	}
+	if m.Rows < 0 || m.Cols <= 0 || m.Cols%m.Type.BlockSize() != 0 {
+		return fmt.Errorf("compute: matrix [%d][%d] %s: row length must be a positive multiple of the block size %d",
+			m.Rows, m.Cols, m.Type, m.Type.BlockSize())
+	}
+	if want := m.Rows * m.RowBytes(); len(m.Data) != want {
+		return fmt.Errorf("compute: matrix [%d][%d] %s: needs %d bytes, has %d", m.Rows, m.Cols, m.Type, want, len(m.Data))
+	}
+	return nil
+}
+
+// RowBytes returns the bytes of one row.
+func (m Matrix) RowBytes() int { return m.Cols / m.Type.BlockSize() * m.Type.TypeSize() }
+
+// RowData returns the bytes of row r.
+func (m Matrix) RowData(r int) []byte {
+	rb := m.RowBytes()
+	return m.Data[r*rb : (r+1)*rb]
+}
+
+// Row dequantizes row r into dst[:Cols] (embedding lookup / get-rows).
+func (m Matrix) Row(r int, dst []float32) {
+	if r < 0 || r >= m.Rows || len(dst) < m.Cols {
+		panic(fmt.Sprintf("compute: Row(%d) of matrix [%d][%d] into %d floats", r, m.Rows, m.Cols, len(dst)))
+	}
+	if err := kernel.Dequantize(m.Type, m.RowData(r), dst[:m.Cols]); err != nil {
+		panic(err.Error()) // Check would have caught it
+	}
+}
+
+// mustFit panics if w, out and x do not fit n activation rows.
+func mustFit(op string, out []float32, w Matrix, x []float32, n int) {
+	if n < 0 || len(x) < n*w.Cols || len(out) < n*w.Rows || len(w.Data) < w.Rows*w.RowBytes() ||
+		w.Cols <= 0 || w.Cols%max(w.Type.BlockSize(), 1) != 0 {
+		panic(fmt.Sprintf("compute: %s: weight [%d][%d] %s (%d bytes), x %d floats, out %d floats, n %d do not fit",
+			op, w.Rows, w.Cols, w.Type, len(w.Data), len(x), len(out), n))
+	}
+}

@@ -1,0 +1,140 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+)
+
+// Element-wise and row operations over float32 slices. Reductions
+// accumulate in float64, as ggml's ggml_float sums do.
+
+func mustLen(op string, want int, lens ...int) {
+	for _, l := range lens {
+		if l < want {
+			panic(fmt.Sprintf("compute: %s: slice of %d floats, need %d", op, l, want))
+		}
+	}
+}
+
+// RMSNorm sets out = x / sqrt(mean(x²) + eps) · w over one row (len(x)
+// elements). out may alias x; w nil means no scale.
+// Zhang & Sennrich 2019, "Root Mean Square Layer Normalization".
+func RMSNorm(out, x, w []float32, eps float32) {
+	mustLen("RMSNorm", len(x), len(out))
+	if w != nil {
+		mustLen("RMSNorm", len(x), len(w))
+	}
+	var sum float64
+	for _, v := range x {
+		sum += float64(v * v)
+	}
+	scale := float32(1 / math.Sqrt(float64(float32(sum/float64(len(x)))+eps)))
+	for i, v := range x {
+		if w != nil {
+			out[i] = v * scale * w[i]
+		} else {
+			out[i] = v * scale
+		}
+	}
+}
+
+// LayerNorm sets out = (x - mean) / sqrt(var + eps) · w + b over one row.
+// out may alias x; w or b nil means no scale or no bias.
+// Ba, Kiros & Hinton 2016, "Layer Normalization".
+func LayerNorm(out, x, w, b []float32, eps float32) {
+	mustLen("LayerNorm", len(x), len(out))
+	if w != nil {
+		mustLen("LayerNorm", len(x), len(w))
+	}
+	if b != nil {
+		mustLen("LayerNorm", len(x), len(b))
+	}
+	var sum float64
+	for _, v := range x {
+		sum += float64(v)
+	}
+	mean := float32(sum / float64(len(x)))
+	var sq float64
+	for _, v := range x {
+		d := v - mean
+		sq += float64(d * d)
+	}
+	scale := float32(1 / math.Sqrt(float64(float32(sq/float64(len(x)))+eps)))
+	for i, v := range x {
+		y := (v - mean) * scale
+		if w != nil {
+			y *= w[i]
+		}
+		if b != nil {
+			y += b[i]
+		}
+		out[i] = y
+	}
+}
+
+// Softmax replaces x by exp(x - max x) / Σ exp(x - max x), in place.
+// Entries of -Inf become 0; a row of all -Inf becomes all 0.
+func Softmax(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		m = max(m, v)
+	}
+	if math.IsInf(float64(m), -1) {
+		clear(x)
+		return
+	}
+	var sum float64
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - m)))
+		x[i] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// SiLU replaces x by x·σ(x), in place (Elfwing et al. 2017; "swish").
+func SiLU(x []float32) {
+	for i, v := range x {
+		x[i] = v / (1 + float32(math.Exp(float64(-v))))
+	}
+}
+
+// GELU replaces x by the tanh approximation of x·Φ(x), in place, as ggml
+// and GPT-2 compute it (Hendrycks & Gimpel 2016):
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+func GELU(x []float32) {
+	const c = 0.7978845608028654 // √(2/π)
+	for i, v := range x {
+		f := float64(v)
+		x[i] = float32(0.5 * f * (1 + math.Tanh(c*f*(1+0.044715*f*f))))
+	}
+}
+
+// Add sets out = a + b element-wise over len(out) elements.
+func Add(out, a, b []float32) {
+	mustLen("Add", len(out), len(a), len(b))
+	for i := range out {
+		out[i] = a[i] + b[i]
+	}
+}
+
+// Mul sets out = a · b element-wise over len(out) elements.
+func Mul(out, a, b []float32) {
+	mustLen("Mul", len(out), len(a), len(b))
+	for i := range out {
+		out[i] = a[i] * b[i]
+	}
+}
+
+// Scale multiplies x by s in place.
+func Scale(x []float32, s float32) {
+	for i := range x {
+		x[i] *= s
+	}
+}

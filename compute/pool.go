@@ -1,0 +1,149 @@
+package compute
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Pool is a fixed set of worker goroutines that run parallel loops. No
+// goroutine is started per operation. A Pool may be used from several
+// goroutines at once and For may be nested (the calling goroutine always
+// takes part, so a loop finishes even when every worker is busy).
+type Pool struct {
+	threads int
+	jobs    chan *job
+	wg      sync.WaitGroup
+	once    sync.Once
+}
+
+// job is one For call: chunks [0,chunks) of [0,n) handed out by an atomic
+// counter.
+type job struct {
+	fn     func(lo, hi int)
+	n      int
+	chunks int
+	next   atomic.Int64
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+var jobPool = sync.Pool{New: func() any { return new(job) }}
+
+// NewPool starts a pool of threads workers (the caller of For counts as one
+// of them). threads <= 0 means the number of physical cores (see
+// PhysicalCores).
+func NewPool(threads int) *Pool {
+	if threads <= 0 {
+		threads = PhysicalCores()
+	}
+	p := &Pool{threads: threads, jobs: make(chan *job, threads)}
+	for range threads - 1 {
+		p.wg.Add(1)
+		go p.worker()
+	}
+	return p
+}
+
+// Threads returns the number of threads the pool runs loops on.
+func (p *Pool) Threads() int {
+	if p == nil {
+		return 1
+	}
+	return p.threads
+}
+
+// Close stops the workers. The pool must not be used afterwards.
+func (p *Pool) Close() {
+	if p == nil {
+		return
+	}
+	p.once.Do(func() {
+		close(p.jobs)
+		p.wg.Wait()
+	})
+}
+
+func (p *Pool) worker() {
+	defer p.wg.Done()
+	for j := range p.jobs {
+		j.mu.Lock()
+		if j.closed {
+			j.mu.Unlock()
+			continue
+		}
+		j.wg.Add(1)
+		j.mu.Unlock()
+		j.run()
+		j.wg.Done()
+	}
+}
+
+func (j *job) run() {
+	for {
+		c := int(j.next.Add(1) - 1)
+		if c >= j.chunks {
+			return
+		}
+		lo, hi := chunkBounds(j.n, j.chunks, c)
+		j.fn(lo, hi)
+	}
+}
+
+// chunkBounds returns chunk c of [0,n) split into k nearly equal parts.
+func chunkBounds(n, k, c int) (lo, hi int) {
+	return c * n / k, (c + 1) * n / k
+}
+
+// For splits [0,n) into contiguous chunks (at most 4 per thread, fixed by n
+// and Threads), runs fn on each chunk on the workers and the calling
+// goroutine, and returns when all are done. fn must compute each index
+// independently of the chunk bounds, so the result does not depend on the
+// thread count. A nil Pool runs fn(0, n) on the caller.
+func (p *Pool) For(n int, fn func(lo, hi int)) {
+	p.ForGrain(n, 1, fn)
+}
+
+// ForGrain is For with chunks of at least grain indices (unless n < grain):
+// use it when an index is too little work to be worth a hand-off.
+func (p *Pool) ForGrain(n, grain int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	grain = max(grain, 1)
+	chunks := max(1, min(4*p.Threads(), n/grain))
+	if p == nil || p.threads == 1 || chunks <= 1 {
+		fn(0, n)
+		return
+	}
+	j := jobPool.Get().(*job)
+	// A worker may still hold j from an earlier loop's queue entry: it
+	// reads the fields only after taking j.mu and finding it open.
+	j.mu.Lock()
+	j.fn, j.n, j.chunks, j.closed = fn, n, chunks, false
+	j.next.Store(0)
+	j.mu.Unlock()
+	for range min(p.threads-1, chunks-1) {
+		select {
+		case p.jobs <- j:
+		default: // workers are saturated; the caller does the rest
+		}
+	}
+	j.run()
+	j.mu.Lock()
+	j.closed = true
+	j.mu.Unlock()
+	j.wg.Wait()
+	jobPool.Put(j)
+}
+
+// PhysicalCores returns the number of physical CPU cores available, or
+// runtime.NumCPU() when it cannot tell (see cores_linux.go).
+func PhysicalCores() int {
+	n := physicalCores()
+	if n <= 0 || n > runtime.NumCPU() {
+		n = runtime.NumCPU()
+	}
+	return max(n, 1)
+}

@@ -1,0 +1,95 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// QDot returns the dot product of n elements of a quantized weight row w
+// and an activation row x in the weight format's vec-dot type. n is a
+// multiple of the block size; w and x hold at least n elements' bytes.
+type QDot func(n int, w, x []byte) float32
+
+// FDot returns the dot product of a float weight row w (F32, F16 or BF16
+// bytes) and len(x) F32 activations.
+type FDot func(w []byte, x []float32) float32
+
+// Impl is one implementation of the dot kernels: "generic" is the
+// specification; fast ones fill in what they accelerate.
+type Impl struct {
+	Name string
+	Q    map[tensor.DType]QDot
+	F    map[tensor.DType]FDot
+}
+
+// Generic holds the reference kernels.
+var Generic = Impl{
+	Name: "generic",
+	Q: map[tensor.DType]QDot{
+		tensor.Q4_0: dotQ4_0Q8_0Generic,
+		tensor.Q4_1: dotQ4_1Q8_1Generic,
+		tensor.Q5_0: dotQ5_0Q8_0Generic,
+		tensor.Q5_1: dotQ5_1Q8_1Generic,
+		tensor.Q8_0: dotQ8_0Q8_0Generic,
+		tensor.Q2_K: dotQ2KQ8KGeneric,
+		tensor.Q3_K: dotQ3KQ8KGeneric,
+		tensor.Q4_K: dotQ4KQ8KGeneric,
+		tensor.Q5_K: dotQ5KQ8KGeneric,
+		tensor.Q6_K: dotQ6KQ8KGeneric,
+	},
+	F: map[tensor.DType]FDot{
+		tensor.F32:  dotF32Generic,
+		tensor.F16:  dotF16Generic,
+		tensor.BF16: dotBF16Generic,
+	},
+}
+
+// active is the implementation chosen at start (see impl_*.go).
+var active = Generic
+
+// Active returns the name of the implementation in use.
+func Active() string { return active.Name }
+
+// Impls lists every implementation usable on this CPU, generic first; tests
+// run each against the generic one.
+func Impls() []Impl { return available() }
+
+// VecDotType returns the type activations are quantized to before a dot
+// product with weights of type dt: Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for
+// Q4_1/Q5_1, Q8_K for the K-quants, and F32 for float weights.
+func VecDotType(dt tensor.DType) (tensor.DType, error) {
+	switch dt {
+	case tensor.F32, tensor.F16, tensor.BF16:
+		return tensor.F32, nil
+	case tensor.Q4_0, tensor.Q5_0, tensor.Q8_0:
+		return tensor.Q8_0, nil
+	case tensor.Q4_1, tensor.Q5_1:
+		return tensor.Q8_1, nil
+	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+		return tensor.Q8_K, nil
+	}
+	return 0, fmt.Errorf("kernel: no dot product for weight type %s", dt)
+}
+
+// QDotFor returns the active dot kernel for quantized weights of type dt.
+func QDotFor(dt tensor.DType) (QDot, error) {
+	if f := active.Q[dt]; f != nil {
+		return f, nil
+	}
+	if f := Generic.Q[dt]; f != nil {
+		return f, nil
+	}
+	return nil, fmt.Errorf("kernel: no quantized dot product for weight type %s", dt)
+}
+
+// FDotFor returns the active dot kernel for float weights of type dt.
+func FDotFor(dt tensor.DType) (FDot, error) {
+	if f := active.F[dt]; f != nil {
+		return f, nil
+	}
+	if f := Generic.F[dt]; f != nil {
+		return f, nil
+	}
+	return nil, fmt.Errorf("kernel: no float dot product for weight type %s", dt)
+}

@@ -1,0 +1,136 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// quantized returns x quantized to dt, with guard bytes after the data
+// (the returned slice excludes them; its capacity includes them).
+func quantized(t testing.TB, dt tensor.DType, x []float32) []byte {
+	nb64, err := dt.RowBytes(int64(len(x)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb := int(nb64)
+	b := make([]byte, nb+64)
+	for i := nb; i < len(b); i++ {
+		b[i] = 0x5a
+	}
+	if err := Quantize(dt, x, b[:nb]); err != nil {
+		t.Fatal(err)
+	}
+	return b[:nb]
+}
+
+func dequantized(t testing.TB, dt tensor.DType, b []byte, n int) []float32 {
+	y := make([]float32, n)
+	if err := Dequantize(dt, b, y); err != nil {
+		t.Fatal(err)
+	}
+	return y
+}
+
+// TestGenericDotIsExact checks the reference quantized dot products
+// against a float64 dot of the dequantized operands: the integer block sums
+// are exact, so only float rounding separates them.
+func TestGenericDotIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for dt, dot := range Generic.Q {
+		t.Run(dt.String(), func(t *testing.T) {
+			vt, _ := VecDotType(dt)
+			for _, blocks := range []int{1, 3, 16} {
+				n := blocks * dt.BlockSize()
+				w := quantized(t, dt, randNormal(r, n, 1))
+				x := quantized(t, vt, randNormal(r, n, 1))
+				wf, xf := dequantized(t, dt, w, n), dequantized(t, vt, x, n)
+				var want, mag float64
+				for i := range wf {
+					want += float64(wf[i]) * float64(xf[i])
+					mag += math.Abs(float64(wf[i]) * float64(xf[i]))
+				}
+				got := float64(dot(n, w, x))
+				tol := 1e-5
+				if vt == tensor.Q8_1 {
+					tol = 2e-3 // Q8_1 carries d·Σq rounded to f16, as in ggml
+				}
+				if math.Abs(got-want) > tol*mag+1e-6 {
+					t.Errorf("n=%d: dot %g, dequantized dot %g (Σ|terms| %g)", n, got, want, mag)
+				}
+			}
+		})
+	}
+}
+
+// TestImplsMatchGeneric runs every implementation usable on this CPU
+// against the generic kernels over random data and odd sizes.
+func TestImplsMatchGeneric(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, impl := range Impls() {
+		for dt, dot := range impl.Q {
+			ref := Generic.Q[dt]
+			vt, _ := VecDotType(dt)
+			t.Run(fmt.Sprintf("%s/%s", impl.Name, dt), func(t *testing.T) {
+				for _, blocks := range []int{1, 2, 3, 5, 8, 17, 64} {
+					n := blocks * dt.BlockSize()
+					w := quantized(t, dt, randNormal(r, n, 1))
+					x := quantized(t, vt, randNormal(r, n, 1))
+					got, want := dot(n, w, x), ref(n, w, x)
+					mag := float64(Generic.F[tensor.F32](f32bytes(absAll(dequantized(t, dt, w, n))), absAll(dequantized(t, vt, x, n))))
+					if math.Abs(float64(got-want)) > 1e-5*mag+1e-6 {
+						t.Errorf("n=%d: %s %g, generic %g", n, impl.Name, got, want)
+					}
+				}
+			})
+		}
+		for dt, dot := range impl.F {
+			ref := Generic.F[dt]
+			t.Run(fmt.Sprintf("%s/%s", impl.Name, dt), func(t *testing.T) {
+				for _, n := range []int{1, 3, 7, 8, 15, 16, 17, 31, 64, 100, 257, 1000} {
+					w := quantized(t, dt, randNormal(r, n, 1))
+					x := randNormal(r, n, 1)
+					got, want := dot(w, x), ref(w, x)
+					mag := float64(Generic.F[tensor.F32](f32bytes(absAll(dequantized(t, dt, w, n))), absAll(x)))
+					if math.Abs(float64(got-want)) > 1e-5*mag+1e-6 {
+						t.Errorf("n=%d: %s %g, generic %g", n, impl.Name, got, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+func absAll(x []float32) []float32 {
+	y := make([]float32, len(x))
+	for i, v := range x {
+		y[i] = float32(math.Abs(float64(v)))
+	}
+	return y
+}
+
+func f32bytes(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	if err := Quantize(tensor.F32, x, b); err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestVecDotTypes(t *testing.T) {
+	for dt := range Generic.Q {
+		vt, err := VecDotType(dt)
+		if err != nil || vt.BlockSize() != dt.BlockSize() {
+			t.Errorf("%s: vec-dot type %s, %v", dt, vt, err)
+		}
+	}
+	if _, err := VecDotType(tensor.IQ4_NL); err == nil {
+		t.Error("IQ4_NL: no error")
+	}
+	if _, err := QDotFor(tensor.F16); err == nil {
+		t.Error("QDotFor(F16): no error")
+	}
+}

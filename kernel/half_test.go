@@ -1,0 +1,86 @@
+package kernel
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestFP16RoundTripAll(t *testing.T) {
+	for i := range 1 << 16 {
+		h := uint16(i)
+		f := FP16ToFP32(h)
+		if f != f {
+			if g := FP32ToFP16(f); FP16ToFP32(g) == FP16ToFP32(g) {
+				t.Fatalf("NaN %#04x came back as %#04x", h, g)
+			}
+			continue
+		}
+		if g := FP32ToFP16(f); g != h {
+			t.Fatalf("half %#04x → %g → %#04x", h, f, g)
+		}
+	}
+}
+
+// TestFP32ToFP16Nearest checks round-to-nearest-even against the two
+// neighbouring halves, over random floats spread across the half range.
+func TestFP32ToFP16Nearest(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		f := float32(math.Ldexp(r.Float64()*2-1, r.IntN(40)-26))
+		h := FP32ToFP16(f)
+		got := float64(FP16ToFP32(h))
+		if math.IsInf(got, 0) {
+			if math.Abs(float64(f)) < 65520 {
+				t.Fatalf("%g overflowed", f)
+			}
+			continue
+		}
+		for _, nb := range []uint16{h - 1, h + 1} {
+			if nb&0x7c00 == 0x7c00 || (h&0x7fff == 0 && nb == h-1) {
+				continue
+			}
+			alt := float64(FP16ToFP32(nb))
+			d, da := math.Abs(got-float64(f)), math.Abs(alt-float64(f))
+			if da < d || (da == d && h&1 == 1) {
+				t.Fatalf("%g → %#04x (%g) but %#04x (%g) is nearer or even", f, h, got, nb, alt)
+			}
+		}
+	}
+}
+
+func TestFP16Specials(t *testing.T) {
+	for _, tc := range []struct {
+		f float32
+		h uint16
+	}{
+		{0, 0}, {float32(math.Copysign(0, -1)), 0x8000}, {1, 0x3c00}, {-2, 0xc000}, {65504, 0x7bff},
+		{65520, 0x7c00}, {float32(math.Inf(1)), 0x7c00}, {5.960464477539063e-08, 1}, {2.9802322387695312e-08, 0},
+		{2.98023259e-08, 1}, {6.097555160522461e-05, 0x3ff},
+	} {
+		if got := FP32ToFP16(tc.f); got != tc.h {
+			t.Errorf("FP32ToFP16(%g) = %#04x, want %#04x", tc.f, got, tc.h)
+		}
+	}
+}
+
+func TestBF16(t *testing.T) {
+	for _, tc := range []struct {
+		f float32
+		h uint16
+	}{
+		{1, 0x3f80}, {-2, 0xc000}, {1.00390625, 0x3f80}, {1.01171875, 0x3f82}, {float32(math.Inf(-1)), 0xff80},
+	} {
+		if got := FP32ToBF16(tc.f); got != tc.h {
+			t.Errorf("FP32ToBF16(%g) = %#04x, want %#04x", tc.f, got, tc.h)
+		}
+		if tc.f == 1 || tc.f == -2 {
+			if back := BF16ToFP32(tc.h); back != tc.f {
+				t.Errorf("BF16ToFP32(%#04x) = %g, want %g", tc.h, back, tc.f)
+			}
+		}
+	}
+	if f := BF16ToFP32(FP32ToBF16(float32(math.NaN()))); f == f {
+		t.Error("NaN did not stay NaN")
+	}
+}

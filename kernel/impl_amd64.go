@@ -1,0 +1,5 @@
+//go:build amd64 && !purego
+
+package kernel
+
+func available() []Impl { return []Impl{Generic} }
