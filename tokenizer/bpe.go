@@ -1,0 +1,229 @@
+package tokenizer
+
+import (
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+)
+
+// Byte-level BPE (GPT-2, Sennrich et al. 2016 with Radford et al. 2019's
+// byte mapping) as llama.cpp runs it (llm_tokenizer_bpe_session): the text
+// is pre-tokenized into words; each word's bytes start as one symbol each;
+// the adjacent pair with the lowest merge rank is merged (ties: leftmost)
+// until no pair has a rank. A final symbol that is not a token is written
+// as its bytes' tokens.
+//
+// The model works on raw bytes: token texts are unmapped once at load, so
+// encoding never builds the mapped strings. Symbols are ids; a merge whose
+// result is not in the vocabulary gets a synthetic id above the vocabulary
+// so that the merge order stays exactly the reference's.
+
+type bpeModel struct {
+	raw    map[string]int32    // raw bytes -> id (vocabulary and synthetic)
+	extra  []string            // raw bytes of synthetic id nvocab+i
+	byteID [256]int32          // one raw byte -> its symbol id
+	merges map[uint64]bpeMerge // left id<<32 | right id -> merge
+	nvocab int32
+}
+
+type bpeMerge struct{ rank, id int32 }
+
+func pairKey(l, r int32) uint64 { return uint64(uint32(l))<<32 | uint64(uint32(r)) }
+
+func (m *bpeModel) idOf(raw string) int32 {
+	if id, ok := m.raw[raw]; ok {
+		return id
+	}
+	id := m.nvocab + int32(len(m.extra))
+	m.extra = append(m.extra, raw)
+	m.raw[raw] = id
+	return id
+}
+
+func newBPEModel(tokens []string, merges []string) *bpeModel {
+	m := &bpeModel{raw: make(map[string]int32, len(tokens)), nvocab: int32(len(tokens)),
+		merges: make(map[uint64]bpeMerge, len(merges))}
+	for id, s := range tokens {
+		if raw, ok := unmapBytes(s); ok {
+			if _, dup := m.raw[raw]; !dup {
+				m.raw[raw] = int32(id)
+			}
+		}
+	}
+	for b := range m.byteID {
+		m.byteID[b] = m.idOf(string([]byte{byte(b)}))
+	}
+	for rank, s := range merges {
+		sp := -1
+		if len(s) > 1 {
+			if i := strings.IndexByte(s[1:], ' '); i >= 0 {
+				sp = i + 1
+			}
+		}
+		if sp < 0 {
+			continue
+		}
+		l, okl := unmapBytes(s[:sp])
+		r, okr := unmapBytes(s[sp+1:])
+		if !okl || !okr || l == "" || r == "" {
+			continue
+		}
+		key := pairKey(m.idOf(l), m.idOf(r))
+		if _, dup := m.merges[key]; !dup {
+			m.merges[key] = bpeMerge{rank: int32(rank), id: m.idOf(l + r)}
+		}
+	}
+	return m
+}
+
+// bpeState is per-call scratch, pooled.
+type bpeState struct {
+	r     runes
+	ends  []int
+	tmp   []int
+	word  []byte
+	syms  []int32
+	ranks []int32
+	ids   []int32
+	cache map[string][]int32 // word -> ids, valid for owner only
+	owner *bpeModel
+	heap  bpeHeap
+	nodes []bpeNode
+}
+
+var bpePool = sync.Pool{New: func() any { return &bpeState{cache: map[string][]int32{}} }}
+
+func getBPEState() *bpeState  { return bpePool.Get().(*bpeState) }
+func putBPEState(s *bpeState) { bpePool.Put(s) }
+
+// cacheLimit bounds the per-state word cache.
+const cacheLimit = 1 << 16
+
+// encodeBPE appends the tokens of one raw-text fragment.
+func (t *Tokenizer) encodeBPE(s *bpeState, text string, out []int) []int {
+	s.r.reset(text)
+	s.ends, s.tmp = t.pt.split(&s.r, s.ends, s.tmp)
+	m := t.bpe
+	if s.owner != m {
+		clear(s.cache)
+		s.owner = m
+	}
+	lo := 0
+	for _, hi := range s.ends {
+		w := s.word[:0]
+		for _, c := range s.r.cp[lo:hi] {
+			w = utf8.AppendRune(w, c)
+		}
+		s.word = w
+		lo = hi
+		if len(w) == 0 {
+			continue
+		}
+		if t.ignoreMerges {
+			if id, ok := m.raw[string(w)]; ok && id < m.nvocab {
+				out = append(out, int(id))
+				continue
+			}
+		}
+		if ids, ok := s.cache[string(w)]; ok {
+			for _, id := range ids {
+				out = append(out, int(id))
+			}
+			continue
+		}
+		var syms []int32
+		if len(w) <= 48 {
+			syms = m.mergeShort(s, w)
+		} else {
+			syms = m.mergeLong(s, w)
+		}
+		ids := s.ids[:0]
+		for _, id := range syms {
+			if id < m.nvocab {
+				ids = append(ids, id)
+				continue
+			}
+			raw := m.extra[id-m.nvocab]
+			for i := 0; i < len(raw); i++ {
+				if b := m.byteID[raw[i]]; b < m.nvocab {
+					ids = append(ids, b)
+				}
+			}
+		}
+		s.ids = ids
+		for _, id := range ids {
+			out = append(out, int(id))
+		}
+		if len(s.cache) >= cacheLimit {
+			clear(s.cache)
+		}
+		s.cache[string(w)] = append([]int32(nil), ids...)
+	}
+	return out
+}
+
+const noRank = int32(1<<31 - 1)
+
+func (m *bpeModel) rank(l, r int32) (int32, int32) {
+	if mg, ok := m.merges[pairKey(l, r)]; ok {
+		return mg.rank, mg.id
+	}
+	return noRank, -1
+}
+
+// mergeShort runs the merges on a short word with a flat array: ranks[i]
+// is the rank of the pair (syms[i], syms[i+1]).
+func (m *bpeModel) mergeShort(s *bpeState, w []byte) []int32 {
+	syms, ranks := s.syms[:0], s.ranks[:0]
+	for _, b := range w {
+		syms = append(syms, m.byteID[b])
+	}
+	for i := 0; i+1 < len(syms); i++ {
+		r, _ := m.rank(syms[i], syms[i+1])
+		ranks = append(ranks, r)
+	}
+	for len(syms) > 1 {
+		best, bestRank := -1, noRank
+		for i, r := range ranks {
+			if r < bestRank {
+				best, bestRank = i, r
+			}
+		}
+		if best < 0 {
+			break
+		}
+		_, id := m.rank(syms[best], syms[best+1])
+		syms[best] = id
+		syms = append(syms[:best+1], syms[best+2:]...)
+		ranks = append(ranks[:best], ranks[best+1:]...)
+		if best > 0 {
+			ranks[best-1], _ = m.rank(syms[best-1], syms[best])
+		}
+		if best < len(ranks) {
+			ranks[best], _ = m.rank(syms[best], syms[best+1])
+		}
+	}
+	s.syms, s.ranks = syms, ranks
+	return syms
+}
+
+// configureBPE reads the merges and picks the pre-tokenizer.
+func (t *Tokenizer) configureBPE(m *gguf.Metadata) error {
+	merges, err := m.Strings(keyMerges)
+	if err != nil {
+		return loadErr(keyMerges, ErrMissing, "%v", err)
+	}
+	cfg, err := lookupPre(t.pre)
+	if err != nil {
+		return loadErr(keyPre, err, "known: default, gpt-2, llama3/llama-bpe, qwen2, deepseek-llm, deepseek-coder, falcon, mpt, starcoder, refact, gpt-neox (no key), command-r, phi-2, olmo, smollm and aliases")
+	}
+	t.pt = cfg.pt
+	t.ignoreMerges = cfg.ignoreMerges
+	if cfg.addBOS {
+		t.addBOS = true
+	}
+	t.bpe = newBPEModel(t.tokens, merges)
+	return nil
+}

@@ -1,0 +1,29 @@
+// Package tokenizer is the encode stage: it turns text into token ids and
+// back, agreeing token for token with llama.cpp (llama-vocab.cpp, commit
+// c392e5094 and later) on the same GGUF file.
+//
+// A Tokenizer is built from a GGUF file's tokenizer.ggml.* metadata by
+// FromGGUF and is immutable afterwards, so one value may be shared by any
+// number of goroutines. Three models are supported, chosen by
+// tokenizer.ggml.model:
+//
+//   - "llama": SentencePiece-style BPE driven by token scores, with byte
+//     fallback (<0xNN> tokens) and the leading-space rule (spm.go).
+//   - "gpt2": byte-level BPE driven by merge ranks (tokenizer.ggml.merges),
+//     with the GPT-2 byte-to-unicode mapping and a pre-tokenizer named by
+//     tokenizer.ggml.pre, written as hand-made scanners (bpe.go, pretok.go).
+//   - "bert": WordPiece, greedy longest match with a BERT normalizer (wpm.go).
+//
+// Special tokens (control, user-defined, unknown) are cut out of the text
+// before the model runs (special.go): user-defined tokens always, control
+// tokens only when Encode is asked to parse special text.
+//
+// Invalid UTF-8 in the input is never an error. The "llama" model keeps the
+// bytes (byte fallback makes it lossless); "gpt2" replaces each invalid byte
+// with U+FFFD before pre-tokenizing, like llama.cpp; "bert" drops it.
+// Decode returns exactly the bytes the pieces hold, so it can return
+// invalid UTF-8 for a sequence that ends inside a character; the
+// StreamDecoder never does.
+//
+// Imports: gguf and the standard library only.
+package tokenizer
