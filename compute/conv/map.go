@@ -62,16 +62,7 @@ func FromCHW(data []float32, c, h, w int) (*Map, error) {
 		return nil, fmt.Errorf("CHW data of %d values does not match shape [%d %d %d]", len(data), c, h, w)
 	}
 	m := NewMap(h, w, c)
-	for ci := 0; ci < c; ci++ {
-		plane := data[ci*h*w:]
-		for y := 0; y < h; y++ {
-			o := m.At(y, 0) + ci
-			for x := 0; x < w; x++ {
-				m.Data[o+x*c] = plane[y*w+x]
-			}
-		}
-	}
-	return m, nil
+	return m, m.SetCHW(data)
 }
 
 // ToCHW returns the map's interior in planar order [C][H][W].
@@ -155,4 +146,24 @@ func (a *Arena) Reset() {
 	a.held = a.inUse
 	a.peak = a.held
 	a.mu.Unlock()
+}
+
+// SetCHW fills m's interior from planar data [C][H][W].
+func (m *Map) SetCHW(data []float32) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	if len(data) != m.C*m.H*m.W {
+		return fmt.Errorf("CHW data of %d values does not match map %dx%dx%d", len(data), m.H, m.W, m.C)
+	}
+	for ci := 0; ci < m.C; ci++ {
+		plane := data[ci*m.H*m.W:]
+		for y := 0; y < m.H; y++ {
+			o := m.At(y, 0) + ci
+			for x := 0; x < m.W; x++ {
+				m.Data[o+x*m.C] = plane[y*m.W+x]
+			}
+		}
+	}
+	return nil
 }

@@ -1,0 +1,209 @@
+package vae
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/pipeline"
+)
+
+// Options configure a run. The zero value runs serially, untiled, with a
+// private arena.
+type Options struct {
+	Runner conv.Runner // *compute.Pool; nil runs on the caller's goroutine
+	Arena  *conv.Arena // where activations come from; nil for a private one
+	// Tile is the decode tile edge in latent pixels (output pixels / 8),
+	// margins included; 0 decodes the whole image at once.
+	Tile int
+	// Overlap is the number of latent pixels adjacent tiles share; 0 means
+	// DefaultOverlap. Ignored when untiled.
+	Overlap int
+}
+
+// DefaultOverlap is the tile overlap in latent pixels. The upsampling part
+// of the decoder sees about 8 latent pixels each way (10 3×3 convs at 2×,
+// 10 at 4×, 5 at 8×), so with 16 shared pixels every output pixel's blend
+// is dominated by tiles that saw its full context.
+const DefaultOverlap = 16
+
+func (o *Options) arena() *conv.Arena {
+	if o.Arena == nil {
+		o.Arena = new(conv.Arena)
+	}
+	return o.Arena
+}
+
+// Encode maps img [3][h][w] (RGB in [0,1]) to latents [32][lh][lw] with
+// lh = ceil(h/8), lw = ceil(w/8).
+func (e *Encoder) Encode(ctx context.Context, img []float32, h, w int, opt Options) (latent []float32, lh, lw int, err error) {
+	if h < 1 || w < 1 || len(img) != 3*h*w {
+		return nil, 0, 0, pipeline.Errorf(pipeline.StageEncode, "", "image of %d values does not match [3 %d %d]", len(img), h, w)
+	}
+	n := &net{ctx: ctx, r: opt.Runner, a: opt.arena()}
+	x := n.a.Map(h, w, 3)
+	if err := x.SetCHW(img); err != nil {
+		return nil, 0, 0, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	z, err := e.encode(n, x)
+	if err != nil {
+		return nil, 0, 0, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	defer n.a.Release(z)
+	return z.ToCHW(), z.H, z.W, nil
+}
+
+// Decode maps latents [32][h][w] to an image [3][8h][8w]. The output is
+// not clamped: TAEF2's raw values run slightly outside [0,1].
+func (d *Decoder) Decode(ctx context.Context, latent []float32, h, w int, opt Options) ([]float32, error) {
+	fail := func(err error) ([]float32, error) { return nil, pipeline.Wrap(pipeline.StageDecode, err, "") }
+	if h < 1 || w < 1 || len(latent) != LatentChannels*h*w {
+		return nil, pipeline.Errorf(pipeline.StageDecode, "", "latents of %d values do not match [%d %d %d]", len(latent), LatentChannels, h, w)
+	}
+	g, err := tiling(h, w, opt.Tile, opt.Overlap)
+	if err != nil {
+		return fail(err)
+	}
+	n := &net{ctx: ctx, r: opt.Runner, a: opt.arena()}
+	tr := pipeline.TraceFrom(ctx)
+	total := int64(1 + len(g.ys)*len(g.xs))
+	m := n.a.Map(h, w, LatentChannels)
+	if err := m.SetCHW(latent); err != nil {
+		return fail(err)
+	}
+	x, err := d.head(n, m)
+	if err != nil {
+		return fail(err)
+	}
+	tr.OnProgress(pipeline.StageDecode, 1, total)
+	if g.single() {
+		y, err := d.tail(n, x)
+		if err != nil {
+			return fail(err)
+		}
+		out := y.ToCHW()
+		n.a.Release(y)
+		tr.OnProgress(pipeline.StageDecode, total, total)
+		return out, nil
+	}
+	defer n.a.Release(x)
+	bl := newBlender(Scale*h, Scale*w, g)
+	done := int64(1)
+	for _, ty := range g.ys {
+		for _, tx := range g.xs {
+			crop := n.a.Map(g.th, g.tw, width)
+			for yy := 0; yy < g.th; yy++ {
+				copy(crop.Row(yy), x.Row(ty + yy)[tx*width:(tx+g.tw)*width])
+			}
+			y, err := d.tail(n, crop)
+			if err != nil {
+				return fail(err)
+			}
+			bl.add(y, ty, tx)
+			n.a.Release(y)
+			done++
+			tr.OnProgress(pipeline.StageDecode, done, total)
+		}
+	}
+	return bl.result(), nil
+}
+
+// grid is a tiling of an h×w latent: tiles of th×tw starting at rows ys and
+// columns xs.
+type grid struct {
+	h, w, th, tw, overlap int
+	ys, xs                []int
+}
+
+func (g grid) single() bool { return len(g.ys) == 1 && len(g.xs) == 1 && g.th == g.h && g.tw == g.w }
+
+// tiling places tiles of edge tile (latent pixels) sharing overlap pixels,
+// the last one flush with the edge.
+func tiling(h, w, tile, overlap int) (grid, error) {
+	if overlap == 0 {
+		overlap = DefaultOverlap
+	}
+	if tile < 0 || overlap < 0 {
+		return grid{}, fmt.Errorf("tile %d and overlap %d must not be negative", tile, overlap)
+	}
+	if tile == 0 || (tile >= h && tile >= w) {
+		return grid{h: h, w: w, th: h, tw: w, ys: []int{0}, xs: []int{0}}, nil
+	}
+	if tile <= overlap {
+		return grid{}, fmt.Errorf("tile of %d latent pixels (%d px) must be larger than the overlap of %d (%d px)", tile, Scale*tile, overlap, Scale*overlap)
+	}
+	g := grid{h: h, w: w, th: min(tile, h), tw: min(tile, w), overlap: overlap}
+	g.ys = starts(h, g.th, tile-overlap)
+	g.xs = starts(w, g.tw, tile-overlap)
+	return g, nil
+}
+
+func starts(n, t, stride int) []int {
+	if t >= n {
+		return []int{0}
+	}
+	var s []int
+	for p := 0; ; p += stride {
+		if p+t >= n {
+			return append(s, n-t)
+		}
+		s = append(s, p)
+	}
+}
+
+// blender accumulates weighted tile outputs: each tile's weight ramps
+// linearly from near 0 to 1 across the overlap on every side that faces
+// another tile, and the result is the weighted mean.
+type blender struct {
+	h, w int
+	g    grid
+	acc  []float32 // [3][h][w]
+	wsum []float32 // [h][w]
+}
+
+func newBlender(h, w int, g grid) *blender {
+	return &blender{h: h, w: w, g: g, acc: make([]float32, 3*h*w), wsum: make([]float32, h*w)}
+}
+
+// ramp returns the weight of position i (output pixels) in a tile of n
+// pixels starting at p (output pixels) along an axis of length total.
+func ramp(i, n, p, total, overlap int) float32 {
+	wt := float32(1)
+	if overlap > 0 && p > 0 && i < overlap {
+		wt = min(wt, (float32(i)+0.5)/float32(overlap))
+	}
+	if overlap > 0 && p+n < total && i >= n-overlap {
+		wt = min(wt, (float32(n-i)-0.5)/float32(overlap))
+	}
+	return wt
+}
+
+func (b *blender) add(y *conv.Map, ty, tx int) {
+	py, px, ov := Scale*ty, Scale*tx, Scale*b.g.overlap
+	wx := make([]float32, y.W)
+	for x := range wx {
+		wx[x] = ramp(x, y.W, px, b.w, ov)
+	}
+	for yy := 0; yy < y.H; yy++ {
+		wy := ramp(yy, y.H, py, b.h, ov)
+		row := y.Row(yy)
+		o := (py+yy)*b.w + px
+		for x := 0; x < y.W; x++ {
+			wt := wy * wx[x]
+			b.wsum[o+x] += wt
+			for c := 0; c < 3; c++ {
+				b.acc[c*b.h*b.w+o+x] += wt * row[x*3+c]
+			}
+		}
+	}
+}
+
+func (b *blender) result() []float32 {
+	n := b.h * b.w
+	for i, s := range b.wsum {
+		for c := 0; c < 3; c++ {
+			b.acc[c*n+i] /= s
+		}
+	}
+	return b.acc
+}
