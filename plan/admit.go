@@ -1,0 +1,71 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/glassbox-ai/glassbox/pipeline"
+)
+
+// Admit decides whether a planned job may start: it fails in stage "plan",
+// before anything is loaded, when the job does not fit the device or needs
+// more than budget bytes (0: no budget). The error carries the numbers
+// (needed_bytes, available_bytes or budget_bytes) and the best alternative
+// as its hint. A job that fits only badly (Bad) is admitted; AdmitJob
+// reports its warnings.
+func Admit(p *Plan, budget int64) error {
+	need := p.Memory.TotalBytes
+	if !p.Fits {
+		return pipeline.Errorf(pipeline.StagePlan, p.hint(), "%s", p.Verdict).
+			With("needed_bytes", p.needed()).With("available_bytes", p.available())
+	}
+	if budget > 0 && need > budget {
+		return pipeline.Errorf(pipeline.StagePlan, p.hint(), "needs %s, over the memory budget of %s",
+			FormatBytes(need), FormatBytes(budget)).
+			With("needed_bytes", need).With("budget_bytes", budget)
+	}
+	return nil
+}
+
+// hint is the first alternative, phrased as advice.
+func (p *Plan) hint() string {
+	if len(p.Alternatives) == 0 {
+		return ""
+	}
+	return "try " + p.Alternatives[0].Summary
+}
+
+// AdmitJob is Admit run as the job's plan stage: it reports the stage's
+// start and result, and a warning event for each of the plan's warnings
+// through the trace in ctx.
+func AdmitJob(ctx context.Context, p *Plan, budget int64) error {
+	tr := pipeline.TraceFrom(ctx)
+	tr.OnStageStart(pipeline.StagePlan)
+	if err := Admit(p, budget); err != nil {
+		return err
+	}
+	for _, w := range p.Warnings {
+		tr.OnWarning("plan", w)
+	}
+	tr.OnStageDone(pipeline.StagePlan, pipeline.StageStats{Bytes: p.Memory.TotalBytes,
+		Placement: p.Placement.Kind, Note: p.Verdict})
+	return nil
+}
+
+// Roofline returns the planned best rate for a stage in tokens per second
+// and what limits it, for StageStats.Roofline and Limiter (0 and "" for
+// stages the planner does not predict).
+func (p *Plan) Roofline(s pipeline.Stage) (float64, string) {
+	switch s {
+	case pipeline.StagePrefill:
+		return p.Speed.PrefillTokensPerS, p.Speed.PrefillLimit
+	case pipeline.StageGenerate:
+		return p.Speed.DecodeTokensPerS, p.Speed.DecodeLimit
+	}
+	return 0, ""
+}
+
+// String is the verdict with the total, for logs.
+func (p *Plan) String() string {
+	return fmt.Sprintf("%s (%s peak, %s)", p.Verdict, FormatBytes(p.Memory.TotalBytes), p.Placement.Summary)
+}

@@ -1,0 +1,191 @@
+package plan
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseMeminfo(t *testing.T) {
+	for _, tc := range []struct {
+		name, in     string
+		total, avail int64
+		err          bool
+	}{
+		{"modern", "MemTotal:       24683620 kB\nMemFree:  100 kB\nMemAvailable:   24306856 kB\n", 24683620 * 1024, 24306856 * 1024, false},
+		{"old kernel", "MemTotal: 1000 kB\nMemFree: 200 kB\nCached: 300 kB\n", 1000 * 1024, 500 * 1024, false},
+		{"available capped", "MemTotal: 10 kB\nMemAvailable: 20 kB\n", 10 * 1024, 10 * 1024, false},
+		{"empty", "", 0, 0, true},
+		{"garbage", "MemTotal: lots\n", 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			total, avail, err := parseMeminfo([]byte(tc.in))
+			if (err != nil) != tc.err || total != tc.total || avail != tc.avail {
+				t.Errorf("= %d, %d, %v; want %d, %d, err %v", total, avail, err, tc.total, tc.avail, tc.err)
+			}
+		})
+	}
+}
+
+func TestLocal(t *testing.T) {
+	d, err := Local()
+	if err != nil {
+		t.Skip("no /proc/meminfo:", err) // non-Linux: Local refuses, ParseDevice profiles still work
+	}
+	if d.RAMTotal <= 0 || d.RAMAvailable <= 0 || d.RAMAvailable > d.RAMTotal || d.Cores <= 0 {
+		t.Errorf("inventory %+v", d)
+	}
+	if !d.Estimated || d.Bandwidth <= 0 || d.PeakF32 <= 0 || d.PeakInt8 < d.PeakF32 {
+		t.Errorf("roofline estimate %+v", d)
+	}
+	d.SetRoofline(19e9, 100e9, 400e9, "probe")
+	if d.Estimated || d.Bandwidth != 19e9 || d.Roofline != "probe" {
+		t.Errorf("after SetRoofline: %+v", d)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"8GiB", 8 << 30, false}, {"24 GB", 24e9, false}, {"512MiB", 512 << 20, false},
+		{"1.5gib", 3 << 29, false}, {"1073741824", 1 << 30, false}, {"2T", 2 << 40, false},
+		{"", 0, true}, {"-1GiB", 0, true}, {"lots", 0, true}, {"1e30GB", 0, true},
+	} {
+		got, err := ParseBytes(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d, err %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+	for _, tc := range []struct {
+		in   string
+		want float64
+		err  bool
+	}{
+		{"360GB/s", 360e9, false}, {"4.8TB/s", 4.8e12, false}, {"68.25 GB/s", 68.25e9, false},
+		{"360GB", 0, true}, {"0GB/s", 0, true}, {"fast/s", 0, true},
+	} {
+		got, err := ParseBandwidth(tc.in)
+		if (err != nil) != tc.err || math.Abs(got-tc.want) > 1 {
+			t.Errorf("ParseBandwidth(%q) = %g, %v; want %g, err %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestParseDevice(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		ram     int64
+		vram    int64
+		gpuBW   float64
+		unified bool
+		err     string
+	}{
+		{in: "rtx4090", ram: 64 * gib, vram: 24 * gib, gpuBW: 1008e9},
+		{in: "RTX3060-12G", ram: 32 * gib, vram: 12 * gib, gpuBW: 360e9},
+		{in: "m2-16g", ram: 16 * gib, vram: 16 * gib * 2 / 3, gpuBW: 100e9, unified: true},
+		{in: "h200", ram: 2048 * gib, vram: 141e9, gpuBW: 4.8e12},
+		{in: "rtx4090,ram=32GiB", ram: 32 * gib, vram: 24 * gib, gpuBW: 1008e9},
+		{in: "vram=8GiB,bw=360GB/s,ram=32GiB", ram: 32 * gib, vram: 8 * gib, gpuBW: 360e9},
+		{in: "ram=16GiB,bw=50GB/s", ram: 16 * gib},
+		{in: "pi5-8g", ram: 8 * gib},
+		{in: "rtx9999", err: `plan: unknown device "rtx9999" (profiles: `},
+		{in: "vram=8GiB,ram=32GiB", err: "vram given without bw"},
+		{in: "ram=32GiB,bw=360GB", err: `bw: "360GB" is not a bandwidth`},
+		{in: "vram=8GiB,bw=1TB/s", err: "no RAM size (add ram=SIZE"},
+		{in: "rtx4090,color=red", err: `unknown key "color"`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			d, err := ParseDevice(tc.in)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.RAMTotal != tc.ram || d.RAMAvailable >= d.RAMTotal {
+				t.Errorf("RAM %d (available %d), want %d", d.RAMTotal, d.RAMAvailable, tc.ram)
+			}
+			if tc.vram == 0 {
+				if d.GPU != nil {
+					t.Errorf("unexpected GPU %+v", d.GPU)
+				}
+				return
+			}
+			if d.GPU == nil || d.GPU.VRAM != tc.vram || d.GPU.Bandwidth != tc.gpuBW || d.GPU.Unified != tc.unified {
+				t.Errorf("GPU %+v, want vram %d, bw %g, unified %v", d.GPU, tc.vram, tc.gpuBW, tc.unified)
+			}
+		})
+	}
+	// Every profile parses and names a source.
+	for _, n := range ProfileNames() {
+		d, err := ParseDevice(n)
+		if err != nil || d.Source == "" || d.Bandwidth <= 0 {
+			t.Errorf("profile %s: %+v, %v", n, d, err)
+		}
+	}
+}
+
+func TestCalibration(t *testing.T) {
+	obs := []Observation{
+		{Device: "this machine", PredictedBytes: 100, MeasuredPeakRSS: 104, PredictedDecode: 10, MeasuredDecode: 8},
+		{Device: "this machine", PredictedBytes: 200, MeasuredPeakRSS: 212, PredictedDecode: 20, MeasuredDecode: 18},
+		{Device: "this machine", PredictedBytes: 100, MeasuredPeakRSS: 105, PredictedDecode: 10, MeasuredDecode: 9},
+		{Device: "other", PredictedBytes: 100, MeasuredPeakRSS: 500},
+	}
+	if c := Calibrate(obs[:2], "this machine"); c != nil {
+		t.Errorf("2 runs calibrated: %+v", c)
+	}
+	c := Calibrate(obs, "this machine")
+	if c == nil || c.N != 3 {
+		t.Fatalf("calibration %+v", c)
+	}
+	// Ratios 1.04, 1.06, 1.05: median 1.05, deviations ~0.0095, 0.0095, 0.
+	if math.Abs(c.MemoryFactor-1.05) > 1e-9 || math.Abs(c.MemoryError-0.04/4.2) > 1e-3 || math.Abs(c.MemoryBefore-0.05) > 1e-9 {
+		t.Errorf("memory factor %g error %g before %g", c.MemoryFactor, c.MemoryError, c.MemoryBefore)
+	}
+	if math.Abs(c.DecodeFactor-0.9) > 1e-9 || c.PrefillFactor != 0 {
+		t.Errorf("decode factor %g, prefill %g", c.DecodeFactor, c.PrefillFactor)
+	}
+	if !strings.HasPrefix(c.String(), "from 3 measured runs: memory ±1.0%, generation ±") {
+		t.Errorf("String %q", c)
+	}
+
+	// The correction applies to new plans, and Observe records the raw
+	// prediction so corrections never compound.
+	q4 := synthetic(t, Llama3_8B)
+	dev := cpuDevice(64 * gib)
+	raw, _ := ForModel(q4, Options{}, dev)
+	dev.Calibration = c
+	cor, _ := ForModel(q4, Options{}, dev)
+	if want := int64(float64(raw.Memory.TotalBytes) * 1.05); cor.Memory.TotalBytes != want {
+		t.Errorf("corrected total %d, want %d", cor.Memory.TotalBytes, want)
+	}
+	if math.Abs(cor.Speed.DecodeTokensPerS-0.9*raw.Speed.DecodeTokensPerS) > 1e-9 {
+		t.Errorf("corrected decode %g, raw %g", cor.Speed.DecodeTokensPerS, raw.Speed.DecodeTokensPerS)
+	}
+	o := Observe(cor, 123, 0, 4)
+	if o.PredictedBytes != raw.Memory.TotalBytes || o.PredictedDecode != raw.Speed.DecodeTokensPerS {
+		t.Errorf("observation records corrected predictions: %+v", o)
+	}
+
+	h := &History{Path: filepath.Join(t.TempDir(), "sub", "h.jsonl")}
+	if got, err := h.Load(); err != nil || len(got) != 0 {
+		t.Fatalf("empty history: %v, %v", got, err)
+	}
+	for _, x := range obs {
+		if err := h.Record(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := h.Load()
+	if err != nil || len(got) != len(obs) || got[3].MeasuredPeakRSS != 500 {
+		t.Errorf("history %+v, %v", got, err)
+	}
+}

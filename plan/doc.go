@@ -1,0 +1,29 @@
+// Package plan answers "can I run this model here, and how fast?" before
+// anything is loaded. It owns the device inventory (this machine's memory,
+// CPU and roofline figures, or a named hardware profile), the memory and
+// speed prediction for a model file's header, placement across GPU memory
+// and RAM, the verdict, admission of a job against a memory budget, and the
+// calibration history that keeps the prediction honest.
+//
+// Memory model (what the engine allocates, see engine/ and compute/):
+//
+//   - weights are memory-mapped; every block and the output matrix become
+//     resident as the first token touches them, so they count in full;
+//   - the token-embedding table is mapped too, but only the rows of tokens
+//     actually used become resident (unless the output is tied to it);
+//   - the KV cache holds, per layer, K and V rows [ctxLen][numKVHeads*headDim]
+//     of the KV dtype (F16 by default), times the parallel sequences;
+//   - the compute arena holds the activations of one batch: a few vectors of
+//     max(dim, hiddenDim, vocabSize) floats per batch row plus the attention
+//     scores [numHeads][ctxLen];
+//   - runtime overhead covers the Go runtime, the program text, the parsed
+//     header and the tokenizer.
+//
+// Speed model: a roofline (Williams, Waterman, Patterson, "Roofline: an
+// insightful visual performance model", CACM 2009). Generating one token
+// reads every weight and the live KV cache once, so its time is
+// max(bytes ÷ bandwidth, FLOPs ÷ peak) plus a fixed per-token cost; prefill
+// reads the weights once per batch and is usually compute-bound.
+//
+// Imports: gguf, tensor, pipeline and the standard library.
+package plan

@@ -1,0 +1,230 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// Shape is what the planner needs to know about a model, read from its
+// header alone: hyperparameters from the metadata and exact byte counts
+// from the tensor directory.
+type Shape struct {
+	Name       string `json:"name,omitempty"`
+	Arch       string `json:"arch"`
+	FileType   string `json:"file_type,omitempty"` // dominant weight dtype, e.g. "Q4_K"
+	Params     int64  `json:"params"`
+	FileBytes  int64  `json:"file_bytes"`
+	HeaderSize int64  `json:"header_bytes"` // metadata and tensor directory
+
+	Layers     int `json:"layers"`
+	Dim        int `json:"dim"`
+	HiddenDim  int `json:"hidden_dim"`
+	NumHeads   int `json:"num_heads"`
+	NumKVHeads int `json:"num_kv_heads"`
+	HeadDim    int `json:"head_dim"`
+	VocabSize  int `json:"vocab_size"`
+	CtxTrain   int `json:"ctx_train"`
+
+	LayerBytes     []int64 `json:"layer_bytes"`     // weights of block i
+	EmbeddingBytes int64   `json:"embedding_bytes"` // token_embd
+	EmbeddingRow   int64   `json:"embedding_row_bytes"`
+	OutputBytes    int64   `json:"output_bytes"` // output matrix (0 when tied)
+	OtherBytes     int64   `json:"other_bytes"`  // norms, rope factors, ...
+	Tied           bool    `json:"tied"`         // logits use token_embd
+
+	// matElems counts weight-matrix elements each generated token multiplies
+	// (2 FLOPs each); quantBytes is the part of the weights in quantized types.
+	matElems   int64
+	outElems   int64 // of them, the output matrix
+	vecElems   int64 // elements of 1-D tensors (norms, biases)
+	quantBytes int64
+	weightTy   map[tensor.DType]int64
+	mats       []matrix // every weight matrix, for re-quantization estimates
+}
+
+// matrix is one weight matrix of the directory.
+type matrix struct {
+	name  string
+	layer int // block index; -1 token_embd, -2 output, -3 other
+	elems int64
+	size  int64
+	typ   tensor.DType
+}
+
+// ErrModel is the cause of header errors (missing or inconsistent keys).
+var ErrModel = errors.New("model header")
+
+// ReadShape reads a model's Shape from its GGUF header. Models without
+// transformer blocks (block_count absent) are planned by weights alone.
+func ReadShape(f *gguf.File) (*Shape, error) {
+	arch, err := f.Meta.Architecture()
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	s := &Shape{Arch: arch, FileBytes: f.Size, HeaderSize: f.DataOffset, weightTy: map[tensor.DType]int64{}}
+	s.Name, _ = f.Meta.String("general.name")
+	key := func(k string) string { return gguf.ArchKey(arch, k) }
+	if f.Meta.Has(key("block_count")) {
+		if err := s.readHyper(f, key); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.readTensors(f); err != nil {
+		return nil, err
+	}
+	if s.Layers > 0 && s.VocabSize == 0 {
+		return nil, fmt.Errorf("plan: %w: %s: no token_embd.weight, cannot size the vocabulary", ErrModel, arch)
+	}
+	s.FileType = s.dominantType()
+	return s, nil
+}
+
+func (s *Shape) readHyper(f *gguf.File, key func(string) string) error {
+	req := func(k string) (int, error) {
+		v, err := intOrFirst(f, key(k))
+		if err != nil {
+			return 0, fmt.Errorf("plan: %w", err)
+		}
+		if v <= 0 || v > 1<<24 {
+			return 0, fmt.Errorf("plan: %w: %s = %d is out of range", ErrModel, key(k), v)
+		}
+		return int(v), nil
+	}
+	var err error
+	if s.Layers, err = req("block_count"); err != nil {
+		return err
+	}
+	if s.Dim, err = req("embedding_length"); err != nil {
+		return err
+	}
+	if s.NumHeads, err = req("attention.head_count"); err != nil {
+		return err
+	}
+	s.HiddenDim, _ = req("feed_forward_length")
+	s.NumKVHeads = s.NumHeads
+	if f.Meta.Has(key("attention.head_count_kv")) {
+		if s.NumKVHeads, err = req("attention.head_count_kv"); err != nil {
+			return err
+		}
+	}
+	s.HeadDim = s.Dim / s.NumHeads
+	if f.Meta.Has(key("attention.key_length")) {
+		if s.HeadDim, err = req("attention.key_length"); err != nil {
+			return err
+		}
+	}
+	s.CtxTrain, _ = req("context_length")
+	return nil
+}
+
+// intOrFirst reads an integer key, or the largest element of a per-layer
+// integer array (some architectures vary head counts by layer).
+func intOrFirst(f *gguf.File, k string) (int64, error) {
+	v, err := f.Meta.Int(k)
+	if err == nil {
+		return v, nil
+	}
+	vs, aerr := f.Meta.Ints(k)
+	if aerr != nil || len(vs) == 0 {
+		return 0, err
+	}
+	m := vs[0]
+	for _, x := range vs {
+		m = max(m, x)
+	}
+	return m, nil
+}
+
+func (s *Shape) readTensors(f *gguf.File) error {
+	if s.Layers > 0 {
+		s.LayerBytes = make([]int64, s.Layers)
+	}
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		s.Params += t.Elements()
+		if len(t.Shape) == 1 {
+			s.vecElems += t.Elements()
+		}
+		if len(t.Shape) >= 2 {
+			s.weightTy[t.Type] += t.Size
+			if tr, _ := t.Type.Traits(); tr.Quantized {
+				s.quantBytes += t.Size
+			}
+		}
+		layer := -3
+		switch {
+		case strings.HasPrefix(t.Name, "blk."):
+			rest := t.Name[len("blk."):]
+			n, err := strconv.Atoi(rest[:max(0, strings.IndexByte(rest, '.'))])
+			if err != nil || n < 0 || n >= s.Layers {
+				return fmt.Errorf("plan: %w: tensor %q names a block outside 0..%d", ErrModel, t.Name, s.Layers-1)
+			}
+			s.LayerBytes[n] += t.Size
+			layer = n
+			if len(t.Shape) >= 2 {
+				s.matElems += t.Elements()
+			}
+		case t.Name == "token_embd.weight":
+			layer = -1
+			s.EmbeddingBytes = t.Size
+			if len(t.Shape) == 2 && t.Shape[0] > 0 {
+				s.VocabSize = int(t.Shape[0])
+				s.EmbeddingRow = t.Size / t.Shape[0]
+			}
+		case t.Name == "output.weight":
+			layer = -2
+			s.OutputBytes = t.Size
+			s.matElems += t.Elements()
+			s.outElems = t.Elements()
+		default:
+			s.OtherBytes += t.Size
+		}
+		if len(t.Shape) >= 2 {
+			s.mats = append(s.mats, matrix{name: t.Name, layer: layer, elems: t.Elements(), size: t.Size, typ: t.Type})
+		}
+	}
+	if s.Layers > 0 && !f.HasTensor("output.weight") {
+		s.Tied = true
+		s.outElems = int64(s.VocabSize) * int64(s.Dim)
+		s.matElems += s.outElems
+	}
+	return nil
+}
+
+func (s *Shape) dominantType() string {
+	var best tensor.DType
+	var n int64 = -1
+	for t, b := range s.weightTy {
+		if b > n || (b == n && t < best) {
+			best, n = t, b
+		}
+	}
+	if n < 0 {
+		return ""
+	}
+	return best.String()
+}
+
+// WeightBytes is the size of every tensor in the file.
+func (s *Shape) WeightBytes() int64 {
+	n := s.EmbeddingBytes + s.OutputBytes + s.OtherBytes
+	for _, b := range s.LayerBytes {
+		n += b
+	}
+	return n
+}
+
+// quantized reports whether most weight bytes are in quantized types (the
+// engine then multiplies with int8 dot products).
+func (s *Shape) quantized() bool {
+	var all int64
+	for _, b := range s.weightTy {
+		all += b
+	}
+	return all > 0 && 2*s.quantBytes > all
+}

@@ -1,0 +1,239 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// Options are the job settings that change memory and speed. The zero
+// value plans one sequence with the default context, batch and F16 KV cache.
+type Options struct {
+	Ctx      int    `json:"ctx"`      // context length; 0: min(model's context_length, DefaultCtx)
+	Batch    int    `json:"batch"`    // prefill batch; 0: DefaultBatch
+	Parallel int    `json:"parallel"` // sequences decoded together; 0: 1
+	KV       string `json:"kv"`       // KV cache type "f16" (default), "q8_0" or "f32"
+	// Tokens is how many tokens the job will hold (prompt + generated); 0
+	// plans for a full context, the worst case admission must assume.
+	Tokens int `json:"tokens,omitempty"`
+}
+
+// Defaults applied to a zero Options.
+const (
+	DefaultCtx   = 4096
+	DefaultBatch = 512
+)
+
+// Plan is the answer for one model, job settings and device.
+type Plan struct {
+	Model        *Shape        `json:"model"`
+	Options      Options       `json:"options"`
+	Device       *Device       `json:"device"`
+	Memory       Memory        `json:"memory"`
+	Placement    Placement     `json:"placement"`
+	Speed        Speed         `json:"speed"`
+	Fits         bool          `json:"fits"`
+	Verdict      string        `json:"verdict"`
+	Warnings     []string      `json:"warnings,omitempty"`
+	Alternatives []Alternative `json:"alternatives,omitempty"`
+
+	// raw holds the predictions before calibration, for Observe.
+	raw struct {
+		total           int64
+		prefill, decode float64
+	}
+}
+
+// Memory is the predicted peak resident memory of the job, by component.
+// TotalBytes is what admission compares against the budget.
+type Memory struct {
+	TotalBytes int64 `json:"total_bytes"`
+
+	WeightsBytes   int64   `json:"weights_bytes"` // blocks + output + norms, resident once touched
+	LayerBytes     []int64 `json:"layer_bytes"`   // per block
+	OutputBytes    int64   `json:"output_bytes"`
+	OtherBytes     int64   `json:"other_bytes"`
+	EmbeddingBytes int64   `json:"embedding_bytes"` // resident part of token_embd
+	EmbeddingTable int64   `json:"embedding_table_bytes"`
+	KVCacheBytes   int64   `json:"kv_cache_bytes"`
+	KVBytesPerTok  int64   `json:"kv_bytes_per_token"` // all layers, K and V, one sequence
+	ComputeBytes   int64   `json:"compute_bytes"`
+	OverheadBytes  int64   `json:"overhead_bytes"`
+
+	RAMBytes  int64 `json:"ram_bytes"`  // part in RAM
+	VRAMBytes int64 `json:"vram_bytes"` // part in GPU memory
+}
+
+// Runtime overhead constants (refined by calibration): the Go runtime,
+// program text and goroutine stacks of a running glassbox, and how many
+// times the header's size the parsed metadata and tokenizer tables take.
+const (
+	baseOverhead     = 12 * mib
+	headerOverheadX  = 3
+	faultAroundBytes = 64 * kib // Linux maps file pages around each fault (fault_around_bytes)
+)
+
+// ForModel plans a job for the model whose header f holds, reading no
+// tensor data.
+func ForModel(f *gguf.File, opts Options, dev *Device) (*Plan, error) {
+	s, err := ReadShape(f)
+	if err != nil {
+		return nil, err
+	}
+	return ForShape(s, opts, dev)
+}
+
+// ForShape plans a job for a model shape (ForModel without the file).
+func ForShape(s *Shape, opts Options, dev *Device) (*Plan, error) {
+	p, err := plan(s, opts, dev)
+	if err != nil {
+		return nil, err
+	}
+	p.Alternatives = alternatives(p)
+	return p, nil
+}
+
+func plan(s *Shape, opts Options, dev *Device) (*Plan, error) {
+	if dev == nil {
+		return nil, fmt.Errorf("plan: no device")
+	}
+	opts, kvType, err := opts.resolve(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Model: s, Options: opts, Device: dev}
+	if err := p.memory(kvType); err != nil {
+		return nil, err
+	}
+	p.place()
+	p.speed()
+	p.verdict()
+	return p, nil
+}
+
+func (o Options) resolve(s *Shape) (Options, tensor.DType, error) {
+	if o.Ctx < 0 || o.Batch < 0 || o.Parallel < 0 || o.Tokens < 0 {
+		return o, 0, fmt.Errorf("plan: negative setting (ctx %d, batch %d, parallel %d, tokens %d)", o.Ctx, o.Batch, o.Parallel, o.Tokens)
+	}
+	if o.Ctx == 0 {
+		o.Ctx = DefaultCtx
+		if s.CtxTrain > 0 {
+			o.Ctx = min(o.Ctx, s.CtxTrain)
+		}
+	}
+	if o.Ctx > 1<<24 {
+		return o, 0, fmt.Errorf("plan: --ctx %d is beyond any model (max %d)", o.Ctx, 1<<24)
+	}
+	if o.Batch == 0 {
+		o.Batch = DefaultBatch
+	}
+	o.Batch = min(o.Batch, o.Ctx)
+	if o.Parallel == 0 {
+		o.Parallel = 1
+	}
+	if o.Parallel > 4096 {
+		return o, 0, fmt.Errorf("plan: --parallel %d is out of range (max 4096)", o.Parallel)
+	}
+	if o.Tokens > o.Ctx {
+		return o, 0, fmt.Errorf("plan: %d tokens do not fit a context of %d (raise --ctx)", o.Tokens, o.Ctx)
+	}
+	if o.KV == "" {
+		o.KV = "f16"
+	}
+	var kv tensor.DType
+	switch strings.ToLower(o.KV) {
+	case "f16":
+		kv = tensor.F16
+	case "f32":
+		kv = tensor.F32
+	case "q8_0":
+		kv = tensor.Q8_0
+	default:
+		return o, 0, fmt.Errorf("plan: --kv %q: want f16, q8_0 or f32", o.KV)
+	}
+	o.KV = strings.ToLower(o.KV)
+	if kv == tensor.Q8_0 && s.NumKVHeads*s.HeadDim%32 != 0 {
+		return o, 0, fmt.Errorf("plan: --kv q8_0 needs KV rows that are a multiple of 32 (this model's are %d)", s.NumKVHeads*s.HeadDim)
+	}
+	return o, kv, nil
+}
+
+// tokens is how many tokens each sequence holds at the job's peak.
+func (p *Plan) tokens() int {
+	if p.Options.Tokens > 0 {
+		return p.Options.Tokens
+	}
+	return p.Options.Ctx
+}
+
+func (p *Plan) memory(kvType tensor.DType) error {
+	s, o, m := p.Model, p.Options, &p.Memory
+	m.LayerBytes = append([]int64(nil), s.LayerBytes...)
+	for _, b := range s.LayerBytes {
+		m.WeightsBytes += b
+	}
+	m.OutputBytes, m.OtherBytes = s.OutputBytes, s.OtherBytes
+	m.WeightsBytes += s.OutputBytes + s.OtherBytes
+	m.EmbeddingTable = s.EmbeddingBytes
+	m.EmbeddingBytes = s.EmbeddingBytes
+	if !s.Tied {
+		m.EmbeddingBytes = p.embeddingTouched()
+	}
+	if s.Layers > 0 {
+		row, err := kvType.RowBytes(int64(s.NumKVHeads * s.HeadDim))
+		if err != nil {
+			return fmt.Errorf("plan: KV cache: %w", err)
+		}
+		m.KVBytesPerTok = 2 * row * int64(s.Layers)
+		m.KVCacheBytes = m.KVBytesPerTok * int64(p.tokens()) * int64(o.Parallel)
+	}
+	m.ComputeBytes = computeArena(s, o)
+	// Norm weights and biases are copied to float32 at load.
+	m.OverheadBytes = baseOverhead + headerOverheadX*s.HeaderSize + 4*s.vecElems
+	m.TotalBytes = m.WeightsBytes + m.EmbeddingBytes + m.KVCacheBytes + m.ComputeBytes + m.OverheadBytes
+	p.raw.total = m.TotalBytes
+	if c := p.Device.Calibration; c != nil && c.MemoryFactor > 0 {
+		// History says what the components miss; book it as overhead so
+		// the components still add up to the total.
+		corr := int64(float64(m.TotalBytes)*c.MemoryFactor) - m.TotalBytes
+		m.OverheadBytes += corr
+		m.TotalBytes += corr
+	}
+	return nil
+}
+
+// embeddingTouched is the resident part of the mapped token-embedding table
+// when only lookups touch it: the rows of tokens used, each bringing the
+// pages the kernel maps around the fault.
+func (p *Plan) embeddingTouched() int64 {
+	s := p.Model
+	if s.EmbeddingRow <= 0 {
+		return s.EmbeddingBytes
+	}
+	used := int64(min(p.tokens()*p.Options.Parallel, max(s.VocabSize, 1)))
+	return min(s.EmbeddingBytes, used*(s.EmbeddingRow+faultAroundBytes))
+}
+
+// computeArena is the activation memory of one batch, as the engine
+// allocates it (model/llama's Session, float32): per batch row the residual
+// stream, a normed copy and a sublayer output (dim each), Q and the
+// attention output (qDim each), K and V (kvDim each), the two FFN vectors
+// (hiddenDim each), and the int8-quantized copy of the widest input that
+// MatMul makes (34 bytes per 32 values); plus one attention-score buffer of
+// the context per worker and the logits of the last position.
+func computeArena(s *Shape, o Options) int64 {
+	if s.Layers == 0 {
+		return 0
+	}
+	b := int64(o.Batch * o.Parallel)
+	dim, hid := int64(s.Dim), int64(s.HiddenDim)
+	qDim, kvDim := int64(s.NumHeads*s.HeadDim), int64(s.NumKVHeads*s.HeadDim)
+	perRow := 4*(3*dim+2*qDim+2*kvDim+2*hid) + max(dim, hid, qDim)*34/32
+	return b*perRow + 4*int64(o.Ctx)*scoreBuffers + 4*int64(s.VocabSize)*int64(o.Parallel)
+}
+
+// scoreBuffers is how many per-worker attention-score buffers to expect
+// (sync.Pool keeps about one per thread).
+const scoreBuffers = 16

@@ -1,0 +1,122 @@
+package plan
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+)
+
+// synthetic writes l as a sparse header-only GGUF and opens it.
+func synthetic(t *testing.T, l Llama) *gguf.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	if err := l.WriteHeader(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// cpuDevice is a fixed CPU-only device, so tests do not depend on the
+// machine running them.
+func cpuDevice(ram int64) *Device {
+	return &Device{Name: "test", RAMTotal: ram, RAMAvailable: ram, Cores: 2,
+		Bandwidth: 20e9, PeakF32: 50e9, PeakInt8: 200e9, Roofline: "fixed for tests"}
+}
+
+func TestReadShapeStories(t *testing.T) {
+	f, err := gguf.Open(shared.Path(t, "models/stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := ReadShape(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Shape{Arch: "llama", Layers: 5, Dim: 64, HiddenDim: 172, NumHeads: 8, NumKVHeads: 4, HeadDim: 8, VocabSize: 512, CtxTrain: 128}
+	got := Shape{Arch: s.Arch, Layers: s.Layers, Dim: s.Dim, HiddenDim: s.HiddenDim, NumHeads: s.NumHeads,
+		NumKVHeads: s.NumKVHeads, HeadDim: s.HeadDim, VocabSize: s.VocabSize, CtxTrain: s.CtxTrain}
+	if !equalShape(got, want) {
+		t.Errorf("shape = %+v, want %+v", got, want)
+	}
+	if s.WeightBytes() != f.TensorBytes() {
+		t.Errorf("components add to %d bytes, directory has %d", s.WeightBytes(), f.TensorBytes())
+	}
+	if s.Tied || s.OutputBytes != 512*64*4 || s.EmbeddingBytes != 512*64*4 {
+		t.Errorf("tied %v, output %d, embedding %d bytes", s.Tied, s.OutputBytes, s.EmbeddingBytes)
+	}
+}
+
+func equalShape(a, b Shape) bool {
+	return a.Arch == b.Arch && a.Layers == b.Layers && a.Dim == b.Dim && a.HiddenDim == b.HiddenDim &&
+		a.NumHeads == b.NumHeads && a.NumKVHeads == b.NumKVHeads && a.HeadDim == b.HeadDim &&
+		a.VocabSize == b.VocabSize && a.CtxTrain == b.CtxTrain
+}
+
+func TestEveryShared(t *testing.T) {
+	for _, name := range []string{"tiny-llama-Q4_K_M", "tiny-qwen2-F32", "tiny-phi3-F32", "tiny-llama3rope-F32", "tiny-llama-Q2_K"} {
+		t.Run(name, func(t *testing.T) {
+			f, err := gguf.Open(shared.Path(t, "models/"+name+".gguf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			p, err := ForModel(f, Options{}, cpuDevice(8*gib))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Model.WeightBytes() != f.TensorBytes() {
+				t.Errorf("components add to %d bytes, directory has %d", p.Model.WeightBytes(), f.TensorBytes())
+			}
+			if !p.Fits || !strings.HasPrefix(p.Verdict, "fits, ~") {
+				t.Errorf("verdict %q", p.Verdict)
+			}
+			if p.Model.Tied != (name == "tiny-qwen2-F32") {
+				t.Errorf("tied = %v", p.Model.Tied)
+			}
+		})
+	}
+}
+
+func TestLlama3_8BHeader(t *testing.T) {
+	f := synthetic(t, Llama3_8B)
+	s, err := ReadShape(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Meta's Llama 3 8B has 8,030,261,248 parameters.
+	if s.Params != 8030261248 {
+		t.Errorf("params = %d, want 8030261248", s.Params)
+	}
+	// Published Q4_K_M files of Llama 3 8B are 4.92 GB.
+	if s.FileBytes < 4.85e9 || s.FileBytes > 4.95e9 {
+		t.Errorf("file is %d bytes, want about 4.92e9", s.FileBytes)
+	}
+	if s.FileType != "Q4_K" || s.HeadDim != 128 || s.Tied {
+		t.Errorf("file type %s, head dim %d, tied %v", s.FileType, s.HeadDim, s.Tied)
+	}
+	p, err := ForShape(s, Options{Ctx: 8192}, cpuDevice(64*gib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 32 layers × 8192 positions × 8 heads × 128 × (K and V) × 2 bytes = 1 GiB.
+	if p.Memory.KVCacheBytes != 1<<30 {
+		t.Errorf("KV cache = %d, want %d", p.Memory.KVCacheBytes, 1<<30)
+	}
+	sum := p.Memory.WeightsBytes + p.Memory.EmbeddingBytes + p.Memory.KVCacheBytes + p.Memory.ComputeBytes + p.Memory.OverheadBytes
+	if sum != p.Memory.TotalBytes {
+		t.Errorf("components add to %d, total is %d", sum, p.Memory.TotalBytes)
+	}
+	q, _ := ForShape(s, Options{Ctx: 8192, KV: "q8_0"}, cpuDevice(64*gib))
+	if want := int64(1<<30) * 34 / 64; q.Memory.KVCacheBytes != want {
+		t.Errorf("q8_0 KV cache = %d, want %d", q.Memory.KVCacheBytes, want)
+	}
+}

@@ -1,0 +1,164 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+)
+
+// Speed is the predicted throughput of one sequence.
+type Speed struct {
+	PrefillTokensPerS float64 `json:"prefill_tokens_per_s"`
+	DecodeTokensPerS  float64 `json:"decode_tokens_per_s"`
+	// DecodeTotalTokensPerS is the throughput of all parallel sequences.
+	DecodeTotalTokensPerS float64 `json:"decode_total_tokens_per_s"`
+
+	DecodeBytesPerToken int64   `json:"decode_bytes_per_token"` // weights + live KV read per step
+	DecodeFLOPsPerToken float64 `json:"decode_flops_per_token"`
+	AtPosition          int     `json:"at_position"` // context position the decode figure assumes
+	DecodeLimit         string  `json:"decode_limit"`
+	PrefillLimit        string  `json:"prefill_limit"`
+
+	Estimated bool   `json:"estimated"` // roofline figures are estimates, not measurements
+	Basis     string `json:"basis"`
+}
+
+// Fixed costs per step that the roofline does not see: thread-pool
+// barriers and the sampler on the CPU, kernel launches on a GPU. Estimates
+// until calibration measures them.
+const (
+	cpuStepCost     = 40e-6
+	cpuLayerCost    = 6e-6
+	gpuStepCost     = 30e-6
+	gpuLayerCost    = 8e-6
+	slowForChatTokS = 5.0 // below reading speed (~5 tokens/s), chat feels broken
+
+	// Spec-sheet figures are peaks; kernels reach a share of them. The
+	// shares are what llama.cpp's published CUDA runs reach: ~80% of the
+	// memory bandwidth when generating, ~40% of the dense tensor peak in
+	// prefill.
+	gpuBandwidthShare = 0.8
+	gpuComputeShare   = 0.4
+)
+
+// work is what one part of a step costs: bytes read and operations done on
+// one device.
+type work struct {
+	bytes, flops float64
+	bw, peak     float64
+}
+
+// time is the roofline time of w and whether memory (not compute) limits it.
+func (w work) time() (float64, bool) {
+	if w.bytes == 0 && w.flops == 0 {
+		return 0, true
+	}
+	tm, tc := w.bytes/w.bw, w.flops/w.peak
+	return math.Max(tm, tc), tm >= tc
+}
+
+func (p *Plan) speed() {
+	s, o, d, pl := p.Model, p.Options, p.Device, &p.Placement
+	sp := &p.Speed
+	sp.Estimated = d.Estimated
+	pos := p.tokens() / 2
+	sp.AtPosition = pos
+	par := float64(o.Parallel)
+
+	cpuPeak := d.PeakF32
+	if s.quantized() {
+		cpuPeak = d.PeakInt8
+	}
+	var gpuBW, gpuPeak float64
+	if d.GPU != nil {
+		gpuBW, gpuPeak = d.GPU.Bandwidth*gpuBandwidthShare, d.GPU.PeakF16*gpuComputeShare
+		if s.quantized() {
+			gpuPeak = d.GPU.PeakInt8 * gpuComputeShare
+		}
+	}
+	// step returns the time of one step of n tokens per sequence at
+	// context position pos, and whether memory limits it.
+	step := func(n float64) (float64, bool) {
+		var cpu, gpu work
+		cpu.bw, cpu.peak, gpu.bw, gpu.peak = d.Bandwidth, cpuPeak, gpuBW, gpuPeak
+		layerElems := float64(s.matElems-s.outElems) / float64(max(s.Layers, 1))
+		kvLayer := float64(p.Memory.KVBytesPerTok) / float64(max(s.Layers, 1))
+		attn := 4 * float64(s.NumHeads*s.HeadDim) * float64(pos)
+		for i := 0; i < s.Layers; i++ {
+			w := &cpu
+			if i >= s.Layers-pl.GPULayers {
+				w = &gpu
+			}
+			w.bytes += float64(s.LayerBytes[i]) + kvLayer*float64(pos)*par
+			w.flops += (2*layerElems + attn) * n * par
+		}
+		out := &cpu
+		if pl.OutputGPU {
+			out = &gpu
+		}
+		out.bytes += float64(s.OutputBytes)
+		if s.Tied {
+			out.bytes += float64(s.EmbeddingBytes)
+		}
+		out.flops += 2 * float64(s.outElems) * par // logits for the last position only
+		out.bytes += float64(s.OtherBytes)
+		tc, mc := cpu.time()
+		tg, mg := gpu.time()
+		fixed := 0.0
+		if pl.CPULayers > 0 || pl.GPULayers == 0 {
+			fixed += cpuStepCost + cpuLayerCost*float64(pl.CPULayers)
+		}
+		if pl.GPULayers > 0 {
+			fixed += gpuStepCost + gpuLayerCost*float64(pl.GPULayers)
+		}
+		return tc + tg + fixed, (tc >= tg && mc) || (tg > tc && mg)
+	}
+
+	t, memBound := step(1)
+	sp.DecodeTokensPerS = 1 / t
+	sp.DecodeLimit = limitName(memBound)
+	sp.DecodeBytesPerToken = int64(float64(s.WeightBytes()-s.EmbeddingBytes) + float64(p.Memory.KVBytesPerTok)*float64(pos))
+	if s.Tied {
+		sp.DecodeBytesPerToken += s.EmbeddingBytes
+	}
+	sp.DecodeFLOPsPerToken = 2*float64(s.matElems) + 4*float64(s.NumHeads*s.HeadDim)*float64(pos)*float64(s.Layers)
+
+	b := float64(min(o.Batch, p.tokens()))
+	t, memBound = step(b)
+	sp.PrefillTokensPerS = b / t
+	sp.PrefillLimit = limitName(memBound)
+
+	p.raw.prefill, p.raw.decode = sp.PrefillTokensPerS, sp.DecodeTokensPerS
+	if c := d.Calibration; c != nil {
+		if c.DecodeFactor > 0 {
+			sp.DecodeTokensPerS *= c.DecodeFactor
+		}
+		if c.PrefillFactor > 0 {
+			sp.PrefillTokensPerS *= c.PrefillFactor
+		}
+	}
+	sp.DecodeTotalTokensPerS = sp.DecodeTokensPerS * par
+	sp.Basis = p.speedBasis(cpuPeak)
+}
+
+func limitName(memBound bool) string {
+	if memBound {
+		return "memory bandwidth"
+	}
+	return "compute"
+}
+
+func (p *Plan) speedBasis(cpuPeak float64) string {
+	d := p.Device
+	kind := "measured"
+	if d.Estimated {
+		kind = "estimated"
+	}
+	b := fmt.Sprintf("CPU %s, %s (%s: %s)", FormatRate(d.Bandwidth, "B/s"), FormatRate(cpuPeak, "OP/s"), kind, d.Roofline)
+	if d.GPU != nil {
+		b = fmt.Sprintf("%s %s, %s (spec sheet); ", d.GPU.Name, FormatRate(d.GPU.Bandwidth, "B/s"), FormatRate(d.GPU.PeakInt8, "OP/s int8")) + b
+	}
+	if c := d.Calibration; c != nil && c.N > 0 {
+		b += fmt.Sprintf("; corrected by %d measured runs", c.N)
+	}
+	return b
+}
