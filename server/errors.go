@@ -1,9 +1,12 @@
 package server
 
 import (
+	"strings"
+
 	"context"
 	"errors"
 	"fmt"
+	"github.com/glassbox-ai/glassbox/pipeline"
 	"net/http"
 	"strconv"
 )
@@ -43,13 +46,6 @@ func badRequest(code, param, format string, args ...any) *Error {
 		Message: fmt.Sprintf(format, args...)}
 }
 
-// stager is any error that names its pipeline stage (pipeline.Error,
-// gguf.Error, tokenizer errors).
-type stager interface{ Stage() string }
-
-// hinter is any error that carries a hint.
-type hinter interface{ HintText() string }
-
 // toError turns any error from a Backend or Jobs into an *Error with a
 // status and a stage.
 func toError(err error) *Error {
@@ -57,8 +53,15 @@ func toError(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	out := &Error{Status: http.StatusInternalServerError, Stage: stageOf(err, "deliver"),
-		Code: "internal", Message: err.Error(), Err: err}
+	out := &Error{Status: http.StatusInternalServerError, Stage: "deliver", Code: "internal",
+		Message: err.Error(), Err: err}
+	if st, ok := pipeline.StageOf(err); ok {
+		out.Stage = string(st)
+	}
+	var pe *pipeline.Error
+	if errors.As(err, &pe) {
+		out.Message, out.Hint = pe.Cause(), pe.Hint
+	}
 	switch {
 	case errors.Is(err, ErrModelNotFound):
 		out.Status, out.Code, out.Stage = http.StatusNotFound, "model_not_found", "load"
@@ -71,11 +74,12 @@ func toError(err error) *Error {
 		out.Status, out.Code = 499, "cancelled"
 	case errors.Is(err, context.DeadlineExceeded):
 		out.Status, out.Code = http.StatusGatewayTimeout, "timeout"
+	case errors.Is(err, pipeline.ErrInternal):
+		out.Code = "internal"
 	default:
 		switch out.Stage {
 		case "plan":
-			// The workload does not fit in memory: the server cannot take
-			// it, now or with this budget.
+			// The workload does not fit in memory with this budget.
 			out.Status, out.Code = http.StatusInsufficientStorage, "does_not_fit"
 		case "encode":
 			// Bad prompt (too long for the context, unencodable): the
@@ -85,24 +89,9 @@ func toError(err error) *Error {
 			out.Code = "load_failed"
 		}
 	}
-	var h hinter
-	if errors.As(err, &h) {
-		out.Hint = h.HintText()
-	}
-	// Messages from stage errors already start with "stage: ".
-	if p := out.Stage + ": "; len(out.Message) > len(p) && out.Message[:len(p)] == p {
-		out.Message = out.Message[len(p):]
-	}
+	// Messages from stage-aware causes already start with "stage: ".
+	out.Message = strings.TrimPrefix(out.Message, out.Stage+": ")
 	return out
-}
-
-// stageOf finds the stage named by err or anything it wraps.
-func stageOf(err error, def string) string {
-	var s stager
-	if errors.As(err, &s) && s.Stage() != "" {
-		return s.Stage()
-	}
-	return def
 }
 
 // setRetryAfter adds the Retry-After header for errors that carry one.

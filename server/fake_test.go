@@ -25,7 +25,7 @@ type fakeBackend struct {
 	running   int
 	peak      int
 	requests  []*GenerateRequest
-	ended     []error      // each generation's outcome, in end order
+	ended     []error       // each generation's outcome, in end order
 	inPrefill chan struct{} // receives when a generation enters prefill (if not nil)
 	inDecode  chan struct{} // receives when a generation emits its first token (if not nil)
 	loaded    map[string]time.Duration
@@ -107,15 +107,12 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 	tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(n), Unit: "tokens"})
 	t1 := time.Now()
 	tr.OnStageStart(pipeline.StageGenerate)
-	limit := req.Options.NumPredict
-	if limit < 0 {
-		limit = f.maxTokens
+	// The fake "model" ends its answer after maxTokens tokens.
+	limit, reason := req.Options.NumPredict, "length"
+	if limit < 0 || limit >= f.maxTokens {
+		limit, reason = f.maxTokens, "stop"
 	}
 	var out strings.Builder
-	reason := "length"
-	if limit == f.maxTokens {
-		reason = "stop"
-	}
 	count := 0
 	for i := 0; i < limit; i++ {
 		if err := f.sleep(ctx); err != nil {

@@ -33,8 +33,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Erro
 		rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		// The rest of the body is not worth waiting for: keep the
+		// deadline so net/http's discard of it fails fast, and close.
+		w.Header().Set("Connection", "close")
 		var mb *http.MaxBytesError
 		switch {
 		case errors.As(err, &mb):
@@ -48,6 +50,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Erro
 		return nil, &Error{Status: http.StatusBadRequest, Stage: "deliver", Code: "bad_body",
 			Message: "reading request body: " + err.Error()}
 	}
+	rc.SetReadDeadline(time.Time{})
 	return body, nil
 }
 

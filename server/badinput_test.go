@@ -1,0 +1,160 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBadInput sends malformed and absurd requests to every dialect and
+// checks the status, the stage and the message.
+func TestBadInput(t *testing.T) {
+	ts := start(t, newFake(), func(c *Config) { c.MaxBodyBytes = 1 << 16 })
+	long := strings.Repeat("word ", 100)
+	huge := `{"model":"tiny","prompt":"` + strings.Repeat("x", 1<<17) + `"}`
+	tests := []struct {
+		name, path, body string
+		status           int
+		stage, contains  string
+	}{
+		{"ollama malformed", "/api/generate", `{"model": "tiny", "prompt": `, 400, "deliver", "malformed JSON"},
+		{"ollama syntax", "/api/generate", `{"model": tiny}`, 400, "deliver", "at byte 12"},
+		{"ollama empty body", "/api/chat", ``, 400, "deliver", "body is empty"},
+		{"ollama wrong type", "/api/generate", `{"model": 3}`, 400, "deliver", `field "model"`},
+		{"ollama trailing data", "/api/generate", `{"model":"tiny"} {}`, 400, "deliver", "extra data"},
+		{"ollama no model", "/api/generate", `{"prompt":"hi"}`, 400, "deliver", "model is required"},
+		{"ollama unknown model", "/api/generate", `{"model":"nope","prompt":"hi"}`, 404, "load", `"nope"`},
+		{"ollama unknown model chat", "/api/chat", `{"model":"nope","messages":[{"role":"user","content":"x"}],"stream":false}`, 404, "load", "not found"},
+		{"ollama negative num_predict", "/api/generate", `{"model":"tiny","prompt":"hi","options":{"num_predict":-5}}`, 400, "deliver", "options.num_predict is -5"},
+		{"ollama absurd num_ctx", "/api/generate", `{"model":"tiny","prompt":"hi","options":{"num_ctx":1e12}}`, 400, "deliver", "options.num_ctx"},
+		{"ollama top_p > 1", "/api/generate", `{"model":"tiny","prompt":"hi","options":{"top_p":1.5}}`, 400, "deliver", "options.top_p is 1.5"},
+		{"ollama temperature string", "/api/generate", `{"model":"tiny","prompt":"hi","options":{"temperature":"hot"}}`, 400, "deliver", "must be a number"},
+		{"ollama fractional top_k", "/api/generate", `{"model":"tiny","prompt":"hi","options":{"top_k":2.5}}`, 400, "deliver", "whole number"},
+		{"ollama stop not strings", "/api/generate", `{"model":"tiny","prompt":"hi","options":{"stop":[1]}}`, 400, "deliver", "options.stop[0]"},
+		{"ollama bad keep_alive", "/api/generate", `{"model":"tiny","prompt":"hi","keep_alive":"soon"}`, 400, "deliver", "keep_alive"},
+		{"ollama bad role", "/api/chat", `{"model":"tiny","messages":[{"role":"wizard","content":"x"}]}`, 400, "deliver", `"wizard"`},
+		{"ollama prompt too long", "/api/generate", `{"model":"tiny","prompt":"` + long + `"}`, 400, "encode", "100 tokens but the context holds 64"},
+		{"ollama body too large", "/api/generate", huge, 413, "deliver", "exceeds the limit of 65536 bytes"},
+		{"ollama format", "/api/generate", `{"model":"tiny","prompt":"hi","format":"json"}`, 400, "deliver", "not supported"},
+		{"openai malformed", "/v1/chat/completions", `{"model":`, 400, "deliver", "malformed JSON"},
+		{"openai no messages", "/v1/chat/completions", `{"model":"tiny","messages":[]}`, 400, "deliver", "at least one message"},
+		{"openai unknown model", "/v1/chat/completions", `{"model":"nope","messages":[{"role":"user","content":"x"}]}`, 404, "load", `"nope"`},
+		{"openai unknown model stream", "/v1/chat/completions", `{"model":"nope","stream":true,"messages":[{"role":"user","content":"x"}]}`, 404, "load", `"nope"`},
+		{"openai temperature", "/v1/chat/completions", `{"model":"tiny","temperature":3,"messages":[{"role":"user","content":"x"}]}`, 400, "deliver", "temperature is 3"},
+		{"openai n", "/v1/chat/completions", `{"model":"tiny","n":2,"messages":[{"role":"user","content":"x"}]}`, 400, "deliver", "n = 1"},
+		{"openai max_tokens", "/v1/chat/completions", `{"model":"tiny","max_tokens":0,"messages":[{"role":"user","content":"x"}]}`, 400, "deliver", "max_tokens is 0"},
+		{"openai image part", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, 400, "deliver", "image_url"},
+		{"openai prompt too long", "/v1/completions", `{"model":"tiny","prompt":"` + long + `"}`, 400, "encode", "100 tokens"},
+		{"openai token prompt", "/v1/completions", `{"model":"tiny","prompt":[1,2,3]}`, 400, "deliver", "array of one string"},
+		{"openai body too large", "/v1/completions", huge, 413, "deliver", "exceeds the limit"},
+		{"native malformed", "/v1/jobs", `{"model":"tiny",`, 400, "deliver", "malformed JSON"},
+		{"native no prompt", "/v1/jobs", `{"model":"tiny"}`, 400, "deliver", "prompt or messages"},
+		{"native absurd", "/v1/jobs", `{"model":"tiny","prompt":"x","options":{"repeat_penalty":1000}}`, 400, "deliver", "repeat_penalty"},
+		{"native unknown endpoint", "/v1/nope", `{}`, 404, "deliver", "no such endpoint"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := ts.do("POST", tc.path, tc.body)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
+			}
+			var stage, msg string
+			switch dialectOf(tc.path) {
+			case dialectOllama:
+				var e ollamaError
+				json.Unmarshal(b, &e)
+				stage, msg = e.Stage, e.Error
+				if !strings.HasPrefix(msg, stage+": ") {
+					t.Errorf("message %q does not start with the stage", msg)
+				}
+			case dialectOpenAI:
+				var e openAIError
+				json.Unmarshal(b, &e)
+				stage, msg = e.Error.Stage, e.Error.Message
+				if e.Error.Type == "" || e.Error.Code == nil {
+					t.Errorf("OpenAI error without type or code: %s", b)
+				}
+			default:
+				var e nativeError
+				json.Unmarshal(b, &e)
+				stage, msg = e.Error.Stage, e.Error.Message
+			}
+			if stage != tc.stage || !strings.Contains(msg, tc.contains) {
+				t.Errorf("stage %q message %q; want stage %q containing %q", stage, msg, tc.stage, tc.contains)
+			}
+		})
+	}
+	if running, _, _ := ts.f.stats(); running != 0 {
+		t.Errorf("%d generations left running", running)
+	}
+}
+
+// TestSlowClient: a client that sends its headers or body too slowly is cut
+// off by the read timeout with a 408 naming the stage.
+func TestSlowClient(t *testing.T) {
+	ts := start(t, newFake(), func(c *Config) { c.ReadTimeout = 200 * time.Millisecond })
+	addr := strings.TrimPrefix(ts.url, "http://")
+	t.Run("body", func(t *testing.T) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /api/generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":")
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), "deliver: request body not received within 200ms") {
+			t.Errorf("%d %s", resp.StatusCode, b)
+		}
+	})
+	t.Run("headers", func(t *testing.T) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /api/generate HTTP/1.1\r\nHost: x\r\n")
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		start := time.Now()
+		_, err = io.ReadAll(c) // the server closes the connection
+		if err != nil || time.Since(start) > 2*time.Second {
+			t.Errorf("connection not closed by the server: %v after %s", err, time.Since(start))
+		}
+	})
+}
+
+func TestAuth(t *testing.T) {
+	ts := start(t, newFake(), func(c *Config) { c.APIKey = "sekrit" })
+	var e openAIError
+	decode(t, ts.do("GET", "/v1/models", nil), 401, &e)
+	if e.Error.Type != "authentication_error" {
+		t.Errorf("%+v", e)
+	}
+	decode(t, ts.do("GET", "/v1/models", nil, "Authorization", "Bearer wrong"), 401, nil)
+	decode(t, ts.do("GET", "/v1/models", nil, "Authorization", "Bearer sekrit"), 200, nil)
+	decode(t, ts.do("GET", "/healthz", nil), 200, nil)
+
+	for _, tc := range []struct {
+		addr, key string
+		ok        bool
+	}{
+		{"127.0.0.1:8765", "", true}, {"[::1]:8765", "", true}, {"localhost:1", "", true},
+		{"0.0.0.0:8765", "", false}, {":8765", "", false}, {"0.0.0.0:8765", "k", true}, {"nonsense", "", false},
+	} {
+		if err := CheckBind(tc.addr, tc.key); (err == nil) != tc.ok {
+			t.Errorf("CheckBind(%q, %q) = %v", tc.addr, tc.key, err)
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
+)
+
+func createJob(t *testing.T, ts *testServer, body map[string]any) jobCreated {
+	t.Helper()
+	var jc jobCreated
+	resp := ts.do("POST", "/v1/jobs", body)
+	if loc := resp.Header.Get("Location"); resp.StatusCode == 202 && !strings.HasPrefix(loc, "/v1/jobs/j") {
+		t.Errorf("Location %q", loc)
+	}
+	decode(t, resp, http.StatusAccepted, &jc)
+	if jc.ID == "" || jc.EventsURL != "/v1/jobs/"+jc.ID+"/events" {
+		t.Fatalf("created %+v", jc)
+	}
+	return jc
+}
+
+// events reads a job's whole event stream (after seq after) and returns the
+// events and whether it ended with "event: end".
+func events(t *testing.T, ts *testServer, id string, after int64) ([]api.Event, bool) {
+	t.Helper()
+	resp := ts.do("GET", "/v1/jobs/"+id+"/events", nil, "Last-Event-ID", strconv.FormatInt(after, 10))
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("status %d, type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	var out []api.Event
+	ended := false
+	for _, se := range readSSE(t, resp.Body, 0) {
+		if se.event == "end" {
+			ended = true
+			continue
+		}
+		var ev api.Event
+		if err := json.Unmarshal([]byte(se.data), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if se.id != strconv.FormatInt(ev.Seq, 10) || se.event != ev.Type {
+			t.Errorf("SSE id %q event %q for seq %d type %s", se.id, se.event, ev.Seq, ev.Type)
+		}
+		out = append(out, ev)
+	}
+	return out, ended
+}
+
+func tokensOf(evs []api.Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev.Type == api.TypeToken {
+			b.WriteString(ev.Token.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestNativeJob(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	jc := createJob(t, ts, map[string]any{"model": "tiny", "prompt": "a b c", "options": map[string]any{"temperature": 0}})
+	evs, ended := events(t, ts, jc.ID, 0)
+	if !ended {
+		t.Error("stream did not end with event: end")
+	}
+	var types []string
+	for i, ev := range evs {
+		if ev.Seq != int64(i+1) || ev.Job != jc.ID {
+			t.Errorf("event %d: seq %d job %s", i, ev.Seq, ev.Job)
+		}
+		if ev.Type != api.TypeToken && ev.Type != api.TypeProgress {
+			types = append(types, ev.Type+":"+ev.Stage+ev.State)
+		}
+	}
+	want := "state:queued state:running stage_skipped:load stage_start:prefill stage_done:prefill " +
+		"stage_start:generate stage_done:generate result: state:done"
+	if got := strings.Join(types, " "); got != want {
+		t.Errorf("events\n got %s\nwant %s", got, want)
+	}
+	if tokensOf(evs) != "Once upon a time, there was a cat." {
+		t.Errorf("tokens %q", tokensOf(evs))
+	}
+	var res Result
+	if err := json.Unmarshal(evs[len(evs)-2].Result, &res); err != nil || res.Tokens != 10 || res.PromptTokens != 3 {
+		t.Errorf("result %s: %v", evs[len(evs)-2].Result, err)
+	}
+
+	var job api.Job
+	decode(t, ts.do("GET", "/v1/jobs/"+jc.ID, nil), 200, &job)
+	if job.State != api.StateDone || job.Kind != "text" || job.Model != "tiny" || job.LastSeq != int64(len(evs)) {
+		t.Errorf("job %+v", job)
+	}
+	// Replay from the middle: exactly the rest.
+	rest, _ := events(t, ts, jc.ID, 5)
+	if len(rest) != len(evs)-5 || rest[0].Seq != 6 {
+		t.Errorf("replay after 5: %d events from %d", len(rest), rest[0].Seq)
+	}
+	// ?after= works like Last-Event-ID.
+	resp := ts.do("GET", "/v1/jobs/"+jc.ID+"/events?after="+strconv.Itoa(len(evs)), nil)
+	if got := readSSE(t, resp.Body, 0); len(got) != 1 || got[0].event != "end" {
+		t.Errorf("after the last event: %v", got)
+	}
+	resp.Body.Close()
+}
+
+// TestNativeReconnect disconnects from a running job mid-generation,
+// reconnects with Last-Event-ID and checks every event arrives exactly once
+// and the job ran on meanwhile.
+func TestNativeReconnect(t *testing.T) {
+	f := newFake()
+	f.step = 10 * time.Millisecond
+	f.maxTokens = 30
+	ts := start(t, f, nil)
+	jc := createJob(t, ts, map[string]any{"model": "tiny", "prompt": "go"})
+
+	resp := ts.do("GET", jc.EventsURL, nil)
+	first := readSSE(t, resp.Body, 8) // some tokens in
+	resp.Body.Close()                 // the client goes away mid-generation
+	last := first[len(first)-1].id
+	waitFor(t, "the job to end without a client", func() bool {
+		j := ts.m.Job(jc.ID)
+		return j != nil && api.Terminal(j.Info().State)
+	})
+	n, _ := strconv.ParseInt(last, 10, 64)
+	rest, ended := events(t, ts, jc.ID, n)
+	if !ended {
+		t.Error("no end event")
+	}
+	var all []api.Event
+	for _, se := range first {
+		var ev api.Event
+		json.Unmarshal([]byte(se.data), &ev)
+		all = append(all, ev)
+	}
+	all = append(all, rest...)
+	for i, ev := range all {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d: lost or duplicated", i, ev.Seq)
+		}
+	}
+	full, _ := events(t, ts, jc.ID, 0)
+	if len(all) != len(full) || tokensOf(all) != tokensOf(full) || all[len(all)-1].State != api.StateDone {
+		t.Errorf("reconnected %d events, job has %d; text %q vs %q", len(all), len(full), tokensOf(all), tokensOf(full))
+	}
+}
+
+func TestNativeCancelAndList(t *testing.T) {
+	f := newFake()
+	f.step = 20 * time.Millisecond
+	f.maxTokens = 1000
+	ts := start(t, f, func(c *Config) { c.MaxQueue = 10 })
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, createJob(t, ts, map[string]any{"model": "tiny", "prompt": fmt.Sprint("job ", i)}).ID)
+		time.Sleep(2 * time.Millisecond) // job ids order by the millisecond
+	}
+	// The second and third jobs wait: their events say where they are.
+	waitFor(t, "queue positions", func() bool {
+		evs := ts.m.Job(ids[2]).Events(0)
+		for _, ev := range evs {
+			if ev.Type == api.TypeProgress && ev.Stage == "queued" && ev.Progress.Done == 1 && ev.Progress.Total == 2 {
+				return true
+			}
+		}
+		return false
+	})
+	for _, id := range ids {
+		var j api.Job
+		decode(t, ts.do("POST", "/v1/jobs/"+id+"/cancel", nil), http.StatusAccepted, &j)
+	}
+	for _, id := range ids {
+		evs, _ := events(t, ts, id, 0)
+		last := evs[len(evs)-1]
+		if last.State != api.StateCancelled || evs[len(evs)-2].Error == nil {
+			t.Errorf("job %s ended %+v", id, last)
+		}
+	}
+	// The third job moved to position 0 when the first was cancelled, or
+	// was cancelled while waiting.
+	var list jobList
+	decode(t, ts.do("GET", "/v1/jobs?limit=2", nil), 200, &list)
+	if len(list.Jobs) != 2 || list.Jobs[0].ID != ids[2] || list.Jobs[1].ID != ids[1] || list.Next != ids[1] {
+		t.Fatalf("page 1: %+v", list)
+	}
+	var page2 jobList
+	decode(t, ts.do("GET", "/v1/jobs?limit=2&before="+list.Next, nil), 200, &page2)
+	if len(page2.Jobs) != 1 || page2.Jobs[0].ID != ids[0] || page2.Next != "" {
+		t.Errorf("page 2: %+v", page2)
+	}
+	var e nativeError
+	decode(t, ts.do("GET", "/v1/jobs/jnope", nil), http.StatusNotFound, &e)
+	if e.Error.Code != "job_not_found" {
+		t.Errorf("%+v", e)
+	}
+	decode(t, ts.do("POST", "/v1/jobs/jnope/cancel", nil), http.StatusNotFound, &e)
+	if running, _, _ := f.stats(); running != 0 {
+		t.Errorf("%d generations still running", running)
+	}
+}
+
+func TestNativeInfo(t *testing.T) {
+	ts := start(t, newFake(), func(c *Config) {
+		c.Metrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("glassbox_up 1\n")) })
+	})
+	var h health
+	decode(t, ts.do("GET", "/healthz", nil), 200, &h)
+	if h.Status != "ok" || h.Queue.Parallel != 1 || h.Queue.MaxQueue != 4 {
+		t.Errorf("%+v", h)
+	}
+	var plan map[string]any
+	decode(t, ts.do("POST", "/v1/plan", map[string]any{"model": "tiny", "ctx": 256}), 200, &plan)
+	if plan["verdict"] != "fits, ~9000 tok/s" || plan["ctx"] != 256.0 {
+		t.Errorf("plan %v", plan)
+	}
+	var e nativeError
+	decode(t, ts.do("POST", "/v1/plan", map[string]any{"model": "nope"}), 404, &e)
+	decode(t, ts.do("POST", "/v1/plan", map[string]any{"model": "tiny", "ctx": -1}), 400, &e)
+	var ps psResponse
+	decode(t, ts.do("GET", "/v1/ps", nil), 200, &ps)
+	if ps.Models == nil || ps.Queue.Parallel != 1 {
+		t.Errorf("%+v", ps)
+	}
+	resp := ts.do("GET", "/metrics", nil)
+	decode(t, resp, 200, nil)
+}

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestOpenAIChat(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	msgs := []map[string]any{{"role": "developer", "content": "be brief"},
+		{"role": "user", "content": []map[string]any{{"type": "text", "text": "tell"}, {"type": "text", "text": " a story"}}}}
+	t.Run("stream", func(t *testing.T) {
+		resp := ts.do("POST", "/v1/chat/completions", map[string]any{"model": "tiny", "messages": msgs, "stream": true,
+			"stream_options": map[string]any{"include_usage": true}, "max_tokens": 3, "seed": 7})
+		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+			t.Errorf("content type %q", ct)
+		}
+		evs := readSSE(t, resp.Body, 0)
+		resp.Body.Close()
+		// 3 content chunks, the finish chunk, the usage chunk, [DONE].
+		if len(evs) != 6 || evs[5].data != "[DONE]" {
+			t.Fatalf("events %v", evs)
+		}
+		var text strings.Builder
+		var id string
+		for i, ev := range evs[:5] {
+			var c openAIChatResponse
+			if err := json.Unmarshal([]byte(ev.data), &c); err != nil {
+				t.Fatal(err)
+			}
+			if c.Object != "chat.completion.chunk" || !strings.HasPrefix(c.ID, "chatcmpl-") {
+				t.Errorf("chunk %d: %+v", i, c)
+			}
+			if id == "" {
+				id = c.ID
+			} else if c.ID != id {
+				t.Errorf("chunk %d id %s, want %s", i, c.ID, id)
+			}
+			switch {
+			case i < 3:
+				text.WriteString(c.Choices[0].Delta.Content)
+				if (i == 0) != (c.Choices[0].Delta.Role == "assistant") {
+					t.Errorf("chunk %d role %q", i, c.Choices[0].Delta.Role)
+				}
+			case i == 3:
+				if *c.Choices[0].FinishReason != "length" {
+					t.Errorf("finish %v", *c.Choices[0].FinishReason)
+				}
+			case i == 4:
+				if len(c.Choices) != 0 || c.Usage == nil || c.Usage.PromptTokens != 5 || c.Usage.CompletionTokens != 3 || c.Usage.TotalTokens != 8 {
+					t.Errorf("usage chunk %+v %+v", c, c.Usage)
+				}
+			}
+		}
+		if text.String() != "Once upon a" {
+			t.Errorf("text %q", text.String())
+		}
+		req := ts.f.requests[len(ts.f.requests)-1]
+		if req.Messages[0].Role != "system" || req.Messages[1].Content != "tell a story" || req.Options.Temperature != 1 || *req.Options.Seed != 7 {
+			t.Errorf("request %+v", req)
+		}
+	})
+	t.Run("no stream", func(t *testing.T) {
+		var c openAIChatResponse
+		decode(t, ts.do("POST", "/v1/chat/completions", map[string]any{"model": "tiny", "messages": msgs,
+			"stop": "cat", "temperature": 0}), 200, &c)
+		if c.Object != "chat.completion" || c.Choices[0].Message.Content != "Once upon a time, there was a" ||
+			*c.Choices[0].FinishReason != "stop" || c.Usage.CompletionTokens != 8 {
+			t.Errorf("%+v %+v", c, c.Choices[0].Message)
+		}
+	})
+}
+
+func TestOpenAICompletion(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	var c openAICompletionResponse
+	decode(t, ts.do("POST", "/v1/completions", map[string]any{"model": "tiny", "prompt": "Once", "echo": true}), 200, &c)
+	// max_tokens defaults to 16 for the legacy endpoint; the fake stops at 10.
+	if c.Object != "text_completion" || c.Choices[0].Text != "OnceOnce upon a time, there was a cat." || c.Usage.CompletionTokens != 10 {
+		t.Errorf("%+v", c)
+	}
+	if req := ts.f.requests[0]; !req.Raw || req.Options.NumPredict != 16 {
+		t.Errorf("request %+v", req)
+	}
+	resp := ts.do("POST", "/v1/completions", map[string]any{"model": "tiny", "prompt": []string{"Once"}, "stream": true, "max_tokens": 2})
+	evs := readSSE(t, resp.Body, 0)
+	resp.Body.Close()
+	if len(evs) != 4 || evs[3].data != "[DONE]" || !strings.Contains(evs[2].data, `"finish_reason":"length"`) {
+		t.Errorf("events %v", evs)
+	}
+}
+
+func TestOpenAIModels(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	var list openAIModelList
+	decode(t, ts.do("GET", "/v1/models", nil), 200, &list)
+	if list.Object != "list" || len(list.Data) != 2 || list.Data[0].ID != "tiny" || list.Data[0].Object != "model" ||
+		list.Data[0].Verdict != "fits, ~9000 tok/s" {
+		t.Errorf("%+v", list)
+	}
+	var m openAIModel
+	decode(t, ts.do("GET", "/v1/models/tiny", nil), 200, &m)
+	if m.ID != "tiny" {
+		t.Errorf("%+v", m)
+	}
+	var e openAIError
+	decode(t, ts.do("GET", "/v1/models/nope", nil), http.StatusNotFound, &e)
+	if e.Error.Type != "invalid_request_error" || *e.Error.Code != "model_not_found" {
+		t.Errorf("%+v", e)
+	}
+}
