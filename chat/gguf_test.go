@@ -1,0 +1,130 @@
+package chat
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+)
+
+// memGGUF builds a weightless GGUF in memory with the given metadata.
+func memGGUF(t *testing.T, kv map[string]any) *gguf.File {
+	t.Helper()
+	var meta gguf.Metadata
+	for _, k := range []string{"general.architecture", keyTokens, keyBOS, keyEOS, KeyTemplate} {
+		if v, ok := kv[k]; ok {
+			if err := meta.Set(k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, &meta, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestFromGGUF(t *testing.T) {
+	toks := []string{"<unk>", "<s>", "</s>", "a"}
+	hello := []Message{{"user", "Hello"}}
+	tests := []struct {
+		name    string
+		kv      map[string]any
+		want    string // rendered hello with generation prompt
+		wantErr string
+		origin  string
+	}{
+		{"no template: ChatML fallback", map[string]any{keyTokens: toks, keyBOS: uint32(1), keyEOS: uint32(2)},
+			"<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n", "", "fallback"},
+		{"empty template: fallback", map[string]any{KeyTemplate: "", keyTokens: toks},
+			"<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n", "", "fallback"},
+		{"template with token texts", map[string]any{KeyTemplate: "{{ bos_token }}{{ messages[0].content }}{{ eos_token }}", keyTokens: toks, keyBOS: uint32(1), keyEOS: uint32(2)},
+			"<s>Hello</s>", "", "gguf"},
+		{"BOS id none (0xFFFFFFFF) and EOS out of range", map[string]any{KeyTemplate: "[{{ bos_token }}|{{ eos_token }}]", keyTokens: toks, keyBOS: uint32(0xFFFFFFFF), keyEOS: int32(99)},
+			"[|]", "", "gguf"},
+		{"no token list", map[string]any{KeyTemplate: "[{{ bos_token }}]", keyBOS: uint32(1)},
+			"[]", "", "gguf"},
+		{"template of the wrong type", map[string]any{KeyTemplate: uint32(7)}, "", "wrong type", ""},
+		{"template that does not compile", map[string]any{KeyTemplate: "{% if %}"}, "", "compile", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmpl, err := FromGGUF(memGGUF(t, tt.kv))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.HasPrefix(err.Error(), "encode: ") {
+					t.Fatalf("err = %v, want an encode error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(tmpl.Origin, tt.origin) {
+				t.Errorf("origin %q, want prefix %q", tmpl.Origin, tt.origin)
+			}
+			got, err := tmpl.Render(hello, true, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSharedModels loads the template (or the fallback) of every shared
+// model and vocabulary file and renders a conversation with it.
+func TestSharedModels(t *testing.T) {
+	tests := []struct {
+		file     string
+		bos, eos string
+		fallback bool
+		contains string
+	}{
+		{"models/stories260K.gguf", "<s>", "</s>", true, "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"},
+		{"vocab/ggml-vocab-llama-spm.gguf", "<s>", "</s>", true, "<|im_start|>assistant\n"},
+		{"vocab/ggml-vocab-phi-3.gguf", "<s>", "<|endoftext|>", false, "<|user|>\nHello<|end|>\n<|assistant|>\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			f, err := gguf.Open(shared.Path(t, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			tmpl, err := FromGGUF(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tmpl.BOS != tt.bos || tmpl.EOS != tt.eos {
+				t.Errorf("BOS, EOS = %q, %q; want %q, %q", tmpl.BOS, tmpl.EOS, tt.bos, tt.eos)
+			}
+			if isFallback := tmpl.Source == FallbackSource; isFallback != tt.fallback {
+				t.Errorf("fallback = %v, want %v", isFallback, tt.fallback)
+			}
+			got, err := tmpl.Render([]Message{{"system", "Be brief."}, {"user", "Hello"}}, true, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(got, tt.contains) {
+				t.Errorf("rendered %q, want it to contain %q", got, tt.contains)
+			}
+		})
+	}
+}
+
+func TestErrorIs(t *testing.T) {
+	_, err := New("", "x", "", "")
+	if !errors.Is(err, ErrEmpty) {
+		t.Errorf("errors.Is(%v, ErrEmpty) = false", err)
+	}
+}

@@ -1,0 +1,161 @@
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/ardanlabs/jinja"
+)
+
+// Stage is the pipeline stage chat template errors belong to.
+const Stage = "encode"
+
+// Message is one turn of a conversation. Role is system, user, assistant
+// or tool (templates decide what they accept).
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Template is a chat template with the token texts it needs. The zero
+// value is not usable; build one with New, FromGGUF or Fallback.
+type Template struct {
+	Source string // the Jinja2 source
+	Origin string // where it came from, for errors: a GGUF key, "fallback", ...
+	BOS    string // text of the BOS token, passed as bos_token
+	EOS    string // text of the EOS token, passed as eos_token
+	// Vars are extra variables for every render (tools, enable_thinking,
+	// date_string, ...); per-call vars override them. Values are Go values
+	// (nil, bool, int, int64, float64, string, []any, map[string]any) or
+	// json.RawMessage, which keeps the key order of JSON objects — pass
+	// tool definitions that way, since tojson prints a Go map's keys
+	// sorted but a JSON object's in their order, as Python does.
+	Vars map[string]any
+	// Now is the clock of strftime_now; nil means time.Now.
+	Now func() time.Time
+
+	compiled *jinja.Template
+}
+
+// Error is a chat template failure: a syntax error at compile time or a
+// failure while rendering (including the template's own raise_exception).
+type Error struct {
+	Origin string
+	Op     string // "compile" or "render"
+	Err    error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: chat template (%s): %s: %v", Stage, e.Origin, e.Op, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Stage reports the pipeline stage ("encode").
+func (e *Error) Stage() string { return Stage }
+
+// ErrEmpty is returned for a template with no source text.
+var ErrEmpty = errors.New("template is empty")
+
+// New compiles src. origin names it in errors.
+func New(src, origin, bos, eos string) (Template, error) {
+	t := Template{Source: src, Origin: origin, BOS: bos, EOS: eos}
+	if err := t.compile(); err != nil {
+		return Template{}, err
+	}
+	return t, nil
+}
+
+func (t *Template) compile() error {
+	if t.compiled != nil {
+		return nil
+	}
+	if t.Source == "" {
+		return &Error{Origin: t.origin(), Op: "compile", Err: ErrEmpty}
+	}
+	c, err := jinja.Compile(rewriteToJSON(trimFinalNewline(t.Source)))
+	if err != nil {
+		return &Error{Origin: t.origin(), Op: "compile", Err: err}
+	}
+	t.compiled = c
+	return nil
+}
+
+func (t *Template) origin() string {
+	if t.Origin == "" {
+		return "template"
+	}
+	return t.Origin
+}
+
+// trimFinalNewline drops one trailing newline, as Jinja2 does by default
+// (keep_trailing_newline=False).
+func trimFinalNewline(s string) string {
+	if n := len(s); n > 0 && s[n-1] == '\n' {
+		s = s[:n-1]
+		if n := len(s); n > 0 && s[n-1] == '\r' {
+			s = s[:n-1]
+		}
+	}
+	return s
+}
+
+// Render renders msgs. With addGenerationPrompt the output ends with the
+// header of an assistant turn, ready for the model to continue. vars add to
+// (and override) t.Vars and the built-in variables.
+func (t Template) Render(msgs []Message, addGenerationPrompt bool, vars map[string]any) (string, error) {
+	if err := t.compile(); err != nil {
+		return "", err
+	}
+	list := make([]jinja.Value, len(msgs))
+	for i, m := range msgs {
+		d := jinja.NewDict()
+		d.AsDict().Set("role", jinja.NewString(m.Role))
+		d.AsDict().Set("content", jinja.NewString(m.Content))
+		list[i] = d
+	}
+	now := t.Now
+	if now == nil {
+		now = time.Now
+	}
+	data := map[string]jinja.Value{
+		"messages":              jinja.NewList(list),
+		"add_generation_prompt": jinja.NewBool(addGenerationPrompt),
+		"bos_token":             jinja.NewString(t.BOS),
+		"eos_token":             jinja.NewString(t.EOS),
+		toJSONName:              toJSONCallable,
+		"strftime_now": jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+			if len(args) != 1 || !args[0].IsString() {
+				return jinja.Undefined(), fmt.Errorf("strftime_now: want one format string, got %d arguments", len(args))
+			}
+			return jinja.NewString(strftime(args[0].AsString(), now())), nil
+		}),
+	}
+	for _, m := range []map[string]any{t.Vars, vars} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			v, err := toValue(m[k])
+			if err != nil {
+				return "", &Error{Origin: t.origin(), Op: "variable " + k, Err: err}
+			}
+			data[k] = v
+		}
+	}
+	out, err := t.compiled.RenderValues(data)
+	if err != nil {
+		return "", &Error{Origin: t.origin(), Op: "render", Err: err}
+	}
+	return out, nil
+}
+
+// Render compiles tmpl and renders msgs with it; vars supplies bos_token,
+// eos_token and any other variables the template reads.
+func Render(tmpl string, msgs []Message, addGenerationPrompt bool, vars map[string]any) (string, error) {
+	t, err := New(tmpl, "template", "", "")
+	if err != nil {
+		return "", err
+	}
+	return t.Render(msgs, addGenerationPrompt, vars)
+}

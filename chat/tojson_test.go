@@ -1,0 +1,71 @@
+package chat
+
+import (
+	"math"
+	"testing"
+)
+
+func TestPyFloat(t *testing.T) {
+	// Expected strings are Python 3's repr(float(x)).
+	tests := []struct {
+		x    float64
+		want string
+	}{
+		{0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1, "1.0"}, {-2.5, "-2.5"}, {0.1, "0.1"},
+		{1e6, "1000000.0"}, {1e15, "1000000000000000.0"}, {1e16, "1e+16"}, {1.5e16, "1.5e+16"},
+		{123456789.125, "123456789.125"}, {1e-4, "0.0001"}, {1e-5, "1e-05"}, {1.25e-7, "1.25e-07"},
+		{1e22, "1e+22"}, {1e100, "1e+100"}, {5e-324, "5e-324"}, {math.MaxFloat64, "1.7976931348623157e+308"},
+		{math.NaN(), "NaN"}, {math.Inf(1), "Infinity"}, {math.Inf(-1), "-Infinity"},
+	}
+	for _, tt := range tests {
+		if got := pyFloat(tt.x); got != tt.want {
+			t.Errorf("pyFloat(%v) = %q, want %q", tt.x, got, tt.want)
+		}
+	}
+}
+
+func TestRewriteToJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"{{ x | tojson }}", "{{ " + toJSONName + "(x) }}"},
+		{"{{ x|tojson(indent=4) }}", "{{ " + toJSONName + "(x, indent=4) }}"},
+		{"{{- tool_call.arguments | tojson -}}", "{{- " + toJSONName + "(tool_call.arguments) -}}"},
+		{"{{ messages[0]['content'] | tojson }}", "{{ messages[0]['content'] | tojson }}"}, // quoted index: library filter
+		{"{{ messages[0] | tojson }}", "{{ " + toJSONName + "(messages[0]) }}"},
+		{"{{ f(x).y | tojson }}", "{{ f(x).y | tojson }}"}, // call in the path: library filter
+		{"{{ 'x | tojson' }} x | tojson", "{{ 'x | tojson' }} x | tojson"},
+		{"{% set s = t | tojson %}", "{% set s = " + toJSONName + "(t) %}"},
+		{"{{ a ~ b | tojson | safe }}", "{{ a ~ " + toJSONName + "(b) | safe }}"},
+		{"no tags at all", "no tags at all"},
+		{"{{ x | tojson", "{{ " + toJSONName + "(x)"},
+	}
+	for _, tt := range tests {
+		if got := rewriteToJSON(tt.in); got != tt.want {
+			t.Errorf("rewriteToJSON(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRenderSmall(t *testing.T) {
+	// Expected outputs are Python jinja2 3.1.6 with the environment of
+	// testdata/gen.py.
+	tests := []struct{ tmpl, want string }{
+		{"x\n", "x"},
+		{"{{ 'a' }}\n\n", "a\n"},
+		{"{% if true %}\n  yes\n{% endif %}\n", "  yes\n"},
+		{"  {% if true %}y{% endif %}", "y"},
+		{`{% set d = {"b": 1, "a": [1.0, "<&>"]} %}{{ d | tojson }}`, `{"b": 1, "a": [1.0, "<&>"]}`},
+		{`{% set d = {"b": 1, "a": {}} %}{{ d | tojson(indent=2) }}`, "{\n  \"b\": 1,\n  \"a\": {}\n}"},
+		{`{% set d = {"b": 1, "a": 2} %}{{ d | tojson(sort_keys=true) }}`, `{"a": 2, "b": 1}`},
+		{`{% set d = {"k": "é\n"} %}{{ d | tojson(ensure_ascii=true, separators=[",", ":"]) }}`, `{"k":"\u00e9\n"}`},
+	}
+	for _, tt := range tests {
+		got, err := Render(tt.tmpl, nil, false, nil)
+		if err != nil {
+			t.Errorf("%q: %v", tt.tmpl, err)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.tmpl, got, tt.want)
+		}
+	}
+}
