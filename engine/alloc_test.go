@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/model"
+)
+
+// TestDecodeAllocs checks that a decode step (one token through the
+// model over the KV cache) allocates at most one object per compute call
+// after warm-up, at 1 and 2 threads. The model and engine allocate
+// nothing themselves; compute's MatMul and Attention currently allocate
+// their parallel-loop closures (one each per call). When compute stops
+// doing so, lower computeAllocs to 0.
+// computeAllocs is what one compute call may allocate (see TestDecodeAllocs).
+const computeAllocs = 2
+
+func TestDecodeAllocs(t *testing.T) {
+	m := stories(t)
+	for _, threads := range []int{1, 2} {
+		s := newSession(t, m, model.SessionOptions{CtxLen: 512, Threads: threads})
+		logits := make([]float32, m.Config().VocabSize)
+		tok := []int{1}
+		pos := 0
+		step := func() {
+			if err := s.Forward(context.Background(), tok, pos, logits); err != nil {
+				t.Fatal(err)
+			}
+			pos++
+		}
+		for range 4 {
+			step()
+		}
+		// Per layer: 7 matrix multiplies and 1 attention; then the output.
+		budget := float64(computeAllocs * (8*m.Config().NumLayers + 1))
+		a := testing.AllocsPerRun(100, step)
+		t.Logf("%d threads: %.1f allocations per decode step (budget %.0f)", threads, a, budget)
+		if a > budget {
+			t.Errorf("%d threads: %.1f allocations per decode step, budget %.0f", threads, a, budget)
+		}
+	}
+}
+
+// TestLongGenerationMemory generates 2,000 tokens and checks that the
+// live heap does not grow beyond what the result itself holds (ids and
+// text): the KV cache and buffers are allocated up front.
+func TestLongGenerationMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2,000-token generation")
+	}
+	m := stories(t)
+	s := newSession(t, m, model.SessionOptions{CtxLen: 2048})
+	var at500 uint64
+	var ms runtime.MemStats
+	n := 0
+	res, err := Generate(context.Background(), s, m.Config().VocabSize, Request{
+		Prompt: []int{1}, MaxTokens: 2000, Decoder: &idText{},
+		OnToken: func(int, string) error {
+			n++
+			if n == 500 {
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				at500 = ms.HeapAlloc
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	growth := int64(ms.HeapAlloc) - int64(at500)
+	// The result holds 1,500 more ids (8 B each) and ~6 B of text per id;
+	// allow that twice over (slice doubling) plus 64 KiB of noise.
+	limit := int64(2*1500*(8+6) + 64<<10)
+	t.Logf("heap growth from token 500 to %d: %d bytes (limit %d)", len(res.Tokens), growth, limit)
+	if len(res.Tokens) != 2000 || growth > limit {
+		t.Errorf("%d tokens, heap grew by %d bytes, limit %d", len(res.Tokens), growth, limit)
+	}
+}
