@@ -19,6 +19,6 @@
 // Q4_1/Q5_1, Q8_K for the K-quants) with integer arithmetic inside each
 // block, as ggml does, so results agree with llama.cpp's to rounding.
 //
-// Imports: tensor and the standard library (plus golang.org/x/sys/cpu for
-// feature detection on amd64).
+// Imports: tensor and the standard library (CPU features are read with our
+// own CPUID stub).
 package kernel

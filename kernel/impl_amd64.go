@@ -2,4 +2,99 @@
 
 package kernel
 
-func available() []Impl { return []Impl{Generic} }
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// Assembly kernels (dot_amd64.s). Each takes raw pointers; the Go wrappers
+// below check lengths first, so the assembly never reads out of bounds.
+
+//go:noescape
+func dotQ8_0Q8_0AVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotQ4_0Q8_0AVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotF16AVX2(n int, w *byte, x *float32) float32
+
+//go:noescape
+func dotBF16AVX2(n int, w *byte, x *float32) float32
+
+//go:noescape
+func dotF32AVX2(n int, w *byte, x *float32) float32
+
+// hasAVX2 is AVX2 + FMA + F16C, the baseline of the fast kernels.
+var hasAVX2 = x86.avx2 && x86.fma && x86.f16c
+
+// noAsm reports whether GLASSBOX_NOASM asks for the generic kernels.
+func noAsm() bool { v := os.Getenv("GLASSBOX_NOASM"); return v != "" && v != "0" }
+
+func init() {
+	if !noAsm() && hasAVX2 {
+		active = avx2
+	}
+}
+
+func available() []Impl {
+	if hasAVX2 {
+		return []Impl{Generic, avx2}
+	}
+	return []Impl{Generic}
+}
+
+var avx2 = Impl{
+	Name: "avx2",
+	Q: map[tensor.DType]QDot{
+		tensor.Q8_0: qdotAsm(tensor.Q8_0, dotQ8_0Q8_0AVX2),
+		tensor.Q4_0: qdotAsm(tensor.Q4_0, dotQ4_0Q8_0AVX2),
+	},
+	F: map[tensor.DType]FDot{
+		tensor.F16:  fdotAsm(tensor.F16, dotF16AVX2),
+		tensor.BF16: fdotAsm(tensor.BF16, dotBF16AVX2),
+		tensor.F32:  fdotAsm(tensor.F32, dotF32AVX2),
+	},
+}
+
+// qdotAsm wraps a block kernel with the length checks the generic kernels
+// get from Go's bounds checks.
+func qdotAsm(dt tensor.DType, f func(nb int, w, x *byte) float32) QDot {
+	vt, _ := VecDotType(dt)
+	bs, wts, xts := dt.BlockSize(), dt.TypeSize(), vt.TypeSize()
+	return func(n int, w, x []byte) float32 {
+		nb := n / bs
+		if n%bs != 0 || len(w) < nb*wts || len(x) < nb*xts {
+			panic(fmt.Sprintf("kernel: %s dot of %d elements over %d weight and %d activation bytes", dt, n, len(w), len(x)))
+		}
+		if nb == 0 {
+			return 0
+		}
+		return f(nb, &w[0], &x[0])
+	}
+}
+
+// fdotAsm wraps a float kernel that handles multiples of 32 elements; the
+// tail runs the generic loop.
+func fdotAsm(dt tensor.DType, f func(n int, w *byte, x *float32) float32) FDot {
+	ts := dt.TypeSize()
+	ref := Generic.F[dt]
+	return func(w []byte, x []float32) float32 {
+		n := len(x)
+		if len(w) < n*ts {
+			panic(fmt.Sprintf("kernel: %s dot of %d elements over %d weight bytes", dt, n, len(w)))
+		}
+		m := n &^ 31
+		var s float32
+		if m > 0 {
+			s = f(m, &w[0], unsafe.SliceData(x))
+		}
+		if m < n {
+			s += ref(w[m*ts:], x[m:])
+		}
+		return s
+	}
+}

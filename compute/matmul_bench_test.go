@@ -1,0 +1,121 @@
+package compute
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/kernel"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// benchTypes are the weight formats benchmarked.
+var benchTypes = []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q6_K, tensor.Q5_K,
+	tensor.Q5_1, tensor.Q5_0, tensor.Q4_K, tensor.Q4_1, tensor.Q4_0, tensor.Q3_K, tensor.Q2_K}
+
+// benchThreads is GLASSBOX_BENCH_THREADS or the physical core count.
+func benchThreads() int {
+	if n, err := strconv.Atoi(os.Getenv("GLASSBOX_BENCH_THREADS")); err == nil && n > 0 {
+		return n
+	}
+	return PhysicalCores()
+}
+
+// quickMatrix fills a rows×cols matrix of dt with valid blocks fast: one
+// random row quantized and repeated with varied scales is enough for
+// throughput (the kernels' speed does not depend on the values).
+func quickMatrix(b testing.TB, dt tensor.DType, rows, cols int, seed uint64) Matrix {
+	r := rand.New(rand.NewPCG(seed, 1))
+	rb, _ := dt.RowBytes(int64(cols))
+	data := make([]byte, int(rb)*rows)
+	const distinct = 8
+	for i := range distinct {
+		x := randNormal(r, cols, 0.02*float64(i+1))
+		if err := kernel.Quantize(dt, x, data[i*int(rb):(i+1)*int(rb)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := distinct; i < rows; i++ {
+		copy(data[i*int(rb):(i+1)*int(rb)], data[(i%distinct)*int(rb):])
+	}
+	m, err := NewMatrix(dt, rows, cols, data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkMatVec: one token (n=1) through one matrix that stays in the
+// last-level cache. MB/s is weight bytes streamed.
+func BenchmarkMatVec(b *testing.B) {
+	p := NewPool(benchThreads())
+	defer p.Close()
+	for _, shape := range [][2]int{{4096, 4096}, {2048, 8192}} {
+		for _, dt := range benchTypes {
+			b.Run(fmt.Sprintf("%dx%d/%s", shape[0], shape[1], dt), func(b *testing.B) {
+				m := quickMatrix(b, dt, shape[0], shape[1], 1)
+				x := randNormal(rand.New(rand.NewPCG(2, 2)), shape[1], 1)
+				out := make([]float32, shape[0])
+				b.SetBytes(int64(len(m.Data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					MatMul(p, out, m, x, 1)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkMatVecCycle cycles one token through a set of 4096×4096
+// matrices totalling over 1 GiB, as a model's layers do, so weights come
+// from DRAM: compare its MB/s with the roofline probe's read bandwidth.
+func BenchmarkMatVecCycle(b *testing.B) {
+	p := NewPool(benchThreads())
+	defer p.Close()
+	for _, dt := range []tensor.DType{tensor.F16, tensor.Q8_0, tensor.Q6_K, tensor.Q4_K, tensor.Q4_0} {
+		b.Run(dt.String(), func(b *testing.B) {
+			const rows, cols = 4096, 4096
+			rb, _ := dt.RowBytes(cols)
+			per := int64(rows) * rb
+			count := int((1<<30)/per) + 2
+			ms := make([]Matrix, count)
+			ms[0] = quickMatrix(b, dt, rows, cols, 1)
+			for i := 1; i < count; i++ {
+				d := make([]byte, len(ms[0].Data))
+				copy(d, ms[0].Data)
+				ms[i] = Matrix{Type: dt, Rows: rows, Cols: cols, Data: d}
+			}
+			x := randNormal(rand.New(rand.NewPCG(2, 2)), cols, 1)
+			out := make([]float32, rows)
+			b.SetBytes(per)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				MatMul(p, out, ms[i%count], x, 1)
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkMatMul: prompt processing, 128 activation rows through one
+// 4096×4096 matrix; GOPS counts 2·rows·cols·n operations.
+func BenchmarkMatMul(b *testing.B) {
+	p := NewPool(benchThreads())
+	defer p.Close()
+	const rows, cols, n = 4096, 4096, 128
+	for _, dt := range []tensor.DType{tensor.F16, tensor.Q8_0, tensor.Q6_K, tensor.Q4_K, tensor.Q4_0} {
+		b.Run(dt.String(), func(b *testing.B) {
+			m := quickMatrix(b, dt, rows, cols, 1)
+			x := randNormal(rand.New(rand.NewPCG(2, 2)), n*cols, 1)
+			out := make([]float32, n*rows)
+			b.ReportAllocs()
+			for b.Loop() {
+				MatMul(p, out, m, x, n)
+			}
+			b.ReportMetric(2*rows*cols*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
+		})
+	}
+}

@@ -1,0 +1,281 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Constants: int16 ones, byte 0x0F, byte 0x08.
+DATA ones16<>+0(SB)/8, $0x0001000100010001
+GLOBL ones16<>(SB), RODATA|NOPTR, $8
+DATA nib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nib<>(SB), RODATA|NOPTR, $8
+DATA eights<>+0(SB)/8, $0x0808080808080808
+GLOBL eights<>(SB), RODATA|NOPTR, $8
+
+// hsum reduces Y0 to a float32 in X0.
+#define HSUM \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VHADDPS X0, X0, X0 \
+	VHADDPS X0, X0, X0
+
+// func dotQ8_0Q8_0AVX2(nb int, w, x *byte) float32
+// for each block: sum += float(Σ w.qs[j]·x.qs[j]) · w.d · x.d
+TEXT ·dotQ8_0Q8_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8
+	VPBROADCASTQ ones16<>(SB), Y14
+	CMPQ CX, $2
+	JB   tail
+
+loop2:
+	// block A
+	VPBROADCASTW (SI), X1
+	VPBROADCASTW (DI), X2
+	VCVTPH2PS X1, Y1
+	VCVTPH2PS X2, Y2
+	VMULPS Y1, Y2, Y1          // dw·dx
+	VMOVDQU 2(SI), Y3          // w.qs
+	VMOVDQU 2(DI), Y4          // x.qs
+	VPSIGNB Y3, Y4, Y4         // x·sign(w)
+	VPABSB Y3, Y3              // |w|
+	VPMADDUBSW Y4, Y3, Y5      // pairs → int16
+	VPMADDWD Y14, Y5, Y5       // → int32
+	VCVTDQ2PS Y5, Y5
+	VFMADD231PS Y5, Y1, Y0
+	// block B
+	VPBROADCASTW 34(SI), X9
+	VPBROADCASTW 34(DI), X10
+	VCVTPH2PS X9, Y9
+	VCVTPH2PS X10, Y10
+	VMULPS Y9, Y10, Y9
+	VMOVDQU 36(SI), Y11
+	VMOVDQU 36(DI), Y12
+	VPSIGNB Y11, Y12, Y12
+	VPABSB Y11, Y11
+	VPMADDUBSW Y12, Y11, Y13
+	VPMADDWD Y14, Y13, Y13
+	VCVTDQ2PS Y13, Y13
+	VFMADD231PS Y13, Y9, Y8
+	ADDQ $68, SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JAE  loop2
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+	VPBROADCASTW (SI), X1
+	VPBROADCASTW (DI), X2
+	VCVTPH2PS X1, Y1
+	VCVTPH2PS X2, Y2
+	VMULPS Y1, Y2, Y1
+	VMOVDQU 2(SI), Y3
+	VMOVDQU 2(DI), Y4
+	VPSIGNB Y3, Y4, Y4
+	VPABSB Y3, Y3
+	VPMADDUBSW Y4, Y3, Y5
+	VPMADDWD Y14, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	VFMADD231PS Y5, Y1, Y0
+
+done:
+	VADDPS Y8, Y0, Y0
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotQ4_0Q8_0AVX2(nb int, w, x *byte) float32
+// for each block: sum += float(Σ (w.q[j]-8)·x.qs[j]) · w.d · x.d, where
+// w.q[j] is the low nibble of w.qs[j] for j < 16, the high one of w.qs[j-16].
+TEXT ·dotQ4_0Q8_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8
+	VPBROADCASTQ ones16<>(SB), Y14
+	VPBROADCASTQ nib<>(SB), Y13
+	VPBROADCASTQ eights<>(SB), Y12
+	CMPQ CX, $2
+	JB   tail
+
+loop2:
+	// block A
+	VPBROADCASTW (SI), X1
+	VPBROADCASTW (DI), X2
+	VCVTPH2PS X1, Y1
+	VCVTPH2PS X2, Y2
+	VMULPS Y1, Y2, Y1          // dw·dx
+	VMOVDQU 2(SI), X3          // 16 bytes of nibble pairs
+	VPSRLW $4, X3, X4
+	VINSERTI128 $1, X4, Y3, Y3 // [low nibbles | high nibbles]
+	VPAND Y13, Y3, Y3
+	VPSUBB Y12, Y3, Y3         // q-8
+	VMOVDQU 2(DI), Y4
+	VPSIGNB Y3, Y4, Y4
+	VPABSB Y3, Y3
+	VPMADDUBSW Y4, Y3, Y5
+	VPMADDWD Y14, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	VFMADD231PS Y5, Y1, Y0
+	// block B
+	VPBROADCASTW 18(SI), X9
+	VPBROADCASTW 34(DI), X10
+	VCVTPH2PS X9, Y9
+	VCVTPH2PS X10, Y10
+	VMULPS Y9, Y10, Y9
+	VMOVDQU 20(SI), X6
+	VPSRLW $4, X6, X7
+	VINSERTI128 $1, X7, Y6, Y6
+	VPAND Y13, Y6, Y6
+	VPSUBB Y12, Y6, Y6
+	VMOVDQU 36(DI), Y7
+	VPSIGNB Y6, Y7, Y7
+	VPABSB Y6, Y6
+	VPMADDUBSW Y7, Y6, Y10
+	VPMADDWD Y14, Y10, Y10
+	VCVTDQ2PS Y10, Y10
+	VFMADD231PS Y10, Y9, Y8
+	ADDQ $36, SI
+	ADDQ $68, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JAE  loop2
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+	VPBROADCASTW (SI), X1
+	VPBROADCASTW (DI), X2
+	VCVTPH2PS X1, Y1
+	VCVTPH2PS X2, Y2
+	VMULPS Y1, Y2, Y1
+	VMOVDQU 2(SI), X3
+	VPSRLW $4, X3, X4
+	VINSERTI128 $1, X4, Y3, Y3
+	VPAND Y13, Y3, Y3
+	VPSUBB Y12, Y3, Y3
+	VMOVDQU 2(DI), Y4
+	VPSIGNB Y3, Y4, Y4
+	VPABSB Y3, Y3
+	VPMADDUBSW Y4, Y3, Y5
+	VPMADDWD Y14, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	VFMADD231PS Y5, Y1, Y0
+
+done:
+	VADDPS Y8, Y0, Y0
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotF16AVX2(n int, w *byte, x *float32) float32
+// Σ float(w[i])·x[i] for i < n, n a multiple of 32.
+TEXT ·dotF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	SHRQ $5, CX
+	JZ   done
+loop:
+	VCVTPH2PS (SI), Y4
+	VCVTPH2PS 16(SI), Y5
+	VCVTPH2PS 32(SI), Y6
+	VCVTPH2PS 48(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $64, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loop
+done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotBF16AVX2(n int, w *byte, x *float32) float32
+// Σ float(w[i])·x[i] for i < n, n a multiple of 32; bf16 → f32 is a shift.
+TEXT ·dotBF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	SHRQ $5, CX
+	JZ   done
+loop:
+	VPMOVZXWD (SI), Y4
+	VPMOVZXWD 16(SI), Y5
+	VPMOVZXWD 32(SI), Y6
+	VPMOVZXWD 48(SI), Y7
+	VPSLLD $16, Y4, Y4
+	VPSLLD $16, Y5, Y5
+	VPSLLD $16, Y6, Y6
+	VPSLLD $16, Y7, Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $64, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loop
+done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotF32AVX2(n int, w *byte, x *float32) float32
+// Σ w[i]·x[i] for i < n, n a multiple of 32.
+TEXT ·dotF32AVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	SHRQ $5, CX
+	JZ   done
+loop:
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  loop
+done:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
