@@ -1,0 +1,51 @@
+package vae
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// Benchmarks at 2 threads (testPool); sizes are output pixels per side.
+// go test ./vae -run '^$' -bench . -benchtime 3x
+func BenchmarkDecode(b *testing.B) {
+	_, dec := models(b)
+	for _, px := range []int{256, 512, 1024} {
+		b.Run(fmt.Sprint(px), func(b *testing.B) {
+			h := px / Scale
+			rng := rand.New(rand.NewPCG(1, uint64(px)))
+			z := make([]float32, LatentChannels*h*h)
+			for i := range z {
+				z[i] = float32(rng.NormFloat64())
+			}
+			opt := Options{Runner: testPool}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := dec.Decode(context.Background(), z, h, h, opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkEncode(b *testing.B) {
+	enc, _ := models(b)
+	for _, px := range []int{256, 512, 1024} {
+		b.Run(fmt.Sprint(px), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(2, uint64(px)))
+			img := make([]float32, 3*px*px)
+			for i := range img {
+				img[i] = rng.Float32()
+			}
+			opt := Options{Runner: testPool}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, _, err := enc.Encode(context.Background(), img, px, px, opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
