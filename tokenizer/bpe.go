@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 )
@@ -114,7 +113,7 @@ func (t *Tokenizer) encodeBPE(s *bpeState, text string, out []int) []int {
 	for _, hi := range s.ends {
 		w := s.word[:0]
 		for _, c := range s.r.cp[lo:hi] {
-			w = utf8.AppendRune(w, c)
+			w = appendCpt(w, c)
 		}
 		s.word = w
 		lo = hi

@@ -85,23 +85,56 @@ func (s *runes) reset(text string) {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if r == utf8.RuneError && n == 1 {
-			r = 0xFFFD
-		}
-		if !strictUTF8(text[i:i+n], r) {
-			r, n = 0xFFFD, 1
-		}
+		r, n := decodeCpt(text[i:])
 		s.cp = append(s.cp, r)
 		s.cl = append(s.cl, classOf(r))
 		i += n
 	}
 }
 
-// strictUTF8 is true for sequences llama.cpp's decoder also accepts. Go's
-// decoder is stricter (it rejects surrogates and overlong forms), which
-// only matters for input that is invalid anyway.
-func strictUTF8(b string, r rune) bool { return r != utf8.RuneError || b == "\uFFFD" }
+// decodeCpt decodes one code point the way llama.cpp's
+// unicode_cpt_from_utf8 does: lead and continuation bits are checked, but
+// surrogates and overlong forms are accepted. An invalid byte is U+FFFD of
+// length 1 (unicode_cpts_from_utf8), and so is a sequence above U+10FFFF
+// (which llama.cpp cannot encode back).
+func decodeCpt(b string) (rune, int) {
+	c := b[0]
+	cont := func(i int) bool { return i < len(b) && b[i]&0xC0 == 0x80 }
+	switch {
+	case c < 0x80:
+		return rune(c), 1
+	case c&0x40 == 0:
+	case c&0x20 == 0:
+		if cont(1) {
+			return rune(c&0x1F)<<6 | rune(b[1]&0x3F), 2
+		}
+	case c&0x10 == 0:
+		if cont(1) && cont(2) {
+			return rune(c&0x0F)<<12 | rune(b[1]&0x3F)<<6 | rune(b[2]&0x3F), 3
+		}
+	case c&0x08 == 0:
+		if cont(1) && cont(2) && cont(3) {
+			if r := rune(c&0x07)<<18 | rune(b[1]&0x3F)<<12 | rune(b[2]&0x3F)<<6 | rune(b[3]&0x3F); r <= 0x10FFFF {
+				return r, 4
+			}
+		}
+	}
+	return 0xFFFD, 1
+}
+
+// appendCpt appends the UTF-8 form of r without Go's surrogate check
+// (llama.cpp's unicode_cpt_to_utf8).
+func appendCpt(b []byte, r rune) []byte {
+	switch {
+	case r < 0x80:
+		return append(b, byte(r))
+	case r < 0x800:
+		return append(b, 0xC0|byte(r>>6), 0x80|byte(r)&0x3F)
+	case r < 0x10000:
+		return append(b, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+	}
+	return append(b, 0xF0|byte(r>>18), 0x80|byte(r>>12)&0x3F, 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+}
 
 var asciiClass = func() (t [128]uint8) {
 	for r := range t {

@@ -51,7 +51,7 @@ func (t *Tokenizer) wpmWords(text string) []string {
 		}
 	}
 	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		r, size := decodeCpt(text[i:])
 		i += size
 		if t.stripAccents {
 			r = nfdFirst(r)
