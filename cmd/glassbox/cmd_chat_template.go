@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/glassbox-ai/glassbox/chat"
+)
+
+func init() {
+	register(&command{name: "chat-template", summary: "render a conversation with a model's chat template (prints the prompt)", run: runChatTemplate})
+}
+
+func runChatTemplate(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlags(env, "chat-template", "-m MODEL --messages FILE [--no-generation-prompt] [--vars FILE] [--template FILE]")
+	model := fs.String("m", "", "model file path or store name (its tokenizer.chat_template and BOS/EOS texts)")
+	msgFile := fs.String("messages", "", `JSON array of {"role", "content"} objects; "-" reads standard input`)
+	noGen := fs.Bool("no-generation-prompt", false, "do not end with the assistant header (add_generation_prompt=false)")
+	varsFile := fs.String("vars", "", `JSON object of extra template variables, e.g. {"enable_thinking": false, "tools": [...]}`)
+	tmplFile := fs.String("template", "", "use this Jinja file instead of the model's template (-m then only supplies BOS/EOS)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	usage := func(msg string) error {
+		fmt.Fprintf(env.stderr, "glassbox chat-template: %s\n\n", msg)
+		fs.Usage()
+		return errUsage
+	}
+	switch {
+	case len(pos) > 0:
+		return usage(fmt.Sprintf("unexpected argument %q", pos[0]))
+	case *msgFile == "":
+		return usage("--messages is required")
+	case *model == "" && *tmplFile == "":
+		return usage("give -m MODEL or --template FILE")
+	}
+	msgs, err := readMessages(env, *msgFile)
+	if err != nil {
+		return err
+	}
+	vars, err := readVars(env, *varsFile)
+	if err != nil {
+		return err
+	}
+	var tmpl chat.Template
+	if *model != "" {
+		f, err := openModel(*model)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if tmpl, err = chat.FromGGUF(f); err != nil {
+			return err
+		}
+	}
+	if *tmplFile != "" {
+		src, err := os.ReadFile(*tmplFile)
+		if err != nil {
+			return fmt.Errorf("encode: --template: %w", err)
+		}
+		if tmpl, err = chat.New(string(src), *tmplFile, tmpl.BOS, tmpl.EOS); err != nil {
+			return err
+		}
+	}
+	out, err := tmpl.Render(msgs, !*noGen, vars)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(env.stdout, out)
+	return err
+}
+
+// readInput reads a named file, or standard input for "-".
+func readInput(env *cmdEnv, flagName, name string) ([]byte, error) {
+	var b []byte
+	var err error
+	if name == "-" {
+		b, err = io.ReadAll(env.stdin)
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("encode: --%s: %w", flagName, err)
+	}
+	return b, nil
+}
+
+// readMessages parses a JSON array of {role, content}; every message must
+// have both as strings, and other fields are refused rather than dropped.
+func readMessages(env *cmdEnv, name string) ([]chat.Message, error) {
+	b, err := readInput(env, "messages", name)
+	if err != nil {
+		return nil, err
+	}
+	var raw []map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("encode: --messages %s: want a JSON array of {\"role\", \"content\"} objects: %w", name, err)
+	}
+	msgs := make([]chat.Message, len(raw))
+	for i, m := range raw {
+		field := func(key string) (string, error) {
+			v, ok := m[key]
+			if !ok {
+				return "", fmt.Errorf("encode: --messages %s: message %d: %q is missing", name, i, key)
+			}
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return "", fmt.Errorf("encode: --messages %s: message %d: %q must be a string, got %s", name, i, key, abbrev(v))
+			}
+			return s, nil
+		}
+		for k := range m {
+			if k != "role" && k != "content" {
+				return nil, fmt.Errorf("encode: --messages %s: message %d: field %q is not supported (only role and content)", name, i, k)
+			}
+		}
+		if msgs[i].Role, err = field("role"); err != nil {
+			return nil, err
+		}
+		if msgs[i].Content, err = field("content"); err != nil {
+			return nil, err
+		}
+	}
+	return msgs, nil
+}
+
+// readVars parses a JSON object of template variables, keeping each value
+// as raw JSON so that object key order survives into tojson.
+func readVars(env *cmdEnv, name string) (map[string]any, error) {
+	if name == "" {
+		return nil, nil
+	}
+	b, err := readInput(env, "vars", name)
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("encode: --vars %s: want a JSON object: %w", name, err)
+	}
+	vars := make(map[string]any, len(raw))
+	for k, v := range raw {
+		vars[k] = v
+	}
+	return vars, nil
+}
+
+func abbrev(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
