@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/glassbox-ai/glassbox/engine"
+	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/tokenizer"
+)
+
+func init() {
+	register(&command{name: "perplexity", summary: "score a text file: perplexity over windows of --ctx tokens", run: runPerplexity})
+}
+
+func runPerplexity(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlags(env, "perplexity", "-m MODEL -f FILE [--ctx N] [--json]")
+	modelArg := fs.String("m", "", "model file path or store name")
+	file := fs.String("f", "", "text file to score (UTF-8)")
+	idsFile := fs.String("ids-file", "", "score these space-separated token ids instead of -f (no tokenizer involved)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	so := sessionFlags(fs)
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if (*file == "") == (*idsFile == "") {
+		fs.Usage()
+		return fmt.Errorf("encode: give exactly one of -f FILE or --ids-file FILE")
+	}
+	m, f, closeModel, err := loadModel(ctx, *modelArg)
+	if err != nil {
+		return err
+	}
+	defer closeModel()
+	cfg := m.Config()
+
+	var ids []int
+	bos := -1
+	if *idsFile != "" {
+		b, err := os.ReadFile(*idsFile)
+		if err != nil {
+			return pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		if ids, err = parseIDs(string(b)); err != nil {
+			return err
+		}
+	} else {
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			return pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		tok, err := tokenizer.FromGGUF(f)
+		if err != nil {
+			return pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		// As llama-perplexity: the text without its final newline, with BOS.
+		text := strings.TrimSuffix(string(b), "\n")
+		if ids, err = tok.Encode(text, true, false); err != nil {
+			return pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		if tok.AddBOS() {
+			bos = tok.BOS()
+		}
+	}
+	if *idsFile != "" && len(ids) > 0 {
+		bos = ids[0] // the ids carry their own BOS convention: reuse the first id
+	}
+	opts := so.options()
+	if opts.CtxLen <= 0 {
+		opts.CtxLen = min(512, max(cfg.CtxLen, 4))
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = opts.CtxLen
+	}
+	for _, id := range ids {
+		if id >= cfg.VocabSize {
+			return pipeline.Errorf(pipeline.StageEncode, "", "token id %d is outside the vocabulary of %d", id, cfg.VocabSize)
+		}
+	}
+	s, err := m.NewSession(opts)
+	if err != nil {
+		return pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	defer s.Close()
+	onWindow := func(w, n int, ppl float64) {
+		if !*asJSON {
+			fmt.Fprintf(env.stdout, "[%d/%d] %.4f\n", w+1, n, ppl)
+		}
+	}
+	res, err := engine.Perplexity(ctx, s, cfg.VocabSize, ids, opts.CtxLen, bos, onWindow)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{
+			"ppl": round4(res.PPL), "stderr": round4(res.StdErr), "ctx": opts.CtxLen,
+			"tokens": len(ids), "windows": len(res.Cumulative), "scored": res.Scored, "dropped": res.Dropped,
+			"cumulative": res.Cumulative,
+		})
+	}
+	fmt.Fprintf(env.stdout, "Final estimate: PPL = %.4f +/- %.5f (%d tokens, %d windows of %d, %d scored, %d dropped)\n",
+		res.PPL, res.StdErr, len(ids), len(res.Cumulative), opts.CtxLen, res.Scored, res.Dropped)
+	return nil
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

@@ -1,0 +1,356 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/chat"
+	"github.com/glassbox-ai/glassbox/engine"
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/sample"
+	"github.com/glassbox-ai/glassbox/tokenizer"
+)
+
+func init() {
+	register(&command{name: "run", summary: "generate text from a prompt, streamed to stdout", run: runRun})
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// runFlags are the flags of glassbox run.
+type runFlags struct {
+	model                      string
+	maxTokens                  int
+	temp, topP, minP, repeat   float64
+	freqPen, presPen           float64
+	topK, lastN                int
+	seed                       int64
+	stops                      stringList
+	chat, noBOS, json, verbose bool
+	system, promptIDs          string
+	session                    *sessionOpts
+}
+
+func runRun(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlags(env, "run", "-m MODEL [flags] [PROMPT] (the prompt is read from stdin when absent)")
+	var f runFlags
+	fs.StringVar(&f.model, "m", "", "model file path or store name")
+	fs.IntVar(&f.maxTokens, "n", -1, "maximum tokens to generate (-1: until end of generation or a full context)")
+	fs.IntVar(&f.maxTokens, "max-tokens", -1, "same as -n")
+	fs.Float64Var(&f.temp, "temp", 0.8, "temperature (0: greedy)")
+	fs.IntVar(&f.topK, "top-k", 40, "keep the k most likely tokens (0: off)")
+	fs.Float64Var(&f.topP, "top-p", 0.95, "nucleus sampling mass (1: off)")
+	fs.Float64Var(&f.minP, "min-p", 0.05, "drop tokens below min-p × the top probability (0: off)")
+	fs.Float64Var(&f.repeat, "repeat-penalty", 1.0, "penalty for recently seen tokens (1: off)")
+	fs.Float64Var(&f.freqPen, "frequency-penalty", 0, "subtracted once per occurrence in the penalty window")
+	fs.Float64Var(&f.presPen, "presence-penalty", 0, "subtracted once if the token is in the penalty window")
+	fs.IntVar(&f.lastN, "repeat-last-n", sample.DefaultPenaltyLastN, "penalty window in tokens (-1: whole history)")
+	fs.Int64Var(&f.seed, "seed", -1, "random seed (-1: pick one; same seed and settings give the same text)")
+	fs.Var(&f.stops, "stop", "stop when this text appears (repeatable); it is not printed")
+	fs.BoolVar(&f.chat, "chat", false, "apply the model's chat template to the prompt")
+	fs.StringVar(&f.system, "system", "", "system message (with --chat)")
+	fs.BoolVar(&f.noBOS, "no-bos", false, "do not add the BOS token")
+	fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of text")
+	fs.BoolVar(&f.verbose, "verbose", false, "print the stage timeline on stderr at the end")
+	fs.StringVar(&f.promptIDs, "prompt-ids", "", "the prompt as space-separated token ids instead of text")
+	f.session = sessionFlags(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	params := f.sampling()
+	if err := params.Validate(); err != nil {
+		return err
+	}
+	prompt := strings.Join(pos, " ")
+	if len(pos) == 0 && f.promptIDs == "" {
+		b, err := io.ReadAll(env.stdin)
+		if err != nil {
+			return pipeline.Wrap(pipeline.StageEncode, fmt.Errorf("read the prompt from stdin: %w", err), "")
+		}
+		prompt = strings.TrimSuffix(string(b), "\n")
+	}
+
+	rec := newRunRecorder(env, f.json)
+	ctx = pipeline.WithTrace(ctx, rec.trace())
+	err = generate(ctx, env, &f, prompt, params, rec)
+	if err != nil && f.json {
+		rec.emit(api.Event{Type: api.TypeError, Error: errorEvent(err)})
+		return nil
+	}
+	if f.verbose {
+		rec.timeline(env.stderr)
+	}
+	return err
+}
+
+func (f *runFlags) sampling() sample.Params {
+	seed := uint64(f.seed)
+	if f.seed < 0 {
+		seed = rand.Uint64() >> 1
+	}
+	return sample.Params{
+		Temperature: float32(f.temp), TopK: f.topK, TopP: float32(f.topP), MinP: float32(f.minP),
+		RepeatPenalty: float32(f.repeat), FreqPenalty: float32(f.freqPen), PresencePenalty: float32(f.presPen),
+		PenaltyLastN: f.lastN, Seed: seed,
+	}
+}
+
+// generate is load → encode → prefill → generate for one prompt.
+func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params sample.Params, rec *runRecorder) error {
+	tr := pipeline.TraceFrom(ctx)
+	m, file, closeModel, err := loadModel(ctx, f.model)
+	if err != nil {
+		return err
+	}
+	defer closeModel()
+	cfg := m.Config()
+
+	tr.OnStageStart(pipeline.StageEncode)
+	tok, err := tokenizer.FromGGUF(file)
+	if err != nil {
+		return pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	ids, err := encodePrompt(file, tok, f, prompt)
+	if err != nil {
+		return err
+	}
+	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens"})
+
+	opts := f.session.options()
+	if opts.CtxLen > cfg.CtxLen && cfg.CtxLen > 0 {
+		tr.OnWarning("ctx_exceeds_training", fmt.Sprintf(
+			"--ctx %d is more than the %d positions the model was trained on; output past %d may degrade",
+			opts.CtxLen, cfg.CtxLen, cfg.CtxLen))
+	}
+	s, err := m.NewSession(opts)
+	if err != nil {
+		return pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	defer s.Close()
+	rec.seed, rec.kvBytes = params.Seed, s.KVBytes()
+
+	// The decoder sees the prompt first, so the continuation keeps its
+	// leading space (SentencePiece strips it only at the start of a text).
+	dec := tok.NewStreamDecoder()
+	for _, id := range ids {
+		dec.Add(id)
+	}
+	req := engine.Request{
+		Prompt: ids, MaxTokens: f.maxTokens, Sampler: sample.New(params),
+		IsEOG: tok.IsEOG, Decoder: dec, Stops: f.stops,
+	}
+	if !f.json {
+		req.OnToken = func(_ int, text string) error {
+			_, err := io.WriteString(env.stdout, text)
+			return err
+		}
+	}
+	res, err := engine.Generate(ctx, s, cfg.VocabSize, req)
+	if err != nil {
+		return err
+	}
+	tr.OnStageSkipped(pipeline.StageDecode, "text was decoded as it was generated")
+	rec.result = res
+	if f.json {
+		b, _ := json.Marshal(runResult(res))
+		rec.emit(api.Event{Type: api.TypeResult, Result: b})
+	} else if isTerminal(env.stdout) {
+		fmt.Fprintln(env.stdout)
+	}
+	return nil
+}
+
+// encodePrompt turns the prompt (text, chat message or ids) into ids.
+func encodePrompt(file *gguf.File, tok *tokenizer.Tokenizer, f *runFlags, prompt string) ([]int, error) {
+	if f.promptIDs != "" {
+		ids, err := parseIDs(f.promptIDs)
+		if err != nil {
+			return nil, err
+		}
+		for i, id := range ids {
+			if id >= tok.VocabSize() {
+				return nil, pipeline.Errorf(pipeline.StageEncode, "", "prompt id %d (number %d) is outside the vocabulary of %d", id, i+1, tok.VocabSize())
+			}
+		}
+		return ids, nil
+	}
+	addSpecial := !f.noBOS
+	if f.chat {
+		t, err := chat.FromGGUF(file)
+		if err != nil {
+			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		var msgs []chat.Message
+		if f.system != "" {
+			msgs = append(msgs, chat.Message{Role: "system", Content: f.system})
+		}
+		msgs = append(msgs, chat.Message{Role: "user", Content: prompt})
+		if prompt, err = t.Render(msgs, true, nil); err != nil {
+			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+	}
+	ids, err := tok.Encode(prompt, addSpecial, f.chat)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	// A template that writes the BOS text itself would give BOS twice.
+	if len(ids) >= 2 && ids[0] == tok.BOS() && ids[1] == tok.BOS() {
+		ids = ids[1:]
+	}
+	if len(ids) == 0 {
+		return nil, pipeline.Errorf(pipeline.StageEncode, "give a prompt, or drop --no-bos", "the prompt encodes to no tokens")
+	}
+	return ids, nil
+}
+
+// runResultJSON is the result event's payload.
+type runResultJSON struct {
+	Text         string  `json:"text"`
+	Tokens       []int   `json:"tokens"`
+	StopReason   string  `json:"stop_reason"`
+	StopDetail   string  `json:"stop_detail"`
+	PromptTokens int     `json:"prompt_tokens"`
+	PrefillMS    float64 `json:"prefill_ms"`
+	GenerateMS   float64 `json:"generate_ms"`
+	PrefillTPS   float64 `json:"prefill_tokens_per_s"`
+	GenerateTPS  float64 `json:"generate_tokens_per_s"`
+}
+
+func runResult(r *engine.Result) runResultJSON {
+	return runResultJSON{
+		Text: r.Text, Tokens: r.Tokens, StopReason: r.StopReason, StopDetail: r.StopDetail,
+		PromptTokens: r.PromptTokens,
+		PrefillMS:    ms(r.PrefillTime), GenerateMS: ms(r.GenerateTime),
+		PrefillTPS:  rate(r.PromptTokens, r.PrefillTime),
+		GenerateTPS: rate(len(r.Tokens), r.GenerateTime),
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+func errorEvent(err error) *api.Error {
+	e := &api.Error{Message: oneLine(err.Error()), Cause: err.Error()}
+	if s, ok := pipeline.StageOf(err); ok {
+		e.Stage = string(s)
+	}
+	if pe, ok := err.(*pipeline.Error); ok {
+		e.Cause, e.Hint, e.Numbers = pe.Cause(), pe.Hint, pe.Numbers
+	}
+	return e
+}
+
+// runRecorder turns the pipeline trace into JSON event lines (--json),
+// warnings on stderr (text mode) and the --verbose timeline.
+type runRecorder struct {
+	env     *cmdEnv
+	json    *json.Encoder // nil in text mode
+	seq     int64
+	order   []pipeline.Stage
+	start   map[pipeline.Stage]time.Time
+	took    map[pipeline.Stage]time.Duration
+	stats   map[pipeline.Stage]pipeline.StageStats
+	skipped map[pipeline.Stage]string
+	result  *engine.Result
+	seed    uint64
+	kvBytes int64
+}
+
+func newRunRecorder(env *cmdEnv, asJSON bool) *runRecorder {
+	r := &runRecorder{env: env, start: map[pipeline.Stage]time.Time{}, took: map[pipeline.Stage]time.Duration{},
+		stats: map[pipeline.Stage]pipeline.StageStats{}, skipped: map[pipeline.Stage]string{}}
+	if asJSON {
+		r.json = json.NewEncoder(env.stdout)
+	}
+	return r
+}
+
+func (r *runRecorder) emit(e api.Event) {
+	if r.json == nil {
+		return
+	}
+	r.seq++
+	e.Seq, e.Time, e.Job = r.seq, time.Now().UTC(), "run"
+	r.json.Encode(e)
+}
+
+func (r *runRecorder) trace() *pipeline.Trace {
+	return &pipeline.Trace{
+		StageStart: func(s pipeline.Stage) {
+			r.order = append(r.order, s)
+			r.start[s] = time.Now()
+			r.emit(api.Event{Type: api.TypeStageStart, Stage: string(s)})
+		},
+		StageDone: func(s pipeline.Stage, st pipeline.StageStats) {
+			d := time.Since(r.start[s])
+			r.took[s], r.stats[s] = d, st
+			r.emit(api.Event{Type: api.TypeStageDone, Stage: string(s), DurationMS: ms(d), Stats: &st})
+		},
+		StageSkipped: func(s pipeline.Stage, reason string) {
+			r.order = append(r.order, s)
+			r.skipped[s] = reason
+			r.emit(api.Event{Type: api.TypeStageSkipped, Stage: string(s), Reason: reason})
+		},
+		Token: func(id int, text string) {
+			r.emit(api.Event{Type: api.TypeToken, Stage: string(pipeline.StageGenerate), Token: &api.Token{ID: id, Text: text}})
+		},
+		Warning: func(code, msg string) {
+			if r.json == nil {
+				fmt.Fprintf(r.env.stderr, "glassbox run: warning: %s\n", msg)
+			}
+			r.emit(api.Event{Type: api.TypeWarning, Warning: &api.Warning{Code: code, Message: msg}})
+		},
+	}
+}
+
+// timeline prints one line per stage: duration, work done and rate.
+func (r *runRecorder) timeline(w io.Writer) {
+	fmt.Fprintln(w, "\nstage timeline:")
+	for _, s := range r.order {
+		if why, ok := r.skipped[s]; ok {
+			fmt.Fprintf(w, "  %-9s skipped: %s\n", s, why)
+			continue
+		}
+		d, ok := r.took[s]
+		if !ok {
+			fmt.Fprintf(w, "  %-9s did not finish\n", s)
+			continue
+		}
+		st := r.stats[s]
+		line := fmt.Sprintf("  %-9s %9.1f ms", s, ms(d))
+		switch {
+		case st.Bytes > 0:
+			line += "  " + formatBytes(st.Bytes)
+		case st.Items > 0:
+			line += fmt.Sprintf("  %d %s", st.Items, st.Unit)
+			if s == pipeline.StagePrefill || s == pipeline.StageGenerate {
+				line += fmt.Sprintf(", %.1f %s/s", rate(int(st.Items), d), st.Unit)
+			}
+		}
+		if st.Note != "" {
+			line += "  (" + st.Note + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	if r.result != nil {
+		fmt.Fprintf(w, "  stop: %s (%s); seed %d; KV cache %s\n", r.result.StopReason, r.result.StopDetail, r.seed, formatBytes(r.kvBytes))
+	}
+}

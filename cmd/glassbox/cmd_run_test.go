@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+)
+
+// TestRunGreedyText is the acceptance test of issue 5: the greedy text of
+// stories260K for each golden prompt, exactly, without the prompt.
+func TestRunGreedyText(t *testing.T) {
+	m := shared.Path(t, "models/stories260K.gguf")
+	for i := 1; i <= 4; i++ {
+		dir := filepath.Dir(shared.Path(t, "golden/manifest.json"))
+		prompt := readText(t, filepath.Join(dir, "stories260K.prompt"+string(rune('0'+i))+".txt"))
+		want := readText(t, filepath.Join(dir, "stories260K.prompt"+string(rune('0'+i))+".greedy200.txt"))
+		out, errOut, code := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "200", "--ctx", "256", prompt)
+		if code != 0 {
+			t.Fatalf("prompt %d: exit %d: %s", i, code, errOut)
+		}
+		// The golden text is the detokenized prompt + continuation, with
+		// SentencePiece's leading space.
+		if wantCont := strings.TrimPrefix(want, " "+prompt); out != wantCont {
+			t.Errorf("prompt %d:\n got %q\nwant %q", i, out, wantCont)
+		}
+		if !strings.Contains(errOut, "warning") || !strings.Contains(errOut, "128") {
+			t.Errorf("prompt %d: --ctx 256 > trained 128 should warn; stderr %q", i, errOut)
+		}
+	}
+}
+
+func readText(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+func TestRunJSONAndIDs(t *testing.T) {
+	m := shared.Path(t, "models/stories260K.gguf")
+	out, errOut, code := runCmd(t, "", "run", "-m", m, "--prompt-ids", "1 403 407 261 378", "--temp", "0", "-n", "5", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var tokens []int
+	var result map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e struct {
+			Type   string            `json:"type"`
+			Token  *struct{ ID int } `json:"token"`
+			Result json.RawMessage   `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		switch e.Type {
+		case "token":
+			tokens = append(tokens, e.Token.ID)
+		case "result":
+			json.Unmarshal(e.Result, &result)
+		}
+	}
+	want := []int{432, 383, 286, 261, 376}
+	if len(tokens) != 5 || tokens[0] != want[0] || tokens[4] != want[4] {
+		t.Errorf("token events %v, want %v", tokens, want)
+	}
+	if result == nil || result["stop_reason"] != "length" || result["text"] != ", there was a little" {
+		t.Errorf("result %v", result)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	m := shared.Path(t, "models/stories260K.gguf")
+	long := strings.Repeat("Lily and Ben went to the park. ", 20)
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"prompt too long", []string{"run", "-m", m, "--ctx", "16", long}, []string{"prefill:", "tokens", "context holds 16"}},
+		{"id outside vocab", []string{"run", "-m", m, "--prompt-ids", "1 9999"}, []string{"encode:", "9999", "512"}},
+		{"bad temperature", []string{"run", "-m", m, "--temp", "-1", "x"}, []string{"temperature"}},
+		{"unsupported arch", []string{"run", "-m", writeArch(t, "mamba"), "x"}, []string{"load:", `"mamba" is not supported`, "llama"}},
+		{"no model", []string{"run", "x"}, []string{"load:", "no model"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := runCmd(t, "", tc.args...)
+			if code != 1 {
+				t.Errorf("exit %d, want 1; stderr %q", code, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q does not contain %q", errOut, w)
+				}
+			}
+		})
+	}
+}
+
+// writeArch writes a header-only GGUF file of the given architecture.
+func writeArch(t *testing.T, arch string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), arch+".gguf")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta gguf.Metadata
+	meta.Set("general.architecture", arch)
+	if err := gguf.Write(f, &meta, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return p
+}
+
+func TestLogitsMatchesGolden(t *testing.T) {
+	m := shared.Path(t, "models/tiny-llama-F32.gguf")
+	ids := readText(t, shared.Path(t, "golden/seq48.ids"))
+	ref := readF32File(t, shared.Path(t, "golden/tiny-llama-F32.seq48.logits.f32"))
+	for _, mode := range []string{"batch", "one-by-one"} {
+		out := filepath.Join(t.TempDir(), "l.f32")
+		args := []string{"logits", "-m", m, "--ids", ids, "-o", out}
+		if mode == "one-by-one" {
+			args = append(args, "--one-by-one")
+		}
+		if _, errOut, code := runCmd(t, "", args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", mode, code, errOut)
+		}
+		got := readF32File(t, out)
+		if len(got) != len(ref) {
+			t.Fatalf("%s: %d floats, want %d", mode, len(got), len(ref))
+		}
+		var num, den float64
+		for i := range ref {
+			d := float64(got[i] - ref[i])
+			num += d * d
+			den += float64(ref[i]) * float64(ref[i])
+		}
+		if e := num / den; e > 2e-6 {
+			t.Errorf("%s: NMSE %.3g > 2e-6", mode, e)
+		}
+	}
+}
+
+func readF32File(t *testing.T, p string) []float32 {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func TestPerplexityCommand(t *testing.T) {
+	m := shared.Path(t, "models/stories260K.gguf")
+	out, errOut, code := runCmd(t, "", "perplexity", "-m", m, "-f", shared.Path(t, "golden/ppl.txt"), "--ctx", "128", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		PPL    float64 `json:"ppl"`
+		Tokens int     `json:"tokens"`
+		Scored int     `json:"scored"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Tokens != 1444 || r.Scored != 693 || math.Abs(r.PPL-3.8827) > 0.002 {
+		t.Errorf("perplexity %+v, want PPL 3.8827 ± 0.002 over 1444 tokens, 693 scored", r)
+	}
+}
