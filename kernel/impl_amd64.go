@@ -20,6 +20,12 @@ func dotQ8_0Q8_0AVX2(nb int, w, x *byte) float32
 func dotQ4_0Q8_0AVX2(nb int, w, x *byte) float32
 
 //go:noescape
+func dotQ4KQ8KAVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotQ6KQ8KAVX2(nb int, w, x *byte) float32
+
+//go:noescape
 func dotF16AVX2(n int, w *byte, x *float32) float32
 
 //go:noescape
@@ -52,6 +58,8 @@ var avx2 = Impl{
 	Q: map[tensor.DType]QDot{
 		tensor.Q8_0: qdotAsm(tensor.Q8_0, dotQ8_0Q8_0AVX2),
 		tensor.Q4_0: qdotAsm(tensor.Q4_0, dotQ4_0Q8_0AVX2),
+		tensor.Q4_K: qdotAsm(tensor.Q4_K, dotQ4KQ8KAVX2),
+		tensor.Q6_K: qdotAsm(tensor.Q6_K, dotQ6KQ8KAVX2),
 	},
 	F: map[tensor.DType]FDot{
 		tensor.F16:  fdotAsm(tensor.F16, dotF16AVX2),

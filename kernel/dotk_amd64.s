@@ -1,0 +1,191 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+DATA nibk<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nibk<>(SB), RODATA|NOPTR, $8
+DATA hi2<>+0(SB)/8, $0x3030303030303030
+GLOBL hi2<>(SB), RODATA|NOPTR, $8
+
+// Q4K_CHUNK: 64 weights (32 bytes of nibbles at qoff(SI)) against 64
+// activations at xoff(DI); scales 2j, 2j+1 are words at soff(SP), soff+2(SP).
+//   Y7 += madd(lo·x[0:32], s[2j]) + madd(hi·x[32:64], s[2j+1])
+#define Q4K_CHUNK(qoff, xoff, xoff2, soff, soff2) \
+	VMOVDQU qoff(SI), Y2; \
+	VPSRLW $4, Y2, Y3; \
+	VPAND Y13, Y2, Y2; \
+	VPAND Y13, Y3, Y3; \
+	VPMADDUBSW xoff(DI), Y2, Y2; \
+	VPMADDUBSW xoff2(DI), Y3, Y3; \
+	VPBROADCASTW soff(SP), Y4; \
+	VPBROADCASTW soff2(SP), Y5; \
+	VPMADDWD Y4, Y2, Y2; \
+	VPMADDWD Y5, Y3, Y3; \
+	VPADDD Y2, Y7, Y7; \
+	VPADDD Y3, Y7, Y7
+
+// func dotQ4KQ8KAVX2(nb int, w, x *byte) float32
+// per super-block: sum += d·dy·Σ_j sc[j]·Σ q·x − dmin·dy·Σ_j m[j]·bsum(j)
+TEXT ·dotQ4KQ8KAVX2(SB), NOSPLIT, $64-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS X8, X8, X8
+	VPBROADCASTQ nibk<>(SB), Y13
+	TESTQ CX, CX
+	JZ   done
+
+loop:
+	// Unpack the 6-bit scales and mins (ggml's utmp shuffle):
+	// bytes 0..7 scales, 8..15 mins.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL  R9, R8                // mins 4..7
+	MOVL BX, R10
+	ANDL $0x3f3f3f3f, R10      // mins 0..3
+	MOVL DX, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL AX, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	ORL  R12, R11              // scales 4..7
+	ANDL $0x3f3f3f3f, AX       // scales 0..3
+	SHLQ $32, R11
+	ORQ  R11, AX               // 8 scale bytes
+	SHLQ $32, R8
+	ORQ  R8, R10               // 8 min bytes
+	MOVQ AX, X1
+	VPINSRQ $1, R10, X1, X1
+	VPMOVZXBW X1, Y1
+	VMOVDQU Y1, 16(SP)         // words: scale k at 16+2k (read back by Q4K_CHUNK)
+	VEXTRACTI128 $1, Y1, X2    // the 8 mins as words
+
+	// mins: X8 += dmin·dy · madd(mins, pairwise bsums)
+	VMOVDQU 260(DI), Y3
+	VEXTRACTI128 $1, Y3, X4
+	VPHADDW X4, X3, X3
+	VPMADDWD X2, X3, X3
+	VCVTDQ2PS X3, X3
+	VPBROADCASTW 2(SI), X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS 0(DI), X6
+	VMULPS X6, X5, X5
+	VFMADD231PS X3, X5, X8
+
+	VPXOR Y7, Y7, Y7
+	Q4K_CHUNK(16, 4, 36, 16, 18)
+	Q4K_CHUNK(48, 68, 100, 20, 22)
+	Q4K_CHUNK(80, 132, 164, 24, 26)
+	Q4K_CHUNK(112, 196, 228, 28, 30)
+
+	VPBROADCASTW 0(SI), X5
+	VCVTPH2PS X5, Y5
+	VBROADCASTSS 0(DI), Y6
+	VMULPS Y6, Y5, Y5
+	VCVTDQ2PS Y7, Y7
+	VFMADD231PS Y7, Y5, Y0
+	ADDQ $144, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  loop
+
+done:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VSUBSS X8, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// Q6K_QUARTER: 32 6-bit levels in Y5 against activations at xoff(DI);
+// scales sa, sb (words at soff(SP), soff2(SP)) cover its two halves.
+#define Q6K_QUARTER(xoff, soff, soff2) \
+	VPMADDUBSW xoff(DI), Y5, Y5; \
+	VPBROADCASTW soff(SP), X9; \
+	VPBROADCASTW soff2(SP), X10; \
+	VINSERTI128 $1, X10, Y9, Y9; \
+	VPMADDWD Y9, Y5, Y5; \
+	VPADDD Y5, Y7, Y7
+
+// Q6K_HALF: the 128 elements of half n: ql at qloff(SI), qh at qhoff(SI).
+#define Q6K_HALF(qloff, qloff2, qhoff, x0, x1, x2, x3, s0, s1, s2, s3, s4, s5, s6, s7) \
+	VMOVDQU qloff(SI), Y2; \
+	VMOVDQU qloff2(SI), Y3; \
+	VMOVDQU qhoff(SI), Y4; \
+	VPAND Y13, Y2, Y5; \
+	VPSLLW $4, Y4, Y6; \
+	VPAND Y12, Y6, Y6; \
+	VPOR Y6, Y5, Y5; \
+	Q6K_QUARTER(x0, s0, s1); \
+	VPAND Y13, Y3, Y5; \
+	VPSLLW $2, Y4, Y6; \
+	VPAND Y12, Y6, Y6; \
+	VPOR Y6, Y5, Y5; \
+	Q6K_QUARTER(x1, s2, s3); \
+	VPSRLW $4, Y2, Y5; \
+	VPAND Y13, Y5, Y5; \
+	VPAND Y12, Y4, Y6; \
+	VPOR Y6, Y5, Y5; \
+	Q6K_QUARTER(x2, s4, s5); \
+	VPSRLW $4, Y3, Y5; \
+	VPAND Y13, Y5, Y5; \
+	VPSRLW $2, Y4, Y6; \
+	VPAND Y12, Y6, Y6; \
+	VPOR Y6, Y5, Y5; \
+	Q6K_QUARTER(x3, s6, s7)
+
+// func dotQ6KQ8KAVX2(nb int, w, x *byte) float32
+// per super-block: sum += d·dy·(Σ_k sc[k]·Σ q·x − 32·Σ_k sc[k]·bsum[k]),
+// q the unsigned level 0..63.
+TEXT ·dotQ6KQ8KAVX2(SB), NOSPLIT, $64-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VPBROADCASTQ nibk<>(SB), Y13
+	VPBROADCASTQ hi2<>(SB), Y12
+	TESTQ CX, CX
+	JZ   done
+
+loop:
+	VPMOVSXBW 192(SI), Y1      // 16 scales as words
+	VMOVDQU Y1, 0(SP)
+	VPMADDWD 260(DI), Y1, Y2   // Σ sc·bsum in pairs
+	VPSLLD $5, Y2, Y2
+	VPXOR Y7, Y7, Y7
+	VPSUBD Y2, Y7, Y7          // −32·Σ sc·bsum
+	Q6K_HALF(0, 32, 128, 4, 36, 68, 100, 0, 2, 4, 6, 8, 10, 12, 14)
+	Q6K_HALF(64, 96, 160, 132, 164, 196, 228, 16, 18, 20, 22, 24, 26, 28, 30)
+	VPBROADCASTW 208(SI), X5
+	VCVTPH2PS X5, Y5
+	VBROADCASTSS 0(DI), Y6
+	VMULPS Y6, Y5, Y5
+	VCVTDQ2PS Y7, Y7
+	VFMADD231PS Y7, Y5, Y0
+	ADDQ $210, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  loop
+
+done:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
