@@ -30,6 +30,9 @@ func Admit(p *Plan, budget int64) error {
 // hint is the first alternative, phrased as advice.
 func (p *Plan) hint() string {
 	if len(p.Alternatives) == 0 {
+		if !p.Fits {
+			return "no shorter context, KV type or smaller format fits this device; plan for other hardware with --device"
+		}
 		return ""
 	}
 	return "try " + p.Alternatives[0].Summary

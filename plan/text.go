@@ -16,7 +16,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if name == "" {
 		name = s.Arch
 	}
-	fmt.Fprintf(&b, "model      %s (%s, %s, %.3g B params, %s file)\n", name, s.Arch, orDash(s.FileType), float64(s.Params)/1e9, FormatBytes(s.FileBytes))
+	fmt.Fprintf(&b, "model      %s (%s, %s, %s params, %s file)\n", name, s.Arch, orDash(s.FileType), formatCount(s.Params), FormatBytes(s.FileBytes))
 	fmt.Fprintf(&b, "device     %s\n", deviceLine(d))
 	fmt.Fprintf(&b, "settings   ctx %d, batch %d, parallel %d, kv %s", o.Ctx, o.Batch, o.Parallel, o.KV)
 	if o.Tokens > 0 {
@@ -116,4 +116,18 @@ func minMax(xs []int64) (lo, hi int64) {
 		lo, hi = min(lo, x), max(hi, x)
 	}
 	return lo, hi
+}
+
+// formatCount prints a parameter count: "8.03 B", "125 M", "293 k".
+func formatCount(n int64) string {
+	f := float64(n)
+	switch {
+	case f >= 1e9:
+		return fmt.Sprintf("%.3g B", f/1e9)
+	case f >= 1e6:
+		return fmt.Sprintf("%.3g M", f/1e6)
+	case f >= 1e3:
+		return fmt.Sprintf("%.3g k", f/1e3)
+	}
+	return fmt.Sprint(n)
 }
