@@ -1,0 +1,185 @@
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/pipeline"
+)
+
+var _ pipeline.Sink = (*Journal)(nil)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+func openTemp(t *testing.T, o Options) (*Journal, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), FileName)
+	o.Logger = quiet
+	j, err := Open(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, path
+}
+
+// work is a small text job: it fails in stage failAt when set, waits for
+// cancellation in blockAt when set.
+func work(failAt, blockAt pipeline.Stage, reached chan<- struct{}) pipeline.Func {
+	return func(ctx context.Context) (any, error) {
+		tr := pipeline.TraceFrom(ctx)
+		tr.OnStageSkipped(pipeline.StageLoad, "model already loaded, 0 ms")
+		for _, s := range []pipeline.Stage{pipeline.StageEncode, pipeline.StagePrefill, pipeline.StageGenerate} {
+			tr.OnStageStart(s)
+			if s == failAt {
+				return nil, pipeline.Errorf(s, "try --ctx 8192", "prompt has 5000 tokens but the context holds 4096").
+					With("tokens", 5000).With("ctx", 4096)
+			}
+			if s == blockAt {
+				close(reached)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			if s == pipeline.StageGenerate {
+				for i := range 5 {
+					tr.OnToken(i, fmt.Sprint(" t", i))
+				}
+			}
+			tr.OnStageDone(s, pipeline.StageStats{Items: 5, Unit: "tokens"})
+		}
+		return map[string]string{"text": " t0 t1 t2 t3 t4"}, nil
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	jr, path := openTemp(t, Options{})
+	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr}})
+	done := m.Submit(context.Background(), pipeline.Params{Kind: "text", Model: "stories260K", Params: map[string]int{"n": 5}}, work("", "", nil))
+	failed := m.Submit(context.Background(), pipeline.Params{Kind: "text"}, work(pipeline.StagePrefill, "", nil))
+	reached := make(chan struct{})
+	cancelled := m.Submit(context.Background(), pipeline.Params{Kind: "text"}, work("", pipeline.StageGenerate, reached))
+	<-reached
+	cancelled.Cancel("cancelled by client")
+	for _, job := range []*pipeline.Job{done, failed, cancelled} {
+		job.Wait(context.Background())
+	}
+	if err := jr.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// Read back through a second, read-only handle, as the CLI does.
+	ro, err := Open(path, Options{ReadOnly: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	for _, job := range []*pipeline.Job{done, failed, cancelled} {
+		mem := job.Info()
+		got, err := ro.Job(job.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(mem)
+		b, _ := json.Marshal(got)
+		if string(a) != string(b) {
+			t.Errorf("job %s:\nmemory  %s\njournal %s", job.ID(), a, b)
+		}
+		evs, err := ro.Events(job.ID(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ = json.Marshal(job.Events(0))
+		b, _ = json.Marshal(evs)
+		if string(a) != string(b) {
+			t.Errorf("events of %s:\nmemory  %s\njournal %s", job.ID(), a, b)
+		}
+		tail, err := ro.Events(job.ID(), 4)
+		if err != nil || len(tail) != len(evs)-3 || tail[0].Seq != 4 {
+			t.Errorf("events from seq 4: %d events (of %d), err %v", len(tail), len(evs), err)
+		}
+	}
+	if got, _ := ro.Job(failed.ID()); got.Error == nil || got.Error.Numbers["tokens"] != 5000 || got.Stage != "prefill" {
+		t.Errorf("failed job = %+v", got)
+	}
+	list, err := ro.Jobs(2)
+	if err != nil || len(list) != 2 || list[0].ID != cancelled.ID() || list[1].ID != failed.ID() {
+		t.Errorf("Jobs(2) = %v, %v", list, err)
+	}
+	if _, err := ro.Job("nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown id: %v", err)
+	}
+	if got, err := ro.Job(done.ID()[:len(done.ID())-3]); err != nil && !errors.Is(err, ErrAmbiguous) || err == nil && got.ID != done.ID() {
+		t.Errorf("prefix lookup: %v %v", got.ID, err)
+	}
+	if err := jr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if jr.Close() == nil {
+		t.Error("second Close succeeded")
+	}
+}
+
+func TestRetention(t *testing.T) {
+	jr, path := openTemp(t, Options{Retention: 3})
+	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr}})
+	var ids []string
+	for range 5 {
+		job := m.Submit(context.Background(), pipeline.Params{}, work("", "", nil))
+		job.Wait(context.Background())
+		ids = append(ids, job.ID())
+		time.Sleep(2 * time.Millisecond) // distinct creation times
+	}
+	jr.Close()
+	jr, err := Open(path, Options{Retention: 3, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jr.Close()
+	list, _ := jr.Jobs(0)
+	if len(list) != 3 || list[0].ID != ids[4] || list[2].ID != ids[2] {
+		t.Fatalf("kept %d jobs: %v", len(list), list)
+	}
+	if evs, _ := jr.Events(ids[0], 0); len(evs) != 0 {
+		t.Errorf("the trimmed job kept %d events", len(evs))
+	}
+}
+
+func TestReadOnlyMissing(t *testing.T) {
+	_, err := Open(filepath.Join(t.TempDir(), "none.db"), Options{ReadOnly: true})
+	if !errors.Is(err, ErrNoJournal) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRecoverOwnStaleJobs(t *testing.T) {
+	// A job row left "running" by a process whose pid we now have (or
+	// that is gone) is recovered on open.
+	jr, path := openTemp(t, Options{})
+	created := time.Now().UTC().Add(-time.Second)
+	jr.JobUpdated(api.Job{ID: "jstale", Created: created, State: api.StateRunning, Stage: "load", LastSeq: 3})
+	for i, typ := range []string{api.TypeState, api.TypeState, api.TypeStageStart} {
+		jr.EventAppended(api.Event{Seq: int64(i + 1), Time: created.Add(time.Duration(i) * time.Millisecond), Job: "jstale", Type: typ, Stage: "load"})
+	}
+	jr.Close()
+	jr, err := Open(path, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jr.Close()
+	if r := jr.Recovered(); len(r) != 1 || r[0] != "jstale" {
+		t.Fatalf("Recovered = %v", r)
+	}
+	job, _ := jr.Job("jstale")
+	if job.State != api.StateFailed || job.Error == nil || job.Error.Stage != "load" || job.Error.Cause != Interrupted || job.LastSeq != 5 {
+		t.Errorf("job = %+v, error %+v", job, job.Error)
+	}
+	evs, _ := jr.Events("jstale", 4)
+	if len(evs) != 2 || evs[0].Type != api.TypeError || evs[1].State != api.StateFailed || evs[1].DurationMS != 2 {
+		t.Errorf("recovery events = %+v", evs)
+	}
+}
