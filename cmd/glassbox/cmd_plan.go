@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/glassbox-ai/glassbox/plan"
+)
+
+// planConfig is the plan command's flags.
+type planConfig struct {
+	model    string
+	opts     plan.Options
+	device   string
+	budget   string
+	json     bool
+	noCalib  bool
+	profiles bool
+}
+
+// localRoofline, when set (by the compute core's roofline wiring), returns
+// this machine's measured bandwidth (bytes/s) and f32/int8 peaks (ops/s)
+// from the cached probe; ok is false when no probe has run.
+var localRoofline func() (bw, f32, int8 float64, source string, ok bool)
+
+func init() {
+	register(&command{
+		name:    "plan",
+		summary: "predict memory and speed for a model before loading it",
+		run:     runPlan,
+	})
+}
+
+func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
+	var c planConfig
+	fs := newFlags(env, "plan", "-m MODEL [--ctx N] [--batch N] [--parallel N] [--kv f16|q8_0|f32] [--device NAME|SPEC] [--json]")
+	fs.StringVar(&c.model, "m", "", "model file or store name")
+	fs.IntVar(&c.opts.Ctx, "ctx", 0, "context length (0: the model's, at most 4096)")
+	fs.IntVar(&c.opts.Batch, "batch", 0, "prefill batch size (0: 512)")
+	fs.IntVar(&c.opts.Parallel, "parallel", 0, "sequences decoded together (0: 1)")
+	fs.StringVar(&c.opts.KV, "kv", "f16", "KV cache type: f16, q8_0 or f32")
+	fs.IntVar(&c.opts.Tokens, "tokens", 0, "tokens the job will hold, prompt + generated (0: a full context)")
+	fs.StringVar(&c.device, "device", "", "this machine (default), a profile ("+strings.Join(plan.ProfileNames(), ", ")+
+		") or a spec like \"vram=8GiB,bw=360GB/s,ram=32GiB\"")
+	fs.StringVar(&c.budget, "mem-budget", "", "refuse plans above this much memory (e.g. 12GiB)")
+	fs.BoolVar(&c.json, "json", false, "print the plan as JSON")
+	fs.BoolVar(&c.noCalib, "no-calibration", false, "ignore measured runs (show the uncorrected model)")
+	fs.BoolVar(&c.profiles, "profiles", false, "list the device profiles and their sources")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if c.profiles {
+		for _, n := range plan.ProfileNames() {
+			desc, src, _ := plan.ProfileDescription(n)
+			fmt.Fprintf(env.stdout, "%-12s %s\n             source: %s\n", n, desc, src)
+		}
+		return nil
+	}
+	if c.model == "" && len(pos) == 1 {
+		c.model = pos[0]
+	} else if len(pos) > 0 {
+		return fmt.Errorf("plan: unexpected arguments %q", pos)
+	}
+	dev, err := planDevice(c.device, !c.noCalib)
+	if err != nil {
+		return err
+	}
+	f, err := openModel(c.model)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	p, err := plan.ForModel(f, c.opts, dev)
+	if err != nil {
+		return err
+	}
+	var budget int64
+	if c.budget != "" {
+		if budget, err = plan.ParseBytes(c.budget); err != nil {
+			return fmt.Errorf("plan: --mem-budget: %w", err)
+		}
+	}
+	admitErr := plan.Admit(p, budget)
+	if c.json {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(p); err != nil {
+			return err
+		}
+	} else if err := p.WriteText(env.stdout); err != nil {
+		return err
+	}
+	return admitErr
+}
+
+// planDevice resolves --device; for this machine it adds the measured
+// roofline and the calibration history when they exist.
+func planDevice(arg string, calibrate bool) (*plan.Device, error) {
+	dev, err := plan.ParseDevice(arg)
+	if err != nil {
+		return nil, err
+	}
+	if arg != "" && arg != "local" {
+		return dev, nil
+	}
+	if localRoofline != nil {
+		if bw, f32, i8, src, ok := localRoofline(); ok {
+			dev.SetRoofline(bw, f32, i8, src)
+		}
+	}
+	if calibrate {
+		if h, err := plan.DefaultHistory(); err == nil {
+			if obs, err := h.Load(); err == nil {
+				dev.Calibration = plan.Calibrate(obs, dev.Name)
+			}
+		}
+	}
+	return dev, nil
+}
