@@ -1,0 +1,90 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// clock is a fake time source the test engine advances.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func explained(t *testing.T, fn func(ctx context.Context, clk *clock) (any, error)) string {
+	t.Helper()
+	clk := &clock{t: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	m := NewManager(Options{Now: clk.now})
+	j := m.Submit(context.Background(), Params{ID: "j1", Kind: "text", Model: "stories260K"},
+		func(ctx context.Context) (any, error) { return fn(ctx, clk) })
+	j.Wait(context.Background())
+	var b strings.Builder
+	if err := j.Explain(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestExplain(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   func(ctx context.Context, clk *clock) (any, error)
+		want string
+	}{
+		{"done, load-bound", func(ctx context.Context, clk *clock) (any, error) {
+			tr := TraceFrom(ctx)
+			tr.OnStageStart(StagePlan)
+			clk.add(2 * time.Millisecond)
+			tr.OnStageDone(StagePlan, StageStats{})
+			tr.OnStageStart(StageLoad)
+			clk.add(3100 * time.Millisecond)
+			tr.OnStageDone(StageLoad, StageStats{Bytes: 1 << 30, PeakRSS: 1100 << 20, Placement: "cpu"})
+			tr.OnStageStart(StagePrefill)
+			clk.add(200 * time.Millisecond)
+			tr.OnStageDone(StagePrefill, StageStats{Items: 12, Unit: "tokens"})
+			tr.OnStageStart(StageGenerate)
+			tr.OnWarning("ctx_nearly_full", "the context is 90% full")
+			clk.add(698 * time.Millisecond)
+			tr.OnStageDone(StageGenerate, StageStats{Items: 128, Unit: "tokens", Roofline: 210, Limiter: "memory bandwidth",
+				Note: "a Q4_K_M file would be ~1.8× faster"})
+			tr.OnStageSkipped(StageDecode, "text is decoded while generating")
+			return "ok", nil
+		}, `job j1 (text, stories260K): done in 4.00 s
+  plan      ▏                                  2 ms
+  load      ███████████████████████▎         3.10 s  1.0 GiB read (330.3 MiB/s) · peak 1.1 GiB · cpu
+  prefill   █▌                               200 ms  12 tokens, 60.0 tokens/s
+  generate  █████▏                           698 ms  128 tokens, 183 tokens/s · 87% of roofline
+  decode                                   skipped: text is decoded while generating
+  warning: ctx_nearly_full: the context is 90% full
+verdict: 3.10 s of 4.00 s was loading from disk: the model was not resident (a second run, or glassbox serve, keeps it loaded).
+  generation ran at 183 tokens/s, 87% of this machine's roofline (210 tokens/s), limited by memory bandwidth; a Q4_K_M file would be ~1.8× faster.
+`},
+		{"failed in encode", func(ctx context.Context, clk *clock) (any, error) {
+			tr := TraceFrom(ctx)
+			tr.OnStageSkipped(StageLoad, "model already loaded, 0 ms")
+			tr.OnStageStart(StageEncode)
+			clk.add(12 * time.Millisecond)
+			return nil, Errorf(StageEncode, "try --ctx 8192", "prompt has 5000 tokens but the context holds 4096").
+				With("tokens", 5000).With("ctx", 4096)
+		}, `job j1 (text, stories260K): failed in 12 ms
+  load                                     skipped: model already loaded, 0 ms
+  encode    ██████████████████████████████    12 ms  ← failed here
+verdict: failed in encode after 12 ms: prompt has 5000 tokens but the context holds 4096
+  numbers: ctx=4096 tokens=5000
+  hint: try --ctx 8192
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := explained(t, tt.fn); got != tt.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
