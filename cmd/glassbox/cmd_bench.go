@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/glassbox-ai/glassbox/compute/roofline"
+)
+
+func init() {
+	register(&command{name: "bench", summary: "measure this machine's roofline (--roofline) or a model's speed (-m)", run: runBench})
+}
+
+// benchConfig is everything 'glassbox bench' was asked for.
+type benchConfig struct {
+	Model    string // -m: model path or store name; empty with --roofline
+	Prompt   int    // -p: prompt tokens to process (prefill)
+	Gen      int    // -n: tokens to generate
+	Threads  int    // -t: worker threads (0: physical cores)
+	Reps     int    // -r: repetitions
+	JSON     bool   // --json: one JSON object on stdout
+	Roofline bool   // --roofline: measure (or show the cached) machine limits
+	Fresh    bool   // --fresh: re-measure the roofline even if cached
+}
+
+// modelBench runs a model benchmark; the inference engine sets it. nil
+// means model benchmarks are not built into this binary.
+var modelBench func(ctx context.Context, env *cmdEnv, cfg benchConfig) error
+
+func runBench(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlags(env, "bench", "--roofline [--json] [--fresh] [-t THREADS] | -m MODEL [-p 128] [-n 64] [-t THREADS] [-r 5] [--json]")
+	var cfg benchConfig
+	fs.StringVar(&cfg.Model, "m", "", "model file path or store name")
+	fs.IntVar(&cfg.Prompt, "p", 128, "prompt tokens to process")
+	fs.IntVar(&cfg.Gen, "n", 64, "tokens to generate")
+	fs.IntVar(&cfg.Threads, "t", 0, "threads (0: physical cores)")
+	fs.IntVar(&cfg.Reps, "r", 5, "repetitions")
+	fs.BoolVar(&cfg.JSON, "json", false, "print JSON")
+	fs.BoolVar(&cfg.Roofline, "roofline", false, "measure read bandwidth and int8/f32 peak (cached per machine)")
+	fs.BoolVar(&cfg.Fresh, "fresh", false, "with --roofline: measure again even if cached")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if cfg.Model == "" && len(pos) == 1 {
+		cfg.Model = pos[0]
+	} else if len(pos) > 0 {
+		return fmt.Errorf("bench: unexpected arguments %q", pos)
+	}
+	if cfg.Threads < 0 || cfg.Prompt < 0 || cfg.Gen < 0 || cfg.Reps < 1 {
+		return fmt.Errorf("bench: -t %d, -p %d, -n %d, -r %d: counts must be >= 0 and -r >= 1", cfg.Threads, cfg.Prompt, cfg.Gen, cfg.Reps)
+	}
+	switch {
+	case cfg.Roofline && cfg.Model != "":
+		return errors.New("bench: give either --roofline or -m MODEL, not both")
+	case cfg.Roofline:
+		return benchRoofline(env, cfg)
+	case cfg.Model == "":
+		fs.Usage()
+		return errUsage
+	case modelBench == nil:
+		return errors.New("bench: model benchmarks are not built in")
+	}
+	return modelBench(ctx, env, cfg)
+}
+
+func benchRoofline(env *cmdEnv, cfg benchConfig) error {
+	if !cfg.JSON {
+		fmt.Fprintln(env.stderr, "measuring the roofline (reads a 1 GiB buffer; about 10 s) unless cached ...")
+	}
+	r, cached, err := roofline.Get(cfg.Threads, cfg.Fresh, roofline.Options{})
+	if err != nil {
+		return err
+	}
+	if cfg.JSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			roofline.Result
+			Cached bool `json:"cached"`
+		}{r, cached})
+	}
+	src := "measured now"
+	if cached {
+		src = "cached from " + r.Measured.Format("2006-01-02 15:04 UTC") + " (--fresh to re-measure)"
+	}
+	w := env.stdout
+	fmt.Fprintf(w, "roofline of %s, %d threads, %s\n", r.Machine, r.Threads, src)
+	fmt.Fprintf(w, "  read bandwidth   %7.1f GB/s (1 thread)  %7.1f GB/s (%d threads)  over %d MiB\n",
+		r.ReadGBs1, r.ReadGBsN, r.Threads, r.BufferBytes>>20)
+	fmt.Fprintf(w, "  int8 peak        %7.0f GOPS  (%s)\n", r.Int8GOPS, r.Int8Kernel)
+	fmt.Fprintf(w, "  f32 peak         %7.0f GFLOPS (%s)\n", r.F32GFLOPS, r.F32Kernel)
+	fmt.Fprintf(w, "  kernels          %s\n", r.KernelImpl)
+	return nil
+}
