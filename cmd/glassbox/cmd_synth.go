@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/synth"
+)
+
+func init() {
+	register(&command{name: "synth", summary: "write a llama model with random weights (benchmark presets 1b, 134m) in any weight format", run: runSynth})
+}
+
+func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlags(env, "synth", "-o OUT.gguf --preset "+strings.Join(synth.PresetNames(), "|")+" --type FORMAT [--seed N] [--vocab FILE]")
+	out := fs.String("o", "", "output GGUF file (written through a temporary file, renamed when complete)")
+	preset := fs.String("preset", "", "model shape: "+strings.Join(synth.PresetNames(), ", "))
+	format := fs.String("type", "F16", "weight format: "+strings.Join(synth.Formats(), ", "))
+	seed := fs.Uint64("seed", 1, "random seed (same seed and flags = same file)")
+	vocab := fs.String("vocab", "", "copy the tokenizer.* keys (and vocabulary size) from this GGUF instead of a synthetic 32000-token SentencePiece vocabulary")
+	threads := fs.Int("threads", 0, "generation/quantization threads (0 = all cores; the file does not depend on it)")
+	quiet := fs.Bool("q", false, "no progress on standard error")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	usage := func(msg string) error {
+		fmt.Fprintf(env.stderr, "glassbox synth: %s\n\n", msg)
+		fs.Usage()
+		return errUsage
+	}
+	switch {
+	case len(pos) > 0:
+		return usage(fmt.Sprintf("unexpected argument %q", pos[0]))
+	case *out == "":
+		return usage("-o OUT.gguf is required")
+	case *preset == "":
+		return usage("--preset is required (" + strings.Join(synth.PresetNames(), ", ") + ")")
+	}
+	cfg, ok := synth.Presets[*preset]
+	if !ok {
+		return usage(fmt.Sprintf("unknown preset %q (have %s)", *preset, strings.Join(synth.PresetNames(), ", ")))
+	}
+	o := synth.Options{Config: cfg, Format: *format, Seed: *seed, Workers: *threads}
+	if *vocab != "" {
+		f, err := gguf.Open(*vocab)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		o.VocabFrom = f
+	}
+	start := time.Now()
+	if !*quiet {
+		next := int64(0)
+		o.Progress = func(done, total int64) {
+			if done >= next || done == total {
+				fmt.Fprintf(env.stderr, "\rsynth: %s %s: %5.1f%% of %s (%.0fs)", cfg.Name, *format,
+					100*float64(done)/float64(total), humanBytes(total), time.Since(start).Seconds())
+				next = done + total/50
+			}
+		}
+	}
+	err = synth.WriteFile(ctx, *out, o)
+	if !*quiet {
+		fmt.Fprintln(env.stderr)
+	}
+	if err != nil {
+		return err
+	}
+	if !*quiet {
+		fmt.Fprintf(env.stderr, "synth: wrote %s (%d parameters, %s, seed %d) in %.1fs\n", *out, o.Config.Params(), *format, *seed, time.Since(start).Seconds())
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+)
+
+func TestSynthCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "tiny.gguf")
+	stories := shared.Path(t, "models/stories260K.gguf")
+	tests := []struct {
+		name     string
+		args     []string
+		wantErr  string
+		wantCode int
+	}{
+		{"tiny Q4_K_M", []string{"-o", out, "--preset", "tiny", "--type", "Q4_K_M", "--seed", "5"}, "", 0},
+		{"vocab from a file", []string{"-o", out, "--preset", "tiny", "--type", "F16", "--vocab", stories, "-q"}, "", 0},
+		{"no output", []string{"--preset", "tiny"}, "-o OUT.gguf is required", 2},
+		{"no preset", []string{"-o", out}, "--preset is required", 2},
+		{"unknown preset", []string{"-o", out, "--preset", "70b"}, `unknown preset "70b"`, 2},
+		{"unknown type", []string{"-o", out, "--preset", "tiny", "--type", "Q7"}, `weight format "Q7" is not supported`, 1},
+		{"missing vocab file", []string{"-o", out, "--preset", "tiny", "--vocab", filepath.Join(dir, "nope")}, "load:", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := runCmd(t, "", append([]string{"synth"}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Fatalf("exit code %d, want %d (stderr %q)", code, tt.wantCode, errOut)
+			}
+			if tt.wantErr != "" && !strings.Contains(errOut, tt.wantErr) {
+				t.Errorf("stderr %q, want it to contain %q", errOut, tt.wantErr)
+			}
+			if code == 0 {
+				f, err := gguf.Open(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if n, _ := f.Meta.Int("llama.block_count"); n != 2 {
+					t.Errorf("block_count %d", n)
+				}
+			}
+		})
+	}
+}
