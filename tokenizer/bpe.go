@@ -109,24 +109,36 @@ func (t *Tokenizer) encodeBPE(s *bpeState, text string, out []int) []int {
 		clear(s.cache)
 		s.owner = m
 	}
-	lo := 0
+	lo, pos := 0, 0
 	for _, hi := range s.ends {
-		w := s.word[:0]
-		for _, c := range s.r.cp[lo:hi] {
-			w = appendCpt(w, c)
+		var w string
+		if s.r.clean {
+			// The word is a slice of the text: no copy.
+			n := 0
+			for _, c := range s.r.cp[lo:hi] {
+				n += cptLen(c)
+			}
+			w = text[pos : pos+n]
+			pos += n
+		} else {
+			buf := s.word[:0]
+			for _, c := range s.r.cp[lo:hi] {
+				buf = appendCpt(buf, c)
+			}
+			s.word = buf
+			w = string(buf)
 		}
-		s.word = w
 		lo = hi
 		if len(w) == 0 {
 			continue
 		}
 		if t.ignoreMerges {
-			if id, ok := m.raw[string(w)]; ok && id < m.nvocab {
+			if id, ok := m.raw[w]; ok && id < m.nvocab {
 				out = append(out, int(id))
 				continue
 			}
 		}
-		if ids, ok := s.cache[string(w)]; ok {
+		if ids, ok := s.cache[w]; ok {
 			for _, id := range ids {
 				out = append(out, int(id))
 			}
@@ -158,7 +170,7 @@ func (t *Tokenizer) encodeBPE(s *bpeState, text string, out []int) []int {
 		if len(s.cache) >= cacheLimit {
 			clear(s.cache)
 		}
-		s.cache[string(w)] = append([]int32(nil), ids...)
+		s.cache[w] = append([]int32(nil), ids...)
 	}
 	return out
 }
@@ -174,10 +186,10 @@ func (m *bpeModel) rank(l, r int32) (int32, int32) {
 
 // mergeShort runs the merges on a short word with a flat array: ranks[i]
 // is the rank of the pair (syms[i], syms[i+1]).
-func (m *bpeModel) mergeShort(s *bpeState, w []byte) []int32 {
+func (m *bpeModel) mergeShort(s *bpeState, w string) []int32 {
 	syms, ranks := s.syms[:0], s.ranks[:0]
-	for _, b := range w {
-		syms = append(syms, m.byteID[b])
+	for i := 0; i < len(w); i++ {
+		syms = append(syms, m.byteID[w[i]])
 	}
 	for i := 0; i+1 < len(syms); i++ {
 		r, _ := m.rank(syms[i], syms[i+1])

@@ -58,10 +58,10 @@ func (h *bpeHeap) pop() bpeItem {
 	return top
 }
 
-func (m *bpeModel) mergeLong(s *bpeState, w []byte) []int32 {
+func (m *bpeModel) mergeLong(s *bpeState, w string) []int32 {
 	nodes := s.nodes[:0]
-	for i, b := range w {
-		nodes = append(nodes, bpeNode{id: m.byteID[b], prev: int32(i - 1), next: int32(i + 1)})
+	for i := 0; i < len(w); i++ {
+		nodes = append(nodes, bpeNode{id: m.byteID[w[i]], prev: int32(i - 1), next: int32(i + 1)})
 	}
 	nodes[len(nodes)-1].next = -1
 	h := s.heap[:0]

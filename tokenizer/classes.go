@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -71,12 +72,14 @@ func computeClass(r rune) uint8 {
 // runes is a text as code points with their classes. Invalid UTF-8 bytes
 // become U+FFFD, one per byte, like llama.cpp's unicode_cpts_from_utf8.
 type runes struct {
-	cp []rune
-	cl []uint8
+	cp    []rune
+	cl    []uint8
+	clean bool // every code point is spelled as in the text (no U+FFFD was substituted)
 }
 
 func (s *runes) reset(text string) {
-	s.cp, s.cl = s.cp[:0], s.cl[:0]
+	s.cp, s.cl = slices.Grow(s.cp[:0], len(text)), slices.Grow(s.cl[:0], len(text))
+	s.clean = true
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
@@ -86,6 +89,9 @@ func (s *runes) reset(text string) {
 			continue
 		}
 		r, n := decodeCpt(text[i:])
+		if n == 1 || cptLen(r) != n { // invalid byte, or an overlong form
+			s.clean = false
+		}
 		s.cp = append(s.cp, r)
 		s.cl = append(s.cl, classOf(r))
 		i += n
@@ -148,3 +154,16 @@ func isL(c uint8) bool     { return c&cLetter != 0 }
 func isN(c uint8) bool     { return c&cNumber != 0 }
 func isS(c uint8) bool     { return c&cSpace != 0 }
 func isOther(c uint8) bool { return c&(cSpace|cLetter|cNumber) == 0 } // [^\s\p{L}\p{N}]
+
+// cptLen is the length appendCpt writes for r.
+func cptLen(r rune) int {
+	switch {
+	case r < 0x80:
+		return 1
+	case r < 0x800:
+		return 2
+	case r < 0x10000:
+		return 3
+	}
+	return 4
+}

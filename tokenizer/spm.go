@@ -1,6 +1,9 @@
 package tokenizer
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // SentencePiece-style BPE as llama.cpp runs it (llm_tokenizer_spm, after
 // llama.cpp commit 074bea2): the text is split into UTF-8 characters; the
@@ -69,12 +72,77 @@ func utf8Len(c byte) int32 {
 	return [16]int32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4}[c>>4]
 }
 
-// encodeSPM appends the tokens of one escaped fragment.
+// encodeSPM appends the tokens of one escaped fragment. Merges never
+// cross a "▁" whose preceding character no token joins to "▁" (t.spmGlue):
+// no symbol can span such a boundary, so the text is cut there and each
+// piece merged alone. That gives the reference's result (see
+// TestSPMChunking) with small queues instead of one queue for the text.
 func (t *Tokenizer) encodeSPM(text []byte, out []int) ([]int, error) {
+	st := spmPool.Get().(*spmState)
+	defer spmPool.Put(st)
+	if st.owner != t {
+		clear(st.cache)
+		st.owner = t
+	}
+	start, prev := 0, 0
+	var err error
+	for off := 0; off < len(text); {
+		n := int(min(utf8Len(text[off]), int32(len(text)-off)))
+		if off > start && n == 3 && text[off] == 0xE2 && text[off+1] == 0x96 && text[off+2] == 0x81 &&
+			!t.spmGlue[string(text[prev:off])] {
+			if out, err = t.encodeSPMCached(st, text[start:off], out); err != nil {
+				return nil, err
+			}
+			start = off
+		}
+		prev = off
+		off += n
+	}
+	return t.encodeSPMCached(st, text[start:], out)
+}
+
+// spmState is per-call scratch, pooled; cache maps a piece to its ids and
+// is valid for owner only.
+type spmState struct {
+	owner *Tokenizer
+	cache map[string][]int32
+	syms  []spmSym
+	heap  spmHeap
+	ids   []int
+}
+
+var spmPool = sync.Pool{New: func() any { return &spmState{cache: map[string][]int32{}} }}
+
+func (t *Tokenizer) encodeSPMCached(st *spmState, piece []byte, out []int) ([]int, error) {
+	if ids, ok := st.cache[string(piece)]; ok {
+		for _, id := range ids {
+			out = append(out, int(id))
+		}
+		return out, nil
+	}
+	n := len(out)
+	out, err := t.encodeSPMWhole(st, piece, out)
+	if err != nil || len(piece) > 64 {
+		return out, err
+	}
+	if len(st.cache) >= cacheLimit {
+		clear(st.cache)
+	}
+	ids := make([]int32, len(out)-n)
+	for i, id := range out[n:] {
+		ids[i] = int32(id)
+	}
+	st.cache[string(piece)] = ids
+	return out, nil
+}
+
+// encodeSPMWhole merges text as one piece, exactly as the reference does.
+func (t *Tokenizer) encodeSPMWhole(st *spmState, text []byte, out []int) ([]int, error) {
 	if len(text) == 0 {
 		return out, nil
 	}
-	syms := make([]spmSym, 0, len(text))
+	syms := st.syms[:0]
+	defer func() { st.syms = syms[:0] }()
 	for off := int32(0); off < int32(len(text)); {
 		n := min(utf8Len(text[off]), int32(len(text))-off)
 		i := int32(len(syms))
@@ -82,7 +150,8 @@ func (t *Tokenizer) encodeSPM(text []byte, out []int) ([]int, error) {
 		off += n
 	}
 	syms[len(syms)-1].next = -1
-	h := make(spmHeap, 0, len(syms))
+	h := st.heap[:0]
+	defer func() { st.heap = h[:0] }()
 	try := func(l, r int32) {
 		if l < 0 || r < 0 {
 			return

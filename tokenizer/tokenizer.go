@@ -16,7 +16,7 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int, e
 		return nil, &Error{Op: "encode", Err: fmt.Errorf("%w: %d bytes (limit %d)", ErrTooLong, len(text), math.MaxInt32/2)}
 	}
 	frags := t.partition(text, parseSpecial, nil)
-	out := make([]int, 0, len(text)/3+2)
+	out := make([]int, 0, len(text)/2+4)
 	if addSpecial && t.addBOS {
 		out = append(out, t.bos)
 	}

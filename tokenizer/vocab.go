@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 )
@@ -86,7 +87,8 @@ type Tokenizer struct {
 	specialUser *trie // user-defined tokens only (always cut out)
 	specialPrio []int // id -> priority in llama.cpp's partition order (lower first)
 
-	spmByte [256]int32 // byte -> <0xNN> token (or the byte itself), -1 if none
+	spmByte [256]int32      // byte -> <0xNN> token (or the byte itself), -1 if none
+	spmGlue map[string]bool // characters some token has right before a "▁"
 
 	bpe *bpeModel
 	pt  *pretokenizer
@@ -151,6 +153,15 @@ func fromMeta(m *gguf.Metadata, f *gguf.File) (*Tokenizer, error) {
 	t.buildSpecial()
 	t.buildPieces()
 	if t.kind == kindSPM {
+		t.spmGlue = map[string]bool{}
+		for _, s := range t.tokens {
+			for k := 1; k < len(s); k++ {
+				if strings.HasPrefix(s[k:], "\u2581") {
+					_, n := utf8.DecodeLastRuneInString(s[:k])
+					t.spmGlue[s[k-n:k]] = true
+				}
+			}
+		}
 		for b := range t.spmByte {
 			t.spmByte[b] = t.lookup(fmt.Sprintf("<0x%02X>", b))
 			if t.spmByte[b] < 0 {
