@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -89,6 +90,7 @@ func BenchmarkMatVecCycle(b *testing.B) {
 			}
 			x := randNormal(rand.New(rand.NewPCG(2, 2)), cols, 1)
 			out := make([]float32, rows)
+			bw := streamBandwidth(p, ms)
 			b.SetBytes(per)
 			b.ReportAllocs()
 			i := 0
@@ -96,6 +98,9 @@ func BenchmarkMatVecCycle(b *testing.B) {
 				MatMul(p, out, ms[i%count], x, 1)
 				i++
 			}
+			gbs := float64(per) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+			b.ReportMetric(bw, "readGB/s")
+			b.ReportMetric(100*gbs/bw, "%ofread")
 		})
 	}
 }
@@ -118,4 +123,28 @@ func BenchmarkMatMul(b *testing.B) {
 			b.ReportMetric(2*rows*cols*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
 		})
 	}
+}
+
+// streamBandwidth is the roofline's read bandwidth measured on the same
+// matrices with the same pool: the best of three passes of kernel.StreamRead
+// over all their bytes, in GB/s.
+func streamBandwidth(p *Pool, ms []Matrix) float64 {
+	var total int64
+	for _, m := range ms {
+		total += int64(len(m.Data))
+	}
+	best := 0.0
+	for range 3 {
+		t0 := time.Now()
+		for _, m := range ms {
+			p.For(p.Threads(), func(lo, hi int) {
+				for t := lo; t < hi; t++ {
+					n := len(m.Data)
+					kernel.StreamRead(m.Data[t*n/p.Threads() : (t+1)*n/p.Threads()])
+				}
+			})
+		}
+		best = max(best, float64(total)/time.Since(t0).Seconds()/1e9)
+	}
+	return best
 }
