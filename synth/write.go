@@ -198,6 +198,9 @@ func WriteFile(ctx context.Context, path string, o Options) (err error) {
 	if err = Write(ctx, tmp, o); err != nil {
 		return err
 	}
+	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600; a model is shared read-only
+		return fmt.Errorf("synth: %w", err)
+	}
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
