@@ -183,3 +183,37 @@ func TestRecoverOwnStaleJobs(t *testing.T) {
 		t.Errorf("recovery events = %+v", evs)
 	}
 }
+
+func TestHistoryPaging(t *testing.T) {
+	jr, _ := openTemp(t, Options{})
+	defer jr.Close()
+	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr}})
+	var ids []string
+	for range 5 {
+		job := m.Submit(context.Background(), pipeline.Params{}, work("", "", nil))
+		job.Wait(context.Background())
+		ids = append(ids, job.ID())
+	}
+	jr.Flush()
+	h := History{J: jr}
+	ctx := context.Background()
+	page1, err := h.Jobs(ctx, "", 2)
+	if err != nil || len(page1) != 2 || page1[0].ID != ids[4] || page1[1].ID != ids[3] {
+		t.Fatalf("page 1: %v %v", page1, err)
+	}
+	page2, err := h.Jobs(ctx, page1[1].ID, 2)
+	if err != nil || len(page2) != 2 || page2[0].ID != ids[2] || page2[1].ID != ids[1] {
+		t.Fatalf("page 2: %v %v", page2, err)
+	}
+	page3, _ := h.Jobs(ctx, page2[1].ID, 2)
+	if len(page3) != 1 || page3[0].ID != ids[0] {
+		t.Fatalf("page 3: %v", page3)
+	}
+	evs, err := h.Events(ctx, ids[0], 3)
+	if err != nil || len(evs) == 0 || evs[0].Seq != 4 {
+		t.Fatalf("events after 3: %v %v", evs, err)
+	}
+	if _, err := h.Events(ctx, "nope", 0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown job: %v", err)
+	}
+}

@@ -13,11 +13,23 @@ import (
 const jobCols = `id, created, kind, model, state, stage, started, finished, duration_ms, params, result, error, last_seq`
 
 // Jobs returns up to limit jobs, newest first (limit <= 0: all).
-func (j *Journal) Jobs(limit int) ([]api.Job, error) {
+func (j *Journal) Jobs(limit int) ([]api.Job, error) { return j.JobsBefore("", limit) }
+
+// JobsBefore returns up to limit jobs created before the job with id
+// before ("": from the newest), newest first: one page of a job list.
+func (j *Journal) JobsBefore(before string, limit int) ([]api.Job, error) {
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := j.db.Query(`SELECT `+jobCols+` FROM jobs ORDER BY created DESC, id DESC LIMIT ?`, limit)
+	var rows *sql.Rows
+	var err error
+	if before == "" {
+		rows, err = j.db.Query(`SELECT `+jobCols+` FROM jobs ORDER BY created DESC, id DESC LIMIT ?`, limit)
+	} else {
+		rows, err = j.db.Query(`SELECT `+jobCols+` FROM jobs
+			WHERE (created, id) < (SELECT created, id FROM jobs WHERE id = ?)
+			ORDER BY created DESC, id DESC LIMIT ?`, before, limit)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("journal: list jobs: %w", err)
 	}
