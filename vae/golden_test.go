@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/imageio"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
@@ -169,7 +170,7 @@ func TestGoldenTAEF2(t *testing.T) {
 				t.Logf("raw recon max abs diff %.3g", d)
 			}
 
-			got8 := Quantize(rec)
+			got8 := imageio.Quantize(rec)
 			want8, _, _ := rgb8(readPNG(t, filepath.Join(dir, c.ReconPNG)))
 			differ := 0
 			for i := range got8 {

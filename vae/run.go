@@ -21,11 +21,18 @@ type Options struct {
 	Overlap int
 }
 
-// DefaultOverlap is the tile overlap in latent pixels. The upsampling part
-// of the decoder sees about 8 latent pixels each way (10 3×3 convs at 2×,
-// 10 at 4×, 5 at 8×), so with 16 shared pixels every output pixel's blend
-// is dominated by tiles that saw its full context.
-const DefaultOverlap = 16
+// Context is how far, in latent pixels, the decoder's tiled part sees:
+// 10 3×3 convs at 2×, 10 at 4× and 5 at 8× reach 5 + 2.5 + 0.625 latent
+// pixels, plus rounding through the nearest-neighbour upsamplings. An
+// output pixel at least Context latent pixels inside a tile is exactly the
+// untiled value.
+const Context = 10
+
+// DefaultOverlap is the tile overlap in latent pixels: a margin of Context
+// on each side, where a tile's weight is zero, and 4 latent pixels (32 px)
+// of linear blend between them, where both tiles are exact. Tiled and
+// untiled decodes then agree to rounding.
+const DefaultOverlap = 2*Context + 4
 
 func (o *Options) arena() *conv.Arena {
 	if o.Arena == nil {
@@ -166,14 +173,18 @@ func newBlender(h, w int, g grid) *blender {
 }
 
 // ramp returns the weight of position i (output pixels) in a tile of n
-// pixels starting at p (output pixels) along an axis of length total.
+// pixels starting at p along an axis of length total. On a side that faces
+// another tile the weight is 0 for the first m pixels (the tile has not
+// seen their full context), then rises linearly over r pixels.
 func ramp(i, n, p, total, overlap int) float32 {
+	m := max(0, min(Scale*Context, (overlap-Scale)/2))
+	r := float32(overlap - 2*m)
 	wt := float32(1)
-	if overlap > 0 && p > 0 && i < overlap {
-		wt = min(wt, (float32(i)+0.5)/float32(overlap))
+	if p > 0 && i < overlap {
+		wt = min(wt, max(0, (float32(i-m)+0.5)/r))
 	}
-	if overlap > 0 && p+n < total && i >= n-overlap {
-		wt = min(wt, (float32(n-i)-0.5)/float32(overlap))
+	if p+n < total && i >= n-overlap {
+		wt = min(wt, max(0, (float32(n-1-i-m)+0.5)/r))
 	}
 	return wt
 }

@@ -121,7 +121,7 @@ func (c *Conv) row(kern tileFunc, out, in, skip *Map, relu bool, oy, blk int, sc
 	mr := kern.mr
 	for x0 := 0; x0 < out.W; x0 += mr {
 		n := min(mr, out.W-x0)
-		if n < mr && out.W >= mr && full {
+		if n < mr && out.W >= mr {
 			x0 = out.W - mr // overlap the previous tile; outputs are overwritten, not accumulated
 			n = mr
 		}

@@ -1,0 +1,107 @@
+package vae
+
+import (
+	"fmt"
+
+	"github.com/glassbox-ai/glassbox/compute/conv"
+)
+
+// DecodePlan is the memory a decode will hold, predicted from the shapes
+// before it runs.
+type DecodePlan struct {
+	H, W          int // latent size
+	Tile, Overlap int // latent pixels; Tile 0 = untiled
+	Tiles         int
+	// Activations is the most feature-map bytes the decode's arena holds:
+	// for every buffer size, the most buffers of that size alive at once
+	// (the arena keeps released buffers for reuse), summed.
+	Activations int64
+	Output      int64 // the result image [3][8H][8W] float32, plus blending weights when tiled
+	Total       int64 // Activations + Output
+}
+
+func (p DecodePlan) String() string {
+	t := "untiled"
+	if p.Tile > 0 {
+		t = fmt.Sprintf("%d tiles of %d px (overlap %d px)", p.Tiles, Scale*p.Tile, Scale*p.Overlap)
+	}
+	return fmt.Sprintf("decode %dx%d px %s: %.0f MiB activations + %.0f MiB output", Scale*p.W, Scale*p.H, t,
+		float64(p.Activations)/(1<<20), float64(p.Output)/(1<<20))
+}
+
+// usage counts buffers of one phase of the decode by byte length.
+type usage map[int64]int
+
+func (u usage) add(h, w, c, n int) { u[conv.MapBytes(h, w, c)] += n }
+
+// PlanDecode predicts the memory of decoding an h×w latent with the given
+// tile and overlap (as in Options). It follows the buffer use of head and
+// tail in taef2.go: a Block holds its input and two temporaries; the GN
+// branch adds one 256-channel map and one 64-channel sum; an upsampling
+// stage holds its input, the upsampled map and the conv output.
+func PlanDecode(h, w, tile, overlap int) (DecodePlan, error) {
+	g, err := tiling(h, w, tile, overlap)
+	if err != nil {
+		return DecodePlan{}, err
+	}
+	p := DecodePlan{H: h, W: w, Tiles: len(g.ys) * len(g.xs)}
+	if !g.single() {
+		p.Tile, p.Overlap = tile, g.overlap
+	}
+	head := usage{}
+	head.add(h, w, LatentChannels, 1)
+	head.add(h, w, width, 3)
+	head.add(h, w, poolWidth, 1)
+
+	tail := usage{}
+	tail.add(h, w, width, 1) // the head's output, alive through the tiles
+	th, tw := g.th, g.tw
+	if !g.single() {
+		tail.add(th, tw, width, 1) // the tile's crop
+	}
+	for s := 1; s <= 3; s++ {
+		tail.add(th<<s, tw<<s, width, 3)
+	}
+	tail.add(Scale*th, Scale*tw, 3, 1)
+
+	peak := map[int64]int{}
+	for _, u := range []usage{head, tail} {
+		for k, n := range u {
+			peak[k] = max(peak[k], n)
+		}
+	}
+	for k, n := range peak {
+		p.Activations += k * int64(n)
+	}
+	px := int64(Scale*h) * int64(Scale*w)
+	p.Output = 3 * 4 * px
+	if !g.single() {
+		p.Output += 4 * px
+	}
+	p.Total = p.Activations + p.Output
+	return p, nil
+}
+
+// ChooseTile returns the plan of the cheapest decode that fits budget
+// bytes: untiled when it fits, otherwise the largest tile (in steps of 8
+// latent pixels) that does. Overlap 0 means DefaultOverlap.
+func ChooseTile(h, w, overlap int, budget int64) (DecodePlan, error) {
+	p, err := PlanDecode(h, w, 0, overlap)
+	if err != nil || p.Total <= budget {
+		return p, err
+	}
+	if overlap == 0 {
+		overlap = DefaultOverlap
+	}
+	for t := (max(h, w) - 1) / 8 * 8; t > overlap; t -= 8 {
+		q, err := PlanDecode(h, w, t, overlap)
+		if err != nil {
+			return q, err
+		}
+		if q.Total <= budget {
+			return q, nil
+		}
+	}
+	return p, fmt.Errorf("plan: decoding %dx%d px needs %.0f MiB untiled and more than %.0f MiB budget even with the smallest tile (%d px)",
+		Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(budget)/(1<<20), Scale*(overlap+8))
+}

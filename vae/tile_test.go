@@ -1,0 +1,141 @@
+package vae
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+)
+
+// bigLatent repeats the astronaut's stored latent (32×32) to n×n.
+func bigLatent(t testing.TB, n int) []float32 {
+	src := readF32(t, filepath.Join(filepath.Dir(shared.Path(t, "golden/taef2/manifest.json")), "astronaut.latent.f32"))
+	z := make([]float32, LatentChannels*n*n)
+	for c := 0; c < LatentChannels; c++ {
+		for y := 0; y < n; y++ {
+			for x := 0; x < n; x++ {
+				z[(c*n+y)*n+x] = src[(c*32+y%32)*32+x%32]
+			}
+		}
+	}
+	return z
+}
+
+// seamDistance returns, for output coordinate p on an axis tiled by g's
+// starts, the distance in pixels to the nearest overlap zone (0 inside one).
+func seamDistance(p int, starts []int, t, overlap int) int {
+	d := math.MaxInt
+	for i := 1; i < len(starts); i++ {
+		lo, hi := Scale*starts[i], Scale*(starts[i-1]+t) // the zone tiles i-1 and i share
+		switch {
+		case p >= lo && p < hi:
+			return 0
+		case p < lo:
+			d = min(d, lo-p)
+		default:
+			d = min(d, p-hi+1)
+		}
+	}
+	return d
+}
+
+// testTiled decodes an n×n latent untiled and tiled, checking each arena's
+// high-water mark against its plan and the outputs against each other.
+func testTiled(t *testing.T, n, tile int) {
+	_, dec := models(t)
+	z := bigLatent(t, n)
+	ctx := context.Background()
+
+	var whole, tiled conv.Arena
+	want, err := dec.Decode(ctx, z, n, n, Options{Runner: testPool, Arena: &whole})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := dec.Decode(ctx, z, n, n, Options{Runner: testPool, Arena: &tiled, Tile: tile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := PlanDecode(n, n, 0, 0)
+	pt, _ := PlanDecode(n, n, tile, 0)
+	t.Logf("untiled: %v; measured %d MiB", pw, whole.Peak()>>20)
+	t.Logf("tiled:   %v; measured %d MiB", pt, tiled.Peak()>>20)
+	for _, c := range []struct {
+		name     string
+		measured int64
+		plan     DecodePlan
+	}{{"untiled", whole.Peak(), pw}, {"tiled", tiled.Peak(), pt}} {
+		if c.measured > c.plan.Activations {
+			t.Errorf("%s: arena held %d bytes, plan predicted %d", c.name, c.measured, c.plan.Activations)
+		}
+		if float64(c.measured) < 0.95*float64(c.plan.Activations) {
+			t.Errorf("%s: plan %d bytes is loose against the measured %d", c.name, c.plan.Activations, c.measured)
+		}
+	}
+	if float64(pt.Activations) > 0.7*float64(pw.Activations) {
+		t.Errorf("tiling saves too little: %d vs %d bytes", pt.Activations, pw.Activations)
+	}
+
+	g, _ := tiling(n, n, tile, 0)
+	px := Scale * n
+	var maxSeam, maxAway float64
+	for c := 0; c < 3; c++ {
+		for y := 0; y < px; y++ {
+			dy := seamDistance(y, g.ys, g.th, g.overlap)
+			for x := 0; x < px; x++ {
+				i := (c*px+y)*px + x
+				d := math.Abs(float64(got[i] - want[i]))
+				if min(dy, seamDistance(x, g.xs, g.tw, g.overlap)) == 0 {
+					maxSeam = max(maxSeam, d)
+				} else {
+					maxAway = max(maxAway, d)
+				}
+			}
+		}
+	}
+	t.Logf("tiled vs untiled: max abs diff %.3g in the overlap zones, %.3g elsewhere", maxSeam, maxAway)
+	// Away from the overlaps each pixel comes from one tile that saw its
+	// whole receptive field: identical arithmetic, identical result.
+	if maxAway != 0 {
+		t.Errorf("tiled decode differs from untiled by %g away from the seams, want 0", maxAway)
+	}
+	// In the overlaps, a normalised blend of tiles that are exact there
+	// (DefaultOverlap leaves a Context margin): rounding only.
+	if maxSeam > 1e-6 {
+		t.Errorf("tiled decode differs from untiled by %g in the overlap zones, want ≤ 1e-6", maxSeam)
+	}
+}
+
+// TestTiledDecode runs at 320×320 (4 tiles of 256 px) by default;
+// GLASSBOX_LONG=1 adds the 1024×1024 case (4 tiles of 640 px).
+func TestTiledDecode(t *testing.T) {
+	if conv.Kernel() == "generic" {
+		t.Skip("generic kernels: too slow for this size (run without -tags purego)")
+	}
+	t.Run("320", func(t *testing.T) { testTiled(t, 40, 32) })
+	if os.Getenv("GLASSBOX_LONG") == "" {
+		return
+	}
+	t.Run("1024", func(t *testing.T) { testTiled(t, 128, 80) })
+}
+
+func TestPlanChooseTile(t *testing.T) {
+	full, _ := PlanDecode(128, 128, 0, 0)
+	p, err := ChooseTile(128, 128, 0, full.Total)
+	if err != nil || p.Tile != 0 {
+		t.Fatalf("budget of the untiled plan: %v %v", p, err)
+	}
+	p, err = ChooseTile(128, 128, 0, full.Total/3)
+	if err != nil || p.Tile == 0 || p.Total > full.Total/3 {
+		t.Fatalf("a third of the budget: %v %v", p, err)
+	}
+	if _, err := ChooseTile(128, 128, 0, 1<<20); err == nil {
+		t.Fatal("1 MiB budget accepted")
+	}
+	if _, err := PlanDecode(64, 64, 10, 16); err == nil {
+		t.Fatal("tile smaller than overlap accepted")
+	}
+}
