@@ -20,7 +20,7 @@ func runChatTemplate(ctx context.Context, env *cmdEnv, args []string) error {
 	model := fs.String("m", "", "model file path or store name (its tokenizer.chat_template and BOS/EOS texts)")
 	msgFile := fs.String("messages", "", `JSON array of {"role", "content"} objects; "-" reads standard input`)
 	noGen := fs.Bool("no-generation-prompt", false, "do not end with the assistant header (add_generation_prompt=false)")
-	varsFile := fs.String("vars", "", `JSON object of extra template variables, e.g. {"enable_thinking": false, "tools": [...]}`)
+	varsFile := fs.String("vars", "", `extra template variables: a JSON object, inline ('{"enable_thinking": false}') or a FILE holding one`)
 	tmplFile := fs.String("template", "", "use this Jinja file instead of the model's template (-m then only supplies BOS/EOS)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -135,9 +135,14 @@ func readVars(env *cmdEnv, name string) (map[string]any, error) {
 	if name == "" {
 		return nil, nil
 	}
-	b, err := readInput(env, "vars", name)
-	if err != nil {
-		return nil, err
+	var b []byte
+	if trimmed := bytes.TrimSpace([]byte(name)); len(trimmed) > 0 && trimmed[0] == '{' {
+		b, name = trimmed, "(inline)"
+	} else {
+		var err error
+		if b, err = readInput(env, "vars", name); err != nil {
+			return nil, err
+		}
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
