@@ -1,0 +1,248 @@
+// Package quantize rewrites a GGUF model with its weight matrices in
+// another format, as llama-quantize does for its plain types: every 2-D
+// tensor whose name ends in "weight" is converted (row by row: dequantize
+// to F32, quantize with kernel.Quantize), 1-D tensors (norms, biases) and
+// everything else are copied unchanged, metadata is copied and
+// general.file_type / general.quantization_version are set.
+//
+// Rows whose length is not a multiple of the target's block size fall back
+// to a format that fits (K-quants to a 32-block legacy format, then F16),
+// and the report names each fallback.
+//
+// Imports: gguf, tensor, kernel, compute and the standard library.
+package quantize
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/kernel"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// Options configure a conversion.
+type Options struct {
+	Type tensor.DType  // target weight format
+	Pool *compute.Pool // nil: one thread
+}
+
+// TensorReport describes what happened to one tensor.
+type TensorReport struct {
+	Name     string       `json:"name"`
+	Shape    []int64      `json:"shape"`
+	From     tensor.DType `json:"-"`
+	To       tensor.DType `json:"-"`
+	FromName string       `json:"from"`
+	ToName   string       `json:"to"`
+	Bytes    int64        `json:"bytes"`
+	NRMSE    float64      `json:"nrmse"`          // ‖new − old‖/‖old‖ over the tensor (0 when copied)
+	Note     string       `json:"note,omitempty"` // why it was kept or fell back
+}
+
+// Report summarises a conversion.
+type Report struct {
+	Type     string         `json:"type"`
+	FileType uint32         `json:"file_type"`
+	InBytes  int64          `json:"in_tensor_bytes"`
+	OutBytes int64          `json:"out_tensor_bytes"`
+	Tensors  []TensorReport `json:"tensors"`
+}
+
+// llama.cpp's llama_ftype values for the plain types (general.file_type).
+var fileTypes = map[tensor.DType]uint32{
+	tensor.F32: 0, tensor.F16: 1, tensor.Q4_0: 2, tensor.Q4_1: 3, tensor.Q8_0: 7, tensor.Q5_0: 8,
+	tensor.Q5_1: 9, tensor.Q2_K: 10, tensor.Q3_K: 11 /* Q3_K_S */, tensor.Q4_K: 14 /* Q4_K_S */,
+	tensor.Q5_K: 16 /* Q5_K_S */, tensor.Q6_K: 18, tensor.BF16: 32,
+}
+
+// FileType returns the general.file_type value for a model quantized to dt.
+func FileType(dt tensor.DType) (uint32, error) {
+	ft, ok := fileTypes[dt]
+	if !ok {
+		return 0, fmt.Errorf("quantize: %s is not a weight format glassbox can write (use one of %s)", dt, TypeNames())
+	}
+	return ft, nil
+}
+
+// TypeNames lists the accepted target types.
+func TypeNames() string {
+	var names []string
+	for _, t := range tensor.DTypes() {
+		if _, ok := fileTypes[t]; ok {
+			names = append(names, t.String())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseType parses a target type name, case-insensitively.
+func ParseType(s string) (tensor.DType, error) {
+	dt, ok := tensor.ParseDType(strings.ToUpper(s))
+	if !ok {
+		return 0, fmt.Errorf("quantize: unknown type %q (use one of %s)", s, TypeNames())
+	}
+	if _, err := FileType(dt); err != nil {
+		return 0, err
+	}
+	return dt, nil
+}
+
+// fallback is the type tried when a row does not fit dt's blocks.
+var fallback = map[tensor.DType]tensor.DType{
+	tensor.Q2_K: tensor.Q4_0, tensor.Q3_K: tensor.Q4_0, tensor.Q4_K: tensor.Q5_0,
+	tensor.Q5_K: tensor.Q5_1, tensor.Q6_K: tensor.Q8_0,
+	tensor.Q4_0: tensor.F16, tensor.Q4_1: tensor.F16, tensor.Q5_0: tensor.F16,
+	tensor.Q5_1: tensor.F16, tensor.Q8_0: tensor.F16,
+}
+
+// target picks the type for one tensor and says why it differs from want.
+func target(ti *gguf.TensorInfo, want tensor.DType) (tensor.DType, string) {
+	if len(ti.Shape) != 2 || !strings.HasSuffix(ti.Name, "weight") {
+		return ti.Type, "kept: not a 2-D weight matrix"
+	}
+	if !kernel.Supported(ti.Type) {
+		return ti.Type, fmt.Sprintf("kept: cannot read %s", ti.Type)
+	}
+	cols := ti.Shape[1]
+	dt := want
+	for cols%int64(dt.BlockSize()) != 0 {
+		next, ok := fallback[dt]
+		if !ok {
+			return ti.Type, "kept: no format fits its rows"
+		}
+		dt = next
+	}
+	if dt != want {
+		return dt, fmt.Sprintf("rows of %d are not a multiple of %s's block %d: fell back to %s", cols, want, want.BlockSize(), dt)
+	}
+	return dt, ""
+}
+
+// File converts in to opt.Type and writes the new GGUF to w.
+func File(ctx context.Context, in *gguf.File, w io.Writer, opt Options) (*Report, error) {
+	ft, err := FileType(opt.Type)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Type: opt.Type.String(), FileType: ft}
+	var meta gguf.Metadata
+	for _, kv := range in.Meta.KVs {
+		if err := meta.Set(kv.Key, kv.Value.Any()); err != nil {
+			return nil, fmt.Errorf("quantize: copy metadata %q: %w", kv.Key, err)
+		}
+	}
+	if err := meta.Set("general.file_type", ft); err != nil {
+		return nil, err
+	}
+	if opt.Type.BlockSize() > 1 {
+		if err := meta.Set("general.quantization_version", uint32(2)); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]gguf.WriteTensor, len(in.Tensors))
+	rep.Tensors = make([]TensorReport, len(in.Tensors))
+	for i := range in.Tensors {
+		ti := &in.Tensors[i]
+		dt, note := target(ti, opt.Type)
+		tr := &rep.Tensors[i]
+		*tr = TensorReport{Name: ti.Name, Shape: ti.Shape, From: ti.Type, To: dt,
+			FromName: ti.Type.String(), ToName: dt.String(), Note: note}
+		wt := gguf.WriteTensor{Name: ti.Name, Shape: ti.Shape, Type: dt}
+		src := in.Data(ti)
+		rep.InBytes += int64(len(src))
+		if dt == ti.Type {
+			wt.Data = src
+		} else {
+			wt.Fill = func(w io.Writer) error { return convert(ctx, opt.Pool, w, src, ti, dt, tr) }
+		}
+		size, err := wt.Size()
+		if err != nil {
+			return nil, fmt.Errorf("quantize: %w", err)
+		}
+		tr.Bytes = size
+		rep.OutBytes += size
+		out[i] = wt
+	}
+	if err := gguf.Write(w, &meta, out); err != nil {
+		return nil, fmt.Errorf("quantize: write: %w", err)
+	}
+	return rep, nil
+}
+
+// convert streams one matrix: batches of rows are dequantized and
+// requantized on the pool, then written in order.
+func convert(ctx context.Context, p *compute.Pool, w io.Writer, src []byte, ti *gguf.TensorInfo, dt tensor.DType, tr *TensorReport) error {
+	rows, cols := int(ti.Shape[0]), int(ti.Shape[1])
+	inRB, err := ti.Type.RowBytes(int64(cols))
+	if err != nil {
+		return err
+	}
+	outRB, err := dt.RowBytes(int64(cols))
+	if err != nil {
+		return err
+	}
+	const batch = 256
+	buf := make([]byte, batch*int(outRB))
+	threads := p.Threads()
+	scratch := make([][]float32, 2*threads)
+	for i := range scratch {
+		scratch[i] = make([]float32, cols)
+	}
+	errs := make([]error, threads)
+	num := make([]float64, threads)
+	den := make([]float64, threads)
+	for r0 := 0; r0 < rows; r0 += batch {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("quantize %s: %w", ti.Name, err)
+		}
+		nr := min(batch, rows-r0)
+		p.For(threads, func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				x, y := scratch[2*t], scratch[2*t+1]
+				for r := r0 + t*nr/threads; r < r0+(t+1)*nr/threads; r++ {
+					in := src[r*int(inRB) : (r+1)*int(inRB)]
+					o := buf[(r-r0)*int(outRB) : (r-r0+1)*int(outRB)]
+					if err := kernel.Dequantize(ti.Type, in, x); err != nil {
+						errs[t] = err
+						return
+					}
+					if err := kernel.Quantize(dt, x, o); err != nil {
+						errs[t] = err
+						return
+					}
+					if err := kernel.Dequantize(dt, o, y); err != nil {
+						errs[t] = err
+						return
+					}
+					for c := range x {
+						d := float64(y[c]) - float64(x[c])
+						num[t] += d * d
+						den[t] += float64(x[c]) * float64(x[c])
+					}
+				}
+			}
+		})
+		for _, err := range errs {
+			if err != nil {
+				return fmt.Errorf("quantize %s: %w", ti.Name, err)
+			}
+		}
+		if _, err := w.Write(buf[:nr*int(outRB)]); err != nil {
+			return err
+		}
+	}
+	var n, d float64
+	for t := range threads {
+		n += num[t]
+		d += den[t]
+	}
+	if d > 0 {
+		tr.NRMSE = math.Sqrt(n / d)
+	}
+	return nil
+}
