@@ -56,7 +56,7 @@ type Report struct {
 // llama.cpp's llama_ftype values for the plain types (general.file_type).
 var fileTypes = map[tensor.DType]uint32{
 	tensor.F32: 0, tensor.F16: 1, tensor.Q4_0: 2, tensor.Q4_1: 3, tensor.Q8_0: 7, tensor.Q5_0: 8,
-	tensor.Q5_1: 9, tensor.Q2_K: 10, tensor.Q3_K: 11 /* Q3_K_S */, tensor.Q4_K: 14 /* Q4_K_S */,
+	tensor.Q5_1: 9, tensor.Q2_K: 10, tensor.Q3_K: 11 /* Q3_K_S */, tensor.Q4_K: 14, /* Q4_K_S */
 	tensor.Q5_K: 16 /* Q5_K_S */, tensor.Q6_K: 18, tensor.BF16: 32,
 }
 
