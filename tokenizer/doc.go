@@ -18,9 +18,13 @@
 // before the model runs (special.go): user-defined tokens always, control
 // tokens only when Encode is asked to parse special text.
 //
-// Invalid UTF-8 in the input is never an error. The "llama" model keeps the
-// bytes (byte fallback makes it lossless); "gpt2" replaces each invalid byte
-// with U+FFFD before pre-tokenizing, like llama.cpp; "bert" drops it.
+// Invalid UTF-8 in the input is never an error, and is treated as llama.cpp
+// treats it. The "llama" model keeps the bytes through byte fallback; only a
+// space right after a truncated multi-byte sequence comes back as "▁",
+// because the sequence's lead byte claims the escaped space's first bytes.
+// "gpt2" replaces each invalid byte with U+FFFD before pre-tokenizing;
+// "bert" drops it. Valid UTF-8 round-trips exactly through Encode and
+// Decode for "llama" and "gpt2" vocabularies (see TestRoundTrip).
 // Decode returns exactly the bytes the pieces hold, so it can return
 // invalid UTF-8 for a sequence that ends inside a character; the
 // StreamDecoder never does.
