@@ -18,7 +18,8 @@
 //
 //   - Penalties (repetition: Keskar et al. 2019, "CTRL", with llama.cpp's
 //     sign fix; frequency/presence: the OpenAI API definition) look at the
-//     last PenaltyLastN ids of the history. For a token seen c > 0 times:
+//     last PenaltyLastN ids of the history (0: no penalties, -1: all of
+//     it). For a token seen c > 0 times:
 //     logit = logit·r if logit ≤ 0 else logit/r; then
 //     logit -= c·FreqPenalty + PresencePenalty.
 //   - Top-k keeps the k highest logits (Fan et al. 2018).

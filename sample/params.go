@@ -29,8 +29,8 @@ type Params struct {
 	// TopK keeps the k highest logits; 0 disables it.
 	TopK int
 	// PenaltyLastN is the penalty window: the last N ids of the history.
-	// 0 means DefaultPenaltyLastN; a negative value means the whole
-	// history.
+	// As in llama.cpp (repeat_last_n), 0 disables the penalties and -1
+	// (any negative value) means the whole history; Defaults sets 64.
 	PenaltyLastN int
 	// Seed seeds the random draw.
 	Seed uint64
@@ -107,13 +107,10 @@ func (p Params) normalized() Params {
 	if p.TopK < 0 {
 		p.TopK = 0
 	}
-	if p.PenaltyLastN == 0 {
-		p.PenaltyLastN = DefaultPenaltyLastN
-	}
 	return p
 }
 
 // penalties reports whether any penalty is active.
 func (p Params) penalties() bool {
-	return p.RepeatPenalty != 1 || p.FreqPenalty != 0 || p.PresencePenalty != 0
+	return p.PenaltyLastN != 0 && (p.RepeatPenalty != 1 || p.FreqPenalty != 0 || p.PresencePenalty != 0)
 }

@@ -54,14 +54,15 @@ func TestGreedy(t *testing.T) {
 		{"empty logits", Params{}, nil, nil, -1},
 		{"negative temperature is greedy", Params{Temperature: -1}, []float32{0, 1, 0}, nil, 1},
 		{"top-k ignored when greedy", Params{TopK: 1}, []float32{0, 1, 2}, nil, 2},
-		{"repeat penalty demotes", Params{RepeatPenalty: 2}, []float32{1, 3, 2}, []int{1}, 2},
-		{"repeat penalty on negative multiplies", Params{RepeatPenalty: 2}, []float32{-1, -0.6, -0.8}, []int{1}, 2},
+		{"repeat penalty demotes", Params{RepeatPenalty: 2, PenaltyLastN: 64}, []float32{1, 3, 2}, []int{1}, 2},
+		{"window 0 disables penalties", Params{RepeatPenalty: 2}, []float32{1, 3, 2}, []int{1}, 1},
+		{"repeat penalty on negative multiplies", Params{RepeatPenalty: 2, PenaltyLastN: -1}, []float32{-1, -0.6, -0.8}, []int{1}, 2},
 		{"penalty window excludes old ids", Params{RepeatPenalty: 10, PenaltyLastN: 2}, []float32{1, 3, 2}, []int{1, 0, 0}, 1},
 		{"negative window is whole history", Params{RepeatPenalty: 10, PenaltyLastN: -1}, []float32{1, 3, 2}, []int{1, 0, 0}, 2},
-		{"presence penalty", Params{PresencePenalty: 1.5}, []float32{0, 2, 1}, []int{1}, 2},
-		{"frequency penalty counts", Params{FreqPenalty: 0.4}, []float32{0, 2, 1}, []int{1, 1, 1}, 2},
-		{"frequency penalty too small", Params{FreqPenalty: 0.4}, []float32{0, 2, 1}, []int{1, 1}, 1},
-		{"history out of range ignored", Params{RepeatPenalty: 5}, []float32{0, 2, 1}, []int{-1, 7, 3}, 1},
+		{"presence penalty", Params{PresencePenalty: 1.5, PenaltyLastN: 64}, []float32{0, 2, 1}, []int{1}, 2},
+		{"frequency penalty counts", Params{FreqPenalty: 0.4, PenaltyLastN: 64}, []float32{0, 2, 1}, []int{1, 1, 1}, 2},
+		{"frequency penalty too small", Params{FreqPenalty: 0.4, PenaltyLastN: 64}, []float32{0, 2, 1}, []int{1, 1}, 1},
+		{"history out of range ignored", Params{RepeatPenalty: 5, PenaltyLastN: 64}, []float32{0, 2, 1}, []int{-1, 7, 3}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +76,7 @@ func TestGreedy(t *testing.T) {
 func TestPenaltyValues(t *testing.T) {
 	// llama.cpp's rule: divide positive logits, multiply non-positive ones,
 	// then subtract count·freq + presence.
-	p := Params{RepeatPenalty: 1.25, FreqPenalty: 0.5, PresencePenalty: 0.25, Temperature: 1}
+	p := Params{RepeatPenalty: 1.25, FreqPenalty: 0.5, PresencePenalty: 0.25, Temperature: 1, PenaltyLastN: 64}
 	s := New(p)
 	s.load([]float32{2, -2, 0, 5})
 	s.penalize([]int{0, 1, 1, 2, 9})
@@ -174,8 +175,10 @@ func TestFilterMatchesSlowTwin(t *testing.T) {
 		{TopP: 0.1}, {TopP: 0.5}, {TopP: 0.9}, {TopP: 0.99},
 		{MinP: 0.05}, {MinP: 0.5}, {MinP: 1},
 		{TopK: 40, TopP: 0.95, MinP: 0.05},
-		{TopK: 40, TopP: 0.95, MinP: 0.05, RepeatPenalty: 1.3, FreqPenalty: 0.2, PresencePenalty: 0.1},
-		{TopP: 0.7, MinP: 0.1, RepeatPenalty: 1.1},
+		{TopK: 40, TopP: 0.95, MinP: 0.05, RepeatPenalty: 1.3, FreqPenalty: 0.2, PresencePenalty: 0.1, PenaltyLastN: 64},
+		{TopP: 0.7, MinP: 0.1, RepeatPenalty: 1.1, PenaltyLastN: 16},
+		{TopP: 0.7, RepeatPenalty: 1.1, PenaltyLastN: -1},
+		{TopK: 10, RepeatPenalty: 3}, // window 0: penalties off
 	}
 	for _, n := range []int{1, 2, 3, 17, 64, 65, 300, 5000} {
 		for _, scale := range []float64{0.5, 3, 20} {
@@ -222,7 +225,7 @@ func TestDeterministic(t *testing.T) {
 		logits[i] = float32(r.NormFloat64())
 	}
 	run := func(seed uint64) []int {
-		s := New(Params{Temperature: 1.5, TopP: 0.95, Seed: seed, RepeatPenalty: 1.1})
+		s := New(Params{Temperature: 1.5, TopP: 0.95, Seed: seed, RepeatPenalty: 1.1, PenaltyLastN: 64})
 		var out []int
 		for i := 0; i < 200; i++ {
 			out = append(out, s.Sample(logits, out))
@@ -242,7 +245,7 @@ func TestDeterministic(t *testing.T) {
 	if !slices.Equal(a[:len(want)], want) {
 		t.Errorf("seed 42 sequence starts %v, want %v", a[:len(want)], want)
 	}
-	s := New(Params{Temperature: 1.5, TopP: 0.95, Seed: 1, RepeatPenalty: 1.1})
+	s := New(Params{Temperature: 1.5, TopP: 0.95, Seed: 1, RepeatPenalty: 1.1, PenaltyLastN: 64})
 	s.Reseed(42)
 	var again []int
 	for i := 0; i < 200; i++ {
@@ -364,7 +367,7 @@ func TestNoAllocs(t *testing.T) {
 	}
 	hist := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	for _, p := range []Params{{}, Defaults(1), {Temperature: 0.7, TopP: 0.9}, {Temperature: 1}} {
-		p.RepeatPenalty = 1.1
+		p.RepeatPenalty, p.PenaltyLastN = 1.1, 64
 		s := New(p)
 		s.Sample(logits, hist) // warm-up
 		if n := testing.AllocsPerRun(20, func() { s.Sample(logits, hist) }); n != 0 {
