@@ -6,25 +6,38 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
-// load opens a shared GGUF file (relative to the shared folder) and builds
-// its tokenizer.
+var (
+	loadMu sync.Mutex
+	loaded = map[string]*Tokenizer{}
+)
+
+// load builds the tokenizer of a shared GGUF file (relative to the shared
+// folder), once per test binary: a Tokenizer is immutable and does not
+// refer to the file after FromGGUF returns, which this also exercises.
 func load(t testing.TB, rel string) *Tokenizer {
 	t.Helper()
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	if tok, ok := loaded[rel]; ok {
+		return tok
+	}
 	f, err := gguf.Open(shared.Path(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
 	tok, err := FromGGUF(f)
+	f.Close()
 	if err != nil {
 		t.Fatalf("%s: %v", rel, err)
 	}
+	loaded[rel] = tok
 	return tok
 }
 

@@ -99,7 +99,8 @@ type Tokenizer struct {
 }
 
 // FromGGUF builds the tokenizer described by f's tokenizer.ggml.* metadata,
-// following llama.cpp's llama_vocab::load.
+// following llama.cpp's llama_vocab::load. The Tokenizer keeps no reference
+// to f: the file may be closed afterwards.
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	if f == nil {
 		return nil, loadErr("", ErrMissing, "no GGUF file")
@@ -322,12 +323,13 @@ func (t *Tokenizer) loadSpecialIDs(m *gguf.Metadata) error {
 	}
 	t.fim = [3]int{fimPad, fimRep, fimSep}
 	for _, c := range []struct {
-		add bool
-		id  int
-		key string
-	}{{t.addBOS, t.bos, keyAddBOS}, {t.addEOS, t.eos, keyAddEOS}, {t.addSep && t.kind == kindWPM, t.sep, keyAddSep}} {
+		add      bool
+		id       int
+		key, idk string
+	}{{t.addBOS, t.bos, keyAddBOS, "bos_token_id"}, {t.addEOS, t.eos, keyAddEOS, "eos_token_id"},
+		{t.addSep && t.kind == kindWPM, t.sep, keyAddSep, "seperator_token_id"}} {
 		if c.add && c.id == none {
-			return loadErr(c.key, ErrInvalid, "is true but the token id is not set")
+			return loadErr(c.key, ErrInvalid, "true but tokenizer.ggml.%s is not set", c.idk)
 		}
 	}
 	return nil
@@ -342,6 +344,15 @@ func (t *Tokenizer) markByName(m *gguf.Metadata) {
 	}
 	if t.eom == none {
 		t.eom = t.firstNamed([]string{"<|eom_id|>"})
+	}
+	for i, names := range [][]string{
+		{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"},
+		{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"},
+		{"<|file_sep|>"},
+	} {
+		if t.fim[i] == none {
+			t.fim[i] = t.firstNamed(names)
+		}
 	}
 	for i, a := range t.attrs {
 		if a&attrControl != 0 && strings.Contains(t.tokens[i], "unused") {
