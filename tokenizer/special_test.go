@@ -60,7 +60,7 @@ func TestEOG(t *testing.T) {
 		{"vocab/ggml-vocab-deepseek-llm.gguf", 100000, 100001, []int{100001}},
 		{"vocab/ggml-vocab-falcon.gguf", 11, 11, []int{11}},
 		{"vocab/ggml-vocab-starcoder.gguf", 0, 0, []int{0, 4}}, // <|endoftext|>, <fim_pad> found by name
-		{"vocab/ggml-vocab-bert-bge.gguf", 101, -1, []int{0}}, // [PAD] is taken for the FIM pad token, as in llama.cpp
+		{"vocab/ggml-vocab-bert-bge.gguf", 101, -1, []int{0}},  // [PAD] is taken for the FIM pad token, as in llama.cpp
 	} {
 		tok := load(t, c.rel)
 		if tok.BOS() != c.bos || tok.EOS() != c.eos || !slices.Equal(tok.EOG(), c.eog) {
@@ -151,7 +151,11 @@ func TestLoadErrors(t *testing.T) {
 		{"no model", func(m *gguf.Metadata) { *m = gguf.Metadata{} }, ErrMissing, "tokenizer.ggml.model"},
 		{"unknown model", func(m *gguf.Metadata) { m.Set("tokenizer.ggml.model", "t5") }, ErrUnsupported, `model "t5"`},
 		{"unknown pre", func(m *gguf.Metadata) { m.Set("tokenizer.ggml.pre", "nope") }, ErrUnsupported, `pre-tokenizer "nope"`},
-		{"no merges", func(m *gguf.Metadata) { *m = gguf.Metadata{}; m.Set("tokenizer.ggml.model", "gpt2"); m.Set("tokenizer.ggml.tokens", []string{"a"}) }, ErrMissing, "tokenizer.ggml.merges"},
+		{"no merges", func(m *gguf.Metadata) {
+			*m = gguf.Metadata{}
+			m.Set("tokenizer.ggml.model", "gpt2")
+			m.Set("tokenizer.ggml.tokens", []string{"a"})
+		}, ErrMissing, "tokenizer.ggml.merges"},
 		{"duplicate", func(m *gguf.Metadata) { m.Set("tokenizer.ggml.tokens", []string{"a", "a"}) }, ErrInvalid, `duplicate token "a" has ids 0 and 1`},
 		{"short scores", func(m *gguf.Metadata) { m.Set("tokenizer.ggml.scores", []float32{0}) }, ErrInvalid, "1 scores for 3 tokens"},
 		{"short types", func(m *gguf.Metadata) { m.Set("tokenizer.ggml.token_type", []int32{1}) }, ErrInvalid, "1 token types for 3 tokens"},
