@@ -102,6 +102,12 @@ func ChooseTile(h, w, overlap int, budget int64) (DecodePlan, error) {
 			return q, nil
 		}
 	}
-	return p, fmt.Errorf("plan: decoding %dx%d px needs %.0f MiB untiled and more than %.0f MiB budget even with the smallest tile (%d px)",
-		Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(budget)/(1<<20), Scale*(overlap+8))
+	smallest := (overlap/8 + 1) * 8
+	if smallest >= max(h, w) {
+		return p, fmt.Errorf("plan: decoding %dx%d px needs %.0f MiB, more than the budget of %.0f MiB, and the image is too small to tile with a %d px overlap",
+			Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(budget)/(1<<20), Scale*overlap)
+	}
+	q, _ := PlanDecode(h, w, smallest, overlap)
+	return p, fmt.Errorf("plan: decoding %dx%d px needs %.0f MiB untiled and %.0f MiB in the smallest tiles (%d px), more than the budget of %.0f MiB",
+		Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(q.Total)/(1<<20), Scale*smallest, float64(budget)/(1<<20))
 }

@@ -131,13 +131,13 @@ func tiling(h, w, tile, overlap int) (grid, error) {
 		overlap = DefaultOverlap
 	}
 	if tile < 0 || overlap < 0 {
-		return grid{}, fmt.Errorf("tile %d and overlap %d must not be negative", tile, overlap)
+		return grid{}, fmt.Errorf("plan: tile %d and overlap %d (latent pixels) must not be negative", tile, overlap)
 	}
 	if tile == 0 || (tile >= h && tile >= w) {
 		return grid{h: h, w: w, th: h, tw: w, ys: []int{0}, xs: []int{0}}, nil
 	}
 	if tile <= overlap {
-		return grid{}, fmt.Errorf("tile of %d latent pixels (%d px) must be larger than the overlap of %d (%d px)", tile, Scale*tile, overlap, Scale*overlap)
+		return grid{}, fmt.Errorf("plan: a tile of %d px must be larger than the %d px overlap (try a larger tile or a smaller overlap)", Scale*tile, Scale*overlap)
 	}
 	g := grid{h: h, w: w, th: min(tile, h), tw: min(tile, w), overlap: overlap}
 	g.ys = starts(h, g.th, tile-overlap)

@@ -161,3 +161,6 @@ func (m *Map) stride() int {
 	}
 	return m.C
 }
+
+// Bytes returns the memory the packed weights and bias occupy.
+func (c *Conv) Bytes() int64 { return 4 * int64(len(c.pack)+len(c.bias)) }

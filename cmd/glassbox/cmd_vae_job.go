@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/internal/home"
+	"github.com/glassbox-ai/glassbox/journal"
+	"github.com/glassbox-ai/glassbox/pipeline"
+)
+
+// imageJobOpts are the flags every vae job shares.
+type imageJobOpts struct {
+	home      string
+	noJournal bool
+	json      bool
+	verbose   bool
+	threads   int
+}
+
+// runImageJob runs fn as a job of the given kind, recorded in the journal
+// (unless --no-journal), printing its events as JSON lines (--json) or its
+// stage timeline (--verbose) and returning its result. fn receives the
+// job's id and the job folder (where inputs worth keeping are saved; ""
+// without a journal).
+func runImageJob(ctx context.Context, env *cmdEnv, o *imageJobOpts, kind, model string, params any,
+	fn func(ctx context.Context, id, dir string) (any, error)) (any, error) {
+	var sinks []pipeline.Sink
+	dir := o.home
+	if dir == "" {
+		dir = home.Home()
+	}
+	if !o.noJournal {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, pipeline.Wrap(pipeline.StagePlan, fmt.Errorf("glassbox home: %w", err), "pass --no-journal to run without one")
+		}
+		jr, err := journal.Open(filepath.Join(dir, journal.FileName), journal.Options{})
+		if err != nil {
+			return nil, pipeline.Wrap(pipeline.StagePlan, err, "pass --no-journal to run without the journal")
+		}
+		defer jr.Close()
+		sinks = append(sinks, jr)
+	}
+	m := pipeline.NewManager(pipeline.Options{Sinks: sinks})
+	ids := make(chan string, 1)
+	j := m.Submit(ctx, pipeline.Params{Kind: kind, Model: model, Params: params}, func(ctx context.Context) (any, error) {
+		id := <-ids
+		jobDir := ""
+		if !o.noJournal {
+			jobDir = filepath.Join(dir, "jobs", id)
+		}
+		return fn(ctx, id, jobDir)
+	})
+	ids <- j.ID()
+	events, stop := j.Subscribe(0)
+	defer stop()
+	var enc *json.Encoder
+	if o.json {
+		enc = json.NewEncoder(env.stdout)
+	}
+	var timeline []api.Event
+	for ev := range events {
+		if enc != nil {
+			enc.Encode(ev)
+		}
+		if ev.Type == api.TypeStageDone || ev.Type == api.TypeStageSkipped {
+			timeline = append(timeline, ev)
+		}
+		if o.verbose && !o.json && ev.Type == api.TypeProgress && ev.Progress != nil {
+			fmt.Fprintf(env.stderr, "\r%s: %d/%d %s", ev.Stage, ev.Progress.Done, ev.Progress.Total, ev.Progress.Unit)
+			if ev.Progress.Done == ev.Progress.Total {
+				fmt.Fprintln(env.stderr)
+			}
+		}
+	}
+	res, err := j.Wait(context.WithoutCancel(ctx))
+	if o.verbose && !o.json {
+		printTimeline(env.stderr, j.ID(), timeline)
+	}
+	if err != nil && o.json {
+		return nil, nil // the error event was printed
+	}
+	return res, err
+}
+
+func printTimeline(w io.Writer, id string, evs []api.Event) {
+	fmt.Fprintf(w, "job %s stage timeline:\n", id)
+	for _, ev := range evs {
+		if ev.Type == api.TypeStageSkipped {
+			fmt.Fprintf(w, "  %-8s skipped: %s\n", ev.Stage, ev.Reason)
+			continue
+		}
+		line := fmt.Sprintf("  %-8s %9.1f ms", ev.Stage, ev.DurationMS)
+		if st := ev.Stats; st != nil {
+			if st.Items > 0 {
+				line += fmt.Sprintf("  %d %s", st.Items, st.Unit)
+			}
+			if st.Bytes > 0 {
+				line += "  " + formatBytes(st.Bytes)
+			}
+			if st.Placement != "" {
+				line += "  [" + st.Placement + "]"
+			}
+			if st.Note != "" {
+				line += "  (" + st.Note + ")"
+			}
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// stageTimer reports one stage through the trace and remembers its time.
+type stageTimer struct {
+	tr    *pipeline.Trace
+	times map[string]float64 // stage → ms, for the job record
+}
+
+func newStageTimer(ctx context.Context) *stageTimer {
+	return &stageTimer{tr: pipeline.TraceFrom(ctx), times: map[string]float64{}}
+}
+
+func (s *stageTimer) run(st pipeline.Stage, fn func() (pipeline.StageStats, error)) error {
+	s.tr.OnStageStart(st)
+	t0 := time.Now()
+	stats, err := fn()
+	if err != nil {
+		return pipeline.Wrap(st, err, "")
+	}
+	s.times[string(st)] = float64(time.Since(t0).Microseconds()) / 1000
+	s.tr.OnStageDone(st, stats)
+	return nil
+}
+
+// fileSHA256 hashes a file.
+func fileSHA256(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// writeFileAtomic writes through fn into a temporary file beside path and
+// renames it into place, so a failed write never leaves a partial file.
+func writeFileAtomic(path string, fn func(io.Writer) error) (int64, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(tmp.Name())
+	if err := fn(tmp); err != nil {
+		tmp.Close()
+		return 0, err
+	}
+	st, err := tmp.Stat()
+	if err != nil {
+		tmp.Close()
+		return 0, err
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return 0, err
+	}
+	return st.Size(), os.Rename(tmp.Name(), path)
+}
+
+func jsonEncodeCompact(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
