@@ -146,3 +146,13 @@ func (b *Binder) Split(name string, cols int, rows ...int) []compute.Matrix {
 	}
 	return out
 }
+
+// ReadBytes is the weight bytes one forward pass of one token reads: every
+// bound tensor, except that an untied token embedding contributes only the
+// one row it looks up (a tied one is read whole as the output matrix).
+func (b *Binder) ReadBytes(embd compute.Matrix, tied bool) int64 {
+	if tied || embd.Rows == 0 {
+		return b.bytes
+	}
+	return b.bytes - int64(len(embd.Data)) + int64(embd.RowBytes())
+}

@@ -11,7 +11,8 @@ import (
 // sequence being generated gets its own Session.
 type Model interface {
 	Config() Config
-	// WeightBytes is the size of the weights one forward pass reads.
+	// WeightBytes is the weight bytes one forward pass of one token reads
+	// (the memory-bandwidth cost of a decode step).
 	WeightBytes() int64
 	// NewSession allocates a KV cache of opts.CtxLen positions and all
 	// activation buffers for batches of up to opts.Batch tokens.

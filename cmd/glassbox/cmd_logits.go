@@ -138,8 +138,9 @@ func loadModel(ctx context.Context, arg string) (m model.Model, f *gguf.File, cl
 		f.Close()
 		return nil, nil, nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
-	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: m.WeightBytes(),
-		Note: fmt.Sprintf("%s, %s weights mapped", m.Config().Arch, formatBytes(m.WeightBytes()))})
+	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: f.TensorBytes(),
+		Note: fmt.Sprintf("%s, %s of tensors mapped; a token reads %s", m.Config().Arch,
+			formatBytes(f.TensorBytes()), formatBytes(m.WeightBytes()))})
 	return m, f, func() { f.Close() }, nil
 }
 

@@ -184,3 +184,20 @@ func TestPerplexityCommand(t *testing.T) {
 		t.Errorf("perplexity %+v, want PPL 3.8827 ± 0.002 over 1444 tokens, 693 scored", r)
 	}
 }
+
+func TestBenchModel(t *testing.T) {
+	defer func(n int64) { benchProbeBytes = n }(benchProbeBytes)
+	benchProbeBytes = 8 << 20
+	m := shared.Path(t, "models/stories260K.gguf")
+	out, errOut, code := runCmd(t, "", "bench", "-m", m, "-p", "16", "-n", "8", "-r", "2", "-t", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.PPMean <= 0 || r.TGMean <= 0 || r.ReadGBs <= 0 || r.TGLimit <= 0 || r.Prompt != 16 || r.Gen != 8 || r.Params != 292800 {
+		t.Errorf("bench result %+v", r)
+	}
+}

@@ -63,10 +63,11 @@ func Load(f *gguf.File) (model.Model, error) {
 		TokenEmbd:  b.Matrix("token_embd.weight", c.VocabSize, c.Dim),
 		OutputNorm: b.Vector("output_norm.weight", c.Dim),
 	}
-	if b.Has("output.weight") {
-		w.Output = b.Matrix("output.weight", c.VocabSize, c.Dim)
+	tied := !b.Has("output.weight")
+	if tied {
+		w.Output = w.TokenEmbd
 	} else {
-		w.Output = w.TokenEmbd // tied embeddings
+		w.Output = b.Matrix("output.weight", c.VocabSize, c.Dim)
 	}
 	w.Layers = make([]Layer, c.NumLayers)
 	for i := range w.Layers {
@@ -89,7 +90,7 @@ func Load(f *gguf.File) (model.Model, error) {
 	if err := b.Err(); err != nil {
 		return nil, err
 	}
-	return &Model{cfg: cfg, w: w, bytes: b.Bytes()}, nil
+	return &Model{cfg: cfg, w: w, bytes: b.ReadBytes(w.TokenEmbd, tied)}, nil
 }
 
 func (m *Model) Config() model.Config { return m.cfg }

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/compute/roofline"
+	"github.com/glassbox-ai/glassbox/model"
+	"github.com/glassbox-ai/glassbox/pipeline"
+)
+
+func init() { modelBench = benchModel }
+
+// benchProbeBytes is the roofline buffer: larger than any last-level cache
+// of this kind of machine. Tests lower it.
+var benchProbeBytes int64 = 512 << 20
+
+// benchResult is what 'glassbox bench -m' measures, like llama-bench:
+// prompt processing (pp) of Prompt tokens in one batch from an empty
+// cache, and generation (tg) of Gen tokens one at a time from an empty
+// cache, each repeated Reps times after one warm-up.
+type benchResult struct {
+	Model      string  `json:"model"`
+	Arch       string  `json:"arch"`
+	Params     int64   `json:"params"`
+	FileBytes  int64   `json:"file_bytes"`
+	ReadBytes  int64   `json:"bytes_per_token"` // weight bytes one decode step reads
+	Threads    int     `json:"threads"`
+	Prompt     int     `json:"prompt_tokens"`
+	Gen        int     `json:"gen_tokens"`
+	Reps       int     `json:"reps"`
+	PPMean     float64 `json:"pp_tokens_per_s"`
+	PPStd      float64 `json:"pp_stddev"`
+	TGMean     float64 `json:"tg_tokens_per_s"`
+	TGStd      float64 `json:"tg_stddev"`
+	ReadGBs    float64 `json:"read_gbs"`              // roofline read bandwidth at Threads, measured in this run
+	TGLimit    float64 `json:"tg_limit_tokens_per_s"` // ReadGBs / bytes per token
+	TGOfLimit  float64 `json:"tg_of_limit"`           // TGMean / TGLimit
+	KernelImpl string  `json:"kernel_impl"`
+}
+
+func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
+	m, f, closeModel, err := loadModel(ctx, cfg.Model)
+	if err != nil {
+		return err
+	}
+	defer closeModel()
+	threads := cfg.Threads
+	if threads <= 0 {
+		threads = compute.PhysicalCores()
+	}
+	c := m.Config()
+	s, err := m.NewSession(model.SessionOptions{CtxLen: max(cfg.Prompt, cfg.Gen, 1) + 1, Batch: max(cfg.Prompt, 1), Threads: threads})
+	if err != nil {
+		return pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	defer s.Close()
+	var params int64
+	for i := range f.Tensors {
+		params += f.Tensors[i].Elements()
+	}
+	res := benchResult{Model: cfg.Model, Arch: c.Arch, Params: params, FileBytes: f.Size, ReadBytes: m.WeightBytes(),
+		Threads: threads, Prompt: cfg.Prompt, Gen: cfg.Gen, Reps: cfg.Reps}
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	tokens := make([]int, max(cfg.Prompt, cfg.Gen, 1))
+	for i := range tokens {
+		tokens[i] = rng.IntN(c.VocabSize)
+	}
+	logits := make([]float32, c.VocabSize)
+	pp := func() error { return s.Forward(ctx, tokens[:cfg.Prompt], 0, logits) }
+	tg := func() error {
+		for i := range cfg.Gen {
+			if err := s.Forward(ctx, tokens[i:i+1], i, logits); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !cfg.JSON {
+		fmt.Fprintf(env.stderr, "benchmarking %s (%s, %s, %d threads): warm-up, then %d × pp%d and %d × tg%d ...\n",
+			cfg.Model, c.Arch, formatBytes(f.Size), threads, cfg.Reps, cfg.Prompt, cfg.Reps, cfg.Gen)
+	}
+	if cfg.Prompt > 0 {
+		if res.PPMean, res.PPStd, err = timeReps(pp, cfg.Reps, cfg.Prompt); err != nil {
+			return err
+		}
+	}
+	if cfg.Gen > 0 {
+		if res.TGMean, res.TGStd, err = timeReps(tg, cfg.Reps, cfg.Gen); err != nil {
+			return err
+		}
+	}
+
+	// The roofline in this run: decode reads every weight once per token,
+	// so bandwidth ÷ bytes per token bounds the generation speed.
+	if !cfg.JSON {
+		fmt.Fprintf(env.stderr, "measuring read bandwidth (%s buffer) ...\n", formatBytes(benchProbeBytes))
+	}
+	r, err := roofline.Probe(threads, roofline.Options{BufferBytes: benchProbeBytes})
+	if err != nil {
+		return err
+	}
+	res.ReadGBs, res.KernelImpl = r.ReadGBsN, r.KernelImpl
+	if res.ReadBytes > 0 {
+		res.TGLimit = res.ReadGBs * 1e9 / float64(res.ReadBytes)
+	}
+	if res.TGLimit > 0 {
+		res.TGOfLimit = res.TGMean / res.TGLimit
+	}
+	if cfg.JSON {
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	w := env.stdout
+	fmt.Fprintf(w, "%s: %s, %.2f B parameters, %s file, %s read per token; %d threads; kernels %s\n",
+		cfg.Model, res.Arch, float64(res.Params)/1e9, formatBytes(res.FileBytes), formatBytes(res.ReadBytes), threads, res.KernelImpl)
+	fmt.Fprintf(w, "  %-8s %10s %10s\n", "test", "tokens/s", "± stddev")
+	if cfg.Prompt > 0 {
+		fmt.Fprintf(w, "  %-8s %10.2f %10.2f\n", fmt.Sprintf("pp%d", cfg.Prompt), res.PPMean, res.PPStd)
+	}
+	if cfg.Gen > 0 {
+		fmt.Fprintf(w, "  %-8s %10.2f %10.2f   %.0f%% of the limit %.2f tokens/s (read %.1f GB/s ÷ %s per token)\n",
+			fmt.Sprintf("tg%d", cfg.Gen), res.TGMean, res.TGStd, 100*res.TGOfLimit, res.TGLimit, res.ReadGBs, formatBytes(res.ReadBytes))
+	}
+	return nil
+}
+
+// timeReps runs fn once to warm up, then reps times, and returns the mean
+// and sample standard deviation of tokens/s.
+func timeReps(fn func() error, reps, tokens int) (mean, std float64, err error) {
+	if err := fn(); err != nil {
+		return 0, 0, err
+	}
+	rates := make([]float64, reps)
+	for i := range rates {
+		t0 := time.Now()
+		if err := fn(); err != nil {
+			return 0, 0, err
+		}
+		rates[i] = float64(tokens) / time.Since(t0).Seconds()
+		mean += rates[i]
+	}
+	mean /= float64(reps)
+	if reps > 1 {
+		for _, r := range rates {
+			std += (r - mean) * (r - mean)
+		}
+		std = math.Sqrt(std / float64(reps-1))
+	}
+	return mean, std, nil
+}
