@@ -142,27 +142,49 @@ func (d *StreamDecoder) Flush() string {
 // drain returns the valid prefix of pending, replacing invalid bytes with
 // U+FFFD; an incomplete character at the end is kept unless final.
 func (d *StreamDecoder) drain(final bool) string {
-	var b strings.Builder
 	p := d.pending
+	// Fast path: everything up to a possibly incomplete tail is valid.
+	n := len(p)
+	if !final {
+		n = completePrefix(p)
+	}
+	if utf8.Valid(p[:n]) {
+		s := string(p[:n])
+		d.pending = append(d.pending[:0], p[n:]...)
+		return s
+	}
+	var b strings.Builder
 	i := 0
 	for i < len(p) {
-		c := p[i]
-		if c < utf8.RuneSelf {
-			b.WriteByte(c)
-			i++
-			continue
-		}
 		if !final && !utf8.FullRune(p[i:]) {
 			break
 		}
-		r, n := utf8.DecodeRune(p[i:])
-		if r == utf8.RuneError && n == 1 {
+		r, size := utf8.DecodeRune(p[i:])
+		if r == utf8.RuneError && size == 1 {
 			b.WriteString("\uFFFD")
 		} else {
-			b.Write(p[i : i+n])
+			b.Write(p[i : i+size])
 		}
-		i += n
+		i += size
 	}
 	d.pending = append(d.pending[:0], p[i:]...)
 	return b.String()
+}
+
+// completePrefix returns the length of p without a trailing incomplete
+// UTF-8 sequence (at most 3 bytes that a continuation could complete).
+func completePrefix(p []byte) int {
+	for k := 1; k <= 3 && k <= len(p); k++ {
+		c := p[len(p)-k]
+		if c < 0x80 {
+			return len(p)
+		}
+		if c >= 0xC0 { // lead byte: complete only if its sequence fits
+			if !utf8.FullRune(p[len(p)-k:]) {
+				return len(p) - k
+			}
+			return len(p)
+		}
+	}
+	return len(p)
 }

@@ -183,3 +183,32 @@ func TestLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestLlama3IgnoreMerges builds a tiny byte-level vocabulary: with the
+// llama3 pre-tokenizer a word that is itself a token is taken whole
+// (ignore_merges), with gpt-2 the merges decide; llama3 also forces BOS.
+func TestLlama3IgnoreMerges(t *testing.T) {
+	build := func(pre string) *Tokenizer {
+		m := &gguf.Metadata{}
+		m.Set("tokenizer.ggml.model", "gpt2")
+		m.Set("tokenizer.ggml.pre", pre)
+		m.Set("tokenizer.ggml.tokens", []string{"a", "b", "c", "bc", "abc", "<|begin_of_text|>"})
+		m.Set("tokenizer.ggml.token_type", []int32{1, 1, 1, 1, 1, 3})
+		m.Set("tokenizer.ggml.merges", []string{"b c"})
+		m.Set("tokenizer.ggml.bos_token_id", uint32(5))
+		tok, err := fromMeta(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	for _, c := range []struct {
+		pre  string
+		want []int
+	}{{"llama-bpe", []int{5, 4}}, {"gpt-2", []int{0, 3}}} {
+		got, err := build(c.pre).Encode("abc", true, false)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v %v, want %v", c.pre, got, err, c.want)
+		}
+	}
+}
