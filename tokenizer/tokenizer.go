@@ -8,7 +8,8 @@ import (
 
 // Encode turns text into token ids. With addSpecial, BOS and EOS are added
 // as the vocabulary asks (tokenizer.ggml.add_bos_token/add_eos_token;
-// SentencePiece and WordPiece add BOS by default, WordPiece adds SEP).
+// SentencePiece adds BOS by default, Llama 3 vocabularies always do), and
+// WordPiece frames the text with CLS and SEP.
 // With parseSpecial, the text of control tokens ("<|im_start|>") becomes
 // those tokens; user-defined tokens are always recognised, as in llama.cpp.
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int, error) {
@@ -17,7 +18,10 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int, e
 	}
 	frags := t.partition(text, parseSpecial, nil)
 	out := make([]int, 0, len(text)/2+4)
-	if addSpecial && t.addBOS {
+	// WordPiece always frames with CLS ... SEP (llama.cpp ignores the
+	// add_* keys there); the others follow add_bos_token/add_eos_token.
+	wpm := t.kind == kindWPM
+	if addSpecial && (t.addBOS || wpm) && t.bos != none {
 		out = append(out, t.bos)
 	}
 	var err error
@@ -59,11 +63,11 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int, e
 			}
 			out = t.encodeWPM(text[f.start:f.end], out)
 		}
-		if addSpecial && t.addSep {
+		if addSpecial && t.sep != none {
 			out = append(out, t.sep)
 		}
 	}
-	if addSpecial && t.addEOS {
+	if addSpecial && t.addEOS && !wpm {
 		out = append(out, t.eos)
 	}
 	return out, nil
