@@ -231,6 +231,8 @@ type generator struct {
 	total    int64
 	done     int64
 	progress func(done, total int64)
+	xs       [][]float32 // per-worker chunk buffers, reused across tensors
+	bs       [][]byte
 }
 
 func (g *generator) fill(w io.Writer, t Tensor) error {
@@ -241,6 +243,9 @@ func (g *generator) fill(w io.Writer, t Tensor) error {
 	rowBytes, err := t.Type.RowBytes(rowLen)
 	if err != nil {
 		return err
+	}
+	if g.xs == nil {
+		g.xs, g.bs = make([][]float32, g.workers), make([][]byte, g.workers)
 	}
 	type result struct {
 		buf []byte
@@ -261,9 +266,9 @@ func (g *generator) fill(w io.Writer, t Tensor) error {
 				k := first + j
 				r0 := k * rowsPer
 				r1 := min(rows, r0+rowsPer)
-				x := make([]float32, (r1-r0)*rowLen)
+				x := grow(&g.xs[j], (r1-r0)*rowLen)
 				newNoise(g.seed, t.index<<32|uint64(k), Std).fill(x, t.mean)
-				buf := make([]byte, (r1-r0)*rowBytes)
+				buf := grow(&g.bs[j], (r1-r0)*rowBytes)
 				res[j] = result{buf, kernel.Quantize(t.Type, x, buf)}
 			}(j)
 		}
@@ -282,4 +287,12 @@ func (g *generator) fill(w io.Writer, t Tensor) error {
 		}
 	}
 	return nil
+}
+
+// grow returns (*buf)[:n], reallocating only when the capacity is short.
+func grow[T any](buf *[]T, n int64) []T {
+	if int64(cap(*buf)) < n {
+		*buf = make([]T, n)
+	}
+	return (*buf)[:n]
 }
