@@ -1,0 +1,124 @@
+package metrics
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/pipeline"
+)
+
+var _ pipeline.Sink = (*Metrics)(nil)
+
+func TestMetricsFromJobs(t *testing.T) {
+	m := New()
+	mgr := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{m}})
+	gen := func(ctx context.Context) (any, error) {
+		tr := pipeline.TraceFrom(ctx)
+		tr.OnStageStart(pipeline.StagePrefill)
+		time.Sleep(5 * time.Millisecond)
+		tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: 10, Unit: "tokens"})
+		tr.OnStageStart(pipeline.StageGenerate)
+		time.Sleep(5 * time.Millisecond)
+		tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: 20, Unit: "tokens"})
+		return nil, nil
+	}
+	mgr.Submit(context.Background(), pipeline.Params{}, gen).Wait(context.Background())
+	mgr.Submit(context.Background(), pipeline.Params{}, func(ctx context.Context) (any, error) {
+		pipeline.TraceFrom(ctx).OnStageStart(pipeline.StageEncode)
+		return nil, pipeline.Errorf(pipeline.StageEncode, "", "bad prompt")
+	}).Wait(context.Background())
+
+	// A job waiting in the queue counts in queue_depth, not jobs_running.
+	inQueue, release := make(chan struct{}), make(chan struct{})
+	waiting := mgr.Submit(context.Background(), pipeline.Params{}, func(ctx context.Context) (any, error) {
+		tr := pipeline.TraceFrom(ctx)
+		tr.OnStageStart(pipeline.StageQueued)
+		close(inQueue)
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		tr.OnStageDone(pipeline.StageQueued, pipeline.StageStats{})
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	<-inQueue
+	if q, r := val(t, m, "glassbox_queue_depth"), val(t, m, "glassbox_jobs_running"); q != 1 || r != 0 {
+		t.Errorf("while queued: queue_depth %v, jobs_running %v", q, r)
+	}
+	close(release)
+	time.Sleep(20 * time.Millisecond)
+	if q, r := val(t, m, "glassbox_queue_depth"), val(t, m, "glassbox_jobs_running"); q != 0 || r != 1 {
+		t.Errorf("while running: queue_depth %v, jobs_running %v", q, r)
+	}
+	waiting.Cancel("test")
+	waiting.Wait(context.Background())
+
+	checks := []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"tokens generate", val(t, m, `glassbox_tokens_total{stage="generate"}`), 20},
+		{"tokens prefill", val(t, m, `glassbox_tokens_total{stage="prefill"}`), 10},
+		{"jobs done", val(t, m, `glassbox_jobs_total{state="done"}`), 1},
+		{"jobs failed", val(t, m, `glassbox_jobs_total{state="failed"}`), 1},
+		{"jobs cancelled", val(t, m, `glassbox_jobs_total{state="cancelled"}`), 1},
+		{"errors encode", val(t, m, `glassbox_errors_total{stage="encode"}`), 1},
+		{"errors queued (a cancel is no error)", val(t, m, `glassbox_errors_total{stage="queued"}`), 0},
+		{"queue depth", val(t, m, "glassbox_queue_depth"), 0},
+		{"running", val(t, m, "glassbox_jobs_running"), 0},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if n := val(t, m, `glassbox_stage_duration_seconds_count{stage="queued"}`); n != 1 {
+		t.Errorf("queued stage observations = %v, want 1", n)
+	}
+
+	m.SetModelResident("stories260K", 1<<20)
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`glassbox_stage_duration_seconds_count{stage="generate"} 1`,
+		`glassbox_tokens_per_second_count{stage="prefill"} 1`,
+		`glassbox_model_resident_bytes{model="stories260K"} 1.048576e+06`,
+		`glassbox_queue_depth 0`,
+		`process_resident_memory_bytes `,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// val scrapes m and returns the value of one series (0 when absent).
+func val(t *testing.T, m *Metrics, series string) float64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	return 0
+}
