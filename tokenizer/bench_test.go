@@ -4,6 +4,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
 // benchText returns about n bytes of synthetic prose: Zipf-distributed
@@ -81,5 +84,22 @@ func BenchmarkStreamDecode(b *testing.B) {
 			d.Add(id)
 		}
 		d.Flush()
+	}
+}
+
+// BenchmarkLoad measures FromGGUF on a 102400-token byte-level vocabulary
+// (the GGUF header parse included).
+func BenchmarkLoad(b *testing.B) {
+	path := shared.Path(b, "vocab/ggml-vocab-deepseek-llm.gguf")
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := gguf.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := FromGGUF(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
 	}
 }

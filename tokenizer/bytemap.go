@@ -26,6 +26,16 @@ func init() {
 // unmapBytes turns a byte-level token text back into the raw bytes it
 // stands for. ok is false when a code point is outside the mapping.
 func unmapBytes(s string) (raw string, ok bool) {
+	identity := true
+	for i := 0; i < len(s); i++ {
+		if s[i] < '!' || s[i] > '~' {
+			identity = false
+			break
+		}
+	}
+	if identity { // printable ASCII stands for itself
+		return s, true
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
