@@ -15,14 +15,15 @@ import (
 
 // encodeWPM appends the tokens of one raw-text fragment.
 func (t *Tokenizer) encodeWPM(text string, out []int) []int {
-	for _, w := range t.wpmWords(text) {
-		word := "\u2581" + w
+	word := make([]byte, 0, 64)
+	t.wpmWords(text, func(w []byte) {
+		word = append(append(word[:0], "\u2581"...), w...)
 		n := len(word)
 		start := len(out)
 		for i := 0; i < n; {
 			j := min(n, i+t.wpmMaxLen+1)
 			for ; j > i; j-- {
-				if id, ok := t.ids[word[i:j]]; ok {
+				if id, ok := t.ids[string(word[i:j])]; ok {
 					out = append(out, int(id))
 					break
 				}
@@ -36,17 +37,17 @@ func (t *Tokenizer) encodeWPM(text string, out []int) []int {
 		if len(out) == start {
 			out = append(out, t.unk)
 		}
-	}
+	})
 	return out
 }
 
-// wpmWords is BERT's BasicTokenizer as llama.cpp's preprocess writes it.
-func (t *Tokenizer) wpmWords(text string) []string {
-	var words []string
-	var cur []byte
+// wpmWords is BERT's BasicTokenizer as llama.cpp's preprocess writes it;
+// it calls emit with each word (the slice is reused).
+func (t *Tokenizer) wpmWords(text string, emit func(w []byte)) {
+	cur := make([]byte, 0, 64)
 	flush := func() {
 		if len(cur) > 0 {
-			words = append(words, string(cur))
+			emit(cur)
 			cur = cur[:0]
 		}
 	}
@@ -71,13 +72,13 @@ func (t *Tokenizer) wpmWords(text string) []string {
 		}
 		if cl&cPunct != 0 || (r < 0x7F && cl&cSymbol != 0) || isCJK(r) {
 			flush()
-			words = append(words, string(r))
+			cur = appendCpt(cur, r)
+			flush()
 			continue
 		}
-		cur = utf8.AppendRune(cur, r)
+		cur = appendCpt(cur, r)
 	}
 	flush()
-	return words
 }
 
 // isCJK is BERT's _is_chinese_char (with its 0x2B920 lower bound).
