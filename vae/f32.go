@@ -58,7 +58,7 @@ func (d *Decoder) WeightBytes() int64 {
 		addBlock(&d.mid[i])
 	}
 	for s := range d.stages {
-		add(d.stages[s].up)
+		n += d.stages[s].up.Bytes()
 		for i := range d.stages[s].blocks {
 			addBlock(&d.stages[s].blocks[i])
 		}

@@ -38,7 +38,7 @@ func (u usage) add(h, w, c, n int) { u[conv.MapBytes(h, w, c)] += n }
 // tile and overlap (as in Options). It follows the buffer use of head and
 // tail in taef2.go: a Block holds its input and two temporaries; the GN
 // branch adds one 256-channel map and one 64-channel sum; an upsampling
-// stage holds its input, the upsampled map and the conv output.
+// conv holds its input and its output (twice the size).
 func PlanDecode(h, w, tile, overlap int) (DecodePlan, error) {
 	g, err := tiling(h, w, tile, overlap)
 	if err != nil {

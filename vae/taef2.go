@@ -67,7 +67,7 @@ type Decoder struct {
 	in     *conv.Conv // 1: (64, 32, 3, 3), then ReLU (2); 0 is the Clamp
 	mid    [3]block   // 3-5, with the GN branch
 	stages [3]struct {
-		up     *conv.Conv // 7, 12, 17: (64, 64, 3, 3) after ×2 upsampling (6, 11, 16), no bias
+		up     *conv.UpConv // 6+7, 11+12, 16+17: ×2 upsampling, then (64, 64, 3, 3), no bias
 		blocks []block    // 8-10, 13-15, 18
 	}
 	out *conv.Conv // 19: (3, 64, 3, 3)
@@ -103,7 +103,7 @@ func NewDecoder(f *pth.File) (*Decoder, error) {
 	}
 	for s, n := range []int{3, 3, 1} {
 		base := 6 + 5*s // index of the Upsample module
-		d.stages[s].up = b.conv(fmt.Sprint(base+1), width, width, 3, 1, false)
+		d.stages[s].up = b.upconv(fmt.Sprint(base+1), width, width)
 		for i := 0; i < n; i++ {
 			d.stages[s].blocks = append(d.stages[s].blocks, bindBlock(b, fmt.Sprint(base+2+i), false))
 		}
@@ -223,15 +223,16 @@ func (d *Decoder) head(n *net, z *conv.Map) (*conv.Map, error) {
 func (d *Decoder) tail(n *net, x *conv.Map) (*conv.Map, error) {
 	var err error
 	for s := range d.stages {
-		up := n.a.Map(2*x.H, 2*x.W, width)
-		err = conv.Upsample2x(n.r, up, x)
+		if err = n.ctx.Err(); err != nil {
+			return nil, err
+		}
+		y := n.a.Map(2*x.H, 2*x.W, width)
+		err = d.stages[s].up.Apply(n.r, y, x, nil, false)
 		n.a.Release(x)
 		if err != nil {
 			return nil, err
 		}
-		if x, err = n.conv(d.stages[s].up, up, false); err != nil {
-			return nil, err
-		}
+		x = y
 		for i := range d.stages[s].blocks {
 			if x, err = n.block(&d.stages[s].blocks[i], x); err != nil {
 				return nil, err

@@ -65,6 +65,20 @@ func (b *binder) conv(prefix string, cout, cin, k, stride int, bias bool) *conv.
 	return c
 }
 
+// upconv binds prefix.weight (no bias) as a conv applied after ×2
+// nearest-neighbour upsampling.
+func (b *binder) upconv(prefix string, cout, cin int) *conv.UpConv {
+	w := b.tensor(prefix+".weight", cout, cin, 3, 3)
+	if b.err != nil {
+		return nil
+	}
+	c, err := conv.NewUpConv(w, nil, cout, cin)
+	if err != nil {
+		b.fail(fmt.Errorf("load: %s: %s: %w", b.f.Path, prefix, err))
+	}
+	return c
+}
+
 // finish reports the first error, or tensors the model did not use (a
 // checkpoint of another architecture).
 func (b *binder) finish() error {

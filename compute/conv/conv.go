@@ -110,57 +110,69 @@ func (c *Conv) apply(r Runner, out, in, skip *Map, relu bool, tf tileFuncs) erro
 func (c *Conv) row(kern tileFunc, out, in, skip *Map, relu bool, oy, blk int, scratch []float32) {
 	p := (c.K - 1) / 2
 	run := c.K * c.Cin
-	aPix := c.Stride * c.Cin
-	aRow := in.RowStride()
-	// Padded input coordinates of output pixel (oy, 0)'s window.
-	aBase := ((oy*c.Stride+1-p)*(in.W+2) + 1 - p) * c.Cin
+	g := rowGeom{
+		aBase: ((oy*c.Stride+1-p)*(in.W+2) + 1 - p) * c.Cin, // padded coordinates of (oy, 0)'s window
+		aPix:  c.Stride * c.Cin,
+		aRow:  in.RowStride(),
+		kh:    c.K,
+		run:   run,
+		oBase: out.At(oy, 0),
+		oPix:  out.C,
+		n:     out.W,
+	}
 	b := c.pack[blk*c.K*run*c.nr : (blk+1)*c.K*run*c.nr]
-	bias := c.bias[blk*c.nr : (blk+1)*c.nr]
-	co := blk * c.nr
-	full := co+c.nr <= c.Cout
+	runRow(kern, g, in.Data, b, c.bias[blk*c.nr:(blk+1)*c.nr], out, skip, blk*c.nr, relu, scratch)
+}
+
+// rowGeom places n output pixels of one row: pixel i reads the implicit
+// A row at aBase+i·aPix (kh kernel rows aRow apart, run values each) and
+// writes channels at oBase+i·oPix.
+type rowGeom struct {
+	aBase, aPix, aRow, kh, run int
+	oBase, oPix, n             int
+}
+
+// runRow covers a row with micro-kernel tiles for output channels
+// [co, co+nr). A last tile shorter than mr is moved back to overlap the
+// previous one (its outputs are overwritten with identical values), so
+// every pixel goes through the same kernel whatever the row length.
+func runRow(kern tileFunc, g rowGeom, a, b, bias []float32, out, skip *Map, co int, relu bool, scratch []float32) {
+	nr := len(bias)
 	mr := kern.mr
-	for x0 := 0; x0 < out.W; x0 += mr {
-		n := min(mr, out.W-x0)
-		if n < mr && out.W >= mr {
-			x0 = out.W - mr // overlap the previous tile; outputs are overwritten, not accumulated
-			n = mr
+	full := co+nr <= out.C
+	for x0 := 0; x0 < g.n; x0 += mr {
+		n := min(mr, g.n-x0)
+		if n < mr && g.n >= mr {
+			x0, n = g.n-mr, mr
 		}
-		a := in.Data[aBase+x0*aPix:]
-		o := out.At(oy, x0) + co
-		if full && n == mr {
+		ap := a[g.aBase+x0*g.aPix:]
+		o := g.oBase + x0*g.oPix + co
+		if full {
 			var sk []float32
 			if skip != nil {
 				sk = skip.Data[o:]
 			}
-			kern.fn(a, aPix, aRow, c.K, run, b, bias, out.Data[o:], out.C, sk, skip.stride(), relu, mr)
+			kern.fn(ap, g.aPix, g.aRow, g.kh, g.run, b, bias, out.Data[o:], g.oPix, sk, g.oPix, relu, n)
 			continue
 		}
-		// Partial tile: compute into scratch, copy the valid part.
-		kern.fn(a, aPix, aRow, c.K, run, b, bias, scratch, c.nr, nil, 0, false, n)
-		valid := min(c.nr, c.Cout-co)
+		// Fewer channels than a block: compute into scratch, copy the valid part.
+		kern.fn(ap, g.aPix, g.aRow, g.kh, g.run, b, bias, scratch, nr, nil, 0, false, n)
+		valid := out.C - co
 		for i := 0; i < n; i++ {
-			dst := out.Data[o+i*out.C : o+i*out.C+valid]
-			src := scratch[i*c.nr : i*c.nr+valid]
-			for j := range dst {
-				v := src[j]
+			oi := o + i*g.oPix
+			for j, v := range scratch[i*nr : i*nr+valid] {
 				if skip != nil {
-					v += skip.Data[o+i*out.C+j]
+					v += skip.Data[oi+j]
 				}
 				if relu && v < 0 {
 					v = 0
 				}
-				dst[j] = v
+				out.Data[oi+j] = v
 			}
 		}
 	}
 }
 
-func (m *Map) stride() int {
-	if m == nil {
-		return 0
-	}
-	return m.C
-}
 
 // Bytes returns the memory the packed weights and bias occupy.
 func (c *Conv) Bytes() int64 { return 4 * int64(len(c.pack)+len(c.bias)) }
