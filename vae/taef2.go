@@ -68,7 +68,7 @@ type Decoder struct {
 	mid    [3]block   // 3-5, with the GN branch
 	stages [3]struct {
 		up     *conv.UpConv // 6+7, 11+12, 16+17: ×2 upsampling, then (64, 64, 3, 3), no bias
-		blocks []block    // 8-10, 13-15, 18
+		blocks []block      // 8-10, 13-15, 18
 	}
 	out *conv.Conv // 19: (3, 64, 3, 3)
 }

@@ -173,6 +173,5 @@ func runRow(kern tileFunc, g rowGeom, a, b, bias []float32, out, skip *Map, co i
 	}
 }
 
-
 // Bytes returns the memory the packed weights and bias occupy.
 func (c *Conv) Bytes() int64 { return 4 * int64(len(c.pack)+len(c.bias)) }

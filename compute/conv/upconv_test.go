@@ -9,7 +9,7 @@ import (
 func TestUpConvAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, c := range []struct {
-		cin, cout, h, w int
+		cin, cout, h, w  int
 		bias, skip, relu bool
 	}{
 		{64, 64, 5, 7, false, false, false},
