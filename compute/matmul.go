@@ -41,6 +41,17 @@ func MatMul(p *Pool, out []float32, w Matrix, x []float32, n int) {
 		matMulFloat(p, out, w, x, n)
 		return
 	}
+	if n >= tileMinRows && w.Rows >= 4 && w.Cols%kernel.GemmCols == 0 {
+		if tile, ok := kernel.TileFor(w.Type); ok {
+			matMulTiles(p, out, w, x, n, tile)
+			return
+		}
+	}
+	matMulDots(p, out, w, x, n, 0, w.Rows)
+}
+
+// matMulDots computes output columns [rlo, rhi) with the dot kernels.
+func matMulDots(p *Pool, out []float32, w Matrix, x []float32, n, rlo, rhi int) {
 	vt, err := kernel.VecDotType(w.Type)
 	if err != nil {
 		panic("compute: MatMul: " + err.Error())
@@ -61,15 +72,57 @@ func MatMul(p *Pool, out []float32, w Matrix, x []float32, n int) {
 		}
 	})
 	rb := w.RowBytes()
-	tiles := (w.Rows + rowTile - 1) / rowTile
+	tiles := (rhi - rlo + rowTile - 1) / rowTile
 	p.For(tiles, func(lo, hi int) {
-		for r := lo * rowTile; r < min(hi*rowTile, w.Rows); r++ {
+		for r := rlo + lo*rowTile; r < min(rlo+hi*rowTile, rhi); r++ {
 			row := w.Data[r*rb : (r+1)*rb]
 			for i := range n {
 				out[i*w.Rows+r] = dot(w.Cols, row, xq[i*xrb:(i+1)*xrb])
 			}
 		}
 	})
+}
+
+// tileMinRows is the batch from which the 4×4 tile kernels beat dots.
+const tileMinRows = 4
+
+// panelGroups bounds how many 4-row activation groups one pass over a
+// thread's weight rows uses, so the packed panel stays in L2 (about 35 KB
+// per group at 4096 columns).
+const panelGroups = 8
+
+var packs = sync.Pool{New: func() any { return new(kernel.Q8Pack) }}
+
+// matMulTiles runs the weight-row × activation-row tile kernels: the
+// activations are packed once, then each task takes a range of 4-row
+// weight tiles and sweeps the activation groups panel by panel. Rows past
+// the last full tile use the dot kernels.
+func matMulTiles(p *Pool, out []float32, w Matrix, x []float32, n int, tile kernel.Tile) {
+	pk := packs.Get().(*kernel.Q8Pack)
+	defer packs.Put(pk)
+	if err := pk.Reset(w.Type, n, w.Cols); err != nil {
+		panic("compute: MatMul: " + err.Error())
+	}
+	p.For(n, func(lo, hi int) { pk.PackRows(x, lo, hi) })
+	rb := w.RowBytes()
+	groups := pk.Groups()
+	p.For(w.Rows/4, func(lo, hi int) {
+		var t [16]float32
+		for g0 := 0; g0 < groups; g0 += panelGroups {
+			for rt := lo; rt < hi; rt++ {
+				r0 := 4 * rt
+				for g := g0; g < min(groups, g0+panelGroups); g++ {
+					tile(w.Data, rb, r0, pk, g, &t)
+					for i := 0; i < 4 && 4*g+i < n; i++ {
+						copy(out[(4*g+i)*w.Rows+r0:(4*g+i)*w.Rows+r0+4], t[4*i:4*i+4])
+					}
+				}
+			}
+		}
+	})
+	if w.Rows%4 != 0 {
+		matMulDots(p, out, w, x, n, w.Rows/4*4, w.Rows)
+	}
 }
 
 func matMulFloat(p *Pool, out []float32, w Matrix, x []float32, n int) {

@@ -120,7 +120,11 @@ func BenchmarkMatMul(b *testing.B) {
 			for b.Loop() {
 				MatMul(p, out, m, x, n)
 			}
-			b.ReportMetric(2*rows*cols*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
+			gops := 2 * rows * cols * n * float64(b.N) / b.Elapsed().Seconds() / 1e9
+			peak := int8Peak(p)
+			b.ReportMetric(gops, "GOPS")
+			b.ReportMetric(peak, "int8peakGOPS")
+			b.ReportMetric(100*gops/peak, "%ofpeak")
 		})
 	}
 }
@@ -145,6 +149,24 @@ func streamBandwidth(p *Pool, ms []Matrix) float64 {
 			})
 		}
 		best = max(best, float64(total)/time.Since(t0).Seconds()/1e9)
+	}
+	return best
+}
+
+// int8Peak is the roofline's int8 multiply-add peak measured now on the
+// pool's threads (best of three runs of about 50 ms), in GOPS.
+func int8Peak(p *Pool) float64 {
+	run, ops, _ := kernel.PeakInt8()
+	iters := 1 << 20
+	best := 0.0
+	for range 3 {
+		t0 := time.Now()
+		p.For(p.Threads(), func(lo, hi int) {
+			for range hi - lo {
+				run(iters)
+			}
+		})
+		best = max(best, float64(ops)*float64(iters)*float64(p.Threads())/time.Since(t0).Seconds()/1e9)
 	}
 	return best
 }

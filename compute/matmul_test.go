@@ -143,3 +143,29 @@ func TestMatrixRow(t *testing.T) {
 		}
 	}
 }
+
+// TestMatMulBatchMatchesRows: a batch (tile kernels where available) must
+// give what one row at a time (dot kernels) gives, up to float rounding.
+func TestMatMulBatchMatchesRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	p := NewPool(2)
+	defer p.Close()
+	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.F16} {
+		t.Run(dt.String(), func(t *testing.T) {
+			const rows, cols, n = 13, 512, 9
+			m, _ := randMatrix(t, r, dt, rows, cols)
+			x := randNormal(r, n*cols, 1)
+			batch := make([]float32, n*rows)
+			MatMul(p, batch, m, x, n)
+			one := make([]float32, rows)
+			for i := range n {
+				MatMul(p, one, m, x[i*cols:(i+1)*cols], 1)
+				for k := range rows {
+					if d := math.Abs(float64(batch[i*rows+k] - one[k])); d > 1e-4*(1+math.Abs(float64(one[k]))) {
+						t.Fatalf("row %d col %d: batch %g, single %g", i, k, batch[i*rows+k], one[k])
+					}
+				}
+			}
+		})
+	}
+}

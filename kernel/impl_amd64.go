@@ -41,16 +41,36 @@ var hasAVX2 = x86.avx2 && x86.fma && x86.f16c
 func noAsm() bool { v := os.Getenv("GLASSBOX_NOASM"); return v != "" && v != "0" }
 
 func init() {
-	if !noAsm() && hasAVX2 {
+	if hasAVX2 && hasVNNI {
+		avx512 = avx2
+		avx512.Name = "avx512vnni"
+		avx512.Tile = map[tensor.DType]Tile{
+			tensor.Q8_0: tileAsm(tensor.Q8_0, tileQ8_0VNNI),
+			tensor.Q4_0: tileAsm(tensor.Q4_0, tileQ4_0VNNI),
+		}
+	}
+	switch {
+	case noAsm():
+	case avx512.Name != "":
+		active = avx512
+	case hasAVX2:
 		active = avx2
 	}
 }
 
+// avx512 is avx2 plus the AVX-512 VNNI tile kernels (set in init when the
+// CPU has them).
+var avx512 Impl
+
 func available() []Impl {
+	out := []Impl{Generic}
 	if hasAVX2 {
-		return []Impl{Generic, avx2}
+		out = append(out, avx2)
 	}
-	return []Impl{Generic}
+	if avx512.Name != "" {
+		out = append(out, avx512)
+	}
+	return out
 }
 
 var avx2 = Impl{
