@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/internal/home"
+	"github.com/glassbox-ai/glassbox/journal"
+	"github.com/glassbox-ai/glassbox/metrics"
+	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
+	"github.com/glassbox-ai/glassbox/sched"
+	"github.com/glassbox-ai/glassbox/server"
+	"github.com/glassbox-ai/glassbox/store"
+)
+
+func init() {
+	register(&command{name: "serve", summary: "serve the native jobs, Ollama and OpenAI APIs over HTTP", run: runServe})
+}
+
+// serveConfig is glassbox serve's flags.
+type serveConfig struct {
+	addr, homeDir, apiKey, budget, keepAlive, logLevel string
+	parallel, maxQueue                                 int
+	maxBody                                            int64
+	readTimeout, writeTimeout, grace                   time.Duration
+	models                                             stringList
+	session                                            *sessionOpts
+}
+
+func runServe(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlags(env, "serve", "[flags]")
+	var c serveConfig
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8765", "address to listen on (beyond loopback an API key is required)")
+	fs.StringVar(&c.homeDir, "home", "", "glassbox home: journal and model store (default $GLASSBOX_HOME or ~/.glassbox)")
+	fs.StringVar(&c.apiKey, "api-key", os.Getenv("GLASSBOX_API_KEY"), "require Authorization: Bearer KEY (default $GLASSBOX_API_KEY)")
+	fs.IntVar(&c.parallel, "parallel", 1, "generations running at once")
+	fs.IntVar(&c.maxQueue, "max-queue", 64, "generations waiting for a slot; more get 503 (0: none wait)")
+	fs.StringVar(&c.budget, "mem-budget", "", "memory all resident models may take, e.g. 8GiB (default: no limit beyond the machine)")
+	fs.StringVar(&c.keepAlive, "keep-alive", "5m", "how long an idle model stays loaded (0: unload at once, -1: forever)")
+	fs.Int64Var(&c.maxBody, "max-body", 8<<20, "request body limit in bytes")
+	fs.DurationVar(&c.readTimeout, "read-timeout", 30*time.Second, "time allowed to send request headers and body")
+	fs.DurationVar(&c.writeTimeout, "write-timeout", 60*time.Second, "time allowed for each write to a client")
+	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "on shutdown, time running jobs get to finish before they are cancelled")
+	fs.Var(&c.models, "model", "serve this GGUF file besides the store's models, named after the file (repeatable)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	c.session = sessionFlags(fs)
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := server.CheckBind(c.addr, c.apiKey); err != nil {
+		return err
+	}
+	if c.homeDir != "" {
+		if err := os.Setenv(home.Env, c.homeDir); err != nil {
+			return err
+		}
+	}
+	if _, err := home.Ensure(); err != nil {
+		return pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: logLevel(c.logLevel)}))
+	return serve(ctx, env, &c, log)
+}
+
+func logLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// serve wires the packages together and runs until ctx ends.
+func serve(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logger) error {
+	b, err := newServeBackend(c)
+	if err != nil {
+		return err
+	}
+	jr, err := journal.OpenDefault(journal.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer jr.Close()
+	if rec := jr.Recovered(); len(rec) > 0 {
+		log.Warn("journal: jobs interrupted by the last shutdown marked failed", "jobs", len(rec))
+	}
+	mt := metrics.New()
+	b.metrics = mt
+	var budget int64
+	if c.budget != "" {
+		if budget, err = plan.ParseBytes(c.budget); err != nil {
+			return fmt.Errorf("plan: --mem-budget: %w", err)
+		}
+	}
+	b.budget = budget
+	keep, err := sched.ParseKeepAlive(c.keepAlive)
+	if err != nil {
+		return fmt.Errorf("--keep-alive: %w", err)
+	}
+	b.res = sched.New[*servedModel](sched.Config{Budget: budget, KeepAlive: keep, OnEvent: func(ev sched.Event) {
+		log.Info("residency", "event", ev.Kind, "model", ev.Model, "bytes", ev.Bytes, "reason", ev.Reason)
+		switch ev.Kind {
+		case sched.EventEvict, sched.EventExpire, sched.EventUnload:
+			mt.SetModelResident(ev.Model, 0)
+		}
+	}})
+	defer b.res.Close()
+
+	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr, mt}, Logger: log})
+	srv, err := server.New(server.Config{
+		Backend: b, Jobs: &server.ManagerJobs{M: m, History: journal.History{J: jr}}, Metrics: mt.Handler(),
+		Parallel: c.parallel, MaxQueue: queueFlag(c.maxQueue), MaxBodyBytes: c.maxBody, APIKey: c.apiKey,
+		ReadTimeout: c.readTimeout, WriteTimeout: c.writeTimeout, ShutdownGrace: c.grace, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return pipeline.Wrap(pipeline.StageDeliver, err, "another server may be running; pick another --addr")
+	}
+	names, _ := b.names()
+	list := make([]string, 0, len(names))
+	for n := range names {
+		list = append(list, n)
+	}
+	fmt.Fprintf(env.stderr, "glassbox serve: listening on http://%s (models: %s; journal %s)\n",
+		l.Addr(), strings.Join(list, ", "), jr.Path())
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case err := <-served:
+		return pipeline.Wrap(pipeline.StageDeliver, err, "")
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(env.stderr, "glassbox serve: shutting down: no new work; running jobs get", c.grace, "to finish")
+	sctx, cancel := context.WithTimeout(context.Background(), c.grace+5*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	m.Shutdown(sctx)
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if ferr := jr.Flush(); err == nil {
+		err = ferr
+	}
+	fmt.Fprintln(env.stderr, "glassbox serve: stopped")
+	return err
+}
+
+// queueFlag maps --max-queue 0 (nobody waits) to the server's -1.
+func queueFlag(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+func newServeBackend(c *serveConfig) (*serveBackend, error) {
+	b := &serveBackend{files: map[string]string{}, session: c.session.options()}
+	for _, p := range c.models {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+		}
+		b.files[store.NameFor(abs)] = abs
+	}
+	if s, err := store.Default(); err == nil {
+		b.store = s
+	}
+	dev, err := planDevice("", true)
+	if err != nil {
+		return nil, err
+	}
+	b.dev = dev
+	return b, nil
+}

@@ -1,0 +1,445 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/chat"
+	"github.com/glassbox-ai/glassbox/engine"
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/metrics"
+	"github.com/glassbox-ai/glassbox/model"
+	"github.com/glassbox-ai/glassbox/modelinfo"
+	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
+	"github.com/glassbox-ai/glassbox/sample"
+	"github.com/glassbox-ai/glassbox/sched"
+	"github.com/glassbox-ai/glassbox/server"
+	"github.com/glassbox-ai/glassbox/store"
+	"github.com/glassbox-ai/glassbox/tokenizer"
+)
+
+// serveBackend is server.Backend over the real packages: the model store
+// (and --model files) for names, the planner for admission, the residency
+// manager for loaded models, and the engine for generation.
+type serveBackend struct {
+	files   map[string]string // --model files: name → path
+	store   *store.Store      // may be nil
+	dev     *plan.Device
+	budget  int64
+	session model.SessionOptions // defaults for every generation
+	res     *sched.Residency[*servedModel]
+	metrics *metrics.Metrics
+}
+
+// servedModel is a resident model with what generation needs beside the
+// weights.
+type servedModel struct {
+	name     string
+	file     *gguf.File
+	model    model.Model
+	tok      *tokenizer.Tokenizer
+	tmpl     chat.Template
+	template bool // the file has its own chat template
+}
+
+func (m *servedModel) Close() { m.file.Close() }
+
+// resolve turns a request's model name into a file path. Only names the
+// server knows are accepted: a client cannot make it open arbitrary paths.
+func (b *serveBackend) resolve(name string) (string, error) {
+	if p, ok := b.files[name]; ok {
+		return p, nil
+	}
+	if b.store != nil {
+		if e, err := b.store.Get(name); err == nil {
+			return e.Path, nil
+		}
+	}
+	return "", pipeline.Errorf(pipeline.StageLoad, "GET /v1/models lists the models this server has",
+		"model %q: %w", name, server.ErrModelNotFound)
+}
+
+// planFor plans one generation of model name with the request's options.
+func (b *serveBackend) planFor(path string, opts model.SessionOptions, parallel int, kv string) (*plan.Plan, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	defer f.Close()
+	if kv == "" {
+		kv = "f16"
+		if opts.KVF32 {
+			kv = "f32"
+		}
+	}
+	p, err := plan.ForModel(f, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: parallel, KV: kv}, b.dev)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StagePlan, err, "")
+	}
+	return p, nil
+}
+
+// acquire makes model name resident (loading it if needed) and returns the
+// lease; the load stage is reported through ctx's trace.
+func (b *serveBackend) acquire(ctx context.Context, name, path string, bytes int64, keep *time.Duration) (*sched.Lease[*servedModel], error) {
+	req := sched.Request[*servedModel]{Model: name, Bytes: bytes, Placement: "cpu",
+		Load: func(ctx context.Context) (*servedModel, int64, error) { return loadServed(ctx, name, path) }}
+	if keep != nil {
+		req.KeepAlive = sched.Keep(*keep)
+	}
+	return b.res.Acquire(ctx, req)
+}
+
+// loadServed loads a model, its tokenizer and its chat template.
+func loadServed(ctx context.Context, name, path string) (*servedModel, int64, error) {
+	m, f, closeFn, err := loadModel(ctx, path)
+	if err != nil {
+		return nil, 0, err
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		closeFn()
+		return nil, 0, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	tmpl, err := chat.FromGGUF(f)
+	if err != nil {
+		closeFn()
+		return nil, 0, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	_, terr := f.Meta.String(chat.KeyTemplate)
+	return &servedModel{name: name, file: f, model: m, tok: tok, tmpl: tmpl, template: terr == nil},
+		f.TensorBytes(), nil
+}
+
+// Generate is plan → load → encode → prefill → generate.
+func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest) (*server.Result, error) {
+	path, err := b.resolve(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	opts := b.session
+	if req.Options.NumCtx > 0 {
+		opts.CtxLen = req.Options.NumCtx
+	}
+	if req.Options.NumBatch > 0 {
+		opts.Batch = req.Options.NumBatch
+	}
+	if req.Options.NumThread > 0 {
+		opts.Threads = req.Options.NumThread
+	}
+	p, err := b.planFor(path, opts, 1, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.AdmitJob(ctx, p, b.budget); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	lease, err := b.acquire(ctx, req.Model, path, p.Memory.TotalBytes, req.KeepAlive)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release()
+	load := time.Since(t0)
+	sm := lease.Value()
+	if b.metrics != nil {
+		b.metrics.SetModelResident(req.Model, sm.file.TensorBytes())
+	}
+
+	tr := pipeline.TraceFrom(ctx)
+	t1 := time.Now()
+	tr.OnStageStart(pipeline.StageEncode)
+	ids, err := encodeRequest(sm, req)
+	if err != nil {
+		return nil, err
+	}
+	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens"})
+	encode := time.Since(t1)
+
+	s, err := sm.model.NewSession(opts)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	defer s.Close()
+	dec := sm.tok.NewStreamDecoder()
+	for _, id := range ids {
+		dec.Add(id) // the continuation keeps its leading space
+	}
+	res, err := engine.Generate(ctx, s, sm.model.Config().VocabSize, engine.Request{
+		Prompt: ids, MaxTokens: max(req.Options.NumPredict, 0), Sampler: sample.New(samplingOf(req.Options)),
+		IsEOG: sm.tok.IsEOG, Decoder: dec, Stops: req.Options.Stop,
+	})
+	if err != nil {
+		return nil, err
+	}
+	tr.OnStageSkipped(pipeline.StageDecode, "text was decoded as it was generated")
+	reason := "stop"
+	if res.StopReason == engine.StopLength {
+		reason = "length"
+	}
+	n := len(res.Tokens)
+	if res.StopReason == engine.StopEOG && n > 0 {
+		n-- // the end-of-generation token is not part of the answer
+	}
+	return &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, Tokens: n, DoneReason: reason,
+		LoadDuration: load, PromptDuration: encode + res.PrefillTime, EvalDuration: res.GenerateTime}, nil
+}
+
+// encodeRequest renders the chat template (for messages, or for a prompt
+// when the model has a template of its own and raw is off) and encodes.
+func encodeRequest(sm *servedModel, req *server.GenerateRequest) ([]int, error) {
+	text, special := req.Prompt, false
+	var msgs []chat.Message
+	switch {
+	case len(req.Messages) > 0:
+		for _, m := range req.Messages {
+			msgs = append(msgs, chat.Message{Role: m.Role, Content: m.Content})
+		}
+	case !req.Raw && sm.template:
+		if req.System != "" {
+			msgs = append(msgs, chat.Message{Role: "system", Content: req.System})
+		}
+		msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
+	case req.System != "":
+		text = req.System + "\n\n" + req.Prompt
+	}
+	if msgs != nil {
+		var err error
+		if text, err = sm.tmpl.Render(msgs, true, nil); err != nil {
+			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		special = true
+	}
+	ids, err := sm.tok.Encode(text, true, special)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	if len(ids) >= 2 && ids[0] == sm.tok.BOS() && ids[1] == sm.tok.BOS() {
+		ids = ids[1:] // the template wrote BOS itself
+	}
+	if len(ids) == 0 {
+		return nil, pipeline.Errorf(pipeline.StageEncode, "send a non-empty prompt", "the prompt encodes to no tokens")
+	}
+	return ids, nil
+}
+
+func samplingOf(o server.Options) sample.Params {
+	seed := rand.Uint64() >> 1
+	if o.Seed != nil {
+		seed = *o.Seed
+	}
+	return sample.Params{Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
+		RepeatPenalty: o.RepeatPenalty, FreqPenalty: o.FrequencyPenalty, PresencePenalty: o.PresencePenalty,
+		PenaltyLastN: o.RepeatLastN, Seed: seed}
+}
+
+// names lists every model the server knows: --model files, then the store.
+func (b *serveBackend) names() (map[string]string, error) {
+	out := map[string]string{}
+	if b.store != nil {
+		entries, err := b.store.List()
+		if err != nil {
+			return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+		}
+		for _, e := range entries {
+			out[e.Name] = e.Path
+		}
+	}
+	for n, p := range b.files {
+		out[n] = p
+	}
+	return out, nil
+}
+
+func (b *serveBackend) Models(ctx context.Context) ([]server.ModelInfo, error) {
+	names, err := b.names()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]server.ModelInfo, 0, len(names))
+	for name, path := range names {
+		info, err := b.info(name, path)
+		if err != nil {
+			continue // a broken file is reported when it is used
+		}
+		out = append(out, *info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// verdicts caches plan verdicts by path and modification time.
+var verdicts sync.Map
+
+func (b *serveBackend) info(name, path string) (*server.ModelInfo, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sum := modelinfo.Summarize(f, false)
+	mi := &server.ModelInfo{Name: name, Path: path, Size: st.Size(), Modified: st.ModTime().UTC(),
+		Family: sum.Architecture, ParameterSize: paramSize(sum.Parameters), Quantization: sum.FileType}
+	if mi.Quantization == "" && len(sum.Quantization) > 0 {
+		mi.Quantization = sum.Quantization[0].Type
+	}
+	if sum.ContextLength != nil {
+		mi.ContextLength = int(*sum.ContextLength)
+	}
+	key := fmt.Sprintf("%s@%d", path, st.ModTime().UnixNano())
+	if v, ok := verdicts.Load(key); ok {
+		mi.Verdict = v.(string)
+	} else if p, err := plan.ForModel(f, plan.Options{Ctx: b.session.CtxLen, Batch: b.session.Batch}, b.dev); err == nil {
+		mi.Verdict = p.Verdict
+		verdicts.Store(key, p.Verdict)
+	}
+	return mi, nil
+}
+
+func paramSize(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.0fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+func (b *serveBackend) Show(ctx context.Context, name string) (*server.ModelDetail, error) {
+	path, err := b.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	info, err := b.info(name, path)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	defer f.Close()
+	d := &server.ModelDetail{ModelInfo: *info, Capabilities: []string{"completion"},
+		Parameters: "temperature 0.8\ntop_k 40\ntop_p 0.9\nrepeat_penalty 1.1", Metadata: map[string]any{}}
+	if t, err := f.Meta.String(chat.KeyTemplate); err == nil {
+		d.Template = t
+	}
+	for _, kv := range f.Meta.KVs {
+		if kv.Value.Len() > 16 {
+			continue // vocabularies and merges, as Ollama leaves out without verbose
+		}
+		if v := smallValue(kv.Value.Any()); v != nil {
+			d.Metadata[kv.Key] = v
+		}
+	}
+	return d, nil
+}
+
+// smallValue keeps scalar metadata and drops large arrays (vocabularies),
+// as Ollama's /api/show does without verbose.
+func smallValue(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > 256 {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+func (b *serveBackend) Running(ctx context.Context) ([]server.RunningModel, error) {
+	names, _ := b.names()
+	var out []server.RunningModel
+	for _, st := range b.res.List() {
+		rm := server.RunningModel{ModelInfo: server.ModelInfo{Name: st.Model}, Bytes: st.Bytes, InUse: st.InUse}
+		if p, ok := names[st.Model]; ok {
+			if info, err := b.info(st.Model, p); err == nil {
+				rm.ModelInfo = *info
+			}
+		}
+		if st.ExpiresAt != nil {
+			rm.ExpiresAt = *st.ExpiresAt
+		}
+		out = append(out, rm)
+	}
+	return out, nil
+}
+
+func (b *serveBackend) Load(ctx context.Context, name string, keep *time.Duration) error {
+	path, err := b.resolve(name)
+	if err != nil {
+		return err
+	}
+	p, err := b.planFor(path, b.session, 1, "")
+	if err != nil {
+		return err
+	}
+	if err := plan.Admit(p, b.budget); err != nil {
+		return err
+	}
+	lease, err := b.acquire(ctx, name, path, p.Memory.TotalBytes, keep)
+	if err != nil {
+		return err
+	}
+	if b.metrics != nil {
+		b.metrics.SetModelResident(name, lease.Value().file.TensorBytes())
+	}
+	lease.Release()
+	return nil
+}
+
+func (b *serveBackend) Unload(ctx context.Context, name string) error {
+	if _, err := b.resolve(name); err != nil {
+		return err
+	}
+	err := b.res.Unload(name)
+	if errors.Is(err, sched.ErrNotResident) {
+		return nil // unloading a model that is not loaded is a no-op, as in Ollama
+	}
+	return err
+}
+
+func (b *serveBackend) Plan(ctx context.Context, req *server.PlanRequest) (json.RawMessage, error) {
+	path, err := b.resolve(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	dev := b.dev
+	if req.Device != "" {
+		if dev, err = planDevice(req.Device, false); err != nil {
+			return nil, pipeline.Wrap(pipeline.StagePlan, err, "")
+		}
+	}
+	opts := b.session
+	if req.Ctx > 0 {
+		opts.CtxLen = req.Ctx
+	}
+	if req.Batch > 0 {
+		opts.Batch = req.Batch
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	defer f.Close()
+	p, err := plan.ForModel(f, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: req.Parallel,
+		KV: strings.ToLower(req.KV)}, dev)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StagePlan, err, "")
+	}
+	return json.Marshal(p)
+}
