@@ -76,7 +76,7 @@ func (t *Template) compile() error {
 	if t.Source == "" {
 		return &Error{Origin: t.origin(), Op: "compile", Err: ErrEmpty}
 	}
-	c, err := jinja.Compile(rewriteToJSON(trimFinalNewline(t.Source)))
+	c, err := safeCompile(rewriteToJSON(trimFinalNewline(t.Source)))
 	if err != nil {
 		return &Error{Origin: t.origin(), Op: "compile", Err: err}
 	}
@@ -143,7 +143,7 @@ func (t Template) Render(msgs []Message, addGenerationPrompt bool, vars map[stri
 			data[k] = v
 		}
 	}
-	out, err := t.compiled.RenderValues(data)
+	out, err := safeRender(t.compiled, data)
 	if err != nil {
 		return "", &Error{Origin: t.origin(), Op: "render", Err: err}
 	}
@@ -158,4 +158,26 @@ func Render(tmpl string, msgs []Message, addGenerationPrompt bool, vars map[stri
 		return "", err
 	}
 	return t.Render(msgs, addGenerationPrompt, vars)
+}
+
+// Templates come from model files, which are untrusted input; a panic in
+// the template engine becomes an error naming the template instead of a
+// crash.
+
+func safeCompile(src string) (c *jinja.Template, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, fmt.Errorf("template engine failed: %v", r)
+		}
+	}()
+	return jinja.Compile(src)
+}
+
+func safeRender(c *jinja.Template, data map[string]jinja.Value) (out string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = "", fmt.Errorf("template engine failed: %v", r)
+		}
+	}()
+	return c.RenderValues(data)
 }

@@ -17,7 +17,7 @@ type Params struct {
 	// 0 or ≥ 1 disables it.
 	TopP float32
 	// MinP drops candidates whose probability is below MinP × the top
-	// probability; 0 disables it.
+	// probability; 0 disables it (values above 1 act as 1).
 	MinP float32
 	// RepeatPenalty scales the logits of recently seen tokens (see the
 	// package doc); 0 or 1 disables it.
@@ -94,6 +94,9 @@ func (p Params) normalized() Params {
 	}
 	if nan(p.MinP) || p.MinP < 0 {
 		p.MinP = 0
+	}
+	if p.MinP > 1 {
+		p.MinP = 1 // keeps only the top candidate(s), never none
 	}
 	if nan(p.RepeatPenalty) || p.RepeatPenalty <= 0 {
 		p.RepeatPenalty = 1

@@ -220,6 +220,9 @@ func (s *Sampler) minP(c []cand, sorted int) []cand {
 // draw applies the temperature to the survivors, takes their softmax and
 // picks one by inverting the cumulative sum at a uniform variate.
 func (s *Sampler) draw(c []cand) int32 {
+	if len(c) == 0 { // unreachable: every filter keeps at least one
+		return s.argmax()
+	}
 	if len(c) == 1 {
 		return c[0].id
 	}
