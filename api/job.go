@@ -12,7 +12,7 @@ type Job struct {
 	Kind     string    `json:"kind,omitempty"`  // "text", "chat", "image", ...
 	Model    string    `json:"model,omitempty"` // model name or path
 	State    string    `json:"state"`           // one of the State constants
-	Stage    string    `json:"stage,omitempty"` // the last stage reached
+	Stage    string    `json:"stage,omitempty"` // the last stage started
 	Created  time.Time `json:"created"`
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`

@@ -93,7 +93,7 @@ func (j *Journal) writeTx(batch []item) error {
 	defer upJob.Close()
 	type chunk struct {
 		first, last int64
-		stage       string // the last stage started or skipped in the chunk
+		stage       string // the last stage started in the chunk
 		buf         bytes.Buffer
 		enc         *json.Encoder
 	}
@@ -123,7 +123,7 @@ func (j *Journal) writeTx(batch []item) error {
 				return fmt.Errorf("event %d of job %s: %w", it.ev.Seq, it.ev.Job, err)
 			}
 			c.last = it.ev.Seq
-			if it.ev.Type == api.TypeStageStart || it.ev.Type == api.TypeStageSkipped {
+			if it.ev.Type == api.TypeStageStart {
 				c.stage = it.ev.Stage
 			}
 			nEv++

@@ -43,7 +43,6 @@ func (j *Job) onStageDone(s Stage, st StageStats) {
 func (j *Job) onStageSkipped(s Stage, reason string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.current = s
 	j.emitLocked(api.Event{Type: api.TypeStageSkipped, Stage: string(s), Reason: reason})
 }
 

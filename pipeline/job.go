@@ -21,7 +21,7 @@ type Job struct {
 	events   []api.Event
 	changed  chan struct{} // closed and replaced on every new event
 	started  map[Stage]time.Time
-	current  Stage // the stage last started (or skipped)
+	current  Stage // the stage last started
 	cancelAt time.Time
 	result   any
 	err      error
@@ -168,7 +168,7 @@ func (j *Job) emitLocked(ev api.Event) {
 	ev.Job = j.info.ID
 	j.events = append(j.events, ev)
 	j.info.LastSeq = ev.Seq
-	if ev.Type == api.TypeStageStart || ev.Type == api.TypeStageSkipped {
+	if ev.Type == api.TypeStageStart {
 		j.info.Stage = ev.Stage
 	}
 	for _, s := range j.m.sinks {
