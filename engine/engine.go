@@ -64,7 +64,11 @@ func Generate(ctx context.Context, s model.Session, vocab int, req Request) (*Re
 		return nil, pipeline.Errorf(pipeline.StagePrefill, "give a non-empty prompt", "prompt has no tokens")
 	}
 	if np > opts.CtxLen {
-		return nil, pipeline.Errorf(pipeline.StagePrefill, fmt.Sprintf("try --ctx %d", np+max(req.MaxTokens, 0)),
+		room := req.MaxTokens
+		if room <= 0 {
+			room = 256
+		}
+		return nil, pipeline.Errorf(pipeline.StagePrefill, fmt.Sprintf("try --ctx %d, or a shorter prompt", np+room),
 			"prompt has %d tokens but the context holds %d", np, opts.CtxLen).
 			With("tokens", int64(np)).With("ctx", int64(opts.CtxLen))
 	}

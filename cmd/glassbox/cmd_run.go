@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/chat"
 	"github.com/glassbox-ai/glassbox/engine"
 	"github.com/glassbox-ai/glassbox/gguf"
@@ -82,13 +81,28 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		prompt = strings.TrimSuffix(string(b), "\n")
 	}
 
-	rec := newRunRecorder(env, f.json)
-	ctx = pipeline.WithTrace(ctx, rec.trace())
-	err = generate(ctx, env, &f, prompt, params, rec)
-	if err != nil && f.json {
-		rec.emit(api.Event{Type: api.TypeError, Error: errorEvent(err)})
-		return nil
+	// The generation runs as a pipeline job: its events (stages, progress,
+	// tokens, warnings, the result or the error) are what --json prints,
+	// numbered and timed as the server and the journal see them.
+	rec := newRunRecorder(env)
+	mgr := pipeline.NewManager(pipeline.Options{})
+	job := mgr.Submit(pipeline.WithTrace(ctx, rec.trace(!f.json)), pipeline.Params{Kind: "text", Model: f.model},
+		func(ctx context.Context) (any, error) {
+			res, err := generate(ctx, env, &f, prompt, params, rec)
+			if err != nil {
+				return nil, err
+			}
+			return runResult(res), nil
+		})
+	if f.json {
+		events, stop := job.Subscribe(0)
+		enc := json.NewEncoder(env.stdout)
+		for ev := range events {
+			enc.Encode(ev)
+		}
+		stop()
 	}
+	_, err = job.Wait(context.Background()) // the job ends soon after ctx does
 	if f.verbose {
 		rec.timeline(env.stderr)
 	}
@@ -108,11 +122,11 @@ func (f *runFlags) sampling() sample.Params {
 }
 
 // generate is load → encode → prefill → generate for one prompt.
-func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params sample.Params, rec *runRecorder) error {
+func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params sample.Params, rec *runRecorder) (*engine.Result, error) {
 	tr := pipeline.TraceFrom(ctx)
 	m, file, closeModel, err := loadModel(ctx, f.model)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer closeModel()
 	cfg := m.Config()
@@ -120,11 +134,11 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 	tr.OnStageStart(pipeline.StageEncode)
 	tok, err := tokenizer.FromGGUF(file)
 	if err != nil {
-		return pipeline.Wrap(pipeline.StageEncode, err, "")
+		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
 	}
 	ids, err := encodePrompt(file, tok, f, prompt)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens"})
 
@@ -136,7 +150,7 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 	}
 	s, err := m.NewSession(opts)
 	if err != nil {
-		return pipeline.Wrap(pipeline.StageLoad, err, "")
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
 	defer s.Close()
 	rec.seed, rec.kvBytes = params.Seed, s.KVBytes()
@@ -159,17 +173,14 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 	}
 	res, err := engine.Generate(ctx, s, cfg.VocabSize, req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tr.OnStageSkipped(pipeline.StageDecode, "text was decoded as it was generated")
 	rec.result = res
-	if f.json {
-		b, _ := json.Marshal(runResult(res))
-		rec.emit(api.Event{Type: api.TypeResult, Result: b})
-	} else if isTerminal(env.stdout) {
+	if !f.json && isTerminal(env.stdout) {
 		fmt.Fprintln(env.stdout)
 	}
-	return nil
+	return res, nil
 }
 
 // encodePrompt turns the prompt (text, chat message or ids) into ids.
@@ -247,23 +258,10 @@ func rate(n int, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-func errorEvent(err error) *api.Error {
-	e := &api.Error{Message: oneLine(err.Error()), Cause: err.Error()}
-	if s, ok := pipeline.StageOf(err); ok {
-		e.Stage = string(s)
-	}
-	if pe, ok := err.(*pipeline.Error); ok {
-		e.Cause, e.Hint, e.Numbers = pe.Cause(), pe.Hint, pe.Numbers
-	}
-	return e
-}
-
-// runRecorder turns the pipeline trace into JSON event lines (--json),
-// warnings on stderr (text mode) and the --verbose timeline.
+// runRecorder keeps the stage timings for --verbose and, in text mode,
+// prints warnings on stderr.
 type runRecorder struct {
 	env     *cmdEnv
-	json    *json.Encoder // nil in text mode
-	seq     int64
 	order   []pipeline.Stage
 	start   map[pipeline.Stage]time.Time
 	took    map[pipeline.Stage]time.Duration
@@ -274,49 +272,28 @@ type runRecorder struct {
 	kvBytes int64
 }
 
-func newRunRecorder(env *cmdEnv, asJSON bool) *runRecorder {
-	r := &runRecorder{env: env, start: map[pipeline.Stage]time.Time{}, took: map[pipeline.Stage]time.Duration{},
+func newRunRecorder(env *cmdEnv) *runRecorder {
+	return &runRecorder{env: env, start: map[pipeline.Stage]time.Time{}, took: map[pipeline.Stage]time.Duration{},
 		stats: map[pipeline.Stage]pipeline.StageStats{}, skipped: map[pipeline.Stage]string{}}
-	if asJSON {
-		r.json = json.NewEncoder(env.stdout)
-	}
-	return r
 }
 
-func (r *runRecorder) emit(e api.Event) {
-	if r.json == nil {
-		return
-	}
-	r.seq++
-	e.Seq, e.Time, e.Job = r.seq, time.Now().UTC(), "run"
-	r.json.Encode(e)
-}
-
-func (r *runRecorder) trace() *pipeline.Trace {
+func (r *runRecorder) trace(warnings bool) *pipeline.Trace {
 	return &pipeline.Trace{
 		StageStart: func(s pipeline.Stage) {
 			r.order = append(r.order, s)
 			r.start[s] = time.Now()
-			r.emit(api.Event{Type: api.TypeStageStart, Stage: string(s)})
 		},
 		StageDone: func(s pipeline.Stage, st pipeline.StageStats) {
-			d := time.Since(r.start[s])
-			r.took[s], r.stats[s] = d, st
-			r.emit(api.Event{Type: api.TypeStageDone, Stage: string(s), DurationMS: ms(d), Stats: &st})
+			r.took[s], r.stats[s] = time.Since(r.start[s]), st
 		},
 		StageSkipped: func(s pipeline.Stage, reason string) {
 			r.order = append(r.order, s)
 			r.skipped[s] = reason
-			r.emit(api.Event{Type: api.TypeStageSkipped, Stage: string(s), Reason: reason})
-		},
-		Token: func(id int, text string) {
-			r.emit(api.Event{Type: api.TypeToken, Stage: string(pipeline.StageGenerate), Token: &api.Token{ID: id, Text: text}})
 		},
 		Warning: func(code, msg string) {
-			if r.json == nil {
+			if warnings {
 				fmt.Fprintf(r.env.stderr, "glassbox run: warning: %s\n", msg)
 			}
-			r.emit(api.Event{Type: api.TypeWarning, Warning: &api.Warning{Code: code, Message: msg}})
 		},
 	}
 }
