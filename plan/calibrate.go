@@ -31,6 +31,11 @@ type Observation struct {
 	MeasuredPrefill  float64 `json:"measured_prefill_tokens_per_s,omitempty"`
 	PredictedDecode  float64 `json:"predicted_decode_tokens_per_s"`
 	MeasuredDecode   float64 `json:"measured_decode_tokens_per_s,omitempty"`
+
+	// The decode prediction's parts, for fitting: seconds per token from
+	// the roofline, and the number of layers (whose fixed cost is fitted).
+	DecodeRooflineS float64 `json:"decode_roofline_s,omitempty"`
+	Layers          int     `json:"layers,omitempty"`
 }
 
 // Observe pairs a plan with what a run measured (zero: not measured).
@@ -42,7 +47,8 @@ func Observe(p *Plan, peakRSS int64, prefillTokS, decodeTokS float64) Observatio
 	return Observation{Time: time.Now().UTC(), Model: name, FileBytes: p.Model.FileBytes, Device: p.Device.Name,
 		Options: p.Options, PredictedBytes: p.raw.total, MeasuredPeakRSS: peakRSS,
 		PredictedPrefill: p.raw.prefill, MeasuredPrefill: prefillTokS,
-		PredictedDecode: p.raw.decode, MeasuredDecode: decodeTokS}
+		PredictedDecode: p.raw.decode, MeasuredDecode: decodeTokS,
+		DecodeRooflineS: p.raw.decodeRoof, Layers: p.Model.Layers}
 }
 
 // Calibration is what history says about the planner on one device: the
@@ -60,6 +66,13 @@ type Calibration struct {
 	DecodeError   float64 `json:"decode_error"`
 	MemoryBefore  float64 `json:"memory_error_uncorrected"`
 	DecodeBefore  float64 `json:"decode_error_uncorrected"`
+
+	// DecodeScale and DecodeLayerCost (seconds) are the least-squares fit
+	// of measured seconds per token = scale × roofline time + cost ×
+	// layers, used instead of DecodeFactor when the history has runs of
+	// different shapes (zero when it cannot be fitted).
+	DecodeScale     float64 `json:"decode_scale,omitempty"`
+	DecodeLayerCost float64 `json:"decode_layer_cost_s,omitempty"`
 }
 
 // MinCalibrationRuns is how many runs a device needs before its constants
@@ -70,6 +83,7 @@ const MinCalibrationRuns = 3
 // fewer than MinCalibrationRuns).
 func Calibrate(obs []Observation, device string) *Calibration {
 	var mem, pre, dec []float64
+	var fit []Observation
 	n := 0
 	for _, o := range obs {
 		if o.Device != device {
@@ -84,6 +98,9 @@ func Calibrate(obs []Observation, device string) *Calibration {
 		}
 		if o.MeasuredDecode > 0 && o.PredictedDecode > 0 {
 			dec = append(dec, o.MeasuredDecode/o.PredictedDecode)
+			if o.DecodeRooflineS > 0 && o.Layers > 0 {
+				fit = append(fit, o)
+			}
 		}
 	}
 	if n < MinCalibrationRuns {
@@ -93,7 +110,45 @@ func Calibrate(obs []Observation, device string) *Calibration {
 	c.MemoryFactor, c.MemoryError, c.MemoryBefore = summarize(mem)
 	c.PrefillFactor, c.PrefillError, _ = summarize(pre)
 	c.DecodeFactor, c.DecodeError, c.DecodeBefore = summarize(dec)
+	if a, b, ok := fitDecode(fit); ok {
+		c.DecodeScale, c.DecodeLayerCost = a, b
+		errs := make([]float64, len(fit))
+		for i, o := range fit {
+			pred := 1 / (a*o.DecodeRooflineS + b*float64(o.Layers))
+			errs[i] = math.Abs(o.MeasuredDecode/pred - 1)
+		}
+		c.DecodeError = median(errs)
+	}
 	return c
+}
+
+// fitDecode fits t = a·roof + b·layers to the observations by least
+// squares (the 2×2 normal equations). ok is false when there are too few
+// runs, their shapes do not separate the two terms, or the fit is not
+// physical (a ≤ 0 or b < 0).
+func fitDecode(obs []Observation) (a, b float64, ok bool) {
+	if len(obs) < MinCalibrationRuns {
+		return 0, 0, false
+	}
+	var sxx, sxy, syy, sxt, syt float64
+	for _, o := range obs {
+		x, y, t := o.DecodeRooflineS, float64(o.Layers), 1/o.MeasuredDecode
+		sxx += x * x
+		sxy += x * y
+		syy += y * y
+		sxt += x * t
+		syt += y * t
+	}
+	det := sxx*syy - sxy*sxy
+	if det <= 1e-12*sxx*syy {
+		return 0, 0, false
+	}
+	a = (sxt*syy - syt*sxy) / det
+	b = (syt*sxx - sxt*sxy) / det
+	if a <= 0 || b < 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return 0, 0, false
+	}
+	return a, b, true
 }
 
 // summarize returns the median ratio, the median relative distance from
@@ -131,6 +186,9 @@ func (c *Calibration) String() string {
 	s := fmt.Sprintf("from %d measured runs: memory ±%.1f%%", c.N, 100*c.MemoryError)
 	if c.DecodeFactor > 0 {
 		s += fmt.Sprintf(", generation ±%.0f%%", 100*c.DecodeError)
+	}
+	if c.DecodeScale > 0 {
+		s += fmt.Sprintf(" (fitted: %.2f× the roofline + %.0f µs per layer)", c.DecodeScale, 1e6*c.DecodeLayerCost)
 	}
 	if c.PrefillFactor > 0 {
 		s += fmt.Sprintf(", prefill ±%.0f%%", 100*c.PrefillError)

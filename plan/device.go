@@ -34,6 +34,11 @@ type Device struct {
 
 	GPU *GPU `json:"gpu,omitempty"`
 
+	// RuntimeBytes is the measured resident memory of a glassbox process
+	// that has loaded nothing yet (see SelfRSS); 0 uses the built-in
+	// estimate. It tracks the binary as it grows.
+	RuntimeBytes int64 `json:"runtime_bytes,omitempty"`
+
 	// Calibration corrects the constants from measured runs on this
 	// device (nil: none recorded).
 	Calibration *Calibration `json:"calibration,omitempty"`
@@ -217,4 +222,25 @@ func (d *Device) SetRoofline(bandwidth, peakF32, peakInt8 float64, source string
 		d.Estimated = false
 	}
 	d.Roofline = source
+}
+
+// SelfRSS returns this process's resident memory now (VmRSS of
+// /proc/self/status), or 0 where that is unknown. Called before a model is
+// opened, it is the runtime's own share of a job's peak: set it as
+// Device.RuntimeBytes.
+func SelfRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n * 1024
+			}
+		}
+	}
+	return 0
 }

@@ -189,3 +189,35 @@ func TestCalibration(t *testing.T) {
 		t.Errorf("history %+v, %v", got, err)
 	}
 }
+
+func TestCalibrationFitsDecode(t *testing.T) {
+	// Runs made by a machine where a token takes 1.5× the roofline time
+	// plus 200 µs per layer are fitted exactly.
+	var obs []Observation
+	for _, c := range []struct {
+		roof   float64
+		layers int
+	}{{1e-4, 5}, {7e-4, 2}, {80e-3, 16}, {2e-3, 1}} {
+		obs = append(obs, Observation{Device: "d", DecodeRooflineS: c.roof, Layers: c.layers, PredictedDecode: 1,
+			MeasuredDecode: 1 / (1.5*c.roof + 200e-6*float64(c.layers))})
+	}
+	c := Calibrate(obs, "d")
+	if c == nil || math.Abs(c.DecodeScale-1.5) > 1e-9 || math.Abs(c.DecodeLayerCost-200e-6) > 1e-12 || c.DecodeError > 1e-9 {
+		t.Fatalf("fit %+v", c)
+	}
+	// Runs of one shape cannot separate the terms: no fit, ratio only.
+	same := []Observation{obs[0], obs[0], obs[0]}
+	if c := Calibrate(same, "d"); c == nil || c.DecodeScale != 0 || c.DecodeFactor == 0 {
+		t.Errorf("degenerate fit %+v", c)
+	}
+	// A fitted device predicts with the fit.
+	f := synthetic(t, Llama3_8B)
+	dev := cpuDevice(64 * gib)
+	raw, _ := ForModel(f, Options{}, dev)
+	dev.Calibration = c
+	p, _ := ForModel(f, Options{}, dev)
+	want := 1 / (1.5*raw.raw.decodeRoof + 200e-6*32)
+	if math.Abs(p.Speed.DecodeTokensPerS-want) > 1e-9 {
+		t.Errorf("decode %g, want %g", p.Speed.DecodeTokensPerS, want)
+	}
+}

@@ -18,6 +18,10 @@ type Options struct {
 	// Tokens is how many tokens the job will hold (prompt + generated); 0
 	// plans for a full context, the worst case admission must assume.
 	Tokens int `json:"tokens,omitempty"`
+	// Prompt is the prompt's length in tokens, when known: prefill then
+	// touches only min(Batch, Prompt) rows of the activation buffers. 0
+	// assumes full batches.
+	Prompt int `json:"prompt,omitempty"`
 }
 
 // Defaults applied to a zero Options.
@@ -41,8 +45,9 @@ type Plan struct {
 
 	// raw holds the predictions before calibration, for Observe.
 	raw struct {
-		total           int64
-		prefill, decode float64
+		total                   int64
+		prefill, decode         float64
+		decodeRoof, decodeFixed float64 // seconds per token: roofline part, fixed costs
 	}
 }
 
@@ -61,17 +66,31 @@ type Memory struct {
 	KVBytesPerTok  int64   `json:"kv_bytes_per_token"` // all layers, K and V, one sequence
 	ComputeBytes   int64   `json:"compute_bytes"`
 	OverheadBytes  int64   `json:"overhead_bytes"`
+	// GCSlackBytes is garbage the Go collector lets pile up between
+	// collections (per-token allocations of text, events, sampling).
+	GCSlackBytes int64 `json:"gc_slack_bytes"`
 
 	RAMBytes  int64 `json:"ram_bytes"`  // part in RAM
 	VRAMBytes int64 `json:"vram_bytes"` // part in GPU memory
 }
 
-// Runtime overhead constants (refined by calibration): the Go runtime,
-// program text and goroutine stacks of a running glassbox, and how many
-// times the header's size the parsed metadata and tokenizer tables take.
+// Runtime overhead constants, measured on glassbox itself (peak RSS of
+// 'glassbox run' on the shared models, see docs/BENCHMARKS.md) and refined
+// by calibration:
+//   - baseOverhead: the Go runtime, program text, goroutine stacks and
+//     pools of a glassbox process that has loaded nothing (10.2 MiB for
+//     'glassbox plan --profiles');
+//   - the header is mapped, then parsed into Go strings and slices (about
+//     twice its size), and the tokenizer indexes every vocabulary entry;
+//   - every generated token leaves a few KiB of garbage (text, events,
+//     sampler scratch) that the collector lets accumulate up to the larger
+//     of its 4 MiB minimum heap and the live heap (GOGC=100).
 const (
-	baseOverhead     = 12 * mib
+	baseOverhead     = 10 * mib
 	headerOverheadX  = 3
+	vocabEntryBytes  = 96
+	garbagePerToken  = 12 * kib
+	gcMinHeap        = 4 * mib
 	faultAroundBytes = 64 * kib // Linux maps file pages around each fault (fault_around_bytes)
 )
 
@@ -136,6 +155,9 @@ func (o Options) resolve(s *Shape) (Options, tensor.DType, error) {
 	if o.Parallel > 4096 {
 		return o, 0, fmt.Errorf("plan: --parallel %d is out of range (max 4096)", o.Parallel)
 	}
+	if o.Prompt < 0 || (o.Tokens > 0 && o.Prompt > o.Tokens) {
+		return o, 0, fmt.Errorf("plan: prompt of %d tokens does not fit the %d tokens planned", o.Prompt, o.Tokens)
+	}
 	if o.Tokens > o.Ctx {
 		return o, 0, fmt.Errorf("plan: %d tokens do not fit a context of %d (raise --ctx)", o.Tokens, o.Ctx)
 	}
@@ -191,8 +213,14 @@ func (p *Plan) memory(kvType tensor.DType) error {
 	}
 	m.ComputeBytes = computeArena(s, o)
 	// Norm weights and biases are copied to float32 at load.
-	m.OverheadBytes = baseOverhead + headerOverheadX*s.HeaderSize + 4*s.vecElems
-	m.TotalBytes = m.WeightsBytes + m.EmbeddingBytes + m.KVCacheBytes + m.ComputeBytes + m.OverheadBytes
+	base := int64(baseOverhead)
+	if p.Device.RuntimeBytes > 0 {
+		base = p.Device.RuntimeBytes
+	}
+	m.OverheadBytes = base + headerOverheadX*s.HeaderSize + vocabEntryBytes*int64(s.VocabSize) + 4*s.vecElems
+	live := m.KVCacheBytes + m.ComputeBytes + m.OverheadBytes - base
+	m.GCSlackBytes = min(int64(p.tokens()*o.Parallel)*garbagePerToken, max(gcMinHeap, live))
+	m.TotalBytes = m.WeightsBytes + m.EmbeddingBytes + m.KVCacheBytes + m.ComputeBytes + m.OverheadBytes + m.GCSlackBytes
 	p.raw.total = m.TotalBytes
 	if c := p.Device.Calibration; c != nil && c.MemoryFactor > 0 {
 		// History says what the components miss; book it as overhead so
@@ -227,7 +255,11 @@ func computeArena(s *Shape, o Options) int64 {
 	if s.Layers == 0 {
 		return 0
 	}
-	b := int64(o.Batch * o.Parallel)
+	rows := o.Batch
+	if o.Prompt > 0 {
+		rows = min(rows, o.Prompt) // untouched rows of a fresh allocation are never resident
+	}
+	b := int64(rows * o.Parallel)
 	dim, hid := int64(s.Dim), int64(s.HiddenDim)
 	qDim, kvDim := int64(s.NumHeads*s.HeadDim), int64(s.NumKVHeads*s.HeadDim)
 	perRow := 4*(3*dim+2*qDim+2*kvDim+2*hid) + max(dim, hid, qDim)*34/32

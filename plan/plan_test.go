@@ -111,7 +111,7 @@ func TestLlama3_8BHeader(t *testing.T) {
 	if p.Memory.KVCacheBytes != 1<<30 {
 		t.Errorf("KV cache = %d, want %d", p.Memory.KVCacheBytes, 1<<30)
 	}
-	sum := p.Memory.WeightsBytes + p.Memory.EmbeddingBytes + p.Memory.KVCacheBytes + p.Memory.ComputeBytes + p.Memory.OverheadBytes
+	sum := p.Memory.WeightsBytes + p.Memory.EmbeddingBytes + p.Memory.KVCacheBytes + p.Memory.ComputeBytes + p.Memory.OverheadBytes + p.Memory.GCSlackBytes
 	if sum != p.Memory.TotalBytes {
 		t.Errorf("components add to %d, total is %d", sum, p.Memory.TotalBytes)
 	}

@@ -75,9 +75,9 @@ func (p *Plan) speed() {
 			gpuPeak = d.GPU.PeakInt8 * gpuComputeShare
 		}
 	}
-	// step returns the time of one step of n tokens per sequence at
-	// context position pos, and whether memory limits it.
-	step := func(n float64) (float64, bool) {
+	// step returns the roofline time of one step of n tokens per sequence
+	// at context position pos, its fixed cost, and whether memory limits it.
+	step := func(n float64) (roof, fixed float64, memBound bool) {
 		var cpu, gpu work
 		cpu.bw, cpu.peak, gpu.bw, gpu.peak = d.Bandwidth, cpuPeak, gpuBW, gpuPeak
 		layerElems := float64(s.matElems-s.outElems) / float64(max(s.Layers, 1))
@@ -103,18 +103,18 @@ func (p *Plan) speed() {
 		out.bytes += float64(s.OtherBytes)
 		tc, mc := cpu.time()
 		tg, mg := gpu.time()
-		fixed := 0.0
 		if pl.CPULayers > 0 || pl.GPULayers == 0 {
 			fixed += cpuStepCost + cpuLayerCost*float64(pl.CPULayers)
 		}
 		if pl.GPULayers > 0 {
 			fixed += gpuStepCost + gpuLayerCost*float64(pl.GPULayers)
 		}
-		return tc + tg + fixed, (tc >= tg && mc) || (tg > tc && mg)
+		return tc + tg, fixed, (tc >= tg && mc) || (tg > tc && mg)
 	}
 
-	t, memBound := step(1)
-	sp.DecodeTokensPerS = 1 / t
+	roof, fixed, memBound := step(1)
+	p.raw.decodeRoof, p.raw.decodeFixed = roof, fixed
+	sp.DecodeTokensPerS = 1 / (roof + fixed)
 	sp.DecodeLimit = limitName(memBound)
 	sp.DecodeBytesPerToken = int64(float64(s.WeightBytes()-s.EmbeddingBytes) + float64(p.Memory.KVBytesPerTok)*float64(pos))
 	if s.Tied {
@@ -123,13 +123,17 @@ func (p *Plan) speed() {
 	sp.DecodeFLOPsPerToken = 2*float64(s.matElems) + 4*float64(s.NumHeads*s.HeadDim)*float64(pos)*float64(s.Layers)
 
 	b := float64(min(o.Batch, p.tokens()))
-	t, memBound = step(b)
-	sp.PrefillTokensPerS = b / t
+	roof, fixed, memBound = step(b)
+	sp.PrefillTokensPerS = b / (roof + fixed)
 	sp.PrefillLimit = limitName(memBound)
 
 	p.raw.prefill, p.raw.decode = sp.PrefillTokensPerS, sp.DecodeTokensPerS
 	if c := d.Calibration; c != nil {
-		if c.DecodeFactor > 0 {
+		switch {
+		case c.DecodeScale > 0:
+			// Fitted on this device: t = scale × roofline + per-layer cost × layers.
+			sp.DecodeTokensPerS = 1 / (c.DecodeScale*p.raw.decodeRoof + c.DecodeLayerCost*float64(s.Layers))
+		case c.DecodeFactor > 0:
 			sp.DecodeTokensPerS *= c.DecodeFactor
 		}
 		if c.PrefillFactor > 0 {

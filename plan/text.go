@@ -22,6 +22,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if o.Tokens > 0 {
 		fmt.Fprintf(&b, ", %d tokens", o.Tokens)
 	}
+	if o.Prompt > 0 {
+		fmt.Fprintf(&b, " (prompt %d)", o.Prompt)
+	}
 	b.WriteString("\n\nmemory (peak resident)\n")
 	row := func(label string, n int64, note string) {
 		fmt.Fprintf(&b, "  %-22s %10s  %s\n", label, FormatBytes(n), note)
@@ -52,6 +55,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	row("KV cache", m.KVCacheBytes, fmt.Sprintf("%s per token, %s", FormatBytes(m.KVBytesPerTok), o.KV))
 	row("compute arena", m.ComputeBytes, fmt.Sprintf("activations for a batch of %d", o.Batch))
 	row("runtime overhead", m.OverheadBytes, "Go runtime, parsed header, tokenizer")
+	row("GC slack", m.GCSlackBytes, "per-token garbage between collections")
 	row("total", m.TotalBytes, "")
 
 	pl := &p.Placement

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/glassbox-ai/glassbox/compute/roofline"
 	"github.com/glassbox-ai/glassbox/plan"
 )
 
@@ -20,10 +22,18 @@ type planConfig struct {
 	profiles bool
 }
 
-// localRoofline, when set (by the compute core's roofline wiring), returns
-// this machine's measured bandwidth (bytes/s) and f32/int8 peaks (ops/s)
-// from the cached probe; ok is false when no probe has run.
-var localRoofline func() (bw, f32, int8 float64, source string, ok bool)
+// localRoofline returns this machine's measured bandwidth (bytes/s) and
+// f32/int8 peaks (ops/s) from the compute core's cached roofline probe; ok
+// is false when no probe has run ('glassbox bench --roofline').
+var localRoofline = func() (bw, f32, int8 float64, source string, ok bool) {
+	r, err := roofline.Load(0)
+	if err != nil || r.ReadGBsN <= 0 {
+		return 0, 0, 0, "", false
+	}
+	src := fmt.Sprintf("measured by 'glassbox bench --roofline' on %s with %d threads (%s)",
+		r.Measured.Format(time.DateOnly), r.Threads, r.KernelImpl)
+	return r.ReadGBsN * 1e9, r.F32GFLOPS * 1e9, r.Int8GOPS * 1e9, src, true
+}
 
 func init() {
 	register(&command{
@@ -42,6 +52,7 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.IntVar(&c.opts.Parallel, "parallel", 0, "sequences decoded together (0: 1)")
 	fs.StringVar(&c.opts.KV, "kv", "f16", "KV cache type: f16, q8_0 or f32")
 	fs.IntVar(&c.opts.Tokens, "tokens", 0, "tokens the job will hold, prompt + generated (0: a full context)")
+	fs.IntVar(&c.opts.Prompt, "prompt-tokens", 0, "prompt length in tokens, when known (0: full batches)")
 	fs.StringVar(&c.device, "device", "", "this machine (default), a profile ("+strings.Join(plan.ProfileNames(), ", ")+
 		") or a spec like \"vram=8GiB,bw=360GB/s,ram=32GiB\"")
 	fs.StringVar(&c.budget, "mem-budget", "", "refuse plans above this much memory (e.g. 12GiB)")
@@ -106,6 +117,9 @@ func planDevice(arg string, calibrate bool) (*plan.Device, error) {
 	if arg != "" && arg != "local" {
 		return dev, nil
 	}
+	// This process has loaded nothing yet: its resident memory is the
+	// runtime's share of a job's peak.
+	dev.RuntimeBytes = plan.SelfRSS()
 	if localRoofline != nil {
 		if bw, f32, i8, src, ok := localRoofline(); ok {
 			dev.SetRoofline(bw, f32, i8, src)
