@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/glassbox-ai/glassbox/compute/conv"
 )
 
 // Benchmarks at 2 threads (testPool); sizes are output pixels per side.
@@ -19,13 +21,14 @@ func BenchmarkDecode(b *testing.B) {
 			for i := range z {
 				z[i] = float32(rng.NormFloat64())
 			}
-			opt := Options{Runner: testPool}
+			opt := Options{Runner: testPool, Arena: new(conv.Arena)} // reused, as a server would
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := dec.Decode(context.Background(), z, h, h, opt); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(dec.Flops(h, h))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }
@@ -39,13 +42,14 @@ func BenchmarkEncode(b *testing.B) {
 			for i := range img {
 				img[i] = rng.Float32()
 			}
-			opt := Options{Runner: testPool}
+			opt := Options{Runner: testPool, Arena: new(conv.Arena)}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, _, _, err := enc.Encode(context.Background(), img, px, px, opt); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(enc.Flops(px, px))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }

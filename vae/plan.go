@@ -111,3 +111,42 @@ func ChooseTile(h, w, overlap int, budget int64) (DecodePlan, error) {
 	return p, fmt.Errorf("plan: decoding %dx%d px needs %.0f MiB untiled and %.0f MiB in the smallest tiles (%d px), more than the budget of %.0f MiB",
 		Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(q.Total)/(1<<20), Scale*smallest, float64(budget)/(1<<20))
 }
+
+// Flops returns the floating-point operations (2 per multiply-add) of the
+// decoder's convolutions on an h×w latent, untiled.
+func (d *Decoder) Flops(h, w int) int64 {
+	n := d.in.Flops(h, w)
+	for i := range d.mid {
+		n += blockFlops(&d.mid[i], h, w)
+	}
+	for s := range d.stages {
+		n += d.stages[s].up.Flops(h, w)
+		h, w = 2*h, 2*w
+		for i := range d.stages[s].blocks {
+			n += blockFlops(&d.stages[s].blocks[i], h, w)
+		}
+	}
+	return n + d.out.Flops(h, w)
+}
+
+// Flops returns the floating-point operations of the encoder's
+// convolutions on an h×w image.
+func (e *Encoder) Flops(h, w int) int64 {
+	n := e.in.Flops(h, w) + blockFlops(&e.first, h, w)
+	for s := range e.stages {
+		n += e.stages[s].down.Flops(h, w)
+		h, w = e.stages[s].down.OutSize(h), e.stages[s].down.OutSize(w)
+		for i := range e.stages[s].blocks {
+			n += blockFlops(&e.stages[s].blocks[i], h, w)
+		}
+	}
+	return n + e.out.Flops(h, w)
+}
+
+func blockFlops(b *block, h, w int) int64 {
+	n := b.c0.Flops(h, w) + b.c2.Flops(h, w) + b.c4.Flops(h, w)
+	if b.pool != nil {
+		n += b.pool.expand.Flops(h, w) + b.pool.reduce.Flops(h, w)
+	}
+	return n
+}

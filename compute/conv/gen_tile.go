@@ -20,6 +20,7 @@ func main() {
 	for _, k := range [][2]int{{6, 4}, {12, 2}, {12, 1}} {
 		kernel(&b, k[0], k[1])
 	}
+	kernelAVX2(&b, 6)
 	if err := os.WriteFile("tile_amd64.s", []byte(b.String()), 0o644); err != nil {
 		panic(err)
 	}
@@ -113,6 +114,98 @@ func kernel(b *strings.Builder, mr, nv int) {
 		for v := 0; v < nv; v++ {
 			e("\tVMOVUPS Z%d, %d(AX)", nv*i+v, 64*v)
 		}
+		if i < mr-1 {
+			e("\tADDQ CX, AX")
+		}
+	}
+	e("\tVZEROUPPER")
+	e("\tRET")
+}
+
+// kernelAVX2 writes an AVX2+FMA kernel for mr pixels × 16 channels:
+// accumulators Y0..Y(2·mr-1), weights Y12/Y13, broadcast Y14/Y15. The
+// weights of one j are bStride bytes apart (the packed block is wider
+// than 16 channels; the Go side calls it once per 16 channels).
+func kernelAVX2(b *strings.Builder, mr int) {
+	e := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
+	name := fmt.Sprintf("tile%dx16AVX2", mr)
+	bases := []string{"SI", "BX", "DI", "R13"}[:(mr+2)/3]
+	e("\n// func %s(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, bStride uintptr)", name)
+	e("TEXT ·%s(SB), NOSPLIT, $0-104", name)
+	e("\tMOVQ a+0(FP), SI")
+	e("\tMOVQ aPix+8(FP), R8")
+	e("\tMOVQ aRow+16(FP), R9")
+	e("\tMOVQ kh+24(FP), R10")
+	e("\tMOVQ run+32(FP), R11")
+	e("\tMOVQ b+40(FP), DX")
+	e("\tMOVQ bStride+96(FP), R12")
+	e("\tLEAQ (R11*4), AX")
+	e("\tSUBQ AX, R9 // R9 = aRow - 4·run")
+	for k := 1; k < len(bases); k++ {
+		e("\tLEAQ (%s)(R8*2), %s // row %d = row %d + 3·aPix", bases[k-1], bases[k], 3*k, 3*(k-1))
+		e("\tADDQ R8, %s", bases[k])
+	}
+	for r := 0; r < 2*mr; r++ {
+		e("\tVXORPS Y%d, Y%d, Y%d", r, r, r)
+	}
+	e("%s_ky:", name)
+	e("\tMOVQ R11, CX")
+	e("%s_j: // for j < run: acc[i][:] += a[i·aPix + j] · b[j][:]", name)
+	e("\tVMOVUPS (DX), Y12")
+	e("\tVMOVUPS 32(DX), Y13")
+	for i := 0; i < mr; i++ {
+		addr := fmt.Sprintf("(%s)", bases[i/3])
+		if i%3 != 0 {
+			addr = fmt.Sprintf("(%s)(R8*%d)", bases[i/3], i%3)
+		}
+		bc := 14 + i%2
+		e("\tVBROADCASTSS %s, Y%d", addr, bc)
+		e("\tVFMADD231PS Y12, Y%d, Y%d", bc, 2*i)
+		e("\tVFMADD231PS Y13, Y%d, Y%d", bc, 2*i+1)
+	}
+	e("\tADDQ R12, DX")
+	for _, r := range bases {
+		e("\tADDQ $4, %s", r)
+	}
+	e("\tDECQ CX")
+	e("\tJNZ %s_j", name)
+	for _, r := range bases {
+		e("\tADDQ R9, %s", r)
+	}
+	e("\tDECQ R10")
+	e("\tJNZ %s_ky", name)
+	e("\tMOVQ bias+48(FP), AX")
+	e("\tVMOVUPS (AX), Y12")
+	e("\tVMOVUPS 32(AX), Y13")
+	for i := 0; i < mr; i++ {
+		e("\tVADDPS Y12, Y%d, Y%d", 2*i, 2*i)
+		e("\tVADDPS Y13, Y%d, Y%d", 2*i+1, 2*i+1)
+	}
+	e("\tMOVQ skip+72(FP), AX")
+	e("\tTESTQ AX, AX")
+	e("\tJZ %s_noskip", name)
+	e("\tMOVQ skipPix+80(FP), CX")
+	for i := 0; i < mr; i++ {
+		e("\tVADDPS (AX), Y%d, Y%d", 2*i, 2*i)
+		e("\tVADDPS 32(AX), Y%d, Y%d", 2*i+1, 2*i+1)
+		if i < mr-1 {
+			e("\tADDQ CX, AX")
+		}
+	}
+	e("%s_noskip:", name)
+	e("\tMOVQ relu+88(FP), AX")
+	e("\tTESTQ AX, AX")
+	e("\tJZ %s_store", name)
+	e("\tVXORPS Y12, Y12, Y12")
+	for r := 0; r < 2*mr; r++ {
+		e("\tVMAXPS Y12, Y%d, Y%d // max(x, 0)", r, r)
+	}
+	e("%s_store:", name)
+	e("\tMOVQ out+56(FP), AX")
+	e("\tMOVQ outPix+64(FP), CX")
+	for i := 0; i < mr; i++ {
+		e("\tVMOVUPS Y%d, (AX)", 2*i)
+		e("\tVMOVUPS Y%d, 32(AX)", 2*i+1)
 		if i < mr-1 {
 			e("\tADDQ CX, AX")
 		}

@@ -20,6 +20,9 @@ func tile12x32AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *floa
 //go:noescape
 func tile12x16AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu uintptr)
 
+//go:noescape
+func tile6x16AVX2(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, bStride uintptr)
+
 type asmTile func(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu uintptr)
 
 // wrap adapts an assembly kernel to tileFunc. The kernel reads
@@ -48,6 +51,41 @@ func wrap(mr, nr int, k asmTile, generic func(a []float32, aPix, aRow, kh, run i
 	}}
 }
 
+// wrapAVX2 runs the 16-channel AVX2 kernel over an nr-channel block, one
+// 16-channel slice at a time.
+func wrapAVX2(mr, nr int, generic func(a []float32, aPix, aRow, kh, run int, b, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int)) tileFunc {
+	return tileFunc{mr: mr, fn: func(a []float32, aPix, aRow, kh, run int, b, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int) {
+		if m < mr {
+			generic(a, aPix, aRow, kh, run, b, bias, out, outPix, skip, skipPix, relu, m)
+			return
+		}
+		if (mr-1)*aPix+(kh-1)*aRow+run > len(a) || kh*run*nr > len(b) || len(bias) < nr ||
+			(mr-1)*outPix+nr > len(out) || (skip != nil && (mr-1)*skipPix+nr > len(skip)) || kh < 1 || run < 1 {
+			panic("conv: micro-kernel bounds violated") // an invariant of runRow, not an input error
+		}
+		r := uintptr(0)
+		if relu {
+			r = 1
+		}
+		for s := 0; s < nr; s += 16 {
+			var sk *float32
+			if skip != nil {
+				sk = &skip[s]
+			}
+			tile6x16AVX2(unsafe.SliceData(a), uintptr(4*aPix), uintptr(4*aRow), uintptr(kh), uintptr(run),
+				&b[s], &bias[s], &out[s], uintptr(4*outPix), sk, uintptr(4*skipPix), r, uintptr(4*nr))
+		}
+	}}
+}
+
+var avx2Tiles = tileFuncs{
+	nr16: wrapAVX2(6, 16, tileGeneric16),
+	nr32: wrapAVX2(6, 32, tileGeneric32),
+	nr64: wrapAVX2(6, 64, tileGeneric64),
+}
+
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
 var avx512Tiles = tileFuncs{
 	nr16: wrap(12, 16, tile12x16AVX512, tileGeneric16),
 	nr32: wrap(12, 32, tile12x32AVX512, tileGeneric32),
@@ -57,10 +95,23 @@ var avx512Tiles = tileFuncs{
 var hasAVX512 = cpu.X86.HasAVX512F
 
 func pickTile() tileFuncs {
-	if hasAVX512 {
+	switch {
+	case hasAVX512:
 		return avx512Tiles
+	case hasAVX2:
+		return avx2Tiles
 	}
 	return genericTiles
+}
+
+func kernelName() string {
+	switch {
+	case hasAVX512:
+		return "avx512"
+	case hasAVX2:
+		return "avx2"
+	}
+	return "generic"
 }
 
 // tileImpls lists every micro-kernel set this machine can run, for tests.
@@ -68,6 +119,9 @@ func tileImpls() map[string]tileFuncs {
 	m := map[string]tileFuncs{"generic": genericTiles}
 	if hasAVX512 {
 		m["avx512"] = avx512Tiles
+	}
+	if hasAVX2 {
+		m["avx2"] = avx2Tiles
 	}
 	return m
 }

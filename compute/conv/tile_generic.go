@@ -74,11 +74,6 @@ func tileGeneric(a []float32, aPix, aRow, kh, run int, b []float32, nr int, bias
 	}
 }
 
-// Kernel names the micro-kernel set Apply uses on this machine ("avx512"
-// or "generic"), for reports and for tests sized to the speed.
-func Kernel() string {
-	if pickTile().nr64.mr == genericTiles.nr64.mr && pickTile().nr16.mr == genericTiles.nr16.mr {
-		return "generic"
-	}
-	return "avx512"
-}
+// Kernel names the micro-kernel set Apply uses on this machine ("avx512",
+// "avx2" or "generic"), for reports and for tests sized to the speed.
+func Kernel() string { return kernelName() }

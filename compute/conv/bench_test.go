@@ -1,0 +1,35 @@
+package conv
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkConv measures one thread on TAEF2's most common layer (3×3,
+// 64→64) and the fused upsampling conv, per kernel set.
+// go test ./compute/conv -run '^$' -bench Conv
+func BenchmarkConv(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const h, w, c = 64, 64, 64
+	wt := randSlice(rng, c*c*9, 0.1)
+	in, _ := FromCHW(randSlice(rng, c*h*w, 1), c, h, w)
+	cv, _ := NewConv(wt, randSlice(rng, c, 1), c, c, 3, 1)
+	uc, _ := NewUpConv(wt, nil, c, c)
+	for name, impl := range tileImpls() {
+		b.Run(fmt.Sprintf("3x3-64-%dx%d/%s", h, w, name), func(b *testing.B) {
+			out := NewMap(h, w, c)
+			for b.Loop() {
+				cv.apply(nil, out, in, nil, true, impl)
+			}
+			b.ReportMetric(float64(cv.Flops(h, w))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		b.Run(fmt.Sprintf("up3x3-64-%dx%d/%s", h, w, name), func(b *testing.B) {
+			out := NewMap(2*h, 2*w, c)
+			for b.Loop() {
+				uc.apply(nil, out, in, nil, false, impl)
+			}
+			b.ReportMetric(float64(uc.Flops(h, w))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
