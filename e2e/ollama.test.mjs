@@ -1,0 +1,78 @@
+// The official ollama JavaScript client against the real glassbox binary.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ollama } from 'ollama';
+import { start, golden, model, waitFor } from './serve.mjs';
+
+let srv, ollama;
+before(async () => { srv = await start(); ollama = new Ollama({ host: srv.url }); });
+after(async () => {
+  const { code } = await srv.stop();
+  assert.equal(code, 0, 'graceful shutdown exit code\n' + srv.stderr());
+});
+
+const greedy = { temperature: 0, repeat_penalty: 1, num_predict: 30 };
+
+test('list shows the model', async () => {
+  const { models } = await ollama.list();
+  const m = models.find((x) => x.name === model);
+  assert.ok(m, JSON.stringify(models));
+  assert.equal(m.details.format, 'gguf');
+  assert.equal(m.details.family, 'llama');
+  assert.equal(m.size, 1185376);
+});
+
+test('non-streaming generate is the reference greedy text with real timings', async () => {
+  const r = await ollama.generate({ model, prompt: 'Once upon a time', stream: false, options: greedy });
+  assert.ok(golden().startsWith(r.response), `got ${JSON.stringify(r.response)}`);
+  assert.ok(r.response.length > 60);
+  assert.equal(r.done, true);
+  assert.equal(r.done_reason, 'length');
+  assert.equal(r.eval_count, 30);
+  assert.equal(r.prompt_eval_count, 5); // BOS + 4 tokens
+  for (const k of ['total_duration', 'prompt_eval_duration', 'eval_duration']) assert.ok(r[k] > 0, k);
+  assert.ok(r.total_duration >= r.eval_duration + r.prompt_eval_duration);
+});
+
+test('streaming chat delivers chunks and a final chunk with counts', async () => {
+  const stream = await ollama.chat({ model, stream: true, options: { ...greedy, num_predict: 12 },
+    messages: [{ role: 'system', content: 'You tell stories.' }, { role: 'user', content: 'Tell me a story.' }] });
+  let text = '', chunks = 0, last;
+  for await (const part of stream) {
+    if (part.done) { last = part; break; }
+    chunks++;
+    assert.equal(part.message.role, 'assistant');
+    text += part.message.content;
+  }
+  assert.ok(last, 'no final chunk');
+  assert.ok(chunks >= 2 && chunks <= 12, `chunks ${chunks}`);
+  assert.equal(last.eval_count, 12);
+  assert.ok(last.prompt_eval_count > 10, 'the chat template was applied');
+  assert.ok(text.length > 0);
+});
+
+test('show and ps', async () => {
+  const s = await ollama.show({ model });
+  assert.equal(s.details.family, 'llama');
+  assert.equal(s.model_info['general.architecture'], 'llama');
+  const { models } = await ollama.ps();
+  assert.ok(models.some((m) => m.name === model), JSON.stringify(models));
+});
+
+test('unknown model is a 404 naming the stage', async () => {
+  await assert.rejects(ollama.generate({ model: 'nope', prompt: 'x', stream: false }),
+    (e) => e.status_code === 404 && /^load: model "nope"/.test(e.error));
+});
+
+test('abort mid-generation frees the slot', async () => {
+  const stream = await ollama.generate({ model, prompt: 'Once upon a time', stream: true,
+    options: { num_predict: 100000, num_ctx: 100000 } });
+  let n = 0;
+  for await (const part of stream) { if (++n === 3) { stream.abort(); break; } }
+  await waitFor('a free slot', async () => (await srv.queue()).running === 0);
+  const job = await srv.lastJob();
+  assert.equal(job.state, 'cancelled', JSON.stringify(job));
+  assert.equal(job.error.stage, 'generate');
+  const r = await ollama.generate({ model, prompt: 'Once', stream: false, options: { num_predict: 3 } });
+  assert.equal(r.eval_count, 3);
+});

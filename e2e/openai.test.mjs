@@ -1,0 +1,70 @@
+// The official openai JavaScript client against the real glassbox binary.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { start, golden, model, waitFor } from './serve.mjs';
+
+let srv, client;
+before(async () => {
+  srv = await start(['--ctx', '8192']); // room for a long answer to abort
+  client = new OpenAI({ baseURL: srv.url + '/v1', apiKey: 'unused', maxRetries: 0 });
+});
+after(async () => {
+  const { code } = await srv.stop();
+  assert.equal(code, 0, 'graceful shutdown exit code\n' + srv.stderr());
+});
+
+test('models.list', async () => {
+  const page = await client.models.list();
+  const ids = page.data.map((m) => m.id);
+  assert.ok(ids.includes(model), ids.join(','));
+});
+
+test('non-streaming completion is the reference greedy text with usage', async () => {
+  const r = await client.completions.create({ model, prompt: 'Once upon a time', max_tokens: 25, temperature: 0 });
+  assert.equal(r.object, 'text_completion');
+  assert.ok(golden().startsWith(r.choices[0].text), JSON.stringify(r.choices[0].text));
+  assert.equal(r.choices[0].finish_reason, 'length');
+  assert.deepEqual(r.usage, { prompt_tokens: 5, completion_tokens: 25, total_tokens: 30 });
+});
+
+test('streaming chat ends with usage and equals the non-streaming answer', async () => {
+  const messages = [{ role: 'user', content: 'Tell me a story about a cat.' }];
+  const stream = await client.chat.completions.create({ model, messages, stream: true, max_tokens: 20, seed: 7,
+    temperature: 0.8, stream_options: { include_usage: true } });
+  let text = '', usage, finish;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    const c = chunk.choices[0];
+    if (!c) continue;
+    text += c.delta.content ?? '';
+    if (c.finish_reason) finish = c.finish_reason;
+  }
+  assert.equal(finish, 'length');
+  assert.equal(usage.completion_tokens, 20);
+  assert.ok(usage.prompt_tokens > 5);
+  const same = await client.chat.completions.create({ model, messages, max_tokens: 20, seed: 7, temperature: 0.8 });
+  assert.equal(same.choices[0].message.content, text, 'same seed, same text');
+  assert.equal(same.usage.completion_tokens, 20);
+});
+
+test('errors are OpenAI error objects with the stage', async () => {
+  await assert.rejects(client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }),
+    (e) => e instanceof OpenAI.NotFoundError && e.code === 'model_not_found' && e.error.stage === 'load');
+  await assert.rejects(client.chat.completions.create({ model, temperature: 5, messages: [{ role: 'user', content: 'x' }] }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'temperature' && /^deliver: /.test(e.error.message));
+});
+
+test('abort mid-stream frees the slot', async () => {
+  const ac = new AbortController();
+  const stream = await client.chat.completions.create({ model, stream: true,
+    messages: [{ role: 'user', content: 'Tell me a long story.' }] }, { signal: ac.signal });
+  let n = 0;
+  for await (const _ of stream) { if (++n === 3) { ac.abort(); break; } }
+  await waitFor('a free slot', async () => (await srv.queue()).running === 0);
+  const job = await srv.lastJob();
+  assert.equal(job.state, 'cancelled', JSON.stringify(job));
+  assert.equal(job.error.stage, 'generate');
+  const r = await client.completions.create({ model, prompt: 'Once', max_tokens: 2 });
+  assert.equal(r.usage.completion_tokens, 2);
+});
