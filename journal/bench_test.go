@@ -112,3 +112,39 @@ func BenchmarkWriteBatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTokenHook measures what one token costs the job's goroutine:
+// the Trace hook, the event appended to the job's log and handed to the
+// sinks (the journal only queues it). One op is one token.
+//
+//	go test -run '^$' -bench TokenHook ./journal/
+func BenchmarkTokenHook(b *testing.B) {
+	for _, withJournal := range []bool{false, true} {
+		b.Run(fmt.Sprintf("journal=%v", withJournal), func(b *testing.B) {
+			var sinks []pipeline.Sink
+			if withJournal {
+				jr, err := Open(filepath.Join(b.TempDir(), FileName), Options{Logger: quiet, Retention: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer jr.Close()
+				sinks = []pipeline.Sink{jr}
+			}
+			m := pipeline.NewManager(pipeline.Options{Sinks: sinks})
+			b.ReportAllocs()
+			job := m.Submit(context.Background(), pipeline.Params{}, func(ctx context.Context) (any, error) {
+				tr := pipeline.TraceFrom(ctx)
+				tr.OnStageStart(pipeline.StageGenerate)
+				b.ResetTimer()
+				for i := range b.N {
+					tr.OnToken(i, " tok")
+				}
+				b.StopTimer()
+				return nil, nil
+			})
+			if _, err := job.Wait(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

@@ -18,8 +18,9 @@ type Job struct {
 
 	mu       sync.Mutex
 	info     api.Job
-	events   []api.Event
-	changed  chan struct{} // closed and replaced on every new event
+	events   eventLog
+	changed  chan struct{} // closed and replaced when an event comes and a subscriber waits
+	watched  bool          // a subscriber holds changed
 	started  map[Stage]time.Time
 	current  Stage // the stage last started
 	cancelAt time.Time
@@ -98,7 +99,11 @@ func (e *cancelError) Unwrap() error { return context.Canceled }
 func (j *Job) Events(fromSeq int64) []api.Event {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return append([]api.Event(nil), j.events[index(fromSeq, len(j.events)):]...)
+	var out []api.Event
+	for _, c := range j.events.from(index(fromSeq, j.events.len())) {
+		out = append(out, c...)
+	}
+	return out
 }
 
 func index(fromSeq int64, n int) int {
@@ -126,16 +131,19 @@ func (j *Job) Subscribe(fromSeq int64) (<-chan api.Event, func()) {
 		next := index(fromSeq, 1<<62)
 		for {
 			j.mu.Lock()
-			batch := j.events[min(next, len(j.events)):]
+			batch := j.events.from(next)
 			changed := j.changed
+			j.watched = true
 			ended := api.Terminal(j.info.State)
 			j.mu.Unlock()
-			for _, ev := range batch {
-				select {
-				case out <- ev:
-					next++
-				case <-stop:
-					return
+			for _, c := range batch {
+				for _, ev := range c {
+					select {
+					case out <- ev:
+						next++
+					case <-stop:
+						return
+					}
 				}
 			}
 			if ended && len(batch) == 0 {
@@ -163,10 +171,10 @@ func (j *Job) emit(ev api.Event) {
 }
 
 func (j *Job) emitLocked(ev api.Event) {
-	ev.Seq = int64(len(j.events)) + 1
+	ev.Seq = int64(j.events.len()) + 1
 	ev.Time = j.m.now()
 	ev.Job = j.info.ID
-	j.events = append(j.events, ev)
+	j.events.append(ev)
 	j.info.LastSeq = ev.Seq
 	if ev.Type == api.TypeStageStart {
 		j.info.Stage = ev.Stage
@@ -174,8 +182,11 @@ func (j *Job) emitLocked(ev api.Event) {
 	for _, s := range j.m.sinks {
 		s.EventAppended(ev)
 	}
-	close(j.changed)
-	j.changed = make(chan struct{})
+	if j.watched {
+		close(j.changed)
+		j.changed = make(chan struct{})
+		j.watched = false
+	}
 }
 
 func (j *Job) setState(state string) {
