@@ -78,6 +78,7 @@ type Tokenizer struct {
 
 	bos, eos, eot, eom, unk, sep, pad int
 	fim                               [3]int // FIM pad, repo and file-separator tokens (end generation)
+	fimPSM                            [3]int // FIM prefix, suffix and middle tokens
 
 	addBOS, addEOS, addSep bool
 	addSpacePrefix         bool
@@ -293,6 +294,7 @@ func (t *Tokenizer) loadFlags(m *gguf.Metadata) error {
 // model's default, and a default outside the vocabulary is disabled.
 func (t *Tokenizer) loadSpecialIDs(m *gguf.Metadata) error {
 	var fimPad, fimRep, fimSep, cls = none, none, none, none
+	var fimPre, fimSuf, fimMid = none, none, none
 	for _, s := range []struct {
 		key string
 		p   *int
@@ -300,6 +302,8 @@ func (t *Tokenizer) loadSpecialIDs(m *gguf.Metadata) error {
 		{"bos_token_id", &t.bos}, {"eos_token_id", &t.eos}, {"eot_token_id", &t.eot}, {"eom_token_id", &t.eom},
 		{"unknown_token_id", &t.unk}, {"seperator_token_id", &t.sep}, {"padding_token_id", &t.pad},
 		{"cls_token_id", &cls}, {"fim_pad_token_id", &fimPad}, {"fim_rep_token_id", &fimRep}, {"fim_sep_token_id", &fimSep},
+		{"fim_pre_token_id", &fimPre}, {"fim_suf_token_id", &fimSuf}, {"fim_mid_token_id", &fimMid},
+		{"prefix_token_id", &fimPre}, {"suffix_token_id", &fimSuf}, {"middle_token_id", &fimMid},
 	} {
 		if *s.p >= len(t.tokens) {
 			*s.p = none
@@ -322,6 +326,7 @@ func (t *Tokenizer) loadSpecialIDs(m *gguf.Metadata) error {
 		t.bos = cls
 	}
 	t.fim = [3]int{fimPad, fimRep, fimSep}
+	t.fimPSM = [3]int{fimPre, fimSuf, fimMid}
 	for _, c := range []struct {
 		add      bool
 		id       int
@@ -344,6 +349,16 @@ func (t *Tokenizer) markByName(m *gguf.Metadata) {
 	}
 	if t.eom == none {
 		t.eom = t.firstNamed([]string{"<|eom_id|>"})
+	}
+	// FIM prefix/suffix/middle tokens found by name are marked as control.
+	for i, names := range [][]string{
+		{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>"},
+		{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>"},
+		{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"},
+	} {
+		if t.fimPSM[i] == none {
+			t.fimPSM[i] = t.firstNamed(names)
+		}
 	}
 	for i, names := range [][]string{
 		{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"},
