@@ -212,3 +212,13 @@ func TestLlama3IgnoreMerges(t *testing.T) {
 		}
 	}
 }
+
+func TestFIM(t *testing.T) {
+	tok := load(t, "vocab/ggml-vocab-starcoder.gguf")
+	if p, s, m := tok.FIM(); p != 1 || s != 3 || m != 2 {
+		t.Fatalf("FIM = %d %d %d, want 1 3 2", p, s, m)
+	}
+	if p, s, m := load(t, "models/stories260K.gguf").FIM(); p != -1 || s != -1 || m != -1 {
+		t.Fatalf("stories FIM = %d %d %d", p, s, m)
+	}
+}

@@ -133,3 +133,7 @@ func (t *Tokenizer) Pre() string { return t.pre }
 func (t *Tokenizer) IsControl(id int) bool {
 	return id >= 0 && id < len(t.attrs) && t.attrs[id]&attrControl != 0
 }
+
+// FIM returns the fill-in-the-middle prefix, suffix and middle ids (-1
+// where the vocabulary has none), from metadata or recognised by text.
+func (t *Tokenizer) FIM() (prefix, suffix, middle int) { return t.fimPSM[0], t.fimPSM[1], t.fimPSM[2] }
