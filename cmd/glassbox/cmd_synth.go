@@ -23,6 +23,15 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	vocab := fs.String("vocab", "", "copy the tokenizer.* keys (and vocabulary size) from this GGUF instead of a synthetic 32000-token SentencePiece vocabulary")
 	threads := fs.Int("threads", 0, "generation/quantization threads (0 = all cores; the file does not depend on it)")
 	quiet := fs.Bool("q", false, "no progress on standard error")
+	// Shape overrides on top of the preset (0 keeps the preset's value).
+	var over synth.Config
+	fs.IntVar(&over.Dim, "dim", 0, "override the embedding width")
+	fs.IntVar(&over.Layers, "layers", 0, "override the number of layers")
+	fs.IntVar(&over.NumHeads, "heads", 0, "override the number of attention heads")
+	fs.IntVar(&over.NumKVHeads, "kv-heads", 0, "override the number of KV heads")
+	fs.IntVar(&over.HiddenDim, "ffn", 0, "override the FFN width")
+	fs.IntVar(&over.VocabSize, "vocab-size", 0, "override the synthetic vocabulary size")
+	fs.IntVar(&over.CtxLen, "ctx", 0, "override the trained context length")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -43,6 +52,21 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	cfg, ok := synth.Presets[*preset]
 	if !ok {
 		return usage(fmt.Sprintf("unknown preset %q (have %s)", *preset, strings.Join(synth.PresetNames(), ", ")))
+	}
+	for _, f := range []struct {
+		dst *int
+		v   int
+	}{
+		{&cfg.Dim, over.Dim}, {&cfg.Layers, over.Layers}, {&cfg.NumHeads, over.NumHeads}, {&cfg.NumKVHeads, over.NumKVHeads},
+		{&cfg.HiddenDim, over.HiddenDim}, {&cfg.VocabSize, over.VocabSize}, {&cfg.CtxLen, over.CtxLen},
+	} {
+		if f.v < 0 {
+			return usage(fmt.Sprintf("shape overrides must be positive, got %d", f.v))
+		}
+		if f.v > 0 {
+			*f.dst = f.v
+			cfg.Name = "synth-custom"
+		}
 	}
 	o := synth.Options{Config: cfg, Format: *format, Seed: *seed, Workers: *threads}
 	if *vocab != "" {

@@ -21,6 +21,8 @@ func TestSynthCommand(t *testing.T) {
 	}{
 		{"tiny Q4_K_M", []string{"-o", out, "--preset", "tiny", "--type", "Q4_K_M", "--seed", "5"}, "", 0},
 		{"vocab from a file", []string{"-o", out, "--preset", "tiny", "--type", "F16", "--vocab", stories, "-q"}, "", 0},
+		{"shape overrides", []string{"-o", out, "--preset", "134m", "--type", "Q8_0", "--layers", "2", "--dim", "256", "--heads", "4", "--kv-heads", "4", "--ffn", "256", "--vocab-size", "1000", "-q"}, "", 0},
+		{"bad override", []string{"-o", out, "--preset", "tiny", "--heads", "3"}, "not a multiple of heads 3", 1},
 		{"no output", []string{"--preset", "tiny"}, "-o OUT.gguf is required", 2},
 		{"no preset", []string{"-o", out}, "--preset is required", 2},
 		{"unknown preset", []string{"-o", out, "--preset", "70b"}, `unknown preset "70b"`, 2},
