@@ -41,9 +41,9 @@ func MatMul(p *Pool, out []float32, w Matrix, x []float32, n int) {
 		matMulFloat(p, out, w, x, n)
 		return
 	}
-	if n >= tileMinRows && w.Rows >= 4 && w.Cols%kernel.GemmCols == 0 {
-		if tile, ok := kernel.TileFor(w.Type); ok {
-			matMulTiles(p, out, w, x, n, tile)
+	if n >= gemmMinRows && w.Rows >= kernel.GemmRows {
+		if gemm, ok := kernel.GemmFor(w.Type); ok {
+			matMulGemm(p, out, w, x, n, gemm)
 			return
 		}
 	}
@@ -83,45 +83,47 @@ func matMulDots(p *Pool, out []float32, w Matrix, x []float32, n, rlo, rhi int) 
 	})
 }
 
-// tileMinRows is the batch from which the 4×4 tile kernels beat dots.
-const tileMinRows = 4
+// gemmMinRows is the batch from which the GEMM kernels beat dot products
+// (below it, repacking the weights costs more than it saves).
+const gemmMinRows = 8
 
-// panelGroups bounds how many 4-row activation groups one pass over a
-// thread's weight rows uses, so the packed panel stays in L2 (about 35 KB
-// per group at 4096 columns).
-const panelGroups = 8
+var (
+	apacks = sync.Pool{New: func() any { return new(kernel.APack) }}
+	wpacks = sync.Pool{New: func() any { return new(kernel.WPack) }}
+)
 
-var packs = sync.Pool{New: func() any { return new(kernel.Q8Pack) }}
-
-// matMulTiles runs the weight-row × activation-row tile kernels: the
-// activations are packed once, then each task takes a range of 4-row
-// weight tiles and sweeps the activation groups panel by panel. Rows past
-// the last full tile use the dot kernels.
-func matMulTiles(p *Pool, out []float32, w Matrix, x []float32, n int, tile kernel.Tile) {
-	pk := packs.Get().(*kernel.Q8Pack)
-	defer packs.Put(pk)
-	if err := pk.Reset(w.Type, n, w.Cols); err != nil {
+// matMulGemm runs the 16×16 GEMM kernels: the activations are packed once;
+// each task takes a range of 16-row weight tiles, repacks each tile once
+// and runs it against every activation panel. Rows past the last full tile
+// use the dot kernels.
+func matMulGemm(p *Pool, out []float32, w Matrix, x []float32, n int, gemm kernel.Gemm) {
+	ap := apacks.Get().(*kernel.APack)
+	defer apacks.Put(ap)
+	if err := ap.Reset(w.Type, n, w.Cols); err != nil {
 		panic("compute: MatMul: " + err.Error())
 	}
-	p.For(n, func(lo, hi int) { pk.PackRows(x, lo, hi) })
+	p.For(n, func(lo, hi int) { ap.PackRows(x, lo, hi) })
 	rb := w.RowBytes()
-	groups := pk.Groups()
-	p.For(w.Rows/4, func(lo, hi int) {
-		var t [16]float32
-		for g0 := 0; g0 < groups; g0 += panelGroups {
-			for rt := lo; rt < hi; rt++ {
-				r0 := 4 * rt
-				for g := g0; g < min(groups, g0+panelGroups); g++ {
-					tile(w.Data, rb, r0, pk, g, &t)
-					for i := 0; i < 4 && 4*g+i < n; i++ {
-						copy(out[(4*g+i)*w.Rows+r0:(4*g+i)*w.Rows+r0+4], t[4*i:4*i+4])
-					}
+	const tr = kernel.GemmRows
+	p.For(w.Rows/tr, func(lo, hi int) {
+		wp := wpacks.Get().(*kernel.WPack)
+		defer wpacks.Put(wp)
+		var t [tr * kernel.GemmActs]float32
+		for rt := lo; rt < hi; rt++ {
+			if err := wp.Pack(w.Type, w.Data, rb, rt*tr, w.Cols); err != nil {
+				panic("compute: MatMul: " + err.Error())
+			}
+			for pn := range ap.Panels() {
+				gemm(wp, ap, pn, &t)
+				for i := 0; i < kernel.GemmActs && kernel.GemmActs*pn+i < n; i++ {
+					o := (kernel.GemmActs*pn+i)*w.Rows + rt*tr
+					copy(out[o:o+tr], t[i*tr:(i+1)*tr])
 				}
 			}
 		}
 	})
-	if w.Rows%4 != 0 {
-		matMulDots(p, out, w, x, n, w.Rows/4*4, w.Rows)
+	if w.Rows%tr != 0 {
+		matMulDots(p, out, w, x, n, w.Rows/tr*tr, w.Rows)
 	}
 }
 

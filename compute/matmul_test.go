@@ -152,7 +152,7 @@ func TestMatMulBatchMatchesRows(t *testing.T) {
 	defer p.Close()
 	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.F16} {
 		t.Run(dt.String(), func(t *testing.T) {
-			const rows, cols, n = 13, 512, 9
+			const rows, cols, n = 37, 512, 21 // two 16-row tiles + dots; a padded panel
 			m, _ := randMatrix(t, r, dt, rows, cols)
 			x := randNormal(r, n*cols, 1)
 			batch := make([]float32, n*rows)

@@ -21,7 +21,7 @@ type Impl struct {
 	Name string
 	Q    map[tensor.DType]QDot
 	F    map[tensor.DType]FDot
-	Tile map[tensor.DType]Tile // matrix × matrix tiles (gemm.go)
+	Gemm map[tensor.DType]Gemm // matrix × matrix tiles (gemm.go)
 }
 
 // Generic holds the reference kernels.
@@ -44,9 +44,9 @@ var Generic = Impl{
 		tensor.F16:  dotF16Generic,
 		tensor.BF16: dotBF16Generic,
 	},
-	Tile: map[tensor.DType]Tile{
-		tensor.Q8_0: tileGeneric(tensor.Q8_0),
-		tensor.Q4_0: tileGeneric(tensor.Q4_0),
+	Gemm: map[tensor.DType]Gemm{
+		tensor.Q8_0: gemmGeneric,
+		tensor.Q4_0: gemmGeneric,
 	},
 }
 

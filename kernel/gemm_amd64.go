@@ -2,29 +2,40 @@
 
 package kernel
 
-import (
-	"fmt"
-
-	"github.com/glassbox-ai/glassbox/tensor"
-)
+import "github.com/glassbox-ai/glassbox/tensor"
 
 //go:noescape
-func tileQ8_0VNNI(pairs int, w *byte, wStride int, a *byte, tile *[16]float32)
+func gemmVNNI(blocks int, w, a *byte, tile *[gemmRows * gemmActs]float32)
 
-//go:noescape
-func tileQ4_0VNNI(pairs int, w *byte, wStride int, a *byte, tile *[16]float32)
-
-// hasVNNI is AVX-512 F/BW/VL with VNNI, what the tile kernels use.
+// hasVNNI is AVX-512 F/BW/VL with VNNI, what the GEMM kernel uses.
 var hasVNNI = x86.avx512f && x86.avx512bw && x86.avx512vl && x86.avx512vnni
 
-// tileAsm wraps a tile kernel with the bounds checks Go would do.
-func tileAsm(wt tensor.DType, f func(pairs int, w *byte, wStride int, a *byte, tile *[16]float32)) Tile {
-	return func(w []byte, rowBytes, r0 int, a *Q8Pack, g int, tile *[16]float32) {
-		pairs := a.Cols / GemmCols
-		if r0 < 0 || (r0+4)*rowBytes > len(w) || rowBytes < pairs*2*wt.TypeSize() || g < 0 ||
-			(g+1)*pairs*packRecord > len(a.Data) || pairs == 0 {
-			panic(fmt.Sprintf("kernel: %s tile at row %d, group %d out of range", wt, r0, g))
-		}
-		f(pairs, &w[r0*rowBytes], rowBytes, &a.Data[g*pairs*packRecord], tile)
+func gemmAsm(w *WPack, a *APack, panel int, tile *[gemmRows * gemmActs]float32) {
+	checkGemm(w, a, panel)
+	gemmVNNI(w.Blocks, &w.Data[0], &a.Data[panel*w.Blocks*aRecord], tile)
+}
+
+//go:noescape
+func packQ8_0Gather(blocks int, w *byte, idx *[16]int32, dst *byte)
+
+//go:noescape
+func packQ4_0Gather(blocks int, w *byte, idx *[16]int32, dst *byte)
+
+// packAsm repacks with AVX-512 gathers (one 16-row gather per 4 columns);
+// Pack has validated the sizes.
+func packAsm(p *WPack, w []byte, rowBytes, r0 int) bool {
+	if !hasVNNI || noAsm() || rowBytes*gemmRows > 1<<31-1 {
+		return false
 	}
+	var idx [16]int32
+	for r := range idx {
+		idx[r] = int32(r * rowBytes)
+	}
+	base := &w[r0*rowBytes]
+	if p.Type == tensor.Q8_0 {
+		packQ8_0Gather(p.Blocks, base, &idx, &p.Data[0])
+	} else {
+		packQ4_0Gather(p.Blocks, base, &idx, &p.Data[0])
+	}
+	return true
 }

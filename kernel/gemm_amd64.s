@@ -2,159 +2,199 @@
 
 #include "textflag.h"
 
-DATA x80<>+0(SB)/8, $0x8080808080808080
-GLOBL x80<>(SB), RODATA|NOPTR, $8
-DATA nibt<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL nibt<>(SB), RODATA|NOPTR, $8
+// Registers of gemmVNNI:
+//   Z0..Z15   accumulators: Z(i) lane r = out for activation i, weight row r
+//   Z16..Z23  the block's weight levels, group g: lane r = u[r][4g..4g+3]
+//   Z24       the 16 weight rows' scales dw[r]
+//   Z25       integer sums of one activation row, Z26 its scales dw·dx
+//   R8 weight record, SI activation record, CX blocks left, DI tile
 
-// Register use in the tile kernels:
-//   Z0..Z15   accumulators, Z(4i+r) for activation row i, weight row r
-//   Z16..Z19  two blocks of weight row r as unsigned levels u
-//   Z20..Z23  their scales [dw_b ×8, dw_b+1 ×8]
-//   Z24 quants of activation row i, Z25 its scales, Z26 integer sums
-//   Z28 constant, Z30/Z31 temporaries
-//   R8..R11 weight rows, SI the packed activation record, CX pairs left
+// ACT: activation row i (quants at qoff, scale at doff, correction at coff).
+//   s[r] = c[i] + Σ_g u[r][g]·x[i][g];  acc[i][r] += float(s[r])·dw[r]·dx[i]
+#define ACT(qoff, doff, coff, acc) \
+	VPBROADCASTD coff(SI), Z25; \
+	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
+	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
+	VPDPBUSD.BCST qoff+16(SI), Z20, Z25; \
+	VPDPBUSD.BCST qoff+20(SI), Z21, Z25; \
+	VPDPBUSD.BCST qoff+24(SI), Z22, Z25; \
+	VPDPBUSD.BCST qoff+28(SI), Z23, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc
 
-// WQ8: weight row at reg → u = w+128 in zu, scales in zs.
-#define WQ8(reg, zu, yu, zs) \
-	VMOVDQU32 2(reg), yu; \
-	VINSERTI64X4 $1, 36(reg), zu, zu; \
-	VPXORD Z28, zu, zu; \
-	VPBROADCASTW 0(reg), X30; \
-	VPBROADCASTW 34(reg), X31; \
-	VINSERTI32X4 $1, X31, Y30, Y30; \
-	VCVTPH2PS Y30, zs
-
-// WQ4: weight row at reg → nibbles in block order [A_lo A_hi B_lo B_hi].
-#define WQ4(reg, zu, zs) \
-	VMOVDQU32 2(reg), X30; \
-	VINSERTI32X4 $1, 20(reg), Y30, Y30; \
-	VPSRLW $4, Y30, Y31; \
-	VPANDD Y28, Y30, Y30; \
-	VPANDD Y28, Y31, Y31; \
-	VINSERTI64X4 $1, Y31, Z30, Z30; \
-	VSHUFI64X2 $0xd8, Z30, Z30, zu; \
-	VPBROADCASTW 0(reg), X30; \
-	VPBROADCASTW 18(reg), X31; \
-	VINSERTI32X4 $1, X31, Y30, Y30; \
-	VCVTPH2PS Y30, zs
-
-// PAIR: acc += float(c + u·x) · dx · dw for one (activation, weight) row pair.
-#define PAIR(coff, zu, zs, acc) \
-	VMOVDQU32 coff(SI), Z26; \
-	VPDPBUSD Z24, zu, Z26; \
-	VCVTDQ2PS Z26, Z26; \
-	VMULPS Z25, Z26, Z26; \
-	VFMADD231PS zs, Z26, acc
-
-// ROW: activation row i of the record against the four weight rows.
-#define ROW(qoff, coff, doff, a0, a1, a2, a3) \
-	VMOVDQU64 qoff(SI), Z24; \
-	VBROADCASTSS doff(SI), Y25; \
-	VBROADCASTSS doff+4(SI), Y31; \
-	VINSERTF64X4 $1, Y31, Z25, Z25; \
-	PAIR(coff, Z16, Z20, a0); \
-	PAIR(coff, Z17, Z21, a1); \
-	PAIR(coff, Z18, Z22, a2); \
-	PAIR(coff, Z19, Z23, a3)
-
-#define RECORD \
-	ROW(0, 256, 512, Z0, Z1, Z2, Z3); \
-	ROW(64, 320, 520, Z4, Z5, Z6, Z7); \
-	ROW(128, 384, 528, Z8, Z9, Z10, Z11); \
-	ROW(192, 448, 536, Z12, Z13, Z14, Z15)
-
-// HREDUCE: tile[k] = Σ lanes of zk.
-#define HREDUCE(zk, yk, xk, off) \
-	VEXTRACTF64X4 $1, zk, Y30; \
-	VADDPS Y30, yk, yk; \
-	VEXTRACTF32X4 $1, yk, X30; \
-	VADDPS X30, xk, xk; \
-	VHADDPS xk, xk, xk; \
-	VHADDPS xk, xk, xk; \
-	VMOVSS xk, off(DI)
-
-#define PROLOGUE \
-	MOVQ pairs+0(FP), CX; \
-	MOVQ w+8(FP), R8; \
-	MOVQ wStride+16(FP), DX; \
-	LEAQ (R8)(DX*1), R9; \
-	LEAQ (R9)(DX*1), R10; \
-	LEAQ (R10)(DX*1), R11; \
-	MOVQ a+24(FP), SI; \
-	MOVQ tile+32(FP), DI; \
-	VPXORD Z0, Z0, Z0; \
-	VPXORD Z1, Z1, Z1; \
-	VPXORD Z2, Z2, Z2; \
-	VPXORD Z3, Z3, Z3; \
-	VPXORD Z4, Z4, Z4; \
-	VPXORD Z5, Z5, Z5; \
-	VPXORD Z6, Z6, Z6; \
-	VPXORD Z7, Z7, Z7; \
-	VPXORD Z8, Z8, Z8; \
-	VPXORD Z9, Z9, Z9; \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11; \
-	VPXORD Z12, Z12, Z12; \
-	VPXORD Z13, Z13, Z13; \
-	VPXORD Z14, Z14, Z14; \
+// func gemmVNNI(blocks int, w, a *byte, tile *[256]float32)
+TEXT ·gemmVNNI(SB), NOSPLIT, $0-32
+	MOVQ blocks+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ tile+24(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 
-#define EPILOGUE \
-	HREDUCE(Z0, Y0, X0, 0); \
-	HREDUCE(Z1, Y1, X1, 4); \
-	HREDUCE(Z2, Y2, X2, 8); \
-	HREDUCE(Z3, Y3, X3, 12); \
-	HREDUCE(Z4, Y4, X4, 16); \
-	HREDUCE(Z5, Y5, X5, 20); \
-	HREDUCE(Z6, Y6, X6, 24); \
-	HREDUCE(Z7, Y7, X7, 28); \
-	HREDUCE(Z8, Y8, X8, 32); \
-	HREDUCE(Z9, Y9, X9, 36); \
-	HREDUCE(Z10, Y10, X10, 40); \
-	HREDUCE(Z11, Y11, X11, 44); \
-	HREDUCE(Z12, Y12, X12, 48); \
-	HREDUCE(Z13, Y13, X13, 52); \
-	HREDUCE(Z14, Y14, X14, 56); \
-	HREDUCE(Z15, Y15, X15, 60); \
-	VZEROUPPER
-
-// func tileQ8_0VNNI(pairs int, w *byte, wStride int, a *byte, tile *[16]float32)
-TEXT ·tileQ8_0VNNI(SB), NOSPLIT, $0-40
-	PROLOGUE
-	VPBROADCASTQ x80<>(SB), Z28
 loop:
-	WQ8(R8, Z16, Y16, Z20)
-	WQ8(R9, Z17, Y17, Z21)
-	WQ8(R10, Z18, Y18, Z22)
-	WQ8(R11, Z19, Y19, Z23)
-	RECORD
-	ADDQ $68, R8
-	ADDQ $68, R9
-	ADDQ $68, R10
-	ADDQ $68, R11
-	ADDQ $544, SI
+	VMOVDQU32 0(R8), Z16
+	VMOVDQU32 64(R8), Z17
+	VMOVDQU32 128(R8), Z18
+	VMOVDQU32 192(R8), Z19
+	VMOVDQU32 256(R8), Z20
+	VMOVDQU32 320(R8), Z21
+	VMOVDQU32 384(R8), Z22
+	VMOVDQU32 448(R8), Z23
+	VMOVUPS 512(R8), Z24
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $576, R8
+	ADDQ $640, SI
 	DECQ CX
 	JNZ  loop
-	EPILOGUE
+
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, 256(DI)
+	VMOVUPS Z5, 320(DI)
+	VMOVUPS Z6, 384(DI)
+	VMOVUPS Z7, 448(DI)
+	VMOVUPS Z8, 512(DI)
+	VMOVUPS Z9, 576(DI)
+	VMOVUPS Z10, 640(DI)
+	VMOVUPS Z11, 704(DI)
+	VMOVUPS Z12, 768(DI)
+	VMOVUPS Z13, 832(DI)
+	VMOVUPS Z14, 896(DI)
+	VMOVUPS Z15, 960(DI)
+	VZEROUPPER
 	RET
 
-// func tileQ4_0VNNI(pairs int, w *byte, wStride int, a *byte, tile *[16]float32)
-TEXT ·tileQ4_0VNNI(SB), NOSPLIT, $0-40
-	PROLOGUE
-	VPBROADCASTQ nibt<>(SB), Z28
+DATA x80g<>+0(SB)/8, $0x8080808080808080
+GLOBL x80g<>(SB), RODATA|NOPTR, $8
+DATA nibg<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nibg<>(SB), RODATA|NOPTR, $8
+
+// GATHER: zd[r] = dword at off(SI) + idx[r] (idx = r·rowBytes), all 16 rows.
+#define GATHER(off, zd) \
+	KXNORW K1, K1, K1; \
+	VPGATHERDD off(SI)(Z31*1), K1, zd
+
+// SCALES: the f16 scale at the start of each row's block → f32 at doff(DI).
+#define SCALES(doff) \
+	GATHER(0, Z0); \
+	VPMOVDW Z0, Y0; \
+	VCVTPH2PS Y0, Z0; \
+	VMOVUPS Z0, doff(DI)
+
+// func packQ8_0Gather(blocks int, w *byte, idx *[16]int32, dst *byte)
+// per block b: dst[g][r] = (w[r][b].qs[4g:4g+4]) ^ 0x80808080; dst.dw[r] = w[r][b].d
+TEXT ·packQ8_0Gather(SB), NOSPLIT, $0-32
+	MOVQ blocks+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ idx+16(FP), AX
+	MOVQ dst+24(FP), DI
+	VMOVDQU32 (AX), Z31
+	VPBROADCASTQ x80g<>(SB), Z30
 loop:
-	WQ4(R8, Z16, Z20)
-	WQ4(R9, Z17, Z21)
-	WQ4(R10, Z18, Z22)
-	WQ4(R11, Z19, Z23)
-	RECORD
-	ADDQ $36, R8
-	ADDQ $36, R9
-	ADDQ $36, R10
-	ADDQ $36, R11
-	ADDQ $544, SI
+	SCALES(512)
+	GATHER(2, Z1)
+	GATHER(6, Z2)
+	GATHER(10, Z3)
+	GATHER(14, Z4)
+	GATHER(18, Z5)
+	GATHER(22, Z6)
+	GATHER(26, Z7)
+	GATHER(30, Z8)
+	VPXORD Z30, Z1, Z1
+	VPXORD Z30, Z2, Z2
+	VPXORD Z30, Z3, Z3
+	VPXORD Z30, Z4, Z4
+	VPXORD Z30, Z5, Z5
+	VPXORD Z30, Z6, Z6
+	VPXORD Z30, Z7, Z7
+	VPXORD Z30, Z8, Z8
+	VMOVDQU32 Z1, 0(DI)
+	VMOVDQU32 Z2, 64(DI)
+	VMOVDQU32 Z3, 128(DI)
+	VMOVDQU32 Z4, 192(DI)
+	VMOVDQU32 Z5, 256(DI)
+	VMOVDQU32 Z6, 320(DI)
+	VMOVDQU32 Z7, 384(DI)
+	VMOVDQU32 Z8, 448(DI)
+	ADDQ $34, SI
+	ADDQ $576, DI
 	DECQ CX
 	JNZ  loop
-	EPILOGUE
+	VZEROUPPER
+	RET
+
+// func packQ4_0Gather(blocks int, w *byte, idx *[16]int32, dst *byte)
+// per block b: dst[g][r] = nibbles g (g<4: low of qs[4g:], else high of qs[4(g-4):]).
+TEXT ·packQ4_0Gather(SB), NOSPLIT, $0-32
+	MOVQ blocks+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ idx+16(FP), AX
+	MOVQ dst+24(FP), DI
+	VMOVDQU32 (AX), Z31
+	VPBROADCASTQ nibg<>(SB), Z30
+loop:
+	SCALES(512)
+	GATHER(2, Z1)
+	GATHER(6, Z2)
+	GATHER(10, Z3)
+	GATHER(14, Z4)
+	VPSRLW $4, Z1, Z5
+	VPSRLW $4, Z2, Z6
+	VPSRLW $4, Z3, Z7
+	VPSRLW $4, Z4, Z8
+	VPANDD Z30, Z1, Z1
+	VPANDD Z30, Z2, Z2
+	VPANDD Z30, Z3, Z3
+	VPANDD Z30, Z4, Z4
+	VPANDD Z30, Z5, Z5
+	VPANDD Z30, Z6, Z6
+	VPANDD Z30, Z7, Z7
+	VPANDD Z30, Z8, Z8
+	VMOVDQU32 Z1, 0(DI)
+	VMOVDQU32 Z2, 64(DI)
+	VMOVDQU32 Z3, 128(DI)
+	VMOVDQU32 Z4, 192(DI)
+	VMOVDQU32 Z5, 256(DI)
+	VMOVDQU32 Z6, 320(DI)
+	VMOVDQU32 Z7, 384(DI)
+	VMOVDQU32 Z8, 448(DI)
+	ADDQ $18, SI
+	ADDQ $576, DI
+	DECQ CX
+	JNZ  loop
+	VZEROUPPER
 	RET

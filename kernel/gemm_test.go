@@ -9,50 +9,55 @@ import (
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
-// TestTiles checks the generic tile against the dot products it must
-// equal, and every tile implementation against the generic tile, over
-// groups with padding rows and odd pair counts.
-func TestTiles(t *testing.T) {
+// TestGemm checks the generic GEMM kernel against the dot products it must
+// equal, and every implementation against the generic kernel, over padded
+// panels and odd block counts, with stale data in reused buffers.
+func TestGemm(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, impl := range Impls() {
-		for wt, tile := range impl.Tile {
+		for wt, gemm := range impl.Gemm {
 			t.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(t *testing.T) {
-				for _, shape := range [][3]int{{4, 64, 4}, {8, 192, 6}, {12, 320, 9}} {
+				var wp WPack
+				var ap APack
+				for _, shape := range [][3]int{{16, 32, 5}, {32, 96, 16}, {16, 256, 21}} {
 					rows, cols, n := shape[0], shape[1], shape[2]
 					w := quantized(t, wt, randNormal(r, rows*cols, 1))
 					rowBytes := len(w) / rows
 					x := randNormal(r, n*cols, 1)
-					var a Q8Pack
-					if err := a.Reset(wt, n, cols); err != nil {
+					if err := ap.Reset(wt, n, cols); err != nil {
 						t.Fatal(err)
 					}
-					for i := range a.Data {
-						a.Data[i] = 0xee // PackRows and Reset must overwrite all
+					for i := range ap.Data {
+						ap.Data[i] = 0xee
 					}
-					if err := a.Reset(wt, n, cols); err != nil {
+					if err := ap.Reset(wt, n, cols); err != nil {
 						t.Fatal(err)
 					}
-					a.PackRows(x, 0, n/2)
-					a.PackRows(x, n/2, n)
+					ap.PackRows(x, 0, n/2)
+					ap.PackRows(x, n/2, n)
 					xq := quantized(t, tensor.Q8_0, x)
 					xrb := len(xq) / n
-					for g := range a.Groups() {
-						for r0 := 0; r0 < rows; r0 += 4 {
-							var got, want [16]float32
-							tile(w, rowBytes, r0, &a, g, &got)
-							tileGeneric(wt)(w, rowBytes, r0, &a, g, &want)
-							for i := range 4 {
-								if 4*g+i >= n {
+					for r0 := 0; r0 < rows; r0 += GemmRows {
+						if err := wp.Pack(wt, w, rowBytes, r0, cols); err != nil {
+							t.Fatal(err)
+						}
+						for pn := range ap.Panels() {
+							var got, want [256]float32
+							got[0] = 99
+							gemm(&wp, &ap, pn, &got)
+							gemmGeneric(&wp, &ap, pn, &want)
+							for i := range 16 {
+								if 16*pn+i >= n {
 									continue
 								}
-								for k := range 4 {
-									ref := Generic.Q[wt](cols, w[(r0+k)*rowBytes:], xq[(4*g+i)*xrb:])
+								for k := range 16 {
+									ref := Generic.Q[wt](cols, w[(r0+k)*rowBytes:], xq[(16*pn+i)*xrb:])
 									tol := 1e-5 * (1 + math.Abs(float64(ref))) * math.Sqrt(float64(cols))
-									if d := math.Abs(float64(want[i*4+k] - ref)); d > tol {
-										t.Fatalf("%dx%d: generic tile [%d][%d] = %g, dot = %g", rows, cols, i, k, want[i*4+k], ref)
+									if d := math.Abs(float64(want[i*16+k] - ref)); d > tol {
+										t.Fatalf("%dx%d: generic [%d][%d] = %g, dot = %g", rows, cols, i, k, want[i*16+k], ref)
 									}
-									if d := math.Abs(float64(got[i*4+k] - want[i*4+k])); d > tol {
-										t.Fatalf("%dx%d group %d rows %d: tile [%d][%d] = %g, generic %g", rows, cols, g, r0, i, k, got[i*4+k], want[i*4+k])
+									if d := math.Abs(float64(got[i*16+k] - want[i*16+k])); d > tol {
+										t.Fatalf("%dx%d panel %d rows %d: [%d][%d] = %g, generic %g", rows, cols, pn, r0, i, k, got[i*16+k], want[i*16+k])
 									}
 								}
 							}
@@ -64,42 +69,97 @@ func TestTiles(t *testing.T) {
 	}
 }
 
-func TestPackErrors(t *testing.T) {
-	var a Q8Pack
-	if err := a.Reset(tensor.Q4_K, 4, 256); err == nil {
-		t.Error("Q4_K: no error")
-	}
-	if err := a.Reset(tensor.Q8_0, 4, 96); err == nil {
-		t.Error("96 columns: no error")
+func TestGemmPackErrors(t *testing.T) {
+	var a APack
+	var w WPack
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"Q4_K activations", a.Reset(tensor.Q4_K, 4, 256)},
+		{"40 columns", a.Reset(tensor.Q8_0, 4, 40)},
+		{"Q6_K weights", w.Pack(tensor.Q6_K, make([]byte, 16*210), 210, 0, 256)},
+		{"too few rows", w.Pack(tensor.Q8_0, make([]byte, 15*34), 34, 0, 32)},
+	} {
+		if tc.err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
 	}
 }
 
-// BenchmarkTile: one thread, one 4×4 tile over 4096 columns (weights and
-// packed activations in L1/L2); reports GOPS and the single-thread int8
-// peak measured alongside.
-func BenchmarkTile(b *testing.B) {
+// BenchmarkGemm: one thread, one 16×16 tile over 4096 columns (repacked
+// weights and activations in L2); GOPS per wall-second and per
+// CPU-second, with the single-thread int8 peak measured alongside.
+func BenchmarkGemm(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	const cols = 4096
 	for _, impl := range Impls() {
-		for wt, tile := range impl.Tile {
+		for wt, gemm := range impl.Gemm {
 			b.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(b *testing.B) {
-				w := quantized(b, wt, randNormal(r, 4*cols, 1))
-				var a Q8Pack
-				if err := a.Reset(wt, 4, cols); err != nil {
+				w := quantized(b, wt, randNormal(r, 16*cols, 1))
+				var wp WPack
+				var ap APack
+				if err := wp.Pack(wt, w, len(w)/16, 0, cols); err != nil {
 					b.Fatal(err)
 				}
-				a.PackRows(randNormal(r, 4*cols, 1), 0, 4)
-				var t [16]float32
-				for b.Loop() {
-					tile(w, len(w)/4, 0, &a, 0, &t)
+				if err := ap.Reset(wt, 16, cols); err != nil {
+					b.Fatal(err)
 				}
-				b.ReportMetric(2*16*cols*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
-				// Per CPU-second, immune to other processes on the machine.
-				tps := cpuRate(20000, func() { tile(w, len(w)/4, 0, &a, 0, &t) })
-				b.ReportMetric(2*16*cols*tps/1e9, "cpuGOPS")
-				run, ops, _ := PeakInt8()
-				b.ReportMetric(float64(ops)*(1<<16)*cpuRate(50, func() { run(1 << 16) })/1e9, "cpuPeakGOPS")
+				ap.PackRows(randNormal(r, 16*cols, 1), 0, 16)
+				var t [256]float32
+				for b.Loop() {
+					gemm(&wp, &ap, 0, &t)
+				}
+				ops := 2 * 256 * cols
+				b.ReportMetric(float64(ops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
+				b.ReportMetric(float64(ops)*cpuRate(max(b.N, 10), func() { gemm(&wp, &ap, 0, &t) })/1e9, "cpuGOPS")
+				run, pops, _ := PeakInt8()
+				b.ReportMetric(float64(pops)*(1<<16)*cpuRate(50, func() { run(1 << 16) })/1e9, "cpuPeakGOPS")
 			})
+		}
+	}
+}
+
+// BenchmarkGemmPack: repacking 16 weight rows of 4096 columns (done once
+// per tile per matrix multiplication).
+func BenchmarkGemmPack(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, wt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
+		w := quantized(b, wt, randNormal(r, 16*4096, 1))
+		var wp WPack
+		b.Run(wt.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				if err := wp.Pack(wt, w, len(w)/16, 0, 4096); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestWPackMatchesGeneric: the fast repacking writes exactly the generic
+// layout.
+func TestWPackMatchesGeneric(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, wt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
+		for _, cols := range []int{32, 96, 4096} {
+			rows := 35
+			w := quantized(t, wt, randNormal(r, rows*cols, 1))
+			rb := len(w) / rows
+			for _, r0 := range []int{0, 19} {
+				var fast, slow WPack
+				if err := fast.Pack(wt, w, rb, r0, cols); err != nil {
+					t.Fatal(err)
+				}
+				slow.Type, slow.Blocks, slow.Data = wt, cols/32, make([]byte, cols/32*wRecord)
+				slow.packGeneric(w, rb, r0)
+				for i := range slow.Data {
+					if fast.Data[i] != slow.Data[i] {
+						t.Fatalf("%s cols %d rows %d: byte %d (block %d offset %d) differs", wt, cols, r0, i, i/wRecord, i%wRecord)
+					}
+				}
+			}
 		}
 	}
 }

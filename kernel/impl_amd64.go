@@ -44,10 +44,7 @@ func init() {
 	if hasAVX2 && hasVNNI {
 		avx512 = avx2
 		avx512.Name = "avx512vnni"
-		avx512.Tile = map[tensor.DType]Tile{
-			tensor.Q8_0: tileAsm(tensor.Q8_0, tileQ8_0VNNI),
-			tensor.Q4_0: tileAsm(tensor.Q4_0, tileQ4_0VNNI),
-		}
+		avx512.Gemm = map[tensor.DType]Gemm{tensor.Q8_0: gemmAsm, tensor.Q4_0: gemmAsm}
 	}
 	switch {
 	case noAsm():
@@ -58,7 +55,7 @@ func init() {
 	}
 }
 
-// avx512 is avx2 plus the AVX-512 VNNI tile kernels (set in init when the
+// avx512 is avx2 plus the AVX-512 VNNI GEMM kernel (set in init when the
 // CPU has them).
 var avx512 Impl
 
