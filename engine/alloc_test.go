@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/model"
@@ -53,6 +56,7 @@ func TestLongGenerationMemory(t *testing.T) {
 	m := stories(t)
 	s := newSession(t, m, model.SessionOptions{CtxLen: 2048})
 	var at500 uint64
+	var rss500 int64
 	var ms runtime.MemStats
 	n := 0
 	res, err := Generate(context.Background(), s, m.Config().VocabSize, Request{
@@ -63,6 +67,7 @@ func TestLongGenerationMemory(t *testing.T) {
 				runtime.GC()
 				runtime.ReadMemStats(&ms)
 				at500 = ms.HeapAlloc
+				rss500 = rss(t)
 			}
 			return nil
 		},
@@ -80,4 +85,33 @@ func TestLongGenerationMemory(t *testing.T) {
 	if len(res.Tokens) != 2000 || growth > limit {
 		t.Errorf("%d tokens, heap grew by %d bytes, limit %d", len(res.Tokens), growth, limit)
 	}
+	// Resident memory may grow by the KV cache pages first written after
+	// token 500 (the cache is allocated whole but touched as it fills).
+	if rss500 > 0 {
+		rssGrowth := rss(t) - rss500
+		rssLimit := s.KVBytes() + 8<<20
+		t.Logf("RSS growth from token 500 to 2000: %d bytes (KV cache %d, limit %d)", rssGrowth, s.KVBytes(), rssLimit)
+		if rssGrowth > rssLimit {
+			t.Errorf("RSS grew by %d bytes over 1,500 tokens, limit %d", rssGrowth, rssLimit)
+		}
+	}
+}
+
+// rss returns the resident set size from /proc/self/status, or 0 where
+// there is none.
+func rss(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("VmRSS line %q: %v", line, err)
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }

@@ -197,3 +197,31 @@ func TestPerplexity(t *testing.T) {
 	}
 	t.Logf("PPL %.4f ± %.5f", res.PPL, res.StdErr)
 }
+
+// TestCancel checks that cancelling the context stops a generation within
+// a decode step and returns the context's error attributed to a stage.
+func TestCancel(t *testing.T) {
+	m := stories(t)
+	s := newSession(t, m, model.SessionOptions{CtxLen: 256})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	res, err := Generate(ctx, s, m.Config().VocabSize, Request{
+		Prompt: prompts(t)[0].IDs, MaxTokens: 200,
+		OnToken: func(int, string) error {
+			if n++; n == 3 {
+				cancel()
+			}
+			return nil
+		},
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if st, ok := pipeline.StageOf(err); !ok || st != pipeline.StageGenerate {
+		t.Errorf("stage %q, want generate", st)
+	}
+	if len(res.Tokens) != 3 {
+		t.Errorf("%d tokens after cancelling at the third, want 3", len(res.Tokens))
+	}
+}

@@ -31,6 +31,9 @@ type Session interface {
 	Options() SessionOptions
 	// KVBytes is the size of the KV cache.
 	KVBytes() int64
+	// ArenaBytes is the size of the activation buffers, allocated once
+	// for batches of Options().Batch tokens.
+	ArenaBytes() int64
 	// Close stops the session's worker goroutines.
 	Close()
 }

@@ -58,3 +58,12 @@ func NormRows(out, x, w []float32, n, dim int, eps float32) {
 		compute.RMSNorm(out[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], w, eps)
 	}
 }
+
+// FloatBytes is the size of float32 buffers, for ArenaBytes.
+func FloatBytes(bufs ...[]float32) int64 {
+	var n int64
+	for _, b := range bufs {
+		n += 4 * int64(len(b))
+	}
+	return n
+}

@@ -153,7 +153,7 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
 	defer s.Close()
-	rec.seed, rec.kvBytes = params.Seed, s.KVBytes()
+	rec.seed, rec.weightBytes, rec.kvBytes, rec.arenaBytes = params.Seed, m.WeightBytes(), s.KVBytes(), s.ArenaBytes()
 
 	// The decoder sees the prompt first, so the continuation keeps its
 	// leading space (SentencePiece strips it only at the start of a text).
@@ -269,7 +269,8 @@ type runRecorder struct {
 	skipped map[pipeline.Stage]string
 	result  *engine.Result
 	seed    uint64
-	kvBytes int64
+
+	weightBytes, kvBytes, arenaBytes int64
 }
 
 func newRunRecorder(env *cmdEnv) *runRecorder {
@@ -328,6 +329,8 @@ func (r *runRecorder) timeline(w io.Writer) {
 		fmt.Fprintln(w, line)
 	}
 	if r.result != nil {
-		fmt.Fprintf(w, "  stop: %s (%s); seed %d; KV cache %s\n", r.result.StopReason, r.result.StopDetail, r.seed, formatBytes(r.kvBytes))
+		fmt.Fprintf(w, "  stop: %s (%s); seed %d\n", r.result.StopReason, r.result.StopDetail, r.seed)
+		fmt.Fprintf(w, "  memory: weights read per token %s (mapped), KV cache %s, activations %s\n",
+			formatBytes(r.weightBytes), formatBytes(r.kvBytes), formatBytes(r.arenaBytes))
 	}
 }

@@ -129,6 +129,11 @@ func (m *Model) NewSession(opts model.SessionOptions) (model.Session, error) {
 	}, nil
 }
 
+// ArenaBytes is the size of the activation buffers.
+func (s *Session) ArenaBytes() int64 {
+	return model.FloatBytes(s.x, s.xb, s.q, s.k, s.v, s.att, s.out, s.hb, s.hb2)
+}
+
 // Forward runs the decoder over tokens at positions pos.. (see model.Session).
 func (s *Session) Forward(ctx context.Context, tokens []int, pos int, logits []float32) error {
 	c, w := &s.m.cfg, &s.m.w
