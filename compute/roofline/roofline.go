@@ -5,7 +5,7 @@
 // Waterman & Patterson 2009, "Roofline: an insightful visual performance
 // model"). Results are cached per machine in the glassbox home.
 //
-// Imports: compute, kernel and the standard library.
+// Imports: compute, kernel, internal/home and the standard library.
 package roofline
 
 import (
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/kernel"
 )
 
@@ -148,26 +149,10 @@ func Machine() string {
 	return fmt.Sprintf("%s × %d", model, runtime.NumCPU())
 }
 
-// Home returns the glassbox home folder: $GLASSBOX_HOME, else
-// os.UserCacheDir()/glassbox.
-func Home() (string, error) {
-	if h := os.Getenv("GLASSBOX_HOME"); h != "" {
-		return h, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("roofline: no glassbox home (set GLASSBOX_HOME): %w", err)
-	}
-	return filepath.Join(d, "glassbox"), nil
-}
-
-// CachePath is the file results are cached in.
+// CachePath is the file results are cached in: roofline.json in the
+// glassbox home ($GLASSBOX_HOME, default ~/.glassbox).
 func CachePath() (string, error) {
-	h, err := Home()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(h, "roofline.json"), nil
+	return filepath.Join(home.Home(), "roofline.json"), nil
 }
 
 // ErrNotCached is returned by Load when this machine has no cached result
