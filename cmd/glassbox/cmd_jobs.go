@@ -11,6 +11,7 @@ import (
 	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/journal"
+	"github.com/glassbox-ai/glassbox/pipeline"
 )
 
 func init() {
@@ -24,6 +25,31 @@ func openJournalRO(dir string) (*journal.Journal, error) {
 		dir = home.Home()
 	}
 	return journal.Open(filepath.Join(dir, journal.FileName), journal.Options{ReadOnly: true})
+}
+
+// runJournaled runs fn as a pipeline job recorded in the journal of the
+// glassbox home, waits for it and returns it (Info, Events and Explain
+// then describe it). Hooks already in ctx (a live printer) see every
+// report too. When the journal cannot be opened the job still runs,
+// unrecorded, with a warning on stderr. The error is the job's.
+func runJournaled(ctx context.Context, env *cmdEnv, p pipeline.Params, fn pipeline.Func) (*pipeline.Job, error) {
+	var sinks []pipeline.Sink
+	jr, err := journal.OpenDefault(journal.Options{})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "glassbox: warning: the job will not be journaled: %v\n", err)
+	} else {
+		sinks = append(sinks, jr)
+		defer func() {
+			if err := jr.Close(); err != nil {
+				fmt.Fprintf(env.stderr, "glassbox: warning: journal: %v\n", err)
+			}
+		}()
+	}
+	m := pipeline.NewManager(pipeline.Options{Sinks: sinks})
+	job := m.Submit(ctx, p, fn)
+	<-job.Done()
+	_, err = job.Wait(context.Background())
+	return job, err
 }
 
 func runJobs(ctx context.Context, env *cmdEnv, args []string) error {

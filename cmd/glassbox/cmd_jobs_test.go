@@ -159,3 +159,28 @@ func TestEventsFollow(t *testing.T) {
 		t.Fatal("events --follow did not return after the job ended")
 	}
 }
+
+func TestRunJournaled(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GLASSBOX_HOME", dir)
+	var live []string
+	ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{Token: func(id int, text string) { live = append(live, text) }})
+	var out, errb bytes.Buffer
+	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+	job, err := runJournaled(ctx, env, pipeline.Params{Kind: "text", Model: "m"}, func(ctx context.Context) (any, error) {
+		tr := pipeline.TraceFrom(ctx)
+		tr.OnStageStart(pipeline.StageGenerate)
+		tr.OnToken(1, "hi")
+		return nil, pipeline.Errorf(pipeline.StageGenerate, "", "out of memory")
+	})
+	if s, _ := pipeline.StageOf(err); s != pipeline.StageGenerate {
+		t.Fatalf("err = %v", err)
+	}
+	if len(live) != 1 || live[0] != "hi" {
+		t.Errorf("the caller's trace saw %v", live)
+	}
+	got, _, code := jobsCmd(t, "explain", job.ID(), "--home", dir)
+	if code != 0 || !strings.Contains(got, "verdict: failed in generate") || errb.Len() != 0 {
+		t.Errorf("explain (exit %d):\n%s\nstderr: %s", code, got, errb.String())
+	}
+}
