@@ -2,6 +2,9 @@ package chat
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 )
@@ -64,4 +67,36 @@ func tokenText(f *gguf.File, key string) string {
 		return ""
 	}
 	return toks[id]
+}
+
+// Names lists the named variants a GGUF carries besides the default
+// template (keys tokenizer.chat_template.NAME, e.g. "tool_use"), sorted.
+func Names(f *gguf.File) []string {
+	var names []string
+	for _, kv := range f.Meta.KVs {
+		if name, ok := strings.CutPrefix(kv.Key, KeyTemplate+"."); ok && name != "" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// FromGGUFNamed returns the variant tokenizer.chat_template.NAME; unlike
+// FromGGUF there is no fallback, since asking for a variant the model does
+// not have is a mistake worth reporting. An empty name means FromGGUF.
+func FromGGUFNamed(f *gguf.File, name string) (Template, error) {
+	if name == "" {
+		return FromGGUF(f)
+	}
+	key := KeyTemplate + "." + name
+	src, err := f.Meta.String(key)
+	if err != nil {
+		have := "none"
+		if n := Names(f); len(n) > 0 {
+			have = strings.Join(n, ", ")
+		}
+		return Template{}, &Error{Origin: "gguf " + key, Op: "load", Err: fmt.Errorf("%w (named templates in this model: %s)", err, have)}
+	}
+	return New(src, "gguf "+key, tokenText(f, keyBOS), tokenText(f, keyEOS))
 }

@@ -14,7 +14,7 @@ import (
 func memGGUF(t *testing.T, kv map[string]any) *gguf.File {
 	t.Helper()
 	var meta gguf.Metadata
-	for _, k := range []string{"general.architecture", keyTokens, keyBOS, keyEOS, KeyTemplate} {
+	for _, k := range []string{"general.architecture", keyTokens, keyBOS, keyEOS, KeyTemplate, KeyTemplate + ".tool_use", KeyTemplate + ".rag"} {
 		if v, ok := kv[k]; ok {
 			if err := meta.Set(k, v); err != nil {
 				t.Fatal(err)
@@ -126,5 +126,26 @@ func TestErrorIs(t *testing.T) {
 	_, err := New("", "x", "", "")
 	if !errors.Is(err, ErrEmpty) {
 		t.Errorf("errors.Is(%v, ErrEmpty) = false", err)
+	}
+}
+
+func TestNamed(t *testing.T) {
+	f := memGGUF(t, map[string]any{KeyTemplate: "default", KeyTemplate + ".tool_use": "{{ bos_token }}tools", KeyTemplate + ".rag": "rag",
+		keyTokens: []string{"<unk>", "<s>"}, keyBOS: uint32(1)})
+	if got := Names(f); len(got) != 2 || got[0] != "rag" || got[1] != "tool_use" {
+		t.Errorf("Names = %v, want [rag tool_use]", got)
+	}
+	tmpl, err := FromGGUFNamed(f, "tool_use")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := tmpl.Render(nil, false, nil); err != nil || out != "<s>tools" {
+		t.Errorf("tool_use renders %q, %v", out, err)
+	}
+	if _, err := FromGGUFNamed(f, "nope"); err == nil || !strings.Contains(err.Error(), "named templates in this model: rag, tool_use") {
+		t.Errorf("missing variant: err = %v", err)
+	}
+	if tmpl, err := FromGGUFNamed(f, ""); err != nil || tmpl.Source != "default" {
+		t.Errorf("empty name: %q, %v", tmpl.Source, err)
 	}
 }

@@ -16,12 +16,13 @@ func init() {
 }
 
 func runChatTemplate(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlags(env, "chat-template", "-m MODEL --messages FILE [--no-generation-prompt] [--vars FILE] [--template FILE]")
+	fs := newFlags(env, "chat-template", "-m MODEL --messages FILE [--no-generation-prompt] [--vars JSON|FILE] [--template FILE | --template-name NAME]")
 	model := fs.String("m", "", "model file path or store name (its tokenizer.chat_template and BOS/EOS texts)")
 	msgFile := fs.String("messages", "", `JSON array of {"role", "content"} objects; "-" reads standard input`)
 	noGen := fs.Bool("no-generation-prompt", false, "do not end with the assistant header (add_generation_prompt=false)")
 	varsFile := fs.String("vars", "", `extra template variables: a JSON object, inline ('{"enable_thinking": false}') or a FILE holding one`)
 	tmplFile := fs.String("template", "", "use this Jinja file instead of the model's template (-m then only supplies BOS/EOS)")
+	tmplName := fs.String("template-name", "", "use the model's named variant tokenizer.chat_template.NAME (e.g. tool_use)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -38,6 +39,8 @@ func runChatTemplate(ctx context.Context, env *cmdEnv, args []string) error {
 		return usage("--messages is required")
 	case *model == "" && *tmplFile == "":
 		return usage("give -m MODEL or --template FILE")
+	case *tmplName != "" && (*model == "" || *tmplFile != ""):
+		return usage("--template-name picks a variant of the -m model's templates (not with --template)")
 	}
 	msgs, err := readMessages(env, *msgFile)
 	if err != nil {
@@ -54,7 +57,7 @@ func runChatTemplate(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 		defer f.Close()
-		if tmpl, err = chat.FromGGUF(f); err != nil {
+		if tmpl, err = chat.FromGGUFNamed(f, *tmplName); err != nil {
 			return err
 		}
 	}

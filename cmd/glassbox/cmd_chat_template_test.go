@@ -46,6 +46,7 @@ func TestChatTemplateCommand(t *testing.T) {
 		{"inline vars", "", []string{"--template", tmpl, "--messages", msgs, "--vars", `{"tools": {"z": 1, "a": null}}`},
 			`[system:Be brief.][user:Hello]>{"z": 1, "a": null}`, "", 0},
 		{"bad inline vars", "", []string{"--template", tmpl, "--messages", msgs, "--vars", `{"tools": `}, "", "--vars (inline): want a JSON object", 1},
+		{"named variant missing", "", []string{"-m", phi3, "--messages", msgs, "--template-name", "tool_use"}, "", "named templates in this model: none", 1},
 		{"missing --messages", "", []string{"-m", stories}, "", "--messages is required", 2},
 		{"neither model nor template", "", []string{"--messages", msgs}, "", "give -m MODEL or --template FILE", 2},
 		{"bad JSON", "[{", []string{"-m", stories, "--messages", "-"}, "", "want a JSON array", 1},
