@@ -123,10 +123,10 @@ var (
 	// "[一-龥ࠀ-一가-퟿]+", "\p{N}+"
 	ptDeepseekLLM = &pretokenizer{"deepseek-llm", []stage{
 		byMatches(oneOf(func(c rune, _ uint8) bool { return c == '\r' || c == '\n' })),
-		byMatches(spaceThenRun(func(c rune, _ uint8) bool { return inRanges(c, deepseekCased) })),
-		byMatches(spaceThenRun(func(c rune, _ uint8) bool { return inRanges(c, deepseekPunct) })),
+		byMatches(spaceThenRun(func(c rune, _ uint8) bool { return dsCased.has(c) })),
+		byMatches(spaceThenRun(func(c rune, _ uint8) bool { return dsPunct.has(c) })),
 		byMatches(trailingSpace),
-		byMatches(runOf(func(c rune, _ uint8) bool { return inRanges(c, deepseekCJK) })),
+		byMatches(runOf(func(c rune, _ uint8) bool { return dsCJK.has(c) })),
 		byMatches(runOf(func(c rune, cl uint8) bool { return isN(cl) })),
 	}}
 	// "[\r\n]", "\s?\p{L}+", "\s?\p{P}+", "[一-龥ࠀ-一가-퟿]+", "\p{N}"
@@ -134,7 +134,7 @@ var (
 		byMatches(oneOf(func(c rune, _ uint8) bool { return c == '\r' || c == '\n' })),
 		byMatches(spaceThenRun(func(c rune, cl uint8) bool { return isL(cl) })),
 		byMatches(spaceThenRun(func(c rune, cl uint8) bool { return cl&cPunct != 0 })),
-		byMatches(runOf(func(c rune, _ uint8) bool { return inRanges(c, deepseekCJK) })),
+		byMatches(runOf(func(c rune, _ uint8) bool { return dsCJK.has(c) })),
 		byMatches(oneOf(func(c rune, cl uint8) bool { return isN(cl) })),
 	}}
 )
@@ -211,6 +211,33 @@ func trailingSpace(r *runes, p, hi int) (int, int) {
 	}
 	return 0, q - p + 1
 }
+
+// runeSet is a range table with a direct ASCII lookup.
+type runeSet struct {
+	ascii  [128]bool
+	ranges [][2]rune
+}
+
+func newRuneSet(ranges [][2]rune) *runeSet {
+	s := &runeSet{ranges: ranges}
+	for c := range s.ascii {
+		s.ascii[c] = inRanges(rune(c), ranges)
+	}
+	return s
+}
+
+func (s *runeSet) has(c rune) bool {
+	if c >= 0 && c < 128 {
+		return s.ascii[c]
+	}
+	return inRanges(c, s.ranges)
+}
+
+var (
+	dsCased = newRuneSet(deepseekCased)
+	dsPunct = newRuneSet(deepseekPunct)
+	dsCJK   = newRuneSet(deepseekCJK)
+)
 
 func inRanges(c rune, t [][2]rune) bool {
 	lo, hi := 0, len(t)
