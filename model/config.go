@@ -24,6 +24,9 @@ type Config struct {
 	NormEps       float32 // <arch>.attention.layer_norm_rms_epsilon
 	CtxLen        int     // <arch>.context_length: the trained context (advisory)
 	SlidingWindow int     // <arch>.attention.sliding_window; 0 = full attention
+	// RopeLinear is the linear RoPE scaling factor (<arch>.rope.scaling.type
+	// "linear", .factor): positions are divided by it. 1 when unscaled.
+	RopeLinear float32
 }
 
 // KVDim is the width of one position's keys (or values): NumKVHeads·HeadDim.
@@ -52,8 +55,15 @@ func ReadConfig(f *gguf.File, arch string) (Config, error) {
 	c.RopeBase = r.float("rope.freq_base", 10000)
 	c.NormEps = r.float("attention.layer_norm_rms_epsilon", -1)
 	c.SlidingWindow = r.int("attention.sliding_window", 0)
+	if n := r.int("expert_count", 0); n > 0 && r.err == nil {
+		return c, fmt.Errorf("load: %s: mixture-of-experts models (expert_count %d) are not supported yet", arch, n)
+	}
 	if r.err != nil {
 		return c, r.err
+	}
+	var err error
+	if c.RopeLinear, err = ropeScaling(f, arch); err != nil {
+		return c, err
 	}
 	if t, err := f.Tensor("token_embd.weight"); err == nil && len(t.Shape) == 2 {
 		c.VocabSize = int(t.Shape[0])
@@ -135,4 +145,47 @@ func Int(f *gguf.File, arch, key string, def int) (int, error) {
 	r := metaReader{f: f, arch: arch}
 	n := r.int(key, def)
 	return n, r.err
+}
+
+// ropeScaling reads <arch>.rope.scaling.type and .factor. Only linear
+// scaling (positions divided by the factor) is implemented; other types
+// fail at load rather than run with wrong positions.
+func ropeScaling(f *gguf.File, arch string) (float32, error) {
+	key := arch + ".rope.scaling.type"
+	typ, err := f.Meta.String(key)
+	if errors.Is(err, gguf.ErrMissingKey) || (err == nil && (typ == "none" || typ == "")) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("load: metadata %s: %w", key, err)
+	}
+	if typ != "linear" {
+		return 0, fmt.Errorf("load: %s: RoPE scaling %q is not supported yet (supported: none, linear)", arch, typ)
+	}
+	r := metaReader{f: f, arch: arch}
+	factor := r.float("rope.scaling.factor", 1)
+	if r.err != nil {
+		return 0, r.err
+	}
+	if factor <= 0 {
+		return 0, fmt.Errorf("load: metadata %s.rope.scaling.factor = %g must be positive", arch, factor)
+	}
+	return factor, nil
+}
+
+// RopeFactors returns the per-pair divisors of the RoPE angles: the
+// file's frequency factors (rope_freqs.weight, Llama 3.1) times the linear
+// scaling factor, or nil when neither applies.
+func (c *Config) RopeFactors(file []float32) []float32 {
+	if c.RopeLinear == 1 || c.RopeLinear == 0 {
+		return file
+	}
+	out := make([]float32, c.RopeDim/2)
+	for i := range out {
+		out[i] = c.RopeLinear
+		if file != nil {
+			out[i] *= file[i]
+		}
+	}
+	return out
 }

@@ -30,7 +30,7 @@ type Weights struct {
 	TokenEmbd  compute.Matrix // (vocab, dim)
 	OutputNorm []float32      // (dim)
 	Output     compute.Matrix // (vocab, dim); token_embd when tied
-	RopeFreqs  []float32      // (ropeDim/2) divisors of the angles, or nil
+	RopeFreqs  []float32      // (ropeDim/2) divisors of the angles (rope_freqs × linear scaling), or nil
 	Layers     []Layer
 }
 
@@ -75,6 +75,7 @@ func Load(f *gguf.File) (model.Model, error) {
 	if b.Has("rope_freqs.weight") {
 		w.RopeFreqs = b.Vector("rope_freqs.weight", c.RopeDim/2)
 	}
+	w.RopeFreqs = c.RopeFactors(w.RopeFreqs)
 	w.Layers = make([]Layer, c.NumLayers)
 	for i := range w.Layers {
 		p := fmt.Sprintf("blk.%d.", i)

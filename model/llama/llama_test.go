@@ -110,6 +110,12 @@ func TestLoadErrors(t *testing.T) {
 		{"wrong shape", func(tn *tiny) { tn.shapes["blk.0.attn_k.weight"] = []int64{8, 8} }, []string{"blk.0.attn_k.weight", "[8 8]", "want [4 8]"}},
 		{"wrong vector", func(tn *tiny) { tn.shapes["output_norm.weight"] = []int64{7} }, []string{"output_norm.weight", "want [8]"}},
 		{"unsupported", func(tn *tiny) { tn.meta["general.architecture"] = "mamba" }, []string{`"mamba" is not supported`, "llama"}},
+		{"moe", func(tn *tiny) { tn.meta["llama.expert_count"] = uint32(8) }, []string{"mixture-of-experts", "expert_count 8"}},
+		{"yarn", func(tn *tiny) { tn.meta["llama.rope.scaling.type"] = "yarn" }, []string{`RoPE scaling "yarn" is not supported`}},
+		{"bad factor", func(tn *tiny) {
+			tn.meta["llama.rope.scaling.type"] = "linear"
+			tn.meta["llama.rope.scaling.factor"] = float32(-2)
+		}, []string{"rope.scaling.factor = -2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,5 +209,39 @@ func TestTiedAndBatchConsistency(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLinearRopeScaling checks that linear scaling reaches the rotation:
+// the config carries the factor and the logits change.
+func TestLinearRopeScaling(t *testing.T) {
+	run := func(scaled bool) []float32 {
+		tn := newTiny()
+		if scaled {
+			tn.meta["llama.rope.scaling.type"] = "linear"
+			tn.meta["llama.rope.scaling.factor"] = float32(4)
+		}
+		m, err := model.Load(tn.file(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := m.Config(); scaled && (c.RopeLinear != 4 || len(c.RopeFactors(nil)) != c.RopeDim/2) {
+			t.Fatalf("config %+v: want linear factor 4", c)
+		}
+		s, _ := m.NewSession(model.SessionOptions{CtxLen: 8, Exact: true, KVF32: true})
+		defer s.Close()
+		out := make([]float32, 10)
+		if err := s.Forward(context.Background(), []int{1, 2, 3, 4}, 0, out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	a, b := run(false), run(true)
+	diff := float32(0)
+	for i := range a {
+		diff = max(diff, a[i]-b[i], b[i]-a[i])
+	}
+	if diff < 1e-4 {
+		t.Errorf("linear RoPE scaling changed the logits by only %g", diff)
 	}
 }

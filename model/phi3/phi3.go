@@ -28,6 +28,7 @@ func init() { model.Register("phi3", Load) }
 type Weights struct {
 	TokenEmbd  compute.Matrix // (vocab, dim)
 	OutputNorm []float32      // (dim)
+	RopeFreqs  []float32      // (ropeDim/2) linear RoPE scaling divisors, or nil
 	Output     compute.Matrix // (vocab, dim); token_embd when tied
 	Layers     []Layer
 }
@@ -73,6 +74,7 @@ func Load(f *gguf.File) (model.Model, error) {
 	if b.Has("rope_factors_long.weight") || b.Has("rope_factors_short.weight") {
 		return nil, fmt.Errorf("load: phi3: LongRoPE scaling (rope_factors_long/short tensors) is not supported yet")
 	}
+	w.RopeFreqs = c.RopeFactors(nil)
 	w.Layers = make([]Layer, c.NumLayers)
 	for i := range w.Layers {
 		p := fmt.Sprintf("blk.%d.", i)
@@ -163,8 +165,8 @@ func (s *Session) Forward(ctx context.Context, tokens []int, pos int, logits []f
 		s.MatMul(s.Pool, s.v[:n*kvDim], L.V, s.xb[:n*dim], n)
 		for i := range n {
 			q, k := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim]
-			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, pos+i, c.RopeBase, true, nil)
-			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, pos+i, c.RopeBase, true, nil)
+			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, pos+i, c.RopeBase, true, w.RopeFreqs)
+			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, pos+i, c.RopeBase, true, w.RopeFreqs)
 			s.Cache[l].Store(pos+i, k, s.v[i*kvDim:(i+1)*kvDim])
 		}
 		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V over positions

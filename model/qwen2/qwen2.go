@@ -24,6 +24,7 @@ func init() { model.Register("qwen2", Load) }
 type Weights struct {
 	TokenEmbd  compute.Matrix // (vocab, dim)
 	OutputNorm []float32      // (dim)
+	RopeFreqs  []float32      // (ropeDim/2) linear RoPE scaling divisors, or nil
 	Output     compute.Matrix // (vocab, dim); token_embd when tied
 	Layers     []Layer
 }
@@ -69,6 +70,7 @@ func Load(f *gguf.File) (model.Model, error) {
 	} else {
 		w.Output = b.Matrix("output.weight", c.VocabSize, c.Dim)
 	}
+	w.RopeFreqs = c.RopeFactors(nil)
 	w.Layers = make([]Layer, c.NumLayers)
 	for i := range w.Layers {
 		p := fmt.Sprintf("blk.%d.", i)
@@ -163,8 +165,8 @@ func (s *Session) Forward(ctx context.Context, tokens []int, pos int, logits []f
 			compute.Add(q, q, L.QBias)
 			compute.Add(k, k, L.KBias)
 			compute.Add(v, v, L.VBias)
-			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, pos+i, c.RopeBase, true, nil)
-			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, pos+i, c.RopeBase, true, nil)
+			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, pos+i, c.RopeBase, true, w.RopeFreqs)
+			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, pos+i, c.RopeBase, true, w.RopeFreqs)
 			s.Cache[l].Store(pos+i, k, v)
 		}
 		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V over positions 0..pos+i.
