@@ -195,7 +195,7 @@ func verdict(job api.Job, rows map[string]*stageRow, total time.Duration) []stri
 		} else {
 			out = append(out, fmt.Sprintf("verdict: failed in %s after %s: %s", e.Stage, fmtDur(at), e.Cause))
 		}
-		if len(e.Numbers) > 0 {
+		if len(e.Numbers) > 0 && job.State == api.StateFailed {
 			out = append(out, "  numbers: "+fmtNumbers(e.Numbers))
 		}
 		if e.Hint != "" {

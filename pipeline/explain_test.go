@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -86,5 +87,57 @@ verdict: failed in encode after 12 ms: prompt has 5000 tokens but the context ho
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestExplainCancelledAndInternal(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	m := NewManager(Options{Now: clk.now, Logger: slog.New(slog.DiscardHandler)})
+	reached := make(chan struct{})
+	j := m.Submit(context.Background(), Params{ID: "jc"}, func(ctx context.Context) (any, error) {
+		tr := TraceFrom(ctx)
+		tr.OnStageStart(StagePrefill)
+		tr.OnProgress(StagePrefill, 512, 4096)
+		clk.add(1500 * time.Millisecond)
+		close(reached)
+		<-ctx.Done()
+		clk.add(3 * time.Millisecond) // the stop takes one chunk
+		return nil, ctx.Err()
+	})
+	<-reached
+	j.Cancel("cancelled by client")
+	j.Wait(context.Background())
+	var b strings.Builder
+	j.Explain(&b)
+	for _, want := range []string{
+		"job jc: cancelled in 1.50 s",
+		"prefill   ██████████████████████████████   1.50 s  512 tokens, 341 tokens/s  ← stopped here",
+		"verdict: cancelled in prefill after 1.50 s: context canceled: cancelled by client, stopped in 3ms",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("explanation lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "numbers:") {
+		t.Errorf("a cancellation lists numbers:\n%s", b.String())
+	}
+
+	j = m.Submit(context.Background(), Params{ID: "jp"}, func(ctx context.Context) (any, error) {
+		TraceFrom(ctx).OnStageStart(StageDecode)
+		var s []int
+		_ = s[3]
+		return nil, nil
+	})
+	j.Wait(context.Background())
+	b.Reset()
+	j.Explain(&b)
+	for _, want := range []string{
+		"verdict: failed in decode after 0.00 ms: internal error: panic: runtime error: index out of range [3] with length 0",
+		"hint: this is a bug in glassbox; the log has the stack trace",
+		"this is a bug in glassbox: please report it with this job's events (glassbox events jp --json)",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("explanation lacks %q:\n%s", want, b.String())
+		}
 	}
 }
