@@ -29,6 +29,7 @@ type Sampler struct {
 	cands  []cand    // (vocabSize) working set; cands[:n] are alive
 	probs  []float64 // (vocabSize) softmax scratch
 	counts []int32   // (vocabSize) occurrences in the penalty window
+	last   []cand    // the final candidate set of the last Sample (for Top)
 }
 
 // New returns a sampler for p. Out-of-range settings are normalised as
@@ -65,9 +66,11 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 		s.penalize(history)
 	}
 	if s.p.Temperature == 0 {
+		s.last = s.cands
 		return int(s.argmax())
 	}
-	return int(s.draw(s.filter()))
+	s.last = s.filter()
+	return int(s.draw(s.last))
 }
 
 // filter runs top-k, top-p and min-p over the loaded candidates and
