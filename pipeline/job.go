@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -15,6 +16,8 @@ type Job struct {
 	m      *Manager
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// stopAfter unregisters the hook that notes when the context is cancelled.
+	stopAfter func() bool
 
 	mu       sync.Mutex
 	info     api.Job
@@ -88,6 +91,9 @@ func (j *Job) Cancel(reason string) {
 	j.mu.Unlock()
 	j.cancel(&cancelError{reason: reason})
 }
+
+// errEnded is the cause of a job's context once the job has ended.
+var errEnded = errors.New("job ended")
 
 // cancelError is the cause a job's context carries after Cancel.
 type cancelError struct{ reason string }

@@ -31,8 +31,9 @@ type Params struct {
 }
 
 // Sink receives every job's summary changes and events, in order, on the
-// job's goroutine. Implementations must not block: the journal queues the
-// writes for its own goroutine, metrics only add numbers.
+// job's goroutine and under the job's lock. Implementations must not block
+// and must not call back into the job: the journal queues the writes for
+// its own goroutine, metrics only add numbers.
 type Sink interface {
 	JobUpdated(j api.Job)
 	EventAppended(ev api.Event)
@@ -42,8 +43,8 @@ type Sink interface {
 type Options struct {
 	Sinks  []Sink
 	Logger *slog.Logger // default slog.Default()
-	// KeepEnded is how many ended jobs stay in memory (the journal keeps
-	// them all); default 256.
+	// KeepEnded is how many ended jobs stay in memory, with their event
+	// logs, for late subscribers (the journal keeps them all); default 64.
 	KeepEnded int
 	Now       func() time.Time // default time.Now; for tests
 }
@@ -69,7 +70,7 @@ func NewManager(o Options) *Manager {
 		m.log = slog.Default()
 	}
 	if m.keep <= 0 {
-		m.keep = 256
+		m.keep = 64
 	}
 	if m.now == nil {
 		m.now = func() time.Time { return time.Now().UTC() }
@@ -106,7 +107,7 @@ func (m *Manager) Submit(ctx context.Context, p Params, fn Func) *Job {
 	m.wg.Add(1)
 	m.mu.Unlock()
 	j.setState(api.StateQueued)
-	context.AfterFunc(jctx, func() {
+	j.stopAfter = context.AfterFunc(jctx, func() {
 		j.mu.Lock()
 		if j.cancelAt.IsZero() {
 			j.cancelAt = m.now()
@@ -206,6 +207,10 @@ func (j *Job) finish(result any, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	defer close(j.done)
+	// Release the job's context (a long-lived parent, such as a server's,
+	// would otherwise keep every ended job's context registered).
+	defer j.cancel(errEnded)
+	defer j.stopAfter()
 	stage := j.current
 	if stage == "" {
 		stage = StagePlan

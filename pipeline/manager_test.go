@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -344,5 +345,44 @@ func TestNewIDSorts(t *testing.T) {
 	a, b := newID(t0), newID(t0.Add(time.Millisecond))
 	if !(a < b) || len(a) != len(b) || len(a) != 15 {
 		t.Errorf("ids %q, %q", a, b)
+	}
+}
+
+func TestNoGoroutineLeft(t *testing.T) {
+	before := runtime.NumGoroutine()
+	m := NewManager(Options{})
+	for range 20 {
+		eng := &fakeEngine{blockAt: StageGenerate, reached: make(chan struct{})}
+		j := m.Submit(context.Background(), Params{}, eng.run)
+		ch, stop := j.Subscribe(0)
+		_, stop2 := j.Subscribe(3) // never read, cancelled below
+		<-eng.reached
+		j.Cancel("test")
+		for range ch {
+		}
+		stop()
+		stop2()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the jobs ended, %d before", n, before)
+	}
+}
+
+func TestEndedJobReleasesItsContext(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := NewManager(Options{})
+	j := m.Submit(parent, Params{}, (&fakeEngine{}).run)
+	j.Wait(context.Background())
+	if !errors.Is(context.Cause(j.ctx), errEnded) {
+		t.Errorf("job context after the end: %v", context.Cause(j.ctx))
+	}
+	j.Cancel("late") // must do nothing
+	if st := j.Info().State; st != api.StateDone {
+		t.Errorf("state after a late cancel = %s", st)
 	}
 }
