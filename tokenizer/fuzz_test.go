@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/glassbox-ai/glassbox/gguf"
 )
 
 var fuzzVocabs = []string{
@@ -80,6 +82,64 @@ func FuzzStreamDecoder(f *testing.F) {
 		b.WriteString(s)
 		if want := tok.Decode(ids); utf8.ValidString(want) && b.String() != want {
 			t.Fatalf("stream %q != Decode %q", b.String(), want)
+		}
+	})
+}
+
+// FuzzFromMeta builds tokenizers from arbitrary metadata: loading either
+// fails with an error or gives a tokenizer whose Encode, Decode and
+// StreamDecoder neither panic nor return ids outside the vocabulary.
+func FuzzFromMeta(f *testing.F) {
+	f.Add([]byte("a b ab <s> </s> \xe2\x96\x81a"), []byte{1, 1, 1, 3, 3, 1}, uint8(0), "ab a b")
+	f.Add([]byte("a b ab [UNK] [CLS] [SEP]"), []byte{1, 1, 1, 2, 3, 3}, uint8(2), "a ab")
+	f.Add([]byte("! \" a b ab"), []byte{1, 1, 1, 1, 1}, uint8(1), "a b ab")
+	f.Fuzz(func(t *testing.T, vocab, types []byte, sel uint8, text string) {
+		toks := strings.Fields(string(vocab))
+		if len(toks) == 0 || len(toks) > 64 {
+			return
+		}
+		m := &gguf.Metadata{}
+		m.Set("tokenizer.ggml.model", []string{"llama", "gpt2", "bert"}[int(sel)%3])
+		m.Set("tokenizer.ggml.pre", []string{"gpt-2", "llama-bpe", "qwen2", "deepseek-llm", "falcon", "default"}[int(sel/3)%6])
+		m.Set("tokenizer.ggml.tokens", toks)
+		tt := make([]int32, len(toks))
+		scores := make([]float32, len(toks))
+		for i := range tt {
+			if i < len(types) {
+				tt[i] = int32(types[i] % 8)
+				scores[i] = float32(int8(types[i]))
+			}
+		}
+		m.Set("tokenizer.ggml.token_type", tt)
+		m.Set("tokenizer.ggml.scores", scores)
+		var merges []string
+		for i := 0; i+1 < len(toks); i += 2 {
+			merges = append(merges, toks[i]+" "+toks[i+1])
+		}
+		m.Set("tokenizer.ggml.merges", merges)
+		m.Set("tokenizer.ggml.bos_token_id", uint32(sel)%uint32(len(toks)+2))
+		m.Set("tokenizer.ggml.unknown_token_id", uint32(sel/7)%uint32(len(toks)+2))
+		tok, err := fromMeta(m, nil)
+		if err != nil {
+			return
+		}
+		for _, ps := range []bool{false, true} {
+			ids, err := tok.Encode(text, true, ps)
+			if err != nil {
+				continue
+			}
+			for _, id := range ids {
+				if id < 0 || id >= tok.VocabSize() {
+					t.Fatalf("id %d outside vocabulary of %d", id, tok.VocabSize())
+				}
+			}
+			tok.Decode(ids)
+			d := tok.NewStreamDecoder()
+			for _, id := range ids {
+				if !utf8.ValidString(d.Add(id)) {
+					t.Fatal("invalid UTF-8 from stream decoder")
+				}
+			}
 		}
 	})
 }

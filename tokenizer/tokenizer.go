@@ -61,7 +61,9 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int, e
 				out = append(out, int(f.id))
 				continue
 			}
-			out = t.encodeWPM(text[f.start:f.end], out)
+			if out, err = t.encodeWPM(text[f.start:f.end], out); err != nil {
+				return nil, err
+			}
 		}
 		if addSpecial && t.sep != none {
 			out = append(out, t.sep)

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"unicode"
 	"unicode/utf8"
 )
@@ -14,8 +15,9 @@ import (
 // any part that no token covers becomes the unknown token.
 
 // encodeWPM appends the tokens of one raw-text fragment.
-func (t *Tokenizer) encodeWPM(text string, out []int) []int {
+func (t *Tokenizer) encodeWPM(text string, out []int) ([]int, error) {
 	word := make([]byte, 0, 64)
+	var err error
 	t.wpmWords(text, func(w []byte) {
 		word = append(append(word[:0], "\u2581"...), w...)
 		n := len(word)
@@ -35,10 +37,16 @@ func (t *Tokenizer) encodeWPM(text string, out []int) []int {
 			i = j
 		}
 		if len(out) == start {
+			if t.unk == none {
+				if err == nil {
+					err = &Error{Op: "encode", Err: fmt.Errorf("%w: no WordPiece covers %q and the vocabulary has no unknown token", ErrNoToken, w)}
+				}
+				return
+			}
 			out = append(out, t.unk)
 		}
 	})
-	return out
+	return out, err
 }
 
 // wpmWords is BERT's BasicTokenizer as llama.cpp's preprocess writes it;
