@@ -52,5 +52,11 @@
 // is not fully sorted per token. A Sampler is not safe for concurrent use;
 // use one per sequence.
 //
+// # Inspection
+//
+// Top reports the distribution the last token was drawn from (ids,
+// penalized logits, final probabilities), so a run can show how sure each
+// choice was without the sampler paying for it on every token.
+//
 // Imports: standard library only.
 package sample
