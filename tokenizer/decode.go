@@ -106,7 +106,12 @@ type StreamDecoder struct {
 	pending []byte
 }
 
-// NewStreamDecoder returns a decoder that leaves control tokens out.
+// NewStreamDecoder returns a decoder that leaves control tokens out. It
+// strips the SentencePiece leading space from the first piece with text, as
+// Decode does; to decode a continuation (generated tokens after a prompt),
+// Add the prompt's ids first and discard what they return, so the
+// continuation keeps its leading space and completes any character the
+// prompt left open.
 func (t *Tokenizer) NewStreamDecoder() *StreamDecoder { return &StreamDecoder{t: t} }
 
 // NewStreamDecoderSpecial returns a decoder that writes control tokens as
