@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -147,5 +148,32 @@ func TestNamed(t *testing.T) {
 	}
 	if tmpl, err := FromGGUFNamed(f, ""); err != nil || tmpl.Source != "default" {
 		t.Errorf("empty name: %q, %v", tmpl.Source, err)
+	}
+}
+
+// TestEveryVocab: every shared vocabulary file yields a template (its own
+// or the fallback) that renders a conversation.
+func TestEveryVocab(t *testing.T) {
+	dir := filepath.Dir(shared.Path(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	files, err := filepath.Glob(filepath.Join(dir, "*.gguf"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("found %d vocab files: %v", len(files), err)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			f, err := gguf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			tmpl, err := FromGGUF(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := tmpl.Render([]Message{{"user", "Hi"}, {"assistant", "Hello"}, {"user", "Bye"}}, true, nil)
+			if err != nil || !strings.Contains(out, "Bye") {
+				t.Errorf("render: %q, %v", out, err)
+			}
+		})
 	}
 }
