@@ -156,10 +156,13 @@ func (t *Tokenizer) encodeBPE(s *bpeState, text string, out []int) []int {
 				ids = append(ids, id)
 				continue
 			}
+			// A symbol that is not a token: llama.cpp looks up each byte
+			// of its mapped text alone, which finds only the printable
+			// ASCII bytes (they map to themselves); the rest are dropped.
 			raw := m.extra[id-m.nvocab]
 			for i := 0; i < len(raw); i++ {
-				if b := m.byteID[raw[i]]; b < m.nvocab {
-					ids = append(ids, b)
+				if c := raw[i]; c >= '!' && c <= '~' && m.byteID[c] < m.nvocab {
+					ids = append(ids, m.byteID[c])
 				}
 			}
 		}

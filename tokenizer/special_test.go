@@ -222,3 +222,20 @@ func TestFIM(t *testing.T) {
 		t.Fatalf("stories FIM = %d %d %d", p, s, m)
 	}
 }
+
+// TestBPEMissingMergeResult: when a merge makes a symbol that is not a
+// token, llama.cpp keeps only the printable ASCII bytes of it.
+func TestBPEMissingMergeResult(t *testing.T) {
+	m := &gguf.Metadata{}
+	m.Set("tokenizer.ggml.model", "gpt2")
+	m.Set("tokenizer.ggml.pre", "gpt-2")
+	m.Set("tokenizer.ggml.tokens", []string{"a", "b", "Ġ"})
+	m.Set("tokenizer.ggml.merges", []string{"Ġ a", "Ġa b"})
+	tok, err := fromMeta(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := tok.Encode(" ab", false, false); !slices.Equal(got, []int{0, 1}) {
+		t.Fatalf("got %v, want [0 1]", got)
+	}
+}
