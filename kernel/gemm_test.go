@@ -112,9 +112,9 @@ func BenchmarkGemm(b *testing.B) {
 				}
 				ops := 2 * 256 * cols
 				b.ReportMetric(float64(ops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
-				b.ReportMetric(float64(ops)*cpuRate(max(b.N, 10), func() { gemm(&wp, &ap, 0, &t) })/1e9, "cpuGOPS")
+				b.ReportMetric(float64(ops)*cpuRate(repsFor(b, 0.2), func() { gemm(&wp, &ap, 0, &t) })/1e9, "cpuGOPS")
 				run, pops, _ := PeakInt8()
-				b.ReportMetric(float64(pops)*(1<<16)*cpuRate(50, func() { run(1 << 16) })/1e9, "cpuPeakGOPS")
+				b.ReportMetric(float64(pops)*(1<<16)*cpuRate(200, func() { run(1 << 16) })/1e9, "cpuPeakGOPS")
 			})
 		}
 	}

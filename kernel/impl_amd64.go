@@ -4,6 +4,7 @@ package kernel
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"unsafe"
 
@@ -18,6 +19,9 @@ func dotQ8_0Q8_0AVX2(nb int, w, x *byte) float32
 
 //go:noescape
 func dotQ4_0Q8_0AVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotQ4_0Q8_0VNNI(nb int, w, x *byte) float32
 
 //go:noescape
 func dotQ4KQ8KAVX2(nb int, w, x *byte) float32
@@ -45,6 +49,8 @@ func init() {
 		avx512 = avx2
 		avx512.Name = "avx512vnni"
 		avx512.Gemm = map[tensor.DType]Gemm{tensor.Q8_0: gemmAsm, tensor.Q4_0: gemmAsm}
+		avx512.Q = maps.Clone(avx2.Q)
+		avx512.Q[tensor.Q4_0] = qdotSplit(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
 	}
 	switch {
 	case noAsm():
@@ -119,6 +125,28 @@ func fdotAsm(dt tensor.DType, f func(n int, w *byte, x *float32) float32) FDot {
 		}
 		if m < n {
 			s += ref(w[m*ts:], x[m:])
+		}
+		return s
+	}
+}
+
+// qdotSplit runs f over the largest multiple of step blocks and tail (a
+// kernel for any count) over the rest.
+func qdotSplit(dt tensor.DType, step int, f, tail func(nb int, w, x *byte) float32) QDot {
+	vt, _ := VecDotType(dt)
+	bs, wts, xts := dt.BlockSize(), dt.TypeSize(), vt.TypeSize()
+	return func(n int, w, x []byte) float32 {
+		nb := n / bs
+		if n%bs != 0 || len(w) < nb*wts || len(x) < nb*xts {
+			panic(fmt.Sprintf("kernel: %s dot of %d elements over %d weight and %d activation bytes", dt, n, len(w), len(x)))
+		}
+		m := nb / step * step
+		var s float32
+		if m > 0 {
+			s = f(m, &w[0], &x[0])
+		}
+		if m < nb {
+			s += tail(nb-m, &w[m*wts], &x[m*xts])
 		}
 		return s
 	}
