@@ -90,6 +90,7 @@ const (
 	headerOverheadX  = 3
 	vocabEntryBytes  = 96
 	garbagePerToken  = 12 * kib
+	jobRuntime       = 512 * kib // what a job adds to a bare process: journal, job manager, worker pool
 	gcMinHeap        = 4 * mib
 	faultAroundBytes = 64 * kib // Linux maps file pages around each fault (fault_around_bytes)
 )
@@ -215,7 +216,7 @@ func (p *Plan) memory(kvType tensor.DType) error {
 	// Norm weights and biases are copied to float32 at load.
 	base := int64(baseOverhead)
 	if p.Device.RuntimeBytes > 0 {
-		base = p.Device.RuntimeBytes
+		base = p.Device.RuntimeBytes + jobRuntime
 	}
 	m.OverheadBytes = base + headerOverheadX*s.HeaderSize + vocabEntryBytes*int64(s.VocabSize) + 4*s.vecElems
 	live := m.KVCacheBytes + m.ComputeBytes + m.OverheadBytes - base

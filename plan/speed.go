@@ -27,7 +27,7 @@ type Speed struct {
 // until calibration measures them.
 const (
 	cpuStepCost     = 40e-6
-	cpuLayerCost    = 6e-6
+	cpuLayerCost    = 60e-6 // ~8 pool barriers per layer at several µs each, more on a busy machine
 	gpuStepCost     = 30e-6
 	gpuLayerCost    = 8e-6
 	slowForChatTokS = 5.0 // below reading speed (~5 tokens/s), chat feels broken

@@ -102,6 +102,9 @@ func (q *Plan) improves(p *Plan) bool {
 	if !p.Fits {
 		return q.Fits
 	}
+	if p.Placement.Kind == "split" && q.Placement.Kind == "gpu" {
+		return true // every layer on the GPU
+	}
 	return q.Speed.DecodeTokensPerS > 1.2*p.Speed.DecodeTokensPerS
 }
 

@@ -1,0 +1,210 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/plan"
+)
+
+// TestPlanPredictsRealRuns is issue 7's done-means check: the plan for a
+// job predicts the peak resident memory of a real 'glassbox run' of it
+// within 5% (measured by the kernel: getrusage ru_maxrss of the child) and,
+// with GLASSBOX_PLAN_SPEED=1 on a quiet machine, its generation speed
+// within 20%.
+//
+// It builds the binary and runs real generations, so it is opt-in:
+//
+//	GLASSBOX_PLAN_CHECK=1 go test ./cmd/glassbox -run TestPlanPredictsRealRuns -v
+//
+// GLASSBOX_PLAN_MODELS adds models (comma-separated paths, e.g. synthetic 1B
+// files from 'glassbox synth'); GLASSBOX_PLAN_RECORD=1 stores each run in
+// the calibration history.
+func TestPlanPredictsRealRuns(t *testing.T) {
+	if os.Getenv("GLASSBOX_PLAN_CHECK") == "" {
+		t.Skip("set GLASSBOX_PLAN_CHECK=1 to run real generations against the plan")
+	}
+	bin := filepath.Join(t.TempDir(), "glassbox")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	type job struct {
+		model   string
+		ctx, n  int
+		prompt  string
+		threads int
+	}
+	jobs := []job{
+		{shared.Path(t, "models/stories260K.gguf"), 256, 200, "Once upon a time", 0},
+		{shared.Path(t, "models/stories260K.gguf"), 256, 20, "Once upon a time", 1},
+		{shared.Path(t, "models/tiny-llama-F32.gguf"), 256, 100, "Once upon a time", 0},
+		{shared.Path(t, "models/tiny-llama-Q4_K_M.gguf"), 256, 100, "Once upon a time", 0},
+		{shared.Path(t, "models/tiny-qwen2-F32.gguf"), 256, 100, "Once upon a time", 0},
+	}
+	for _, m := range strings.Split(os.Getenv("GLASSBOX_PLAN_MODELS"), ",") {
+		if m != "" {
+			jobs = append(jobs, job{m, 1024, 64, "Once upon a time", 0}, job{m, 2048, 16, "Once upon a time", 0})
+		}
+	}
+	dev, err := planDevice("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The runtime's share is that of the glassbox binary, not of this test.
+	dev.RuntimeBytes = baseRSS(t, bin)
+	t.Logf("runtime base (peak RSS of glassbox plan --profiles): %s; %s", plan.FormatBytes(dev.RuntimeBytes), dev.Roofline)
+	checkSpeed := os.Getenv("GLASSBOX_PLAN_SPEED") != ""
+	var hist *plan.History
+	if os.Getenv("GLASSBOX_PLAN_RECORD") != "" {
+		hist, _ = plan.DefaultHistory()
+	}
+	for _, j := range jobs {
+		name := fmt.Sprintf("%s/ctx%d/n%d/t%d", filepath.Base(j.model), j.ctx, j.n, j.threads)
+		t.Run(name, func(t *testing.T) {
+			args := []string{"run", "-m", j.model, "--temp", "0", "-n", strconv.Itoa(j.n), "--ctx", strconv.Itoa(j.ctx), "--json"}
+			if j.threads > 0 {
+				args = append(args, "--threads", strconv.Itoa(j.threads))
+			}
+			res, rss := runMeasured(t, bin, append(args, j.prompt)...)
+			f, err := gguf.Open(j.model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			tokens := res.PromptTokens + len(res.Tokens)
+			p, err := plan.ForModel(f, plan.Options{Ctx: j.ctx, Tokens: tokens, Prompt: res.PromptTokens}, dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			memErr := float64(rss)/float64(p.Memory.TotalBytes) - 1
+			speedErr := res.GenerateTokS/p.Speed.DecodeTokensPerS - 1
+			t.Logf("peak RSS %s, predicted %s (%+.1f%%); generation %.0f tok/s, predicted %.0f (%+.0f%%)",
+				plan.FormatBytes(rss), plan.FormatBytes(p.Memory.TotalBytes), 100*memErr,
+				res.GenerateTokS, p.Speed.DecodeTokensPerS, 100*speedErr)
+			if hist != nil {
+				if err := hist.Record(plan.Observe(p, rss, res.PrefillTokS, res.GenerateTokS)); err != nil {
+					t.Error(err)
+				}
+			}
+			if math.Abs(memErr) > 0.05 {
+				t.Errorf("peak RSS %d is %+.1f%% from the predicted %d (want within 5%%)", rss, 100*memErr, p.Memory.TotalBytes)
+			}
+			if checkSpeed && math.Abs(speedErr) > 0.20 {
+				t.Errorf("generation %.1f tok/s is %+.0f%% from the predicted %.1f (want within 20%%)", res.GenerateTokS, 100*speedErr, p.Speed.DecodeTokensPerS)
+			}
+		})
+	}
+}
+
+// baseRSS is what 'glassbox plan' measures for itself before opening a
+// model (plan.SelfRSS): the resident memory of a process that has loaded
+// nothing. --json prints the device with it.
+func baseRSS(t *testing.T, bin string) int64 {
+	out, err := exec.Command(bin, "plan", "--json", "-m", shared.Path(t, "models/stories260K.gguf")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Device struct {
+			RuntimeBytes int64 `json:"runtime_bytes"`
+		} `json:"device"`
+	}
+	if err := json.Unmarshal(out, &p); err != nil || p.Device.RuntimeBytes <= 0 {
+		t.Fatalf("plan --json: no device.runtime_bytes (%v)", err)
+	}
+	return p.Device.RuntimeBytes
+}
+
+// planRunResult is the part of run --json's result event the check needs.
+type planRunResult struct {
+	Tokens       []int   `json:"tokens"`
+	PromptTokens int     `json:"prompt_tokens"`
+	PrefillTokS  float64 `json:"prefill_tokens_per_s"`
+	GenerateTokS float64 `json:"generate_tokens_per_s"`
+}
+
+// runMeasured runs the binary and returns its result and peak RSS in bytes.
+//
+// The peak is the child's VmHWM, polled from /proc while it runs: the
+// rusage of a child that Go starts is no good here, because Go execs from
+// a vfork'd child and Linux then carries the parent's (this test's) RSS
+// high-water mark into the child's ru_maxrss.
+func runMeasured(t *testing.T, bin string, args ...string) (planRunResult, int64) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	var peak int64
+	var err error
+	for polling := true; polling; {
+		select {
+		case err = <-done:
+			polling = false
+		case <-time.After(time.Millisecond):
+			peak = max(peak, vmHWM(status))
+		}
+	}
+	if err != nil {
+		t.Fatalf("glassbox %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	var res planRunResult
+	var ev struct {
+		Type   string          `json:"type"`
+		Result json.RawMessage `json:"result"`
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i := len(lines) - 1; i >= 0 && ev.Type != "result"; i-- {
+		ev.Type = ""
+		json.Unmarshal([]byte(lines[i]), &ev)
+	}
+	if ev.Type != "result" {
+		t.Fatalf("no result event in the output of glassbox %s", strings.Join(args, " "))
+	}
+	if err := json.Unmarshal(ev.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if peak == 0 {
+		t.Fatal("could not read the child's VmHWM")
+	}
+	return res, peak
+}
+
+// vmHWM reads the VmHWM line of a /proc status file in bytes (0 when the
+// process is gone).
+func vmHWM(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n * 1024
+			}
+		}
+	}
+	return 0
+}
