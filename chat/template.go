@@ -127,6 +127,7 @@ func (t Template) Render(msgs []Message, addGenerationPrompt bool, vars map[stri
 		"bos_token":             jinja.NewString(t.BOS),
 		"eos_token":             jinja.NewString(t.EOS),
 		toJSONName:              toJSONCallable,
+		"range":                 rangeCallable,
 		"strftime_now": jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
 			if len(args) != 1 || !args[0].IsString() {
 				return jinja.Undefined(), fmt.Errorf("strftime_now: want one format string, got %d arguments", len(args))

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -56,6 +57,7 @@ func TestRenderSmall(t *testing.T) {
 		{`{% set d = {"b": 1, "a": [1.0, "<&>"]} %}{{ d | tojson }}`, `{"b": 1, "a": [1.0, "<&>"]}`},
 		{`{% set d = {"b": 1, "a": {}} %}{{ d | tojson(indent=2) }}`, "{\n  \"b\": 1,\n  \"a\": {}\n}"},
 		{`{% set d = {"b": 1, "a": 2} %}{{ d | tojson(sort_keys=true) }}`, `{"a": 2, "b": 1}`},
+		{"{% for i in range(3) %}{{ i }}{% endfor %}|{% for i in range(5, 0, -2) %}{{ i }}{% endfor %}|{{ range(2, 2) | length }}", "012|531|0"},
 		{`{% set d = {"k": "é\n"} %}{{ d | tojson(ensure_ascii=true, separators=[",", ":"]) }}`, `{"k":"\u00e9\n"}`},
 	}
 	for _, tt := range tests {
@@ -67,5 +69,20 @@ func TestRenderSmall(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%q: got %q, want %q", tt.tmpl, got, tt.want)
 		}
+	}
+}
+
+func TestRangeLimit(t *testing.T) {
+	for _, src := range []string{"{% for i in range(10**12) %}x{% endfor %}", "{{ range(0, 1000000000000) | length }}", "{{ range(5, -1000000000000, -1) | length }}"} {
+		_, err := Render(src, nil, false, nil)
+		if err == nil || !strings.Contains(err.Error(), "more than") {
+			t.Errorf("%s: err = %v, want the range limit", src, err)
+		}
+	}
+	if out, err := Render("{{ range(2**3) | length }}", nil, false, nil); err != nil || out != "8" {
+		t.Errorf("range(2**3): %q, %v", out, err)
+	}
+	if _, err := Render("{{ range(1, 2, 0) }}", nil, false, nil); err == nil {
+		t.Error("range with step 0 rendered")
 	}
 }
