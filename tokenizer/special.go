@@ -71,14 +71,13 @@ func (t *Tokenizer) partition(text string, parseSpecial bool, out []fragment) []
 	if tr.empty() {
 		return append(out, fragment{id: -1, start: 0, end: len(text)})
 	}
-	// All occurrences, grouped by token.
-	type occ struct{ pos, id int32 }
-	var occs []occ
+	// All occurrences, grouped by token; positions ascend within a token.
+	occ := map[int32][]int32{}
 	for p := 0; p < len(text); p++ {
 		n := tr.root[text[p]]
 		for q := p + 1; n != 0; q++ {
 			if id := tr.nodes[n].id; id >= 0 {
-				occs = append(occs, occ{int32(p), id})
+				occ[id] = append(occ[id], int32(p))
 			}
 			if q >= len(text) || tr.nodes[n].next == nil {
 				break
@@ -86,48 +85,51 @@ func (t *Tokenizer) partition(text string, parseSpecial bool, out []fragment) []
 			n = tr.nodes[n].next[text[q]]
 		}
 	}
-	if len(occs) == 0 {
+	if len(occ) == 0 {
 		return append(out, fragment{id: -1, start: 0, end: len(text)})
 	}
-	sort.SliceStable(occs, func(a, b int) bool {
-		return t.specialPrio[occs[a].id] < t.specialPrio[occs[b].id]
-	})
+	ids := make([]int32, 0, len(occ))
+	for id := range occ {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return t.specialPrio[ids[a]] < t.specialPrio[ids[b]] })
 	// used[i]: 0 free text, 1 taken by a token, 2 stripped whitespace.
 	used := make([]uint8, len(text))
-	tokAt := map[int]int32{}
-	lastEnd, lastID := -1, int32(-1)
-	for _, o := range occs {
-		p, l := int(o.pos), len(t.tokens[o.id])
-		if o.id != lastID {
-			lastID, lastEnd = o.id, -1
-		}
-		if p < lastEnd || !allFree(used[p:p+l]) {
-			continue
-		}
-		for i := p; i < p+l; i++ {
-			used[i] = 1
-		}
-		tokAt[p] = o.id
-		lastEnd = p + l
-		a := t.attrs[o.id]
-		if a&attrLstrip != 0 {
-			for i := p - 1; i >= 0 && used[i] == 0 && isSpaceASCII(text[i]); i-- {
-				used[i] = 2
+	var taken []fragment
+	for _, id := range ids {
+		l, lastEnd := len(t.tokens[id]), -1
+		a := t.attrs[id]
+		for _, p32 := range occ[id] {
+			p := int(p32)
+			if p < lastEnd || !allFree(used[p:p+l]) {
+				continue
 			}
-		}
-		if a&attrRstrip != 0 {
-			for i := p + l; i < len(text) && used[i] == 0 && isSpaceASCII(text[i]); i++ {
-				used[i] = 2
-				lastEnd = i + 1
+			for i := p; i < p+l; i++ {
+				used[i] = 1
+			}
+			taken = append(taken, fragment{id: id, start: p, end: p + l})
+			lastEnd = p + l
+			if a&attrLstrip != 0 {
+				for i := p - 1; i >= 0 && used[i] == 0 && isSpaceASCII(text[i]); i-- {
+					used[i] = 2
+				}
+			}
+			if a&attrRstrip != 0 {
+				for i := p + l; i < len(text) && used[i] == 0 && isSpaceASCII(text[i]); i++ {
+					used[i] = 2
+					lastEnd = i + 1
+				}
 			}
 		}
 	}
+	sort.Slice(taken, func(a, b int) bool { return taken[a].start < taken[b].start })
+	k := 0
 	for i := 0; i < len(text); {
 		switch used[i] {
 		case 1:
-			id := tokAt[i]
-			out = append(out, fragment{id: id, start: i, end: i + len(t.tokens[id])})
-			i += len(t.tokens[id])
+			out = append(out, taken[k])
+			i = taken[k].end
+			k++
 		case 2:
 			i++
 		default:

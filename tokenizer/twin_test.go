@@ -3,6 +3,8 @@ package tokenizer
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -57,6 +59,101 @@ func TestBPEMergeTwins(t *testing.T) {
 			long := tok.bpe.mergeLong(s, w)
 			if fmt.Sprint(short) != fmt.Sprint(long) {
 				t.Fatalf("%s %q:\nflat %v\nheap %v", rel, w, short, long)
+			}
+		}
+	}
+}
+
+// partitionSlow is llama.cpp's tokenizer_st_partition written literally:
+// for each special token in priority order, for each raw fragment, split
+// at every leftmost occurrence.
+func (t *Tokenizer) partitionSlow(text string, parseSpecial bool) []fragment {
+	if text == "" {
+		return nil
+	}
+	var order []int
+	for id, a := range t.attrs {
+		if a&(attrControl|attrUserDefined|attrUnknown) != 0 && (parseSpecial || a&(attrControl|attrUnknown) == 0) {
+			order = append(order, id)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return t.specialPrio[a] - t.specialPrio[b] })
+	frags := []fragment{{id: -1, start: 0, end: len(text)}}
+	for _, id := range order {
+		tokText, a := t.tokens[id], t.attrs[id]
+		var next []fragment
+		for _, f := range frags {
+			if f.id >= 0 {
+				next = append(next, f)
+				continue
+			}
+			base, end := f.start, f.end
+			for base < end {
+				i := strings.Index(text[base:end], tokText)
+				if i < 0 {
+					break
+				}
+				m := base + i
+				left := m
+				if a&attrLstrip != 0 {
+					for left > base && isSpaceASCII(text[left-1]) {
+						left--
+					}
+				}
+				if left > base {
+					next = append(next, fragment{id: -1, start: base, end: left})
+				}
+				next = append(next, fragment{id: int32(id), start: m, end: m + len(tokText)})
+				base = m + len(tokText)
+				if a&attrRstrip != 0 {
+					for base < end && isSpaceASCII(text[base]) {
+						base++
+					}
+				}
+			}
+			if base < end {
+				next = append(next, fragment{id: -1, start: base, end: end})
+			}
+		}
+		frags = next
+	}
+	return frags
+}
+
+// TestPartitionTwin compares the one-pass partition with the literal one.
+func TestPartitionTwin(t *testing.T) {
+	for _, rel := range []string{"vocab/ggml-vocab-phi-3.gguf", "vocab/ggml-vocab-gpt-neox.gguf", "vocab/ggml-vocab-starcoder.gguf"} {
+		tok := load(t, rel)
+		var specials []string
+		for id, a := range tok.attrs {
+			if a&(attrControl|attrUserDefined|attrUnknown) != 0 {
+				specials = append(specials, tok.tokens[id])
+			}
+		}
+		rng := rand.New(rand.NewPCG(11, uint64(len(rel))))
+		for i := 0; i < 400; i++ {
+			var b strings.Builder
+			for b.Len() < rng.IntN(120) {
+				switch rng.IntN(4) {
+				case 0:
+					s := specials[rng.IntN(len(specials))]
+					if rng.IntN(3) == 0 && len(s) > 2 {
+						s = s[:len(s)/2] // a partial occurrence
+					}
+					b.WriteString(s)
+				case 1:
+					b.WriteString(strings.Repeat(" ", rng.IntN(30)))
+				default:
+					b.WriteString(randomText(rng, rng.IntN(10), false))
+				}
+			}
+			text := b.String()
+			for _, ps := range []bool{false, true} {
+				fast := tok.partition(text, ps, nil)
+				slow := tok.partitionSlow(text, ps)
+				if fmt.Sprint(fast) != fmt.Sprint(slow) {
+					t.Fatalf("%s parseSpecial=%v %q:\nfast %v\nslow %v", rel, ps, text, fast, slow)
+				}
 			}
 		}
 	}
