@@ -1,0 +1,246 @@
+// Package gemma3 is the text decoder of Gemma 3: pre- and post-norms around
+// both sublayers (four RMSNorms per block; llama.cpp's converter stores the
+// norm weights with Gemma's "1 +" already added), an RMSNorm over each
+// query and key head before RoPE on the two halves of each head, a
+// GELU-gated feed-forward network, embeddings scaled by √dim, and local
+// sliding-window layers interleaved with global ones (five local, then one
+// global, by default). Local layers use RoPE base 10000 and no scaling;
+// global ones use <arch>.rope.freq_base and the file's linear scaling.
+//
+// Reference: Gemma Team 2025, "Gemma 3 Technical Report"
+// (arXiv:2503.19786). Attention-logit soft-capping (Gemma 2) is refused at
+// load; final-logit soft-capping is applied when the file sets it.
+//
+// Imports: model, compute, gguf.
+package gemma3
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/model"
+)
+
+func init() { model.Register("gemma3", Load) }
+
+// localRopeBase is the RoPE base of the sliding-window layers (the
+// reference implementation's rope_local_base_freq).
+const localRopeBase = 10000
+
+// Weights are the bound tensors. Matrices alias the mapped file.
+type Weights struct {
+	TokenEmbd  compute.Matrix // (vocab, dim)
+	OutputNorm []float32      // (dim)
+	Output     compute.Matrix // (vocab, dim); token_embd when tied
+	RopeFreqs  []float32      // (ropeDim/2) linear scaling divisors of the global layers, or nil
+	Layers     []Layer
+}
+
+// Layer is one decoder block.
+type Layer struct {
+	Local    bool           // sliding-window attention with the local RoPE base
+	AttnNorm []float32      // (dim)
+	Q        compute.Matrix // (qDim, dim)
+	K        compute.Matrix // (kvDim, dim)
+	V        compute.Matrix // (kvDim, dim)
+	QNorm    []float32      // (headDim) RMSNorm weight of every query head
+	KNorm    []float32      // (headDim) RMSNorm weight of every key head
+	O        compute.Matrix // (dim, qDim)
+	PostAttn []float32      // (dim) norm of the attention output
+	FFNNorm  []float32      // (dim)
+	Gate     compute.Matrix // (hiddenDim, dim)
+	Up       compute.Matrix // (hiddenDim, dim)
+	Down     compute.Matrix // (dim, hiddenDim)
+	PostFFN  []float32      // (dim) norm of the feed-forward output
+}
+
+// Model is a loaded Gemma 3 model.
+type Model struct {
+	cfg       model.Config
+	w         Weights
+	bytes     int64
+	attnScale float32 // multiplies q·k
+	softcap   float32 // final logits = softcap·tanh(logits/softcap); 0 = off
+}
+
+// Load binds a gemma3-architecture file.
+func Load(f *gguf.File) (model.Model, error) {
+	cfg, err := model.ReadConfig(f, "gemma3")
+	if err != nil {
+		return nil, err
+	}
+	c := &cfg
+	if limit, _ := f.Meta.Float("gemma3.attn_logit_softcapping"); limit > 0 {
+		return nil, fmt.Errorf("load: gemma3: attention-logit soft-capping (%g) is not supported", limit)
+	}
+	pattern, err := model.Int(f, "gemma3", "attention.sliding_window_pattern", 6)
+	if err != nil {
+		return nil, err
+	}
+	if pattern <= 0 || c.SlidingWindow <= 0 {
+		return nil, fmt.Errorf("load: gemma3: sliding window %d with pattern %d: both must be positive", c.SlidingWindow, pattern)
+	}
+	m := &Model{cfg: cfg}
+	// Queries are scaled by 1/√head_dim, except in the 27B model (62
+	// layers), whose query_pre_attn_scalar is dim/heads.
+	m.attnScale = float32(1 / math.Sqrt(float64(c.HeadDim)))
+	if c.NumLayers == 62 {
+		m.attnScale = float32(1 / math.Sqrt(float64(c.Dim/c.NumHeads)))
+	}
+	if limit, err := f.Meta.Float("gemma3.final_logit_softcapping"); err == nil && limit > 0 {
+		m.softcap = float32(limit)
+	}
+
+	b := model.NewBinder(f)
+	w := Weights{
+		TokenEmbd:  b.Matrix("token_embd.weight", c.VocabSize, c.Dim),
+		OutputNorm: b.Vector("output_norm.weight", c.Dim),
+		RopeFreqs:  c.RopeFactors(nil),
+	}
+	tied := !b.Has("output.weight")
+	if tied {
+		w.Output = w.TokenEmbd
+	} else {
+		w.Output = b.Matrix("output.weight", c.VocabSize, c.Dim)
+	}
+	w.Layers = make([]Layer, c.NumLayers)
+	for i := range w.Layers {
+		p := fmt.Sprintf("blk.%d.", i)
+		w.Layers[i] = Layer{
+			Local:    i%pattern < pattern-1,
+			AttnNorm: b.Vector(p+"attn_norm.weight", c.Dim),
+			Q:        b.Matrix(p+"attn_q.weight", c.QDim(), c.Dim),
+			K:        b.Matrix(p+"attn_k.weight", c.KVDim(), c.Dim),
+			V:        b.Matrix(p+"attn_v.weight", c.KVDim(), c.Dim),
+			QNorm:    b.Vector(p+"attn_q_norm.weight", c.HeadDim),
+			KNorm:    b.Vector(p+"attn_k_norm.weight", c.HeadDim),
+			O:        b.Matrix(p+"attn_output.weight", c.Dim, c.QDim()),
+			PostAttn: b.Vector(p+"post_attention_norm.weight", c.Dim),
+			FFNNorm:  b.Vector(p+"ffn_norm.weight", c.Dim),
+			Gate:     b.Matrix(p+"ffn_gate.weight", c.HiddenDim, c.Dim),
+			Up:       b.Matrix(p+"ffn_up.weight", c.HiddenDim, c.Dim),
+			Down:     b.Matrix(p+"ffn_down.weight", c.Dim, c.HiddenDim),
+			PostFFN:  b.Vector(p+"post_ffw_norm.weight", c.Dim),
+		}
+	}
+	if err := b.Err(); err != nil {
+		return nil, err
+	}
+	m.w, m.bytes = w, b.ReadBytes(w.TokenEmbd, tied)
+	return m, nil
+}
+
+func (m *Model) Config() model.Config { return m.cfg }
+func (m *Model) WeightBytes() int64   { return m.bytes }
+
+// Session is one sequence: the KV caches and the activation buffers, all
+// allocated once.
+type Session struct {
+	model.Runtime
+	m *Model
+
+	x   []float32 // (batch, dim) residual stream
+	xb  []float32 // (batch, dim) normed input of a sublayer
+	q   []float32 // (batch, qDim)
+	k   []float32 // (batch, kvDim)
+	v   []float32 // (batch, kvDim)
+	att []float32 // (batch, qDim) attention output
+	out []float32 // (batch, dim) sublayer output
+	hb  []float32 // (batch, hiddenDim) gate
+	hb2 []float32 // (batch, hiddenDim) up
+}
+
+func (m *Model) NewSession(opts model.SessionOptions) (model.Session, error) {
+	c := &m.cfg
+	rt, err := model.NewRuntime(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	n := rt.Opts.Batch
+	return &Session{
+		Runtime: rt, m: m,
+		x: make([]float32, n*c.Dim), xb: make([]float32, n*c.Dim),
+		q: make([]float32, n*c.QDim()), k: make([]float32, n*c.KVDim()), v: make([]float32, n*c.KVDim()),
+		att: make([]float32, n*c.QDim()), out: make([]float32, n*c.Dim),
+		hb: make([]float32, n*c.HiddenDim), hb2: make([]float32, n*c.HiddenDim),
+	}, nil
+}
+
+// ArenaBytes is the size of the activation buffers.
+func (s *Session) ArenaBytes() int64 {
+	return model.FloatBytes(s.x, s.xb, s.q, s.k, s.v, s.att, s.out, s.hb, s.hb2)
+}
+
+// Forward runs the decoder over tokens at positions pos.. (see model.Session).
+func (s *Session) Forward(ctx context.Context, tokens []int, pos int, logits []float32) error {
+	c, w := &s.m.cfg, &s.m.w
+	all, err := model.CheckForward(c, &s.Opts, tokens, pos, logits)
+	if err != nil {
+		return err
+	}
+	n, dim, qDim, kvDim, hid := len(tokens), c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	x := s.x[:n*dim]
+	for i, id := range tokens { // x[i] = √dim · embedding row of token i
+		w.TokenEmbd.Row(id, x[i*dim:(i+1)*dim])
+	}
+	compute.Scale(x, float32(math.Sqrt(float64(dim))))
+	for l := range w.Layers {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("infer: layer %d: %w", l, err)
+		}
+		L := &w.Layers[l]
+		base, freqs, window := c.RopeBase, w.RopeFreqs, 0
+		if L.Local {
+			base, freqs, window = localRopeBase, nil, c.SlidingWindow
+		}
+
+		// Attention: xb = norm(x); q,k,v = xb·Wᵀ; norm each q and k head;
+		// rotate q,k (NeoX halves); x += postnorm(attention·Woᵀ).
+		model.NormRows(s.xb, x, L.AttnNorm, n, dim, c.NormEps)
+		s.MatMul(s.Pool, s.q[:n*qDim], L.Q, s.xb[:n*dim], n)
+		s.MatMul(s.Pool, s.k[:n*kvDim], L.K, s.xb[:n*dim], n)
+		s.MatMul(s.Pool, s.v[:n*kvDim], L.V, s.xb[:n*dim], n)
+		for i := range n {
+			q, k, v := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim], s.v[i*kvDim:(i+1)*kvDim]
+			model.NormRows(q, q, L.QNorm, c.NumHeads, c.HeadDim, c.NormEps)
+			model.NormRows(k, k, L.KNorm, c.NumKVHeads, c.HeadDim, c.NormEps)
+			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, pos+i, base, true, freqs)
+			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, pos+i, base, true, freqs)
+			s.Cache[l].Store(pos+i, k, v)
+		}
+		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V; local layers see
+		// only the last window positions.
+		compute.Attention(s.Pool, s.att[:n*qDim], s.q[:n*qDim], n, pos, s.Cache[l], c.NumHeads, s.m.attnScale, window)
+		s.MatMul(s.Pool, s.out[:n*dim], L.O, s.att[:n*qDim], n)
+		model.NormRows(s.out, s.out, L.PostAttn, n, dim, c.NormEps)
+		compute.Add(x, x, s.out[:n*dim])
+
+		// Feed-forward: x += postnorm(Down(gelu(Gate·xb) ⊙ Up·xb)), xb = norm(x).
+		model.NormRows(s.xb, x, L.FFNNorm, n, dim, c.NormEps)
+		s.MatMul(s.Pool, s.hb[:n*hid], L.Gate, s.xb[:n*dim], n)
+		s.MatMul(s.Pool, s.hb2[:n*hid], L.Up, s.xb[:n*dim], n)
+		compute.GELU(s.hb[:n*hid])
+		compute.Mul(s.hb[:n*hid], s.hb[:n*hid], s.hb2[:n*hid])
+		s.MatMul(s.Pool, s.out[:n*dim], L.Down, s.hb[:n*hid], n)
+		model.NormRows(s.out, s.out, L.PostFFN, n, dim, c.NormEps)
+		compute.Add(x, x, s.out[:n*dim])
+	}
+
+	// Logits of the wanted rows: norm, the output matrix, soft-capping.
+	first := 0
+	if !all {
+		first = n - 1
+	}
+	rows := n - first
+	model.NormRows(s.xb, x[first*dim:], w.OutputNorm, rows, dim, c.NormEps)
+	s.MatMul(s.Pool, logits, w.Output, s.xb[:rows*dim], rows)
+	if limit := s.m.softcap; limit > 0 {
+		for i, v := range logits {
+			logits[i] = limit * float32(math.Tanh(float64(v/limit)))
+		}
+	}
+	return nil
+}
