@@ -36,6 +36,9 @@ type Observation struct {
 	// the roofline, and the number of layers (whose fixed cost is fitted).
 	DecodeRooflineS float64 `json:"decode_roofline_s,omitempty"`
 	Layers          int     `json:"layers,omitempty"`
+	// The same for one prefill batch of PrefillBatch tokens.
+	PrefillRooflineS float64 `json:"prefill_roofline_s,omitempty"`
+	PrefillBatch     int     `json:"prefill_batch,omitempty"`
 }
 
 // Observe pairs a plan with what a run measured (zero: not measured).
@@ -48,7 +51,8 @@ func Observe(p *Plan, peakRSS int64, prefillTokS, decodeTokS float64) Observatio
 		Options: p.Options, PredictedBytes: p.raw.total, MeasuredPeakRSS: peakRSS,
 		PredictedPrefill: p.raw.prefill, MeasuredPrefill: prefillTokS,
 		PredictedDecode: p.raw.decode, MeasuredDecode: decodeTokS,
-		DecodeRooflineS: p.raw.decodeRoof, Layers: p.Model.Layers}
+		DecodeRooflineS: p.raw.decodeRoof, Layers: p.Model.Layers,
+		PrefillRooflineS: p.raw.prefillRoof, PrefillBatch: p.raw.prefillBatch}
 }
 
 // Calibration is what history says about the planner on one device: the
@@ -73,6 +77,9 @@ type Calibration struct {
 	// different shapes (zero when it cannot be fitted).
 	DecodeScale     float64 `json:"decode_scale,omitempty"`
 	DecodeLayerCost float64 `json:"decode_layer_cost_s,omitempty"`
+	// The same fit for one prefill batch.
+	PrefillScale     float64 `json:"prefill_scale,omitempty"`
+	PrefillLayerCost float64 `json:"prefill_layer_cost_s,omitempty"`
 }
 
 // MinCalibrationRuns is how many runs a device needs before its constants
@@ -83,7 +90,7 @@ const MinCalibrationRuns = 3
 // fewer than MinCalibrationRuns).
 func Calibrate(obs []Observation, device string) *Calibration {
 	var mem, pre, dec []float64
-	var fit []Observation
+	var fit, pfit []sample
 	n := 0
 	for _, o := range obs {
 		if o.Device != device {
@@ -95,11 +102,14 @@ func Calibrate(obs []Observation, device string) *Calibration {
 		}
 		if o.MeasuredPrefill > 0 && o.PredictedPrefill > 0 {
 			pre = append(pre, o.MeasuredPrefill/o.PredictedPrefill)
+			if o.PrefillRooflineS > 0 && o.Layers > 0 && o.PrefillBatch > 0 {
+				pfit = append(pfit, sample{o.PrefillRooflineS, float64(o.Layers), float64(o.PrefillBatch) / o.MeasuredPrefill})
+			}
 		}
 		if o.MeasuredDecode > 0 && o.PredictedDecode > 0 {
 			dec = append(dec, o.MeasuredDecode/o.PredictedDecode)
 			if o.DecodeRooflineS > 0 && o.Layers > 0 {
-				fit = append(fit, o)
+				fit = append(fit, sample{o.DecodeRooflineS, float64(o.Layers), 1 / o.MeasuredDecode})
 			}
 		}
 	}
@@ -110,29 +120,30 @@ func Calibrate(obs []Observation, device string) *Calibration {
 	c.MemoryFactor, c.MemoryError, c.MemoryBefore = summarize(mem)
 	c.PrefillFactor, c.PrefillError, _ = summarize(pre)
 	c.DecodeFactor, c.DecodeError, c.DecodeBefore = summarize(dec)
-	if a, b, ok := fitDecode(fit); ok {
-		c.DecodeScale, c.DecodeLayerCost = a, b
-		errs := make([]float64, len(fit))
-		for i, o := range fit {
-			pred := 1 / (a*o.DecodeRooflineS + b*float64(o.Layers))
-			errs[i] = math.Abs(o.MeasuredDecode/pred - 1)
-		}
-		c.DecodeError = median(errs)
+	if a, b, e, ok := fitSteps(fit); ok {
+		c.DecodeScale, c.DecodeLayerCost, c.DecodeError = a, b, e
+	}
+	if a, b, e, ok := fitSteps(pfit); ok {
+		c.PrefillScale, c.PrefillLayerCost, c.PrefillError = a, b, e
 	}
 	return c
 }
 
-// fitDecode fits t = a·roof + b·layers to the observations by least
-// squares (the 2×2 normal equations). ok is false when there are too few
-// runs, their shapes do not separate the two terms, or the fit is not
-// physical (a ≤ 0 or b < 0).
-func fitDecode(obs []Observation) (a, b float64, ok bool) {
+// sample is one measured step: its roofline time, layer count and the
+// measured seconds.
+type sample struct{ roof, layers, t float64 }
+
+// fitSteps fits t = a·roof + b·layers to the samples by least squares
+// (the 2×2 normal equations) and returns the median relative error of the
+// fitted speeds. ok is false when there are too few runs, their shapes do
+// not separate the two terms, or the fit is not physical (a ≤ 0 or b < 0).
+func fitSteps(obs []sample) (a, b, medErr float64, ok bool) {
 	if len(obs) < MinCalibrationRuns {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	var sxx, sxy, syy, sxt, syt float64
 	for _, o := range obs {
-		x, y, t := o.DecodeRooflineS, float64(o.Layers), 1/o.MeasuredDecode
+		x, y, t := o.roof, o.layers, o.t
 		sxx += x * x
 		sxy += x * y
 		syy += y * y
@@ -141,14 +152,18 @@ func fitDecode(obs []Observation) (a, b float64, ok bool) {
 	}
 	det := sxx*syy - sxy*sxy
 	if det <= 1e-12*sxx*syy {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	a = (sxt*syy - syt*sxy) / det
 	b = (syt*sxx - sxt*sxy) / det
 	if a <= 0 || b < 0 || math.IsNaN(a) || math.IsNaN(b) {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	return a, b, true
+	errs := make([]float64, len(obs))
+	for i, o := range obs {
+		errs[i] = math.Abs((a*o.roof+b*o.layers)/o.t - 1) // measured speed ÷ predicted − 1
+	}
+	return a, b, median(errs), true
 }
 
 // summarize returns the median ratio, the median relative distance from

@@ -48,6 +48,8 @@ type Plan struct {
 		total                   int64
 		prefill, decode         float64
 		decodeRoof, decodeFixed float64 // seconds per token: roofline part, fixed costs
+		prefillRoof             float64 // seconds per prefill batch, roofline part
+		prefillBatch            int     // tokens in that batch
 	}
 }
 

@@ -122,8 +122,15 @@ func (p *Plan) speed() {
 	}
 	sp.DecodeFLOPsPerToken = 2*float64(s.matElems) + 4*float64(s.NumHeads*s.HeadDim)*float64(pos)*float64(s.Layers)
 
-	b := float64(min(o.Batch, p.tokens()))
+	// Prefill runs in batches of Batch tokens; a known prompt shorter than
+	// that is one smaller batch.
+	nb := min(o.Batch, p.tokens())
+	if o.Prompt > 0 {
+		nb = min(o.Batch, o.Prompt)
+	}
+	b := float64(nb)
 	roof, fixed, memBound = step(b)
+	p.raw.prefillRoof, p.raw.prefillBatch = roof, nb
 	sp.PrefillTokensPerS = b / (roof + fixed)
 	sp.PrefillLimit = limitName(memBound)
 
@@ -136,7 +143,10 @@ func (p *Plan) speed() {
 		case c.DecodeFactor > 0:
 			sp.DecodeTokensPerS *= c.DecodeFactor
 		}
-		if c.PrefillFactor > 0 {
+		switch {
+		case c.PrefillScale > 0:
+			sp.PrefillTokensPerS = b / (c.PrefillScale*p.raw.prefillRoof + c.PrefillLayerCost*float64(s.Layers))
+		case c.PrefillFactor > 0:
 			sp.PrefillTokensPerS *= c.PrefillFactor
 		}
 	}
