@@ -100,7 +100,8 @@ func matMulGemm(p *Pool, out []float32, w Matrix, x []float32, n int, gemm kerne
 	ap := apacks.Get().(*kernel.APack)
 	defer apacks.Put(ap)
 	if err := ap.Reset(w.Type, n, w.Cols); err != nil {
-		panic("compute: MatMul: " + err.Error())
+		matMulDots(p, out, w, x, n, 0, w.Rows) // rows the GEMM layout cannot take
+		return
 	}
 	p.For(n, func(lo, hi int) { ap.PackRows(x, lo, hi) })
 	rb := w.RowBytes()

@@ -47,6 +47,8 @@ var Generic = Impl{
 	Gemm: map[tensor.DType]Gemm{
 		tensor.Q8_0: gemmGeneric,
 		tensor.Q4_0: gemmGeneric,
+		tensor.Q4_K: gemmGeneric,
+		tensor.Q6_K: gemmGeneric,
 	},
 }
 

@@ -5,14 +5,30 @@ package kernel
 import "github.com/glassbox-ai/glassbox/tensor"
 
 //go:noescape
-func gemmVNNI(blocks int, w, a *byte, tile *[gemmRows * gemmActs]float32)
+func gemmVNNI(units int, w, a *byte, tile *[gemmRows * gemmActs]float32)
 
-// hasVNNI is AVX-512 F/BW/VL with VNNI, what the GEMM kernel uses.
+//go:noescape
+func gemmK4VNNI(units int, w, a *byte, tile *[gemmRows * gemmActs]float32)
+
+//go:noescape
+func gemmK6VNNI(units int, w, a *byte, tile *[gemmRows * gemmActs]float32)
+
+// hasVNNI is AVX-512 F/BW/VL with VNNI, what the GEMM kernels use.
 var hasVNNI = x86.avx512f && x86.avx512bw && x86.avx512vl && x86.avx512vnni
 
-func gemmAsm(w *WPack, a *APack, panel int, tile *[gemmRows * gemmActs]float32) {
-	checkGemm(w, a, panel)
-	gemmVNNI(w.Blocks, &w.Data[0], &a.Data[panel*w.Blocks*aRecord], tile)
+// gemmAsm returns the assembly GEMM kernel for wt.
+func gemmAsm(wt tensor.DType) Gemm {
+	k := gemmVNNI
+	switch wt {
+	case tensor.Q4_K:
+		k = gemmK4VNNI
+	case tensor.Q6_K:
+		k = gemmK6VNNI
+	}
+	return func(w *WPack, a *APack, panel int, tile *[gemmRows * gemmActs]float32) {
+		l := checkGemm(w, a, panel)
+		k(w.Units, &w.Data[0], &a.Data[panel*w.Units*l.aRec], tile)
+	}
 }
 
 //go:noescape
@@ -21,10 +37,10 @@ func packQ8_0Gather(blocks int, w *byte, idx *[16]int32, dst *byte)
 //go:noescape
 func packQ4_0Gather(blocks int, w *byte, idx *[16]int32, dst *byte)
 
-// packAsm repacks with AVX-512 gathers (one 16-row gather per 4 columns);
-// Pack has validated the sizes.
+// packAsm repacks Q8_0 and Q4_0 with AVX-512 gathers (one 16-row gather per
+// 4 columns); Pack has validated the sizes.
 func packAsm(p *WPack, w []byte, rowBytes, r0 int) bool {
-	if !hasVNNI || noAsm() || rowBytes*gemmRows > 1<<31-1 {
+	if !hasVNNI || noAsm() || rowBytes*gemmRows > 1<<31-1 || (p.Type != tensor.Q8_0 && p.Type != tensor.Q4_0) {
 		return false
 	}
 	var idx [16]int32
@@ -33,9 +49,9 @@ func packAsm(p *WPack, w []byte, rowBytes, r0 int) bool {
 	}
 	base := &w[r0*rowBytes]
 	if p.Type == tensor.Q8_0 {
-		packQ8_0Gather(p.Blocks, base, &idx, &p.Data[0])
+		packQ8_0Gather(p.Units, base, &idx, &p.Data[0])
 	} else {
-		packQ4_0Gather(p.Blocks, base, &idx, &p.Data[0])
+		packQ4_0Gather(p.Units, base, &idx, &p.Data[0])
 	}
 	return true
 }

@@ -19,7 +19,11 @@ func TestGemm(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(t *testing.T) {
 				var wp WPack
 				var ap APack
-				for _, shape := range [][3]int{{16, 32, 5}, {32, 96, 16}, {16, 256, 21}} {
+				shapes := [][3]int{{16, 32, 5}, {32, 96, 16}, {16, 256, 21}}
+				if wt.BlockSize() == 256 {
+					shapes = [][3]int{{16, 256, 5}, {32, 512, 16}, {16, 768, 21}}
+				}
+				for _, shape := range shapes {
 					rows, cols, n := shape[0], shape[1], shape[2]
 					w := quantized(t, wt, randNormal(r, rows*cols, 1))
 					rowBytes := len(w) / rows
@@ -35,7 +39,8 @@ func TestGemm(t *testing.T) {
 					}
 					ap.PackRows(x, 0, n/2)
 					ap.PackRows(x, n/2, n)
-					xq := quantized(t, tensor.Q8_0, x)
+					vt, _ := VecDotType(wt)
+					xq := quantized(t, vt, x)
 					xrb := len(xq) / n
 					for r0 := 0; r0 < rows; r0 += GemmRows {
 						if err := wp.Pack(wt, w, rowBytes, r0, cols); err != nil {
@@ -76,9 +81,10 @@ func TestGemmPackErrors(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"Q4_K activations", a.Reset(tensor.Q4_K, 4, 256)},
+		{"Q5_K activations", a.Reset(tensor.Q5_K, 4, 256)},
 		{"40 columns", a.Reset(tensor.Q8_0, 4, 40)},
-		{"Q6_K weights", w.Pack(tensor.Q6_K, make([]byte, 16*210), 210, 0, 256)},
+		{"K-quant 128 columns", a.Reset(tensor.Q4_K, 4, 128)},
+		{"Q5_K weights", w.Pack(tensor.Q5_K, make([]byte, 16*176), 176, 0, 256)},
 		{"too few rows", w.Pack(tensor.Q8_0, make([]byte, 15*34), 34, 0, 32)},
 	} {
 		if tc.err == nil {
@@ -124,7 +130,7 @@ func BenchmarkGemm(b *testing.B) {
 // per tile per matrix multiplication).
 func BenchmarkGemmPack(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, wt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
+	for _, wt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
 		w := quantized(b, wt, randNormal(r, 16*4096, 1))
 		var wp WPack
 		b.Run(wt.String(), func(b *testing.B) {
@@ -142,8 +148,8 @@ func BenchmarkGemmPack(b *testing.B) {
 // layout.
 func TestWPackMatchesGeneric(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
-	for _, wt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
-		for _, cols := range []int{32, 96, 4096} {
+	for _, wt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+		for _, cols := range []int{256, 768, 4096} {
 			rows := 35
 			w := quantized(t, wt, randNormal(r, rows*cols, 1))
 			rb := len(w) / rows
@@ -152,11 +158,12 @@ func TestWPackMatchesGeneric(t *testing.T) {
 				if err := fast.Pack(wt, w, rb, r0, cols); err != nil {
 					t.Fatal(err)
 				}
-				slow.Type, slow.Blocks, slow.Data = wt, cols/32, make([]byte, cols/32*wRecord)
+				l := gemmLayouts[wt]
+				slow.Type, slow.Units, slow.Data = wt, cols/l.unit, make([]byte, cols/l.unit*l.wRec)
 				slow.packGeneric(w, rb, r0)
 				for i := range slow.Data {
 					if fast.Data[i] != slow.Data[i] {
-						t.Fatalf("%s cols %d rows %d: byte %d (block %d offset %d) differs", wt, cols, r0, i, i/wRecord, i%wRecord)
+						t.Fatalf("%s cols %d rows %d: byte %d differs", wt, cols, r0, i)
 					}
 				}
 			}

@@ -48,7 +48,10 @@ func init() {
 	if hasAVX2 && hasVNNI {
 		avx512 = avx2
 		avx512.Name = "avx512vnni"
-		avx512.Gemm = map[tensor.DType]Gemm{tensor.Q8_0: gemmAsm, tensor.Q4_0: gemmAsm}
+		avx512.Gemm = map[tensor.DType]Gemm{}
+		for _, t := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+			avx512.Gemm[t] = gemmAsm(t)
+		}
 		avx512.Q = maps.Clone(avx2.Q)
 		avx512.Q[tensor.Q4_0] = qdotSplit(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
 	}
