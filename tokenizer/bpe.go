@@ -173,7 +173,7 @@ func (t *Tokenizer) encodeBPE(s *bpeState, text string, out []int) []int {
 		if len(s.cache) >= cacheLimit {
 			clear(s.cache)
 		}
-		s.cache[w] = append([]int32(nil), ids...)
+		s.cache[strings.Clone(w)] = append([]int32(nil), ids...) // w may point into the caller's text
 	}
 	return out
 }
