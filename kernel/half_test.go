@@ -84,3 +84,28 @@ func TestBF16(t *testing.T) {
 		t.Error("NaN did not stay NaN")
 	}
 }
+
+func TestRounding(t *testing.T) {
+	for _, tc := range []struct {
+		f           float32
+		even, ahead int
+	}{
+		{0.5, 0, 1}, {1.5, 2, 2}, {2.5, 2, 3}, {-0.5, 0, -1}, {-2.5, -2, -3}, {0.49999997, 0, 0},
+		{-0.49999997, 0, 0}, {126.5, 126, 127}, {-127.5, -128, -128}, {3.4e6 + 0.5, 3400000, 3400001},
+		{1e9, 1000000000, 1000000000}, {-8388609, -8388609, -8388609},
+	} {
+		if got := nearestInt(tc.f); got != tc.even {
+			t.Errorf("nearestInt(%v) = %d, want %d", tc.f, got, tc.even)
+		}
+		if got := roundAway(tc.f); got != tc.ahead {
+			t.Errorf("roundAway(%v) = %d, want %d", tc.f, got, tc.ahead)
+		}
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 100000 {
+		f := float32(r.NormFloat64() * 200)
+		if nearestInt(f) != int(math.RoundToEven(float64(f))) || roundAway(f) != int(math.Round(float64(f))) {
+			t.Fatalf("rounding of %v differs from the math package", f)
+		}
+	}
+}

@@ -21,7 +21,14 @@ const qk = 32 // elements per block of the legacy formats
 
 // nearestInt rounds to the nearest integer, ties to even, as ggml's
 // nearest_int does for the magnitudes quantizers use.
-func nearestInt(f float32) int { return int(math.RoundToEven(float64(f))) }
+func nearestInt(f float32) int {
+	if f > -1<<22 && f < 1<<22 {
+		// Adding 1.5·2²³ leaves the rounded integer in the mantissa (the
+		// float32 addition rounds to nearest even); ggml's trick.
+		return int(f+12582912) - 12582912
+	}
+	return int(math.RoundToEven(float64(f)))
+}
 
 func dequantQ4_0(b []byte, y []float32) {
 	d := f16(b)
@@ -195,5 +202,9 @@ func quantQ8_1(x []float32, b []byte) {
 	putF16(b[2:], float32(sum)*d)
 }
 
-// roundAway is C's roundf: halves round away from zero.
-func roundAway(f float32) int { return int(math.Round(float64(f))) }
+// roundAway is C's roundf: halves round away from zero. In float64 the
+// sum is exact, so truncating it rounds correctly.
+func roundAway(f float32) int {
+	g := float64(f)
+	return int(g + math.Copysign(0.5, g))
+}
