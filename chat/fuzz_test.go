@@ -27,6 +27,6 @@ func FuzzRender(f *testing.F) {
 			return
 		}
 		tmpl.Now = func() time.Time { return time.Unix(0, 0) }
-		tmpl.Render([]Message{{"system", "s"}, {"user", content}, {"assistant", "a"}}, true, map[string]any{"x": []any{1, "a", nil}})
+		tmpl.Render([]Message{{Role: "system", Content: "s"}, {Role: "user", Content: content}, {Role: "assistant", Content: "a"}}, true, map[string]any{"x": []any{1, "a", nil}})
 	})
 }

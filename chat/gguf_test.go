@@ -35,7 +35,7 @@ func memGGUF(t *testing.T, kv map[string]any) *gguf.File {
 
 func TestFromGGUF(t *testing.T) {
 	toks := []string{"<unk>", "<s>", "</s>", "a"}
-	hello := []Message{{"user", "Hello"}}
+	hello := []Message{{Role: "user", Content: "Hello"}}
 	tests := []struct {
 		name    string
 		kv      map[string]any
@@ -112,7 +112,7 @@ func TestSharedModels(t *testing.T) {
 			if isFallback := tmpl.Source == FallbackSource; isFallback != tt.fallback {
 				t.Errorf("fallback = %v, want %v", isFallback, tt.fallback)
 			}
-			got, err := tmpl.Render([]Message{{"system", "Be brief."}, {"user", "Hello"}}, true, nil)
+			got, err := tmpl.Render([]Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Hello"}}, true, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func TestEveryVocab(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := tmpl.Render([]Message{{"user", "Hi"}, {"assistant", "Hello"}, {"user", "Bye"}}, true, nil)
+			out, err := tmpl.Render([]Message{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: "Hello"}, {Role: "user", Content: "Bye"}}, true, nil)
 			if err != nil || !strings.Contains(out, "Bye") {
 				t.Errorf("render: %q, %v", out, err)
 			}

@@ -113,7 +113,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestRenderErrors(t *testing.T) {
-	msgs := []Message{{"user", "hi"}}
+	msgs := []Message{{Role: "user", Content: "hi"}}
 	tests := []struct {
 		name, tmpl string
 		want       string
@@ -156,7 +156,7 @@ func TestVars(t *testing.T) {
 		{map[string]any{"bos_token": "[B]"}, "[B]|x|2024-07-06 Sat Jul  6 03PM 188"},
 	}
 	for _, tt := range tests {
-		got, err := tmpl.Render([]Message{{"user", "x"}}, false, tt.vars)
+		got, err := tmpl.Render([]Message{{Role: "user", Content: "x"}}, false, tt.vars)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,11 +14,36 @@ import (
 // Stage is the pipeline stage chat template errors belong to.
 const Stage = "encode"
 
-// Message is one turn of a conversation. Role is system, user, assistant
-// or tool (templates decide what they accept).
+// Message is one turn of a conversation, in the OpenAI/Hugging Face
+// layout templates expect. Role is system, user, assistant or tool
+// (templates decide what they accept). The optional fields are passed to
+// the template only when set, so "message.tool_calls is defined" behaves
+// as it does for a Python dict without the key.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ReasoningContent is an assistant turn's thinking (Qwen3, DeepSeek-R1).
+	ReasoningContent string `json:"reasoning_content,omitempty"`
+	// ToolCalls are the calls an assistant turn made.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID and Name identify the call a tool turn answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	Name       string `json:"name,omitempty"`
+}
+
+// ToolCall is one function call of an assistant turn.
+type ToolCall struct {
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"` // "function"
+	Function ToolFunction `json:"function"`
+}
+
+// ToolFunction names the function and its arguments: a JSON object (as
+// Hugging Face templates expect) or a JSON string holding one (as the
+// OpenAI API sends it); templates such as Qwen3's handle both.
+type ToolFunction struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // Template is a chat template with the token texts it needs. The zero
@@ -112,10 +138,11 @@ func (t Template) Render(msgs []Message, addGenerationPrompt bool, vars map[stri
 	}
 	list := make([]jinja.Value, len(msgs))
 	for i, m := range msgs {
-		d := jinja.NewDict()
-		d.AsDict().Set("role", jinja.NewString(m.Role))
-		d.AsDict().Set("content", jinja.NewString(m.Content))
-		list[i] = d
+		v, err := m.value()
+		if err != nil {
+			return "", &Error{Origin: t.origin(), Op: fmt.Sprintf("message %d", i), Err: err}
+		}
+		list[i] = v
 	}
 	now := t.Now
 	if now == nil {
@@ -181,4 +208,47 @@ func safeRender(c *jinja.Template, data map[string]jinja.Value) (out string, err
 		}
 	}()
 	return c.RenderValues(data)
+}
+
+// value is the message as the template sees it: a dict with role and
+// content first, then the optional keys that are set.
+func (m Message) value() (jinja.Value, error) {
+	d := jinja.NewDict()
+	set := d.AsDict().Set
+	set("role", jinja.NewString(m.Role))
+	set("content", jinja.NewString(m.Content))
+	if m.ReasoningContent != "" {
+		set("reasoning_content", jinja.NewString(m.ReasoningContent))
+	}
+	if len(m.ToolCalls) > 0 {
+		calls := make([]jinja.Value, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			call := jinja.NewDict()
+			if c.ID != "" {
+				call.AsDict().Set("id", jinja.NewString(c.ID))
+			}
+			if c.Type != "" {
+				call.AsDict().Set("type", jinja.NewString(c.Type))
+			}
+			fn := jinja.NewDict()
+			fn.AsDict().Set("name", jinja.NewString(c.Function.Name))
+			if len(c.Function.Arguments) > 0 {
+				args, err := toValue(c.Function.Arguments)
+				if err != nil {
+					return jinja.Value{}, fmt.Errorf("tool call %d (%s): arguments: %w", i, c.Function.Name, err)
+				}
+				fn.AsDict().Set("arguments", args)
+			}
+			call.AsDict().Set("function", fn)
+			calls[i] = call
+		}
+		set("tool_calls", jinja.NewList(calls))
+	}
+	if m.ToolCallID != "" {
+		set("tool_call_id", jinja.NewString(m.ToolCallID))
+	}
+	if m.Name != "" {
+		set("name", jinja.NewString(m.Name))
+	}
+	return d, nil
 }

@@ -93,40 +93,47 @@ func readInput(env *cmdEnv, flagName, name string) ([]byte, error) {
 	return b, nil
 }
 
-// readMessages parses a JSON array of {role, content}; every message must
-// have both as strings, and other fields are refused rather than dropped.
+// readMessages parses a JSON array of messages: {role, content} plus the
+// optional reasoning_content, tool_calls, tool_call_id and name. Unknown
+// fields are refused rather than silently dropped.
 func readMessages(env *cmdEnv, name string) ([]chat.Message, error) {
 	b, err := readInput(env, "messages", name)
 	if err != nil {
 		return nil, err
 	}
-	var raw []map[string]json.RawMessage
+	var raw []json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("encode: --messages %s: want a JSON array of {\"role\", \"content\"} objects: %w", name, err)
 	}
 	msgs := make([]chat.Message, len(raw))
-	for i, m := range raw {
-		field := func(key string) (string, error) {
-			v, ok := m[key]
-			if !ok {
-				return "", fmt.Errorf("encode: --messages %s: message %d: %q is missing", name, i, key)
-			}
-			var s string
-			if err := json.Unmarshal(v, &s); err != nil {
-				return "", fmt.Errorf("encode: --messages %s: message %d: %q must be a string, got %s", name, i, key, abbrev(v))
-			}
-			return s, nil
+	for i, r := range raw {
+		bad := func(format string, a ...any) error {
+			return fmt.Errorf("encode: --messages %s: message %d: %s", name, i, fmt.Sprintf(format, a...))
 		}
-		for k := range m {
-			if k != "role" && k != "content" {
-				return nil, fmt.Errorf("encode: --messages %s: message %d: field %q is not supported (only role and content)", name, i, k)
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(r, &fields); err != nil {
+			return nil, bad("want an object: %v", err)
+		}
+		for _, key := range []string{"role", "content"} {
+			v, ok := fields[key]
+			switch {
+			case !ok && key == "content" && fields["tool_calls"] != nil:
+			case !ok:
+				return nil, bad("%q is missing", key)
+			case key == "content" && string(bytes.TrimSpace(v)) == "null":
+				delete(fields, key) // OpenAI sends null content with tool calls
+			default:
+				var s string
+				if json.Unmarshal(v, &s) != nil {
+					return nil, bad("%q must be a string, got %s", key, abbrev(v))
+				}
 			}
 		}
-		if msgs[i].Role, err = field("role"); err != nil {
-			return nil, err
-		}
-		if msgs[i].Content, err = field("content"); err != nil {
-			return nil, err
+		clean, _ := json.Marshal(fields)
+		dec := json.NewDecoder(bytes.NewReader(clean))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&msgs[i]); err != nil {
+			return nil, bad("%v (supported: role, content, reasoning_content, tool_calls, tool_call_id, name)", err)
 		}
 	}
 	return msgs, nil

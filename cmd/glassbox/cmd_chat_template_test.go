@@ -51,7 +51,10 @@ func TestChatTemplateCommand(t *testing.T) {
 		{"neither model nor template", "", []string{"--messages", msgs}, "", "give -m MODEL or --template FILE", 2},
 		{"bad JSON", "[{", []string{"-m", stories, "--messages", "-"}, "", "want a JSON array", 1},
 		{"content not a string", `[{"role":"user","content":[1]}]`, []string{"-m", stories, "--messages", "-"}, "", `message 0: "content" must be a string`, 1},
-		{"unknown field", `[{"role":"user","content":"x","tool_calls":[]}]`, []string{"-m", stories, "--messages", "-"}, "", `field "tool_calls" is not supported`, 1},
+		{"unknown field", `[{"role":"user","content":"x","images":[]}]`, []string{"-m", stories, "--messages", "-"}, "", `unknown field "images"`, 1},
+		{"tool calls with null content", `[{"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"f","arguments":{"b":1,"a":2}}}]}]`,
+			[]string{"--template", write("tc.jinja", "{% for m in messages %}[{{ m.content }}]{{ m.tool_calls[0].function.arguments | tojson }}{% endfor %}"), "--messages", "-"},
+			`[]{"b": 1, "a": 2}`, "", 0},
 		{"template raises", `[{"role":"assistant","content":"x"}]`, []string{"--template", write("r.jinja", "{{ raise_exception('roles must alternate') }}"), "--messages", "-"}, "", "roles must alternate", 1},
 		{"no such model", "", []string{"-m", filepath.Join(dir, "nope.gguf"), "--messages", msgs}, "", "load:", 1},
 	}
