@@ -25,6 +25,7 @@ var (
 	ErrAmbiguous = errors.New("job id prefix matches several jobs")
 	ErrClosed    = errors.New("journal is closed")
 	ErrNoJournal = errors.New("no journal yet (no job has run)")
+	ErrVersion   = errors.New("journal written by another glassbox version")
 )
 
 // Options configure a Journal. The zero value works.
@@ -127,9 +128,20 @@ func Open(path string, o Options) (*Journal, error) {
 }
 
 func (j *Journal) init() error {
+	var version int
+	if err := j.db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+		return err
+	}
+	if version != 0 && version != schemaVersion {
+		return fmt.Errorf("%w: schema version %d, this glassbox reads version %d (move the file aside to start a new journal)",
+			ErrVersion, version, schemaVersion)
+	}
 	if !j.opt.ReadOnly {
 		if _, err := j.db.Exec(schema); err != nil {
 			return fmt.Errorf("create schema: %w", err)
+		}
+		if _, err := j.db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
+			return err
 		}
 		if err := j.recover(); err != nil {
 			return fmt.Errorf("recover interrupted jobs: %w", err)

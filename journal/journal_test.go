@@ -217,3 +217,16 @@ func TestHistoryPaging(t *testing.T) {
 		t.Errorf("unknown job: %v", err)
 	}
 }
+
+func TestSchemaVersion(t *testing.T) {
+	jr, path := openTemp(t, Options{})
+	if _, err := jr.db.Exec(`PRAGMA user_version = 7`); err != nil {
+		t.Fatal(err)
+	}
+	jr.Close()
+	for _, ro := range []bool{false, true} {
+		if _, err := Open(path, Options{ReadOnly: ro, Logger: quiet}); !errors.Is(err, ErrVersion) {
+			t.Errorf("read-only %v: err = %v, want ErrVersion", ro, err)
+		}
+	}
+}

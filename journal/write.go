@@ -11,6 +11,10 @@ import (
 	"github.com/glassbox-ai/glassbox/api"
 )
 
+// schemaVersion is stored in PRAGMA user_version; a journal with another
+// version is refused rather than misread.
+const schemaVersion = 1
+
 const schema = `
 CREATE TABLE IF NOT EXISTS jobs (
 	id          TEXT PRIMARY KEY,
