@@ -2,6 +2,7 @@ package vae
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/glassbox-ai/glassbox/compute/conv"
 	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/pipeline"
 )
 
 // bigLatent repeats the astronaut's stored latent (32×32) to n×n.
@@ -137,5 +139,25 @@ func TestPlanChooseTile(t *testing.T) {
 	}
 	if _, err := PlanDecode(64, 64, 10, 16); err == nil {
 		t.Fatal("tile smaller than overlap accepted")
+	}
+}
+
+func TestDecodeCancelled(t *testing.T) {
+	_, dec := models(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := dec.Decode(ctx, make([]float32, LatentChannels*4*4), 4, 4, Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StageDecode {
+		t.Fatalf("error %v is not attributed to decode", err)
+	}
+	if _, err := dec.Decode(context.Background(), make([]float32, 10), 4, 4, Options{}); err == nil {
+		t.Fatal("short latents accepted")
+	}
+	enc, _ := models(t)
+	if _, _, _, err := enc.Encode(context.Background(), make([]float32, 5), 4, 4, Options{}); err == nil {
+		t.Fatal("short image accepted")
 	}
 }
