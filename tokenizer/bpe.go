@@ -41,19 +41,22 @@ func (m *bpeModel) idOf(raw string) int32 {
 	return id
 }
 
-func newBPEModel(tokens []string, merges []string) *bpeModel {
+func newBPEModel(tokens []string, ids map[string]int32, merges []string) *bpeModel {
 	m := &bpeModel{raw: make(map[string]int32, len(tokens)), nvocab: int32(len(tokens)),
 		merges: make(map[uint64]bpeMerge, len(merges))}
+	mapped := make([]bool, len(tokens)) // token text is in the byte mapping
 	for id, s := range tokens {
 		if raw, ok := unmapBytes(s); ok {
 			if _, dup := m.raw[raw]; !dup {
 				m.raw[raw] = int32(id)
+				mapped[id] = true
 			}
 		}
 	}
 	for b := range m.byteID {
 		m.byteID[b] = m.idOf(string([]byte{byte(b)}))
 	}
+	var buf []byte
 	for rank, s := range merges {
 		sp := -1
 		if len(s) > 1 {
@@ -64,14 +67,30 @@ func newBPEModel(tokens []string, merges []string) *bpeModel {
 		if sp < 0 {
 			continue
 		}
-		l, okl := unmapBytes(s[:sp])
-		r, okr := unmapBytes(s[sp+1:])
-		if !okl || !okr || l == "" || r == "" {
-			continue
+		le, re := s[:sp], s[sp+1:]
+		var key uint64
+		var res int32
+		// Common case: both parts and the result are tokens; look them
+		// up as written, without unmapping.
+		buf = append(append(buf[:0], le...), re...)
+		lid, okl := ids[le]
+		rid, okr := ids[re]
+		sid, oks := ids[string(buf)]
+		if okl && okr && oks && mapped[lid] && mapped[rid] && mapped[sid] {
+			key, res = pairKey(lid, rid), sid
+		} else {
+			l, okl := unmapBytes(le)
+			r, okr := unmapBytes(re)
+			if !okl || !okr || l == "" || r == "" {
+				continue
+			}
+			key, res = pairKey(m.idOf(l), m.idOf(r)), -1
+			if _, dup := m.merges[key]; !dup {
+				res = m.idOf(l + r)
+			}
 		}
-		key := pairKey(m.idOf(l), m.idOf(r))
 		if _, dup := m.merges[key]; !dup {
-			m.merges[key] = bpeMerge{rank: int32(rank), id: m.idOf(l + r)}
+			m.merges[key] = bpeMerge{rank: int32(rank), id: res}
 		}
 	}
 	return m
@@ -238,6 +257,6 @@ func (t *Tokenizer) configureBPE(m *gguf.Metadata) error {
 	if cfg.addBOS {
 		t.addBOS = true
 	}
-	t.bpe = newBPEModel(t.tokens, merges)
+	t.bpe = newBPEModel(t.tokens, t.ids, merges)
 	return nil
 }
