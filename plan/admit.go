@@ -27,7 +27,7 @@ func Admit(p *Plan, budget int64) error {
 	return nil
 }
 
-// hint is the first alternative, phrased as advice.
+// hint is the first alternative.
 func (p *Plan) hint() string {
 	if len(p.Alternatives) == 0 {
 		if !p.Fits {
@@ -35,7 +35,7 @@ func (p *Plan) hint() string {
 		}
 		return ""
 	}
-	return "try " + p.Alternatives[0].Summary
+	return p.Alternatives[0].Summary
 }
 
 // AdmitJob is Admit run as the job's plan stage: it reports the stage's

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -29,6 +30,32 @@ type Llama struct {
 var Llama3_8B = Llama{Name: "Llama-3-8B (synthetic header)", Layers: 32, Dim: 4096, HiddenDim: 14336,
 	NumHeads: 32, NumKVHeads: 8, VocabSize: 128256, CtxTrain: 8192, Format: "Q4_K_M"}
 
+// Llama3_70B is Meta Llama 3 70B's shape.
+var Llama3_70B = Llama{Name: "Llama-3-70B (synthetic header)", Layers: 80, Dim: 8192, HiddenDim: 28672,
+	NumHeads: 64, NumKVHeads: 8, VocabSize: 128256, CtxTrain: 8192, Format: "Q4_K_M"}
+
+// Llama32_1B is Meta Llama 3.2 1B's shape (tied embeddings).
+var Llama32_1B = Llama{Name: "Llama-3.2-1B (synthetic header)", Layers: 16, Dim: 2048, HiddenDim: 8192,
+	NumHeads: 32, NumKVHeads: 8, VocabSize: 128256, CtxTrain: 131072, Format: "Q4_K_M", Tied: true}
+
+// Synthetic returns a preset shape by name ("llama3-8b", "llama3-70b",
+// "llama3.2-1b"), optionally with a format suffix (":Q8_0").
+func Synthetic(spec string) (Llama, error) {
+	name, format, _ := strings.Cut(spec, ":")
+	presets := map[string]Llama{"llama3-8b": Llama3_8B, "llama3-70b": Llama3_70B, "llama3.2-1b": Llama32_1B}
+	l, ok := presets[strings.ToLower(name)]
+	if !ok {
+		return Llama{}, fmt.Errorf("plan: unknown synthetic model %q (presets: llama3-8b, llama3-70b, llama3.2-1b)", name)
+	}
+	if format != "" {
+		l.Format = strings.ToUpper(format)
+	}
+	if _, _, _, err := l.types(0); err != nil {
+		return Llama{}, err
+	}
+	return l, nil
+}
+
 // moreBits is llama.cpp's use_more_bits(i, n): the blocks whose attn_v and
 // ffn_down the _M presets keep at higher precision.
 func moreBits(i, n int) bool { return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2 }
@@ -40,7 +67,7 @@ func (l Llama) types(i int) (embd, out tensor.DType, role map[string]tensor.DTyp
 		return map[string]tensor.DType{"attn_q": t, "attn_k": t, "attn_v": t, "attn_output": t, "ffn_gate": t, "ffn_up": t, "ffn_down": t}
 	}
 	switch l.Format {
-	case "F16", "F32", "Q8_0":
+	case "F16", "F32", "Q8_0", "BF16":
 		t, _ := tensor.ParseDType(l.Format)
 		return t, t, all(t), nil
 	case "Q4_0":
@@ -56,7 +83,7 @@ func (l Llama) types(i int) (embd, out tensor.DType, role map[string]tensor.DTyp
 		}
 		return base, tensor.Q6_K, r, nil
 	}
-	return 0, 0, nil, fmt.Errorf("plan: synthetic format %q (want F32, F16, Q8_0, Q4_0, Q4_K_M or Q5_K_M)", l.Format)
+	return 0, 0, nil, fmt.Errorf("plan: synthetic format %q (want F32, F16, BF16, Q8_0, Q5_K_M, Q4_K_M or Q4_0)", l.Format)
 }
 
 // WriteHeader writes l as a sparse GGUF at path: header and directory,

@@ -10,7 +10,7 @@ type Alternative struct {
 	TotalBytes        int64   `json:"total_bytes"`
 	DecodeTokensPerS  float64 `json:"decode_tokens_per_s"`
 	PrefillTokensPerS float64 `json:"prefill_tokens_per_s"`
-	Placement         string  `json:"placement"`
+	Placement         string  `json:"placement"` // "cpu", "gpu" or "split"
 }
 
 func (p *Plan) verdict() {
@@ -83,13 +83,23 @@ func alternatives(p *Plan) []Alternative {
 		op.Parallel = 1
 		try("--parallel 1", p.Model, op)
 	}
+	// The best-quality smaller format that helps, and, if that one still
+	// splits the model, the best one that puts every layer on the GPU.
 	cur := p.Model.WeightBytes()
+	found := false
 	for _, q := range requantTargets {
 		s := p.Model.requant(q)
 		if s.WeightBytes() >= cur*95/100 {
 			continue
 		}
-		if try(q.name, s, o) {
+		if !found {
+			if found = try(q.name, s, o); found && (p.Device.GPU == nil || out[len(out)-1].Placement == "gpu") {
+				break
+			}
+			continue
+		}
+		if r, err := plan(s, o, p.Device); err == nil && r.Fits && r.Placement.Kind == "gpu" {
+			out = append(out, r.alternative(q.name, p.Fits))
 			break
 		}
 	}
@@ -110,7 +120,7 @@ func (q *Plan) improves(p *Plan) bool {
 
 func (q *Plan) alternative(change string, fitsNow bool) Alternative {
 	a := Alternative{Change: change, TotalBytes: q.Memory.TotalBytes, DecodeTokensPerS: q.Speed.DecodeTokensPerS,
-		PrefillTokensPerS: q.Speed.PrefillTokensPerS, Placement: q.Placement.Summary}
+		PrefillTokensPerS: q.Speed.PrefillTokensPerS, Placement: q.Placement.Kind}
 	speed := formatTokPerS(q.Speed.DecodeTokensPerS)
 	where := ""
 	switch q.Placement.Kind {

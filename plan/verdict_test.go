@@ -75,7 +75,7 @@ func TestAdmit(t *testing.T) {
 		t.Fatalf("Admit = %v, want a stage-plan *pipeline.Error", err)
 	}
 	need := p.Memory.TotalBytes
-	want := "plan: does not fit: needs " + FormatBytes(need) + ", 6.50 GiB available (try "
+	want := "plan: does not fit: needs " + FormatBytes(need) + ", 6.50 GiB available ("
 	if !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q, want prefix %q", err, want)
 	}

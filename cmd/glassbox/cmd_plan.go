@@ -22,6 +22,7 @@ type planConfig struct {
 	json     bool
 	noCalib  bool
 	profiles bool
+	synth    string
 }
 
 // localRoofline returns this machine's measured bandwidth (bytes/s) and
@@ -102,6 +103,7 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.BoolVar(&c.json, "json", false, "print the plan as JSON")
 	fs.BoolVar(&c.noCalib, "no-calibration", false, "ignore measured runs (show the uncorrected model)")
 	fs.BoolVar(&c.profiles, "profiles", false, "list the device profiles and their sources")
+	fs.StringVar(&c.synth, "synthetic", "", "plan a model you do not have: llama3-8b, llama3-70b or llama3.2-1b, with an optional :FORMAT (e.g. llama3-8b:Q4_K_M)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -121,6 +123,15 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	dev, err := planDevice(c.device, !c.noCalib)
 	if err != nil {
 		return err
+	}
+	if c.synth != "" {
+		if c.model != "" {
+			return fmt.Errorf("plan: give -m or --synthetic, not both")
+		}
+		if c.model, err = writeSynthetic(c.synth); err != nil {
+			return err
+		}
+		defer os.Remove(c.model)
 	}
 	f, err := openModel(c.model)
 	if err != nil {
@@ -148,6 +159,25 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	return admitErr
+}
+
+// writeSynthetic writes a preset's header-only GGUF (a sparse file of the
+// real size) to a temporary file and returns its path.
+func writeSynthetic(spec string) (string, error) {
+	l, err := plan.Synthetic(spec)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp("", "glassbox-synthetic-*.gguf")
+	if err != nil {
+		return "", fmt.Errorf("plan: %w", err)
+	}
+	tmp.Close()
+	if err := l.WriteHeader(tmp.Name()); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
 }
 
 // planDevice resolves --device; for this machine it adds the measured
