@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -186,7 +187,7 @@ func (j *Job) emitLocked(ev api.Event) {
 		j.info.Stage = ev.Stage
 	}
 	for _, s := range j.m.sinks {
-		s.EventAppended(ev)
+		j.m.toSink(s, func() { s.EventAppended(ev) })
 	}
 	if j.watched {
 		close(j.changed)
@@ -216,7 +217,7 @@ func (j *Job) setStateLocked(state string, extra api.Event) {
 	info := j.snapshot()
 	j.info.LastSeq--
 	for _, s := range j.m.sinks {
-		s.JobUpdated(info)
+		j.m.toSink(s, func() { s.JobUpdated(info) })
 	}
 	extra.Type = api.TypeState
 	extra.State = state
@@ -239,4 +240,15 @@ func marshalResult(v any) (json.RawMessage, error) {
 		return json.RawMessage("null"), nil
 	}
 	return json.Marshal(v)
+}
+
+// toSink calls a sink, containing a panic in it: the job holds its lock
+// here, and a broken sink must not take the job (or the process) down.
+func (m *Manager) toSink(s Sink, call func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.log.Error("pipeline: sink panicked; the event is lost to it", "sink", fmt.Sprintf("%T", s), "panic", r)
+		}
+	}()
+	call()
 }

@@ -386,3 +386,22 @@ func TestEndedJobReleasesItsContext(t *testing.T) {
 		t.Errorf("state after a late cancel = %s", st)
 	}
 }
+
+type panicSink struct{}
+
+func (panicSink) JobUpdated(api.Job)      { panic("sink bug") }
+func (panicSink) EventAppended(api.Event) { panic("sink bug") }
+
+func TestPanickingSinkDoesNotStopTheJob(t *testing.T) {
+	rec := &recorder{}
+	m := NewManager(Options{Sinks: []Sink{panicSink{}, rec}, Logger: slog.New(slog.DiscardHandler)})
+	j := m.Submit(context.Background(), Params{}, (&fakeEngine{}).run)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := j.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.events) != len(j.Events(0)) {
+		t.Errorf("the healthy sink saw %d of %d events", len(rec.events), len(j.Events(0)))
+	}
+}
