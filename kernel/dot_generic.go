@@ -87,32 +87,35 @@ func dotQ8_0Q8_0Generic(n int, w, x []byte) float32 {
 }
 
 // q8K splits a Q8_K block into its scale, quants and 16-element sums.
-func q8K(xb []byte) (d float32, qs []byte, bsum func(j int) int) {
-	d = math.Float32frombits(binary.LittleEndian.Uint32(xb))
-	return d, xb[4:260], func(j int) int { return int(int16(binary.LittleEndian.Uint16(xb[260+2*j:]))) }
+func q8K(xb []byte) (d float32, qs []byte) {
+	return math.Float32frombits(binary.LittleEndian.Uint32(xb)), xb[4:260]
 }
 
-// dotLevels returns Σ q8[i]·lv(i) over sub-block sb of size sub.
-func dotLevels(qs []byte, sb, sub int, lv func(e int) int) int {
+func bsum(xb []byte, j int) int { return int(int16(binary.LittleEndian.Uint16(xb[260+2*j:]))) }
+
+// dotSub returns Σ lv[e]·q8[e] over e in [lo, hi).
+func dotSub(lv *[qkK]int8, qs []byte, lo, hi int) int {
 	s := 0
-	for e := sb * sub; e < (sb+1)*sub; e++ {
-		s += int(int8(qs[e])) * lv(e)
+	for e := lo; e < hi; e++ {
+		s += int(lv[e]) * int(int8(qs[e]))
 	}
 	return s
 }
 
 func dotQ2KQ8KGeneric(n int, w, x []byte) float32 {
 	var sum float32
+	var lv [qkK]int8
 	for i := 0; i < n/qkK; i++ {
 		wb, xb := w[i*84:i*84+84], x[i*292:i*292+292]
-		dy, qs, bsum := q8K(xb)
+		dy, qs := q8K(xb)
 		sc, q2 := wb[0:16], wb[16:80]
+		for e := range qkK {
+			lv[e] = int8(q2[32*(e/128)+e%32] >> (2 * (e % 128 / 32)) & 3)
+		}
 		isum, msum := 0, 0
 		for sb := range 16 {
-			msum += bsum(sb) * int(sc[sb]>>4)
-			isum += int(sc[sb]&0xf) * dotLevels(qs, sb, 16, func(e int) int {
-				return int(q2[32*(e/128)+e%32] >> (2 * (e % 128 / 32)) & 3)
-			})
+			msum += bsum(xb, sb) * int(sc[sb]>>4)
+			isum += int(sc[sb]&0xf) * dotSub(&lv, qs, 16*sb, 16*sb+16)
 		}
 		sum += dy*f16(wb[80:])*float32(isum) - dy*f16(wb[82:])*float32(msum)
 	}
@@ -121,20 +124,22 @@ func dotQ2KQ8KGeneric(n int, w, x []byte) float32 {
 
 func dotQ3KQ8KGeneric(n int, w, x []byte) float32 {
 	var sum float32
+	var lv [qkK]int8
 	for i := 0; i < n/qkK; i++ {
 		wb, xb := w[i*110:i*110+110], x[i*292:i*292+292]
-		dy, qs, _ := q8K(xb)
+		dy, qs := q8K(xb)
 		hm, q3, sc := wb[0:32], wb[32:96], wb[96:108]
+		for e := range qkK {
+			j := e % 128 / 32
+			q := int8(q3[32*(e/128)+e%32] >> (2 * j) & 3)
+			if hm[e%32]&(1<<(4*(e/128)+j)) == 0 {
+				q -= 4
+			}
+			lv[e] = q
+		}
 		isum := 0
 		for sb := range 16 {
-			isum += scaleQ3K(sb, sc) * dotLevels(qs, sb, 16, func(e int) int {
-				j := e % 128 / 32
-				q := int(q3[32*(e/128)+e%32] >> (2 * j) & 3)
-				if hm[e%32]&(1<<(4*(e/128)+j)) == 0 {
-					q -= 4
-				}
-				return q
-			})
+			isum += scaleQ3K(sb, sc) * dotSub(&lv, qs, 16*sb, 16*sb+16)
 		}
 		sum += dy * f16(wb[108:]) * float32(isum)
 	}
@@ -143,17 +148,22 @@ func dotQ3KQ8KGeneric(n int, w, x []byte) float32 {
 
 func dotQ4KQ8KGeneric(n int, w, x []byte) float32 {
 	var sum float32
+	var lv [qkK]int8
 	for i := 0; i < n/qkK; i++ {
 		wb, xb := w[i*144:i*144+144], x[i*292:i*292+292]
-		dy, qs, bsum := q8K(xb)
+		dy, qs := q8K(xb)
 		sc, q4 := wb[4:16], wb[16:144]
+		for c := range 4 {
+			for l := range 32 {
+				v := q4[32*c+l]
+				lv[64*c+l], lv[64*c+32+l] = int8(v&0xf), int8(v>>4)
+			}
+		}
 		isum, msum := 0, 0
 		for sb := range 8 {
 			s, m := scaleMinK4(sb, sc)
-			msum += int(m) * (bsum(2*sb) + bsum(2*sb+1))
-			isum += int(s) * dotLevels(qs, sb, 32, func(e int) int {
-				return int(q4[32*(e/64)+e%32] >> (4 * (e % 64 / 32)) & 0xf)
-			})
+			msum += int(m) * (bsum(xb, 2*sb) + bsum(xb, 2*sb+1))
+			isum += int(s) * dotSub(&lv, qs, 32*sb, 32*sb+32)
 		}
 		sum += dy*f16(wb)*float32(isum) - dy*f16(wb[2:])*float32(msum)
 	}
@@ -162,18 +172,23 @@ func dotQ4KQ8KGeneric(n int, w, x []byte) float32 {
 
 func dotQ5KQ8KGeneric(n int, w, x []byte) float32 {
 	var sum float32
+	var lv [qkK]int8
 	for i := 0; i < n/qkK; i++ {
 		wb, xb := w[i*176:i*176+176], x[i*292:i*292+292]
-		dy, qs, bsum := q8K(xb)
+		dy, qs := q8K(xb)
 		sc, qh, q5 := wb[4:16], wb[16:48], wb[48:176]
+		for c := range 4 {
+			for l := range 32 {
+				v, h := q5[32*c+l], qh[l]
+				lv[64*c+l] = int8(v&0xf | (h>>(2*c)&1)<<4)
+				lv[64*c+32+l] = int8(v>>4 | (h>>(2*c+1)&1)<<4)
+			}
+		}
 		isum, msum := 0, 0
 		for sb := range 8 {
 			s, m := scaleMinK4(sb, sc)
-			msum += int(m) * (bsum(2*sb) + bsum(2*sb+1))
-			isum += int(s) * dotLevels(qs, sb, 32, func(e int) int {
-				q := int(q5[32*(e/64)+e%32] >> (4 * (e % 64 / 32)) & 0xf)
-				return q | int(qh[e%32]>>(e/32)&1)<<4
-			})
+			msum += int(m) * (bsum(xb, 2*sb) + bsum(xb, 2*sb+1))
+			isum += int(s) * dotSub(&lv, qs, 32*sb, 32*sb+32)
 		}
 		sum += dy*f16(wb)*float32(isum) - dy*f16(wb[2:])*float32(msum)
 	}
@@ -182,13 +197,17 @@ func dotQ5KQ8KGeneric(n int, w, x []byte) float32 {
 
 func dotQ6KQ8KGeneric(n int, w, x []byte) float32 {
 	var sum float32
+	var lv [qkK]int8
 	for i := 0; i < n/qkK; i++ {
 		wb, xb := w[i*210:i*210+210], x[i*292:i*292+292]
-		dy, qs, _ := q8K(xb)
+		dy, qs := q8K(xb)
 		ql, qh, sc := wb[0:128], wb[128:192], wb[192:208]
+		for e := range qkK {
+			lv[e] = int8(q6KLevel(ql, qh, e))
+		}
 		isum := 0
 		for sb := range 16 {
-			isum += int(int8(sc[sb])) * dotLevels(qs, sb, 16, func(e int) int { return q6KLevel(ql, qh, e) })
+			isum += int(int8(sc[sb])) * dotSub(&lv, qs, 16*sb, 16*sb+16)
 		}
 		sum += dy * f16(wb[208:]) * float32(isum)
 	}

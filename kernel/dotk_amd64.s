@@ -111,6 +111,121 @@ done:
 	MOVSS X0, ret+24(FP)
 	RET
 
+DATA bit4<>+0(SB)/8, $0x1010101010101010
+GLOBL bit4<>(SB), RODATA|NOPTR, $8
+
+// Q5K_CHUNK: Q4K_CHUNK with each level's bit 4 taken from qh (Y10): the
+// low half's bit 2c and the high half's bit 2c+1, moved to bit 4 by
+// shlo/shhi (word shifts; bits crossing into the other byte are masked).
+#define Q5K_CHUNK(qoff, xoff, xoff2, soff, soff2, shlo, shhi) \
+	VMOVDQU qoff(SI), Y2; \
+	VPSRLW $4, Y2, Y3; \
+	VPAND Y13, Y2, Y2; \
+	VPAND Y13, Y3, Y3; \
+	shlo, Y10, Y11; \
+	shhi, Y10, Y14; \
+	VPAND Y12, Y11, Y11; \
+	VPAND Y12, Y14, Y14; \
+	VPOR Y11, Y2, Y2; \
+	VPOR Y14, Y3, Y3; \
+	VPMADDUBSW xoff(DI), Y2, Y2; \
+	VPMADDUBSW xoff2(DI), Y3, Y3; \
+	VPBROADCASTW soff(SP), Y4; \
+	VPBROADCASTW soff2(SP), Y5; \
+	VPMADDWD Y4, Y2, Y2; \
+	VPMADDWD Y5, Y3, Y3; \
+	VPADDD Y2, Y7, Y7; \
+	VPADDD Y3, Y7, Y7
+
+// func dotQ5KQ8KAVX2(nb int, w, x *byte) float32
+// as dotQ4KQ8KAVX2, with bit 4 of each level from qh (Q5_K)
+TEXT ·dotQ5KQ8KAVX2(SB), NOSPLIT, $64-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS X8, X8, X8
+	VPBROADCASTQ nibk<>(SB), Y13
+	VPBROADCASTQ bit4<>(SB), Y12
+	TESTQ CX, CX
+	JZ   done
+
+loop:
+	// Unpack the 6-bit scales and mins (ggml's utmp shuffle):
+	// bytes 0..7 scales, 8..15 mins.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL BX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL  R9, R8                // mins 4..7
+	MOVL BX, R10
+	ANDL $0x3f3f3f3f, R10      // mins 0..3
+	MOVL DX, R11
+	ANDL $0x0f0f0f0f, R11
+	MOVL AX, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	ORL  R12, R11              // scales 4..7
+	ANDL $0x3f3f3f3f, AX       // scales 0..3
+	SHLQ $32, R11
+	ORQ  R11, AX               // 8 scale bytes
+	SHLQ $32, R8
+	ORQ  R8, R10               // 8 min bytes
+	MOVQ AX, X1
+	VPINSRQ $1, R10, X1, X1
+	VPMOVZXBW X1, Y1
+	VMOVDQU Y1, 16(SP)         // words: scale k at 16+2k (read back by Q4K_CHUNK)
+	VEXTRACTI128 $1, Y1, X2    // the 8 mins as words
+
+	// mins: X8 += dmin·dy · madd(mins, pairwise bsums)
+	VMOVDQU 260(DI), Y3
+	VEXTRACTI128 $1, Y3, X4
+	VPHADDW X4, X3, X3
+	VPMADDWD X2, X3, X3
+	VCVTDQ2PS X3, X3
+	VPBROADCASTW 2(SI), X5
+	VCVTPH2PS X5, X5
+	VBROADCASTSS 0(DI), X6
+	VMULPS X6, X5, X5
+	VFMADD231PS X3, X5, X8
+
+	VPXOR Y7, Y7, Y7
+	VMOVDQU 16(SI), Y10        // qh
+	Q5K_CHUNK(48, 4, 36, 16, 18, VPSLLW $4, VPSLLW $3)
+	Q5K_CHUNK(80, 68, 100, 20, 22, VPSLLW $2, VPSLLW $1)
+	Q5K_CHUNK(112, 132, 164, 24, 26, VPSRLW $0, VPSRLW $1)
+	Q5K_CHUNK(144, 196, 228, 28, 30, VPSRLW $2, VPSRLW $3)
+
+	VPBROADCASTW 0(SI), X5
+	VCVTPH2PS X5, Y5
+	VBROADCASTSS 0(DI), Y6
+	VMULPS Y6, Y5, Y5
+	VCVTDQ2PS Y7, Y7
+	VFMADD231PS Y7, Y5, Y0
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  loop
+
+done:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VSUBSS X8, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
 // Q6K_QUARTER: 32 6-bit levels in Y5 against activations at xoff(DI);
 // scales sa, sb (words at soff(SP), soff2(SP)) cover its two halves.
 #define Q6K_QUARTER(xoff, soff, soff2) \
