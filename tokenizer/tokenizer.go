@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -78,6 +79,7 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int, e
 // appendEscaped appends s with every space written as U+2581 ("▁"), the
 // SentencePiece whitespace escape.
 func appendEscaped(buf []byte, s string) []byte {
+	buf = slices.Grow(buf, len(s)+2*strings.Count(s, " "))
 	for {
 		i := strings.IndexByte(s, ' ')
 		if i < 0 {
