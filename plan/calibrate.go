@@ -55,6 +55,18 @@ func Observe(p *Plan, peakRSS int64, prefillTokS, decodeTokS float64) Observatio
 		PrefillRooflineS: p.raw.prefillRoof, PrefillBatch: p.raw.prefillBatch}
 }
 
+// RecordRun stores what a finished job of plan p measured in the default
+// history: this process's peak RSS and the speeds (tokens/s, 0 when not
+// measured). Call it once per process and job, at the end (the peak is the
+// process's).
+func RecordRun(p *Plan, prefillTokS, decodeTokS float64) error {
+	h, err := DefaultHistory()
+	if err != nil {
+		return err
+	}
+	return h.Record(Observe(p, PeakRSS(), prefillTokS, decodeTokS))
+}
+
 // Calibration is what history says about the planner on one device: the
 // median ratio measured ÷ predicted (the correction applied to new plans)
 // and the error bar, the median distance of a run from the corrected

@@ -228,13 +228,19 @@ func (d *Device) SetRoofline(bandwidth, peakF32, peakInt8 float64, source string
 // /proc/self/status), or 0 where that is unknown. Called before a model is
 // opened, it is the runtime's own share of a job's peak: set it as
 // Device.RuntimeBytes.
-func SelfRSS() int64 {
+func SelfRSS() int64 { return procStatus("VmRSS:") }
+
+// PeakRSS returns this process's resident-memory high-water mark (VmHWM),
+// or 0 where that is unknown: what a job measured, for Observe.
+func PeakRSS() int64 { return procStatus("VmHWM:") }
+
+func procStatus(key string) int64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, key); ok {
 			f := strings.Fields(rest)
 			if len(f) == 2 && f[1] == "kB" {
 				n, _ := strconv.ParseInt(f[0], 10, 64)

@@ -39,6 +39,9 @@ func TestLocal(t *testing.T) {
 	if !d.Estimated || d.Bandwidth <= 0 || d.PeakF32 <= 0 || d.PeakInt8 < d.PeakF32 {
 		t.Errorf("roofline estimate %+v", d)
 	}
+	if rss, peak := SelfRSS(), PeakRSS(); rss <= 0 || peak < rss {
+		t.Errorf("SelfRSS %d, PeakRSS %d", rss, peak)
+	}
 	d.SetRoofline(19e9, 100e9, 400e9, "probe")
 	if d.Estimated || d.Bandwidth != 19e9 || d.Roofline != "probe" {
 		t.Errorf("after SetRoofline: %+v", d)
