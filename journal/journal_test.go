@@ -230,3 +230,25 @@ func TestSchemaVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestRetentionWhileWriting(t *testing.T) {
+	jr, _ := openTemp(t, Options{Retention: 5, FlushInterval: time.Millisecond})
+	defer jr.Close()
+	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr}})
+	for range trimEvery + 10 {
+		m.Submit(context.Background(), pipeline.Params{}, work("", "", nil)).Wait(context.Background())
+	}
+	jr.Flush()
+	jr.Flush() // the pass runs after the batch that crossed the threshold
+	list, err := jr.Jobs(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) > 5+trimEvery-1 || len(list) < 5 {
+		t.Errorf("%d jobs kept with retention 5 (trimmed every %d ended jobs)", len(list), trimEvery)
+	}
+	var orphans int
+	if err := jr.db.QueryRow(`SELECT count(*) FROM events WHERE job NOT IN (SELECT id FROM jobs)`).Scan(&orphans); err != nil || orphans != 0 {
+		t.Errorf("%d event chunks of deleted jobs remain (%v)", orphans, err)
+	}
+}
