@@ -304,3 +304,118 @@ done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+DATA three<>+0(SB)/8, $0x0303030303030303
+GLOBL three<>(SB), RODATA|NOPTR, $8
+DATA bit2<>+0(SB)/8, $0x0404040404040404
+GLOBL bit2<>(SB), RODATA|NOPTR, $8
+DATA w32<>+0(SB)/8, $0x0020002000200020
+GLOBL w32<>(SB), RODATA|NOPTR, $8
+
+// Q3K_QUARTER: levels u = ((Q >> 2j) & 3) | (hmask bit 4n+j) << 2 for the
+// 32 elements of quarter j of half n (Y2 = qs of the half, Y10 = hmask),
+// against activations at xoff; scales (words) at soff(SP), soff2(SP).
+#define Q3K_QUARTER(qsh, hsh, xoff, soff, soff2) \
+	qsh, Y2, Y5; \
+	VPAND Y13, Y5, Y5; \
+	hsh, Y10, Y6; \
+	VPAND Y12, Y6, Y6; \
+	VPOR Y6, Y5, Y5; \
+	VPMADDUBSW xoff(DI), Y5, Y5; \
+	VPBROADCASTW soff(SP), X9; \
+	VPBROADCASTW soff2(SP), X11; \
+	VINSERTI128 $1, X11, Y9, Y9; \
+	VPMADDWD Y9, Y5, Y5; \
+	VPADDD Y5, Y7, Y7
+
+// func dotQ3KQ8KAVX2(nb int, w, x *byte) float32
+// per super-block: sum += d·dy·(Σ_k sc[k]·Σ u·x − 4·Σ_k sc[k]·bsum[k]),
+// u = level + 4 ∈ [0, 7], sc[k] the 6-bit scale − 32.
+TEXT ·dotQ3KQ8KAVX2(SB), NOSPLIT, $64-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VPBROADCASTQ three<>(SB), Y13
+	VPBROADCASTQ bit2<>(SB), Y12
+	VPBROADCASTQ w32<>(SB), Y15
+	TESTQ CX, CX
+	JZ   done
+
+loop:
+	// Unpack the 16 6-bit scales (ggml's aux shuffle).
+	MOVL 96(SI), AX            // aux0
+	MOVL 100(SI), BX           // aux1
+	MOVL 104(SI), DX           // tmp = aux2
+	MOVL AX, R8
+	SHRL $4, R8
+	ANDL $0x0f0f0f0f, R8
+	MOVL DX, R9
+	SHRL $4, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL  R9, R8                // scales 8..11
+	MOVL BX, R10
+	SHRL $4, R10
+	ANDL $0x0f0f0f0f, R10
+	MOVL DX, R9
+	SHRL $6, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL  R9, R10               // scales 12..15
+	ANDL $0x0f0f0f0f, AX
+	MOVL DX, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL  R9, AX                // scales 0..3
+	ANDL $0x0f0f0f0f, BX
+	MOVL DX, R9
+	SHRL $2, R9
+	ANDL $0x03030303, R9
+	SHLL $4, R9
+	ORL  R9, BX                // scales 4..7
+	SHLQ $32, BX
+	ORQ  BX, AX
+	SHLQ $32, R10
+	ORQ  R10, R8
+	MOVQ AX, X1
+	VPINSRQ $1, R8, X1, X1
+	VPMOVZXBW X1, Y1
+	VPSUBW Y15, Y1, Y1         // signed scales as words
+	VMOVDQU Y1, 0(SP)
+	VPMADDWD 260(DI), Y1, Y2   // Σ sc·bsum in pairs
+	VPSLLD $2, Y2, Y2
+	VPXOR Y7, Y7, Y7
+	VPSUBD Y2, Y7, Y7          // −4·Σ sc·bsum
+
+	VMOVDQU 0(SI), Y10         // hmask
+	VMOVDQU 32(SI), Y2         // qs, half 0
+	Q3K_QUARTER(VPSRLW $0, VPSLLW $2, 4, 0, 2)
+	Q3K_QUARTER(VPSRLW $2, VPSLLW $1, 36, 4, 6)
+	Q3K_QUARTER(VPSRLW $4, VPSRLW $0, 68, 8, 10)
+	Q3K_QUARTER(VPSRLW $6, VPSRLW $1, 100, 12, 14)
+	VMOVDQU 64(SI), Y2         // qs, half 1
+	Q3K_QUARTER(VPSRLW $0, VPSRLW $2, 132, 16, 18)
+	Q3K_QUARTER(VPSRLW $2, VPSRLW $3, 164, 20, 22)
+	Q3K_QUARTER(VPSRLW $4, VPSRLW $4, 196, 24, 26)
+	Q3K_QUARTER(VPSRLW $6, VPSRLW $5, 228, 28, 30)
+
+	VPBROADCASTW 108(SI), X5
+	VCVTPH2PS X5, Y5
+	VBROADCASTSS 0(DI), Y6
+	VMULPS Y6, Y5, Y5
+	VCVTDQ2PS Y7, Y7
+	VFMADD231PS Y7, Y5, Y0
+	ADDQ $110, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  loop
+
+done:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
