@@ -96,6 +96,10 @@ func lookupPre(name string) (preConfig, error) {
 		return preConfig{pt: ptQwen2}, nil
 	case "chatglm-bpe", "glm4":
 		return preConfig{pt: ptLlama3}, nil
+	case "bloom", "poro-chat", "gpt3-finnish":
+		return preConfig{pt: ptBloom}, nil
+	case "viking":
+		return preConfig{pt: ptViking}, nil
 	}
 	return preConfig{}, fmt.Errorf("%w: pre-tokenizer %q", ErrUnsupported, name)
 }
@@ -138,6 +142,39 @@ var (
 		byMatches(oneOf(func(c rune, cl uint8) bool { return isN(cl) })),
 	}}
 )
+
+// " ?[^(\s|.,!?…。，、।۔،)]+" (BLOOM; Viking adds "\p{N}")
+var (
+	ptBloom  = &pretokenizer{"bloom", []stage{byMatches(bloomWord)}}
+	ptViking = &pretokenizer{"viking", []stage{byMatches(bloomWord), byMatches(oneOf(func(c rune, cl uint8) bool { return isN(cl) }))}}
+)
+
+// bloomWord matches " ?[^(\s|.,!?…。，、।۔،)]+": inside the brackets the
+// parentheses and the bar are literal characters.
+func bloomWord(r *runes, p, hi int) (int, int) {
+	word := func(i int) bool {
+		if isS(r.cl[i]) {
+			return false
+		}
+		switch r.cp[i] {
+		case '(', '|', ')', '.', ',', '!', '?', '…', '。', '，', '、', '।', '۔', '،':
+			return false
+		}
+		return true
+	}
+	q := p
+	if r.cp[p] == ' ' && p+1 < hi && word(p+1) {
+		q++
+	}
+	s := q
+	for q < hi && word(q) {
+		q++
+	}
+	if q == s {
+		return 0, 1
+	}
+	return q - p, 1
+}
 
 // isFalconSym: the ASCII symbols the falcon/default punctuation class adds
 // to \p{P}: $ + < = > ^ ~ | `.

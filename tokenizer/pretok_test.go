@@ -24,6 +24,7 @@ func TestPretokenizers(t *testing.T) {
 	pts := map[string]*pretokenizer{
 		"gpt-2": ptGPT2, "llama3": ptLlama3, "qwen2": ptQwen2, "falcon": ptFalcon, "starcoder": ptStarcoder,
 		"default": ptDefault, "deepseek-llm": ptDeepseekLLM, "deepseek-coder": ptDeepseekCoder,
+		"bloom": ptBloom, "viking": ptViking,
 	}
 	if len(golden.Splits) != len(pts) {
 		t.Fatalf("golden file has %d pre-tokenizers, test knows %d", len(golden.Splits), len(pts))
@@ -68,7 +69,7 @@ func TestPreNames(t *testing.T) {
 		{"deepseek-llm", ptDeepseekLLM, false}, {"deepseek-coder", ptDeepseekCoder, false},
 		{"falcon", ptFalcon, false}, {"mpt", ptGPT2, false}, {"starcoder", ptStarcoder, false},
 		{"refact", ptStarcoder, false}, {"command-r", ptStarcoder, false}, {"phi-2", ptGPT2, false},
-		{"olmo", ptGPT2, false}, {"smollm", ptStarcoder, false},
+		{"olmo", ptGPT2, false}, {"smollm", ptStarcoder, false}, {"bloom", ptBloom, false}, {"viking", ptViking, false},
 	} {
 		cfg, err := lookupPre(c.name)
 		if err != nil {
