@@ -8,5 +8,9 @@
 // generated tokens, each token's text); failures are *pipeline.Error values
 // attributed to the prefill or generate stage.
 //
-// Imports: model, pipeline, sample.
+// Text (text.go) is the whole text path on top of it: load the file, build
+// the tokenizer, apply the chat template, encode, generate. The CLI's run
+// command and the server both use it.
+//
+// Imports: model, pipeline, sample, tokenizer, chat, gguf.
 package engine

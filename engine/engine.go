@@ -50,8 +50,11 @@ type Result struct {
 	StopReason   string
 	StopDetail   string // human sentence with the numbers, e.g. "context full: 256 of 256 positions"
 	PromptTokens int
+	EncodeTime   time.Duration // Text.Generate only
 	PrefillTime  time.Duration
 	GenerateTime time.Duration // from the first sampled token to the end
+	KVBytes      int64         // the session's KV cache (Text.Generate only)
+	ArenaBytes   int64         // the session's activation buffers (Text.Generate only)
 }
 
 // Generate runs req on s, which must be fresh (an empty KV cache). The

@@ -45,11 +45,12 @@ type benchResult struct {
 }
 
 func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
-	m, f, closeModel, err := loadModel(ctx, cfg.Model)
+	t, err := loadText(ctx, cfg.Model)
 	if err != nil {
 		return err
 	}
-	defer closeModel()
+	defer t.Close()
+	m, f := t.Model, t.File
 	threads := cfg.Threads
 	if threads <= 0 {
 		threads = compute.PhysicalCores()

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/engine"
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/model"
 	_ "github.com/glassbox-ai/glassbox/model/all" // register every architecture
@@ -44,11 +45,12 @@ func runLogits(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(ids) == 0 {
 		return pipeline.Errorf(pipeline.StageEncode, "use --ids \"1 403 407\"", "no token ids given")
 	}
-	m, _, closeModel, err := loadModel(ctx, *modelArg)
+	t, err := loadText(ctx, *modelArg)
 	if err != nil {
 		return err
 	}
-	defer closeModel()
+	defer t.Close()
+	m := t.Model
 	opts := so.options()
 	if opts.CtxLen == 0 {
 		opts.CtxLen = max(len(ids), min(m.Config().CtxLen, model.DefaultCtxLen))
@@ -124,24 +126,24 @@ func (o *sessionOpts) options() model.SessionOptions {
 	return model.SessionOptions{CtxLen: *o.ctx, Batch: *o.batch, Threads: threads, Exact: *o.exact, KVF32: *o.kvF32}
 }
 
-// loadModel opens a model file and binds its architecture, reporting the
-// load stage through the trace in ctx. close releases the mapping.
-func loadModel(ctx context.Context, arg string) (m model.Model, f *gguf.File, closeFn func(), err error) {
-	tr := pipeline.TraceFrom(ctx)
-	tr.OnStageStart(pipeline.StageLoad)
-	f, err = openModel(arg)
+// loadText resolves a -m argument, maps the file and binds its
+// architecture (the load stage, reported through the trace in ctx).
+func loadText(ctx context.Context, arg string) (*engine.Text, error) {
+	path, err := resolveModel(arg)
 	if err != nil {
-		return nil, nil, nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
-	m, err = model.Load(f)
+	return engine.LoadText(ctx, path)
+}
+
+// loadModel is loadText for callers that want the parts: the bound model,
+// the open file and the function that closes it.
+func loadModel(ctx context.Context, arg string) (model.Model, *gguf.File, func(), error) {
+	t, err := loadText(ctx, arg)
 	if err != nil {
-		f.Close()
-		return nil, nil, nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+		return nil, nil, nil, err
 	}
-	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: f.TensorBytes(),
-		Note: fmt.Sprintf("%s, %s of tensors mapped; a token reads %s", m.Config().Arch,
-			formatBytes(f.TensorBytes()), formatBytes(m.WeightBytes()))})
-	return m, f, func() { f.Close() }, nil
+	return t.Model, t.File, func() { t.Close() }, nil
 }
 
 // parseIDs parses space- or comma-separated token ids.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/glassbox-ai/glassbox/engine"
 	"github.com/glassbox-ai/glassbox/pipeline"
-	"github.com/glassbox-ai/glassbox/tokenizer"
 )
 
 func init() {
@@ -31,12 +30,12 @@ func runPerplexity(ctx context.Context, env *cmdEnv, args []string) error {
 		fs.Usage()
 		return fmt.Errorf("encode: give exactly one of -f FILE or --ids-file FILE")
 	}
-	m, f, closeModel, err := loadModel(ctx, *modelArg)
+	t, err := loadText(ctx, *modelArg)
 	if err != nil {
 		return err
 	}
-	defer closeModel()
-	cfg := m.Config()
+	defer t.Close()
+	m, cfg := t.Model, t.Model.Config()
 
 	var ids []int
 	bos := -1
@@ -53,9 +52,9 @@ func runPerplexity(ctx context.Context, env *cmdEnv, args []string) error {
 		if err != nil {
 			return pipeline.Wrap(pipeline.StageEncode, err, "")
 		}
-		tok, err := tokenizer.FromGGUF(f)
+		tok, err := t.Tokenizer()
 		if err != nil {
-			return pipeline.Wrap(pipeline.StageEncode, err, "")
+			return err
 		}
 		// As llama-perplexity: the text without its final newline, with BOS.
 		text := strings.TrimSuffix(string(b), "\n")

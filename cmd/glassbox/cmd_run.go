@@ -9,12 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glassbox-ai/glassbox/chat"
 	"github.com/glassbox-ai/glassbox/engine"
-	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/sample"
-	"github.com/glassbox-ai/glassbox/tokenizer"
 )
 
 func init() {
@@ -123,47 +120,19 @@ func (f *runFlags) sampling() sample.Params {
 
 // generate is load → encode → prefill → generate for one prompt.
 func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params sample.Params, rec *runRecorder) (*engine.Result, error) {
-	tr := pipeline.TraceFrom(ctx)
-	m, file, closeModel, err := loadModel(ctx, f.model)
+	t, err := loadText(ctx, f.model)
 	if err != nil {
 		return nil, err
 	}
-	defer closeModel()
-	cfg := m.Config()
-
-	tr.OnStageStart(pipeline.StageEncode)
-	tok, err := tokenizer.FromGGUF(file)
-	if err != nil {
-		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+	defer t.Close()
+	req := engine.TextRequest{
+		Prompt: prompt, Chat: f.chat, System: f.system, NoBOS: f.noBOS,
+		Sampling: params, MaxTokens: f.maxTokens, Stops: f.stops, Session: f.session.options(),
 	}
-	ids, err := encodePrompt(file, tok, f, prompt)
-	if err != nil {
-		return nil, err
-	}
-	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens"})
-
-	opts := f.session.options()
-	if opts.CtxLen > cfg.CtxLen && cfg.CtxLen > 0 {
-		tr.OnWarning("ctx_exceeds_training", fmt.Sprintf(
-			"--ctx %d is more than the %d positions the model was trained on; output past %d may degrade",
-			opts.CtxLen, cfg.CtxLen, cfg.CtxLen))
-	}
-	s, err := m.NewSession(opts)
-	if err != nil {
-		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
-	}
-	defer s.Close()
-	rec.seed, rec.weightBytes, rec.kvBytes, rec.arenaBytes = params.Seed, m.WeightBytes(), s.KVBytes(), s.ArenaBytes()
-
-	// The decoder sees the prompt first, so the continuation keeps its
-	// leading space (SentencePiece strips it only at the start of a text).
-	dec := tok.NewStreamDecoder()
-	for _, id := range ids {
-		dec.Add(id)
-	}
-	req := engine.Request{
-		Prompt: ids, MaxTokens: f.maxTokens, Sampler: sample.New(params),
-		IsEOG: tok.IsEOG, Decoder: dec, Stops: f.stops,
+	if f.promptIDs != "" {
+		if req.PromptIDs, err = parseIDs(f.promptIDs); err != nil {
+			return nil, err
+		}
 	}
 	if !f.json {
 		req.OnToken = func(_ int, text string) error {
@@ -171,59 +140,15 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 			return err
 		}
 	}
-	res, err := engine.Generate(ctx, s, cfg.VocabSize, req)
+	res, err := t.Generate(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	tr.OnStageSkipped(pipeline.StageDecode, "text was decoded as it was generated")
-	rec.result = res
+	rec.result, rec.seed, rec.weightBytes = res, params.Seed, t.Model.WeightBytes()
 	if !f.json && isTerminal(env.stdout) {
 		fmt.Fprintln(env.stdout)
 	}
 	return res, nil
-}
-
-// encodePrompt turns the prompt (text, chat message or ids) into ids.
-func encodePrompt(file *gguf.File, tok *tokenizer.Tokenizer, f *runFlags, prompt string) ([]int, error) {
-	if f.promptIDs != "" {
-		ids, err := parseIDs(f.promptIDs)
-		if err != nil {
-			return nil, err
-		}
-		for i, id := range ids {
-			if id >= tok.VocabSize() {
-				return nil, pipeline.Errorf(pipeline.StageEncode, "", "prompt id %d (number %d) is outside the vocabulary of %d", id, i+1, tok.VocabSize())
-			}
-		}
-		return ids, nil
-	}
-	addSpecial := !f.noBOS
-	if f.chat {
-		t, err := chat.FromGGUF(file)
-		if err != nil {
-			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
-		}
-		var msgs []chat.Message
-		if f.system != "" {
-			msgs = append(msgs, chat.Message{Role: "system", Content: f.system})
-		}
-		msgs = append(msgs, chat.Message{Role: "user", Content: prompt})
-		if prompt, err = t.Render(msgs, true, nil); err != nil {
-			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
-		}
-	}
-	ids, err := tok.Encode(prompt, addSpecial, f.chat)
-	if err != nil {
-		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
-	}
-	// A template that writes the BOS text itself would give BOS twice.
-	if len(ids) >= 2 && ids[0] == tok.BOS() && ids[1] == tok.BOS() {
-		ids = ids[1:]
-	}
-	if len(ids) == 0 {
-		return nil, pipeline.Errorf(pipeline.StageEncode, "give a prompt, or drop --no-bos", "the prompt encodes to no tokens")
-	}
-	return ids, nil
 }
 
 // runResultJSON is the result event's payload.
@@ -270,7 +195,7 @@ type runRecorder struct {
 	result  *engine.Result
 	seed    uint64
 
-	weightBytes, kvBytes, arenaBytes int64
+	weightBytes int64
 }
 
 func newRunRecorder(env *cmdEnv) *runRecorder {
@@ -331,6 +256,6 @@ func (r *runRecorder) timeline(w io.Writer) {
 	if r.result != nil {
 		fmt.Fprintf(w, "  stop: %s (%s); seed %d\n", r.result.StopReason, r.result.StopDetail, r.seed)
 		fmt.Fprintf(w, "  memory: weights read per token %s (mapped), KV cache %s, activations %s\n",
-			formatBytes(r.weightBytes), formatBytes(r.kvBytes), formatBytes(r.arenaBytes))
+			formatBytes(r.weightBytes), formatBytes(r.result.KVBytes), formatBytes(r.result.ArenaBytes))
 	}
 }

@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/chat"
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/model"
+	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/sample"
+	"github.com/glassbox-ai/glassbox/tokenizer"
+)
+
+// Text is a text model ready to generate: the mapped file, the bound
+// architecture and, built on first use, its tokenizer and chat template.
+// It is safe for concurrent use; every Generate call has its own Session.
+type Text struct {
+	File  *gguf.File
+	Model model.Model
+
+	tokOnce sync.Once
+	tok     *tokenizer.Tokenizer
+	tokErr  error
+}
+
+// LoadText maps the model file at path and binds its architecture,
+// reporting the load stage through the trace in ctx. Close releases it.
+func LoadText(ctx context.Context, path string) (*Text, error) {
+	tr := pipeline.TraceFrom(ctx)
+	tr.OnStageStart(pipeline.StageLoad)
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	m, err := model.Load(f)
+	if err != nil {
+		f.Close()
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: f.TensorBytes(),
+		Note: fmt.Sprintf("%s, %s of tensors mapped; a token reads %s", m.Config().Arch,
+			byteSize(f.TensorBytes()), byteSize(m.WeightBytes()))})
+	return &Text{File: f, Model: m}, nil
+}
+
+// Close unmaps the file; the Text must not be used afterwards.
+func (t *Text) Close() error { return t.File.Close() }
+
+// Tokenizer returns the model's tokenizer, built once from its metadata.
+func (t *Text) Tokenizer() (*tokenizer.Tokenizer, error) {
+	t.tokOnce.Do(func() {
+		t.tok, t.tokErr = tokenizer.FromGGUF(t.File)
+		if t.tokErr != nil {
+			t.tokErr = pipeline.Wrap(pipeline.StageEncode, t.tokErr, "")
+		}
+	})
+	return t.tok, t.tokErr
+}
+
+// TextRequest is one text generation.
+type TextRequest struct {
+	Prompt    string         // plain text (with Chat: the user message)
+	Chat      bool           // render Prompt (and System) with the model's chat template
+	System    string         // system message, with Chat
+	Messages  []chat.Message // a whole conversation, rendered with the template; overrides Prompt
+	PromptIDs []int          // token ids instead of text: no tokenizer involved in encoding
+	NoBOS     bool           // do not add BOS (and other special tokens the vocabulary adds)
+	Sampling  sample.Params  // temperature 0 = greedy
+	MaxTokens int            // ≤ 0: until EOG or a full context
+	Stops     []string
+	Session   model.SessionOptions
+	// OnToken receives each generated token and the text it releases.
+	OnToken func(id int, text string) error
+}
+
+// Generate encodes the prompt (encode stage), allocates a session, and
+// runs prefill and generation. Result.Text is the generated text only.
+func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
+	tr := pipeline.TraceFrom(ctx)
+	if err := req.Sampling.Validate(); err != nil {
+		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	tr.OnStageStart(pipeline.StageEncode)
+	t0 := time.Now()
+	tok, err := t.Tokenizer()
+	if err != nil {
+		return nil, err
+	}
+	ids, err := t.encode(tok, &req)
+	if err != nil {
+		return nil, err
+	}
+	encodeTime := time.Since(t0)
+	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens"})
+
+	cfg := t.Model.Config()
+	opts := req.Session.Fill(cfg)
+	if opts.CtxLen > cfg.CtxLen && cfg.CtxLen > 0 {
+		tr.OnWarning("ctx_exceeds_training", fmt.Sprintf(
+			"context of %d is more than the %d positions the model was trained on; output past %d may degrade",
+			opts.CtxLen, cfg.CtxLen, cfg.CtxLen))
+	}
+	s, err := t.Model.NewSession(opts)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
+	}
+	defer s.Close()
+
+	// The decoder sees the prompt first, so the continuation keeps its
+	// leading space (SentencePiece strips it only at the start of a text).
+	dec := tok.NewStreamDecoder()
+	for _, id := range ids {
+		dec.Add(id)
+	}
+	res, err := Generate(ctx, s, cfg.VocabSize, Request{
+		Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
+		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken,
+	})
+	if res != nil {
+		res.EncodeTime, res.KVBytes, res.ArenaBytes = encodeTime, s.KVBytes(), s.ArenaBytes()
+	}
+	if err != nil {
+		return res, err
+	}
+	tr.OnStageSkipped(pipeline.StageDecode, "text was decoded as it was generated")
+	return res, nil
+}
+
+// encode turns the request's prompt (ids, text, or a conversation through
+// the chat template) into token ids.
+func (t *Text) encode(tok *tokenizer.Tokenizer, req *TextRequest) ([]int, error) {
+	if req.PromptIDs != nil {
+		for i, id := range req.PromptIDs {
+			if id < 0 || id >= tok.VocabSize() {
+				return nil, pipeline.Errorf(pipeline.StageEncode, "",
+					"prompt id %d (number %d) is outside the vocabulary of %d", id, i+1, tok.VocabSize())
+			}
+		}
+		if len(req.PromptIDs) == 0 {
+			return nil, pipeline.Errorf(pipeline.StageEncode, "", "the prompt has no token ids")
+		}
+		return req.PromptIDs, nil
+	}
+	prompt, special := req.Prompt, false
+	if req.Chat || len(req.Messages) > 0 {
+		tmpl, err := chat.FromGGUF(t.File)
+		if err != nil {
+			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		msgs := req.Messages
+		if len(msgs) == 0 {
+			if req.System != "" {
+				msgs = append(msgs, chat.Message{Role: "system", Content: req.System})
+			}
+			msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
+		}
+		if prompt, err = tmpl.Render(msgs, true, nil); err != nil {
+			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		special = true // the template writes control tokens as text
+	}
+	ids, err := tok.Encode(prompt, !req.NoBOS, special)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	// A template that writes the BOS text itself would give BOS twice.
+	if len(ids) >= 2 && ids[0] == tok.BOS() && ids[1] == tok.BOS() {
+		ids = ids[1:]
+	}
+	if len(ids) == 0 {
+		return nil, pipeline.Errorf(pipeline.StageEncode, "give a prompt, or allow BOS", "the prompt encodes to no tokens")
+	}
+	return ids, nil
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
