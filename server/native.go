@@ -38,7 +38,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		writeNativeError(w, e)
 		return
 	}
-	opts, ka, e := ollamaCommon(req.Model, nil, req.Options, req.KeepAlive)
+	opts, ka, e := optionsWith(nativeDefaults(), req.Model, nil, req.Options, req.KeepAlive)
 	if e == nil && req.Prompt == "" && len(req.Messages) == 0 {
 		e = badRequest("missing_prompt", "prompt", "a prompt or messages are required")
 	}

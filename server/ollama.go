@@ -82,7 +82,11 @@ func metricsOf(g *generation, res *Result) ollamaMetrics {
 // ollamaCommon checks what /api/generate and /api/chat share and builds
 // the options.
 func ollamaCommon(model string, format json.RawMessage, options map[string]any, keepAlive json.RawMessage) (Options, *time.Duration, *Error) {
-	o := ollamaDefaults()
+	return optionsWith(ollamaDefaults(), model, format, options, keepAlive)
+}
+
+// optionsWith applies Ollama-style options over the defaults o.
+func optionsWith(o Options, model string, format json.RawMessage, options map[string]any, keepAlive json.RawMessage) (Options, *time.Duration, *Error) {
 	if model == "" {
 		return o, nil, badRequest("missing_model", "model", "model is required")
 	}

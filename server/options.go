@@ -32,6 +32,13 @@ func ollamaDefaults() Options {
 		RepeatPenalty: 1.1, RepeatLastN: 64}
 }
 
+// nativeDefaults are glassbox run's defaults (llama.cpp's sampling chain
+// defaults), so a job from the UI and one from the CLI sample alike.
+func nativeDefaults() Options {
+	return Options{NumPredict: -1, Temperature: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05,
+		RepeatPenalty: 1, RepeatLastN: 64}
+}
+
 // openAIDefaults are OpenAI's: temperature 1, top_p 1, no other filter.
 func openAIDefaults() Options {
 	return Options{NumPredict: -1, Temperature: 1, TopP: 1, RepeatPenalty: 1, RepeatLastN: 64}

@@ -1,0 +1,361 @@
+// Package e2e starts the real glassbox binary on a loopback port and talks
+// to it as clients do: the official OpenAI Go client, raw SSE for the
+// native jobs API, and signals for shutdown. The official JavaScript
+// clients (ollama, openai) are driven by the Node tests beside this file
+// (npm ci && node --test).
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// binary builds cmd/glassbox once per test run ($GLASSBOX_BIN overrides).
+func binary(t *testing.T) string {
+	t.Helper()
+	if b := os.Getenv("GLASSBOX_BIN"); b != "" {
+		return b
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "glassbox-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "glassbox")
+		cmd := exec.Command("go", "build", "-o", binPath, "../cmd/glassbox")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// server is one running glassbox serve.
+type server struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	url  string
+	home string
+	mu   sync.Mutex
+	log  strings.Builder
+	done chan error
+}
+
+var listening = regexp.MustCompile(`listening on (http://\S+)`)
+
+// serve starts glassbox serve with the stories260K model in home (a new
+// temporary one when empty) and waits until it listens.
+func serve(t *testing.T, home string, args ...string) *server {
+	t.Helper()
+	if home == "" {
+		home = t.TempDir()
+	}
+	model := shared.Path(t, "models/stories260K.gguf")
+	args = append([]string{"serve", "--addr", "127.0.0.1:0", "--home", home, "--model", model, "--threads", "1"}, args...)
+	s := &server{t: t, cmd: exec.Command(binary(t), args...), home: home, done: make(chan error, 1)}
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.log.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		s.done <- s.cmd.Wait()
+	}()
+	select {
+	case s.url = <-found:
+	case <-time.After(30 * time.Second):
+		s.cmd.Process.Kill()
+		t.Fatalf("server did not start:\n%s", s.stderr())
+	}
+	t.Cleanup(func() { s.stop(syscall.SIGKILL) })
+	return s
+}
+
+func (s *server) stderr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+// stop sends sig and waits for the process; it returns the exit error.
+func (s *server) stop(sig syscall.Signal) error {
+	if s.cmd.ProcessState != nil {
+		return nil
+	}
+	s.cmd.Process.Signal(sig)
+	select {
+	case err := <-s.done:
+		return err
+	case <-time.After(20 * time.Second):
+		s.cmd.Process.Kill()
+		return errors.New("server did not stop within 20 s")
+	}
+}
+
+func (s *server) postJSON(path, body string) map[string]any {
+	s.t.Helper()
+	resp, err := http.Post(s.url+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		s.t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		s.t.Fatalf("POST %s: %s: %v", path, b, err)
+	}
+	return out
+}
+
+func (s *server) job(id string) api.Job {
+	s.t.Helper()
+	resp, err := http.Get(s.url + "/v1/jobs/" + id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var j api.Job
+	if err := json.NewDecoder(resp.Body).Decode(&j); err != nil {
+		s.t.Fatal(err)
+	}
+	return j
+}
+
+func golden(t *testing.T) string {
+	b, err := os.ReadFile(shared.Path(t, "golden/stories260K.prompt1.greedy200.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(string(b), " Once upon a time")
+}
+
+// TestOpenAIGoClient drives the server with github.com/openai/openai-go.
+func TestOpenAIGoClient(t *testing.T) {
+	s := serve(t, "")
+	ctx := context.Background()
+	c := openai.NewClient(option.WithBaseURL(s.url+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+
+	page, err := c.Models.List(ctx)
+	if err != nil || len(page.Data) != 1 || page.Data[0].ID != "stories260K" {
+		t.Fatalf("models: %+v, %v", page, err)
+	}
+	comp, err := c.Completions.New(ctx, openai.CompletionNewParams{Model: "stories260K",
+		Prompt:    openai.CompletionNewParamsPromptUnion{OfString: openai.String("Once upon a time")},
+		MaxTokens: openai.Int(40), Temperature: openai.Float(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := comp.Choices[0].Text; len(text) < 100 || !strings.HasPrefix(golden(t), text) {
+		t.Errorf("greedy completion %q is not a prefix of the reference", text)
+	}
+	if comp.Usage.PromptTokens != 5 || comp.Usage.CompletionTokens != 40 || comp.Choices[0].FinishReason != "length" {
+		t.Errorf("usage %+v finish %q", comp.Usage, comp.Choices[0].FinishReason)
+	}
+
+	params := openai.ChatCompletionNewParams{Model: "stories260K", MaxTokens: openai.Int(16), Seed: openai.Int(3),
+		Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Tell me a story about a dog.")},
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}}
+	stream := c.Chat.Completions.NewStreaming(ctx, params)
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	streamed := acc.Choices[0].Message.Content
+	if acc.Usage.CompletionTokens != 16 || streamed == "" {
+		t.Errorf("streamed %q usage %+v", streamed, acc.Usage)
+	}
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{}
+	whole, err := c.Chat.Completions.New(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Choices[0].Message.Content != streamed {
+		t.Errorf("same seed: streamed %q, whole %q", streamed, whole.Choices[0].Message.Content)
+	}
+
+	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "nope",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")}})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "model_not_found" ||
+		!strings.HasPrefix(apiErr.Message, "load: ") {
+		t.Errorf("unknown model: %v", err)
+	}
+}
+
+// sse reads events from an event stream until n have arrived (n <= 0:
+// until it ends), returning them and the last id.
+func sse(t *testing.T, r io.Reader, n int) (evs []api.Event, ended bool) {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	var id, event, data string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			data = line[6:]
+		case line == "" && data != "":
+			if event == "end" {
+				return evs, true
+			}
+			var ev api.Event
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				t.Fatal(err)
+			}
+			if strconv.FormatInt(ev.Seq, 10) != id {
+				t.Fatalf("SSE id %s for seq %d", id, ev.Seq)
+			}
+			evs = append(evs, ev)
+			if n > 0 && len(evs) == n {
+				return evs, false
+			}
+			id, event, data = "", "", ""
+		}
+	}
+	return evs, false
+}
+
+// TestNativeReconnect disconnects from a running native job, reconnects
+// with Last-Event-ID, and checks that every event arrives exactly once and
+// the text equals the job's output in the journal.
+func TestNativeReconnect(t *testing.T) {
+	s := serve(t, "")
+	created := s.postJSON("/v1/jobs", `{"model":"stories260K","prompt":"Once upon a time",
+		"options":{"temperature":0,"num_predict":400,"num_ctx":512}}`)
+	id := created["id"].(string)
+	resp, err := http.Get(s.url + "/v1/jobs/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := sse(t, resp.Body, 20)
+	resp.Body.Close() // the client goes away; the job must not
+	last := first[len(first)-1].Seq
+
+	req, _ := http.NewRequest("GET", s.url+"/v1/jobs/"+id+"/events", nil)
+	req.Header.Set("Last-Event-ID", strconv.FormatInt(last, 10))
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, ended := sse(t, resp.Body, 0)
+	resp.Body.Close()
+	if !ended {
+		t.Error("the stream did not end with event: end")
+	}
+	all := append(first, rest...)
+	var text strings.Builder
+	for i, ev := range all {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d: lost or duplicated", i+1, ev.Seq)
+		}
+		if ev.Type == api.TypeToken {
+			text.WriteString(ev.Token.Text)
+		}
+	}
+	if st := all[len(all)-1]; st.Type != api.TypeState || st.State != api.StateDone {
+		t.Fatalf("last event %+v", st)
+	}
+	job := s.job(id)
+	var res struct {
+		Text   string `json:"text"`
+		Tokens int    `json:"tokens"`
+	}
+	if err := json.Unmarshal(job.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != text.String() || res.Tokens != 400 || job.LastSeq != int64(len(all)) {
+		t.Errorf("journal text %q (%d tokens, last seq %d), streamed %q (%d events)", res.Text, res.Tokens, job.LastSeq, text.String(), len(all))
+	}
+	if !strings.HasPrefix(golden(t), text.String()[:200]) {
+		t.Errorf("greedy text %q is not the reference", text.String()[:200])
+	}
+}
+
+// TestGracefulShutdown stops the server with SIGTERM while a native job
+// runs: the process exits cleanly within the grace period and the journal,
+// read by a new server on the same home, holds the job as cancelled with
+// its stage.
+func TestGracefulShutdown(t *testing.T) {
+	s := serve(t, "", "--shutdown-grace", "300ms")
+	created := s.postJSON("/v1/jobs", `{"model":"stories260K","prompt":"Once upon a time",
+		"options":{"num_predict":1000000,"num_ctx":65536}}`)
+	id := created["id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.job(id).Stage != "generate" {
+		if time.Now().After(deadline) {
+			t.Fatal("job did not reach generate")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := s.stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("exit: %v\n%s", err, s.stderr())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("shutdown took %s with a 300ms grace", d)
+	}
+	if !strings.Contains(s.stderr(), "glassbox serve: stopped") {
+		t.Errorf("stderr:\n%s", s.stderr())
+	}
+	s2 := serve(t, s.home)
+	job := s2.job(id)
+	if job.State != api.StateCancelled || job.Error == nil || job.Error.Stage != "generate" {
+		t.Errorf("after restart the job is %s, error %+v", job.State, job.Error)
+	}
+}
