@@ -88,6 +88,23 @@ func TestVAECommands(t *testing.T) {
 	}
 	checkPNG(t, retry, filepath.Join(gold, "astronaut.recon.png"))
 
+	// A decode that fails after load (over its memory budget) keeps its
+	// latents; decode JOB retries it with a budget that fits.
+	_, errs, code = runCmd(t, "", "vae", "decode", "-m", dec, lat, "--shape", "32,32,32", "-o", pngPath, "--home", homeDir, "--mem-budget", "20MiB")
+	if code == 0 || !strings.Contains(errs, "plan: decoding 256x256 px needs") {
+		t.Fatalf("over budget: code %d, stderr %q", code, errs)
+	}
+	out, _, _ = runCmd(t, "", "jobs", "--json", "-n", "1", "--home", homeDir)
+	var jobs []struct{ ID, State, Stage string }
+	if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 1 || jobs[0].State != "failed" || jobs[0].Stage != "plan" {
+		t.Fatalf("journal after the failed decode: %s (%v)", out, err)
+	}
+	os.Remove(pngPath)
+	if _, errs, code = runCmd(t, "", "decode", jobs[0].ID, "--mem-budget", "1GiB", "--home", homeDir); code != 0 {
+		t.Fatalf("retry of the failed job: code %d, stderr %q", code, errs)
+	}
+	checkPNG(t, pngPath, filepath.Join(gold, "astronaut.recon.png"))
+
 	for _, c := range []struct {
 		name string
 		args []string
