@@ -419,3 +419,76 @@ done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+DATA lownib16<>+0(SB)/8, $0x000f000f000f000f
+GLOBL lownib16<>(SB), RODATA|NOPTR, $8
+
+// Q2K_QUARTER: levels (Q >> 2j) & 3 of quarter j (Y2 = qs of the half)
+// against activations at xoff; scales (words) at soff(SP), soff2(SP).
+#define Q2K_QUARTER(qsh, xoff, soff, soff2) \
+	qsh, Y2, Y5; \
+	VPAND Y13, Y5, Y5; \
+	VPMADDUBSW xoff(DI), Y5, Y5; \
+	VPBROADCASTW soff(SP), X9; \
+	VPBROADCASTW soff2(SP), X11; \
+	VINSERTI128 $1, X11, Y9, Y9; \
+	VPMADDWD Y9, Y5, Y5; \
+	VPADDD Y5, Y7, Y7
+
+// func dotQ2KQ8KAVX2(nb int, w, x *byte) float32
+// per super-block: sum += d·dy·Σ_k sc[k]·Σ q·x − dmin·dy·Σ_k m[k]·bsum[k]
+TEXT ·dotQ2KQ8KAVX2(SB), NOSPLIT, $64-28
+	MOVQ nb+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y8, Y8, Y8          // min terms
+	VPBROADCASTQ three<>(SB), Y13
+	VPBROADCASTQ lownib16<>(SB), Y12
+	TESTQ CX, CX
+	JZ   done
+
+loop:
+	VPMOVZXBW 0(SI), Y1        // scale|min bytes as words
+	VPAND Y12, Y1, Y3          // scales
+	VPSRLW $4, Y1, Y4          // mins
+	VMOVDQU Y3, 0(SP)
+	VPMADDWD 260(DI), Y4, Y4   // Σ m·bsum in pairs
+	VCVTDQ2PS Y4, Y4
+	VPBROADCASTW 82(SI), X5
+	VCVTPH2PS X5, Y5
+	VBROADCASTSS 0(DI), Y6
+	VMULPS Y6, Y5, Y5          // dmin·dy
+	VFMADD231PS Y4, Y5, Y8
+
+	VPXOR Y7, Y7, Y7
+	VMOVDQU 16(SI), Y2         // qs, half 0
+	Q2K_QUARTER(VPSRLW $0, 4, 0, 2)
+	Q2K_QUARTER(VPSRLW $2, 36, 4, 6)
+	Q2K_QUARTER(VPSRLW $4, 68, 8, 10)
+	Q2K_QUARTER(VPSRLW $6, 100, 12, 14)
+	VMOVDQU 48(SI), Y2         // qs, half 1
+	Q2K_QUARTER(VPSRLW $0, 132, 16, 18)
+	Q2K_QUARTER(VPSRLW $2, 164, 20, 22)
+	Q2K_QUARTER(VPSRLW $4, 196, 24, 26)
+	Q2K_QUARTER(VPSRLW $6, 228, 28, 30)
+
+	VPBROADCASTW 80(SI), X5
+	VCVTPH2PS X5, Y5
+	VMULPS Y6, Y5, Y5          // d·dy
+	VCVTDQ2PS Y7, Y7
+	VFMADD231PS Y7, Y5, Y0
+	ADDQ $84, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  loop
+
+done:
+	VSUBPS Y8, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET

@@ -27,6 +27,9 @@ func dotQ4_0Q8_0VNNI(nb int, w, x *byte) float32
 func dotQ4KQ8KAVX2(nb int, w, x *byte) float32
 
 //go:noescape
+func dotQ2KQ8KAVX2(nb int, w, x *byte) float32
+
+//go:noescape
 func dotQ3KQ8KAVX2(nb int, w, x *byte) float32
 
 //go:noescape
@@ -91,6 +94,7 @@ var avx2 = Impl{
 		tensor.Q8_0: qdotAsm(tensor.Q8_0, dotQ8_0Q8_0AVX2),
 		tensor.Q4_0: qdotAsm(tensor.Q4_0, dotQ4_0Q8_0AVX2),
 		tensor.Q4_K: qdotAsm(tensor.Q4_K, dotQ4KQ8KAVX2),
+		tensor.Q2_K: qdotAsm(tensor.Q2_K, dotQ2KQ8KAVX2),
 		tensor.Q3_K: qdotAsm(tensor.Q3_K, dotQ3KQ8KAVX2),
 		tensor.Q5_K: qdotAsm(tensor.Q5_K, dotQ5KQ8KAVX2),
 		tensor.Q6_K: qdotAsm(tensor.Q6_K, dotQ6KQ8KAVX2),
