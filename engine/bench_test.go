@@ -39,3 +39,38 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrefill measures a 128-token prompt evaluated in one batch on
+// the model named by GLASSBOX_BENCH_MODEL.
+func BenchmarkPrefill(b *testing.B) {
+	path := os.Getenv("GLASSBOX_BENCH_MODEL")
+	if path == "" {
+		b.Skip("set GLASSBOX_BENCH_MODEL to a GGUF file")
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	m, err := model.Load(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := m.NewSession(model.SessionOptions{CtxLen: 128, Batch: 128, Threads: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	tokens := make([]int, 128)
+	for i := range tokens {
+		tokens[i] = (i * 7919) % m.Config().VocabSize
+	}
+	logits := make([]float32, m.Config().VocabSize)
+	b.ResetTimer()
+	for range b.N {
+		if err := s.Forward(context.Background(), tokens, 0, logits); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(128*b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
