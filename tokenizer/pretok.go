@@ -100,6 +100,10 @@ func lookupPre(name string) (preConfig, error) {
 		return preConfig{pt: ptBloom}, nil
 	case "viking":
 		return preConfig{pt: ptViking}, nil
+	case "gpt-4o", "llama4", "kanana2":
+		return preConfig{pt: ptGPT4o}, nil
+	case "tekken":
+		return preConfig{pt: ptTekken, ignoreMerges: true, addBOS: true}, nil
 	}
 	return preConfig{}, fmt.Errorf("%w: pre-tokenizer %q", ErrUnsupported, name)
 }

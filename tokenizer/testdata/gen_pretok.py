@@ -44,6 +44,8 @@ PRE = {
     "default": [r"[\p{P}\$\+<=>\^~\|]+", GPT2, r"\p{N}+", r"[0-9][0-9][0-9]"],
     "deepseek-llm": [r"[\r\n]", r"\s?[" + CASED + r"]+", r"\s?[" + ranges("21-2F 3A-7E FF01-FF0F FF1A-FF5E 2018-201F 3000-3002") + "]+",
                      r"\s+\Z", "[" + ranges("4E00-9FA5 800-4E00 AC00-D7FF") + "]+", r"\p{N}+"],
+    "gpt-4o": [r"[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"],
+    "tekken": [r"[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"],
     "bloom": [r" ?[^(\s|.,!?…。，、।۔،)]+"],
     "viking": [r" ?[^(\s|.,!?…。，、।۔،)]+", r"\p{N}"],
     "deepseek-coder": [r"[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", "[" + ranges("4E00-9FA5 800-4E00 AC00-D7FF") + "]+", r"\p{N}"],
@@ -60,6 +62,7 @@ TEXTS = [
     "ＡＢＣ ｘｙｚ ！？", "‘quoted’ “double” — dash – en", "µ ẞ ǅ ῼ K Ω", "tab\tsep\tvalues\t", "trailing   ",
     "  leading", "\n\n\n\nlines\n\n", "mixed \r\n\t \u2028 end", "a'b'c' d'", "___init___ __x__ -1 +2",
     "email@example.com https://x.y/z?q=1&r=2#f", "CamelCaseWord snake_case_word kebab-case-word",
+    "HELLOworld ÉCOLE École CamelCase HTTPServer iPhone x'S Y'LL can't WON'T a/b/c //comment\n/path/ ", "ŞİMDİ ǅungla ﬁne नमस्ते",
     "(a|b) wait… 你好，世界。 हिन्दी। اردو۔ عربي، done!", "Hyvää päivää, 2024 vuosi (ok)",
 ]
 
