@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/roofline"
+	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/plan"
 )
 
@@ -90,7 +94,7 @@ func init() {
 func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	var c planConfig
 	fs := newFlags(env, "plan", "-m MODEL [--ctx N] [--batch N] [--parallel N] [--kv f16|q8_0|f32] [--device NAME|SPEC] [--json]")
-	fs.StringVar(&c.model, "m", "", "model file or store name")
+	fs.StringVar(&c.model, "m", "", "model file, store name, or http(s) URL (only the header is downloaded)")
 	fs.IntVar(&c.opts.Ctx, "ctx", 0, "context length (0: the model's, at most 4096)")
 	fs.IntVar(&c.opts.Batch, "batch", 0, "prefill batch size (0: 512)")
 	fs.IntVar(&c.opts.Parallel, "parallel", 0, "sequences decoded together (0: 1)")
@@ -129,6 +133,12 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 			return fmt.Errorf("plan: give -m or --synthetic, not both")
 		}
 		if c.model, err = writeSynthetic(c.synth); err != nil {
+			return err
+		}
+		defer os.Remove(c.model)
+	}
+	if strings.HasPrefix(c.model, "http://") || strings.HasPrefix(c.model, "https://") {
+		if c.model, err = fetchHeader(ctx, c.model); err != nil {
 			return err
 		}
 		defer os.Remove(c.model)
@@ -178,6 +188,88 @@ func writeSynthetic(spec string) (string, error) {
 		return "", err
 	}
 	return tmp.Name(), nil
+}
+
+// fetchHeader downloads the start of a remote GGUF with HTTP range requests
+// (growing from 1 MiB until the header and tensor directory are in it) and
+// writes it into a sparse temporary file of the remote file's full size,
+// which gguf.Open reads like the real file. It returns the file's path.
+func fetchHeader(ctx context.Context, url string) (string, error) {
+	for n := int64(1 << 20); ; n *= 4 {
+		prefix, total, err := fetchRange(ctx, url, n)
+		if err != nil {
+			return "", err
+		}
+		tmp, err := os.CreateTemp("", "glassbox-header-*.gguf")
+		if err != nil {
+			return "", fmt.Errorf("load: %w", err)
+		}
+		_, werr := tmp.Write(prefix)
+		if werr == nil {
+			werr = tmp.Truncate(total)
+		}
+		if cerr := tmp.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(tmp.Name())
+			return "", fmt.Errorf("load: %s: %w", url, werr)
+		}
+		f, err := gguf.Open(tmp.Name())
+		if err == nil && f.DataOffset <= int64(len(prefix)) {
+			f.Close()
+			return tmp.Name(), nil
+		}
+		if f != nil {
+			f.Close()
+		}
+		os.Remove(tmp.Name())
+		if int64(len(prefix)) >= total || n >= 256<<20 {
+			if err == nil {
+				err = fmt.Errorf("header is larger than %d bytes", len(prefix))
+			}
+			return "", fmt.Errorf("load: %s: %w", url, err)
+		}
+	}
+}
+
+// fetchRange returns the first n bytes of url and the size of the whole
+// file.
+func fetchRange(ctx context.Context, url string, n int64) ([]byte, int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("load: %w", err)
+	}
+	req.Header.Set("Range", fmt.Sprintf("bytes=0-%d", n-1))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("load: %w", err)
+	}
+	defer resp.Body.Close()
+	var total int64
+	switch resp.StatusCode {
+	case http.StatusPartialContent: // Content-Range: bytes 0-N/TOTAL
+		cr := resp.Header.Get("Content-Range")
+		i := strings.LastIndexByte(cr, '/')
+		if i < 0 {
+			return nil, 0, fmt.Errorf("load: %s: bad Content-Range %q", url, cr)
+		}
+		if total, err = strconv.ParseInt(cr[i+1:], 10, 64); err != nil {
+			return nil, 0, fmt.Errorf("load: %s: Content-Range %q has no total size", url, cr)
+		}
+	case http.StatusOK: // no range support: read the start of the whole body
+		total = resp.ContentLength
+	default:
+		return nil, 0, fmt.Errorf("load: GET %s: %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, n))
+	if err != nil {
+		return nil, 0, fmt.Errorf("load: %s: %w", url, err)
+	}
+	if total < int64(len(b)) {
+		return nil, 0, fmt.Errorf("load: %s: the server does not say how large the file is", url)
+	}
+	return b, total, nil
 }
 
 // planDevice resolves --device; for this machine it adds the measured

@@ -2,9 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/plan"
@@ -72,4 +78,76 @@ func TestPlanDevices(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "rtx3060-12g") || !strings.Contains(out, "source: ") {
 		t.Errorf("--profiles: %s", out)
 	}
+}
+
+func TestPlanSynthetic(t *testing.T) {
+	out, errs, code := runCmd(t, "", "plan", "--synthetic", "llama3-8b:Q4_K_M", "--device", "rtx3060-12g")
+	if code != 0 || !strings.Contains(out, "Llama-3-8B (synthetic header) (llama, Q4_K, 8.03 B params, 4.58 GiB file)") ||
+		!strings.Contains(out, "verdict    fits in RTX 3060 12GB memory, ~") {
+		t.Errorf("exit %d:\n%s%s", code, out, errs)
+	}
+	_, errs, code = runCmd(t, "", "plan", "--synthetic", "gpt5")
+	if code != 1 || !strings.Contains(errs, `unknown synthetic model "gpt5"`) {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// TestPlanRemote plans a model over HTTP from its header alone: the 4.6
+// GiB (sparse) file is served with range support and only its start is
+// downloaded.
+func TestPlanRemote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "llama3-8b-q4km.gguf")
+	if err := plan.Llama3_8B.WriteHeader(path); err != nil {
+		t.Fatal(err)
+	}
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, err := os.Open(path)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		defer f.Close()
+		cw := &countingWriter{ResponseWriter: w, n: &sent}
+		http.ServeContent(cw, r, "model.gguf", time.Time{}, f)
+	}))
+	defer srv.Close()
+	out, errs, code := runCmd(t, "", "plan", "--json", "--device", "rtx4090", "-m", srv.URL+"/model.gguf")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var p struct {
+		Model struct {
+			Params    int64 `json:"params"`
+			FileBytes int64 `json:"file_bytes"`
+		} `json:"model"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Model.Params != 8030261248 || p.Model.FileBytes < 4e9 {
+		t.Errorf("model %+v", p.Model)
+	}
+	if sent.Load() > 2<<20 {
+		t.Errorf("downloaded %d bytes for the header", sent.Load())
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close() // nothing listens there now
+	_, errs, code = runCmd(t, "", "plan", "-m", "http://"+ln.Addr().String()+"/none.gguf")
+	if code != 1 || !strings.Contains(errs, "load: ") {
+		t.Errorf("unreachable server: exit %d, %s", code, errs)
+	}
+}
+
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n.Add(int64(len(p)))
+	return w.ResponseWriter.Write(p)
 }
