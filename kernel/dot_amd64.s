@@ -279,3 +279,29 @@ done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func axpyF16AVX2(n int, o *float32, v *byte, a float32)
+// o[i] += a·float(v[i]) for i < n, n a multiple of 16.
+TEXT ·axpyF16AVX2(SB), NOSPLIT, $0-28
+	MOVQ n+0(FP), CX
+	MOVQ o+8(FP), DI
+	MOVQ v+16(FP), SI
+	VBROADCASTSS a+24(FP), Y0
+	SHRQ $4, CX
+	JZ   done
+loop:
+	VCVTPH2PS (SI), Y1
+	VCVTPH2PS 16(SI), Y2
+	VMOVUPS (DI), Y3
+	VMOVUPS 32(DI), Y4
+	VFMADD231PS Y1, Y0, Y3
+	VFMADD231PS Y2, Y0, Y4
+	VMOVUPS Y3, (DI)
+	VMOVUPS Y4, 32(DI)
+	ADDQ $32, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop
+done:
+	VZEROUPPER
+	RET

@@ -134,3 +134,19 @@ func TestVecDotTypes(t *testing.T) {
 		t.Error("QDotFor(F16): no error")
 	}
 }
+
+func TestAxpyF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 9))
+	for _, n := range []int{0, 1, 15, 16, 17, 64, 100} {
+		v := quantized(t, tensor.F16, randNormal(r, n, 1))
+		o := randNormal(r, n+1, 1)
+		want := append([]float32(nil), o...)
+		axpyF16Generic(want[:n], v, 0.37)
+		AxpyF16(o[:n], v, 0.37)
+		for i := range o {
+			if math.Abs(float64(o[i]-want[i])) > 1e-6*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("n=%d: o[%d] = %g, want %g", n, i, o[i], want[i])
+			}
+		}
+	}
+}

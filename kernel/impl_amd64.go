@@ -39,6 +39,9 @@ func dotQ5KQ8KAVX2(nb int, w, x *byte) float32
 func dotQ6KQ8KAVX2(nb int, w, x *byte) float32
 
 //go:noescape
+func axpyF16AVX2(n int, o *float32, v *byte, a float32)
+
+//go:noescape
 func dotF16AVX2(n int, w *byte, x *float32) float32
 
 //go:noescape
@@ -63,6 +66,9 @@ func init() {
 		}
 		avx512.Q = maps.Clone(avx2.Q)
 		avx512.Q[tensor.Q4_0] = qdotSplit(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
+	}
+	if hasAVX2 && !noAsm() {
+		axpyF16 = axpyF16Fast
 	}
 	switch {
 	case noAsm():
@@ -165,4 +171,14 @@ func qdotSplit(dt tensor.DType, step int, f, tail func(nb int, w, x *byte) float
 		}
 		return s
 	}
+}
+
+// axpyF16Fast runs the AVX2 loop over multiples of 16 and the generic one
+// over the tail.
+func axpyF16Fast(o []float32, v []byte, a float32) {
+	m := len(o) &^ 15
+	if m > 0 {
+		axpyF16AVX2(m, &o[0], &v[0], a)
+	}
+	axpyF16Generic(o[m:], v[2*m:], a)
 }
