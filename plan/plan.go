@@ -67,7 +67,8 @@ type Memory struct {
 	KVCacheBytes   int64   `json:"kv_cache_bytes"`
 	KVBytesPerTok  int64   `json:"kv_bytes_per_token"` // all layers, K and V, one sequence
 	ComputeBytes   int64   `json:"compute_bytes"`
-	OverheadBytes  int64   `json:"overhead_bytes"`
+	OverheadBytes  int64   `json:"overhead_bytes"` // runtime + parsed header, tokenizer, copied vectors
+	RuntimeBytes   int64   `json:"runtime_bytes"`  // of which the process itself, shared by every model it holds
 	// GCSlackBytes is garbage the Go collector lets pile up between
 	// collections (per-token allocations of text, events, sampling).
 	GCSlackBytes int64 `json:"gc_slack_bytes"`
@@ -220,6 +221,7 @@ func (p *Plan) memory(kvType tensor.DType) error {
 	if p.Device.RuntimeBytes > 0 {
 		base = p.Device.RuntimeBytes + jobRuntime
 	}
+	m.RuntimeBytes = base
 	m.OverheadBytes = base + headerOverheadX*s.HeaderSize + vocabEntryBytes*int64(s.VocabSize) + 4*s.vecElems
 	live := m.KVCacheBytes + m.ComputeBytes + m.OverheadBytes - base
 	m.GCSlackBytes = min(int64(p.tokens()*o.Parallel)*garbagePerToken, max(gcMinHeap, live))
@@ -234,6 +236,11 @@ func (p *Plan) memory(kvType tensor.DType) error {
 	}
 	return nil
 }
+
+// ModelBytes is the part of the peak that belongs to this model and job
+// rather than to the process: what a server holding several models should
+// count per resident model (TotalBytes less the runtime).
+func (m *Memory) ModelBytes() int64 { return m.TotalBytes - m.RuntimeBytes }
 
 // embeddingTouched is the resident part of the mapped token-embedding table
 // when only lookups touch it: the rows of tokens used, each bringing the
