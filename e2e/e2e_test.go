@@ -359,3 +359,45 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Errorf("after restart the job is %s, error %+v", job.State, job.Error)
 	}
 }
+
+// TestBadInput checks refusals that need the real engine and limits.
+func TestBadInput(t *testing.T) {
+	s := serve(t, "")
+	long := strings.Repeat("the cat sat on the mat. ", 40)
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		want             string
+	}{
+		{"prompt longer than the context", "/api/generate", `{"model":"stories260K","stream":false,"prompt":"` + long + `"}`,
+			400, "but the context holds 128"},
+		{"prompt longer than the context, streaming", "/v1/completions", `{"model":"stories260K","stream":true,"prompt":"` + long + `"}`,
+			400, "but the context holds 128"},
+		{"body over 8 MiB", "/api/generate", `{"model":"stories260K","prompt":"` + strings.Repeat("x", 9<<20) + `"}`,
+			413, "deliver: request body exceeds the limit of 8388608 bytes"},
+		{"absurd option", "/api/chat", `{"model":"stories260K","messages":[{"role":"user","content":"hi"}],"options":{"num_ctx":-3}}`,
+			400, "deliver: options.num_ctx is -3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.Post(s.url+tc.path, "application/json", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Errorf("%d %s", resp.StatusCode, b)
+			}
+		})
+	}
+	var h struct{ Queue struct{ Running int } }
+	resp, err := http.Get(s.url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&h)
+	resp.Body.Close()
+	if h.Queue.Running != 0 {
+		t.Errorf("%d slots still busy", h.Queue.Running)
+	}
+}

@@ -76,6 +76,9 @@ func toError(err error) *Error {
 		out.Status, out.Code = http.StatusGatewayTimeout, "timeout"
 	case errors.Is(err, pipeline.ErrInternal):
 		out.Code = "internal"
+	case pe != nil && pe.Numbers["ctx"] > 0 && pe.Numbers["tokens"] > pe.Numbers["ctx"]:
+		// A prompt longer than the context, whichever stage found it.
+		out.Status, out.Code = http.StatusBadRequest, "bad_prompt"
 	default:
 		switch out.Stage {
 		case "plan":
