@@ -226,8 +226,9 @@ func (j *Job) finish(result any, err error) {
 		}
 		err = Errorf(StageDeliver, "", "result cannot be encoded as JSON: %w", merr)
 	}
-	cause := context.Cause(j.ctx)
-	if errors.Is(err, context.Canceled) && cause != nil {
+	// Once the job was cancelled, whatever error the work returns is the
+	// cancellation's doing (an engine may not wrap ctx.Err()).
+	if cause := context.Cause(j.ctx); cause != nil && !errors.Is(cause, context.DeadlineExceeded) {
 		j.finishCancelled(stage, cause)
 		return
 	}

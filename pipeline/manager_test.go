@@ -405,3 +405,20 @@ func TestPanickingSinkDoesNotStopTheJob(t *testing.T) {
 		t.Errorf("the healthy sink saw %d of %d events", len(rec.events), len(j.Events(0)))
 	}
 }
+
+func TestCancelledWhateverTheWorkReturns(t *testing.T) {
+	m := NewManager(Options{})
+	reached := make(chan struct{})
+	j := m.Submit(context.Background(), Params{}, func(ctx context.Context) (any, error) {
+		TraceFrom(ctx).OnStageStart(StagePrefill)
+		close(reached)
+		<-ctx.Done()
+		return nil, errors.New("prefill interrupted at chunk 3 of 8") // does not wrap ctx.Err()
+	})
+	<-reached
+	j.Cancel("cancelled by client")
+	j.Wait(context.Background())
+	if info := j.Info(); info.State != api.StateCancelled || info.Error.Stage != "prefill" {
+		t.Errorf("state %s, error %+v", info.State, info.Error)
+	}
+}
