@@ -250,7 +250,7 @@ func (t *Tokenizer) configureBPE(m *gguf.Metadata) error {
 	}
 	cfg, err := lookupPre(t.pre)
 	if err != nil {
-		return loadErr(keyPre, err, "known: default, gpt-2, llama3/llama-bpe, qwen2, deepseek-llm, deepseek-coder, falcon, mpt, starcoder, refact, gpt-neox (no key), command-r, phi-2, olmo, smollm, gpt-4o/llama4, tekken, bloom, viking and aliases")
+		return loadErr(keyPre, err, "known: default, gpt-2, llama3/llama-bpe, qwen2, deepseek-llm, deepseek-coder, falcon, mpt, starcoder, refact, gpt-neox (no key), command-r, phi-2, olmo, smollm, gpt-4o/llama4, tekken, deepseek-v3, bloom, viking and aliases")
 	}
 	t.pt = cfg.pt
 	t.ignoreMerges = cfg.ignoreMerges

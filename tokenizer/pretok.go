@@ -102,6 +102,8 @@ func lookupPre(name string) (preConfig, error) {
 		return preConfig{pt: ptViking}, nil
 	case "gpt-4o", "llama4", "kanana2":
 		return preConfig{pt: ptGPT4o}, nil
+	case "deepseek-v3", "hunyuan-dense", "joyai-llm", "hy_v4":
+		return preConfig{pt: ptDeepseek3}, nil
 	case "tekken":
 		return preConfig{pt: ptTekken, ignoreMerges: true, addBOS: true}, nil
 	}
