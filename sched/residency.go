@@ -298,9 +298,32 @@ func (r *Residency[T]) load(ctx context.Context, req Request[T], victims []*entr
 	r.event(Event{Kind: EventLoad, Model: e.key, Bytes: e.bytes, Reason: reason, Duration: e.loadTime})
 	close(e.loading)
 	e.loading = nil
+	closing = r.trim(e)
 	r.mu.Unlock()
 	r.deliver()
+	for _, v := range closing {
+		closeValue(v)
+	}
 	return &Lease[T]{r: r, e: e}, nil
+}
+
+// trim evicts idle models, least recently used first, while a model that
+// turned out larger than planned keeps the total over the budget (r.mu
+// held). It returns the values to close.
+func (r *Residency[T]) trim(grown *entry[T]) []T {
+	if r.cfg.Budget <= 0 || r.used <= r.cfg.Budget {
+		return nil
+	}
+	victims, _ := r.makeRoom(Request[T]{}) // room for nothing more: back under the budget
+	var closing []T
+	for _, v := range victims {
+		if r.used <= r.cfg.Budget {
+			break
+		}
+		reason := fmt.Sprintf("%s took %s, more than planned, and the budget is %s", grown.key, fmtBytes(grown.bytes), fmtBytes(r.cfg.Budget))
+		closing = append(closing, r.remove(v, Event{Kind: EventEvict, Reason: reason}))
+	}
+	return closing
 }
 
 // release drops one reference; the last one starts the keep-alive.

@@ -400,6 +400,24 @@ func TestConcurrentRequestsShareOneLoad(t *testing.T) {
 	}
 }
 
+func TestLargerThanPlannedTrims(t *testing.T) {
+	h := newHarness(t, Config{Budget: 10})
+	h.use("a", 4)
+	h.takeEvents()
+	l, err := h.r.Acquire(context.Background(), Request[*model]{Model: "b", Bytes: 4,
+		Load: func(ctx context.Context) (*model, int64, error) { return &model{name: "b"}, 8, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if got := h.takeEvents(); got != "load b, evict a" {
+		t.Errorf("events %q", got)
+	}
+	if h.r.Used() != 8 || h.resident() != "b" {
+		t.Errorf("used %d, resident %q", h.r.Used(), h.resident())
+	}
+}
+
 func TestLoadFailure(t *testing.T) {
 	h := newHarness(t, Config{Budget: 100})
 	boom := errors.New("tensor blk.0.attn_q.weight: shape [3 3], want [64 64]")
