@@ -11,7 +11,12 @@
 //     fallback (<0xNN> tokens) and the leading-space rule (spm.go).
 //   - "gpt2": byte-level BPE driven by merge ranks (tokenizer.ggml.merges),
 //     with the GPT-2 byte-to-unicode mapping and a pre-tokenizer named by
-//     tokenizer.ggml.pre, written as hand-made scanners (bpe.go, pretok.go).
+//     tokenizer.ggml.pre, written as hand-made scanners (bpe.go, pretok*.go):
+//     default (also gpt-neox, which has no key), gpt-2 (mpt, phi-2, olmo),
+//     llama3/llama-bpe, qwen2, deepseek-llm, deepseek-coder, deepseek-v3,
+//     falcon, starcoder (refact, command-r, smollm), gpt-4o/llama4, tekken,
+//     bloom and viking, each checked against Python's regex module running
+//     llama.cpp's expressions (testdata/pretok.json).
 //   - "bert": WordPiece, greedy longest match with a BERT normalizer (wpm.go).
 //
 // Special tokens (control, user-defined, unknown) are cut out of the text
@@ -28,6 +33,10 @@
 // Decode returns exactly the bytes the pieces hold, so it can return
 // invalid UTF-8 for a sequence that ends inside a character; the
 // StreamDecoder never does.
+//
+// Use: FromGGUF, then Encode (text -> ids), Decode or a StreamDecoder
+// (ids -> text), IsEOG to stop generation, BOS/EOS/AddBOS/Piece/VocabSize
+// for the rest. Errors are *Error values whose Stage is "encode".
 //
 // Imports: gguf and the standard library only.
 package tokenizer
