@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/compute/roofline"
 	"github.com/glassbox-ai/glassbox/pipeline"
 )
 
@@ -48,5 +51,39 @@ func runExplain(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	addRoofline(evs, roofline.Load)
 	return pipeline.Explain(env.stdout, job, evs)
+}
+
+// addRoofline gives a generate stage that recorded the bytes it read but
+// no roofline one from this machine's cached bandwidth probe (glassbox
+// bench's roofline.json): decoding reads every weight once per token, so
+// at best tokens/s = read bandwidth / bytes per token (Williams et al.
+// 2009). Without a cached probe the stage is left as it is.
+func addRoofline(evs []api.Event, load func(threads int) (roofline.Result, error)) {
+	for i := range evs {
+		ev := &evs[i]
+		st := ev.Stats
+		if ev.Type != api.TypeStageDone || ev.Stage != string(pipeline.StageGenerate) || st == nil ||
+			st.Roofline > 0 || st.Bytes <= 0 || st.Items <= 0 {
+			continue
+		}
+		threads := 0
+		fmt.Sscanf(st.Placement, "cpu:%d", &threads)
+		r, err := load(threads)
+		if err != nil {
+			continue
+		}
+		bw := r.ReadGBsN
+		if r.Threads == 1 {
+			bw = r.ReadGBs1
+		}
+		if bw <= 0 {
+			continue
+		}
+		c := *st
+		c.Roofline = bw * 1e9 / (float64(st.Bytes) / float64(st.Items))
+		c.Limiter = fmt.Sprintf("memory bandwidth (%.1f GB/s measured)", bw)
+		ev.Stats = &c
+	}
 }

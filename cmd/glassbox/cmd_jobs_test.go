@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/compute/roofline"
 	"github.com/glassbox-ai/glassbox/journal"
 	"github.com/glassbox-ai/glassbox/pipeline"
 )
@@ -182,5 +183,36 @@ func TestRunJournaled(t *testing.T) {
 	got, _, code := jobsCmd(t, "explain", job.ID(), "--home", dir)
 	if code != 0 || !strings.Contains(got, "verdict: failed in generate") || errb.Len() != 0 {
 		t.Errorf("explain (exit %d):\n%s\nstderr: %s", code, got, errb.String())
+	}
+}
+
+func TestAddRoofline(t *testing.T) {
+	evs := []api.Event{
+		{Type: api.TypeStageDone, Stage: "prefill", Stats: &api.StageStats{Items: 5, Bytes: 5 << 20}},
+		{Type: api.TypeStageDone, Stage: "generate", Stats: &api.StageStats{Items: 100, Bytes: 100 << 20, Placement: "cpu:2 threads"}},
+		{Type: api.TypeStageDone, Stage: "generate", Stats: &api.StageStats{Items: 100, Roofline: 7, Bytes: 1}},
+	}
+	var asked int
+	addRoofline(evs, func(threads int) (roofline.Result, error) {
+		asked = threads
+		return roofline.Result{Threads: 2, ReadGBs1: 5, ReadGBsN: 3.145728}, nil
+	})
+	if asked != 2 {
+		t.Errorf("asked the cache for %d threads, want 2", asked)
+	}
+	if evs[0].Stats.Roofline != 0 {
+		t.Error("prefill got a decode roofline")
+	}
+	// 3.145728 GB/s over 1 MiB per token = 3000 tokens/s.
+	if got := evs[1].Stats.Roofline; got < 2999.99 || got > 3000.01 || evs[1].Stats.Limiter != "memory bandwidth (3.1 GB/s measured)" {
+		t.Errorf("roofline %v, limiter %q", got, evs[1].Stats.Limiter)
+	}
+	if evs[2].Stats.Roofline != 7 {
+		t.Error("a recorded roofline was replaced")
+	}
+	evs[1].Stats.Roofline = 0
+	addRoofline(evs, func(int) (roofline.Result, error) { return roofline.Result{}, roofline.ErrNotCached })
+	if evs[1].Stats.Roofline != 0 {
+		t.Error("a roofline appeared without a cached probe")
 	}
 }
