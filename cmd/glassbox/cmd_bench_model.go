@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -119,18 +120,21 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	w := env.stdout
-	fmt.Fprintf(w, "%s: %s, %.2f B parameters, %s file, %s read per token; %d threads; kernels %s\n",
-		cfg.Model, res.Arch, float64(res.Params)/1e9, formatBytes(res.FileBytes), formatBytes(res.ReadBytes), threads, res.KernelImpl)
-	fmt.Fprintf(w, "  %-8s %10s %10s\n", "test", "tokens/s", "± stddev")
-	if cfg.Prompt > 0 {
-		fmt.Fprintf(w, "  %-8s %10.2f %10.2f\n", fmt.Sprintf("pp%d", cfg.Prompt), res.PPMean, res.PPStd)
-	}
-	if cfg.Gen > 0 {
-		fmt.Fprintf(w, "  %-8s %10.2f %10.2f   %.0f%% of the limit %.2f tokens/s (read %.1f GB/s ÷ %s per token)\n",
-			fmt.Sprintf("tg%d", cfg.Gen), res.TGMean, res.TGStd, 100*res.TGOfLimit, res.TGLimit, res.ReadGBs, formatBytes(res.ReadBytes))
-	}
+	printBench(env.stdout, &res)
 	return nil
+}
+
+func printBench(w io.Writer, res *benchResult) {
+	fmt.Fprintf(w, "%s: %s, %.2f B parameters, %s file, %s read per token; %d threads; kernels %s\n",
+		res.Model, res.Arch, float64(res.Params)/1e9, formatBytes(res.FileBytes), formatBytes(res.ReadBytes), res.Threads, res.KernelImpl)
+	fmt.Fprintf(w, "  %-8s %10s %10s\n", "test", "tokens/s", "± stddev")
+	if res.Prompt > 0 {
+		fmt.Fprintf(w, "  %-8s %10.2f %10.2f\n", fmt.Sprintf("pp%d", res.Prompt), res.PPMean, res.PPStd)
+	}
+	if res.Gen > 0 {
+		fmt.Fprintf(w, "  %-8s %10.2f %10.2f   %.0f%% of the limit %.2f tokens/s (read %.1f GB/s ÷ %s per token)\n",
+			fmt.Sprintf("tg%d", res.Gen), res.TGMean, res.TGStd, 100*res.TGOfLimit, res.TGLimit, res.ReadGBs, formatBytes(res.ReadBytes))
+	}
 }
 
 // timeReps runs fn once to warm up, then reps times, and returns the mean

@@ -37,36 +37,9 @@ func runPerplexity(ctx context.Context, env *cmdEnv, args []string) error {
 	defer t.Close()
 	m, cfg := t.Model, t.Model.Config()
 
-	var ids []int
-	bos := -1
-	if *idsFile != "" {
-		b, err := os.ReadFile(*idsFile)
-		if err != nil {
-			return pipeline.Wrap(pipeline.StageEncode, err, "")
-		}
-		if ids, err = parseIDs(string(b)); err != nil {
-			return err
-		}
-	} else {
-		b, err := os.ReadFile(*file)
-		if err != nil {
-			return pipeline.Wrap(pipeline.StageEncode, err, "")
-		}
-		tok, err := t.Tokenizer()
-		if err != nil {
-			return err
-		}
-		// As llama-perplexity: the text without its final newline, with BOS.
-		text := strings.TrimSuffix(string(b), "\n")
-		if ids, err = tok.Encode(text, true, false); err != nil {
-			return pipeline.Wrap(pipeline.StageEncode, err, "")
-		}
-		if tok.AddBOS() {
-			bos = tok.BOS()
-		}
-	}
-	if *idsFile != "" && len(ids) > 0 {
-		bos = ids[0] // the ids carry their own BOS convention: reuse the first id
+	ids, bos, err := perplexityIDs(t, *file, *idsFile)
+	if err != nil {
+		return err
 	}
 	opts := so.options()
 	if opts.CtxLen <= 0 {
@@ -106,6 +79,42 @@ func runPerplexity(ctx context.Context, env *cmdEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "Final estimate: PPL = %.4f +/- %.5f (%d tokens, %d windows of %d, %d scored, %d dropped)\n",
 		res.PPL, res.StdErr, len(ids), len(res.Cumulative), opts.CtxLen, res.Scored, res.Dropped)
 	return nil
+}
+
+// perplexityIDs reads the ids to score and the id that starts each window
+// (-1: keep the text's own first id): a text file is tokenized with BOS
+// and without its final newline, as llama-perplexity does; an ids file
+// is used as is, each window starting with the file's first id.
+func perplexityIDs(t *engine.Text, file, idsFile string) (ids []int, bos int, err error) {
+	if idsFile != "" {
+		b, err := os.ReadFile(idsFile)
+		if err != nil {
+			return nil, 0, pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		if ids, err = parseIDs(string(b)); err != nil {
+			return nil, 0, err
+		}
+		if len(ids) == 0 {
+			return nil, 0, pipeline.Errorf(pipeline.StageEncode, "", "%s holds no token ids", idsFile)
+		}
+		return ids, ids[0], nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, 0, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	tok, err := t.Tokenizer()
+	if err != nil {
+		return nil, 0, err
+	}
+	if ids, err = tok.Encode(strings.TrimSuffix(string(b), "\n"), true, false); err != nil {
+		return nil, 0, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	bos = -1
+	if tok.AddBOS() {
+		bos = tok.BOS()
+	}
+	return ids, bos, nil
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

@@ -168,20 +168,26 @@ func readF32File(t *testing.T, p string) []float32 {
 
 func TestPerplexityCommand(t *testing.T) {
 	m := shared.Path(t, "models/stories260K.gguf")
-	out, errOut, code := runCmd(t, "", "perplexity", "-m", m, "-f", shared.Path(t, "golden/ppl.txt"), "--ctx", "128", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	var r struct {
-		PPL    float64 `json:"ppl"`
-		Tokens int     `json:"tokens"`
-		Scored int     `json:"scored"`
-	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
-	if r.Tokens != 1444 || r.Scored != 693 || math.Abs(r.PPL-3.8827) > 0.002 {
-		t.Errorf("perplexity %+v, want PPL 3.8827 ± 0.002 over 1444 tokens, 693 scored", r)
+	for _, input := range [][]string{
+		{"-f", shared.Path(t, "golden/ppl.txt")},
+		{"--ids-file", shared.Path(t, "golden/ppl.ids")},
+	} {
+		args := append([]string{"perplexity", "-m", m, "--ctx", "128", "--json"}, input...)
+		out, errOut, code := runCmd(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", input, code, errOut)
+		}
+		var r struct {
+			PPL    float64 `json:"ppl"`
+			Tokens int     `json:"tokens"`
+			Scored int     `json:"scored"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Tokens != 1444 || r.Scored != 693 || math.Abs(r.PPL-3.8827) > 0.002 {
+			t.Errorf("%v: perplexity %+v, want PPL 3.8827 ± 0.002 over 1444 tokens, 693 scored", input, r)
+		}
 	}
 }
 
