@@ -77,6 +77,9 @@ func ReadShape(f *gguf.File) (*Shape, error) {
 	if err := s.readTensors(f); err != nil {
 		return nil, err
 	}
+	if len(f.Tensors) == 0 {
+		return nil, fmt.Errorf("plan: %w: the file has no tensors (a vocabulary-only GGUF?)", ErrModel)
+	}
 	if s.Layers > 0 && s.VocabSize == 0 {
 		return nil, fmt.Errorf("plan: %w: %s: no token_embd.weight, cannot size the vocabulary", ErrModel, arch)
 	}

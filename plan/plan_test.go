@@ -120,3 +120,16 @@ func TestLlama3_8BHeader(t *testing.T) {
 		t.Errorf("q8_0 KV cache = %d, want %d", q.Memory.KVCacheBytes, want)
 	}
 }
+
+func TestVocabOnlyFile(t *testing.T) {
+	f, err := gguf.Open(shared.Path(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = ForModel(f, Options{}, cpuDevice(gib))
+	want := "plan: model header: the file has no tensors (a vocabulary-only GGUF?)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
