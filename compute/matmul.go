@@ -134,12 +134,48 @@ func matMulFloat(p *Pool, out []float32, w Matrix, x []float32, n int) {
 		panic("compute: MatMul: " + err.Error())
 	}
 	rb := w.RowBytes()
+	rlo, ilo := 0, 0 // rows and activations the tiles leave to the dots
+	if tile, ok := kernel.FTileFor(w.Type); ok && n >= 4 && w.Rows >= 4 && w.Cols%kernel.FTileCols == 0 {
+		matMulFloatTiles(p, out, w, x, n, tile)
+		rlo, ilo = w.Rows/4*4, n/4*4
+	}
+	// dots for the rows below rlo with activations from ilo, and for all
+	// activations of the rows from rlo
 	tiles := (w.Rows + rowTile - 1) / rowTile
 	p.For(tiles, func(lo, hi int) {
 		for r := lo * rowTile; r < min(hi*rowTile, w.Rows); r++ {
 			row := w.Data[r*rb : (r+1)*rb]
-			for i := range n {
+			first := ilo
+			if r >= rlo {
+				first = 0
+			}
+			for i := first; i < n; i++ {
 				out[i*w.Rows+r] = dot(row, x[i*w.Cols:(i+1)*w.Cols])
+			}
+		}
+	})
+}
+
+// floatPanel is how many activation rows one pass over a thread's weight
+// tiles uses (32 rows of 4096 floats = 512 KiB, about L2).
+const floatPanel = 32
+
+// matMulFloatTiles computes the 4×4 tiles covering rows [0, Rows/4·4) and
+// activations [0, n/4·4).
+func matMulFloatTiles(p *Pool, out []float32, w Matrix, x []float32, n int, tile kernel.FTile) {
+	rb := w.RowBytes()
+	nt := n / 4 * 4
+	p.For(w.Rows/4, func(lo, hi int) {
+		var t [16]float32
+		for i0 := 0; i0 < nt; i0 += floatPanel {
+			for rt := lo; rt < hi; rt++ {
+				for i := i0; i < min(nt, i0+floatPanel); i += 4 {
+					tile(w.Data, rb, 4*rt, x, w.Cols, i, w.Cols, &t)
+					for k := range 4 {
+						o := (i+k)*w.Rows + 4*rt
+						copy(out[o:o+4], t[4*k:4*k+4])
+					}
+				}
 			}
 		}
 	})

@@ -21,7 +21,8 @@ type Impl struct {
 	Name string
 	Q    map[tensor.DType]QDot
 	F    map[tensor.DType]FDot
-	Gemm map[tensor.DType]Gemm // matrix × matrix tiles (gemm.go)
+	Gemm  map[tensor.DType]Gemm  // matrix × matrix tiles (gemm.go)
+	FTile map[tensor.DType]FTile // float matrix × matrix tiles (ftile.go)
 }
 
 // Generic holds the reference kernels.
@@ -49,6 +50,11 @@ var Generic = Impl{
 		tensor.Q4_0: gemmGeneric,
 		tensor.Q4_K: gemmGeneric,
 		tensor.Q6_K: gemmGeneric,
+	},
+	FTile: map[tensor.DType]FTile{
+		tensor.F32:  fTileGeneric(tensor.F32),
+		tensor.F16:  fTileGeneric(tensor.F16),
+		tensor.BF16: fTileGeneric(tensor.BF16),
 	},
 }
 

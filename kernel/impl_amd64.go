@@ -64,6 +64,11 @@ func init() {
 		for _, t := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
 			avx512.Gemm[t] = gemmAsm(t)
 		}
+		avx512.FTile = map[tensor.DType]FTile{
+			tensor.F16:  fTileAsm(tensor.F16, ftileF16),
+			tensor.F32:  fTileAsm(tensor.F32, ftileF32),
+			tensor.BF16: fTileAsm(tensor.BF16, ftileBF16),
+		}
 		avx512.Q = maps.Clone(avx2.Q)
 		avx512.Q[tensor.Q4_0] = qdotSplit(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
 	}
