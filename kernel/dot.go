@@ -18,9 +18,9 @@ type FDot func(w []byte, x []float32) float32
 // Impl is one implementation of the dot kernels: "generic" is the
 // specification; fast ones fill in what they accelerate.
 type Impl struct {
-	Name string
-	Q    map[tensor.DType]QDot
-	F    map[tensor.DType]FDot
+	Name  string
+	Q     map[tensor.DType]QDot
+	F     map[tensor.DType]FDot
 	Gemm  map[tensor.DType]Gemm  // matrix × matrix tiles (gemm.go)
 	FTile map[tensor.DType]FTile // float matrix × matrix tiles (ftile.go)
 }
