@@ -94,6 +94,8 @@ func lookupPre(name string) (preConfig, error) {
 		return preConfig{pt: ptStarcoder}, nil
 	case "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "megrez", "hunyuan", "solar-open":
 		return preConfig{pt: ptQwen2}, nil
+	case "qwen35":
+		return preConfig{pt: ptQwen35}, nil
 	case "chatglm-bpe", "glm4":
 		return preConfig{pt: ptLlama3}, nil
 	case "bloom", "poro-chat", "gpt3-finnish":
@@ -112,8 +114,9 @@ func lookupPre(name string) (preConfig, error) {
 
 var (
 	ptGPT2   = &pretokenizer{"gpt-2", []stage{gpt2Stage}}
-	ptLlama3 = &pretokenizer{"llama3", []stage{byMatches(llama3Matcher(3, true))}}
-	ptQwen2  = &pretokenizer{"qwen2", []stage{byMatches(llama3Matcher(1, false))}}
+	ptLlama3 = &pretokenizer{"llama3", []stage{byMatches(llama3Matcher(3, true, false))}}
+	ptQwen2  = &pretokenizer{"qwen2", []stage{byMatches(llama3Matcher(1, false, false))}}
+	ptQwen35 = &pretokenizer{"qwen35", []stage{byMatches(llama3Matcher(1, false, true))}}
 	// "[\p{P}\$\+<=>\^~\|`]+", gpt-2, "[0-9][0-9][0-9]"
 	ptFalcon = &pretokenizer{"falcon", []stage{
 		byMatches(runOf(func(c rune, cl uint8) bool { return cl&cPunct != 0 || isFalconSym(c) })),

@@ -78,7 +78,13 @@ func gpt2Stage(r *runes, lo, hi int, ends []int) []int {
 // strict reproduces llama.cpp's custom scanner (used for Llama 3), whose
 // [^\s\p{L}\p{N}] leaves out unassigned code points; Qwen2's expression
 // runs through std::regex there, where they are included.
-func llama3Matcher(maxDigits int, strict bool) matcher {
+func llama3Matcher(maxDigits int, strict, marks bool) matcher {
+	var letter uint8 = cLetter
+	if marks { // Qwen3.5: [\p{L}\p{M}]+ and [^\s\p{L}\p{M}\p{N}]
+		letter |= cMark
+	}
+	isL := func(c uint8) bool { return c&letter != 0 }
+	isOther := func(c uint8) bool { return c&(cSpace|letter|cNumber) == 0 }
 	return func(r *runes, p, hi int) (int, int) {
 		cl := func(i int) uint8 {
 			if i < hi {

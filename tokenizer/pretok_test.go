@@ -25,7 +25,7 @@ func TestPretokenizers(t *testing.T) {
 		"gpt-2": ptGPT2, "llama3": ptLlama3, "qwen2": ptQwen2, "falcon": ptFalcon, "starcoder": ptStarcoder,
 		"default": ptDefault, "deepseek-llm": ptDeepseekLLM, "deepseek-coder": ptDeepseekCoder,
 		"bloom": ptBloom, "viking": ptViking, "gpt-4o": ptGPT4o, "tekken": ptTekken,
-		"deepseek-v3": ptDeepseek3,
+		"deepseek-v3": ptDeepseek3, "qwen35": ptQwen35,
 	}
 	if len(golden.Splits) != len(pts) {
 		t.Fatalf("golden file has %d pre-tokenizers, test knows %d", len(golden.Splits), len(pts))
@@ -71,7 +71,7 @@ func TestPreNames(t *testing.T) {
 		{"falcon", ptFalcon, false}, {"mpt", ptGPT2, false}, {"starcoder", ptStarcoder, false},
 		{"refact", ptStarcoder, false}, {"command-r", ptStarcoder, false}, {"phi-2", ptGPT2, false},
 		{"olmo", ptGPT2, false}, {"smollm", ptStarcoder, false}, {"bloom", ptBloom, false}, {"viking", ptViking, false},
-		{"gpt-4o", ptGPT4o, false}, {"llama4", ptGPT4o, false}, {"tekken", ptTekken, true}, {"deepseek-v3", ptDeepseek3, false},
+		{"gpt-4o", ptGPT4o, false}, {"llama4", ptGPT4o, false}, {"tekken", ptTekken, true}, {"deepseek-v3", ptDeepseek3, false}, {"qwen35", ptQwen35, false},
 	} {
 		cfg, err := lookupPre(c.name)
 		if err != nil {
