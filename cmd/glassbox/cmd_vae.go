@@ -121,6 +121,11 @@ func vaeEncode(ctx context.Context, p *vaeEncodeParams) (any, error) {
 			return pipeline.StageStats{}, fmt.Errorf("image %s: %w (PNG and JPEG are supported)", p.Image, err)
 		}
 		img, h, w = imageio.Planar(im)
+		if h%vae.Scale != 0 || w%vae.Scale != 0 {
+			pipeline.TraceFrom(ctx).OnWarning("size_not_multiple_of_8", fmt.Sprintf(
+				"the image is %dx%d, not a multiple of 8: the latents cover %dx%d and decode to that size",
+				w, h, (w+7)/8*8, (h+7)/8*8))
+		}
 		return pipeline.StageStats{Note: fmt.Sprintf("%dx%d %s image", w, h, format)}, nil
 	})
 	if err != nil {

@@ -71,6 +71,9 @@ func runImageJob(ctx context.Context, env *cmdEnv, o *imageJobOpts, kind, model 
 		if enc != nil {
 			enc.Encode(ev)
 		}
+		if !o.json && ev.Type == api.TypeWarning && ev.Warning != nil {
+			fmt.Fprintf(env.stderr, "glassbox: warning: %s\n", ev.Warning.Message)
+		}
 		if ev.Type == api.TypeStageDone || ev.Type == api.TypeStageSkipped {
 			timeline = append(timeline, ev)
 		}
