@@ -145,5 +145,13 @@ func TestKill9MidGeneration(t *testing.T) {
 	if err != nil || first.State != api.StateDone || string(first.Result) != `{"text":" t0 t1 t2 t3 t4"}` {
 		t.Errorf("the finished job = %+v, %v", first, err)
 	}
-	t.Logf("recovered job %s: %d events, %d tokens, stopped in %s", job.ID, len(evs), tokens, job.Stage)
+	var b strings.Builder
+	if err := pipeline.Explain(&b, job, evs); err != nil {
+		t.Fatal(err)
+	}
+	if want := "verdict: failed in generate after"; !strings.Contains(b.String(), want) ||
+		!strings.Contains(b.String(), "interrupted by shutdown") {
+		t.Errorf("explanation of the interrupted job:\n%s", b.String())
+	}
+	t.Logf("recovered job %s: %d events, %d tokens, stopped in %s\n%s", job.ID, len(evs), tokens, job.Stage, b.String())
 }

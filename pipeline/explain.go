@@ -22,6 +22,7 @@ type stageRow struct {
 	skipped  string
 	stats    *api.StageStats
 	lastProg *api.Progress
+	tokens   int64 // token events seen in the stage
 }
 
 // Explain writes a human account of a job: one bar per stage on the job's
@@ -94,6 +95,10 @@ func collect(events []api.Event) (map[string]*stageRow, []string, []string) {
 			if ev.Progress != nil {
 				get(ev.Stage, ev.Time).lastProg = ev.Progress
 			}
+		case api.TypeToken:
+			if ev.Stage != "" {
+				get(ev.Stage, ev.Time).tokens++
+			}
 		case api.TypeWarning:
 			if ev.Warning != nil {
 				warnings = append(warnings, ev.Warning.Code+": "+ev.Warning.Message)
@@ -150,6 +155,9 @@ func details(r *stageRow) string {
 		if unit == "bytes" {
 			items = 0
 		}
+	}
+	if items == 0 && r.tokens > 0 {
+		items, unit = r.tokens, "tokens"
 	}
 	if items > 0 {
 		if unit == "" {
