@@ -30,7 +30,7 @@ func ParseBytes(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f < 0 || math.IsInf(f, 0) || f*mult > 1<<62 {
+	if err != nil || !(f >= 0) || math.IsInf(f, 0) || f*mult > 1<<62 { // !(f >= 0) also refuses NaN
 		return 0, fmt.Errorf("%q is not a size (examples: 8GiB, 24GB, 512MiB)", s)
 	}
 	return int64(f * mult), nil

@@ -541,3 +541,17 @@ func ExampleResidency() {
 	// a loaded model
 	// unload stories260K: keep-alive 0: unloaded when its job finished
 }
+
+// FuzzParseKeepAlive: any keep_alive text parses or fails with a message,
+// never panics.
+func FuzzParseKeepAlive(f *testing.F) {
+	for _, s := range []string{"5m", "-1", "0", "300", "NaN", "1e300", "1h30m", "-0.5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := ParseKeepAlive(s)
+		if err == nil && s != "" && !k.IsSet() {
+			t.Errorf("%q parsed to the default", s)
+		}
+	})
+}
