@@ -31,7 +31,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/version", s.ollamaVersion)
 	m.HandleFunc("HEAD /{$}", func(w http.ResponseWriter, r *http.Request) {}) // Ollama's liveness probe
 	if s.cfg.UI != nil {
-		m.Handle("GET /", s.cfg.UI)
+		m.Handle("GET /{$}", s.cfg.UI)
+		m.Handle("GET /ui/", s.cfg.UI)
 	} else {
 		m.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")

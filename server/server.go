@@ -25,7 +25,7 @@ type Config struct {
 	Jobs    Jobs
 	// Metrics serves GET /metrics (Prometheus text format); nil: 404.
 	Metrics http.Handler
-	// UI, if set, serves GET / and everything no API route claims.
+	// UI, if set, serves the page: GET / and GET /ui/...
 	UI http.Handler
 
 	Parallel     int           // generations running at once (default 1)

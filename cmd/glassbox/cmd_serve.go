@@ -20,6 +20,7 @@ import (
 	"github.com/glassbox-ai/glassbox/sched"
 	"github.com/glassbox-ai/glassbox/server"
 	"github.com/glassbox-ai/glassbox/store"
+	"github.com/glassbox-ai/glassbox/web"
 )
 
 func init() {
@@ -118,6 +119,7 @@ func serve(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logger) e
 	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr, mt}, Logger: log})
 	srv, err := server.New(server.Config{
 		Backend: b, Jobs: &server.ManagerJobs{M: m, History: journal.History{J: jr}}, Metrics: mt.Handler(),
+		UI:       web.Handler(web.Config{Profiles: plan.ProfileNames(), Version: server.Version}),
 		Parallel: c.parallel, MaxQueue: queueFlag(c.maxQueue), MaxBodyBytes: c.maxBody, APIKey: c.apiKey,
 		ReadTimeout: c.readTimeout, WriteTimeout: c.writeTimeout, ShutdownGrace: c.grace, Logger: log,
 	})
