@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/glassbox-ai/glassbox/tokenizer"
 )
@@ -65,13 +66,22 @@ func runTokenize(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if *asJSON {
+		// A piece that is part of a character (a byte token) is not valid
+		// UTF-8: its bytes are given as numbers too.
 		type item struct {
 			ID    int    `json:"id"`
 			Piece string `json:"piece"`
+			Bytes []int  `json:"bytes,omitempty"`
 		}
 		items := make([]item, len(ids))
 		for i, id := range ids {
-			items[i] = item{id, tok.Piece(id)}
+			p := tok.Piece(id)
+			items[i] = item{ID: id, Piece: p}
+			if !utf8.ValidString(p) {
+				for _, b := range []byte(p) {
+					items[i].Bytes = append(items[i].Bytes, int(b))
+				}
+			}
 		}
 		enc := json.NewEncoder(env.stdout)
 		enc.SetEscapeHTML(false)

@@ -22,6 +22,8 @@ func TestTokenizeCommands(t *testing.T) {
 		{"flags after text", "", []string{"tokenize", "Once upon a time", "-m", stories, "--no-bos"}, "403 407 261 378\n", "", 0},
 		{"stdin byte for byte", "Once upon a time\n", []string{"tokenize", "-m", stories, "--no-bos"}, "403 407 261 378 13\n", "", 0},
 		{"json", "", []string{"tokenize", "-m", stories, "--json", "Once"}, `[{"id":1,"piece":"<s>"},{"id":403,"piece":" Once"}]` + "\n", "", 0},
+		{"json byte pieces", "", []string{"tokenize", "-m", stories, "--json", "--no-bos", "x🦙"},
+			`[{"id":410,"piece":" "},{"id":444,"piece":"x"},{"id":243,"piece":"\ufffd","bytes":[240]},{"id":162,"piece":"\ufffd","bytes":[159]},{"id":169,"piece":"\ufffd","bytes":[166]},{"id":156,"piece":"\ufffd","bytes":[153]}]` + "\n", "", 0},
 		{"special text as plain text", "", []string{"tokenize", "-m", gpt2, "<|endoftext|>"}, "27 91 437 1659 5239 91 29\n", "", 0},
 		{"special text parsed", "", []string{"tokenize", "-m", gpt2, "--special", "<|endoftext|>"}, "50256\n", "", 0},
 		{"two texts", "", []string{"tokenize", "-m", stories, "a", "b"}, "", "one argument", 2},
