@@ -1,0 +1,214 @@
+// The Generate view: pick a model (with the planner's verdict for this
+// machine), chat or complete a prompt with sampling settings, stop, and
+// watch the job's pipeline. The conversation and the running job's id live
+// in sessionStorage, so a reload picks the same job up where it is.
+import * as api from './api.js';
+import * as fmt from './fmt.js';
+import { pipelineView } from './pipeline.js';
+import { watch, setOutput } from './watch.js';
+import { terminal } from './stages.js';
+import { showConn } from './connection.js';
+
+const KEY = 'glassbox.generate';
+
+// settings: [option name, label, step, placeholder (the server's default)].
+const SETTINGS = [
+  ['temperature', 'Temperature', '0.05', '0.8'],
+  ['top_k', 'Top-k', '1', '40'],
+  ['top_p', 'Top-p', '0.01', '0.9'],
+  ['min_p', 'Min-p', '0.01', '0'],
+  ['repeat_penalty', 'Repeat penalty', '0.01', '1.1'],
+  ['num_predict', 'Max tokens', '1', 'until end'],
+  ['num_ctx', 'Context', '1', "model's"],
+  ['seed', 'Seed', '1', 'random'],
+];
+
+function load() {
+  try {
+    const s = JSON.parse(sessionStorage.getItem(KEY) || 'null');
+    if (s && Array.isArray(s.messages)) return s;
+  } catch { /* a corrupt entry starts a new conversation */ }
+  return { model: '', mode: 'chat', system: '', settings: {}, messages: [] };
+}
+
+export function generateView(root) {
+  const st = load();
+  const save = () => sessionStorage.setItem(KEY, JSON.stringify(st));
+  let watching = null;
+  const pipe = pipelineView();
+
+  const model = fmt.el('select', { id: 'model', name: 'model', required: true });
+  const verdict = fmt.el('div', { id: 'verdict', class: 'small', 'aria-live': 'polite' });
+  const mode = fmt.el('select', { id: 'mode' },
+    fmt.el('option', { value: 'chat' }, 'Chat (model template)'),
+    fmt.el('option', { value: 'complete' }, 'Complete (raw prompt)'));
+  const system = fmt.el('textarea', { id: 'system', rows: 2, placeholder: 'You are a helpful assistant.' });
+  const settings = fmt.el('div', { class: 'settings' });
+  const inputs = {};
+  for (const [name, label, step, ph] of SETTINGS) {
+    const i = fmt.el('input', { id: 'opt-' + name, type: 'number', step, placeholder: ph, inputmode: 'decimal' });
+    i.value = st.settings[name] ?? '';
+    i.addEventListener('change', () => { st.settings[name] = i.value; save(); });
+    inputs[name] = i;
+    settings.append(fmt.el('div', {}, fmt.el('label', { for: i.id }, label), i));
+  }
+  const chat = fmt.el('div', { class: 'chat', id: 'chat', 'aria-label': 'Conversation' });
+  const prompt = fmt.el('textarea', { id: 'prompt', rows: 3, placeholder: 'Once upon a time' });
+  const send = fmt.el('button', { id: 'send', type: 'submit' }, 'Send');
+  const stopBtn = fmt.el('button', { id: 'stop', type: 'button', class: 'danger', disabled: true }, 'Stop');
+  const clear = fmt.el('button', { id: 'new', type: 'button', class: 'secondary' }, 'New conversation');
+  const status = fmt.el('div', { id: 'gen-status', class: 'small', role: 'status', 'aria-live': 'polite' });
+  const jobLink = fmt.el('div', { class: 'small', id: 'job-link' });
+  const systemWrap = fmt.el('div', {}, fmt.el('label', { for: 'system' }, 'System prompt'), system);
+
+  const form = fmt.el('form', { id: 'gen-form', 'aria-label': 'Generate' },
+    chat,
+    fmt.el('label', { for: 'prompt' }, 'Message (Ctrl+Enter sends)'), prompt,
+    fmt.el('div', { class: 'actions' }, send, stopBtn, clear),
+    status);
+  const side = fmt.el('div', {},
+    fmt.el('section', { class: 'panel', 'aria-label': 'Model and settings' },
+      fmt.el('label', { for: 'model' }, 'Model'), model, verdict,
+      fmt.el('label', { for: 'mode' }, 'Mode'), mode,
+      systemWrap,
+      fmt.el('details', { open: true }, fmt.el('summary', {}, 'Sampling settings'), settings)),
+    fmt.el('div', { style: null }, jobLink), pipe.node);
+  root.replaceChildren(fmt.el('h1', {}, 'Generate'), fmt.el('div', { class: 'cols' }, form, side));
+
+  mode.value = st.mode;
+  system.value = st.system;
+  systemWrap.hidden = st.mode !== 'chat';
+  mode.addEventListener('change', () => { st.mode = mode.value; systemWrap.hidden = st.mode !== 'chat'; save(); });
+  system.addEventListener('change', () => { st.system = system.value; save(); });
+  model.addEventListener('change', () => { st.model = model.value; save(); showVerdict(); });
+  prompt.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); form.requestSubmit(); }
+  });
+
+  let models = [];
+  const showVerdict = () => {
+    const m = models.find((x) => x.id === model.value);
+    verdict.className = 'small ' + fmt.verdictClass(m && m.verdict);
+    verdict.textContent = m ? `${m.verdict || 'no plan'} · ${m.parameter_size || ''} ${m.quantization_level || ''} · ctx ${m.context_length || '?'}` : '';
+  };
+  api.get('/v1/models').then((r) => {
+    models = r.data || [];
+    model.replaceChildren(...models.map((m) => fmt.el('option', { value: m.id }, m.verdict ? `${m.id} — ${m.verdict}` : m.id)));
+    if (!models.length) model.append(fmt.el('option', { value: '' }, 'no models: glassbox import FILE.gguf'));
+    if (st.model && models.some((m) => m.id === st.model)) model.value = st.model;
+    st.model = model.value;
+    showVerdict();
+  }).catch((e) => { status.textContent = e.describe ? e.describe() : String(e); });
+
+  // Messages.
+  const msgNodes = [];
+  const drawMessage = (m, i) => {
+    const out = fmt.el('pre', { class: 'out' }, m.content || '');
+    const who = fmt.el('div', { class: 'who' }, m.role === 'assistant' ? 'model' : m.role);
+    if (m.job) who.append(fmt.el('a', { href: '#/jobs/' + m.job }, 'job ' + m.job));
+    if (m.state && m.state !== 'done') who.append(fmt.el('span', { class: 'badge', 'data-state': m.state }, m.state));
+    const node = fmt.el('div', { class: 'msg ' + m.role, 'data-index': i }, who, out);
+    if (m.role === 'assistant') out.classList.add('answer');
+    msgNodes[i] = { node, out, who };
+    return node;
+  };
+  const drawChat = () => chat.replaceChildren(...st.messages.map(drawMessage));
+  drawChat();
+
+  const running = (on) => { send.disabled = on; stopBtn.disabled = !on; clear.disabled = on; };
+
+  const follow = (i) => {
+    const m = st.messages[i];
+    const { out } = msgNodes[i];
+    out.id = 'output';
+    jobLink.replaceChildren('Job ', fmt.el('a', { href: '#/jobs/' + m.job }, m.job));
+    running(true);
+    if (watching) watching.stop();
+    watching = watch(m.job, {
+      onChange: (job) => {
+        setOutput(out, job);
+        pipe.update(job);
+        if (terminal(job.state)) {
+          m.content = job.text;
+          m.final = job.result && typeof job.result.text === 'string' ? job.result.text : job.text;
+          m.state = job.state;
+          save();
+          running(false);
+          status.textContent = job.state === 'done'
+            ? `done: ${job.tokens} tokens${job.result && job.result.done_reason ? ' (' + job.result.done_reason + ')' : ''}`
+            : `${job.state}: ${job.error ? job.error.message : ''}`;
+          if (m.state !== 'done') msgNodes[i].who.append(fmt.el('span', { class: 'badge', 'data-state': m.state }, m.state));
+        }
+      },
+      onStatus: (s) => showConn(s),
+      onFail: (e) => { status.textContent = e.describe(); running(false); m.state = 'failed'; save(); },
+    });
+  };
+
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const text = prompt.value;
+    if (!model.value) { status.textContent = 'pick a model first'; model.focus(); return; }
+    if (!text.trim()) { status.textContent = 'write a message first'; prompt.focus(); return; }
+    const options = {};
+    for (const [name] of SETTINGS) {
+      const v = inputs[name].value.trim();
+      if (v !== '') options[name] = Number(v);
+    }
+    const body = { model: model.value, options };
+    if (st.mode === 'chat') {
+      const msgs = [];
+      if (st.system.trim()) msgs.push({ role: 'system', content: st.system });
+      for (const m of st.messages) {
+        if (m.role === 'user') msgs.push({ role: 'user', content: m.content });
+        else if (m.role === 'assistant' && m.state === 'done') msgs.push({ role: 'assistant', content: m.final ?? m.content });
+      }
+      msgs.push({ role: 'user', content: text });
+      body.messages = msgs;
+    } else {
+      body.prompt = text;
+      body.raw = true;
+    }
+    running(true);
+    status.textContent = 'submitting…';
+    let created;
+    try {
+      created = await api.post('/v1/jobs', body);
+    } catch (err) {
+      running(false);
+      status.textContent = err.describe ? err.describe() : String(err);
+      return;
+    }
+    status.textContent = '';
+    st.messages.push({ role: st.mode === 'chat' ? 'user' : 'prompt', content: text });
+    st.messages.push({ role: 'assistant', content: '', job: created.id });
+    save();
+    prompt.value = '';
+    drawChat();
+    follow(st.messages.length - 1);
+  });
+
+  stopBtn.addEventListener('click', async () => {
+    const m = st.messages[st.messages.length - 1];
+    if (!m || !m.job) return;
+    stopBtn.disabled = true;
+    status.textContent = 'stopping…';
+    try { await api.post(`/v1/jobs/${m.job}/cancel`); } catch (err) { status.textContent = err.describe(); stopBtn.disabled = false; }
+  });
+
+  clear.addEventListener('click', () => {
+    st.messages = [];
+    save();
+    drawChat();
+    jobLink.replaceChildren();
+    status.textContent = '';
+    prompt.focus();
+  });
+
+  // After a reload: the last answer's job is followed again from its first
+  // event (running or not), which redraws its text and its pipeline.
+  const last = st.messages.length - 1;
+  if (last >= 0 && st.messages[last].job) follow(last);
+
+  return () => { if (watching) watching.stop(); pipe.destroy(); showConn('ended'); };
+}

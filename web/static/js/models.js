@@ -1,0 +1,131 @@
+// Models: the resident ones (GET /v1/ps) with their memory, keep-alive
+// countdown and an unload button (Ollama's keep_alive 0), the stored ones
+// with their verdict, and the plan for any of them on this machine or a
+// device profile (POST /v1/plan).
+import * as api from './api.js';
+import * as fmt from './fmt.js';
+
+export function modelsView(root, cfg) {
+  const resBody = fmt.el('tbody', {});
+  const resTable = fmt.el('table', { id: 'resident' },
+    fmt.el('thead', {}, fmt.el('tr', {}, ...['Model', 'Memory', 'In use', 'Unloads in', ''].map((h) => fmt.el('th', { scope: 'col' }, h)))), resBody);
+  const queue = fmt.el('div', { class: 'small', id: 'queue' });
+  const storeBody = fmt.el('tbody', {});
+  const storeTable = fmt.el('table', { id: 'stored' },
+    fmt.el('thead', {}, fmt.el('tr', {}, ...['Model', 'Size', 'Family', 'Parameters', 'Format', 'Context', 'Plan on this machine'].map((h) => fmt.el('th', { scope: 'col' }, h)))), storeBody);
+  const status = fmt.el('div', { class: 'small', role: 'status', 'aria-live': 'polite' });
+
+  const planModel = fmt.el('select', { id: 'plan-model' });
+  const planDevice = fmt.el('select', { id: 'plan-device' }, fmt.el('option', { value: '' }, 'this machine'),
+    ...(cfg.profiles || []).map((p) => fmt.el('option', { value: p }, p)));
+  const planCtx = fmt.el('input', { id: 'plan-ctx', type: 'number', min: 0, step: 1, placeholder: "model's" });
+  const planGo = fmt.el('button', { type: 'submit' }, 'Plan');
+  const planOut = fmt.el('div', { id: 'plan-out', 'aria-live': 'polite' });
+  const planForm = fmt.el('form', { class: 'panel', 'aria-label': 'Plan' },
+    fmt.el('div', { class: 'row' },
+      fmt.el('div', {}, fmt.el('label', { for: 'plan-model' }, 'Model'), planModel),
+      fmt.el('div', {}, fmt.el('label', { for: 'plan-device' }, 'Device'), planDevice),
+      fmt.el('div', {}, fmt.el('label', { for: 'plan-ctx' }, 'Context'), planCtx),
+      fmt.el('div', {}, planGo)),
+    planOut);
+
+  root.replaceChildren(fmt.el('h1', {}, 'Models'),
+    fmt.el('h2', {}, 'Resident'), fmt.el('div', { class: 'tablewrap' }, resTable), queue,
+    fmt.el('h2', {}, 'Stored'), fmt.el('div', { class: 'tablewrap' }, storeTable),
+    fmt.el('h2', {}, 'Plan'), planForm, status);
+
+  let resident = [];
+  let psTimer = 0;
+  let tick = 0;
+  const drawCountdowns = () => {
+    for (const tr of resBody.querySelectorAll('tr[data-model]')) {
+      const m = resident.find((x) => x.name === tr.dataset.model);
+      const cell = tr.querySelector('.countdown');
+      if (m && cell) cell.textContent = m.in_use > 0 ? 'in use' : fmt.countdown(m.expires_at);
+    }
+  };
+  const loadPS = async () => {
+    clearTimeout(psTimer);
+    try {
+      const r = await api.get('/v1/ps');
+      resident = r.models || [];
+      resBody.replaceChildren(...resident.map((m) => fmt.el('tr', { 'data-model': m.name },
+        fmt.el('td', {}, m.name),
+        fmt.el('td', {}, fmt.bytes(m.size_resident)),
+        fmt.el('td', {}, String(m.in_use || 0)),
+        fmt.el('td', { class: 'countdown' }),
+        fmt.el('td', {}, fmt.el('button', { type: 'button', class: 'secondary', 'aria-label': 'Unload ' + m.name, onclick: () => unload(m.name) }, 'Unload')))));
+      if (!resident.length) resBody.append(fmt.el('tr', {}, fmt.el('td', { colspan: 5, class: 'muted' }, 'No model is loaded.')));
+      const q = r.queue || {};
+      queue.textContent = `queue: ${q.running ?? 0} running, ${q.waiting ?? 0} waiting (${q.parallel ?? 1} at once)`;
+      drawCountdowns();
+    } catch (e) {
+      status.textContent = e.describe ? e.describe() : String(e);
+    }
+    psTimer = setTimeout(loadPS, 5000);
+  };
+  const unload = async (name) => {
+    status.textContent = 'unloading ' + name + '…';
+    try {
+      await api.post('/api/generate', { model: name, keep_alive: 0 });
+      status.textContent = 'unloaded ' + name;
+    } catch (e) {
+      status.textContent = e.describe ? e.describe() : String(e);
+    }
+    loadPS();
+  };
+
+  api.get('/v1/models').then((r) => {
+    const ms = r.data || [];
+    storeBody.replaceChildren(...ms.map((m) => fmt.el('tr', { 'data-model': m.id },
+      fmt.el('td', {}, m.id),
+      fmt.el('td', {}, fmt.bytes(m.size)),
+      fmt.el('td', {}, m.family || ''),
+      fmt.el('td', {}, m.parameter_size || ''),
+      fmt.el('td', {}, m.quantization_level || ''),
+      fmt.el('td', {}, m.context_length ? String(m.context_length) : ''),
+      fmt.el('td', { class: fmt.verdictClass(m.verdict) }, m.verdict || ''))));
+    if (!ms.length) storeBody.append(fmt.el('tr', {}, fmt.el('td', { colspan: 7, class: 'muted' }, 'The store is empty: glassbox import FILE.gguf')));
+    planModel.replaceChildren(...ms.map((m) => fmt.el('option', { value: m.id }, m.id)));
+  }).catch((e) => { status.textContent = e.describe ? e.describe() : String(e); });
+
+  planForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (!planModel.value) return;
+    const req = { model: planModel.value, device: planDevice.value };
+    if (planCtx.value) req.ctx = Number(planCtx.value);
+    planGo.disabled = true;
+    planOut.replaceChildren(fmt.el('p', { class: 'muted' }, 'planning…'));
+    try {
+      planOut.replaceChildren(...drawPlan(await api.post('/v1/plan', req)));
+    } catch (err) {
+      planOut.replaceChildren(fmt.el('div', { class: 'error-box', role: 'alert' }, err.describe ? err.describe() : String(err)));
+    }
+    planGo.disabled = false;
+  });
+
+  loadPS();
+  tick = setInterval(drawCountdowns, 1000);
+  return () => { clearTimeout(psTimer); clearInterval(tick); };
+}
+
+// drawPlan renders a plan.Plan: the verdict, where the memory goes, the
+// predicted speeds and what limits them.
+function drawPlan(p) {
+  const mem = p.memory || {};
+  const sp = p.speed || {};
+  const dev = p.device || {};
+  const rows = [
+    ['Device', `${dev.name || ''}${dev.source ? ' (' + dev.source + ')' : ''}`],
+    ['Placement', (p.placement && p.placement.summary) || ''],
+    ['Memory', `${fmt.bytes(mem.total_bytes)} = weights ${fmt.bytes(mem.weights_bytes)} + KV cache ${fmt.bytes(mem.kv_cache_bytes)} + compute ${fmt.bytes(mem.compute_bytes)} + overhead ${fmt.bytes(mem.overhead_bytes)}`],
+    ['Available', `${fmt.bytes(dev.ram_available_bytes)} of ${fmt.bytes(dev.ram_total_bytes)} RAM`],
+    ['Prefill', sp.prefill_tokens_per_s ? `~${fmt.rate(sp.prefill_tokens_per_s)} tokens/s (${sp.prefill_limit || ''})` : ''],
+    ['Decode', sp.decode_tokens_per_s ? `~${fmt.rate(sp.decode_tokens_per_s)} tokens/s (${sp.decode_limit || ''})` : ''],
+    ['Basis', sp.basis || ''],
+  ].filter(([, v]) => v);
+  return [
+    fmt.el('p', { class: 'cause ' + fmt.verdictClass(p.verdict), id: 'plan-verdict' }, p.verdict || (p.fits ? 'fits' : 'does not fit')),
+    fmt.el('table', {}, fmt.el('tbody', {}, ...rows.map(([k, v]) => fmt.el('tr', {}, fmt.el('th', { scope: 'row' }, k), fmt.el('td', {}, v))))),
+  ];
+}

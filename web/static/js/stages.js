@@ -1,0 +1,178 @@
+// A job as the page knows it, built from its events (api.Event, docs/API.md)
+// one at a time. No DOM here: pipeline.js draws it.
+
+// STAGES is the pipeline's order; a job reports the ones that apply to it.
+export const STAGES = ['queued', 'plan', 'load', 'encode', 'prefill', 'generate', 'decode', 'deliver'];
+
+export function newJob(id) {
+  return {
+    id,
+    lastSeq: 0,
+    state: '',          // queued, running, done, failed, cancelled
+    t0: 0,              // ms: time of the first event (the job's creation)
+    tEnd: 0,            // ms: time of the terminal state event
+    durationMS: 0,      // the job's total, from the terminal state event
+    stopMS: 0,
+    stages: {},         // name -> stage record (see stageOf)
+    open: null,         // the stage started and not yet done
+    text: '',           // the generated text, token by token
+    tokens: 0,          // token events applied
+    warnings: [],
+    result: null,
+    error: null,
+    cancelReason: '',
+  };
+}
+
+function stageOf(job, name) {
+  let s = job.stages[name];
+  if (!s) {
+    s = { name, status: 'pending', start: 0, end: 0, durMS: 0, stats: null, progress: null, reason: '' };
+    job.stages[name] = s;
+  }
+  return s;
+}
+
+export function terminal(state) {
+  return state === 'done' || state === 'failed' || state === 'cancelled';
+}
+
+// apply folds one event into job. Events must come in sequence order; one
+// already applied (seq <= lastSeq) is ignored, so replays are harmless.
+export function apply(job, ev) {
+  if (ev.seq <= job.lastSeq) return false;
+  job.lastSeq = ev.seq;
+  const t = Date.parse(ev.time);
+  if (!job.t0 && isFinite(t)) job.t0 = t;
+  switch (ev.type) {
+    case 'state':
+      job.state = ev.state;
+      if (terminal(ev.state)) {
+        job.tEnd = t;
+        job.durationMS = ev.duration_ms || 0;
+        job.stopMS = ev.stop_ms || 0;
+        if (ev.reason) job.cancelReason = ev.reason;
+        closeOpen(job, t, ev.state === 'done' ? 'done' : ev.state === 'failed' ? 'failed' : 'stopped');
+      }
+      break;
+    case 'stage_start': {
+      const s = stageOf(job, ev.stage);
+      s.status = 'running';
+      s.start = t;
+      job.open = s;
+      break;
+    }
+    case 'stage_done': {
+      const s = stageOf(job, ev.stage);
+      s.status = 'done';
+      s.durMS = ev.duration_ms || 0;
+      if (!s.start) s.start = t - s.durMS;
+      s.end = s.start + s.durMS;
+      s.stats = ev.stats || null;
+      if (job.open === s) job.open = null;
+      break;
+    }
+    case 'stage_skipped': {
+      const s = stageOf(job, ev.stage);
+      s.status = 'skipped';
+      s.reason = ev.reason || '';
+      s.start = s.end = t;
+      break;
+    }
+    case 'progress': {
+      const s = stageOf(job, ev.stage);
+      s.progress = ev.progress || null;
+      if (s.status === 'pending') { s.status = 'running'; s.start = t; job.open = s; }
+      break;
+    }
+    case 'token':
+      if (ev.token) { job.text += ev.token.text || ''; job.tokens++; }
+      break;
+    case 'warning':
+      if (ev.warning) job.warnings.push(ev.warning);
+      break;
+    case 'result':
+      job.result = ev.result;
+      break;
+    case 'error':
+      job.error = ev.error || { stage: ev.stage, message: 'failed', cause: 'failed' };
+      if (ev.error && ev.error.stage) {
+        const s = stageOf(job, ev.error.stage);
+        if (s.status !== 'done') { s.status = 'failed'; if (!s.start) s.start = t; }
+      }
+      break;
+  }
+  return true;
+}
+
+// closeOpen ends a stage still open when the job ends (it lasted until then).
+function closeOpen(job, t, how) {
+  const s = job.open;
+  if (s && s.status === 'running') {
+    s.end = t;
+    s.durMS = t - s.start;
+    s.status = how === 'done' ? 'done' : how;
+  }
+  for (const st of Object.values(job.stages)) {
+    if (st.status === 'failed' && !st.end) { st.end = t; st.durMS = t - st.start; }
+    if (how === 'stopped' && job.error && st.name === job.error.stage && st.status !== 'done') st.status = 'stopped';
+  }
+  job.open = null;
+}
+
+// rows returns every stage in pipeline order with its place on the time
+// axis: left and width as fractions of the job's span (to now while it runs).
+export function rows(job, now = Date.now()) {
+  const end = job.tEnd || Math.max(now, job.t0);
+  const span = Math.max(end - job.t0, 1);
+  const names = STAGES.slice();
+  for (const n of Object.keys(job.stages)) if (!names.includes(n)) names.push(n);
+  return names.map((name) => {
+    const s = job.stages[name];
+    if (!s) return { name, status: terminal(job.state) ? 'none' : 'pending', left: 0, width: 0, durMS: 0 };
+    const stop = s.status === 'running' ? end : s.end;
+    const durMS = s.status === 'running' ? end - s.start : s.durMS;
+    const left = Math.min(Math.max((s.start - job.t0) / span, 0), 1);
+    const width = s.status === 'skipped' ? 0 : Math.min(Math.max((stop - s.start) / span, 0), 1 - left);
+    return { ...s, left, width, durMS };
+  });
+}
+
+// numbers lists a stage's measurements as short phrases, the ones
+// `glassbox explain` prints (bytes read and their rate, items and their
+// rate, share of the roofline, memory high-water, placement, note), or its
+// live progress while it runs.
+export function numbers(row, fmt) {
+  const out = [];
+  if (row.status === 'skipped') return row.reason ? ['skipped: ' + row.reason] : ['skipped'];
+  const st = row.stats || {};
+  const secs = row.durMS / 1000;
+  if (st.bytes > 0) {
+    let s = fmt.bytes(st.bytes) + (row.name === 'plan' ? ' planned' : ' read');
+    if (secs > 0 && row.name !== 'plan') s += ` (${fmt.bytes(Math.round(st.bytes / secs))}/s)`;
+    out.push(s);
+  }
+  let items = st.items || 0;
+  let unit = st.unit || '';
+  const p = row.progress;
+  if (!items && p && row.name !== 'queued' && p.unit !== 'bytes') { items = p.done; unit = p.unit || unit; }
+  if (row.status === 'running' && p) {
+    if (row.name === 'queued') out.push(`position ${p.done + 1} of ${p.total || '?'}`);
+    else {
+      let s = `${p.done}${p.total ? ' / ' + p.total : ''} ${p.unit || ''}`.trim();
+      if (p.rate) s += `, ${fmt.rate(p.rate)} ${p.unit || ''}/s`;
+      out.push(s);
+    }
+  } else if (items > 0) {
+    let s = `${items} ${unit || 'items'}`;
+    if (secs > 0 && ['prefill', 'generate', 'decode'].includes(row.name)) s += `, ${fmt.rate(items / secs)} ${unit || 'items'}/s`;
+    out.push(s);
+    if (st.roofline > 0 && secs > 0) {
+      out.push(`${Math.round((100 * items) / secs / st.roofline)}% of roofline (${fmt.rate(st.roofline)}/s${st.limiter ? ', ' + st.limiter : ''})`);
+    }
+  }
+  if (st.peak_rss > 0) out.push('peak ' + fmt.bytes(st.peak_rss));
+  if (st.placement) out.push(st.placement);
+  if (st.note) out.push(st.note);
+  return out;
+}
