@@ -251,7 +251,7 @@ func (t *Tokenizer) configureBPE(m *gguf.Metadata) error {
 	}
 	cfg, err := lookupPre(t.pre)
 	if err != nil {
-		return loadErr(keyPre, err, "known: default, gpt-2, llama3/llama-bpe, qwen2, deepseek-llm, deepseek-coder, falcon, mpt, starcoder, refact, gpt-neox (no key), command-r, phi-2, olmo, smollm, gpt-4o/llama4, tekken, deepseek-v3, bloom, viking and aliases")
+		return loadErr(keyPre, err, "known: default, gpt-2, llama3/llama-bpe, qwen2, qwen35, deepseek-llm, deepseek-coder, falcon, mpt, starcoder, refact, gpt-neox (no key), command-r, phi-2, olmo, smollm, gpt-4o/llama4, tekken, deepseek-v3, bloom, viking and aliases")
 	}
 	if t.pre == "" {
 		slog.Warn("tokenizer: no tokenizer.ggml.pre in a byte-level BPE vocabulary; using the default pre-tokenizer (llama.cpp does the same and warns that quality may degrade)")

@@ -13,7 +13,7 @@
 //     with the GPT-2 byte-to-unicode mapping and a pre-tokenizer named by
 //     tokenizer.ggml.pre, written as hand-made scanners (bpe.go, pretok*.go):
 //     default (also gpt-neox, which has no key), gpt-2 (mpt, phi-2, olmo),
-//     llama3/llama-bpe, qwen2, deepseek-llm, deepseek-coder, deepseek-v3,
+//     llama3/llama-bpe, qwen2, qwen35, deepseek-llm, deepseek-coder, deepseek-v3,
 //     falcon, starcoder (refact, command-r, smollm), gpt-4o/llama4, tekken,
 //     bloom and viking, each checked against Python's regex module running
 //     llama.cpp's expressions (testdata/pretok.json).
