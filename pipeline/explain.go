@@ -143,9 +143,17 @@ func details(r *stageRow) string {
 		st = &api.StageStats{}
 	}
 	if st.Bytes > 0 {
-		s := fmtBytes(st.Bytes) + " read"
-		if r.dur > 0 {
-			s += fmt.Sprintf(" (%s/s)", fmtBytes(int64(float64(st.Bytes)/r.dur.Seconds())))
+		// Bytes are read while loading and inferring, written when
+		// delivering; elsewhere (a plan's estimate) they are just bytes.
+		s := fmtBytes(st.Bytes)
+		switch Stage(r.stage) {
+		case StageLoad, StagePrefill, StageGenerate, StageDecode:
+			s += " read"
+			if r.dur > 0 {
+				s += fmt.Sprintf(" (%s/s)", fmtBytes(int64(float64(st.Bytes)/r.dur.Seconds())))
+			}
+		case StageDeliver:
+			s += " written"
 		}
 		parts = append(parts, s)
 	}
@@ -193,7 +201,7 @@ func verdict(job api.Job, rows map[string]*stageRow, total time.Duration) []stri
 		if e == nil {
 			return []string{"verdict: " + job.State + " (no error recorded)"}
 		}
-		at := time.Duration(0)
+		at := total // a stage that failed before it started: the job's end
 		if r := rows[e.Stage]; r != nil {
 			at = r.start.Sub(job.Created) + r.dur
 		}

@@ -226,9 +226,12 @@ func (j *Job) finish(result any, err error) {
 		}
 		err = Errorf(StageDeliver, "", "result cannot be encoded as JSON: %w", merr)
 	}
-	// Once the job was cancelled, whatever error the work returns is the
-	// cancellation's doing (an engine may not wrap ctx.Err()).
-	if cause := context.Cause(j.ctx); cause != nil && !errors.Is(cause, context.DeadlineExceeded) {
+	// After a cancellation, an error that is context.Canceled, or a plain
+	// error with no stage of its own (an engine that does not wrap
+	// ctx.Err()), is the cancellation's doing. A stage-attributed failure
+	// is a failure, even if the caller left right after seeing it.
+	if cause := context.Cause(j.ctx); cause != nil && !errors.Is(cause, context.DeadlineExceeded) &&
+		(errors.Is(err, context.Canceled) || !hasStage(err)) {
 		j.finishCancelled(stage, cause)
 		return
 	}
@@ -250,7 +253,7 @@ func (j *Job) finishCancelled(stage Stage, cause error) {
 	if !j.cancelAt.IsZero() {
 		stop = now.Sub(j.cancelAt)
 	}
-	reason := "cancelled"
+	reason := "cancelled by the caller (its context ended)"
 	var ce *cancelError
 	if errors.As(cause, &ce) {
 		reason = ce.reason

@@ -422,3 +422,20 @@ func TestCancelledWhateverTheWorkReturns(t *testing.T) {
 		t.Errorf("state %s, error %+v", info.State, info.Error)
 	}
 }
+
+func TestFailureSeenByACallerThatThenLeaves(t *testing.T) {
+	// A server hands the error to its client, which leaves (cancelling the
+	// request context) before the job has recorded its end: still failed.
+	parent, leave := context.WithCancel(context.Background())
+	m := NewManager(Options{})
+	j := m.Submit(parent, Params{}, func(ctx context.Context) (any, error) {
+		TraceFrom(ctx).OnStageStart(StageEncode)
+		leave()
+		<-ctx.Done()
+		return nil, Errorf(StagePrefill, "try --ctx 65", "prompt has 5 tokens but the context holds 4")
+	})
+	j.Wait(context.Background())
+	if info := j.Info(); info.State != api.StateFailed || info.Error.Stage != "prefill" {
+		t.Errorf("state %s, error %+v", info.State, info.Error)
+	}
+}
