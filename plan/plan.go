@@ -41,6 +41,7 @@ type Plan struct {
 	Fits         bool          `json:"fits"`
 	Verdict      string        `json:"verdict"`
 	Warnings     []string      `json:"warnings,omitempty"`
+	Notes        []string      `json:"notes,omitempty"` // what the plan assumes that glassbox itself cannot do yet
 	Alternatives []Alternative `json:"alternatives,omitempty"`
 
 	// raw holds the predictions before calibration, for Observe.

@@ -76,6 +76,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	for _, x := range p.Warnings {
 		fmt.Fprintf(&b, "warning    %s\n", x)
 	}
+	for _, x := range p.Notes {
+		fmt.Fprintf(&b, "note       %s\n", x)
+	}
 	for i, a := range p.Alternatives {
 		label := "instead"
 		if i > 0 {

@@ -36,6 +36,12 @@ func (p *Plan) verdict() {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("uses %s of the %s RAM available: other programs may push it into swap",
 			FormatBytes(pl.RAMBytes), FormatBytes(pl.RAMAvailableBytes)))
 	}
+	if p.Device.GPU != nil {
+		p.Notes = append(p.Notes, "glassbox runs on the CPU today: GPU placement and speed describe what this hardware would do with a GPU runtime")
+	}
+	if p.Options.KV == "q8_0" {
+		p.Notes = append(p.Notes, "glassbox's engine keeps the KV cache in f16 or f32: a q8_0 cache is planned for other runtimes")
+	}
 	if m := p.Model; m.CtxTrain > 0 && p.Options.Ctx > m.CtxTrain {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("--ctx %d is beyond the %d tokens the model was trained on", p.Options.Ctx, m.CtxTrain))
 	}
