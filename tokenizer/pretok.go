@@ -92,7 +92,7 @@ func lookupPre(name string) (preConfig, error) {
 		return preConfig{pt: ptGPT2}, nil
 	case "starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b", "mellum2":
 		return preConfig{pt: ptStarcoder}, nil
-	case "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "megrez", "hunyuan", "solar-open":
+	case "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "stablelm2", "megrez", "hunyuan", "solar-open", "grok-2":
 		return preConfig{pt: ptQwen2}, nil
 	case "qwen35":
 		return preConfig{pt: ptQwen35}, nil

@@ -66,18 +66,7 @@ func deepseek3Matcher(r *runes, p, hi int) (int, int) {
 		return q - p, 1
 	}
 	// \s*[\r\n]+ | \s+(?!\S) | \s+
-	lastRN := -1
-	for q = p; q < hi && isS(r.cl[q]); q++ {
-		if r.cp[q] == '\r' || r.cp[q] == '\n' {
-			lastRN = q + 1
-		}
-	}
-	switch n := q - p; {
-	case lastRN > 0:
-		return lastRN - p, 1
-	case n > 1 && q < hi:
-		return n - 1, 1
-	case n > 0:
+	if n := spaceTail(r, p, hi); n > 0 {
 		return n, 1
 	}
 	return 0, 1 // unmatched: joins the text between matches

@@ -94,17 +94,8 @@ func llama3Matcher(maxDigits int, strict, marks bool) matcher {
 		}
 		other := func(c uint8) bool { return isOther(c) && (c != 0 || !strict) }
 		c := r.cp[p]
-		if c == '\'' && p+1 < hi {
-			switch lowerASCII(r.cp[p+1]) {
-			case 's', 't', 'm', 'd':
-				return 2, 1
-			}
-			if p+2 < hi {
-				a, b := lowerASCII(r.cp[p+1]), lowerASCII(r.cp[p+2])
-				if (a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l') {
-					return 3, 1
-				}
-			}
+		if n := contraction(r, p, hi); n > 0 {
+			return n, 1
 		}
 		f := r.cl[p]
 		// [^\r\n\p{L}\p{N}]?\p{L}+
@@ -147,24 +138,50 @@ func llama3Matcher(maxDigits int, strict, marks bool) matcher {
 			return q - p, 1
 		}
 		// \s*[\r\n]+ | \s+(?!\S) | \s+
-		lastRN := -1
-		q = p
-		for q < hi && isS(r.cl[q]) {
-			if r.cp[q] == '\r' || r.cp[q] == '\n' {
-				lastRN = q + 1
-			}
-			q++
-		}
-		switch n := q - p; {
-		case lastRN > 0:
-			return lastRN - p, 1
-		case n > 1 && q < hi:
-			return n - 1, 1
-		case n > 0:
+		if n := spaceTail(r, p, hi); n > 0 {
 			return n, 1
 		}
 		return 1, 1 // no expression matches
 	}
+}
+
+// spaceTail matches \s*[\r\n]+|\s+(?!\S)|\s+ at p (the last three
+// alternatives of the Llama 3 family of expressions); 0 if r[p] is not
+// whitespace.
+func spaceTail(r *runes, p, hi int) int {
+	q, lastRN := p, -1
+	for q < hi && isS(r.cl[q]) {
+		if r.cp[q] == '\r' || r.cp[q] == '\n' {
+			lastRN = q + 1
+		}
+		q++
+	}
+	switch n := q - p; {
+	case lastRN > 0:
+		return lastRN - p
+	case n > 1 && q < hi:
+		return n - 1
+	default:
+		return n
+	}
+}
+
+// contraction matches (?i:'s|'t|'re|'ve|'m|'ll|'d) at q; 0 if none.
+func contraction(r *runes, q, hi int) int {
+	if q+1 >= hi || r.cp[q] != '\'' {
+		return 0
+	}
+	switch lowerASCII(r.cp[q+1]) {
+	case 's', 't', 'm', 'd':
+		return 2
+	}
+	if q+2 < hi {
+		a, b := lowerASCII(r.cp[q+1]), lowerASCII(r.cp[q+2])
+		if (a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l') {
+			return 3
+		}
+	}
+	return 0
 }
 
 func lowerASCII(c rune) rune {

@@ -16,20 +16,10 @@ func gpt4oMatcher(contractions bool, maxDigits int) matcher {
 	upper := func(r *runes, i int) bool { return isL(r.cl[i]) && !(r.cp[i] >= 'a' && r.cp[i] <= 'z') }
 	lower := func(r *runes, i int) bool { return isL(r.cl[i]) && !(r.cp[i] >= 'A' && r.cp[i] <= 'Z') }
 	contraction := func(r *runes, q, hi int) int {
-		if !contractions || q+1 >= hi || r.cp[q] != '\'' {
+		if !contractions {
 			return 0
 		}
-		switch lowerASCII(r.cp[q+1]) {
-		case 's', 't', 'm', 'd':
-			return 2
-		}
-		if q+2 < hi {
-			a, b := lowerASCII(r.cp[q+1]), lowerASCII(r.cp[q+2])
-			if (a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l') {
-				return 3
-			}
-		}
-		return 0
+		return contraction(r, q, hi)
 	}
 	// words tries both word alternatives with the letters starting at s.
 	words := func(r *runes, s, hi int) int {
@@ -89,20 +79,7 @@ func gpt4oMatcher(contractions bool, maxDigits int) matcher {
 			return q - p, 1
 		}
 		// \s*[\r\n]+ | \s+(?!\S) | \s+
-		lastRN := -1
-		q = p
-		for q < hi && isS(r.cl[q]) {
-			if r.cp[q] == '\r' || r.cp[q] == '\n' {
-				lastRN = q + 1
-			}
-			q++
-		}
-		switch n := q - p; {
-		case lastRN > 0:
-			return lastRN - p, 1
-		case n > 1 && q < hi:
-			return n - 1, 1
-		case n > 0:
+		if n := spaceTail(r, p, hi); n > 0 {
 			return n, 1
 		}
 		return 1, 1

@@ -48,6 +48,25 @@ func (tr *trie) newNode() int32 {
 	return int32(len(tr.nodes) - 1)
 }
 
+// occurrences returns the start of every occurrence of every token in
+// text, grouped by token; positions ascend within a token.
+func (tr *trie) occurrences(text string) map[int32][]int32 {
+	occ := map[int32][]int32{}
+	for p := 0; p < len(text); p++ {
+		n := tr.root[text[p]]
+		for q := p + 1; n != 0; q++ {
+			if id := tr.nodes[n].id; id >= 0 {
+				occ[id] = append(occ[id], int32(p))
+			}
+			if q >= len(text) || tr.nodes[n].next == nil {
+				break
+			}
+			n = tr.nodes[n].next[text[q]]
+		}
+	}
+	return occ
+}
+
 // fragment is a piece of the input: raw text (id < 0) or a special token.
 type fragment struct {
 	id         int32
@@ -71,20 +90,7 @@ func (t *Tokenizer) partition(text string, parseSpecial bool, out []fragment) []
 	if tr.empty() {
 		return append(out, fragment{id: -1, start: 0, end: len(text)})
 	}
-	// All occurrences, grouped by token; positions ascend within a token.
-	occ := map[int32][]int32{}
-	for p := 0; p < len(text); p++ {
-		n := tr.root[text[p]]
-		for q := p + 1; n != 0; q++ {
-			if id := tr.nodes[n].id; id >= 0 {
-				occ[id] = append(occ[id], int32(p))
-			}
-			if q >= len(text) || tr.nodes[n].next == nil {
-				break
-			}
-			n = tr.nodes[n].next[text[q]]
-		}
-	}
+	occ := tr.occurrences(text)
 	if len(occ) == 0 {
 		return append(out, fragment{id: -1, start: 0, end: len(text)})
 	}
