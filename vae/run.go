@@ -142,8 +142,15 @@ func tiling(h, w, tile, overlap int) (grid, error) {
 	g := grid{h: h, w: w, th: min(tile, h), tw: min(tile, w), overlap: overlap}
 	g.ys = starts(h, g.th, tile-overlap)
 	g.xs = starts(w, g.tw, tile-overlap)
+	if n := len(g.ys) * len(g.xs); n > maxTiles {
+		return grid{}, fmt.Errorf("plan: %d tiles of %d px with a %d px overlap (at most %d): use larger tiles or a smaller overlap",
+			n, Scale*tile, Scale*overlap, maxTiles)
+	}
 	return g, nil
 }
+
+// maxTiles bounds a tiling; beyond it the overlaps are most of the work.
+const maxTiles = 4096
 
 func starts(n, t, stride int) []int {
 	if t >= n {

@@ -140,6 +140,9 @@ func TestPlanChooseTile(t *testing.T) {
 	if _, err := PlanDecode(64, 64, 10, 16); err == nil {
 		t.Fatal("tile smaller than overlap accepted")
 	}
+	if _, err := PlanDecode(4096, 4096, 25, 24); err == nil {
+		t.Fatal("16 million tiles accepted")
+	}
 }
 
 func TestDecodeCancelled(t *testing.T) {
