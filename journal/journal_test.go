@@ -116,6 +116,10 @@ func TestRoundTrip(t *testing.T) {
 	if got, err := ro.Job(done.ID()[:len(done.ID())-3]); err != nil && !errors.Is(err, ErrAmbiguous) || err == nil && got.ID != done.ID() {
 		t.Errorf("prefix lookup: %v %v", got.ID, err)
 	}
+	var mode string
+	if err := jr.db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	}
 	if err := jr.Close(); err != nil {
 		t.Fatal(err)
 	}
