@@ -13,6 +13,7 @@
 //	queue_depth                        jobs waiting in the queue now
 //	jobs_running                       jobs running now
 //	model_resident_bytes{model}        memory held by each loaded model (set by the scheduler)
+//	journal_*                          the journal writer's counters (WatchJournal)
 //
 // plus the standard process_* (process_resident_memory_bytes) and go_*
 // collectors.

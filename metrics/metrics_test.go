@@ -122,3 +122,23 @@ func val(t *testing.T, m *Metrics, series string) float64 {
 	}
 	return 0
 }
+
+func TestWatchJournal(t *testing.T) {
+	m := New()
+	st := JournalStats{Events: 10, Batches: 2, Errors: 1, Busy: 1500 * time.Millisecond}
+	m.WatchJournal(func() JournalStats { return st })
+	for series, want := range map[string]float64{
+		"glassbox_journal_events_written_total": 10,
+		"glassbox_journal_batches_total":        2,
+		"glassbox_journal_write_errors_total":   1,
+		"glassbox_journal_write_seconds_total":  1.5,
+	} {
+		if got := val(t, m, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	st.Events = 11
+	if got := val(t, m, "glassbox_journal_events_written_total"); got != 11 {
+		t.Errorf("not read at scrape time: %v", got)
+	}
+}
