@@ -132,6 +132,9 @@ func (d *StreamDecoder) Add(id int) string {
 			p = strings.TrimPrefix(p, " ")
 		}
 	}
+	if len(d.pending) == 0 && utf8.ValidString(p) {
+		return p // the common case: a whole piece, no copy
+	}
 	d.pending = append(d.pending, p...)
 	return d.drain(false)
 }
