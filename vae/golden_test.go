@@ -149,9 +149,13 @@ func TestGoldenTAEF2(t *testing.T) {
 			for i, v := range in8 {
 				img[i] = float32(v) / 255
 			}
-			lat, lh, lw, err := enc.Encode(ctx, img, h, w, Options{Runner: testPool})
+			arena := new(conv.Arena)
+			lat, lh, lw, err := enc.Encode(ctx, img, h, w, Options{Runner: testPool, Arena: arena})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if ep, _ := PlanEncode(h, w); arena.Peak() != ep.Activations {
+				t.Errorf("encode arena peak %d bytes, plan %d", arena.Peak(), ep.Activations)
 			}
 			if lh != c.LatentShape[1] || lw != c.LatentShape[2] {
 				t.Fatalf("latent %dx%d, want %v", lh, lw, c.LatentShape)

@@ -150,3 +150,45 @@ func blockFlops(b *block, h, w int) int64 {
 	}
 	return n
 }
+
+// EncodePlan is the memory an encode will hold, predicted from the shapes.
+type EncodePlan struct {
+	H, W        int   // image size
+	Activations int64 // the arena's high-water mark (see DecodePlan)
+	Output      int64 // the latents [32][H/8][W/8] float32
+	Total       int64
+}
+
+func (p EncodePlan) String() string {
+	return fmt.Sprintf("encode %dx%d px: %.0f MiB activations + %.0f MiB output", p.W, p.H,
+		float64(p.Activations)/(1<<20), float64(p.Output)/(1<<20))
+}
+
+// PlanEncode predicts the memory of encoding an h×w image, following the
+// buffer use of encode in taef2.go: the image, then at each resolution a
+// Block's input and two temporaries (the stride-2 conv's output is the next
+// resolution's first), the GN branch's 256-channel map at the lowest one,
+// and the latents. The encoder is not tiled: its last stage's GroupNorm
+// needs whole-image statistics, and its peak is at full resolution.
+func PlanEncode(h, w int) (EncodePlan, error) {
+	if h < 1 || w < 1 || h > 1<<17 || w > 1<<17 {
+		return EncodePlan{}, fmt.Errorf("plan: image %dx%d px: each side must be 1 to %d", w, h, 1<<17)
+	}
+	u := usage{}
+	u.add(h, w, 3, 1)
+	u.add(h, w, width, 3)
+	lh, lw := h, w
+	for s := 0; s < 3; s++ {
+		lh, lw = (lh-1)/2+1, (lw-1)/2+1
+		u.add(lh, lw, width, 3)
+	}
+	u.add(lh, lw, poolWidth, 1)
+	u.add(lh, lw, LatentChannels, 1)
+	p := EncodePlan{H: h, W: w}
+	for k, n := range u {
+		p.Activations += k * int64(n)
+	}
+	p.Output = 4 * LatentChannels * int64(lh) * int64(lw)
+	p.Total = p.Activations + p.Output
+	return p, nil
+}

@@ -164,3 +164,27 @@ func TestDecodeCancelled(t *testing.T) {
 		t.Fatal("short image accepted")
 	}
 }
+
+// TestPlanEncodeOddSizes checks the encode plan against the arena on sizes
+// that are not multiples of 8 (stride-2 convs round up).
+func TestPlanEncodeOddSizes(t *testing.T) {
+	enc, _ := models(t)
+	for _, s := range [][2]int{{37, 21}, {8, 8}, {1, 9}} {
+		a := new(conv.Arena)
+		if _, _, _, err := enc.Encode(context.Background(), make([]float32, 3*s[0]*s[1]), s[0], s[1], Options{Arena: a}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := PlanEncode(s[0], s[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The plan is an upper bound; on tiny images buffers of different
+		// shapes can share a size and be reused, so allow 10% slack.
+		if a.Peak() > p.Activations || float64(a.Peak()) < 0.9*float64(p.Activations) {
+			t.Errorf("%dx%d: arena peak %d, plan %d", s[1], s[0], a.Peak(), p.Activations)
+		}
+	}
+	if _, err := PlanEncode(0, 5); err == nil {
+		t.Error("empty image accepted")
+	}
+}

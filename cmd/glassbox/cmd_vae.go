@@ -61,6 +61,7 @@ type vaeEncodeParams struct {
 	Model   string `json:"model"`
 	Image   string `json:"image"`
 	Out     string `json:"out"`
+	Budget  int64  `json:"mem_budget,omitempty"`
 	Threads int    `json:"threads"`
 }
 
@@ -70,6 +71,7 @@ func vaeEncodeCmd(ctx context.Context, env *cmdEnv, args []string) error {
 	var o imageJobOpts
 	fs.StringVar(&p.Model, "m", "", "encoder checkpoint (.pth)")
 	fs.StringVar(&p.Out, "o", "", "output latents file (raw float32, [32][H/8][W/8])")
+	budget := fs.String("mem-budget", "", "memory the encode may use, e.g. 2GiB (default: half the available RAM)")
 	jobFlags(fs, &o)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -78,6 +80,11 @@ func vaeEncodeCmd(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(pos) != 1 || p.Model == "" || p.Out == "" {
 		fs.Usage()
 		return errUsage
+	}
+	if *budget != "" {
+		if p.Budget, err = plan.ParseBytes(*budget); err != nil {
+			return pipeline.Wrap(pipeline.StagePlan, err, "")
+		}
 	}
 	p.Image, p.Threads = pos[0], o.threads
 	res, err := runImageJob(ctx, env, &o, "vae-encode", p.Model, p, func(ctx context.Context, id, _ string) (any, error) {
@@ -131,14 +138,39 @@ func vaeEncode(ctx context.Context, p *vaeEncodeParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	err = st.run(pipeline.StagePlan, func() (pipeline.StageStats, error) {
+		ep, err := vae.PlanEncode(h, w)
+		if err != nil {
+			return pipeline.StageStats{}, err
+		}
+		budget := p.Budget
+		if budget == 0 {
+			dev, err := plan.Local()
+			if err != nil {
+				return pipeline.StageStats{}, err
+			}
+			budget = dev.RAMAvailable / 2
+		}
+		if ep.Total > budget {
+			e := pipeline.Errorf(pipeline.StagePlan, "use a smaller image, or raise --mem-budget if the memory is there",
+				"%v needs %s, more than the budget of %s", ep, plan.FormatBytes(ep.Total), plan.FormatBytes(budget))
+			return pipeline.StageStats{}, e.With("need_bytes", ep.Total).With("budget_bytes", budget)
+		}
+		return pipeline.StageStats{Note: ep.String()}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	pool := compute.NewPool(p.Threads)
 	defer pool.Close()
 	var lat []float32
 	var lh, lw int
 	err = st.run(pipeline.StageEncode, func() (pipeline.StageStats, error) {
 		var err error
-		lat, lh, lw, err = enc.Encode(ctx, img, h, w, vae.Options{Runner: pool})
-		return pipeline.StageStats{Items: 1, Unit: "images", Placement: placement(pool)}, err
+		arena := new(conv.Arena)
+		lat, lh, lw, err = enc.Encode(ctx, img, h, w, vae.Options{Runner: pool, Arena: arena})
+		return pipeline.StageStats{Items: 1, Unit: "images", Placement: placement(pool),
+			Note: "arena peak " + plan.FormatBytes(arena.Peak())}, err
 	})
 	if err != nil {
 		return nil, err

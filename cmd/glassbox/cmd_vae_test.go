@@ -115,6 +115,7 @@ func TestVAECommands(t *testing.T) {
 		{"bad channels", []string{"vae", "decode", "-m", dec, lat, "--shape", "4,32,32", "-o", pngPath, "--no-journal"}, "32 channels"},
 		{"over budget", []string{"vae", "decode", "-m", dec, lat, "--shape", "32,32,32", "-o", pngPath, "--no-journal", "--mem-budget", "20MiB"}, "plan: decoding 256x256 px needs"},
 		{"not an image", []string{"vae", "encode", "-m", enc, lat, "-o", lat + ".x", "--no-journal"}, "PNG and JPEG"},
+		{"encode over budget", []string{"vae", "encode", "-m", enc, filepath.Join(gold, "astronaut.input.png"), "-o", lat + ".x", "--no-journal", "--mem-budget", "10MiB"}, "plan: encode 256x256 px"},
 		{"unknown job", []string{"decode", "jnope", "--home", homeDir}, "jnope"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
