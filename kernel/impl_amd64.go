@@ -24,6 +24,15 @@ func dotQ4_0Q8_0AVX2(nb int, w, x *byte) float32
 func dotQ4_0Q8_0VNNI(nb int, w, x *byte) float32
 
 //go:noescape
+func dotQ5_0Q8_0AVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotQ4_1Q8_1AVX2(nb int, w, x *byte) float32
+
+//go:noescape
+func dotQ5_1Q8_1AVX2(nb int, w, x *byte) float32
+
+//go:noescape
 func dotQ4KQ8KAVX2(nb int, w, x *byte) float32
 
 //go:noescape
@@ -104,6 +113,9 @@ var avx2 = Impl{
 	Q: map[tensor.DType]QDot{
 		tensor.Q8_0: qdotAsm(tensor.Q8_0, dotQ8_0Q8_0AVX2),
 		tensor.Q4_0: qdotAsm(tensor.Q4_0, dotQ4_0Q8_0AVX2),
+		tensor.Q4_1: qdotAsm(tensor.Q4_1, dotQ4_1Q8_1AVX2),
+		tensor.Q5_0: qdotAsm(tensor.Q5_0, dotQ5_0Q8_0AVX2),
+		tensor.Q5_1: qdotAsm(tensor.Q5_1, dotQ5_1Q8_1AVX2),
 		tensor.Q4_K: qdotAsm(tensor.Q4_K, dotQ4KQ8KAVX2),
 		tensor.Q2_K: qdotAsm(tensor.Q2_K, dotQ2KQ8KAVX2),
 		tensor.Q3_K: qdotAsm(tensor.Q3_K, dotQ3KQ8KAVX2),
