@@ -3,20 +3,26 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/journal"
 )
 
 func init() {
 	register(&command{name: "events", summary: "print a job's event log from the journal (--follow to watch it)", run: runEvents})
 }
 
-// followPoll is how often --follow looks for new events.
-var followPoll = 200 * time.Millisecond
+// followPoll is how often --follow looks for new events, and followWait
+// how long it waits for a job that is not in the journal yet.
+var (
+	followPoll = 200 * time.Millisecond
+	followWait = 5 * time.Second
+)
 
 func runEvents(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlags(env, "events", "JOB [--follow] [--json] [--from SEQ] [--home DIR]")
@@ -38,6 +44,16 @@ func runEvents(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	defer jr.Close()
 	job, err := jr.Job(pos[0])
+	// A job just submitted to a server reaches the journal with its first
+	// batch: --follow waits a little for it.
+	for wait := time.Now().Add(followWait); err != nil && errors.Is(err, journal.ErrNotFound) && *follow && time.Now().Before(wait); {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(followPoll):
+		}
+		job, err = jr.Job(pos[0])
+	}
 	if err != nil {
 		return err
 	}

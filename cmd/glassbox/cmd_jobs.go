@@ -89,8 +89,12 @@ func runJobs(ctx context.Context, env *cmdEnv, args []string) error {
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tCREATED\tKIND\tMODEL\tSTATE\tSTAGE\tDURATION")
 	for _, j := range jobs {
+		stage := j.Stage
+		if j.Error != nil && j.Error.Stage != "" {
+			stage = j.Error.Stage // where it failed or stopped
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Created.Local().Format(time.DateTime),
-			orDash(j.Kind), orDash(j.Model), j.State, orDash(j.Stage), jobDuration(j))
+			orDash(j.Kind), orDash(j.Model), j.State, orDash(stage), jobDuration(j))
 	}
 	return tw.Flush()
 }

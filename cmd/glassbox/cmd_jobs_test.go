@@ -216,3 +216,15 @@ func TestAddRoofline(t *testing.T) {
 		t.Error("a roofline appeared without a cached probe")
 	}
 }
+
+func TestFollowWaitsForANewJob(t *testing.T) {
+	dir, _, _ := journalHome(t)
+	old := followWait
+	followWait = 300 * time.Millisecond
+	defer func() { followWait = old }()
+	start := time.Now()
+	_, errOut, code := jobsCmd(t, "events", "jnotyet", "--follow", "--home", dir)
+	if code != 1 || !strings.Contains(errOut, "no such job") || time.Since(start) < 250*time.Millisecond {
+		t.Errorf("exit %d after %s: %s", code, time.Since(start), errOut)
+	}
+}
