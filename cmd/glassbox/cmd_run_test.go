@@ -207,3 +207,29 @@ func TestBenchModel(t *testing.T) {
 		t.Errorf("bench result %+v", r)
 	}
 }
+
+// TestRunSeed checks that the same seed and settings give the same text,
+// and that sampling does depend on the seed.
+func TestRunSeed(t *testing.T) {
+	m := shared.Path(t, "models/stories260K.gguf")
+	run := func(seed string) string {
+		out, errOut, code := runCmd(t, "", "run", "-m", m, "--seed", seed, "--temp", "1", "-n", "40", "Once upon a time")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		return out
+	}
+	a, b := run("7"), run("7")
+	if a != b || a == "" {
+		t.Errorf("seed 7 twice:\n%q\n%q", a, b)
+	}
+	differ := 0
+	for _, seed := range []string{"8", "9", "10"} {
+		if run(seed) != a {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Errorf("seeds 8, 9, 10 all gave seed 7's text %q", a)
+	}
+}
