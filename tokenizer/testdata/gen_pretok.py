@@ -10,6 +10,7 @@ run here unchanged (ECMAScript's "$" is written \\Z). Run from this folder:
     python3 gen_pretok.py > pretok.json
 """
 import json
+import random
 import regex
 
 GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
@@ -69,6 +70,14 @@ TEXTS = [
     "HELLOworld ÉCOLE École CamelCase HTTPServer iPhone x'S Y'LL can't WON'T a/b/c //comment\n/path/ ", "ŞİMDİ ǅungla ﬁne नमस्ते",
     "(a|b) wait… 你好，世界。 हिन्दी। اردو۔ عربي، done!", "Hyvää päivää, 2024 vuosi (ok)",
 ]
+
+# Random strings over characters that sit on the classes' edges: the same
+# seed gives the same file.
+POOL = list(" \t\n\r aZeEsStTlLrRvVdDmMxß") + ["é", "É", "ǅ", "ﬁ", "1", "7", "٣", "Ⅻ", "½", "'", "!", ".", ",", "?", "(", ")",
+        "|", "/", "$", "+", "<", "~", "`", "_", "-", "\u00a0", "\u3000", "\u2028", "日", "本", "カ", "ひ", "한", "\u0301",
+        "\u093f", "🦙", "\u200d", "\x01", "\x7f", "…", "。", "，", "、", '"', "＃", "Ａ", "ａ", "‘", "’", "  ", "\r\n"]
+rng = random.Random(20261129)
+TEXTS += ["".join(rng.choice(POOL) for _ in range(rng.randrange(1, 24))) for _ in range(200)]
 
 out = {}
 for name, exprs in PRE.items():
