@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,5 +117,22 @@ func TestInvalidUTF8(t *testing.T) {
 	b, _ := tok.Encode("ab", false, false)
 	if tok.Decode(a) != tok.Decode(b) {
 		t.Errorf("bert: invalid byte not dropped: %v vs %v", a, b)
+	}
+}
+
+// TestModelsLoad: every shared model carries stories260K's vocabulary
+// (models/README.md), so each must tokenize the prompt the same way.
+func TestModelsLoad(t *testing.T) {
+	dir := filepath.Dir(shared.Path(t, "models/stories260K.gguf"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
+	if len(files) < 2 {
+		t.Fatalf("found %d models in %s", len(files), dir)
+	}
+	for _, f := range files {
+		tok := load(t, "models/"+filepath.Base(f))
+		ids, err := tok.Encode("Once upon a time", true, false)
+		if err != nil || fmt.Sprint(ids) != "[1 403 407 261 378]" {
+			t.Errorf("%s: %v %v", filepath.Base(f), ids, err)
+		}
 	}
 }
