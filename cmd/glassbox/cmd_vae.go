@@ -169,7 +169,7 @@ func vaeEncode(ctx context.Context, p *vaeEncodeParams) (any, error) {
 		var err error
 		arena := new(conv.Arena)
 		lat, lh, lw, err = enc.Encode(ctx, img, h, w, vae.Options{Runner: pool, Arena: arena})
-		return pipeline.StageStats{Items: 1, Unit: "images", Placement: placement(pool),
+		return pipeline.StageStats{Items: 1, Unit: "images", Placement: placement(pool), PeakRSS: peakRSS(),
 			Note: "arena peak " + plan.FormatBytes(arena.Peak())}, err
 	})
 	if err != nil {
@@ -384,7 +384,7 @@ func vaeDecode(ctx context.Context, id, dir string, p *vaeDecodeParams) (any, er
 	err = st.run(pipeline.StageDecode, func() (pipeline.StageStats, error) {
 		var err error
 		img, err = dec.Decode(ctx, lat, h, w, vae.Options{Runner: pool, Arena: arena, Tile: dp.Tile, Overlap: dp.Overlap})
-		return pipeline.StageStats{Items: int64(dp.Tiles), Unit: "tiles", Placement: placement(pool),
+		return pipeline.StageStats{Items: int64(dp.Tiles), Unit: "tiles", Placement: placement(pool), PeakRSS: peakRSS(),
 			Note: fmt.Sprintf("arena peak %s of %s planned", plan.FormatBytes(arena.Peak()), plan.FormatBytes(dp.Activations))}, err
 	})
 	if err != nil {

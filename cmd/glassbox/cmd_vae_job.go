@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/api"
@@ -109,6 +111,9 @@ func printTimeline(w io.Writer, id string, evs []api.Event) {
 			if st.Bytes > 0 {
 				line += "  " + formatBytes(st.Bytes)
 			}
+			if st.PeakRSS > 0 {
+				line += "  peak RSS " + formatBytes(st.PeakRSS)
+			}
 			if st.Placement != "" {
 				line += "  [" + st.Placement + "]"
 			}
@@ -140,6 +145,25 @@ func (s *stageTimer) run(st pipeline.Stage, fn func() (pipeline.StageStats, erro
 	s.times[string(st)] = float64(time.Since(t0).Microseconds()) / 1000
 	s.tr.OnStageDone(st, stats)
 	return nil
+}
+
+// peakRSS returns the process's resident-memory high-water mark (VmHWM
+// on Linux), or 0 where it is not known.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) == 2 && f[1] == "kB" {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n << 10
+			}
+		}
+	}
+	return 0
 }
 
 // fileSHA256 hashes a file.
