@@ -71,7 +71,7 @@ func Generate(ctx context.Context, s model.Session, vocab int, req Request) (*Re
 		if room <= 0 {
 			room = 256
 		}
-		return nil, pipeline.Errorf(pipeline.StagePrefill, fmt.Sprintf("try --ctx %d, or a shorter prompt", np+room),
+		return nil, pipeline.Errorf(pipeline.StagePrefill, fmt.Sprintf("raise the context to %d (--ctx, num_ctx) or shorten the prompt", np+room),
 			"prompt has %d tokens but the context holds %d", np, opts.CtxLen).
 			With("tokens", int64(np)).With("ctx", int64(opts.CtxLen))
 	}
