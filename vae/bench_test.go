@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
 // Benchmarks at 2 threads (testPool); sizes are output pixels per side.
@@ -61,4 +62,17 @@ func BenchmarkEncode(b *testing.B) {
 			b.ReportMetric(float64(enc.Flops(px, px))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
+}
+
+// BenchmarkOpenDecoder measures the load stage: map the .pth, parse the
+// pickle, widen F16 to F32 and pack every conv.
+func BenchmarkOpenDecoder(b *testing.B) {
+	path := shared.Path(b, "models/taef2/taef2_decoder.pth")
+	c0 := cpuTime()
+	for b.Loop() {
+		if _, err := OpenDecoder(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric((cpuTime() - c0).Seconds()/float64(b.N)*1000, "cpu-ms/op")
 }
