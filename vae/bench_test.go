@@ -74,5 +74,5 @@ func BenchmarkOpenDecoder(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric((cpuTime() - c0).Seconds()/float64(b.N)*1000, "cpu-ms/op")
+	b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N)*1000, "cpu-ms/op")
 }
