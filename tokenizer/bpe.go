@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"log/slog"
 	"strings"
-	"sync"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 )
@@ -112,10 +111,16 @@ type bpeState struct {
 	nodes []bpeNode
 }
 
-var bpePool = sync.Pool{New: func() any { return &bpeState{cache: map[string][]int32{}} }}
+// Scratch states (and so their caches) are pooled per tokenizer, so two
+// models used in turn do not evict each other's words.
+func (t *Tokenizer) getBPEState() *bpeState {
+	if s, ok := t.scratch.Get().(*bpeState); ok {
+		return s
+	}
+	return &bpeState{cache: map[string][]int32{}}
+}
 
-func getBPEState() *bpeState  { return bpePool.Get().(*bpeState) }
-func putBPEState(s *bpeState) { bpePool.Put(s) }
+func (t *Tokenizer) putBPEState(s *bpeState) { t.scratch.Put(s) }
 
 // cacheLimit bounds the per-state word cache.
 const cacheLimit = 1 << 16

@@ -1,9 +1,6 @@
 package tokenizer
 
-import (
-	"fmt"
-	"sync"
-)
+import "fmt"
 
 // SentencePiece-style BPE as llama.cpp runs it (llm_tokenizer_spm, after
 // llama.cpp commit 074bea2): the text is split into UTF-8 characters; the
@@ -78,8 +75,11 @@ func utf8Len(c byte) int32 {
 // piece merged alone. That gives the reference's result (see
 // TestSPMChunking) with small queues instead of one queue for the text.
 func (t *Tokenizer) encodeSPM(text []byte, out []int) ([]int, error) {
-	st := spmPool.Get().(*spmState)
-	defer spmPool.Put(st)
+	st, ok := t.scratch.Get().(*spmState)
+	if !ok {
+		st = &spmState{cache: map[string][]int32{}}
+	}
+	defer t.scratch.Put(st)
 	if st.owner != t {
 		clear(st.cache)
 		st.owner = t
@@ -110,8 +110,6 @@ type spmState struct {
 	heap  spmHeap
 	ids   []int
 }
-
-var spmPool = sync.Pool{New: func() any { return &spmState{cache: map[string][]int32{}} }}
 
 func (t *Tokenizer) encodeSPMCached(st *spmState, piece []byte, out []int) ([]int, error) {
 	if ids, ok := st.cache[string(piece)]; ok {

@@ -47,8 +47,8 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int, e
 			prevSpecial = false
 		}
 	case kindBPE:
-		s := getBPEState()
-		defer putBPEState(s)
+		s := t.getBPEState()
+		defer t.putBPEState(s)
 		for _, f := range frags {
 			if f.id >= 0 {
 				out = append(out, int(f.id))

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/glassbox-ai/glassbox/gguf"
@@ -97,6 +98,8 @@ type Tokenizer struct {
 	wpmMaxLen    int
 	lowercase    bool
 	stripAccents bool
+
+	scratch sync.Pool // *bpeState or *spmState: per-call buffers and word caches
 }
 
 // FromGGUF builds the tokenizer described by f's tokenizer.ggml.* metadata,
