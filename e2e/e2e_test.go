@@ -37,7 +37,7 @@ var (
 )
 
 // binary builds cmd/glassbox once per test run ($GLASSBOX_BIN overrides).
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	if b := os.Getenv("GLASSBOX_BIN"); b != "" {
 		return b
@@ -63,7 +63,7 @@ func binary(t *testing.T) string {
 
 // server is one running glassbox serve.
 type server struct {
-	t    *testing.T
+	t    testing.TB
 	cmd  *exec.Cmd
 	url  string
 	home string
@@ -82,7 +82,20 @@ func serve(t *testing.T, home string, args ...string) *server {
 		home = t.TempDir()
 	}
 	model := shared.Path(t, "models/stories260K.gguf")
-	args = append([]string{"serve", "--addr", "127.0.0.1:0", "--home", home, "--model", model, "--threads", "1"}, args...)
+	args = append([]string{"--home", home, "--threads", "1"}, args...)
+	return serveFile(t, model, args...)
+}
+
+// serveFile starts glassbox serve with one model file.
+func serveFile(t testing.TB, model string, args ...string) *server {
+	t.Helper()
+	home := t.TempDir()
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--home" {
+			home = args[i+1]
+		}
+	}
+	args = append([]string{"serve", "--addr", "127.0.0.1:0", "--home", home, "--model", model}, args...)
 	s := &server{t: t, cmd: exec.Command(binary(t), args...), home: home, done: make(chan error, 1)}
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {

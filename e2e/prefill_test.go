@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+)
+
+// TestDisconnectMidPrefill closes the client socket while the real engine
+// is in the middle of a long prompt's prefill, on each compatible API, and
+// checks that the job stops in stage prefill within moments and the slot
+// is free. The model is a small synthetic one (written by glassbox synth
+// with stories260K's vocabulary) whose prefill takes long enough to catch.
+func TestDisconnectMidPrefill(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "prefill.gguf")
+	out, err := exec.Command(binary(t), "synth", "-o", model, "--preset", "tiny", "--dim", "512", "--layers", "8",
+		"--ffn", "1536", "--heads", "8", "--kv-heads", "8", "--ctx", "4096", "--type", "Q8_0",
+		"--vocab", shared.Path(t, "models/stories260K.gguf"), "-q").CombinedOutput()
+	if err != nil {
+		t.Fatalf("synth: %v\n%s", err, out)
+	}
+	s := serveFile(t, model, "--ctx", "4096", "--batch", "16", "--threads", "1")
+	prompt := strings.Repeat("the cat sat on the mat. ", 120) // ~1200 tokens: 75 chunks of 16
+	for _, ep := range []struct{ name, path, body string }{
+		{"ollama", "/api/generate", fmt.Sprintf(`{"model":"prefill","prompt":%q}`, prompt)},
+		{"openai", "/v1/chat/completions", fmt.Sprintf(`{"model":"prefill","stream":true,"messages":[{"role":"user","content":%q}]}`, prompt)},
+	} {
+		t.Run(ep.name, func(t *testing.T) {
+			prev := s.lastJob(t).ID
+			c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+				ep.path, len(ep.body), ep.body)
+			var job api.Job
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				job = s.lastJob(t)
+				if job.ID != prev && job.Stage == "prefill" && job.State == api.StateRunning {
+					break
+				}
+				if time.Now().After(deadline) || (job.ID != prev && api.Terminal(job.State)) {
+					t.Fatalf("job never seen in prefill: %s %s in %s", job.ID, job.State, job.Stage)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			closed := time.Now()
+			c.Close()
+			for !api.Terminal(job.State) {
+				if time.Since(closed) > 20*time.Second {
+					t.Fatalf("job still %s 20 s after the disconnect", job.State)
+				}
+				time.Sleep(5 * time.Millisecond)
+				job = s.job(job.ID)
+			}
+			t.Logf("cancelled %s after the socket closed (stop took %d µs inside the engine)",
+				time.Since(closed).Round(time.Millisecond), job.Error.Numbers["stop_us"])
+			if job.State != api.StateCancelled || job.Error.Stage != "prefill" {
+				t.Errorf("job ended %s in %+v", job.State, job.Error)
+			}
+			var h struct {
+				Queue struct{ Running, Waiting int }
+			}
+			resp, err := http.Get(s.url + "/healthz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+			if h.Queue.Running != 0 || h.Queue.Waiting != 0 {
+				t.Errorf("queue after the disconnect: %+v", h.Queue)
+			}
+		})
+	}
+}
+
+// lastJob returns the newest job.
+func (s *server) lastJob(t *testing.T) api.Job {
+	t.Helper()
+	resp, err := http.Get(s.url + "/v1/jobs?limit=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct{ Jobs []api.Job }
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Jobs) == 0 {
+		return api.Job{}
+	}
+	return list.Jobs[0]
+}
