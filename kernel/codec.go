@@ -117,10 +117,24 @@ func Quantize(dt tensor.DType, src []float32, dst []byte) error {
 		}
 		return nil
 	}
+	if dt == tensor.Q8_0 {
+		quantRowQ8_0(src, dst)
+		return nil
+	}
 	c := codecs[dt]
 	bs, ts := dt.BlockSize(), dt.TypeSize()
 	for i := 0; i < len(src)/bs; i++ {
 		c.quant(src[i*bs:(i+1)*bs], dst[i*ts:(i+1)*ts])
 	}
 	return nil
+}
+
+// quantRowQ8_0 quantizes whole Q8_0 rows (the activations of most dot
+// products); impl_amd64.go replaces it with an AVX2 version.
+var quantRowQ8_0 = quantRowQ8_0Generic
+
+func quantRowQ8_0Generic(x []float32, b []byte) {
+	for i := 0; i < len(x)/qk; i++ {
+		quantQ8_0(x[i*qk:(i+1)*qk], b[i*34:(i+1)*34])
+	}
 }

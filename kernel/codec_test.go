@@ -120,3 +120,48 @@ func TestCodecErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantRowQ8_0 checks the row quantizer (assembly on amd64) against
+// the block reference byte for byte, including ties, zeros and extremes.
+func TestQuantRowQ8_0(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, nb := range []int{1, 2, 7, 128} {
+		x := randNormal(r, nb*32, 2)
+		x[0] = 127 // a tie after scaling: 127·(1/(127/127))… and exact halves below
+		if nb > 1 {
+			for i := 32; i < 64; i++ {
+				x[i] = float32(i-48) * 0.5 // amax 8 → id 127/8: many exact halves? keep as a pattern
+			}
+			clear(x[len(x)-32:]) // a zero block
+		}
+		x[5] = -x[6]
+		want := make([]byte, nb*34)
+		for i := range nb {
+			quantQ8_0(x[i*32:(i+1)*32], want[i*34:])
+		}
+		got := make([]byte, nb*34+4)
+		quantRowQ8_0(x, got[:nb*34])
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("nb=%d: byte %d (block %d) = %#x, want %#x", nb, i, i/34, got[i], want[i])
+			}
+		}
+		for _, g := range got[nb*34:] {
+			if g != 0 {
+				t.Fatal("wrote past the row")
+			}
+		}
+	}
+	// Exact halves: x·id lands on k+0.5 for these values.
+	x := make([]float32, 32)
+	for i := range x {
+		x[i] = float32(i) - 15.5
+	}
+	x[31] = 127
+	want, got := make([]byte, 34), make([]byte, 34)
+	quantQ8_0(x, want)
+	quantRowQ8_0(x, got)
+	if string(want) != string(got) {
+		t.Fatalf("halves: got %v, want %v", got, want)
+	}
+}

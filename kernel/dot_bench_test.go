@@ -53,6 +53,7 @@ func BenchmarkQuantizeActivations(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(cpuRate(repsFor(b, 0.2), func() { Quantize(dt, x, buf) })*4*4096/1e6, "cpuMB/s")
 		})
 	}
 }

@@ -269,7 +269,7 @@ func (p *APack) PackRows(x []float32, lo, hi int) {
 			var dx float32
 			var qs []byte
 			if vt == tensor.Q8_0 {
-				quantQ8_0(x[i*p.Cols+s:], blk[:34])
+				quantRowQ8_0(x[i*p.Cols+s:i*p.Cols+s+qk], blk[:34])
 				dx, qs = f16(blk[:]), blk[2:34]
 			} else {
 				quantQ8K(x[i*p.Cols+s:], blk[:])

@@ -83,6 +83,7 @@ func init() {
 	}
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
+		quantRowQ8_0 = quantRowQ8_0Fast
 	}
 	switch {
 	case noAsm():

@@ -178,12 +178,18 @@ func quantQ5_1(x []float32, b []byte) {
 
 // quantQ8_0 follows quantize_row_q8_0_ref: d = amax/127, q = round(x/d).
 func quantQ8_0(x []float32, b []byte) {
-	_, amax := absMax(x[:qk])
+	x, q := x[:qk], b[2:34]
+	var amax float32
+	for _, v := range x {
+		if a := math.Float32frombits(math.Float32bits(v) & 0x7fffffff); a > amax {
+			amax = a
+		}
+	}
 	d := amax / 127
 	id := inv(d)
 	putF16(b, d)
-	for j, v := range x[:qk] {
-		b[2+j] = byte(int8(roundAway(v * id)))
+	for j, v := range x {
+		q[j] = byte(int8(roundAway(v * id)))
 	}
 }
 

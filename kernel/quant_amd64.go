@@ -1,0 +1,16 @@
+//go:build amd64 && !purego
+
+package kernel
+
+//go:noescape
+func quantQ8_0AVX2(nb int, x *float32, b *byte)
+
+// quantRowQ8_0Fast quantizes whole rows with AVX2 (exactly quantQ8_0).
+func quantRowQ8_0Fast(x []float32, b []byte) {
+	nb := len(x) / qk
+	if nb == 0 {
+		return
+	}
+	_ = b[nb*34-1]
+	quantQ8_0AVX2(nb, &x[0], &b[0])
+}

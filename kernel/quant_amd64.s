@@ -1,0 +1,107 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+DATA absmask<>+0(SB)/4, $0x7fffffff
+GLOBL absmask<>(SB), RODATA|NOPTR, $4
+DATA signmask<>+0(SB)/4, $0x80000000
+GLOBL signmask<>(SB), RODATA|NOPTR, $4
+DATA f127<>+0(SB)/4, $127.0
+GLOBL f127<>(SB), RODATA|NOPTR, $4
+DATA fone<>+0(SB)/4, $1.0
+GLOBL fone<>(SB), RODATA|NOPTR, $4
+DATA fhalf<>+0(SB)/4, $0.5
+GLOBL fhalf<>(SB), RODATA|NOPTR, $4
+DATA packperm<>+0(SB)/4, $0
+DATA packperm<>+4(SB)/4, $4
+DATA packperm<>+8(SB)/4, $1
+DATA packperm<>+12(SB)/4, $5
+DATA packperm<>+16(SB)/4, $2
+DATA packperm<>+20(SB)/4, $6
+DATA packperm<>+24(SB)/4, $3
+DATA packperm<>+28(SB)/4, $7
+GLOBL packperm<>(SB), RODATA|NOPTR, $32
+
+// ROUNDAWAY: y = C's roundf(y) for |y| < 2²³: t = trunc(y); if |y−t| ≥ ½
+// then t += copysign(1, y). (y−t is exact.)
+#define ROUNDAWAY(y, t) \
+	VROUNDPS $3, y, t; \
+	VSUBPS t, y, Y10; \
+	VANDPS Y15, Y10, Y10; \
+	VCMPPS $13, Y12, Y10, Y10; \
+	VANDPS Y14, y, Y11; \
+	VORPS Y13, Y11, Y11; \
+	VANDPS Y10, Y11, Y11; \
+	VADDPS Y11, t, y
+
+// func quantQ8_0AVX2(nb int, x *float32, b *byte)
+// per block of 32: d = max|x|/127, q = roundf(x·(1/d)), as quantQ8_0.
+TEXT ·quantQ8_0AVX2(SB), NOSPLIT, $0-24
+	MOVQ nb+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ b+16(FP), DI
+	VBROADCASTSS absmask<>(SB), Y15
+	VBROADCASTSS signmask<>(SB), Y14
+	VBROADCASTSS fone<>(SB), Y13
+	VBROADCASTSS fhalf<>(SB), Y12
+	VMOVDQU packperm<>(SB), Y9
+	TESTQ CX, CX
+	JZ   done
+loop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VANDPS Y15, Y0, Y4
+	VANDPS Y15, Y1, Y5
+	VANDPS Y15, Y2, Y6
+	VANDPS Y15, Y3, Y7
+	VMAXPS Y5, Y4, Y4
+	VMAXPS Y7, Y6, Y6
+	VMAXPS Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0x4e, X4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0xb1, X4, X5
+	VMAXPS X5, X4, X4          // amax in every lane
+	VMOVSS f127<>(SB), X5
+	VDIVSS X5, X4, X5          // d = amax/127
+	VCVTPS2PH $0, X5, X6
+	VPEXTRW $0, X6, AX
+	MOVW AX, 0(DI)
+	VXORPS X6, X6, X6
+	VUCOMISS X6, X5
+	JEQ  zero
+	VMOVSS fone<>(SB), X6
+	VDIVSS X5, X6, X6          // id = 1/d
+	VBROADCASTSS X6, Y6
+	VMULPS Y6, Y0, Y0
+	VMULPS Y6, Y1, Y1
+	VMULPS Y6, Y2, Y2
+	VMULPS Y6, Y3, Y3
+	ROUNDAWAY(Y0, Y4)
+	ROUNDAWAY(Y1, Y5)
+	ROUNDAWAY(Y2, Y7)
+	ROUNDAWAY(Y3, Y8)
+	VCVTTPS2DQ Y0, Y0
+	VCVTTPS2DQ Y1, Y1
+	VCVTTPS2DQ Y2, Y2
+	VCVTTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD Y0, Y9, Y0
+	VMOVDQU Y0, 2(DI)
+	JMP  next
+zero:
+	VPXOR Y0, Y0, Y0
+	VMOVDQU Y0, 2(DI)
+next:
+	ADDQ $128, SI
+	ADDQ $34, DI
+	DECQ CX
+	JNZ  loop
+done:
+	VZEROUPPER
+	RET
