@@ -11,7 +11,7 @@ export function pipelineView() {
   const summary = fmt.el('div', { class: 'pipeline-summary', role: 'status' });
   const warnings = fmt.el('div', { class: 'warnings' });
   const errBox = fmt.el('div', { class: 'error-box', role: 'alert', hidden: true });
-  const node = fmt.el('section', { class: 'panel', 'aria-label': 'Pipeline' },
+  const node = fmt.el('section', { class: 'panel pipeline-view', 'aria-label': 'Pipeline' },
     fmt.el('h2', {}, 'Pipeline'), list, summary, warnings, errBox);
   const rowNodes = new Map();
   let job = null;
@@ -39,7 +39,9 @@ export function pipelineView() {
         rowNodes.set(r.name, n);
       }
       n.root.dataset.status = r.status;
-      n.bar.style.left = (100 * r.left).toFixed(3) + '%';
+      // A stage that failed at once still gets a visible mark at its place.
+      const left = r.status === 'failed' ? Math.min(r.left, 1 - Math.max(r.width, 0.02)) : r.left;
+      n.bar.style.left = (100 * left).toFixed(3) + '%';
       n.bar.style.width = (100 * r.width).toFixed(3) + '%';
       n.bar.hidden = r.status === 'pending' || r.status === 'none' || r.status === 'skipped';
       const d = r.status === 'pending' || r.status === 'none' || r.status === 'skipped' ? '' : fmt.dur(r.durMS);
@@ -48,6 +50,8 @@ export function pipelineView() {
       n.track.setAttribute('aria-label', `${r.name}: ${label}${d ? ', ' + d : ''}`);
       n.nums.textContent = numbers(r, fmt).join(' · ');
     }
+    node.dataset.state = job.state;
+    node.dataset.seq = String(job.lastSeq);
     summary.textContent = summaryLine(job, now);
     warnings.textContent = job.warnings.map((w) => `warning ${w.code}: ${w.message}`).join('\n');
     drawError(errBox, job);
@@ -55,7 +59,8 @@ export function pipelineView() {
 
   const update = (j) => {
     job = j;
-    if (!pending) { pending = true; requestAnimationFrame(draw); }
+    if (terminal(j.state)) draw(); // the final picture at once, even in a hidden tab
+    else if (!pending) { pending = true; requestAnimationFrame(draw); }
     // While the job runs its bars grow with the clock, not only with events.
     if (!terminal(j.state) && !ticker) ticker = setInterval(() => update(job), 250);
     if (terminal(j.state) && ticker) { clearInterval(ticker); ticker = 0; }

@@ -1,0 +1,221 @@
+package browser
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/glassbox-ai/glassbox/api"
+)
+
+// TestUI runs the page's main paths in one browser against one server:
+// generate and watch the stages complete, reload in the middle of a
+// generation, cancel, open a failed job, the job list, the models view and
+// a phone-width layout. Each step saves a screenshot.
+func TestUI(t *testing.T) {
+	exe := chromium(t)
+	s := startServer(t)
+	b := newBrowser(t, exe)
+	b.navigate(s.url + "/")
+	b.waitFor("the model list", `document.querySelector('#model option[value="slow"]')`, 10*time.Second)
+
+	// start submits a completion from the Generate view and returns its job id.
+	start := func(model, prompt string, opts map[string]string) string {
+		t := b.t
+		t.Helper()
+		b.click("#new")
+		b.set("#model", model)
+		b.set("#mode", "complete")
+		for _, name := range []string{"temperature", "top_k", "top_p", "min_p", "repeat_penalty", "num_predict", "num_ctx", "seed"} {
+			b.set("#opt-"+name, opts[name])
+		}
+		b.set("#prompt", prompt)
+		b.click("#send")
+		b.waitFor("the job to start", `document.querySelector('#job-link a')`, 10*time.Second)
+		return eval[string](b, `document.querySelector('#job-link a').textContent`)
+	}
+	output := func() string { return eval[string](b, `document.querySelector('#output').textContent`) }
+	outState := func() string { return eval[string](b, `document.querySelector('#output')?.dataset.state ?? ''`) }
+	tokens := func() int { return eval[int](b, `Number(document.querySelector('#output')?.dataset.tokens ?? 0)`) }
+	stageStatus := func(stage string) string {
+		return eval[string](b, fmt.Sprintf(`document.querySelector('.stage[data-stage=%q]')?.dataset.status ?? ''`, stage))
+	}
+	// sameAsJournal checks the page's text against the job's output in the journal.
+	sameAsJournal := func(id string) api.Job {
+		t := b.t
+		t.Helper()
+		j, evs := s.journaled(t, id)
+		var streamed strings.Builder
+		for _, ev := range evs {
+			if ev.Type == api.TypeToken {
+				streamed.WriteString(ev.Token.Text)
+			}
+		}
+		want := streamed.String()
+		if j.State == api.StateDone {
+			text, n := resultText(t, j)
+			if text != want {
+				t.Errorf("journal: result text %q differs from its token events %q", text, want)
+			}
+			if got := tokens(); got != n {
+				t.Errorf("page applied %d token events, the job generated %d", got, n)
+			}
+		}
+		if got := output(); got != want {
+			t.Errorf("page text differs from the journal's:\npage    %q\njournal %q", got, want)
+		}
+		return j
+	}
+
+	t.Run("generate", func(t *testing.T) {
+		b.t = t
+		id := start("stories260K", "Once upon a time", map[string]string{"num_predict": "60", "seed": "7"})
+		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.pipeline-view[data-state="done"]')`, 20*time.Second)
+		for _, st := range []string{"plan", "load", "encode", "prefill", "generate"} {
+			if got := stageStatus(st); got != "done" {
+				t.Errorf("stage %s is %q, want done", st, got)
+			}
+		}
+		if got := stageStatus("decode"); got != "skipped" {
+			t.Errorf("stage decode is %q, want skipped", got)
+		}
+		nums := eval[string](b, `document.querySelector('.stage[data-stage="generate"] .nums').textContent`)
+		if !regexp.MustCompile(`^60 tokens, [0-9.,]+ tokens/s`).MatchString(nums) {
+			t.Errorf("generate numbers %q, want 60 tokens and a rate", nums)
+		}
+		width := eval[float64](b, `parseFloat(document.querySelector('.stage[data-stage="generate"] .bar').style.width)`)
+		if width <= 0 || width > 100 {
+			t.Errorf("generate bar width %v%%", width)
+		}
+		sameAsJournal(id)
+		if n := tokens(); n != 60 {
+			t.Errorf("%d tokens shown, want 60", n)
+		}
+		b.shot("generate")
+		b.checkJS()
+	})
+
+	t.Run("reload mid-generation", func(t *testing.T) {
+		b.t = t
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": "300", "temperature": "0"})
+		// Tokens stream: the text grows in several steps.
+		var lengths []int
+		deadline := time.Now().Add(30 * time.Second)
+		for tokens() < 40 && time.Now().Before(deadline) {
+			if n := len(output()); len(lengths) == 0 || n != lengths[len(lengths)-1] {
+				lengths = append(lengths, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if len(lengths) < 4 {
+			t.Errorf("the text grew in %d steps %v; want it to stream", len(lengths), lengths)
+		}
+		b.shot("streaming")
+		if st := s.job(t, id).State; st != api.StateRunning {
+			t.Fatalf("job is %s before the reload; the test needs it running (a slower model?)", st)
+		}
+		before := tokens()
+		b.do(20*time.Second, chromedp.Reload())
+		b.waitFor("the same job after the reload", fmt.Sprintf(`document.querySelector('#job-link a')?.textContent === %q`, id), 10*time.Second)
+		sawRunning := false
+		deadline = time.Now().Add(40 * time.Second)
+		for st := outState(); st != "done"; st = outState() {
+			if st == "running" {
+				sawRunning = true
+			}
+			if time.Now().After(deadline) {
+				b.shot("reload-timeout")
+				t.Fatalf("job %s not done 40 s after the reload (page state %q)", id, st)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !sawRunning {
+			t.Errorf("after the reload the page never showed the job running (it had %d tokens before)", before)
+		}
+		j := sameAsJournal(id)
+		if _, n := resultText(t, j); n != 300 {
+			t.Errorf("job generated %d tokens, want 300", n)
+		}
+		b.checkJS()
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		b.t = t
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": "900", "temperature": "0"})
+		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, 30*time.Second)
+		b.click("#stop")
+		b.waitFor("the job to stop", `document.querySelector('#output')?.dataset.state === 'cancelled'`, 10*time.Second)
+		if got := stageStatus("generate"); got != "stopped" {
+			t.Errorf("stage generate is %q after a cancel, want stopped", got)
+		}
+		box := eval[string](b, `document.querySelector('.error-box:not([hidden])')?.textContent ?? ''`)
+		if !strings.Contains(box, "cancelled in generate") {
+			t.Errorf("error box %q, want it to say cancelled in generate", box)
+		}
+		if j := sameAsJournal(id); j.State != api.StateCancelled {
+			t.Errorf("journal state %s, want cancelled", j.State)
+		}
+		b.shot("cancelled")
+		b.checkJS()
+	})
+
+	var failedID string
+	t.Run("failed job", func(t *testing.T) {
+		b.t = t
+		failedID = start("stories260K", strings.Repeat("the cat sat on the mat ", 60), nil)
+		b.waitFor("the job to fail", `document.querySelector('#output')?.dataset.state === 'failed'`, 20*time.Second)
+		b.navigate(s.url + "/#/jobs")
+		b.waitFor("the failed job in the list", fmt.Sprintf(`document.querySelector('tr[data-job=%q][data-state="failed"] a')`, failedID), 10*time.Second)
+		b.shot("jobs")
+		b.click(fmt.Sprintf(`tr[data-job=%q] a`, failedID))
+		b.waitFor("the failed stage", `document.querySelector('.stage[data-status="failed"]')`, 10*time.Second)
+		j, _ := s.journaled(t, failedID)
+		if j.Error == nil {
+			t.Fatalf("journal has no error for failed job %s", failedID)
+		}
+		if got := eval[string](b, `document.querySelector('.stage[data-status="failed"]').dataset.stage`); got != j.Error.Stage {
+			t.Errorf("page shows %s failed, the journal says %s", got, j.Error.Stage)
+		}
+		box := eval[string](b, `document.querySelector('.error-box:not([hidden])')?.textContent ?? ''`)
+		for _, want := range []string{"failed in " + j.Error.Stage, j.Error.Cause, "hint: " + j.Error.Hint} {
+			if !strings.Contains(box, want) {
+				t.Errorf("error box %q does not say %q", box, want)
+			}
+		}
+		b.shot("failed-job")
+		b.checkJS()
+	})
+
+	t.Run("models", func(t *testing.T) {
+		b.t = t
+		b.navigate(s.url + "/#/models")
+		b.waitFor("resident models", `document.querySelector('#resident tr[data-model="stories260K"] .countdown')?.textContent.match(/^\d+:\d\d$/)`, 10*time.Second)
+		b.waitFor("stored models", `document.querySelector('#plan-model option[value="slow"]')`, 10*time.Second)
+		b.set("#plan-model", "slow")
+		b.set("#plan-device", "pi5-8g")
+		b.click(`form[aria-label="Plan"] button[type="submit"]`)
+		b.waitFor("a plan", `document.querySelector('#plan-verdict')`, 10*time.Second)
+		if got := eval[string](b, `document.querySelector('#plan-out').textContent`); !strings.Contains(got, "pi5-8g") {
+			t.Errorf("plan for pi5-8g does not name the device: %q", got)
+		}
+		b.shot("models")
+		b.click(`#resident tr[data-model="stories260K"] button`)
+		b.waitFor("stories260K unloaded", `!document.querySelector('#resident tr[data-model="stories260K"]')`, 10*time.Second)
+		b.checkJS()
+	})
+
+	t.Run("phone width", func(t *testing.T) {
+		b.t = t
+		b.do(10*time.Second, chromedp.EmulateViewport(390, 844))
+		b.navigate(s.url + "/#/jobs/" + failedID)
+		b.waitFor("the failed stage", `document.querySelector('.stage[data-status="failed"]')`, 10*time.Second)
+		if w := eval[int](b, `document.documentElement.scrollWidth`); w > 391 {
+			t.Errorf("page is %d px wide at a 390 px viewport", w)
+		}
+		b.shot("phone")
+		b.checkJS()
+	})
+}
