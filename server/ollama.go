@@ -224,6 +224,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 		writeOllamaError(w, e)
 		return
 	}
+	w.Header().Set("X-Glassbox-Job", g.job.ID)
 	if !stream {
 		res, err := s.follow(ctx, g, func(string) error { return nil })
 		if err != nil {

@@ -14,6 +14,9 @@ func TestOllamaGenerate(t *testing.T) {
 		if ct := resp.Header.Get("Content-Type"); ct != "application/x-ndjson" {
 			t.Errorf("content type %q", ct)
 		}
+		if id := resp.Header.Get("X-Glassbox-Job"); ts.m.Job(id) == nil {
+			t.Errorf("X-Glassbox-Job %q names no job", id)
+		}
 		lines := ndjson(t, resp)
 		if len(lines) != 5 {
 			t.Fatalf("%d lines, want 4 tokens + final: %v", len(lines), lines)
