@@ -23,8 +23,8 @@
 // Each output value is reduced in the same order whatever the thread count
 // or tile position, so results are bit-identical across runs and threads.
 //
-// Weights arrive in any precision (the TAEF2 checkpoints hold F16) and are
-// widened to F32 when packed; all arithmetic is F32.
+// Weights are given as float32 (vae widens the F16 values of the TAEF2
+// checkpoints when it binds them) and packed once; all arithmetic is F32.
 //
 // Imports: standard library and golang.org/x/sys/cpu.
 package conv
