@@ -1,12 +1,15 @@
 package browser
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/glassbox-ai/glassbox/api"
 )
@@ -19,7 +22,8 @@ func TestUI(t *testing.T) {
 	exe := chromium(t)
 	s := startServer(t)
 	b := newBrowser(t, exe)
-	b.navigate(s.url + "/")
+	px := newProxy(t, s.url) // the browser reaches the server through it
+	b.navigate(px.url + "/")
 	b.waitFor("the model list", `document.querySelector('#model option[value="slow"]')`, 10*time.Second)
 
 	// start submits a completion from the Generate view and returns its job id.
@@ -142,6 +146,42 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
+	t.Run("network lost mid-generation", func(t *testing.T) {
+		b.t = t
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": "300", "temperature": "0"})
+		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, 30*time.Second)
+		px.cut()
+		b.waitFor("the page to notice", `document.querySelector('#conn')?.dataset.status === 'reconnecting'`, 10*time.Second)
+		b.shot("reconnecting")
+		time.Sleep(time.Second)
+		px.restore()
+		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, 40*time.Second)
+		sameAsJournal(id)
+		if len(px.resumed()) == 0 {
+			t.Error("the page never resumed an event stream after a sequence number (Last-Event-ID or ?after=)")
+		}
+		b.checkJS()
+	})
+
+	t.Run("frozen tab", func(t *testing.T) {
+		b.t = t
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": "200", "temperature": "0"})
+		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 5`, 30*time.Second)
+		// A frozen page runs no script and reads nothing; the job must not wait for it.
+		b.do(10*time.Second, lifecycle(page.SetWebLifecycleStateStateFrozen))
+		deadline := time.Now().Add(40 * time.Second)
+		for st := s.job(t, id).State; !api.Terminal(st); st = s.job(t, id).State {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s still %s 40 s after the tab froze", id, st)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		b.do(10*time.Second, lifecycle(page.SetWebLifecycleStateStateActive))
+		b.waitFor("the page to catch up", `document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
+		sameAsJournal(id)
+		b.checkJS()
+	})
+
 	t.Run("cancel", func(t *testing.T) {
 		b.t = t
 		id := start("slow", "Once upon a time", map[string]string{"num_predict": "900", "temperature": "0"})
@@ -167,7 +207,7 @@ func TestUI(t *testing.T) {
 		b.t = t
 		failedID = start("stories260K", strings.Repeat("the cat sat on the mat ", 60), nil)
 		b.waitFor("the job to fail", `document.querySelector('#output')?.dataset.state === 'failed'`, 20*time.Second)
-		b.navigate(s.url + "/#/jobs")
+		b.navigate(px.url + "/#/jobs")
 		b.waitFor("the failed job in the list", fmt.Sprintf(`document.querySelector('tr[data-job=%q][data-state="failed"] a')`, failedID), 10*time.Second)
 		b.shot("jobs")
 		b.click(fmt.Sprintf(`tr[data-job=%q] a`, failedID))
@@ -191,7 +231,7 @@ func TestUI(t *testing.T) {
 
 	t.Run("models", func(t *testing.T) {
 		b.t = t
-		b.navigate(s.url + "/#/models")
+		b.navigate(px.url + "/#/models")
 		b.waitFor("resident models", `document.querySelector('#resident tr[data-model="stories260K"] .countdown')?.textContent.match(/^\d+:\d\d$/)`, 10*time.Second)
 		b.waitFor("stored models", `document.querySelector('#plan-model option[value="slow"]')`, 10*time.Second)
 		b.set("#plan-model", "slow")
@@ -210,12 +250,20 @@ func TestUI(t *testing.T) {
 	t.Run("phone width", func(t *testing.T) {
 		b.t = t
 		b.do(10*time.Second, chromedp.EmulateViewport(390, 844))
-		b.navigate(s.url + "/#/jobs/" + failedID)
+		b.navigate(px.url + "/#/jobs/" + failedID)
 		b.waitFor("the failed stage", `document.querySelector('.stage[data-status="failed"]')`, 10*time.Second)
 		if w := eval[int](b, `document.documentElement.scrollWidth`); w > 391 {
 			t.Errorf("page is %d px wide at a 390 px viewport", w)
 		}
 		b.shot("phone")
 		b.checkJS()
+	})
+}
+
+// lifecycle freezes or resumes the page (Page.setWebLifecycleState).
+func lifecycle(state page.SetWebLifecycleStateState) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, page.SetWebLifecycleState, page.SetWebLifecycleStateParams{State: state})
+		return err
 	})
 }
