@@ -256,3 +256,49 @@ func TestRetentionWhileWriting(t *testing.T) {
 		t.Errorf("%d event chunks of deleted jobs remain (%v)", orphans, err)
 	}
 }
+
+func TestReadWhileWriting(t *testing.T) {
+	jr, path := openTemp(t, Options{FlushInterval: 2 * time.Millisecond})
+	defer jr.Close()
+	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr}})
+	gen := func(ctx context.Context) (any, error) {
+		tr := pipeline.TraceFrom(ctx)
+		tr.OnStageStart(pipeline.StageGenerate)
+		for i := range 300 {
+			tr.OnToken(i, "x")
+			if i%50 == 0 {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		return nil, nil
+	}
+	var jobs []*pipeline.Job
+	for range 4 {
+		jobs = append(jobs, m.Submit(context.Background(), pipeline.Params{}, gen))
+	}
+	ro, err := Open(path, Options{ReadOnly: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	for _, j := range jobs {
+		for ended := false; !ended; {
+			ended = api.Terminal(j.Info().State)
+			evs, err := ro.Events(j.ID(), 0)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				t.Fatal(err)
+			}
+			for i, ev := range evs {
+				if ev.Seq != int64(i+1) {
+					t.Fatalf("job %s: a reader saw seq %d at position %d", j.ID(), ev.Seq, i)
+				}
+			}
+		}
+	}
+	jr.Flush()
+	for _, j := range jobs {
+		if evs, _ := ro.Events(j.ID(), 0); len(evs) != len(j.Events(0)) {
+			t.Errorf("job %s: %d events in the journal, %d in memory", j.ID(), len(evs), len(j.Events(0)))
+		}
+	}
+}
