@@ -3,6 +3,7 @@ package compute
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -27,30 +28,51 @@ func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int
 	if err != nil {
 		panic(err.Error())
 	}
-	p.For(n*numHeads, func(lo, hi int) {
-		sb := getFloats(start + n)
-		defer floatBufs.Put(sb)
-		for t := lo; t < hi; t++ {
-			i, h := t/numHeads, t%numHeads
-			pos := start + i
-			first := 0
-			if window > 0 {
-				first = max(0, pos-window+1)
-			}
-			qh := q[t*hd : (t+1)*hd]
-			kvh := h / group
-			scores := (*sb)[:pos+1-first]
-			for k := first; k <= pos; k++ {
-				scores[k-first] = kdot(c.key(k, kvh), qh) * scale
-			}
-			Softmax(scores)
-			o := out[t*hd : (t+1)*hd]
-			clear(o)
-			for k := first; k <= pos; k++ {
-				accumulate(o, c.value(k, kvh), c.Type, scores[k-first])
-			}
+	t := attnTasks.Get().(*attnTask)
+	*t = attnTask{out: out, q: q, start: start, c: c, numHeads: numHeads, group: group, scale: scale, window: window, kdot: kdot}
+	p.ForTask(n*numHeads, 1, t)
+	*t = attnTask{}
+	attnTasks.Put(t)
+}
+
+// attnTask is Attention's loop over (token, head) pairs, pooled so a
+// decode step allocates nothing.
+type attnTask struct {
+	out, q          []float32
+	start           int
+	c               *KVCache
+	numHeads, group int
+	scale           float32
+	window          int
+	kdot            kernel.FDot
+}
+
+var attnTasks = sync.Pool{New: func() any { return new(attnTask) }}
+
+func (a *attnTask) Run(lo, hi int) {
+	c, hd := a.c, a.c.HeadDim
+	sb := getFloats(a.start + hi/a.numHeads + 1)
+	defer floatBufs.Put(sb)
+	for t := lo; t < hi; t++ {
+		i, h := t/a.numHeads, t%a.numHeads
+		pos := a.start + i
+		first := 0
+		if a.window > 0 {
+			first = max(0, pos-a.window+1)
 		}
-	})
+		qh := a.q[t*hd : (t+1)*hd]
+		kvh := h / a.group
+		scores := (*sb)[:pos+1-first]
+		for k := first; k <= pos; k++ {
+			scores[k-first] = a.kdot(c.key(k, kvh), qh) * a.scale
+		}
+		Softmax(scores)
+		o := a.out[t*hd : (t+1)*hd]
+		clear(o)
+		for k := first; k <= pos; k++ {
+			accumulate(o, c.value(k, kvh), c.Type, scores[k-first])
+		}
+	}
 }
 
 // accumulate adds a·v to o, where v is a row of o's length in F16 or F32.

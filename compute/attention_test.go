@@ -91,3 +91,21 @@ func TestAttention(t *testing.T) {
 		})
 	}
 }
+
+func TestAttentionAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	r := rand.New(rand.NewPCG(6, 6))
+	p := NewPool(2)
+	defer p.Close()
+	c := NewKVCache(tensor.F16, 64, 2, 64)
+	for pos := range 40 {
+		c.Store(pos, randNormal(r, 128, 1), randNormal(r, 128, 1))
+	}
+	q, out := randNormal(r, 4*64, 1), make([]float32, 4*64)
+	Attention(p, out, q, 1, 39, c, 4, 0.125, 0)
+	if a := testing.AllocsPerRun(50, func() { Attention(p, out, q, 1, 39, c, 4, 0.125, 0) }); a >= 1 {
+		t.Errorf("%.1f allocations per decode step", a)
+	}
+}

@@ -11,18 +11,6 @@ import (
 // reused across all n activation rows while they sit in L1/L2.
 const rowTile = 16
 
-// scratch buffers for quantized activations, reused across calls.
-var byteBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-func getBytes(n int) *[]byte {
-	b := byteBufs.Get().(*[]byte)
-	if cap(*b) < n {
-		*b = make([]byte, n)
-	}
-	*b = (*b)[:n]
-	return b
-}
-
 // MatMul computes out[i*Rows+r] = Σ_c x[i*Cols+c]·W[r][c] for i < n
 // (x is [n][Cols], out is [n][Rows]).
 //
@@ -60,27 +48,76 @@ func matMulDots(p *Pool, out []float32, w Matrix, x []float32, n, rlo, rhi int) 
 	if err != nil {
 		panic("compute: MatMul: " + err.Error())
 	}
+	t := dotTasks.Get().(*dotTask)
+	defer dotTasks.Put(t)
 	xrb := w.Cols / vt.BlockSize() * vt.TypeSize()
-	buf := getBytes(n * xrb)
-	defer byteBufs.Put(buf)
-	xq := *buf
-	p.For(n, func(lo, hi int) {
+	t.xq = grow(t.xq, n*xrb)
+	*t = dotTask{w: w, out: out, x: x, n: n, rlo: rlo, rhi: rhi, vt: vt, dot: dot, xrb: xrb, xq: t.xq}
+	if n == 1 {
+		// One row (token generation): quantize it in parallel by blocks.
+		t.phase = quantizeBlocks
+		p.ForTask(w.Cols/vt.BlockSize(), 64, t)
+	} else {
+		t.phase = quantizeRows
+		p.ForTask(n, 1, t)
+	}
+	t.phase = dotRows
+	p.ForTask((rhi-rlo+rowTile-1)/rowTile, 1, t)
+	t.out, t.x, t.w.Data = nil, nil, nil // keep no caller memory in the pool
+}
+
+// dotTask is matMulDots's loop body, pooled so token generation allocates
+// nothing per matrix multiplication.
+type dotTask struct {
+	w        Matrix
+	out, x   []float32
+	xq       []byte
+	n        int
+	rlo, rhi int
+	xrb      int
+	vt       tensor.DType
+	dot      kernel.QDot
+	phase    int
+}
+
+const (
+	quantizeRows = iota
+	quantizeBlocks
+	dotRows
+)
+
+var dotTasks = sync.Pool{New: func() any { return new(dotTask) }}
+
+func (t *dotTask) Run(lo, hi int) {
+	w := t.w
+	switch t.phase {
+	case quantizeRows:
 		for i := lo; i < hi; i++ {
-			if err := kernel.Quantize(vt, x[i*w.Cols:(i+1)*w.Cols], xq[i*xrb:(i+1)*xrb]); err != nil {
+			if err := kernel.Quantize(t.vt, t.x[i*w.Cols:(i+1)*w.Cols], t.xq[i*t.xrb:(i+1)*t.xrb]); err != nil {
 				panic("compute: MatMul: " + err.Error())
 			}
 		}
-	})
-	rb := w.RowBytes()
-	tiles := (rhi - rlo + rowTile - 1) / rowTile
-	p.For(tiles, func(lo, hi int) {
-		for r := rlo + lo*rowTile; r < min(rlo+hi*rowTile, rhi); r++ {
+	case quantizeBlocks:
+		bs, ts := t.vt.BlockSize(), t.vt.TypeSize()
+		if err := kernel.Quantize(t.vt, t.x[lo*bs:hi*bs], t.xq[lo*ts:hi*ts]); err != nil {
+			panic("compute: MatMul: " + err.Error())
+		}
+	case dotRows:
+		rb := w.RowBytes()
+		for r := t.rlo + lo*rowTile; r < min(t.rlo+hi*rowTile, t.rhi); r++ {
 			row := w.Data[r*rb : (r+1)*rb]
-			for i := range n {
-				out[i*w.Rows+r] = dot(w.Cols, row, xq[i*xrb:(i+1)*xrb])
+			for i := range t.n {
+				t.out[i*w.Rows+r] = t.dot(w.Cols, row, t.xq[i*t.xrb:(i+1)*t.xrb])
 			}
 		}
-	})
+	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // gemmMinRows is the batch from which the GEMM kernels beat dot products
@@ -133,27 +170,45 @@ func matMulFloat(p *Pool, out []float32, w Matrix, x []float32, n int) {
 	if err != nil {
 		panic("compute: MatMul: " + err.Error())
 	}
-	rb := w.RowBytes()
 	rlo, ilo := 0, 0 // rows and activations the tiles leave to the dots
 	if tile, ok := kernel.FTileFor(w.Type); ok && n >= 4 && w.Rows >= 4 && w.Cols%kernel.FTileCols == 0 {
 		matMulFloatTiles(p, out, w, x, n, tile)
 		rlo, ilo = w.Rows/4*4, n/4*4
 	}
-	// dots for the rows below rlo with activations from ilo, and for all
-	// activations of the rows from rlo
-	tiles := (w.Rows + rowTile - 1) / rowTile
-	p.For(tiles, func(lo, hi int) {
-		for r := lo * rowTile; r < min(hi*rowTile, w.Rows); r++ {
-			row := w.Data[r*rb : (r+1)*rb]
-			first := ilo
-			if r >= rlo {
-				first = 0
-			}
-			for i := first; i < n; i++ {
-				out[i*w.Rows+r] = dot(row, x[i*w.Cols:(i+1)*w.Cols])
-			}
+	// Dots for the rows below rlo with activations from ilo, and for all
+	// activations of the rows from rlo.
+	t := floatTasks.Get().(*floatTask)
+	*t = floatTask{w: w, out: out, x: x, n: n, rlo: rlo, ilo: ilo, dot: dot}
+	p.ForTask((w.Rows+rowTile-1)/rowTile, 1, t)
+	*t = floatTask{}
+	floatTasks.Put(t)
+}
+
+// floatTask is matMulFloat's dot loop, pooled so token generation with
+// float weights allocates nothing.
+type floatTask struct {
+	w        Matrix
+	out, x   []float32
+	n        int
+	rlo, ilo int
+	dot      kernel.FDot
+}
+
+var floatTasks = sync.Pool{New: func() any { return new(floatTask) }}
+
+func (t *floatTask) Run(lo, hi int) {
+	w := t.w
+	rb := w.RowBytes()
+	for r := lo * rowTile; r < min(hi*rowTile, w.Rows); r++ {
+		row := w.Data[r*rb : (r+1)*rb]
+		first := t.ilo
+		if r >= t.rlo {
+			first = 0
 		}
-	})
+		for i := first; i < t.n; i++ {
+			t.out[i*w.Rows+r] = t.dot(row, t.x[i*w.Cols:(i+1)*w.Cols])
+		}
+	}
 }
 
 // floatPanel is how many activation rows one pass over a thread's weight

@@ -169,3 +169,23 @@ func TestMatMulBatchMatchesRows(t *testing.T) {
 		})
 	}
 }
+
+// TestMatVecAllocs: token generation's matrix-vector products allocate
+// nothing once warm.
+func TestMatVecAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	p := NewPool(2)
+	defer p.Close()
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q4_K, tensor.F16} {
+		m, _ := randMatrix(t, r, dt, 64, 512)
+		x := randNormal(r, 512, 1)
+		out := make([]float32, 64)
+		MatMul(p, out, m, x, 1)
+		if a := testing.AllocsPerRun(50, func() { MatMul(p, out, m, x, 1) }); a >= 1 {
+			t.Errorf("%s: %.1f allocations per MatMul", dt, a)
+		}
+	}
+}

@@ -17,10 +17,20 @@ type Pool struct {
 	once    sync.Once
 }
 
-// job is one For call: chunks [0,chunks) of [0,n) handed out by an atomic
+// Task is a loop body with its state. ForTask takes one so that hot paths
+// can reuse a pooled task instead of allocating a closure per loop.
+type Task interface{ Run(lo, hi int) }
+
+// funcTask adapts a plain function (a func value is pointer-shaped, so the
+// conversion to Task does not allocate).
+type funcTask func(lo, hi int)
+
+func (f funcTask) Run(lo, hi int) { f(lo, hi) }
+
+// job is one loop: chunks [0,chunks) of [0,n) handed out by an atomic
 // counter.
 type job struct {
-	fn     func(lo, hi int)
+	fn     Task
 	n      int
 	chunks int
 	next   atomic.Int64
@@ -87,7 +97,7 @@ func (j *job) run() {
 			return
 		}
 		lo, hi := chunkBounds(j.n, j.chunks, c)
-		j.fn(lo, hi)
+		j.fn.Run(lo, hi)
 	}
 }
 
@@ -108,13 +118,18 @@ func (p *Pool) For(n int, fn func(lo, hi int)) {
 // ForGrain is For with chunks of at least grain indices (unless n < grain):
 // use it when an index is too little work to be worth a hand-off.
 func (p *Pool) ForGrain(n, grain int, fn func(lo, hi int)) {
+	p.ForTask(n, grain, funcTask(fn))
+}
+
+// ForTask is ForGrain with the loop body as a Task.
+func (p *Pool) ForTask(n, grain int, fn Task) {
 	if n <= 0 {
 		return
 	}
 	grain = max(grain, 1)
 	chunks := max(1, min(4*p.Threads(), n/grain))
 	if p == nil || p.threads == 1 || chunks <= 1 {
-		fn(0, n)
+		fn.Run(0, n)
 		return
 	}
 	j := jobPool.Get().(*job)
@@ -135,6 +150,9 @@ func (p *Pool) ForGrain(n, grain int, fn func(lo, hi int)) {
 	j.closed = true
 	j.mu.Unlock()
 	j.wg.Wait()
+	j.mu.Lock()
+	j.fn = nil // do not keep the task's memory alive
+	j.mu.Unlock()
 	jobPool.Put(j)
 }
 
