@@ -24,7 +24,6 @@ import (
 	"github.com/glassbox-ai/glassbox/sched"
 	"github.com/glassbox-ai/glassbox/server"
 	"github.com/glassbox-ai/glassbox/store"
-	"github.com/glassbox-ai/glassbox/tokenizer"
 )
 
 // serveBackend is server.Backend over the real packages: the model store
@@ -40,18 +39,14 @@ type serveBackend struct {
 	metrics *metrics.Metrics
 }
 
-// servedModel is a resident model with what generation needs beside the
-// weights.
+// servedModel is a resident model: engine.Text (the path glassbox run
+// takes too) and whether the file has a chat template of its own.
 type servedModel struct {
-	name     string
-	file     *gguf.File
-	model    model.Model
-	tok      *tokenizer.Tokenizer
-	tmpl     chat.Template
-	template bool // the file has its own chat template
+	text     *engine.Text
+	template bool
 }
 
-func (m *servedModel) Close() { m.file.Close() }
+func (m *servedModel) Close() { m.text.Close() }
 
 // resolve turns a request's model name into a file path. Only names the
 // server knows are accepted: a client cannot make it open arbitrary paths.
@@ -92,32 +87,26 @@ func (b *serveBackend) planFor(path string, opts model.SessionOptions, parallel 
 // lease; the load stage is reported through ctx's trace.
 func (b *serveBackend) acquire(ctx context.Context, name, path string, bytes int64, keep *time.Duration) (*sched.Lease[*servedModel], error) {
 	req := sched.Request[*servedModel]{Model: name, Bytes: bytes, Placement: "cpu",
-		Load: func(ctx context.Context) (*servedModel, int64, error) { return loadServed(ctx, name, path) }}
+		Load: func(ctx context.Context) (*servedModel, int64, error) { return loadServed(ctx, path) }}
 	if keep != nil {
 		req.KeepAlive = sched.Keep(*keep)
 	}
 	return b.res.Acquire(ctx, req)
 }
 
-// loadServed loads a model, its tokenizer and its chat template.
-func loadServed(ctx context.Context, name, path string) (*servedModel, int64, error) {
-	m, f, closeFn, err := loadModel(ctx, path)
+// loadServed loads a model and checks its tokenizer, so a broken
+// vocabulary fails the load rather than every request.
+func loadServed(ctx context.Context, path string) (*servedModel, int64, error) {
+	t, err := engine.LoadText(ctx, path)
 	if err != nil {
 		return nil, 0, err
 	}
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		closeFn()
+	if _, err := t.Tokenizer(); err != nil {
+		t.Close()
 		return nil, 0, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
-	tmpl, err := chat.FromGGUF(f)
-	if err != nil {
-		closeFn()
-		return nil, 0, pipeline.Wrap(pipeline.StageLoad, err, "")
-	}
-	_, terr := f.Meta.String(chat.KeyTemplate)
-	return &servedModel{name: name, file: f, model: m, tok: tok, tmpl: tmpl, template: terr == nil},
-		f.TensorBytes(), nil
+	_, terr := t.File.Meta.String(chat.KeyTemplate)
+	return &servedModel{text: t, template: terr == nil}, t.File.TensorBytes(), nil
 }
 
 // Generate is plan → load → encode → prefill → generate.
@@ -152,36 +141,24 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	load := time.Since(t0)
 	sm := lease.Value()
 	if b.metrics != nil {
-		b.metrics.SetModelResident(req.Model, sm.file.TensorBytes())
+		b.metrics.SetModelResident(req.Model, sm.text.File.TensorBytes())
 	}
-
-	tr := pipeline.TraceFrom(ctx)
-	t1 := time.Now()
-	tr.OnStageStart(pipeline.StageEncode)
-	ids, err := encodeRequest(sm, req)
+	treq := engine.TextRequest{Prompt: req.Prompt, System: req.System, Sampling: samplingOf(req.Options),
+		MaxTokens: max(req.Options.NumPredict, 0), Stops: req.Options.Stop, Session: opts,
+		// A prompt goes through the template only when the model has one
+		// of its own and the client did not ask for raw: base models (no
+		// template) continue the text as given.
+		Chat: !req.Raw && sm.template}
+	for _, m := range req.Messages {
+		treq.Messages = append(treq.Messages, chat.Message{Role: m.Role, Content: m.Content})
+	}
+	if !treq.Chat && len(treq.Messages) == 0 && req.System != "" {
+		treq.Prompt = req.System + "\n\n" + req.Prompt
+	}
+	res, err := sm.text.Generate(ctx, treq)
 	if err != nil {
 		return nil, err
 	}
-	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens"})
-	encode := time.Since(t1)
-
-	s, err := sm.model.NewSession(opts)
-	if err != nil {
-		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
-	}
-	defer s.Close()
-	dec := sm.tok.NewStreamDecoder()
-	for _, id := range ids {
-		dec.Add(id) // the continuation keeps its leading space
-	}
-	res, err := engine.Generate(ctx, s, sm.model.Config().VocabSize, engine.Request{
-		Prompt: ids, MaxTokens: max(req.Options.NumPredict, 0), Sampler: sample.New(samplingOf(req.Options)),
-		IsEOG: sm.tok.IsEOG, Decoder: dec, Stops: req.Options.Stop,
-	})
-	if err != nil {
-		return nil, err
-	}
-	tr.OnStageSkipped(pipeline.StageDecode, "text was decoded as it was generated")
 	reason := "stop"
 	if res.StopReason == engine.StopLength {
 		reason = "length"
@@ -191,45 +168,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		n-- // the end-of-generation token is not part of the answer
 	}
 	return &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, Tokens: n, DoneReason: reason,
-		LoadDuration: load, PromptDuration: encode + res.PrefillTime, EvalDuration: res.GenerateTime}, nil
-}
-
-// encodeRequest renders the chat template (for messages, or for a prompt
-// when the model has a template of its own and raw is off) and encodes.
-func encodeRequest(sm *servedModel, req *server.GenerateRequest) ([]int, error) {
-	text, special := req.Prompt, false
-	var msgs []chat.Message
-	switch {
-	case len(req.Messages) > 0:
-		for _, m := range req.Messages {
-			msgs = append(msgs, chat.Message{Role: m.Role, Content: m.Content})
-		}
-	case !req.Raw && sm.template:
-		if req.System != "" {
-			msgs = append(msgs, chat.Message{Role: "system", Content: req.System})
-		}
-		msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
-	case req.System != "":
-		text = req.System + "\n\n" + req.Prompt
-	}
-	if msgs != nil {
-		var err error
-		if text, err = sm.tmpl.Render(msgs, true, nil); err != nil {
-			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
-		}
-		special = true
-	}
-	ids, err := sm.tok.Encode(text, true, special)
-	if err != nil {
-		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
-	}
-	if len(ids) >= 2 && ids[0] == sm.tok.BOS() && ids[1] == sm.tok.BOS() {
-		ids = ids[1:] // the template wrote BOS itself
-	}
-	if len(ids) == 0 {
-		return nil, pipeline.Errorf(pipeline.StageEncode, "send a non-empty prompt", "the prompt encodes to no tokens")
-	}
-	return ids, nil
+		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime}, nil
 }
 
 func samplingOf(o server.Options) sample.Params {
@@ -396,7 +335,7 @@ func (b *serveBackend) Load(ctx context.Context, name string, keep *time.Duratio
 		return err
 	}
 	if b.metrics != nil {
-		b.metrics.SetModelResident(name, lease.Value().file.TensorBytes())
+		b.metrics.SetModelResident(name, lease.Value().text.File.TensorBytes())
 	}
 	lease.Release()
 	return nil
