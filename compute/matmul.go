@@ -56,7 +56,7 @@ func matMulDots(p *Pool, out []float32, w Matrix, x []float32, n, rlo, rhi int) 
 	if n == 1 {
 		// One row (token generation): quantize it in parallel by blocks.
 		t.phase = quantizeBlocks
-		p.ForTask(w.Cols/vt.BlockSize(), 64, t)
+		p.ForTask(w.Cols/vt.BlockSize(), max(1, 2048/vt.BlockSize()), t)
 	} else {
 		t.phase = quantizeRows
 		p.ForTask(n, 1, t)
