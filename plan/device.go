@@ -65,11 +65,18 @@ type GPU struct {
 func Local() (*Device, error) {
 	d := &Device{Name: "this machine", Source: "/proc/meminfo, /proc/cpuinfo", Cores: runtime.NumCPU()}
 	mem, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return nil, fmt.Errorf("plan: device inventory: %w (this platform has no /proc/meminfo; use --device)", err)
-	}
-	if d.RAMTotal, d.RAMAvailable, err = parseMeminfo(mem); err != nil {
-		return nil, fmt.Errorf("plan: device inventory: /proc/meminfo: %w", err)
+	switch {
+	case err == nil:
+		if d.RAMTotal, d.RAMAvailable, err = parseMeminfo(mem); err != nil {
+			return nil, fmt.Errorf("plan: device inventory: /proc/meminfo: %w", err)
+		}
+	default:
+		// No /proc: the platform's own call (sysctl, GlobalMemoryStatusEx).
+		var src string
+		if d.RAMTotal, d.RAMAvailable, src, err = osMemory(); err != nil {
+			return nil, fmt.Errorf("plan: device inventory: %w (use --device to describe this machine)", err)
+		}
+		d.Source = src
 	}
 	if info, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		d.CPU, d.CPUFeatures = parseCPUInfo(info)
