@@ -142,9 +142,12 @@ type ModelDetail struct {
 // RunningModel is a resident model.
 type RunningModel struct {
 	ModelInfo
-	Bytes     int64     `json:"size_resident"` // memory held
-	ExpiresAt time.Time `json:"expires_at"`    // zero: kept until evicted
-	InUse     int       `json:"in_use"`        // generations running on it
+	Bytes     int64      `json:"size_resident"`        // memory held
+	Placement string     `json:"placement,omitempty"`  // e.g. "cpu"
+	State     string     `json:"state,omitempty"`      // "loading", "in use" or "idle"
+	KeepAlive string     `json:"keep_alive,omitempty"` // e.g. "5m0s", "forever"
+	ExpiresAt *time.Time `json:"expires_at,omitempty"` // nil: in use, loading or kept until evicted
+	InUse     int        `json:"in_use"`               // generations running on it
 }
 
 // PlanRequest asks for a memory and speed prediction.

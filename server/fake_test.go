@@ -162,9 +162,10 @@ func (f *fakeBackend) Running(ctx context.Context) ([]RunningModel, error) {
 	var out []RunningModel
 	for _, m := range fakeModels {
 		if ka, ok := f.loaded[m.Name]; ok {
-			rm := RunningModel{ModelInfo: m, Bytes: m.Size}
+			rm := RunningModel{ModelInfo: m, Bytes: m.Size, State: "idle", Placement: "cpu", KeepAlive: ka.String()}
 			if ka > 0 {
-				rm.ExpiresAt = time.Now().Add(ka)
+				exp := time.Now().Add(ka)
+				rm.ExpiresAt = &exp
 			}
 			out = append(out, rm)
 		}

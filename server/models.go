@@ -113,10 +113,9 @@ func (s *Server) ollamaPS(w http.ResponseWriter, r *http.Request) {
 		Models []ollamaModel `json:"models"`
 	}{Models: []ollamaModel{}}
 	for _, m := range running {
-		exp := m.ExpiresAt
-		if exp.IsZero() {
-			// Kept until evicted: Ollama reports a far-future time.
-			exp = time.Date(2318, 1, 1, 0, 0, 0, 0, time.UTC)
+		exp := time.Date(2318, 1, 1, 0, 0, 0, 0, time.UTC) // kept until evicted: Ollama's far future
+		if m.ExpiresAt != nil {
+			exp = *m.ExpiresAt
 		}
 		var vram int64
 		out.Models = append(out.Models, ollamaModel{Name: m.Name, Model: m.Name, Size: m.Bytes, Digest: m.Digest,

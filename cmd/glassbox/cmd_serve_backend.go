@@ -304,14 +304,12 @@ func (b *serveBackend) Running(ctx context.Context) ([]server.RunningModel, erro
 	names, _ := b.names()
 	var out []server.RunningModel
 	for _, st := range b.res.List() {
-		rm := server.RunningModel{ModelInfo: server.ModelInfo{Name: st.Model}, Bytes: st.Bytes, InUse: st.InUse}
+		rm := server.RunningModel{ModelInfo: server.ModelInfo{Name: st.Model}, Bytes: st.Bytes, InUse: st.InUse,
+			Placement: st.Placement, State: st.State, KeepAlive: st.KeepAlive, ExpiresAt: st.ExpiresAt}
 		if p, ok := names[st.Model]; ok {
 			if info, err := b.info(st.Model, p); err == nil {
 				rm.ModelInfo = *info
 			}
-		}
-		if st.ExpiresAt != nil {
-			rm.ExpiresAt = *st.ExpiresAt
 		}
 		out = append(out, rm)
 	}
