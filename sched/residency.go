@@ -165,9 +165,7 @@ var errRetry = errors.New("retry")
 // is called with r.mu held and releases it.
 func (r *Residency[T]) join(ctx context.Context, e *entry[T], req Request[T], tr *pipeline.Trace) (*Lease[T], error) {
 	e.refs++
-	if req.KeepAlive.IsSet() {
-		e.keep = req.KeepAlive
-	}
+	e.keep = req.KeepAlive // each request sets its own keep-alive (zero: the default), the last one wins
 	if e.timer != nil {
 		e.timer.Stop()
 		e.timer = nil

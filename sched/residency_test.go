@@ -219,6 +219,16 @@ func TestKeepAlive(t *testing.T) {
 	}
 }
 
+func TestKeepAliveIsPerRequest(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.acquire("a", 1, KeepForever).Release()
+	h.acquire("a", 1, KeepAlive{}).Release() // back to the default
+	h.clock.Advance(DefaultKeepAlive)
+	if h.resident() != "" {
+		t.Error("a request without a keep-alive kept the previous request's 'forever'")
+	}
+}
+
 func TestExpiryRestartsOnReuse(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.acquire("a", 10, KeepAlive{}).Release()
