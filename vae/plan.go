@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/pipeline"
 )
 
 // DecodePlan is the memory a decode will hold, predicted from the shapes
@@ -104,12 +105,12 @@ func ChooseTile(h, w, overlap int, budget int64) (DecodePlan, error) {
 	}
 	smallest := (overlap/8 + 1) * 8
 	if smallest >= max(h, w) {
-		return p, fmt.Errorf("plan: decoding %dx%d px needs %.0f MiB, more than the budget of %.0f MiB, and the image is too small to tile with a %d px overlap",
-			Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(budget)/(1<<20), Scale*overlap)
+		return p, pipeline.Errorf(pipeline.StagePlan, "raise --mem-budget if the memory is there", "decoding %dx%d px needs %.0f MiB, more than the budget of %.0f MiB, and the image is too small to tile with a %d px overlap",
+			Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(budget)/(1<<20), Scale*overlap).With("need_bytes", p.Total).With("budget_bytes", budget)
 	}
 	q, _ := PlanDecode(h, w, smallest, overlap)
-	return p, fmt.Errorf("plan: decoding %dx%d px needs %.0f MiB untiled and %.0f MiB in the smallest tiles (%d px), more than the budget of %.0f MiB",
-		Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(q.Total)/(1<<20), Scale*smallest, float64(budget)/(1<<20))
+	return p, pipeline.Errorf(pipeline.StagePlan, "a smaller --overlap allows smaller tiles", "decoding %dx%d px needs %.0f MiB untiled and %.0f MiB in the smallest tiles (%d px), more than the budget of %.0f MiB",
+		Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(q.Total)/(1<<20), Scale*smallest, float64(budget)/(1<<20)).With("need_bytes", q.Total).With("budget_bytes", budget)
 }
 
 // Flops returns the floating-point operations (2 per multiply-add) of the
@@ -172,7 +173,7 @@ func (p EncodePlan) String() string {
 // needs whole-image statistics, and its peak is at full resolution.
 func PlanEncode(h, w int) (EncodePlan, error) {
 	if h < 1 || w < 1 || h > 1<<17 || w > 1<<17 {
-		return EncodePlan{}, fmt.Errorf("plan: image %dx%d px: each side must be 1 to %d", w, h, 1<<17)
+		return EncodePlan{}, pipeline.Errorf(pipeline.StagePlan, "", "image %dx%d px: each side must be 1 to %d", w, h, 1<<17)
 	}
 	u := usage{}
 	u.add(h, w, 3, 1)

@@ -2,7 +2,6 @@ package vae
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/glassbox-ai/glassbox/compute/conv"
 	"github.com/glassbox-ai/glassbox/pipeline"
@@ -131,19 +130,19 @@ func tiling(h, w, tile, overlap int) (grid, error) {
 		overlap = DefaultOverlap
 	}
 	if tile < 0 || overlap < 0 {
-		return grid{}, fmt.Errorf("plan: tile %d and overlap %d (latent pixels) must not be negative", tile, overlap)
+		return grid{}, pipeline.Errorf(pipeline.StagePlan, "", "tile %d and overlap %d (latent pixels) must not be negative", tile, overlap)
 	}
 	if tile == 0 || (tile >= h && tile >= w) {
 		return grid{h: h, w: w, th: h, tw: w, ys: []int{0}, xs: []int{0}}, nil
 	}
 	if tile <= overlap {
-		return grid{}, fmt.Errorf("plan: a tile of %d px must be larger than the %d px overlap (try a larger tile or a smaller overlap)", Scale*tile, Scale*overlap)
+		return grid{}, pipeline.Errorf(pipeline.StagePlan, "use a larger tile or a smaller overlap", "a tile of %d px must be larger than the %d px overlap", Scale*tile, Scale*overlap)
 	}
 	g := grid{h: h, w: w, th: min(tile, h), tw: min(tile, w), overlap: overlap}
 	g.ys = starts(h, g.th, tile-overlap)
 	g.xs = starts(w, g.tw, tile-overlap)
 	if n := len(g.ys) * len(g.xs); n > maxTiles {
-		return grid{}, fmt.Errorf("plan: %d tiles of %d px with a %d px overlap (at most %d): use larger tiles or a smaller overlap",
+		return grid{}, pipeline.Errorf(pipeline.StagePlan, "use larger tiles or a smaller overlap", "%d tiles of %d px with a %d px overlap (at most %d)",
 			n, Scale*tile, Scale*overlap, maxTiles)
 	}
 	return g, nil

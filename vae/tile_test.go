@@ -159,6 +159,10 @@ func TestDecodeCancelled(t *testing.T) {
 	if _, err := dec.Decode(context.Background(), make([]float32, 10), 4, 4, Options{}); err == nil {
 		t.Fatal("short latents accepted")
 	}
+	_, err = dec.Decode(context.Background(), make([]float32, LatentChannels*64*64), 64, 64, Options{Tile: 8})
+	if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StagePlan {
+		t.Fatalf("tile smaller than the overlap: %v, want a plan-stage error", err)
+	}
 	enc, _ := models(t)
 	if _, _, _, err := enc.Encode(context.Background(), make([]float32, 5), 4, 4, Options{}); err == nil {
 		t.Fatal("short image accepted")
