@@ -11,7 +11,10 @@ import (
 // private arena.
 type Options struct {
 	Runner conv.Runner // *compute.Pool; nil runs on the caller's goroutine
-	Arena  *conv.Arena // where activations come from; nil for a private one
+	// Arena is where activations come from; nil for a private one. A shared
+	// arena is reused across runs (no allocation after the first); after a
+	// failed run it still counts the maps that run held, so drop it then.
+	Arena *conv.Arena
 	// Tile is the decode tile edge in latent pixels (output pixels / 8),
 	// margins included; 0 decodes the whole image at once.
 	Tile int
