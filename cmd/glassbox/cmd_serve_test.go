@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/internal/home"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+)
+
+// TestServeRefuses checks the serve command's refusals before it listens.
+func TestServeRefuses(t *testing.T) {
+	model := shared.Path(t, "models/stories260K.gguf")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"beyond loopback without a key", []string{"--addr", "0.0.0.0:0"}, "refusing to listen on 0.0.0.0:0 without an API key"},
+		{"bad address", []string{"--addr", "nonsense"}, `address "nonsense"`},
+		{"bad budget", []string{"--addr", "127.0.0.1:0", "--mem-budget", "lots"}, "--mem-budget"},
+		{"bad keep-alive", []string{"--addr", "127.0.0.1:0", "--keep-alive", "soon"}, "--keep-alive"},
+		{"missing model file", []string{"--addr", "127.0.0.1:0", "--model", "/nonexistent/x.gguf"}, "load: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(home.Env, t.TempDir()) // serve sets it from --home; restore it after
+			var out, errb bytes.Buffer
+			env := &cmdEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+			args := append([]string{"serve", "--home", t.TempDir(), "--model", model}, tc.args...)
+			if code := runMain(context.Background(), env, args); code != 1 {
+				t.Fatalf("exit %d, stderr %s", code, errb.String())
+			}
+			if !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("stderr %q, want %q", errb.String(), tc.want)
+			}
+		})
+	}
+}
+
+// TestServeRuns starts the command in-process, then stops it through its
+// context, as SIGTERM does.
+func TestServeRuns(t *testing.T) {
+	model := shared.Path(t, "models/stories260K.gguf")
+	t.Setenv(home.Env, t.TempDir())
+	var errb syncBuffer
+	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &errb}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- runMain(ctx, env, []string{"serve", "--addr", "127.0.0.1:0", "--home", t.TempDir(), "--model", model})
+	}()
+	waitStderr(t, &errb, "listening on http://127.0.0.1:")
+	if !strings.Contains(errb.String(), "models: stories260K") {
+		t.Errorf("stderr %q", errb.String())
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "glassbox serve: stopped") {
+		t.Errorf("stderr %q", errb.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func waitStderr(t *testing.T, b *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(b.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr never said %q: %s", want, b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
