@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/pprof"
 
 	"github.com/glassbox-ai/glassbox/compute/roofline"
 )
@@ -23,6 +25,7 @@ type benchConfig struct {
 	JSON     bool   // --json: one JSON object on stdout
 	Roofline bool   // --roofline: measure (or show the cached) machine limits
 	Fresh    bool   // --fresh: re-measure the roofline even if cached
+	Profile  string // --cpuprofile: write a Go CPU profile of the run here
 }
 
 // modelBench runs a model benchmark; the inference engine sets it. nil
@@ -30,7 +33,7 @@ type benchConfig struct {
 var modelBench func(ctx context.Context, env *cmdEnv, cfg benchConfig) error
 
 func runBench(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlags(env, "bench", "--roofline [--json] [--fresh] [-t THREADS] | -m MODEL [-p 128] [-n 64] [-t THREADS] [-r 5] [--json]")
+	fs := newFlags(env, "bench", "--roofline [--json] [--fresh] [-t THREADS] | -m MODEL [-p 128] [-n 64] [-t THREADS] [-r 5] [--json] [--cpuprofile FILE]")
 	var cfg benchConfig
 	fs.StringVar(&cfg.Model, "m", "", "model file path or store name")
 	fs.IntVar(&cfg.Prompt, "p", 128, "prompt tokens to process")
@@ -40,6 +43,7 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.BoolVar(&cfg.JSON, "json", false, "print JSON")
 	fs.BoolVar(&cfg.Roofline, "roofline", false, "measure read bandwidth and int8/f32 peak (cached per machine)")
 	fs.BoolVar(&cfg.Fresh, "fresh", false, "with --roofline: measure again even if cached")
+	fs.StringVar(&cfg.Profile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the benchmark to this file")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -63,7 +67,27 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	case modelBench == nil:
 		return errors.New("bench: model benchmarks are not built in")
 	}
+	if cfg.Profile != "" {
+		stop, err := startProfile(cfg.Profile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	return modelBench(ctx, env, cfg)
+}
+
+// startProfile starts a CPU profile written to path; stop ends it.
+func startProfile(path string) (stop func(), err error) {
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("bench: cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); fh.Close() }, nil
 }
 
 func benchRoofline(env *cmdEnv, cfg benchConfig) error {
