@@ -371,6 +371,18 @@ func TestGracefulShutdown(t *testing.T) {
 	if job.State != api.StateCancelled || job.Error == nil || job.Error.Stage != "generate" {
 		t.Errorf("after restart the job is %s, error %+v", job.State, job.Error)
 	}
+	// Its events replay from the journal, from any point, and end.
+	req, _ := http.NewRequest("GET", s2.url+"/v1/jobs/"+id+"/events", nil)
+	req.Header.Set("Last-Event-ID", "3")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, ended := sse(t, resp.Body, 0)
+	resp.Body.Close()
+	if !ended || len(evs) == 0 || evs[0].Seq != 4 || evs[len(evs)-1].Seq != job.LastSeq || evs[len(evs)-1].State != api.StateCancelled {
+		t.Errorf("replay from the journal: %d events, ended %v, last %+v (job's last seq %d)", len(evs), ended, evs[len(evs)-1], job.LastSeq)
+	}
 }
 
 // TestBadInput checks refusals that need the real engine and limits.
