@@ -383,3 +383,15 @@ func (b *browser) checkJS() {
 	}
 	b.js = nil
 }
+
+// labelled fails the test for every form control or button on the page
+// that has no accessible name (a label, aria-label or text).
+func (b *browser) labelled() {
+	b.t.Helper()
+	missing := eval[[]string](b, `[...document.querySelectorAll('input, select, textarea, button')]
+		.filter((e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !(e.textContent || '').trim())
+		.map((e) => e.id || e.outerHTML.slice(0, 80))`)
+	for _, m := range missing {
+		b.t.Errorf("control without an accessible name: %s", m)
+	}
+}

@@ -19,6 +19,9 @@ import (
 // generation, cancel, open a failed job, the job list, the models view and
 // a phone-width layout. Each step saves a screenshot.
 func TestUI(t *testing.T) {
+	if puregoBuild {
+		t.Skip("the browser tests check the page, not the kernels: run once, without -tags purego")
+	}
 	exe := chromium(t)
 	s := startServer(t)
 	b := newBrowser(t, exe)
@@ -99,6 +102,19 @@ func TestUI(t *testing.T) {
 			t.Errorf("%d tokens shown, want 60", n)
 		}
 		b.shot("generate")
+		b.checkJS()
+	})
+
+	t.Run("keyboard and labels", func(t *testing.T) {
+		b.t = t
+		b.click("#new")
+		b.set("#model", "stories260K")
+		b.set("#mode", "complete")
+		b.set("#opt-num_predict", "12")
+		b.do(10*time.Second, chromedp.Focus(chromedp.CSS("#prompt")), chromedp.SendKeys(chromedp.CSS("#prompt"), "Once upon a time"),
+			chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+		b.waitFor("a job sent with Ctrl+Enter to finish", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.msg.prompt .out')?.textContent === 'Once upon a time'`, 20*time.Second)
+		b.labelled()
 		b.checkJS()
 	})
 
@@ -210,6 +226,7 @@ func TestUI(t *testing.T) {
 		b.navigate(px.url + "/#/jobs")
 		b.waitFor("the failed job in the list", fmt.Sprintf(`document.querySelector('tr[data-job=%q][data-state="failed"] a')`, failedID), 10*time.Second)
 		b.shot("jobs")
+		b.labelled()
 		b.click(fmt.Sprintf(`tr[data-job=%q] a`, failedID))
 		b.waitFor("the failed stage", `document.querySelector('.stage[data-status="failed"]')`, 10*time.Second)
 		j, _ := s.journaled(t, failedID)
@@ -226,6 +243,7 @@ func TestUI(t *testing.T) {
 			}
 		}
 		b.shot("failed-job")
+		b.labelled()
 		b.checkJS()
 	})
 
@@ -242,6 +260,7 @@ func TestUI(t *testing.T) {
 			t.Errorf("plan for pi5-8g does not name the device: %q", got)
 		}
 		b.shot("models")
+		b.labelled()
 		b.click(`#resident tr[data-model="stories260K"] button`)
 		b.waitFor("stories260K unloaded", `!document.querySelector('#resident tr[data-model="stories260K"]')`, 10*time.Second)
 		b.checkJS()

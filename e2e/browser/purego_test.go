@@ -1,0 +1,5 @@
+//go:build purego
+
+package browser
+
+const puregoBuild = true
