@@ -133,3 +133,51 @@ func TestVocabOnlyFile(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
+
+// TestRequantMatchesLlamaQuantize: the size a model would have in each
+// preset, estimated from the F32 file, equals the size of the file
+// llama-quantize made (the shared tiny-llama variants).
+func TestRequantMatchesLlamaQuantize(t *testing.T) {
+	f, err := gguf.Open(shared.Path(t, "models/tiny-llama-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := ReadShape(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range requantTargets {
+		t.Run(q.name, func(t *testing.T) {
+			g, err := gguf.Open(shared.Path(t, "models/tiny-llama-"+q.name+".gguf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			if got, want := s.requant(q).WeightBytes(), g.TensorBytes(); got != want {
+				t.Errorf("estimated %d bytes, llama-quantize wrote %d", got, want)
+			}
+		})
+	}
+}
+
+// TestSyntheticMatchesLlamaQuantize: a header written for tiny-llama's shape
+// in each preset has the tensor bytes of the file llama-quantize made.
+func TestSyntheticMatchesLlamaQuantize(t *testing.T) {
+	tiny := Llama{Name: "tiny", Layers: 2, Dim: 256, HiddenDim: 512, NumHeads: 4, NumKVHeads: 2, VocabSize: 512, CtxTrain: 256}
+	for _, format := range []string{"F32", "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0", "Q3_K_M", "Q2_K"} {
+		t.Run(format, func(t *testing.T) {
+			l := tiny
+			l.Format = format
+			f := synthetic(t, l)
+			g, err := gguf.Open(shared.Path(t, "models/tiny-llama-"+format+".gguf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			if f.TensorBytes() != g.TensorBytes() {
+				t.Errorf("synthetic %d bytes, llama-quantize %d", f.TensorBytes(), g.TensorBytes())
+			}
+		})
+	}
+}

@@ -6,31 +6,94 @@ import (
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
-// quantMix describes a llama-quantize preset: the base type of the weight
-// matrices and the types it promotes some of them to. Following
-// llama.cpp's llama_tensor_get_type for the _M presets: the output matrix
-// goes to Q6_K, and attn_v / ffn_down get more bits in about half the
-// blocks. The estimate ignores the per-row fallbacks for rows that are not
-// a multiple of 256, so it is approximate by a few percent.
+// quantMix is a llama-quantize preset: the dtype it gives each weight
+// matrix. The rules follow llama.cpp's llama_tensor_get_type for these
+// presets (output matrix to Q6_K; more bits for attn_v, ffn_down and
+// attn_output by preset and layer); TestRequantMatchesLlamaQuantize checks
+// them against the shared tiny-llama files. Fallbacks for rows that are not
+// a multiple of 256 are ignored.
 type quantMix struct {
-	name    string
-	base    tensor.DType
-	output  tensor.DType
-	promote tensor.DType // for half of attn_v and ffn_down; 0: none
+	name string
+	typ  func(m matrix, s *Shape) tensor.DType
+}
+
+// useMoreBits is llama.cpp's use_more_bits(i, n): the first and last
+// eighth of the blocks and every third one in between.
+func useMoreBits(i, n int) bool { return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2 }
+
+func role(name string) string {
+	for _, r := range []string{"attn_v", "ffn_down", "attn_output"} {
+		if strings.Contains(name, "."+r+".") {
+			return r
+		}
+	}
+	return ""
+}
+
+// uniform gives every matrix t.
+func uniform(t tensor.DType) func(matrix, *Shape) tensor.DType {
+	return func(matrix, *Shape) tensor.DType { return t }
+}
+
+// kM is the Q4_K_M / Q5_K_M rule: Q6_K for the output, and for attn_v and
+// ffn_down in the use_more_bits blocks.
+func kM(base tensor.DType) func(matrix, *Shape) tensor.DType {
+	return func(m matrix, s *Shape) tensor.DType {
+		switch r := role(m.name); {
+		case m.layer == -2:
+			return tensor.Q6_K
+		case (r == "attn_v" || r == "ffn_down") && useMoreBits(m.layer, s.Layers):
+			return tensor.Q6_K
+		}
+		return base
+	}
+}
+
+func q3KM(m matrix, s *Shape) tensor.DType {
+	switch role(m.name) {
+	case "attn_v":
+		if m.layer < 2 {
+			return tensor.Q5_K
+		}
+		return tensor.Q4_K
+	case "ffn_down":
+		if m.layer < s.Layers/16 {
+			return tensor.Q5_K
+		}
+		return tensor.Q4_K
+	case "attn_output":
+		return tensor.Q4_K
+	}
+	if m.layer == -2 {
+		return tensor.Q6_K
+	}
+	return tensor.Q3_K
+}
+
+func q2K(m matrix, s *Shape) tensor.DType {
+	switch role(m.name) {
+	case "attn_v":
+		if s.NumKVHeads > 0 && s.NumHeads/s.NumKVHeads >= 4 {
+			return tensor.Q4_K
+		}
+		return tensor.Q3_K
+	case "ffn_down", "attn_output":
+		return tensor.Q3_K
+	}
+	if m.layer == -2 {
+		return tensor.Q6_K
+	}
+	return tensor.Q2_K
 }
 
 // requantTargets, from the largest to the smallest.
 var requantTargets = []quantMix{
-	{"Q8_0", tensor.Q8_0, tensor.Q8_0, 0},
-	{"Q6_K", tensor.Q6_K, tensor.Q6_K, 0},
-	{"Q5_K_M", tensor.Q5_K, tensor.Q6_K, tensor.Q6_K},
-	{"Q4_K_M", tensor.Q4_K, tensor.Q6_K, tensor.Q6_K},
-	{"Q3_K_M", tensor.Q3_K, tensor.Q6_K, tensor.Q4_K},
-	{"Q2_K", tensor.Q2_K, tensor.Q6_K, tensor.Q3_K},
-}
-
-func bitsPerWeight(t tensor.DType) float64 {
-	return 8 * float64(t.TypeSize()) / float64(t.BlockSize())
+	{"Q8_0", uniform(tensor.Q8_0)},
+	{"Q6_K", uniform(tensor.Q6_K)},
+	{"Q5_K_M", kM(tensor.Q5_K)},
+	{"Q4_K_M", kM(tensor.Q4_K)},
+	{"Q3_K_M", q3KM},
+	{"Q2_K", q2K},
 }
 
 // requant returns the shape the model would have in format q.
@@ -41,14 +104,8 @@ func (s *Shape) requant(q quantMix) *Shape {
 	r.quantBytes = 0
 	r.mats = nil
 	for _, m := range s.mats {
-		bpw := bitsPerWeight(q.base)
-		switch {
-		case m.layer == -2:
-			bpw = bitsPerWeight(q.output)
-		case q.promote != 0 && (strings.Contains(m.name, "attn_v") || strings.Contains(m.name, "ffn_down")):
-			bpw = (bitsPerWeight(q.base) + bitsPerWeight(q.promote)) / 2
-		}
-		size := int64(float64(m.elems) * bpw / 8)
+		t := q.typ(m, s)
+		size := m.elems / int64(t.BlockSize()) * int64(t.TypeSize())
 		delta := size - m.size
 		switch {
 		case m.layer >= 0:
@@ -63,9 +120,9 @@ func (s *Shape) requant(q quantMix) *Shape {
 		default:
 			r.OtherBytes += delta
 		}
-		r.weightTy[q.base] += size
+		r.weightTy[t] += size
 		r.quantBytes += size
-		r.mats = append(r.mats, matrix{name: m.name, layer: m.layer, elems: m.elems, size: size, typ: q.base})
+		r.mats = append(r.mats, matrix{name: m.name, layer: m.layer, elems: m.elems, size: size, typ: t})
 	}
 	r.FileType = q.name
 	r.FileBytes = r.HeaderSize + r.WeightBytes()

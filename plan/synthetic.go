@@ -50,40 +50,35 @@ func Synthetic(spec string) (Llama, error) {
 	if format != "" {
 		l.Format = strings.ToUpper(format)
 	}
-	if _, _, _, err := l.types(0); err != nil {
+	if _, err := l.typer(); err != nil {
 		return Llama{}, err
 	}
 	return l, nil
 }
 
-// moreBits is llama.cpp's use_more_bits(i, n): the blocks whose attn_v and
-// ffn_down the _M presets keep at higher precision.
-func moreBits(i, n int) bool { return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2 }
-
-// types returns the dtypes of token_embd, output, and a block's matrices
-// (by role) in format f for block i.
-func (l Llama) types(i int) (embd, out tensor.DType, role map[string]tensor.DType, err error) {
-	all := func(t tensor.DType) map[string]tensor.DType {
-		return map[string]tensor.DType{"attn_q": t, "attn_k": t, "attn_v": t, "attn_output": t, "ffn_gate": t, "ffn_up": t, "ffn_down": t}
+// typer returns the function that picks each matrix's dtype in l.Format:
+// the llama-quantize presets of requant.go, or one type for all (Q4_0
+// keeps the output in Q6_K, as llama-quantize does).
+func (l Llama) typer() (func(m matrix) tensor.DType, error) {
+	shape := &Shape{Layers: l.Layers, NumHeads: l.NumHeads, NumKVHeads: l.NumKVHeads}
+	for _, q := range requantTargets {
+		if q.name == l.Format {
+			return func(m matrix) tensor.DType { return q.typ(m, shape) }, nil
+		}
 	}
 	switch l.Format {
-	case "F16", "F32", "Q8_0", "BF16":
+	case "F16", "F32", "BF16":
 		t, _ := tensor.ParseDType(l.Format)
-		return t, t, all(t), nil
+		return func(matrix) tensor.DType { return t }, nil
 	case "Q4_0":
-		return tensor.Q4_0, tensor.Q6_K, all(tensor.Q4_0), nil
-	case "Q4_K_M", "Q5_K_M":
-		base := tensor.Q4_K
-		if l.Format == "Q5_K_M" {
-			base = tensor.Q5_K
-		}
-		r := all(base)
-		if moreBits(i, l.Layers) {
-			r["attn_v"], r["ffn_down"] = tensor.Q6_K, tensor.Q6_K
-		}
-		return base, tensor.Q6_K, r, nil
+		return func(m matrix) tensor.DType {
+			if m.layer == -2 {
+				return tensor.Q6_K
+			}
+			return tensor.Q4_0
+		}, nil
 	}
-	return 0, 0, nil, fmt.Errorf("plan: synthetic format %q (want F32, F16, BF16, Q8_0, Q5_K_M, Q4_K_M or Q4_0)", l.Format)
+	return nil, fmt.Errorf("plan: synthetic format %q (want F32, F16, BF16, Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, Q3_K_M or Q2_K)", l.Format)
 }
 
 // WriteHeader writes l as a sparse GGUF at path: header and directory,
@@ -116,29 +111,34 @@ func (l Llama) WriteHeader(path string) error {
 	headDim := l.Dim / l.NumHeads
 	qDim, kvDim := int64(l.Dim), int64(l.NumKVHeads*headDim)
 	dim, hid := int64(l.Dim), int64(l.HiddenDim)
-	embd, out, _, err := l.types(0)
+	typeOf, err := l.typer()
 	if err != nil {
 		return err
 	}
-	ts := []gguf.WriteTensor{{Name: "token_embd.weight", Shape: []int64{int64(l.VocabSize), dim}, Type: embd}}
+	mat := func(name string, layer int, shape ...int64) gguf.WriteTensor {
+		return gguf.WriteTensor{Name: name, Shape: shape, Type: typeOf(matrix{name: name, layer: layer})}
+	}
+	vec := func(name string) gguf.WriteTensor {
+		return gguf.WriteTensor{Name: name, Shape: []int64{dim}, Type: tensor.F32}
+	}
+	ts := []gguf.WriteTensor{mat("token_embd.weight", -1, int64(l.VocabSize), dim)}
 	for i := 0; i < l.Layers; i++ {
-		_, _, r, _ := l.types(i)
 		p := fmt.Sprintf("blk.%d.", i)
 		ts = append(ts,
-			gguf.WriteTensor{Name: p + "attn_norm.weight", Shape: []int64{dim}, Type: tensor.F32},
-			gguf.WriteTensor{Name: p + "attn_q.weight", Shape: []int64{qDim, dim}, Type: r["attn_q"]},
-			gguf.WriteTensor{Name: p + "attn_k.weight", Shape: []int64{kvDim, dim}, Type: r["attn_k"]},
-			gguf.WriteTensor{Name: p + "attn_v.weight", Shape: []int64{kvDim, dim}, Type: r["attn_v"]},
-			gguf.WriteTensor{Name: p + "attn_output.weight", Shape: []int64{dim, qDim}, Type: r["attn_output"]},
-			gguf.WriteTensor{Name: p + "ffn_norm.weight", Shape: []int64{dim}, Type: tensor.F32},
-			gguf.WriteTensor{Name: p + "ffn_gate.weight", Shape: []int64{hid, dim}, Type: r["ffn_gate"]},
-			gguf.WriteTensor{Name: p + "ffn_up.weight", Shape: []int64{hid, dim}, Type: r["ffn_up"]},
-			gguf.WriteTensor{Name: p + "ffn_down.weight", Shape: []int64{dim, hid}, Type: r["ffn_down"]},
+			vec(p+"attn_norm.weight"),
+			mat(p+"attn_q.weight", i, qDim, dim),
+			mat(p+"attn_k.weight", i, kvDim, dim),
+			mat(p+"attn_v.weight", i, kvDim, dim),
+			mat(p+"attn_output.weight", i, dim, qDim),
+			vec(p+"ffn_norm.weight"),
+			mat(p+"ffn_gate.weight", i, hid, dim),
+			mat(p+"ffn_up.weight", i, hid, dim),
+			mat(p+"ffn_down.weight", i, dim, hid),
 		)
 	}
-	ts = append(ts, gguf.WriteTensor{Name: "output_norm.weight", Shape: []int64{dim}, Type: tensor.F32})
+	ts = append(ts, vec("output_norm.weight"))
 	if !l.Tied {
-		ts = append(ts, gguf.WriteTensor{Name: "output.weight", Shape: []int64{int64(l.VocabSize), dim}, Type: out})
+		ts = append(ts, mat("output.weight", -2, int64(l.VocabSize), dim))
 	}
 	f, err := os.Create(path)
 	if err != nil {
