@@ -263,3 +263,44 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, status, h)
 }
+
+// residentReply answers POST /v1/ps/{model}/load and /unload.
+type residentReply struct {
+	Model  string `json:"model"`
+	Action string `json:"action"` // "loaded" or "unloaded"
+}
+
+// loadModel makes a model resident: {"keep_alive": "10m"} optional.
+func (s *Server) loadModel(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		KeepAlive json.RawMessage `json:"keep_alive"`
+	}
+	body, e := s.readBody(w, r)
+	if e == nil && len(strings.TrimSpace(string(body))) > 0 {
+		e = decodeJSON(body, &req)
+	}
+	var ka *time.Duration
+	if e == nil {
+		ka, e = parseKeepAlive(req.KeepAlive)
+	}
+	if e != nil {
+		writeNativeError(w, e)
+		return
+	}
+	name := r.PathValue("model")
+	if err := s.cfg.Backend.Load(r.Context(), name, ka); err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, residentReply{Model: name, Action: "loaded"})
+}
+
+// unloadModel drops a model now, or when its running generations end.
+func (s *Server) unloadModel(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("model")
+	if err := s.cfg.Backend.Unload(r.Context(), name); err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, residentReply{Model: name, Action: "unloaded"})
+}

@@ -225,9 +225,22 @@ func TestNativeInfo(t *testing.T) {
 	decode(t, ts.do("POST", "/v1/plan", map[string]any{"model": "tiny", "ctx": -1}), 400, &e)
 	var ps psResponse
 	decode(t, ts.do("GET", "/v1/ps", nil), 200, &ps)
-	if ps.Models == nil || ps.Queue.Parallel != 1 {
+	if ps.Models == nil || len(ps.Models) != 0 || ps.Queue.Parallel != 1 {
 		t.Errorf("%+v", ps)
 	}
+	var rr residentReply
+	decode(t, ts.do("POST", "/v1/ps/tiny/load", `{"keep_alive":"1h"}`), 200, &rr)
+	decode(t, ts.do("GET", "/v1/ps", nil), 200, &ps)
+	if rr.Action != "loaded" || len(ps.Models) != 1 || ps.Models[0].KeepAlive != "1h0m0s" || ps.Models[0].ExpiresAt == nil {
+		t.Errorf("after load: %+v %+v", rr, ps.Models)
+	}
+	decode(t, ts.do("POST", "/v1/ps/tiny/unload", nil), 200, &rr)
+	decode(t, ts.do("GET", "/v1/ps", nil), 200, &ps)
+	if rr.Action != "unloaded" || len(ps.Models) != 0 {
+		t.Errorf("after unload: %+v %+v", rr, ps.Models)
+	}
+	decode(t, ts.do("POST", "/v1/ps/nope/unload", nil), 404, &e)
+	decode(t, ts.do("POST", "/v1/ps/tiny/load", `{"keep_alive":"soon"}`), 400, &e)
 	resp := ts.do("GET", "/metrics", nil)
 	decode(t, resp, 200, nil)
 }

@@ -13,6 +13,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/jobs/{id}/cancel", s.cancelJob)
 	m.HandleFunc("POST /v1/plan", s.plan)
 	m.HandleFunc("GET /v1/ps", s.ps)
+	m.HandleFunc("POST /v1/ps/{model}/load", s.loadModel)
+	m.HandleFunc("POST /v1/ps/{model}/unload", s.unloadModel)
 	m.HandleFunc("GET /healthz", s.healthz)
 	if s.cfg.Metrics != nil {
 		m.Handle("GET /metrics", s.cfg.Metrics)
