@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -33,6 +34,9 @@ type Device struct {
 	Roofline  string  `json:"roofline"` // how the figures were obtained
 
 	GPU *GPU `json:"gpu,omitempty"`
+	// GPUsSeen names accelerators found on this machine; glassbox does not
+	// use them yet, so they are listed, not planned for.
+	GPUsSeen []string `json:"gpus_seen,omitempty"`
 
 	// RuntimeBytes is the measured resident memory of a glassbox process
 	// that has loaded nothing yet (see SelfRSS); 0 uses the built-in
@@ -81,8 +85,28 @@ func Local() (*Device, error) {
 	if info, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		d.CPU, d.CPUFeatures = parseCPUInfo(info)
 	}
+	d.GPUsSeen = nvidiaGPUs()
 	d.estimateRoofline(cpuMHz())
 	return d, nil
+}
+
+// nvidiaGPUs lists the models the NVIDIA driver reports in
+// /proc/driver/nvidia/gpus/*/information (nothing without the driver).
+func nvidiaGPUs() []string {
+	infos, _ := filepath.Glob("/proc/driver/nvidia/gpus/*/information")
+	var out []string
+	for _, p := range infos {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "Model" {
+				out = append(out, strings.TrimSpace(v))
+			}
+		}
+	}
+	return out
 }
 
 // parseMeminfo returns MemTotal and MemAvailable in bytes. Kernels before

@@ -39,6 +39,9 @@ func (p *Plan) verdict() {
 	if p.Device.GPU != nil {
 		p.Notes = append(p.Notes, "glassbox runs on the CPU today: GPU placement and speed describe what this hardware would do with a GPU runtime")
 	}
+	for _, g := range p.Device.GPUsSeen {
+		p.Notes = append(p.Notes, "found "+g+", which glassbox cannot use yet: this plan is for the CPU (plan it with --device)")
+	}
 	if p.Options.KV == "q8_0" {
 		p.Notes = append(p.Notes, "glassbox's engine keeps the KV cache in f16 or f32: a q8_0 cache is planned for other runtimes")
 	}
