@@ -305,3 +305,42 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func cvtF32toF16(n int, src *float32, dst *byte)
+// n a multiple of 8; round to nearest even (VCVTPS2PH imm 0).
+TEXT ·cvtF32toF16(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	SHRQ $3, CX
+	JZ   done
+loop:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, X1
+	VMOVDQU X1, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ  loop
+done:
+	VZEROUPPER
+	RET
+
+// func cvtF16toF32(n int, src *byte, dst *float32)
+// n a multiple of 8 (exact).
+TEXT ·cvtF16toF32(SB), NOSPLIT, $0-24
+	MOVQ n+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ dst+16(FP), DI
+	SHRQ $3, CX
+	JZ   done
+loop:
+	VCVTPH2PS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  loop
+done:
+	VZEROUPPER
+	RET

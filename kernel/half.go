@@ -14,6 +14,9 @@ func FP16ToFP32(h uint16) float32 {
 		f := float32(mant) * (1.0 / (1 << 24))
 		return math.Float32frombits(math.Float32bits(f) | sign)
 	case exp == 0x1f:
+		if mant != 0 {
+			mant |= 0x200 // NaNs come out quiet, as F16C's VCVTPH2PS makes them
+		}
 		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
 	}
 	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
@@ -100,7 +103,11 @@ func putF16(b []byte, f float32) {
 // per element) to float32.
 func FP16sToFP32(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
-	for i := range dst {
+	m := 0
+	if fastF16 != nil {
+		m = fastF16(dst, src)
+	}
+	for i := m; i < len(dst); i++ {
 		dst[i] = fp16Table[uint16(src[2*i])|uint16(src[2*i+1])<<8]
 	}
 }
@@ -108,8 +115,19 @@ func FP16sToFP32(dst []float32, src []byte) {
 // FP32sToFP16 converts src to halves written little-endian into dst.
 func FP32sToFP16(dst []byte, src []float32) {
 	dst = dst[:2*len(src)]
-	for i, f := range src {
-		h := FP32ToFP16(f)
+	m := 0
+	if fastF32 != nil {
+		m = fastF32(dst, src)
+	}
+	for i := m; i < len(src); i++ {
+		h := FP32ToFP16(src[i])
 		dst[2*i], dst[2*i+1] = byte(h), byte(h>>8)
 	}
 }
+
+// fastF16 and fastF32 (set on CPUs with F16C) convert a prefix of their
+// slices and return its length; the loops above finish the rest.
+var (
+	fastF16 func(dst []float32, src []byte) int
+	fastF32 func(dst []byte, src []float32) int
+)

@@ -109,3 +109,44 @@ func TestRounding(t *testing.T) {
 		}
 	}
 }
+
+// TestSliceConversions checks the (F16C) slice conversions bit for bit
+// against the scalar ones over random bit patterns, NaNs, infinities and
+// subnormals included.
+func TestSliceConversions(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, n := range []int{0, 1, 7, 8, 9, 100, 1000} {
+		f := make([]float32, n)
+		h := make([]byte, 2*n+2)
+		for i := range f {
+			switch i % 4 {
+			case 0:
+				f[i] = math.Float32frombits(r.Uint32())
+			case 1:
+				f[i] = float32(r.NormFloat64() * 1e-6) // half subnormals
+			default:
+				f[i] = float32(r.NormFloat64() * 1000)
+			}
+		}
+		FP32sToFP16(h[:2*n], f)
+		for i, v := range f {
+			if got, want := uint16(h[2*i])|uint16(h[2*i+1])<<8, FP32ToFP16(v); got != want {
+				t.Fatalf("n=%d: FP32sToFP16(%g) = %#04x, want %#04x", n, v, got, want)
+			}
+		}
+		if h[2*n] != 0 || h[2*n+1] != 0 {
+			t.Fatal("wrote past dst")
+		}
+		for i := range n {
+			h[2*i], h[2*i+1] = byte(r.Uint32()), byte(r.Uint32())
+		}
+		back := make([]float32, n)
+		FP16sToFP32(back, h[:2*n])
+		for i := range back {
+			want := FP16ToFP32(uint16(h[2*i]) | uint16(h[2*i+1])<<8)
+			if math.Float32bits(back[i]) != math.Float32bits(want) {
+				t.Fatalf("n=%d: FP16sToFP32[%d] = %#x, want %#x", n, i, math.Float32bits(back[i]), math.Float32bits(want))
+			}
+		}
+	}
+}

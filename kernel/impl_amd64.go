@@ -51,6 +51,12 @@ func dotQ6KQ8KAVX2(nb int, w, x *byte) float32
 func axpyF16AVX2(n int, o *float32, v *byte, a float32)
 
 //go:noescape
+func cvtF32toF16(n int, src *float32, dst *byte)
+
+//go:noescape
+func cvtF16toF32(n int, src *byte, dst *float32)
+
+//go:noescape
 func dotF16AVX2(n int, w *byte, x *float32) float32
 
 //go:noescape
@@ -84,6 +90,7 @@ func init() {
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
 		quantRowQ8_0 = quantRowQ8_0Fast
+		fastF16, fastF32 = cvtF16Fast, cvtF32Fast
 	}
 	switch {
 	case noAsm():
@@ -199,4 +206,20 @@ func axpyF16Fast(o []float32, v []byte, a float32) {
 		axpyF16AVX2(m, &o[0], &v[0], a)
 	}
 	axpyF16Generic(o[m:], v[2*m:], a)
+}
+
+func cvtF16Fast(dst []float32, src []byte) int {
+	m := len(dst) &^ 7
+	if m > 0 {
+		cvtF16toF32(m, &src[0], &dst[0])
+	}
+	return m
+}
+
+func cvtF32Fast(dst []byte, src []float32) int {
+	m := len(src) &^ 7
+	if m > 0 {
+		cvtF32toF16(m, &src[0], &dst[0])
+	}
+	return m
 }
