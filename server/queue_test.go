@@ -141,3 +141,25 @@ func TestQueueOrder(t *testing.T) {
 		t.Errorf("running %d waiting %d after all released", r, w)
 	}
 }
+
+// TestParallel: with --parallel 2, two generations run at once and the
+// third waits its turn.
+func TestParallel(t *testing.T) {
+	f := newFake()
+	f.step = 5 * time.Millisecond
+	ts := start(t, f, func(c *Config) { c.Parallel = 2 })
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := ts.do("POST", "/api/generate", `{"model":"tiny","prompt":"hi","stream":false}`)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+	if _, peak, n := f.stats(); peak != 2 || n != 3 {
+		t.Errorf("peak %d of 3 requests, want 2", peak)
+	}
+}
