@@ -87,22 +87,35 @@ func VecDotType(dt tensor.DType) (tensor.DType, error) {
 
 // QDotFor returns the active dot kernel for quantized weights of type dt.
 func QDotFor(dt tensor.DType) (QDot, error) {
-	if f := active.Q[dt]; f != nil {
-		return f, nil
-	}
-	if f := Generic.Q[dt]; f != nil {
-		return f, nil
+	if dt < tensor.DType(len(qdots)) && qdots[dt] != nil {
+		return qdots[dt], nil
 	}
 	return nil, fmt.Errorf("kernel: no quantized dot product for weight type %s", dt)
 }
 
 // FDotFor returns the active dot kernel for float weights of type dt.
 func FDotFor(dt tensor.DType) (FDot, error) {
-	if f := active.F[dt]; f != nil {
-		return f, nil
-	}
-	if f := Generic.F[dt]; f != nil {
-		return f, nil
+	if dt < tensor.DType(len(fdots)) && fdots[dt] != nil {
+		return fdots[dt], nil
 	}
 	return nil, fmt.Errorf("kernel: no float dot product for weight type %s", dt)
+}
+
+// qdots and fdots index the active kernels by dtype (a map lookup per
+// matrix multiplication showed in profiles); filled in init after the
+// implementation is chosen.
+var (
+	qdots [64]QDot
+	fdots [64]FDot
+)
+
+func fillDotTables() {
+	for _, impl := range []Impl{Generic, active} {
+		for dt, f := range impl.Q {
+			qdots[dt] = f
+		}
+		for dt, f := range impl.F {
+			fdots[dt] = f
+		}
+	}
 }

@@ -99,6 +99,7 @@ func init() {
 	case hasAVX2:
 		active = avx2
 	}
+	fillDotTables()
 }
 
 // avx512 is avx2 plus the AVX-512 VNNI GEMM kernel (set in init when the

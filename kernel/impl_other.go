@@ -3,3 +3,5 @@
 package kernel
 
 func available() []Impl { return []Impl{Generic} }
+
+func init() { fillDotTables() }
