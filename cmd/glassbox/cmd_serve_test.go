@@ -47,14 +47,14 @@ func TestServeRefuses(t *testing.T) {
 func TestServeRuns(t *testing.T) {
 	model := shared.Path(t, "models/stories260K.gguf")
 	t.Setenv(home.Env, t.TempDir())
-	var errb syncBuffer
+	var errb serveLog
 	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &errb}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
 		done <- runMain(ctx, env, []string{"serve", "--addr", "127.0.0.1:0", "--home", t.TempDir(), "--model", model})
 	}()
-	waitStderr(t, &errb, "listening on http://127.0.0.1:")
+	waitServeLog(t, &errb, "listening on http://127.0.0.1:")
 	if !strings.Contains(errb.String(), "models: stories260K") {
 		t.Errorf("stderr %q", errb.String())
 	}
@@ -67,25 +67,25 @@ func TestServeRuns(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
+// serveLog is a bytes.Buffer safe for a writer and a reader goroutine.
+type serveLog struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *serveLog) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *serveLog) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
 }
 
-func waitStderr(t *testing.T, b *syncBuffer, want string) {
+func waitServeLog(t *testing.T, b *serveLog, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(b.String(), want) {
