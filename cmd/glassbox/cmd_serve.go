@@ -68,11 +68,11 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if _, err := home.Ensure(); err != nil {
 		return pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: logLevel(c.logLevel)}))
-	return serve(ctx, env, &c, log)
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: serveLogLevel(c.logLevel)}))
+	return runServer(ctx, env, &c, log)
 }
 
-func logLevel(s string) slog.Level {
+func serveLogLevel(s string) slog.Level {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(s)); err != nil {
 		return slog.LevelInfo
@@ -80,8 +80,8 @@ func logLevel(s string) slog.Level {
 	return l
 }
 
-// serve wires the packages together and runs until ctx ends.
-func serve(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logger) error {
+// runServer wires the packages together and runs until ctx ends.
+func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logger) error {
 	b, err := newServeBackend(c)
 	if err != nil {
 		return err
@@ -120,7 +120,7 @@ func serve(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logger) e
 	srv, err := server.New(server.Config{
 		Backend: b, Jobs: &server.ManagerJobs{M: m, History: journal.History{J: jr}}, Metrics: mt.Handler(),
 		UI:       web.Handler(web.Config{Profiles: plan.ProfileNames(), Version: server.Version}),
-		Parallel: c.parallel, MaxQueue: queueFlag(c.maxQueue), MaxBodyBytes: c.maxBody, APIKey: c.apiKey,
+		Parallel: c.parallel, MaxQueue: serveQueueFlag(c.maxQueue), MaxBodyBytes: c.maxBody, APIKey: c.apiKey,
 		ReadTimeout: c.readTimeout, WriteTimeout: c.writeTimeout, ShutdownGrace: c.grace, Logger: log,
 	})
 	if err != nil {
@@ -160,8 +160,8 @@ func serve(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logger) e
 	return err
 }
 
-// queueFlag maps --max-queue 0 (nobody waits) to the server's -1.
-func queueFlag(n int) int {
+// serveQueueFlag maps --max-queue 0 (nobody waits) to the server's -1.
+func serveQueueFlag(n int) int {
 	if n <= 0 {
 		return -1
 	}

@@ -143,7 +143,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	if b.metrics != nil {
 		b.metrics.SetModelResident(req.Model, sm.text.File.TensorBytes())
 	}
-	treq := engine.TextRequest{Prompt: req.Prompt, System: req.System, Sampling: samplingOf(req.Options),
+	treq := engine.TextRequest{Prompt: req.Prompt, System: req.System, Sampling: serveSampling(req.Options),
 		MaxTokens: max(req.Options.NumPredict, 0), Stops: req.Options.Stop, Session: opts,
 		// A prompt goes through the template only when the model has one
 		// of its own and the client did not ask for raw: base models (no
@@ -171,7 +171,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime}, nil
 }
 
-func samplingOf(o server.Options) sample.Params {
+func serveSampling(o server.Options) sample.Params {
 	seed := rand.Uint64() >> 1
 	if o.Seed != nil {
 		seed = *o.Seed
@@ -216,8 +216,8 @@ func (b *serveBackend) Models(ctx context.Context) ([]server.ModelInfo, error) {
 	return out, nil
 }
 
-// verdicts caches plan verdicts by path and modification time.
-var verdicts sync.Map
+// serveVerdicts caches plan verdicts by path and modification time.
+var serveVerdicts sync.Map
 
 func (b *serveBackend) info(name, path string) (*server.ModelInfo, error) {
 	st, err := os.Stat(path)
@@ -231,7 +231,7 @@ func (b *serveBackend) info(name, path string) (*server.ModelInfo, error) {
 	defer f.Close()
 	sum := modelinfo.Summarize(f, false)
 	mi := &server.ModelInfo{Name: name, Path: path, Size: st.Size(), Modified: st.ModTime().UTC(),
-		Family: sum.Architecture, ParameterSize: paramSize(sum.Parameters), Quantization: sum.FileType}
+		Family: sum.Architecture, ParameterSize: serveParamSize(sum.Parameters), Quantization: sum.FileType}
 	if mi.Quantization == "" && len(sum.Quantization) > 0 {
 		mi.Quantization = sum.Quantization[0].Type
 	}
@@ -239,16 +239,16 @@ func (b *serveBackend) info(name, path string) (*server.ModelInfo, error) {
 		mi.ContextLength = int(*sum.ContextLength)
 	}
 	key := fmt.Sprintf("%s@%d", path, st.ModTime().UnixNano())
-	if v, ok := verdicts.Load(key); ok {
+	if v, ok := serveVerdicts.Load(key); ok {
 		mi.Verdict = v.(string)
 	} else if p, err := plan.ForModel(f, plan.Options{Ctx: b.session.CtxLen, Batch: b.session.Batch}, b.dev); err == nil {
 		mi.Verdict = p.Verdict
-		verdicts.Store(key, p.Verdict)
+		serveVerdicts.Store(key, p.Verdict)
 	}
 	return mi, nil
 }
 
-func paramSize(n int64) string {
+func serveParamSize(n int64) string {
 	switch {
 	case n >= 1e9:
 		return fmt.Sprintf("%.1fB", float64(n)/1e9)
@@ -283,16 +283,16 @@ func (b *serveBackend) Show(ctx context.Context, name string) (*server.ModelDeta
 		if kv.Value.Len() > 16 {
 			continue // vocabularies and merges, as Ollama leaves out without verbose
 		}
-		if v := smallValue(kv.Value.Any()); v != nil {
+		if v := serveMetaValue(kv.Value.Any()); v != nil {
 			d.Metadata[kv.Key] = v
 		}
 	}
 	return d, nil
 }
 
-// smallValue keeps scalar metadata and drops large arrays (vocabularies),
+// serveMetaValue keeps scalar metadata and drops large arrays (vocabularies),
 // as Ollama's /api/show does without verbose.
-func smallValue(v any) any {
+func serveMetaValue(v any) any {
 	b, err := json.Marshal(v)
 	if err != nil || len(b) > 256 {
 		return nil
