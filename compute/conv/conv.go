@@ -68,7 +68,7 @@ func (c *Conv) Flops(h, w int) int64 {
 
 // Apply computes out = act(conv(in) + bias + skip), where skip (nil for
 // none) has out's shape and act is ReLU when relu is set. out's interior is
-// overwritten; out must not alias in (it may alias skip).
+// overwritten; out must not alias in or skip.
 func (c *Conv) Apply(r Runner, out, in, skip *Map, relu bool) error {
 	return c.apply(r, out, in, skip, relu, pickTile())
 }
@@ -92,8 +92,8 @@ func (c *Conv) apply(r Runner, out, in, skip *Map, relu bool, tf tileFuncs) erro
 			return fmt.Errorf("conv skip %dx%dx%d does not match output %dx%dx%d", skip.H, skip.W, skip.C, out.H, out.W, out.C)
 		}
 	}
-	if &in.Data[0] == &out.Data[0] {
-		return fmt.Errorf("conv: output aliases input")
+	if &in.Data[0] == &out.Data[0] || (skip != nil && &skip.Data[0] == &out.Data[0]) {
+		return fmt.Errorf("conv: output aliases an input")
 	}
 	kern := tf.forNR(c.nr)
 	blocks := (c.Cout + c.nr - 1) / c.nr
@@ -140,6 +140,31 @@ func runRow(kern tileFunc, g rowGeom, a, b, bias []float32, out, skip *Map, co i
 	nr := len(bias)
 	mr := kern.mr
 	full := co+nr <= out.C
+	if full {
+		var sk []float32
+		if skip != nil {
+			sk = skip.Data
+		}
+		call := func(x0, n int) {
+			o := g.oBase + x0*g.oPix + co
+			var s []float32
+			if sk != nil {
+				s = sk[o:]
+			}
+			kern.fn(a[g.aBase+x0*g.aPix:], g.aPix, g.aRow, g.kh, g.run, b, bias, out.Data[o:], g.oPix, s, g.oPix, relu, n)
+		}
+		whole := g.n / mr * mr
+		switch {
+		case g.n < mr:
+			call(0, g.n)
+		case whole == g.n:
+			call(0, whole)
+		default:
+			call(0, whole)
+			call(g.n-mr, mr) // overlaps the previous tile; outputs are overwritten, not accumulated
+		}
+		return
+	}
 	for x0 := 0; x0 < g.n; x0 += mr {
 		n := min(mr, g.n-x0)
 		if n < mr && g.n >= mr {
@@ -147,14 +172,6 @@ func runRow(kern tileFunc, g rowGeom, a, b, bias []float32, out, skip *Map, co i
 		}
 		ap := a[g.aBase+x0*g.aPix:]
 		o := g.oBase + x0*g.oPix + co
-		if full {
-			var sk []float32
-			if skip != nil {
-				sk = skip.Data[o:]
-			}
-			kern.fn(ap, g.aPix, g.aRow, g.kh, g.run, b, bias, out.Data[o:], g.oPix, sk, g.oPix, relu, n)
-			continue
-		}
 		// Fewer channels than a block: compute into scratch, copy the valid part.
 		kern.fn(ap, g.aPix, g.aRow, g.kh, g.run, b, bias, scratch, nr, nil, 0, false, n)
 		valid := out.C - co

@@ -61,6 +61,8 @@ func TestConvAgainstReference(t *testing.T) {
 		{256, 64, 1, 1, 5, 11, false, true, false},
 		{32, 64, 3, 1, 6, 6, true, false, true},
 		{5, 7, 3, 1, 6, 9, true, true, true},
+		{64, 64, 3, 1, 3, 25, true, true, true}, // several whole tiles with a skip, then a shifted tail
+		{64, 32, 3, 1, 2, 26, true, true, false},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, c := range cases {

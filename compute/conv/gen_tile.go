@@ -30,8 +30,9 @@ func kernel(b *strings.Builder, mr, nv int) {
 	e := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
 	name := fmt.Sprintf("tile%dx%dAVX512", mr, 16*nv)
 	bases := []string{"SI", "BX", "DI", "R13"}[:(mr+2)/3]
-	e("\n// func %s(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu uintptr)", name)
-	e("TEXT ·%s(SB), NOSPLIT, $0-96", name)
+	e("\n// func %s(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, tiles uintptr)", name)
+	e("TEXT ·%s(SB), NOSPLIT, $0-104", name)
+	e("%s_tile: // one tile of %d pixels per pass; a, out, skip advance in the argument slots", name, mr)
 	e("\tMOVQ a+0(FP), SI")
 	e("\tMOVQ aPix+8(FP), R8")
 	e("\tMOVQ aRow+16(FP), R9")
@@ -118,8 +119,7 @@ func kernel(b *strings.Builder, mr, nv int) {
 			e("\tADDQ CX, AX")
 		}
 	}
-	e("\tVZEROUPPER")
-	e("\tRET")
+	nextTile(e, name, mr, 96)
 }
 
 // kernelAVX2 writes an AVX2+FMA kernel for mr pixels × 16 channels:
@@ -130,8 +130,9 @@ func kernelAVX2(b *strings.Builder, mr int) {
 	e := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
 	name := fmt.Sprintf("tile%dx16AVX2", mr)
 	bases := []string{"SI", "BX", "DI", "R13"}[:(mr+2)/3]
-	e("\n// func %s(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, bStride uintptr)", name)
-	e("TEXT ·%s(SB), NOSPLIT, $0-104", name)
+	e("\n// func %s(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, bStride, tiles uintptr)", name)
+	e("TEXT ·%s(SB), NOSPLIT, $0-112", name)
+	e("%s_tile: // one tile of %d pixels per pass; a, out, skip advance in the argument slots", name, mr)
 	e("\tMOVQ a+0(FP), SI")
 	e("\tMOVQ aPix+8(FP), R8")
 	e("\tMOVQ aRow+16(FP), R9")
@@ -210,6 +211,31 @@ func kernelAVX2(b *strings.Builder, mr int) {
 			e("\tADDQ CX, AX")
 		}
 	}
+	nextTile(e, name, mr, 104)
+}
+
+// nextTile ends a kernel: count down the tiles argument (at byte offset
+// tilesOff of the frame), advance a, out and skip by mr pixels and go
+// round again, or return.
+func nextTile(e func(string, ...any), name string, mr, tilesOff int) {
+	e("\tMOVQ tiles+%d(FP), AX", tilesOff)
+	e("\tDECQ AX")
+	e("\tJZ %s_done", name)
+	e("\tMOVQ AX, tiles+%d(FP)", tilesOff)
+	e("\tMOVQ aPix+8(FP), AX")
+	e("\tIMULQ $%d, AX", mr)
+	e("\tADDQ AX, a+0(FP) // a += mr·aPix")
+	e("\tMOVQ outPix+64(FP), AX")
+	e("\tIMULQ $%d, AX", mr)
+	e("\tADDQ AX, out+56(FP) // out += mr·outPix")
+	e("\tMOVQ skip+72(FP), CX")
+	e("\tTESTQ CX, CX")
+	e("\tJZ %s_tile", name)
+	e("\tMOVQ skipPix+80(FP), AX")
+	e("\tIMULQ $%d, AX", mr)
+	e("\tADDQ AX, skip+72(FP) // skip += mr·skipPix")
+	e("\tJMP %s_tile", name)
+	e("%s_done:", name)
 	e("\tVZEROUPPER")
 	e("\tRET")
 }

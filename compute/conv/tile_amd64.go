@@ -12,31 +12,31 @@ import (
 // are in bytes; skip may be nil; relu is 0 or 1.
 //
 //go:noescape
-func tile6x64AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu uintptr)
+func tile6x64AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, tiles uintptr)
 
 //go:noescape
-func tile12x32AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu uintptr)
+func tile12x32AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, tiles uintptr)
 
 //go:noescape
-func tile12x16AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu uintptr)
+func tile12x16AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, tiles uintptr)
 
 //go:noescape
-func tile6x16AVX2(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, bStride uintptr)
+func tile6x16AVX2(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, bStride, tiles uintptr)
 
-type asmTile func(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu uintptr)
+type asmTile func(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, tiles uintptr)
 
-// wrap adapts an assembly kernel to tileFunc. The kernel reads
-// a[i*aPix+ky*aRow+j] for i < mr and writes mr rows, so tiles with fewer
-// pixels go to the generic twin; bounds are checked here, once per tile.
+// wrap adapts an assembly kernel to tileFunc. The kernel computes m/mr
+// tiles of mr pixels in one call, so rows with fewer than mr pixels go to
+// the generic twin; bounds are checked here, once per call.
 func wrap(mr, nr int, k asmTile, generic func(a []float32, aPix, aRow, kh, run int, b, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int)) tileFunc {
 	return tileFunc{mr: mr, fn: func(a []float32, aPix, aRow, kh, run int, b, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int) {
 		if m < mr {
 			generic(a, aPix, aRow, kh, run, b, bias, out, outPix, skip, skipPix, relu, m)
 			return
 		}
-		if (mr-1)*aPix+(kh-1)*aRow+run > len(a) || kh*run*nr > len(b) || len(bias) < nr ||
-			(mr-1)*outPix+nr > len(out) || (skip != nil && (mr-1)*skipPix+nr > len(skip)) || kh < 1 || run < 1 {
-			panic("conv: micro-kernel bounds violated") // an invariant of Conv.row, not an input error
+		if m%mr != 0 || (m-1)*aPix+(kh-1)*aRow+run > len(a) || kh*run*nr > len(b) || len(bias) < nr ||
+			(m-1)*outPix+nr > len(out) || (skip != nil && (m-1)*skipPix+nr > len(skip)) || kh < 1 || run < 1 {
+			panic("conv: micro-kernel bounds violated") // an invariant of runRow, not an input error
 		}
 		var sk *float32
 		if skip != nil {
@@ -47,7 +47,7 @@ func wrap(mr, nr int, k asmTile, generic func(a []float32, aPix, aRow, kh, run i
 			r = 1
 		}
 		k(unsafe.SliceData(a), uintptr(4*aPix), uintptr(4*aRow), uintptr(kh), uintptr(run),
-			unsafe.SliceData(b), unsafe.SliceData(bias), unsafe.SliceData(out), uintptr(4*outPix), sk, uintptr(4*skipPix), r)
+			unsafe.SliceData(b), unsafe.SliceData(bias), unsafe.SliceData(out), uintptr(4*outPix), sk, uintptr(4*skipPix), r, uintptr(m/mr))
 	}}
 }
 
@@ -59,8 +59,8 @@ func wrapAVX2(mr, nr int, generic func(a []float32, aPix, aRow, kh, run int, b, 
 			generic(a, aPix, aRow, kh, run, b, bias, out, outPix, skip, skipPix, relu, m)
 			return
 		}
-		if (mr-1)*aPix+(kh-1)*aRow+run > len(a) || kh*run*nr > len(b) || len(bias) < nr ||
-			(mr-1)*outPix+nr > len(out) || (skip != nil && (mr-1)*skipPix+nr > len(skip)) || kh < 1 || run < 1 {
+		if m%mr != 0 || (m-1)*aPix+(kh-1)*aRow+run > len(a) || kh*run*nr > len(b) || len(bias) < nr ||
+			(m-1)*outPix+nr > len(out) || (skip != nil && (m-1)*skipPix+nr > len(skip)) || kh < 1 || run < 1 {
 			panic("conv: micro-kernel bounds violated") // an invariant of runRow, not an input error
 		}
 		r := uintptr(0)
@@ -73,7 +73,7 @@ func wrapAVX2(mr, nr int, generic func(a []float32, aPix, aRow, kh, run int, b, 
 				sk = &skip[s]
 			}
 			tile6x16AVX2(unsafe.SliceData(a), uintptr(4*aPix), uintptr(4*aRow), uintptr(kh), uintptr(run),
-				&b[s], &bias[s], &out[s], uintptr(4*outPix), sk, uintptr(4*skipPix), r, uintptr(4*nr))
+				&b[s], &bias[s], &out[s], uintptr(4*outPix), sk, uintptr(4*skipPix), r, uintptr(4*nr), uintptr(m/mr))
 		}
 	}}
 }

@@ -4,8 +4,9 @@
 
 #include "textflag.h"
 
-// func tile6x64AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu uintptr)
-TEXT ·tile6x64AVX512(SB), NOSPLIT, $0-96
+// func tile6x64AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, tiles uintptr)
+TEXT ·tile6x64AVX512(SB), NOSPLIT, $0-104
+tile6x64AVX512_tile: // one tile of 6 pixels per pass; a, out, skip advance in the argument slots
 	MOVQ a+0(FP), SI
 	MOVQ aPix+8(FP), R8
 	MOVQ aRow+16(FP), R9
@@ -210,11 +211,30 @@ tile6x64AVX512_store:
 	VMOVUPS Z21, 64(AX)
 	VMOVUPS Z22, 128(AX)
 	VMOVUPS Z23, 192(AX)
+	MOVQ tiles+96(FP), AX
+	DECQ AX
+	JZ tile6x64AVX512_done
+	MOVQ AX, tiles+96(FP)
+	MOVQ aPix+8(FP), AX
+	IMULQ $6, AX
+	ADDQ AX, a+0(FP) // a += mr·aPix
+	MOVQ outPix+64(FP), AX
+	IMULQ $6, AX
+	ADDQ AX, out+56(FP) // out += mr·outPix
+	MOVQ skip+72(FP), CX
+	TESTQ CX, CX
+	JZ tile6x64AVX512_tile
+	MOVQ skipPix+80(FP), AX
+	IMULQ $6, AX
+	ADDQ AX, skip+72(FP) // skip += mr·skipPix
+	JMP tile6x64AVX512_tile
+tile6x64AVX512_done:
 	VZEROUPPER
 	RET
 
-// func tile12x32AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu uintptr)
-TEXT ·tile12x32AVX512(SB), NOSPLIT, $0-96
+// func tile12x32AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, tiles uintptr)
+TEXT ·tile12x32AVX512(SB), NOSPLIT, $0-104
+tile12x32AVX512_tile: // one tile of 12 pixels per pass; a, out, skip advance in the argument slots
 	MOVQ a+0(FP), SI
 	MOVQ aPix+8(FP), R8
 	MOVQ aRow+16(FP), R9
@@ -441,11 +461,30 @@ tile12x32AVX512_store:
 	ADDQ CX, AX
 	VMOVUPS Z22, 0(AX)
 	VMOVUPS Z23, 64(AX)
+	MOVQ tiles+96(FP), AX
+	DECQ AX
+	JZ tile12x32AVX512_done
+	MOVQ AX, tiles+96(FP)
+	MOVQ aPix+8(FP), AX
+	IMULQ $12, AX
+	ADDQ AX, a+0(FP) // a += mr·aPix
+	MOVQ outPix+64(FP), AX
+	IMULQ $12, AX
+	ADDQ AX, out+56(FP) // out += mr·outPix
+	MOVQ skip+72(FP), CX
+	TESTQ CX, CX
+	JZ tile12x32AVX512_tile
+	MOVQ skipPix+80(FP), AX
+	IMULQ $12, AX
+	ADDQ AX, skip+72(FP) // skip += mr·skipPix
+	JMP tile12x32AVX512_tile
+tile12x32AVX512_done:
 	VZEROUPPER
 	RET
 
-// func tile12x16AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu uintptr)
-TEXT ·tile12x16AVX512(SB), NOSPLIT, $0-96
+// func tile12x16AVX512(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, tiles uintptr)
+TEXT ·tile12x16AVX512(SB), NOSPLIT, $0-104
+tile12x16AVX512_tile: // one tile of 12 pixels per pass; a, out, skip advance in the argument slots
 	MOVQ a+0(FP), SI
 	MOVQ aPix+8(FP), R8
 	MOVQ aRow+16(FP), R9
@@ -598,11 +637,30 @@ tile12x16AVX512_store:
 	VMOVUPS Z10, 0(AX)
 	ADDQ CX, AX
 	VMOVUPS Z11, 0(AX)
+	MOVQ tiles+96(FP), AX
+	DECQ AX
+	JZ tile12x16AVX512_done
+	MOVQ AX, tiles+96(FP)
+	MOVQ aPix+8(FP), AX
+	IMULQ $12, AX
+	ADDQ AX, a+0(FP) // a += mr·aPix
+	MOVQ outPix+64(FP), AX
+	IMULQ $12, AX
+	ADDQ AX, out+56(FP) // out += mr·outPix
+	MOVQ skip+72(FP), CX
+	TESTQ CX, CX
+	JZ tile12x16AVX512_tile
+	MOVQ skipPix+80(FP), AX
+	IMULQ $12, AX
+	ADDQ AX, skip+72(FP) // skip += mr·skipPix
+	JMP tile12x16AVX512_tile
+tile12x16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func tile6x16AVX2(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, bStride uintptr)
-TEXT ·tile6x16AVX2(SB), NOSPLIT, $0-104
+// func tile6x16AVX2(a *float32, aPix, aRow, kh, run uintptr, b, bias, out *float32, outPix uintptr, skip *float32, skipPix, relu, bStride, tiles uintptr)
+TEXT ·tile6x16AVX2(SB), NOSPLIT, $0-112
+tile6x16AVX2_tile: // one tile of 6 pixels per pass; a, out, skip advance in the argument slots
 	MOVQ a+0(FP), SI
 	MOVQ aPix+8(FP), R8
 	MOVQ aRow+16(FP), R9
@@ -731,5 +789,23 @@ tile6x16AVX2_store:
 	ADDQ CX, AX
 	VMOVUPS Y10, (AX)
 	VMOVUPS Y11, 32(AX)
+	MOVQ tiles+104(FP), AX
+	DECQ AX
+	JZ tile6x16AVX2_done
+	MOVQ AX, tiles+104(FP)
+	MOVQ aPix+8(FP), AX
+	IMULQ $6, AX
+	ADDQ AX, a+0(FP) // a += mr·aPix
+	MOVQ outPix+64(FP), AX
+	IMULQ $6, AX
+	ADDQ AX, out+56(FP) // out += mr·outPix
+	MOVQ skip+72(FP), CX
+	TESTQ CX, CX
+	JZ tile6x16AVX2_tile
+	MOVQ skipPix+80(FP), AX
+	IMULQ $6, AX
+	ADDQ AX, skip+72(FP) // skip += mr·skipPix
+	JMP tile6x16AVX2_tile
+tile6x16AVX2_done:
 	VZEROUPPER
 	RET

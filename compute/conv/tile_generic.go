@@ -1,6 +1,7 @@
 package conv
 
-// tileFunc is a micro-kernel computing m ≤ mr pixels × nr channels:
+// tileFunc is a micro-kernel computing m pixels × nr channels, m being
+// either less than mr or a multiple of it (whole tiles in one call):
 //
 //	out[i*outPix+n] = act(bias[n] + skip[i*skipPix+n] +
 //	    Σ_{ky<kh} Σ_{j<run} a[i*aPix+ky*aRow+j] · b[(ky*run+j)*nr+n])

@@ -101,8 +101,8 @@ func (c *UpConv) apply(r Runner, out, in, skip *Map, relu bool, tf tileFuncs) er
 	if skip != nil && (skip.check() != nil || skip.H != out.H || skip.W != out.W || skip.C != out.C) {
 		return fmt.Errorf("upconv skip does not match output %dx%dx%d", out.H, out.W, out.C)
 	}
-	if &in.Data[0] == &out.Data[0] {
-		return fmt.Errorf("upconv: output aliases input")
+	if &in.Data[0] == &out.Data[0] || (skip != nil && &skip.Data[0] == &out.Data[0]) {
+		return fmt.Errorf("upconv: output aliases an input")
 	}
 	kern := tf.forNR(c.nr)
 	blocks := (c.Cout + c.nr - 1) / c.nr

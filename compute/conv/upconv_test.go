@@ -16,6 +16,7 @@ func TestUpConvAgainstReference(t *testing.T) {
 		{64, 64, 3, 2, true, true, true}, // narrower than a tile
 		{64, 3, 4, 9, true, false, false},
 		{5, 32, 6, 13, true, false, true},
+		{64, 64, 2, 13, true, true, true}, // several whole tiles with a skip
 	} {
 		x := randSlice(rng, c.cin*c.h*c.w, 1)
 		wt := randSlice(rng, c.cout*c.cin*9, 0.1)
