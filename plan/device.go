@@ -193,14 +193,13 @@ func cpuMHz() float64 {
 	return 0
 }
 
-// Estimates used until the compute core's roofline probe has run. They are
-// deliberately modest: a memory stream of ~8 GB/s per core up to a
-// dual-channel DDR4 ceiling of ~25 GB/s, and pure-Go kernels reaching a
-// quarter of the FMA units' theoretical peak.
+// Estimates used until the compute core's roofline probe has run: a
+// memory stream of ~8 GB/s per core up to a dual-channel DDR4 ceiling of
+// ~25 GB/s, and the FMA units' theoretical peak (what the probe measures;
+// the speed model applies the share real kernels reach).
 const (
 	estBandwidthPerCore = 8e9
 	estBandwidthMax     = 25e9
-	estKernelEfficiency = 0.25
 )
 
 func (d *Device) estimateRoofline(mhz float64) {
@@ -217,7 +216,7 @@ func (d *Device) estimateRoofline(mhz float64) {
 	if d.hasFeature("asimd") {
 		lanes = 8 // 4-wide NEON FMA
 	}
-	perCore := mhz * 1e6 * lanes * estKernelEfficiency
+	perCore := mhz * 1e6 * lanes
 	d.PeakF32 = float64(d.Cores) * perCore
 	d.PeakInt8 = 2 * d.PeakF32 // int8 dot products do twice the work per lane pair
 	if d.hasFeature("avx512_vnni") || d.hasFeature("avx_vnni") || d.hasFeature("asimddp") {

@@ -112,7 +112,7 @@ func ProfileDescription(name string) (desc, source string, ok bool) {
 
 func (p profile) device(name string) *Device {
 	d := &Device{Name: name, Source: p.source, RAMTotal: p.ram, Cores: p.cores, Bandwidth: p.ramBW,
-		PeakF32: float64(p.cores) * p.coreHz * p.lanes * estKernelEfficiency, Estimated: true,
+		PeakF32: float64(p.cores) * p.coreHz * p.lanes, Estimated: true,
 		Roofline: "host CPU figures assumed for a typical machine of this class"}
 	d.PeakInt8 = 4 * d.PeakF32
 	d.RAMAvailable = p.ram - osReserve(p.ram)
@@ -148,7 +148,7 @@ func ParseDevice(arg string) (*Device, error) {
 	} else {
 		d = &Device{Name: "custom", Source: "--device " + arg, Cores: 8, Bandwidth: 40e9, Estimated: true,
 			Roofline: "host CPU figures assumed (8 cores, 40 GB/s) unless given"}
-		d.PeakF32 = 8 * 3.5e9 * 32 * estKernelEfficiency
+		d.PeakF32 = 8 * 3.5e9 * 32
 		d.PeakInt8 = 4 * d.PeakF32
 	}
 	if err := d.applyOverrides(parts); err != nil {
