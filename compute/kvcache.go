@@ -15,6 +15,7 @@ type KVCache struct {
 	NumKVHeads int
 	HeadDim    int
 	k, v       []byte // [ctxLen][numKVHeads*headDim] elements of Type
+	esize      int    // bytes per element (Type's size, looked up once)
 }
 
 // NewKVCache allocates a cache; dtype must be F16 or F32 (anything else
@@ -26,10 +27,10 @@ func NewKVCache(dtype tensor.DType, ctxLen, numKVHeads, headDim int) *KVCache {
 	}
 	n := ctxLen * numKVHeads * headDim * dtype.TypeSize()
 	return &KVCache{Type: dtype, CtxLen: ctxLen, NumKVHeads: numKVHeads, HeadDim: headDim,
-		k: make([]byte, n), v: make([]byte, n)}
+		k: make([]byte, n), v: make([]byte, n), esize: dtype.TypeSize()}
 }
 
-func (c *KVCache) rowBytes() int { return c.NumKVHeads * c.HeadDim * c.Type.TypeSize() }
+func (c *KVCache) rowBytes() int { return c.NumKVHeads * c.HeadDim * c.esize }
 
 // Store writes the key and value rows (numKVHeads*headDim floats each) of
 // position pos.
@@ -53,13 +54,13 @@ func (c *KVCache) Bytes() int64 { return int64(len(c.k) + len(c.v)) }
 
 // key returns the bytes of KV head h's key at position pos.
 func (c *KVCache) key(pos, h int) []byte {
-	hb := c.HeadDim * c.Type.TypeSize()
+	hb := c.HeadDim * c.esize
 	off := pos*c.rowBytes() + h*hb
 	return c.k[off : off+hb]
 }
 
 func (c *KVCache) value(pos, h int) []byte {
-	hb := c.HeadDim * c.Type.TypeSize()
+	hb := c.HeadDim * c.esize
 	off := pos*c.rowBytes() + h*hb
 	return c.v[off : off+hb]
 }
