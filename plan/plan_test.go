@@ -181,3 +181,24 @@ func TestSyntheticMatchesLlamaQuantize(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkForModel plans Llama 3 8B from its header on a device where it
+// does not fit, so every alternative is planned too.
+func BenchmarkForModel(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "model.gguf")
+	if err := Llama3_8B.WriteHeader(path); err != nil {
+		b.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	dev := cpuDevice(4 * gib)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ForModel(f, Options{}, dev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -42,6 +42,9 @@ func (p *Plan) verdict() {
 	for _, g := range p.Device.GPUsSeen {
 		p.Notes = append(p.Notes, "found "+g+", which glassbox cannot use yet: this plan is for the CPU (plan it with --device)")
 	}
+	if p.Options.Parallel > 1 {
+		p.Notes = append(p.Notes, "glassbox's engine decodes one sequence at a time yet: parallel sequences are planned for the server's batching")
+	}
 	if p.Options.KV == "q8_0" {
 		p.Notes = append(p.Notes, "glassbox's engine keeps the KV cache in f16 or f32: a q8_0 cache is planned for other runtimes")
 	}
