@@ -32,6 +32,9 @@ func (p *Plan) place() {
 		pl.RAMBytes = m.TotalBytes
 		m.RAMBytes = m.TotalBytes
 		pl.Summary = fmt.Sprintf("all %d layers in RAM", s.Layers)
+		if s.Layers == 0 {
+			pl.Summary = "all weights in RAM"
+		}
 		return
 	}
 	g := d.GPU
