@@ -44,7 +44,7 @@ func matMulDots(p *Pool, out []float32, w Matrix, x []float32, n, rlo, rhi int) 
 	if err != nil {
 		panic("compute: MatMul: " + err.Error())
 	}
-	dot, err := kernel.QDotFor(w.Type)
+	dot, err := kernel.RowsDotFor(w.Type)
 	if err != nil {
 		panic("compute: MatMul: " + err.Error())
 	}
@@ -76,7 +76,7 @@ type dotTask struct {
 	rlo, rhi int
 	xrb      int
 	vt       tensor.DType
-	dot      kernel.QDot
+	dot      kernel.RowsDot
 	phase    int
 }
 
@@ -104,11 +104,9 @@ func (t *dotTask) Run(lo, hi int) {
 		}
 	case dotRows:
 		rb := w.RowBytes()
-		for r := t.rlo + lo*rowTile; r < min(t.rlo+hi*rowTile, t.rhi); r++ {
-			row := w.Data[r*rb : (r+1)*rb]
-			for i := range t.n {
-				t.out[i*w.Rows+r] = t.dot(w.Cols, row, t.xq[i*t.xrb:(i+1)*t.xrb])
-			}
+		r0, r1 := t.rlo+lo*rowTile, min(t.rlo+hi*rowTile, t.rhi)
+		for i := range t.n {
+			t.dot(w.Cols, w.Data[r0*rb:r1*rb], rb, t.xq[i*t.xrb:(i+1)*t.xrb], t.out[i*w.Rows+r0:i*w.Rows+r1])
 		}
 	}
 }

@@ -11,6 +11,20 @@ import (
 // multiple of the block size; w and x hold at least n elements' bytes.
 type QDot func(n int, w, x []byte) float32
 
+// RowsDot computes out[r] = QDot(n, w[r*rowBytes:], x) for every r <
+// len(out): consecutive weight rows against one activation row, with the
+// checks done once (matrix × vector is made of these).
+type RowsDot func(n int, w []byte, rowBytes int, x []byte, out []float32)
+
+// rowsFromQ builds a RowsDot from a single-row kernel.
+func rowsFromQ(q QDot) RowsDot {
+	return func(n int, w []byte, rowBytes int, x []byte, out []float32) {
+		for r := range out {
+			out[r] = q(n, w[r*rowBytes:], x)
+		}
+	}
+}
+
 // FDot returns the dot product of a float weight row w (F32, F16 or BF16
 // bytes) and len(x) F32 activations.
 type FDot func(w []byte, x []float32) float32
@@ -20,6 +34,7 @@ type FDot func(w []byte, x []float32) float32
 type Impl struct {
 	Name  string
 	Q     map[tensor.DType]QDot
+	Rows  map[tensor.DType]RowsDot // nil entries: built from Q
 	F     map[tensor.DType]FDot
 	Gemm  map[tensor.DType]Gemm  // matrix × matrix tiles (gemm.go)
 	FTile map[tensor.DType]FTile // float matrix × matrix tiles (ftile.go)
@@ -105,17 +120,38 @@ func FDotFor(dt tensor.DType) (FDot, error) {
 // matrix multiplication showed in profiles); filled in init after the
 // implementation is chosen.
 var (
-	qdots [64]QDot
-	fdots [64]FDot
+	qdots    [64]QDot
+	rowsdots [64]RowsDot
+	fdots    [64]FDot
 )
 
 func fillDotTables() {
 	for _, impl := range []Impl{Generic, active} {
 		for dt, f := range impl.Q {
 			qdots[dt] = f
+			rowsdots[dt] = impl.RowsFor(dt)
 		}
 		for dt, f := range impl.F {
 			fdots[dt] = f
 		}
 	}
+}
+
+// RowsFor returns impl's RowsDot for dt (nil if it has no dot for dt).
+func (impl Impl) RowsFor(dt tensor.DType) RowsDot {
+	if f := impl.Rows[dt]; f != nil {
+		return f
+	}
+	if q := impl.Q[dt]; q != nil {
+		return rowsFromQ(q)
+	}
+	return nil
+}
+
+// RowsDotFor returns the active RowsDot for quantized weights of type dt.
+func RowsDotFor(dt tensor.DType) (RowsDot, error) {
+	if dt < tensor.DType(len(rowsdots)) && rowsdots[dt] != nil {
+		return rowsdots[dt], nil
+	}
+	return nil, fmt.Errorf("kernel: no quantized dot product for weight type %s", dt)
 }

@@ -150,3 +150,31 @@ func TestAxpyF16(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsDot: every implementation's RowsDot equals its single-row dot.
+func TestRowsDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, impl := range Impls() {
+		for dt, q := range impl.Q {
+			rows := impl.RowsFor(dt)
+			vt, _ := VecDotType(dt)
+			for _, blocks := range []int{1, 5, 8} {
+				n := blocks * dt.BlockSize()
+				w := quantized(t, dt, randNormal(r, 7*n, 1))
+				rb := len(w) / 7
+				x := quantized(t, vt, randNormal(r, n, 1))
+				out := make([]float32, 8)
+				out[7] = 42
+				rows(n, w, rb, x, out[:7])
+				for k := range 7 {
+					if want := q(n, w[k*rb:], x); out[k] != want {
+						t.Fatalf("%s/%s n=%d row %d: %g, want %g", impl.Name, dt, n, k, out[k], want)
+					}
+				}
+				if out[7] != 42 {
+					t.Fatal("wrote past out")
+				}
+			}
+		}
+	}
+}

@@ -85,7 +85,9 @@ func init() {
 			tensor.BF16: fTileAsm(tensor.BF16, ftileBF16),
 		}
 		avx512.Q = maps.Clone(avx2.Q)
+		avx512.Rows = maps.Clone(avx2.Rows)
 		avx512.Q[tensor.Q4_0] = qdotSplit(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
+		avx512.Rows[tensor.Q4_0] = rowsAsm(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
 	}
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
@@ -130,6 +132,13 @@ var avx2 = Impl{
 		tensor.Q3_K: qdotAsm(tensor.Q3_K, dotQ3KQ8KAVX2),
 		tensor.Q5_K: qdotAsm(tensor.Q5_K, dotQ5KQ8KAVX2),
 		tensor.Q6_K: qdotAsm(tensor.Q6_K, dotQ6KQ8KAVX2),
+	},
+	Rows: map[tensor.DType]RowsDot{
+		tensor.Q8_0: rowsAsm(tensor.Q8_0, 1, dotQ8_0Q8_0AVX2, nil),
+		tensor.Q4_0: rowsAsm(tensor.Q4_0, 1, dotQ4_0Q8_0AVX2, nil),
+		tensor.Q4_K: rowsAsm(tensor.Q4_K, 1, dotQ4KQ8KAVX2, nil),
+		tensor.Q5_K: rowsAsm(tensor.Q5_K, 1, dotQ5KQ8KAVX2, nil),
+		tensor.Q6_K: rowsAsm(tensor.Q6_K, 1, dotQ6KQ8KAVX2, nil),
 	},
 	F: map[tensor.DType]FDot{
 		tensor.F16:  fdotAsm(tensor.F16, dotF16AVX2),
@@ -223,4 +232,33 @@ func cvtF32Fast(dst []byte, src []float32) int {
 		cvtF32toF16(m, &src[0], &dst[0])
 	}
 	return m
+}
+
+// rowsAsm is a RowsDot over a block kernel f that takes multiples of step
+// blocks (tail takes the rest): one length check for all rows, then a
+// direct call per row.
+func rowsAsm(dt tensor.DType, step int, f, tail func(nb int, w, x *byte) float32) RowsDot {
+	vt, _ := VecDotType(dt)
+	bs, wts, xts := dt.BlockSize(), dt.TypeSize(), vt.TypeSize()
+	return func(n int, w []byte, rowBytes int, x []byte, out []float32) {
+		nb := n / bs
+		if len(out) == 0 || nb == 0 {
+			clear(out)
+			return
+		}
+		if n%bs != 0 || rowBytes < nb*wts || len(w) < (len(out)-1)*rowBytes+nb*wts || len(x) < nb*xts {
+			panic(fmt.Sprintf("kernel: %s dot of %d rows × %d elements over %d weight and %d activation bytes", dt, len(out), n, len(w), len(x)))
+		}
+		m := nb / step * step
+		for r := range out {
+			var s float32
+			if m > 0 {
+				s = f(m, &w[r*rowBytes], &x[0])
+			}
+			if m < nb {
+				s += tail(nb-m, &w[r*rowBytes+m*wts], &x[m*xts])
+			}
+			out[r] = s
+		}
+	}
 }
