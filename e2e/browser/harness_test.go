@@ -195,6 +195,22 @@ func (s *server) job(t *testing.T, id string) api.Job {
 	return j
 }
 
+// submit starts a native job over HTTP and returns its id.
+func (s *server) submit(t *testing.T, body string) string {
+	t.Helper()
+	resp, err := http.Post(s.url+"/v1/jobs", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var j api.Job
+	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &j) != nil || j.ID == "" {
+		t.Fatalf("POST /v1/jobs: %d %s", resp.StatusCode, b)
+	}
+	return j.ID
+}
+
 // journaled reads a finished job from the server's journal on disk
 // (read-only, as glassbox jobs does), waiting for the writer to catch up.
 func (s *server) journaled(t *testing.T, id string) (api.Job, []api.Event) {

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -93,6 +94,7 @@ func TestUI(t *testing.T) {
 		if !regexp.MustCompile(`^60 tokens, [0-9.,]+ tokens/s`).MatchString(nums) {
 			t.Errorf("generate numbers %q, want 60 tokens and a rate", nums)
 		}
+		b.waitFor("the rate against the plan", `/^60 tokens, .* of the planned ~[0-9.,]+\/s/.test(document.querySelector('.stage[data-stage="generate"] .nums').textContent)`, 10*time.Second)
 		width := eval[float64](b, `parseFloat(document.querySelector('.stage[data-stage="generate"] .bar').style.width)`)
 		if width <= 0 || width > 100 {
 			t.Errorf("generate bar width %v%%", width)
@@ -115,6 +117,60 @@ func TestUI(t *testing.T) {
 			chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 		b.waitFor("a job sent with Ctrl+Enter to finish", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.msg.prompt .out')?.textContent === 'Once upon a time'`, 20*time.Second)
 		b.labelled()
+		b.checkJS()
+	})
+
+	t.Run("chat", func(t *testing.T) {
+		b.t = t
+		b.click("#new")
+		b.set("#model", "stories260K")
+		b.set("#mode", "chat")
+		b.set("#system", "You tell short stories.")
+		b.set("#opt-num_predict", "8")
+		b.set("#opt-num_ctx", "512") // the chat template alone is longer than stories260K's 128
+		send := func(text, prev string) (string, string) {
+			b.set("#prompt", text)
+			b.click("#send")
+			b.waitFor("the answer", fmt.Sprintf(`document.querySelector('#job-link a')?.textContent !== %q && document.querySelector('#output')?.dataset.state === 'done'`, prev), 20*time.Second)
+			return eval[string](b, `document.querySelector('#job-link a').textContent`), output()
+		}
+		_, first := send("Hi", "")
+		prev := eval[string](b, `document.querySelector('#job-link a').textContent`)
+		id, _ := send("Tell me more", prev)
+		var params struct {
+			Messages []struct{ Role, Content string } `json:"messages"`
+		}
+		if err := json.Unmarshal(s.job(t, id).Params, &params); err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(params.Messages)
+		want := fmt.Sprint([]struct{ Role, Content string }{{"system", "You tell short stories."}, {"user", "Hi"}, {"assistant", first}, {"user", "Tell me more"}})
+		if got != want {
+			t.Errorf("second turn sent %s, want %s", got, want)
+		}
+		if n := eval[int](b, `document.querySelectorAll('#chat .msg').length`); n != 4 {
+			t.Errorf("%d messages shown, want 4", n)
+		}
+		b.shot("chat")
+		b.checkJS()
+	})
+
+	t.Run("queued", func(t *testing.T) {
+		b.t = t
+		start("slow", "Once upon a time", map[string]string{"num_predict": "200", "temperature": "0"})
+		b.waitFor("the first job to generate", `Number(document.querySelector('#output')?.dataset.tokens) >= 3`, 30*time.Second)
+		// One generation at a time: a second job waits for the slot.
+		id := s.submit(t, `{"model":"stories260K","prompt":"Once upon a time","raw":true,"options":{"num_predict":5}}`)
+		b.navigate(px.url + "/#/jobs/" + id)
+		b.waitFor("the queued stage", `document.querySelector('.stage[data-stage="queued"][data-status="running"] .nums')?.textContent === 'position 1 of 1'`, 10*time.Second)
+		b.shot("queued")
+		b.waitFor("the job to run and finish", `document.querySelector('#output')?.dataset.state === 'done'`, 40*time.Second)
+		if got := stageStatus("queued"); got != "done" {
+			t.Errorf("queued stage is %q after the job ran, want done", got)
+		}
+		sameAsJournal(id)
+		b.navigate(px.url + "/")
+		b.waitFor("the Generate view", `document.querySelector('#model option[value="slow"]')`, 10*time.Second)
 		b.checkJS()
 	})
 

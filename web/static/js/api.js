@@ -102,3 +102,12 @@ export function follow(jobId, { after = 0, onEvent, onStatus = () => {}, onFail 
   open();
   return close;
 }
+
+// planFor returns the planner's prediction for a model on this machine
+// (POST /v1/plan), or null when there is none (the model left the store).
+export async function planFor(model, ctx) {
+  if (!model) return null;
+  const req = { model };
+  if (ctx > 0) req.ctx = ctx;
+  try { return await post('/v1/plan', req); } catch { return null; }
+}

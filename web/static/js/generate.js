@@ -123,6 +123,8 @@ export function generateView(root) {
     out.id = 'output';
     jobLink.replaceChildren('Job ', fmt.el('a', { href: '#/jobs/' + m.job }, m.job));
     running(true);
+    pipe.setPlan(null);
+    api.planFor(m.model, m.ctx).then((p) => pipe.setPlan(p));
     if (watching) watching.stop();
     watching = watch(m.job, {
       onChange: (job) => {
@@ -181,7 +183,7 @@ export function generateView(root) {
     }
     status.textContent = '';
     st.messages.push({ role: st.mode === 'chat' ? 'user' : 'prompt', content: text });
-    st.messages.push({ role: 'assistant', content: '', job: created.id });
+    st.messages.push({ role: 'assistant', content: '', job: created.id, model: body.model, ctx: options.num_ctx || 0 });
     save();
     prompt.value = '';
     drawChat();

@@ -78,6 +78,7 @@ export function jobView(root, id) {
   api.get('/v1/jobs/' + encodeURIComponent(id)).then((j) => {
     info = j;
     params.textContent = JSON.stringify(j.params ?? {}, null, 2);
+    api.planFor(j.model, j.params?.options?.num_ctx).then((p) => pipe.setPlan(p));
     drawHead(w.job);
   }).catch((e) => { status.textContent = e.describe ? e.describe() : String(e); });
 

@@ -3,7 +3,7 @@
 import * as fmt from './fmt.js';
 import { rows, numbers, terminal } from './stages.js';
 
-// pipelineView returns {node, update(job)}; update redraws at most once
+// pipelineView returns {node, update(job), setPlan(plan), destroy()}; update redraws at most once
 // per animation frame however many events arrive (a hidden tab draws
 // nothing until it is shown; the events are folded in meanwhile).
 export function pipelineView() {
@@ -15,6 +15,7 @@ export function pipelineView() {
     fmt.el('h2', {}, 'Pipeline'), list, summary, warnings, errBox);
   const rowNodes = new Map();
   let job = null;
+  let plan = null;
   let pending = false;
   let ticker = 0;
 
@@ -48,7 +49,7 @@ export function pipelineView() {
       n.dur.textContent = d;
       const label = r.status === 'none' ? 'not run' : r.status;
       n.track.setAttribute('aria-label', `${r.name}: ${label}${d ? ', ' + d : ''}`);
-      n.nums.textContent = numbers(r, fmt).join(' · ');
+      n.nums.textContent = numbers(r, fmt, plan).join(' · ');
     }
     node.dataset.state = job.state;
     node.dataset.seq = String(job.lastSeq);
@@ -66,7 +67,9 @@ export function pipelineView() {
     if (terminal(j.state) && ticker) { clearInterval(ticker); ticker = 0; }
   };
   const destroy = () => { clearInterval(ticker); ticker = 0; };
-  return { node, update, destroy, drawNow: draw };
+  // setPlan gives the planner's prediction for the job's model (or null).
+  const setPlan = (p) => { plan = p; if (job) draw(); };
+  return { node, update, destroy, setPlan };
 }
 
 function summaryLine(job, now) {

@@ -142,7 +142,12 @@ export function rows(job, now = Date.now()) {
 // `glassbox explain` prints (bytes read and their rate, items and their
 // rate, share of the roofline, memory high-water, placement, note), or its
 // live progress while it runs.
-export function numbers(row, fmt) {
+//
+// plan (optional) is the planner's prediction for the job's model on this
+// machine (POST /v1/plan): when a stage reports no roofline of its own, its
+// measured rate is compared with the planned one, which comes from the same
+// roofline model.
+export function numbers(row, fmt, plan) {
   const out = [];
   if (row.status === 'skipped') return row.reason ? ['skipped: ' + row.reason] : ['skipped'];
   const st = row.stats || {};
@@ -169,6 +174,10 @@ export function numbers(row, fmt) {
     out.push(s);
     if (st.roofline > 0 && secs > 0) {
       out.push(`${Math.round((100 * items) / secs / st.roofline)}% of roofline (${fmt.rate(st.roofline)}/s${st.limiter ? ', ' + st.limiter : ''})`);
+    } else if (plan && plan.speed && secs > 0 && (row.name === 'prefill' || row.name === 'generate')) {
+      const sp = plan.speed;
+      const [want, limit] = row.name === 'prefill' ? [sp.prefill_tokens_per_s, sp.prefill_limit] : [sp.decode_tokens_per_s, sp.decode_limit];
+      if (want > 0) out.push(`${Math.round((100 * items) / secs / want)}% of the planned ~${fmt.rate(want)}/s${limit ? ' (' + limit + ')' : ''}`);
     }
   }
   if (st.peak_rss > 0) out.push('peak ' + fmt.bytes(st.peak_rss));
