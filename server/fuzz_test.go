@@ -1,0 +1,71 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/pipeline"
+)
+
+// FuzzRequests sends arbitrary bodies to every endpoint that reads one:
+// the server must answer every one with JSON (or a stream) and never
+// with an internal error (a recovered panic).
+func FuzzRequests(f *testing.F) {
+	seeds := []string{
+		`{"model":"tiny","prompt":"hi","stream":false}`,
+		`{"model":"tiny","messages":[{"role":"user","content":"hi"}],"options":{"temperature":0.5,"stop":["a"]}}`,
+		`{"model":"tiny","prompt":"x","keep_alive":"5m","options":{"num_predict":2,"seed":-1}}`,
+		`{"model":"tiny","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"max_tokens":2,"stop":"a"}`,
+		`{"model":"tiny","prompt":["x"],"max_tokens":1,"echo":true}`,
+		`{"model":"tiny","ctx":10}`, `{"keep_alive":1e300}`, `[]`, `null`, `{"options":{"top_k":1e400}}`, "\xff",
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	fb := newFake()
+	fb.maxTokens = 3
+	m := pipeline.NewManager(pipeline.Options{})
+	s, err := New(Config{Backend: fb, Jobs: &ManagerJobs{M: m}, MaxBodyBytes: 1 << 16, ShutdownGrace: time.Second})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := s.Handler()
+	paths := []string{"/api/generate", "/api/chat", "/api/show", "/v1/chat/completions", "/v1/completions",
+		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load"}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, p := range paths {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("POST", p, strings.NewReader(body))
+			h.ServeHTTP(rec, req)
+			out := rec.Body.String()
+			if rec.Code == http.StatusInternalServerError || strings.Contains(out, "a bug in glassbox") {
+				t.Fatalf("POST %s %q: %d %s", p, body, rec.Code, out)
+			}
+			if ct := rec.Header().Get("Content-Type"); strings.HasPrefix(ct, "application/json") && !json.Valid([]byte(out)) {
+				t.Fatalf("POST %s %q: invalid JSON %s", p, body, out)
+			}
+		}
+	})
+}
+
+func FuzzKeepAlive(f *testing.F) {
+	for _, s := range []string{`"5m"`, `0`, `-1`, `"-1"`, `"1.5"`, `3600`, `"1h30m"`, `true`, `1e999`, `"9999999999h"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		d, e := parseKeepAlive(json.RawMessage(raw))
+		if e != nil {
+			if e.Status != 400 || e.Stage != "deliver" {
+				t.Fatalf("%q: error %+v", raw, e)
+			}
+			return
+		}
+		if d != nil && *d < -1 {
+			t.Fatalf("%q: keep-alive %v below -1 (forever)", raw, *d)
+		}
+	})
+}
