@@ -27,8 +27,7 @@ func clampInt(f float32, lo, hi int) int {
 func subScalesSym(x []float32, sub, nmax, smax int, ls []int) float32 {
 	scales := make([]float32, len(x)/sub)
 	for i := range scales {
-		m, _ := absMax(x[i*sub : (i+1)*sub])
-		scales[i] = m / float32(-nmax)
+		scales[i] = searchSym(x[i*sub:(i+1)*sub], nmax)
 	}
 	m, amax := absMax(scales)
 	if amax == 0 {
@@ -55,10 +54,7 @@ func subScalesMin(x []float32, sub, nmax, smax int, ls, lm []int) (d, dmin float
 	mins := make([]float32, n)
 	var maxScale, maxMin float32
 	for i := range scales {
-		lo, hi := minMax(x[i*sub : (i+1)*sub])
-		lo = min(lo, 0)
-		scales[i] = (hi - lo) / float32(nmax)
-		mins[i] = -lo
+		scales[i], mins[i] = searchMin(x[i*sub:(i+1)*sub], nmax)
 		maxScale, maxMin = max(maxScale, scales[i]), max(maxMin, mins[i])
 	}
 	d = FP16ToFP32(FP32ToFP16(maxScale / float32(smax)))
@@ -218,4 +214,78 @@ func quantQ8K(x []float32, b []byte) {
 		binary.LittleEndian.PutUint16(b[260+2*j:], uint16(int16(s)))
 	}
 	binary.LittleEndian.PutUint32(b, math.Float32bits(1/iscale))
+}
+
+// searchSym picks a sub-block's signed scale d (x ≈ d·L, L integer in
+// [-nmax, nmax-1]): the largest-magnitude element maps near -nmax, and of
+// 11 nearby candidate scales the one whose least-squares refit
+// (d = ΣL·x / ΣL²) leaves the smallest squared error wins.
+func searchSym(x []float32, nmax int) float32 {
+	m, amax := absMax(x)
+	if amax == 0 {
+		return 0
+	}
+	best, bestD := -1.0, m/float32(-nmax)
+	for k := -5; k <= 5; k++ {
+		iscale := -(float32(nmax) + 0.1*float32(k)) / m
+		var slx, sll float64
+		for _, v := range x {
+			l := float64(clampInt(iscale*v, -nmax, nmax-1))
+			slx += l * float64(v)
+			sll += l * l
+		}
+		// The squared error of the refit is Σx² − (ΣLx)²/ΣL².
+		if sll > 0 && slx*slx/sll > best {
+			best, bestD = slx*slx/sll, float32(slx/sll)
+		}
+	}
+	return bestD
+}
+
+// searchMin picks a sub-block's scale and min (x ≈ d·L − m, L in
+// [0, nmax], m ≥ 0): levels from 11 candidate scales around the block's
+// range, each refit by least squares for (d, m); the smallest squared
+// error (computed from the sums, no second pass) wins.
+func searchMin(x []float32, nmax int) (d, m float32) {
+	lo, hi := minMax(x)
+	lo = min(lo, 0)
+	if hi == lo {
+		return 0, -lo
+	}
+	n := float64(len(x))
+	var sx, sxx float64
+	for _, v := range x {
+		sx += float64(v)
+		sxx += float64(v) * float64(v)
+	}
+	bestErr := math.Inf(1)
+	d, m = (hi-lo)/float32(nmax), -lo
+	for k := -5; k <= 5; k++ {
+		iscale := (float32(nmax) + 0.1*float32(k)) / (hi - lo)
+		var sl, sll, slx float64
+		for _, v := range x {
+			l := float64(clampInt((v-lo)*iscale, 0, nmax))
+			sl += l
+			sll += l * l
+			slx += l * float64(v)
+		}
+		det := n*sll - sl*sl
+		if det <= 0 {
+			continue
+		}
+		cd := (n*slx - sl*sx) / det // x ≈ cd·L + c0
+		c0 := (sx - cd*sl) / n
+		if c0 > 0 { // the min must not be positive: refit through 0
+			c0, cd = 0, slx/sll
+		}
+		if cd <= 0 {
+			continue
+		}
+		// Σ (cd·L + c0 − x)² expanded over the sums.
+		e := cd*cd*sll + n*c0*c0 + sxx + 2*cd*c0*sl - 2*cd*slx - 2*c0*sx
+		if e < bestErr {
+			bestErr, d, m = e, float32(cd), float32(-c0)
+		}
+	}
+	return d, m
 }

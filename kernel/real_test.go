@@ -72,3 +72,48 @@ func TestRealModels(t *testing.T) {
 		})
 	}
 }
+
+// TestKQuantsMatchLlamaQuality: our K-quant quantizers, applied to the F32
+// weights, must lose no more than 3% more (NRMSE) than llama-quantize did
+// for the same tensors (no importance matrix).
+func TestKQuantsMatchLlamaQuality(t *testing.T) {
+	ref, err := gguf.Open(shared.Path(t, "models/tiny-llama-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	for _, name := range []string{"Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "Q6_K"} {
+		f, err := gguf.Open(shared.Path(t, "models/tiny-llama-"+name+".gguf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tn := range []string{"blk.0.ffn_up.weight", "blk.1.attn_q.weight"} {
+			ti, err := f.Tensor(tn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt, _ := ref.Tensor(tn)
+			want := make([]float32, rt.Elements())
+			if err := Dequantize(tensor.F32, ref.Data(rt), want); err != nil {
+				t.Fatal(err)
+			}
+			theirs := make([]float32, len(want))
+			if err := Dequantize(ti.Type, f.Data(ti), theirs); err != nil {
+				t.Fatal(err)
+			}
+			b := make([]byte, len(f.Data(ti)))
+			if err := Quantize(ti.Type, want, b); err != nil {
+				t.Fatal(err)
+			}
+			ours := make([]float32, len(want))
+			if err := Dequantize(ti.Type, b, ours); err != nil {
+				t.Fatal(err)
+			}
+			eo, et := nrmse(ours, want), nrmse(theirs, want)
+			if eo > 1.03*et {
+				t.Errorf("%s %s (%s): NRMSE ours %.4f, llama-quantize %.4f", name, tn, ti.Type, eo, et)
+			}
+		}
+		f.Close()
+	}
+}
