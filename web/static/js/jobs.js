@@ -70,7 +70,10 @@ export function jobView(root, id) {
 
   let info = null;
   const drawHead = (job) => {
-    const parts = [fmt.el('span', { class: 'badge', 'data-state': job.state || info?.state, id: 'job-state' }, job.state || info?.state || '')];
+    // Waiting in the server's queue is part of running for the job manager; say queued.
+    let state = job.state || info?.state || '';
+    if (state === 'running' && job.open && job.open.name === 'queued') state = 'queued';
+    const parts = [fmt.el('span', { class: 'badge', 'data-state': state, id: 'job-state' }, state)];
     if (info) parts.push(` ${info.kind || ''} · ${info.model || ''} · created ${fmt.when(info.created)}`);
     if (job.result && job.result.tokens != null) parts.push(` · ${job.result.prompt_tokens} prompt tokens, ${job.result.tokens} generated (${job.result.done_reason})`);
     head.replaceChildren(...parts);

@@ -27,7 +27,7 @@ export function newJob(id) {
 function stageOf(job, name) {
   let s = job.stages[name];
   if (!s) {
-    s = { name, status: 'pending', start: 0, end: 0, durMS: 0, stats: null, progress: null, reason: '' };
+    s = { name, status: 'pending', start: 0, end: 0, durMS: 0, stats: null, progress: null, reason: '', tokens: 0 };
     job.stages[name] = s;
   }
   return s;
@@ -86,7 +86,12 @@ export function apply(job, ev) {
       break;
     }
     case 'token':
-      if (ev.token) { job.text += ev.token.text || ''; job.tokens++; }
+      if (ev.token) {
+        job.text += ev.token.text || '';
+        job.tokens++;
+        const s = job.stages[ev.stage || 'generate'];
+        if (s) s.tokens = (s.tokens || 0) + 1;
+      }
       break;
     case 'warning':
       if (ev.warning) job.warnings.push(ev.warning);
@@ -161,6 +166,7 @@ export function numbers(row, fmt, plan) {
   let unit = st.unit || '';
   const p = row.progress;
   if (!items && p && row.name !== 'queued' && p.unit !== 'bytes') { items = p.done; unit = p.unit || unit; }
+  if (!items && row.tokens > 0) { items = row.tokens; unit = 'tokens'; } // ended before it reported
   if (row.status === 'running' && p) {
     if (row.name === 'queued') out.push(`position ${p.done + 1} of ${p.total || '?'}`);
     else {
