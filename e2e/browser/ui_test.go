@@ -56,6 +56,11 @@ func TestUI(t *testing.T) {
 		t := b.t
 		t.Helper()
 		j, evs := s.journaled(t, id)
+		for _, ev := range evs {
+			if ev.Type == api.TypeStageDone && ev.Stage == "generate" && ev.DurationMS > 0 && ev.Stats != nil {
+				t.Logf("job %s: %d tokens generated at %.1f tokens/s", id, ev.Stats.Items, float64(ev.Stats.Items)/ev.DurationMS*1000)
+			}
+		}
 		var streamed strings.Builder
 		for _, ev := range evs {
 			if ev.Type == api.TypeToken {

@@ -18,10 +18,18 @@ export function watch(id, { onChange, onStatus = () => {}, onFail = () => {} }) 
   return { job, stop, done: () => terminal(job.state) };
 }
 
-// outputView is the text a job generates, filled token by token.
+// setOutput shows the text a job generates, token by token, in pre.
 // data-state is the job's state; data-tokens the token events shown.
+// Only the new text is appended, so a long answer costs O(tokens), not
+// O(tokens²), to show.
 export function setOutput(pre, job) {
-  if (pre.textContent !== job.text) pre.textContent = job.text;
+  const node = pre.firstChild;
+  const shown = node && node.nodeType === Node.TEXT_NODE && pre.childNodes.length === 1 ? node.data.length : -1;
+  if (shown >= 0 && shown <= job.text.length && job.text.startsWith(node.data.slice(-64), Math.max(shown - 64, 0))) {
+    if (shown < job.text.length) node.appendData(job.text.slice(shown));
+  } else if (pre.textContent !== job.text) {
+    pre.textContent = job.text;
+  }
   pre.dataset.state = job.state;
   pre.dataset.tokens = String(job.tokens);
   pre.dataset.seq = String(job.lastSeq);
