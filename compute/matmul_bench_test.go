@@ -125,7 +125,7 @@ func BenchmarkMatMul(b *testing.B) {
 	p := NewPool(benchThreads())
 	defer p.Close()
 	const rows, cols, n = 4096, 4096, 128
-	for _, dt := range []tensor.DType{tensor.F16, tensor.Q8_0, tensor.Q6_K, tensor.Q4_K, tensor.Q4_0} {
+	for _, dt := range []tensor.DType{tensor.F16, tensor.Q8_0, tensor.Q6_K, tensor.Q5_K, tensor.Q4_K, tensor.Q4_0, tensor.Q3_K} {
 		b.Run(dt.String(), func(b *testing.B) {
 			m := quickMatrix(b, dt, rows, cols, 1)
 			x := randNormal(rand.New(rand.NewPCG(2, 2)), n*cols, 1)

@@ -64,7 +64,9 @@ var Generic = Impl{
 		tensor.Q8_0: gemmGeneric,
 		tensor.Q4_0: gemmGeneric,
 		tensor.Q4_K: gemmGeneric,
+		tensor.Q5_K: gemmGeneric,
 		tensor.Q6_K: gemmGeneric,
+		tensor.Q3_K: gemmGeneric,
 	},
 	FTile: map[tensor.DType]FTile{
 		tensor.F32:  fTileGeneric(tensor.F32),

@@ -70,7 +70,9 @@ var gemmLayouts = map[tensor.DType]gemmLayout{
 	tensor.Q8_0: newLayout(32, 128, false, 32),
 	tensor.Q4_0: newLayout(32, 8, false, 32),
 	tensor.Q4_K: newLayout(32, 0, true, qkK),
+	tensor.Q5_K: newLayout(32, 0, true, qkK),
 	tensor.Q6_K: newLayout(16, 32, false, qkK),
+	tensor.Q3_K: newLayout(16, 4, false, qkK),
 }
 
 func layoutFor(wt tensor.DType) (gemmLayout, error) {
@@ -103,8 +105,10 @@ func (p *WPack) Pack(wt tensor.DType, w []byte, rowBytes, r0, cols int) error {
 	p.Data = grow(p.Data, p.Units*l.wRec)
 	switch {
 	case packAsm(p, w, rowBytes, r0):
-	case wt == tensor.Q4_K:
-		p.packQ4K(w, rowBytes, r0)
+	case wt == tensor.Q4_K || wt == tensor.Q5_K:
+		p.packQ45K(w, rowBytes, r0)
+	case wt == tensor.Q3_K:
+		p.packQ3K(w, rowBytes, r0)
 	case wt == tensor.Q6_K:
 		p.packQ6K(w, rowBytes, r0)
 	default:
@@ -113,14 +117,19 @@ func (p *WPack) Pack(wt tensor.DType, w []byte, rowBytes, r0, cols int) error {
 	return nil
 }
 
-// packQ4K is packGeneric specialised for Q4_K (same output, tested).
-func (p *WPack) packQ4K(w []byte, rowBytes, r0 int) {
+// packQ45K is packGeneric specialised for Q4_K and Q5_K (same output,
+// tested).
+func (p *WPack) packQ45K(w []byte, rowBytes, r0 int) {
 	const wRec = 640
 	le := binary.LittleEndian
+	ts, qsOff := 144, 16
+	if p.Type == tensor.Q5_K {
+		ts, qsOff = 176, 48
+	}
 	for r := range gemmRows {
 		row := w[(r0+r)*rowBytes:]
 		for b := range p.Units / 8 {
-			wb := row[b*144 : b*144+144]
+			wb := row[b*ts : b*ts+ts]
 			d, dmin := f16(wb), f16(wb[2:])
 			units := p.Data[b*8*wRec : (b+1)*8*wRec]
 			for j := range 8 {
@@ -128,10 +137,45 @@ func (p *WPack) packQ4K(w []byte, rowBytes, r0 int) {
 				sc, m := scaleMinK4(j, wb[4:16])
 				le.PutUint32(rec[512+4*r:], math.Float32bits(d*float32(sc)))
 				le.PutUint32(rec[576+4*r:], math.Float32bits(dmin*float32(m)))
-				qs := wb[16+32*(j/2) : 16+32*(j/2)+32]
+				qs := wb[qsOff+32*(j/2) : qsOff+32*(j/2)+32]
 				shift := uint(4 * (j % 2))
+				if p.Type == tensor.Q5_K {
+					qh := wb[16:48]
+					for g := range 8 {
+						hi := le.Uint32(qh[4*g:]) >> uint(j) & 0x01010101
+						le.PutUint32(rec[64*g+4*r:], le.Uint32(qs[4*g:])>>shift&0x0f0f0f0f|hi<<4)
+					}
+					continue
+				}
 				for g := range 8 {
 					le.PutUint32(rec[64*g+4*r:], le.Uint32(qs[4*g:])>>shift&0x0f0f0f0f)
+				}
+			}
+		}
+	}
+}
+
+// packQ3K is packGeneric specialised for Q3_K (same output, tested).
+func (p *WPack) packQ3K(w []byte, rowBytes, r0 int) {
+	const wRec = 320
+	le := binary.LittleEndian
+	for r := range gemmRows {
+		row := w[(r0+r)*rowBytes:]
+		for b := range p.Units / 16 {
+			wb := row[b*110 : b*110+110]
+			d := f16(wb[108:])
+			units := p.Data[b*16*wRec : (b+1)*16*wRec]
+			for j := range 16 {
+				rec := units[j*wRec : (j+1)*wRec]
+				le.PutUint32(rec[256+4*r:], math.Float32bits(d*float32(scaleQ3K(j, wb[96:108]))))
+				n, k, h := j/8, j%8/2, j%2
+				qs := wb[32+32*n+16*h : 32+32*n+16*h+16]
+				hm := wb[16*h : 16*h+16]
+				ls, hs := uint(2*k), uint(4*n+k)
+				for g := range 4 {
+					lo := le.Uint32(qs[4*g:]) >> ls & 0x03030303
+					hi := le.Uint32(hm[4*g:]) >> hs & 0x01010101
+					le.PutUint32(rec[64*g+4*r:], lo|hi<<2)
 				}
 			}
 		}
@@ -192,9 +236,11 @@ func (p *WPack) packGeneric(w []byte, rowBytes, r0 int) {
 // unitScales returns unit j's scale and min of weight block wb.
 func unitScales(wt tensor.DType, wb []byte, j int) (s1, s2 float32) {
 	switch wt {
-	case tensor.Q4_K:
+	case tensor.Q4_K, tensor.Q5_K:
 		sc, m := scaleMinK4(j, wb[4:16])
 		return f16(wb) * float32(sc), f16(wb[2:]) * float32(m)
+	case tensor.Q3_K:
+		return f16(wb[108:]) * float32(scaleQ3K(j, wb[96:108])), 0
 	case tensor.Q6_K:
 		return f16(wb[208:]) * float32(int8(wb[192+j])), 0
 	}
@@ -212,6 +258,17 @@ func unitLevels(wt tensor.DType, wb []byte, j, g int) uint32 {
 		return le(wb[2+4*(g%4):]) >> (4 * (g / 4)) & 0x0f0f0f0f
 	case tensor.Q4_K:
 		return le(wb[16+32*(j/2)+4*g:]) >> (4 * (j % 2)) & 0x0f0f0f0f
+	case tensor.Q5_K:
+		lo := le(wb[48+32*(j/2)+4*g:]) >> (4 * (j % 2)) & 0x0f0f0f0f
+		hi := le(wb[16+4*g:]) >> j & 0x01010101
+		return lo | hi<<4
+	case tensor.Q3_K:
+		// Unit j (16 elements) is in quarter k of half n; u = q + 4 with the
+		// high bit from hmask (see dequantQ3K).
+		n, k, h := j/8, j%8/2, j%2
+		lo := le(wb[32+32*n+16*h+4*g:]) >> (2 * k) & 0x03030303
+		hi := le(wb[16*h+4*g:]) >> (4*n + k) & 0x01010101
+		return lo | hi<<2
 	case tensor.Q6_K:
 		// Unit j (16 elements) is quarter k of half n, second half of the
 		// quarter when j is odd (see q6KLevel).

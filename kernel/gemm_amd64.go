@@ -20,9 +20,9 @@ var hasVNNI = x86.avx512f && x86.avx512bw && x86.avx512vl && x86.avx512vnni
 func gemmAsm(wt tensor.DType) Gemm {
 	k := gemmVNNI
 	switch wt {
-	case tensor.Q4_K:
+	case tensor.Q4_K, tensor.Q5_K: // same record layout (levels, scale, min)
 		k = gemmK4VNNI
-	case tensor.Q6_K:
+	case tensor.Q6_K, tensor.Q3_K: // units of 16 with an integer offset
 		k = gemmK6VNNI
 	}
 	return func(w *WPack, a *APack, panel int, tile *[gemmRows * gemmActs]float32) {

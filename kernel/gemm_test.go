@@ -81,10 +81,10 @@ func TestGemmPackErrors(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"Q5_K activations", a.Reset(tensor.Q5_K, 4, 256)},
+		{"Q2_K activations", a.Reset(tensor.Q2_K, 4, 256)},
 		{"40 columns", a.Reset(tensor.Q8_0, 4, 40)},
 		{"K-quant 128 columns", a.Reset(tensor.Q4_K, 4, 128)},
-		{"Q5_K weights", w.Pack(tensor.Q5_K, make([]byte, 16*176), 176, 0, 256)},
+		{"Q2_K weights", w.Pack(tensor.Q2_K, make([]byte, 16*84), 84, 0, 256)},
 		{"too few rows", w.Pack(tensor.Q8_0, make([]byte, 15*34), 34, 0, 32)},
 	} {
 		if tc.err == nil {
@@ -148,7 +148,7 @@ func BenchmarkGemmPack(b *testing.B) {
 // layout.
 func TestWPackMatchesGeneric(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
-	for _, wt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+	for _, wt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		for _, cols := range []int{256, 768, 4096} {
 			rows := 35
 			w := quantized(t, wt, randNormal(r, rows*cols, 1))

@@ -76,7 +76,7 @@ func init() {
 		avx512 = avx2
 		avx512.Name = "avx512vnni"
 		avx512.Gemm = map[tensor.DType]Gemm{}
-		for _, t := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+		for _, t := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 			avx512.Gemm[t] = gemmAsm(t)
 		}
 		avx512.FTile = map[tensor.DType]FTile{
