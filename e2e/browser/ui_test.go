@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"regexp"
 	"strings"
 	"testing"
@@ -162,7 +164,8 @@ func TestUI(t *testing.T) {
 
 	t.Run("queued", func(t *testing.T) {
 		b.t = t
-		start("slow", "Once upon a time", map[string]string{"num_predict": "200", "temperature": "0"})
+		first := start("slow", "Once upon a time", map[string]string{"num_predict": "200", "temperature": "0"})
+		defer func() { slowRate = generateRate(s.journaled(t, first)) }()
 		b.waitFor("the first job to generate", `Number(document.querySelector('#output')?.dataset.tokens) >= 3`, 30*time.Second)
 		// One generation at a time: a second job waits for the slot.
 		id := s.submit(t, `{"model":"stories260K","prompt":"Once upon a time","raw":true,"options":{"num_predict":5}}`)
@@ -181,7 +184,7 @@ func TestUI(t *testing.T) {
 
 	t.Run("reload mid-generation", func(t *testing.T) {
 		b.t = t
-		id := start("slow", "Once upon a time", map[string]string{"num_predict": "300", "temperature": "0"})
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(4), "temperature": "0"})
 		// Tokens stream: the text grows in several steps.
 		var lengths []int
 		deadline := time.Now().Add(30 * time.Second)
@@ -217,15 +220,15 @@ func TestUI(t *testing.T) {
 			t.Errorf("after the reload the page never showed the job running (it had %d tokens before)", before)
 		}
 		j := sameAsJournal(id)
-		if _, n := resultText(t, j); n != 300 {
-			t.Errorf("job generated %d tokens, want 300", n)
+		if _, n := resultText(t, j); strconv.Itoa(n) != forSeconds(4) {
+			t.Errorf("job generated %d tokens, want %s", n, forSeconds(4))
 		}
 		b.checkJS()
 	})
 
 	t.Run("network lost mid-generation", func(t *testing.T) {
 		b.t = t
-		id := start("slow", "Once upon a time", map[string]string{"num_predict": "300", "temperature": "0"})
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(4), "temperature": "0"})
 		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, 30*time.Second)
 		px.cut()
 		b.waitFor("the page to notice", `document.querySelector('#conn')?.dataset.status === 'reconnecting'`, 10*time.Second)
@@ -242,7 +245,7 @@ func TestUI(t *testing.T) {
 
 	t.Run("frozen tab", func(t *testing.T) {
 		b.t = t
-		id := start("slow", "Once upon a time", map[string]string{"num_predict": "200", "temperature": "0"})
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(3), "temperature": "0"})
 		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 5`, 30*time.Second)
 		// A frozen page runs no script and reads nothing; the job must not wait for it.
 		b.do(10*time.Second, lifecycle(page.SetWebLifecycleStateStateFrozen))
@@ -261,7 +264,7 @@ func TestUI(t *testing.T) {
 
 	t.Run("cancel", func(t *testing.T) {
 		b.t = t
-		id := start("slow", "Once upon a time", map[string]string{"num_predict": "900", "temperature": "0"})
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(15), "temperature": "0"})
 		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, 30*time.Second)
 		b.click("#stop")
 		b.waitFor("the job to stop", `document.querySelector('#output')?.dataset.state === 'cancelled'`, 10*time.Second)
@@ -338,6 +341,31 @@ func TestUI(t *testing.T) {
 		b.shot("phone")
 		b.checkJS()
 	})
+}
+
+// slowRate is the "slow" model's measured decode rate in tokens/s (0 until
+// the queued step has measured it); forSeconds turns a duration into a
+// token count at that rate (300 tokens per 4 s when unmeasured), so the
+// reload, network and freeze steps land in the middle of a generation on a
+// faster or slower machine alike. The model's context holds 1019 new tokens.
+var slowRate float64
+
+func forSeconds(secs float64) string {
+	rate := slowRate
+	if rate <= 0 {
+		rate = 75
+	}
+	return strconv.Itoa(int(math.Min(math.Max(rate*secs, 100), 1000)))
+}
+
+// generateRate is a journaled job's generate rate in tokens/s.
+func generateRate(_ api.Job, evs []api.Event) float64 {
+	for _, ev := range evs {
+		if ev.Type == api.TypeStageDone && ev.Stage == "generate" && ev.DurationMS > 0 && ev.Stats != nil {
+			return float64(ev.Stats.Items) / ev.DurationMS * 1000
+		}
+	}
+	return 0
 }
 
 // lifecycle freezes or resumes the page (Page.setWebLifecycleState).

@@ -15,12 +15,12 @@ import (
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
-// TestDisconnectMidPrefill closes the client socket while the real engine
-// is in the middle of a long prompt's prefill, on each compatible API, and
-// checks that the job stops in stage prefill within moments and the slot
-// is free. The model is a small synthetic one (written by glassbox synth
+// TestDisconnectRealEngine closes the client socket while the real engine
+// is in the middle of a long prompt's prefill, and in the middle of
+// decoding, on each compatible API, and checks that the job stops in that
+// stage within moments and the slot is free. The model is a small synthetic one (written by glassbox synth
 // with stories260K's vocabulary) whose prefill takes long enough to catch.
-func TestDisconnectMidPrefill(t *testing.T) {
+func TestDisconnectRealEngine(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "prefill.gguf")
 	out, err := exec.Command(binary(t), "synth", "-o", model, "--preset", "tiny", "--dim", "512", "--layers", "8",
@@ -30,10 +30,17 @@ func TestDisconnectMidPrefill(t *testing.T) {
 		t.Fatalf("synth: %v\n%s", err, out)
 	}
 	s := serveFile(t, model, "--ctx", "4096", "--batch", "16", "--threads", "1")
-	prompt := strings.Repeat("the cat sat on the mat. ", 120) // ~1200 tokens: 75 chunks of 16
-	for _, ep := range []struct{ name, path, body string }{
-		{"ollama", "/api/generate", fmt.Sprintf(`{"model":"prefill","prompt":%q}`, prompt)},
-		{"openai", "/v1/chat/completions", fmt.Sprintf(`{"model":"prefill","stream":true,"messages":[{"role":"user","content":%q}]}`, prompt)},
+	long := strings.Repeat("the cat sat on the mat. ", 120) // ~1200 tokens: 75 chunks of 16
+	for _, ep := range []struct{ name, stage, path, body string }{
+		{"ollama mid-prefill", "prefill", "/api/generate", fmt.Sprintf(`{"model":"prefill","prompt":%q}`, long)},
+		{"openai mid-prefill", "prefill", "/v1/chat/completions",
+			fmt.Sprintf(`{"model":"prefill","stream":true,"messages":[{"role":"user","content":%q}]}`, long)},
+		// Greedy, so the run is the same every time (it does not meet an
+		// end-of-generation token within the first thousands of tokens).
+		{"ollama mid-decode", "generate", "/api/chat",
+			`{"model":"prefill","messages":[{"role":"user","content":"hi"}],"options":{"temperature":0,"num_predict":3000}}`},
+		{"openai mid-decode", "generate", "/v1/completions",
+			`{"model":"prefill","prompt":"Once","stream":true,"temperature":0,"max_tokens":3000}`},
 	} {
 		t.Run(ep.name, func(t *testing.T) {
 			prev := s.lastJob(t).ID
@@ -47,11 +54,11 @@ func TestDisconnectMidPrefill(t *testing.T) {
 			deadline := time.Now().Add(30 * time.Second)
 			for {
 				job = s.lastJob(t)
-				if job.ID != prev && job.Stage == "prefill" && job.State == api.StateRunning {
+				if job.ID != prev && job.Stage == ep.stage && job.State == api.StateRunning {
 					break
 				}
 				if time.Now().After(deadline) || (job.ID != prev && api.Terminal(job.State)) {
-					t.Fatalf("job never seen in prefill: %s %s in %s", job.ID, job.State, job.Stage)
+					t.Fatalf("job never seen in %s: %s %s in %s", ep.stage, job.ID, job.State, job.Stage)
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
@@ -66,7 +73,7 @@ func TestDisconnectMidPrefill(t *testing.T) {
 			}
 			t.Logf("cancelled %s after the socket closed (stop took %d µs inside the engine)",
 				time.Since(closed).Round(time.Millisecond), job.Error.Numbers["stop_us"])
-			if job.State != api.StateCancelled || job.Error.Stage != "prefill" {
+			if job.State != api.StateCancelled || job.Error.Stage != ep.stage {
 				t.Errorf("job ended %s in %+v", job.State, job.Error)
 			}
 			var h struct {
