@@ -176,11 +176,28 @@ func (s *Session) ArenaBytes() int64 {
 
 // Forward runs the decoder over tokens at positions pos.. (see model.Session).
 func (s *Session) Forward(ctx context.Context, tokens []int, pos int, logits []float32) error {
-	c, w := &s.m.cfg, &s.m.w
-	all, err := model.CheckForward(c, &s.Opts, tokens, pos, logits)
+	all, err := model.CheckForward(&s.m.cfg, &s.Opts, tokens, pos, logits)
 	if err != nil {
 		return err
 	}
+	return s.run(ctx, model.OneSeq(&s.Runtime, pos), tokens, all, logits)
+}
+
+// SameModel reports whether o is a session of the same loaded model.
+func (s *Session) SameModel(o model.Session) bool {
+	t, ok := o.(*Session)
+	return ok && t.m == s.m
+}
+
+// StepMany runs one decode row per session with s's buffers (see
+// model.DecodeStep, which checked the rows).
+func (s *Session) StepMany(ctx context.Context, rows model.Rows, tokens []int, logits []float32) error {
+	return s.run(ctx, rows, tokens, true, logits)
+}
+
+// run is the forward pass over rows of tokens (one sequence or several).
+func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bool, logits []float32) error {
+	c, w := &s.m.cfg, &s.m.w
 	n, dim, qDim, kvDim, hid := len(tokens), c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
 	x := s.x[:n*dim]
 	for i, id := range tokens { // x[i] = √dim · embedding row of token i
@@ -207,13 +224,13 @@ func (s *Session) Forward(ctx context.Context, tokens []int, pos int, logits []f
 			q, k, v := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim], s.v[i*kvDim:(i+1)*kvDim]
 			model.NormRows(q, q, L.QNorm, c.NumHeads, c.HeadDim, c.NormEps)
 			model.NormRows(k, k, L.KNorm, c.NumKVHeads, c.HeadDim, c.NormEps)
-			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, pos+i, base, true, freqs)
-			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, pos+i, base, true, freqs)
-			s.Cache[l].Store(pos+i, k, v)
+			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), base, true, freqs)
+			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), base, true, freqs)
+			rows.Store(l, i, k, v)
 		}
 		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V; local layers see
 		// only the last window positions.
-		compute.Attention(s.Pool, s.att[:n*qDim], s.q[:n*qDim], n, pos, s.Cache[l], c.NumHeads, s.m.attnScale, window)
+		rows.Attend(s.Pool, l, s.att[:n*qDim], s.q[:n*qDim], n, c.NumHeads, s.m.attnScale, window)
 		s.MatMul(s.Pool, s.out[:n*dim], L.O, s.att[:n*qDim], n)
 		model.NormRows(s.out, s.out, L.PostAttn, n, dim, c.NormEps)
 		compute.Add(x, x, s.out[:n*dim])
@@ -234,9 +251,9 @@ func (s *Session) Forward(ctx context.Context, tokens []int, pos int, logits []f
 	if !all {
 		first = n - 1
 	}
-	rows := n - first
-	model.NormRows(s.xb, x[first*dim:], w.OutputNorm, rows, dim, c.NormEps)
-	s.MatMul(s.Pool, logits, w.Output, s.xb[:rows*dim], rows)
+	nOut := n - first
+	model.NormRows(s.xb, x[first*dim:], w.OutputNorm, nOut, dim, c.NormEps)
+	s.MatMul(s.Pool, logits, w.Output, s.xb[:nOut*dim], nOut)
 	if limit := s.m.softcap; limit > 0 {
 		for i, v := range logits {
 			logits[i] = limit * float32(math.Tanh(float64(v/limit)))
