@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 
@@ -73,4 +74,66 @@ func BenchmarkPrefill(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(128*b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkDecodeStep measures aggregate decode speed for 1 and 4
+// sequences, stepping them one at a time (Forward per session) or
+// together (model.DecodeStep: weights read once per step), on the model
+// named by GLASSBOX_BENCH_MODEL, at 2 threads.
+func BenchmarkDecodeStep(b *testing.B) {
+	path := os.Getenv("GLASSBOX_BENCH_MODEL")
+	if path == "" {
+		b.Skip("set GLASSBOX_BENCH_MODEL to a GGUF file")
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	m, err := model.Load(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := m.Config()
+	for _, n := range []int{1, 4} {
+		for _, together := range []bool{false, true} {
+			if n == 1 && together {
+				continue
+			}
+			name := fmt.Sprintf("seqs=%d/separate", n)
+			if together {
+				name = fmt.Sprintf("seqs=%d/together", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				ss := make([]model.Session, n)
+				for i := range ss {
+					if ss[i], err = m.NewSession(model.SessionOptions{CtxLen: 256, Batch: 8, Threads: 2}); err != nil {
+						b.Fatal(err)
+					}
+					defer ss[i].Close()
+				}
+				tokens, positions := make([]int, n), make([]int, n)
+				logits := make([]float32, n*c.VocabSize)
+				b.ResetTimer()
+				for k := range b.N {
+					for i := range positions {
+						tokens[i], positions[i] = (k*31+i)%c.VocabSize, k%256
+					}
+					if together {
+						err = model.DecodeStep(context.Background(), &c, ss, tokens, positions, logits)
+					} else {
+						for i, s := range ss {
+							if err = s.Forward(context.Background(), tokens[i:i+1], positions[i], logits[i*c.VocabSize:(i+1)*c.VocabSize]); err != nil {
+								break
+							}
+						}
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tokens/s")
+			})
+		}
+	}
 }
