@@ -155,6 +155,27 @@ func (p *WPack) packQ45K(w []byte, rowBytes, r0 int) {
 	}
 }
 
+// packScalesK writes the per-unit scales and mins of Q4_K/Q5_K rows (the
+// levels are gathered separately).
+func (p *WPack) packScalesK(w []byte, rowBytes, r0 int) {
+	const wRec = 640
+	le := binary.LittleEndian
+	ts := p.Type.TypeSize()
+	for r := range gemmRows {
+		row := w[(r0+r)*rowBytes:]
+		for b := range p.Units / 8 {
+			wb := row[b*ts : b*ts+ts]
+			d, dmin := f16(wb), f16(wb[2:])
+			units := p.Data[b*8*wRec : (b+1)*8*wRec]
+			for j := range 8 {
+				sc, m := scaleMinK4(j, wb[4:16])
+				le.PutUint32(units[j*wRec+512+4*r:], math.Float32bits(d*float32(sc)))
+				le.PutUint32(units[j*wRec+576+4*r:], math.Float32bits(dmin*float32(m)))
+			}
+		}
+	}
+}
+
 // packQ3K is packGeneric specialised for Q3_K (same output, tested).
 func (p *WPack) packQ3K(w []byte, rowBytes, r0 int) {
 	const wRec = 320

@@ -37,10 +37,18 @@ func packQ8_0Gather(blocks int, w *byte, idx *[16]int32, dst *byte)
 //go:noescape
 func packQ4_0Gather(blocks int, w *byte, idx *[16]int32, dst *byte)
 
-// packAsm repacks Q8_0 and Q4_0 with AVX-512 gathers (one 16-row gather per
-// 4 columns); Pack has validated the sizes.
+//go:noescape
+func packQ4KGather(blocks int, w *byte, idx *[16]int32, dst *byte)
+
+// packAsm repacks Q8_0, Q4_0 and Q4_K with AVX-512 gathers (one 16-row
+// gather per 4 columns); Pack has validated the sizes.
 func packAsm(p *WPack, w []byte, rowBytes, r0 int) bool {
-	if !hasVNNI || noAsm() || rowBytes*gemmRows > 1<<31-1 || (p.Type != tensor.Q8_0 && p.Type != tensor.Q4_0) {
+	if !hasVNNI || noAsm() || rowBytes*gemmRows > 1<<31-1 {
+		return false
+	}
+	switch p.Type {
+	case tensor.Q8_0, tensor.Q4_0, tensor.Q4_K:
+	default:
 		return false
 	}
 	var idx [16]int32
@@ -48,10 +56,14 @@ func packAsm(p *WPack, w []byte, rowBytes, r0 int) bool {
 		idx[r] = int32(r * rowBytes)
 	}
 	base := &w[r0*rowBytes]
-	if p.Type == tensor.Q8_0 {
+	switch p.Type {
+	case tensor.Q8_0:
 		packQ8_0Gather(p.Units, base, &idx, &p.Data[0])
-	} else {
+	case tensor.Q4_0:
 		packQ4_0Gather(p.Units, base, &idx, &p.Data[0])
+	case tensor.Q4_K:
+		packQ4KGather(p.Units/8, base, &idx, &p.Data[0])
+		p.packScalesK(w, rowBytes, r0)
 	}
 	return true
 }

@@ -343,3 +343,49 @@ loop:
 	JNZ  loop
 	STORE16
 	RET
+
+// Q4KPAIR: sub-blocks 2jj and 2jj+1 of the super-block at SI (qs at
+// 16+32·jj): group g's dwords gathered from the 16 rows, low nibbles to
+// unit 2jj's record (DI + 1280·jj), high nibbles to unit 2jj+1's.
+#define Q4KGROUP(qoff, doff) \
+	GATHER(qoff, Z1); \
+	VPSRLW $4, Z1, Z2; \
+	VPANDD Z30, Z1, Z1; \
+	VPANDD Z30, Z2, Z2; \
+	VMOVDQU32 Z1, doff(DI); \
+	VMOVDQU32 Z2, doff+640(DI)
+
+#define Q4KPAIR(qoff, doff) \
+	Q4KGROUP(qoff, doff); \
+	Q4KGROUP(qoff+4, doff+64); \
+	Q4KGROUP(qoff+8, doff+128); \
+	Q4KGROUP(qoff+12, doff+192); \
+	Q4KGROUP(qoff+16, doff+256); \
+	Q4KGROUP(qoff+20, doff+320); \
+	Q4KGROUP(qoff+24, doff+384); \
+	Q4KGROUP(qoff+28, doff+448)
+
+// func packQ4KGather(blocks int, w *byte, idx *[16]int32, dst *byte)
+// the levels of Q4_K super-blocks into 8 unit records each (scales are
+// filled in by the caller).
+TEXT ·packQ4KGather(SB), NOSPLIT, $0-32
+	MOVQ blocks+0(FP), CX
+	MOVQ w+8(FP), SI
+	MOVQ idx+16(FP), AX
+	MOVQ dst+24(FP), DI
+	VMOVDQU32 (AX), Z31
+	VPBROADCASTQ nibg<>(SB), Z30
+	TESTQ CX, CX
+	JZ   done
+loop:
+	Q4KPAIR(16, 0)
+	Q4KPAIR(48, 1280)
+	Q4KPAIR(80, 2560)
+	Q4KPAIR(112, 3840)
+	ADDQ $144, SI
+	ADDQ $5120, DI
+	DECQ CX
+	JNZ  loop
+done:
+	VZEROUPPER
+	RET
