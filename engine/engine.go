@@ -60,6 +60,48 @@ type Result struct {
 // Generate runs req on s, which must be fresh (an empty KV cache). The
 // generated tokens are streamed through req.OnToken and the trace in ctx.
 func Generate(ctx context.Context, s model.Session, vocab int, req Request) (*Result, error) {
+	q, err := prefill(ctx, s, vocab, req)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		done, err := q.next()
+		if err != nil {
+			return q.res, err
+		}
+		if done {
+			break
+		}
+		if err := s.Forward(ctx, q.history[q.pos:q.pos+1], q.pos, q.logits); err != nil {
+			return q.res, pipeline.Wrap(pipeline.StageGenerate, err, "")
+		}
+		q.pos++
+	}
+	q.finish()
+	return q.res, nil
+}
+
+// seq is one generation in progress: what the decode loop keeps between
+// tokens. It allocates nothing per token beyond what the decoder and the
+// callbacks do: history has room for the whole context.
+type seq struct {
+	ctx     context.Context
+	tr      *pipeline.Trace
+	req     Request
+	s       model.Session
+	res     *Result
+	history []int     // prompt and generated ids
+	logits  []float32 // (vocab) logits of the last evaluated position
+	pos     int       // position of the token to evaluate next
+	stops   *sample.StopMatcher
+	text    []byte
+	t0      time.Time
+}
+
+// prefill checks that the prompt fits, evaluates it in chunks of the
+// session's batch size (only the last row's logits are kept), and starts
+// the generate stage.
+func prefill(ctx context.Context, s model.Session, vocab int, req Request) (*seq, error) {
 	tr := pipeline.TraceFrom(ctx)
 	opts := s.Options()
 	np := len(req.Prompt)
@@ -75,107 +117,89 @@ func Generate(ctx context.Context, s model.Session, vocab int, req Request) (*Re
 			"prompt has %d tokens but the context holds %d", np, opts.CtxLen).
 			With("tokens", int64(np)).With("ctx", int64(opts.CtxLen))
 	}
-	logits := make([]float32, vocab)
-	res := &Result{PromptTokens: np}
+	q := &seq{ctx: ctx, tr: tr, req: req, s: s, res: &Result{PromptTokens: np},
+		history: make([]int, np, opts.CtxLen+1), logits: make([]float32, vocab), pos: np}
+	copy(q.history, req.Prompt)
+	if len(req.Stops) > 0 {
+		q.stops = sample.NewStopMatcher(req.Stops)
+	}
 
-	// Prefill: the prompt in chunks of at most Batch tokens; only the last
-	// chunk's last row of logits is needed.
 	tr.OnStageStart(pipeline.StagePrefill)
 	t0 := time.Now()
 	for done := 0; done < np; {
 		n := min(opts.Batch, np-done)
-		if err := s.Forward(ctx, req.Prompt[done:done+n], done, logits); err != nil {
+		if err := s.Forward(ctx, req.Prompt[done:done+n], done, q.logits); err != nil {
 			return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
 		}
 		done += n
 		tr.OnProgress(pipeline.StagePrefill, int64(done), int64(np))
 	}
-	res.PrefillTime = time.Since(t0)
+	q.res.PrefillTime = time.Since(t0)
 	tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(np), Unit: "tokens",
 		Placement: fmt.Sprintf("cpu:%d threads", opts.Threads)})
-
-	err := decode(ctx, s, req, logits, res)
-	return res, err
+	tr.OnStageStart(pipeline.StageGenerate)
+	q.t0 = time.Now()
+	return q, nil
 }
 
-// decode is the token-by-token loop. It allocates nothing per token beyond
-// what the decoder and callbacks do: history has room for the whole context.
-func decode(ctx context.Context, s model.Session, req Request, logits []float32, res *Result) error {
-	tr := pipeline.TraceFrom(ctx)
-	opts := s.Options()
-	np := len(req.Prompt)
-	history := make([]int, np, opts.CtxLen+1)
-	copy(history, req.Prompt)
-	var stops *sample.StopMatcher
-	if len(req.Stops) > 0 {
-		stops = sample.NewStopMatcher(req.Stops)
+// next samples a token from q.logits, streams its text and decides whether
+// the generation ends. When it does not, the caller evaluates
+// q.history[q.pos] at q.pos into q.logits and increments q.pos.
+func (q *seq) next() (done bool, err error) {
+	req, res := &q.req, q.res
+	id := greedy(q.logits)
+	if req.Sampler != nil {
+		id = req.Sampler.Sample(q.logits, q.history)
 	}
-	var text []byte
-	emit := func(id int, piece string) error {
-		text = append(text, piece...)
-		tr.OnToken(id, piece)
-		if req.OnToken != nil {
-			return req.OnToken(id, piece)
+	q.history = append(q.history, id)
+	res.Tokens = append(res.Tokens, id)
+	ctxLen := q.s.Options().CtxLen
+	switch {
+	case req.IsEOG != nil && req.IsEOG(id):
+		res.StopReason, res.StopDetail = StopEOG, fmt.Sprintf("end-of-generation token %d", id)
+	case req.MaxTokens > 0 && len(res.Tokens) >= req.MaxTokens:
+		res.StopReason, res.StopDetail = StopLength, fmt.Sprintf("reached the maximum of %d tokens", req.MaxTokens)
+	case q.pos >= ctxLen:
+		res.StopReason, res.StopDetail = StopLength, fmt.Sprintf(
+			"context full: %d prompt + %d generated tokens, the context holds %d", len(req.Prompt), len(res.Tokens), ctxLen)
+		q.tr.OnWarning("ctx_full", res.StopDetail)
+	}
+	last := res.StopReason != ""
+	piece := ""
+	if req.Decoder != nil {
+		if res.StopReason != StopEOG {
+			piece = req.Decoder.Add(id)
 		}
-		return nil
+		if last {
+			piece += req.Decoder.Flush()
+		}
 	}
+	if q.stops != nil {
+		var hit bool
+		if piece, hit = q.stops.Push(piece); hit {
+			_, s := q.stops.Stopped()
+			res.StopReason, res.StopDetail = StopString, fmt.Sprintf("stop string %q", s)
+		} else if last {
+			piece += q.stops.Flush()
+		}
+	}
+	q.text = append(q.text, piece...)
+	q.tr.OnToken(id, piece)
+	if req.OnToken != nil {
+		if err := req.OnToken(id, piece); err != nil {
+			return true, pipeline.Wrap(pipeline.StageGenerate, err, "")
+		}
+	}
+	q.tr.OnProgress(pipeline.StageGenerate, int64(len(res.Tokens)), int64(max(req.MaxTokens, 0)))
+	return res.StopReason != "", nil
+}
 
-	tr.OnStageStart(pipeline.StageGenerate)
-	t0 := time.Now()
-	pos := np // position of the token to evaluate next
-	for {
-		id := greedy(logits)
-		if req.Sampler != nil {
-			id = req.Sampler.Sample(logits, history)
-		}
-		history = append(history, id)
-		res.Tokens = append(res.Tokens, id)
-		switch {
-		case req.IsEOG != nil && req.IsEOG(id):
-			res.StopReason, res.StopDetail = StopEOG, fmt.Sprintf("end-of-generation token %d", id)
-		case req.MaxTokens > 0 && len(res.Tokens) >= req.MaxTokens:
-			res.StopReason, res.StopDetail = StopLength, fmt.Sprintf("reached the maximum of %d tokens", req.MaxTokens)
-		case pos >= opts.CtxLen:
-			res.StopReason, res.StopDetail = StopLength, fmt.Sprintf(
-				"context full: %d prompt + %d generated tokens, the context holds %d", np, len(res.Tokens), opts.CtxLen)
-			tr.OnWarning("ctx_full", res.StopDetail)
-		}
-		last := res.StopReason != ""
-		piece := ""
-		if req.Decoder != nil {
-			if res.StopReason != StopEOG {
-				piece = req.Decoder.Add(id)
-			}
-			if last {
-				piece += req.Decoder.Flush()
-			}
-		}
-		if stops != nil {
-			var hit bool
-			if piece, hit = stops.Push(piece); hit {
-				_, s := stops.Stopped()
-				res.StopReason, res.StopDetail = StopString, fmt.Sprintf("stop string %q", s)
-			} else if last {
-				piece += stops.Flush()
-			}
-		}
-		if err := emit(id, piece); err != nil {
-			return pipeline.Wrap(pipeline.StageGenerate, err, "")
-		}
-		tr.OnProgress(pipeline.StageGenerate, int64(len(res.Tokens)), int64(max(req.MaxTokens, 0)))
-		if res.StopReason != "" {
-			break
-		}
-		if err := s.Forward(ctx, history[pos:pos+1], pos, logits); err != nil {
-			return pipeline.Wrap(pipeline.StageGenerate, err, "")
-		}
-		pos++
-	}
-	res.Text = string(text)
-	res.GenerateTime = time.Since(t0)
-	tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(len(res.Tokens)), Unit: "tokens",
-		Placement: fmt.Sprintf("cpu:%d threads", opts.Threads), Note: res.StopDetail})
-	return nil
+// finish records the text and timing and ends the generate stage.
+func (q *seq) finish() {
+	q.res.Text = string(q.text)
+	q.res.GenerateTime = time.Since(q.t0)
+	q.tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(len(q.res.Tokens)), Unit: "tokens",
+		Placement: fmt.Sprintf("cpu:%d threads", q.s.Options().Threads), Note: q.res.StopDetail})
 }
 
 // greedy returns the index of the largest logit, the lowest on a tie.
