@@ -2,6 +2,7 @@ package vae
 
 import (
 	"context"
+	"math"
 
 	"github.com/glassbox-ai/glassbox/compute/conv"
 	"github.com/glassbox-ai/glassbox/pipeline"
@@ -68,6 +69,9 @@ func (d *Decoder) Decode(ctx context.Context, latent []float32, h, w int, opt Op
 	fail := func(err error) ([]float32, error) { return nil, pipeline.Wrap(pipeline.StageDecode, err, "") }
 	if h < 1 || w < 1 || len(latent) != LatentChannels*h*w {
 		return nil, pipeline.Errorf(pipeline.StageDecode, "", "latents of %d values do not match [%d %d %d]", len(latent), LatentChannels, h, w)
+	}
+	if err := checkFinite(latent, h, w); err != nil {
+		return nil, err
 	}
 	g, err := tiling(h, w, opt.Tile, opt.Overlap)
 	if err != nil {
@@ -226,4 +230,31 @@ func (b *blender) result() []float32 {
 		}
 	}
 	return b.acc
+}
+
+// checkFinite refuses latents holding NaN or ±Inf (a sampler that
+// overflowed): decoding them would quietly give a black or broken image.
+func checkFinite(z []float32, h, w int) error {
+	var nan, inf, first int
+	first = -1
+	for i, v := range z {
+		switch {
+		case v != v:
+			nan++
+		case math.IsInf(float64(v), 0):
+			inf++
+		default:
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	c, y, x := first/(h*w), first/w%h, first%w
+	return pipeline.Errorf(pipeline.StageDecode, "the step that produced the latents overflowed; nothing to decode",
+		"latents hold %d NaN and %d infinite values (first at channel %d, row %d, column %d)", nan, inf, c, y, x).
+		With("nan", int64(nan)).With("inf", int64(inf))
 }

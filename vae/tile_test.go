@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/compute/conv"
@@ -158,6 +159,13 @@ func TestDecodeCancelled(t *testing.T) {
 	}
 	if _, err := dec.Decode(context.Background(), make([]float32, 10), 4, 4, Options{}); err == nil {
 		t.Fatal("short latents accepted")
+	}
+	bad := make([]float32, LatentChannels*4*4)
+	bad[2*16+5] = float32(math.NaN())
+	bad[7] = float32(math.Inf(-1))
+	_, err = dec.Decode(context.Background(), bad, 4, 4, Options{})
+	if err == nil || !strings.Contains(err.Error(), "1 NaN and 1 infinite values (first at channel 0, row 1, column 3)") {
+		t.Fatalf("non-finite latents: %v", err)
 	}
 	_, err = dec.Decode(context.Background(), make([]float32, LatentChannels*64*64), 64, 64, Options{Tile: 8})
 	if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StagePlan {
