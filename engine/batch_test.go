@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/model"
+)
+
+// TestBatcher runs the four stories260K prompts at once through one
+// batcher: every stream must get exactly its reference greedy ids, as if
+// it ran alone, and a cancelled fifth request must leave without
+// disturbing them.
+func TestBatcher(t *testing.T) {
+	m := stories(t)
+	b := NewBatcher(m, model.SessionOptions{CtxLen: 256, Batch: 4, Threads: 1}, 4)
+	defer b.Close()
+	ps := prompts(t)
+	var wg sync.WaitGroup
+	results := make([]*Result, len(ps))
+	errs := make([]error, len(ps))
+	for i, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = b.Generate(context.Background(), Request{Prompt: p.IDs, MaxTokens: 60}, 0)
+		}()
+	}
+	// A fifth request, cancelled after its third token.
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	wg.Add(1)
+	var cancelErr error
+	go func() {
+		defer wg.Done()
+		_, cancelErr = b.Generate(ctx, Request{Prompt: ps[0].IDs, MaxTokens: 100,
+			OnToken: func(int, string) error {
+				if n++; n == 3 {
+					cancel()
+				}
+				return nil
+			}}, 0)
+	}()
+	wg.Wait()
+	for i, p := range ps {
+		if errs[i] != nil {
+			t.Fatalf("prompt %d: %v", i+1, errs[i])
+		}
+		got := results[i].Tokens
+		if len(got) != 60 || results[i].StopReason != StopLength {
+			t.Fatalf("prompt %d: %d tokens, stop %q", i+1, len(got), results[i].StopReason)
+		}
+		for k := range got {
+			if got[k] != p.Greedy200[k] {
+				t.Fatalf("prompt %d: token %d is %d, want %d", i+1, k, got[k], p.Greedy200[k])
+			}
+		}
+	}
+	if !errors.Is(cancelErr, context.Canceled) {
+		t.Errorf("cancelled request: got %v, want context.Canceled", cancelErr)
+	}
+}
+
+func TestBatcherClosed(t *testing.T) {
+	b := NewBatcher(stories(t), model.SessionOptions{CtxLen: 32}, 2)
+	b.Close()
+	if _, err := b.Generate(context.Background(), Request{Prompt: []int{1}}, 0); !errors.Is(err, ErrBatcherClosed) {
+		t.Errorf("after Close: got %v, want ErrBatcherClosed", err)
+	}
+}
