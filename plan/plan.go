@@ -87,13 +87,14 @@ type Memory struct {
 //   - the header is mapped, then parsed into Go strings and slices (about
 //     twice its size), and the tokenizer indexes every vocabulary entry;
 //   - every generated token leaves a few KiB of garbage (text, events,
-//     sampler scratch) that the collector lets accumulate up to the larger
+//     sampler scratch: 2-8 KiB per token on the shared models with
+//     CGO_ENABLED=0) that the collector lets accumulate up to the larger
 //     of its 4 MiB minimum heap and the live heap (GOGC=100).
 const (
 	baseOverhead     = 10 * mib
 	headerOverheadX  = 3
 	vocabEntryBytes  = 96
-	garbagePerToken  = 12 * kib
+	garbagePerToken  = 5 * kib
 	jobRuntime       = 512 * kib // what a job adds to a bare process: journal, job manager, worker pool
 	gcMinHeap        = 4 * mib
 	faultAroundBytes = 64 * kib // Linux maps file pages around each fault (fault_around_bytes)

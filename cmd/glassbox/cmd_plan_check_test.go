@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,13 +141,22 @@ type planRunResult struct {
 
 // runMeasured runs the binary and returns its result and peak RSS in bytes.
 //
-// The peak is the child's VmHWM, polled from /proc while it runs: the
-// rusage of a child that Go starts is no good here, because Go execs from
-// a vfork'd child and Linux then carries the parent's (this test's) RSS
-// high-water mark into the child's ru_maxrss.
+// Go execs children from a vfork'd process, and Linux then carries the
+// parent's (this test's) high-water mark into the child's ru_maxrss, which
+// hides a child smaller than the test. So the child runs under
+// /usr/bin/time when there is one (a small parent that forks: its %M is the
+// child's own peak). Otherwise the child's ru_maxrss counts when it exceeds
+// this process's high-water mark, and the child's VmHWM polled from /proc
+// while it runs stands in below that (it can miss a last-millisecond peak).
 func runMeasured(t *testing.T, bin string, args ...string) (planRunResult, int64) {
 	t.Helper()
+	parentHWM := plan.PeakRSS()
 	cmd := exec.Command(bin, args...)
+	timed := false
+	if _, err := os.Stat("/usr/bin/time"); err == nil {
+		cmd = exec.Command("/usr/bin/time", append([]string{"-f", "glassbox-maxrss-kib=%M", bin}, args...)...)
+		timed = true
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -183,6 +193,21 @@ func runMeasured(t *testing.T, bin string, args ...string) (planRunResult, int64
 	}
 	if err := json.Unmarshal(ev.Result, &res); err != nil {
 		t.Fatal(err)
+	}
+	if timed {
+		for _, line := range strings.Split(errb.String(), "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "glassbox-maxrss-kib="); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatalf("/usr/bin/time: %q", line)
+				}
+				return res, n * 1024
+			}
+		}
+		t.Fatalf("/usr/bin/time printed no maximum RSS:\n%s", errb.String())
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss*1024 > parentHWM {
+		return res, ru.Maxrss * 1024 // Linux reports KiB
 	}
 	if peak == 0 {
 		t.Fatal("could not read the child's VmHWM")
