@@ -236,6 +236,28 @@ func (d *Device) hasFeature(f string) bool {
 	return false
 }
 
+// RefreshMemory re-reads how much RAM is available now, for a device made
+// by Local that is kept (a server's): other programs come and go.
+func (d *Device) RefreshMemory() error {
+	if d.Name != "this machine" {
+		return nil
+	}
+	l, err := Local()
+	if err != nil {
+		return err
+	}
+	d.RAMTotal, d.RAMAvailable = l.RAMTotal, l.RAMAvailable
+	return nil
+}
+
+// WithReclaimable returns a copy of d whose available RAM counts bytes more:
+// memory a server would free by evicting idle models before loading.
+func (d *Device) WithReclaimable(bytes int64) *Device {
+	c := *d
+	c.RAMAvailable = min(c.RAMAvailable+max(bytes, 0), c.RAMTotal)
+	return &c
+}
+
 // SetRoofline replaces the estimates with measured figures (bytes/s and
 // ops/s; a zero leaves that figure as it was) and names their source.
 func (d *Device) SetRoofline(bandwidth, peakF32, peakInt8 float64, source string) {

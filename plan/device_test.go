@@ -42,6 +42,12 @@ func TestLocal(t *testing.T) {
 	if rss, peak := SelfRSS(), PeakRSS(); rss <= 0 || peak < rss {
 		t.Errorf("SelfRSS %d, PeakRSS %d", rss, peak)
 	}
+	if err := d.RefreshMemory(); err != nil || d.RAMAvailable <= 0 {
+		t.Errorf("RefreshMemory: %v (%d available)", err, d.RAMAvailable)
+	}
+	if r := d.WithReclaimable(1 << 20); r.RAMAvailable != min(d.RAMAvailable+1<<20, d.RAMTotal) || r == d {
+		t.Errorf("WithReclaimable: %d", r.RAMAvailable)
+	}
 	d.SetRoofline(19e9, 100e9, 400e9, "probe")
 	if d.Estimated || d.Bandwidth != 19e9 || d.Roofline != "probe" {
 		t.Errorf("after SetRoofline: %+v", d)
