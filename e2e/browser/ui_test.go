@@ -101,7 +101,7 @@ func TestUI(t *testing.T) {
 		if !regexp.MustCompile(`^60 tokens, [0-9.,]+ tokens/s`).MatchString(nums) {
 			t.Errorf("generate numbers %q, want 60 tokens and a rate", nums)
 		}
-		b.waitFor("the rate against the plan", `/^60 tokens, .* of the planned ~[0-9.,]+\/s/.test(document.querySelector('.stage[data-stage="generate"] .nums').textContent)`, 10*time.Second)
+		b.waitFor("the rate against the plan", `/^60 tokens, .* of the planned ~[0-9.,]+ tokens\/s/.test(document.querySelector('.stage[data-stage="generate"] .nums').textContent)`, 10*time.Second)
 		width := eval[float64](b, `parseFloat(document.querySelector('.stage[data-stage="generate"] .bar').style.width)`)
 		if width <= 0 || width > 100 {
 			t.Errorf("generate bar width %v%%", width)
@@ -157,6 +157,9 @@ func TestUI(t *testing.T) {
 		}
 		if n := eval[int](b, `document.querySelectorAll('#chat .msg').length`); n != 4 {
 			t.Errorf("%d messages shown, want 4", n)
+		}
+		if w := eval[string](b, `document.querySelector('.warning[data-code="ctx_exceeds_training"]')?.textContent ?? ''`); !strings.Contains(w, "512") {
+			t.Errorf("no ctx_exceeds_training warning naming the context of 512 (%q)", w)
 		}
 		b.shot("chat")
 		b.checkJS()

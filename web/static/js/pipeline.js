@@ -54,7 +54,9 @@ export function pipelineView() {
     node.dataset.state = job.state;
     node.dataset.seq = String(job.lastSeq);
     summary.textContent = summaryLine(job, now);
-    warnings.textContent = job.warnings.map((w) => `warning ${w.code}: ${w.message}`).join('\n');
+    if (warnings.childElementCount !== job.warnings.length) {
+      warnings.replaceChildren(...job.warnings.map((w) => fmt.el('div', { class: 'warning', 'data-code': w.code }, `warning ${w.code}: ${w.message}`)));
+    }
     drawError(errBox, job);
   };
 

@@ -183,7 +183,7 @@ export function numbers(row, fmt, plan) {
     } else if (plan && plan.speed && secs > 0 && (row.name === 'prefill' || row.name === 'generate')) {
       const sp = plan.speed;
       const [want, limit] = row.name === 'prefill' ? [sp.prefill_tokens_per_s, sp.prefill_limit] : [sp.decode_tokens_per_s, sp.decode_limit];
-      if (want > 0) out.push(`${Math.round((100 * items) / secs / want)}% of the planned ~${fmt.rate(want)}/s${limit ? ' (' + limit + ')' : ''}`);
+      if (want > 0) out.push(`${Math.round((100 * items) / secs / want)}% of the planned ~${fmt.rate(want)} ${unit || 'tokens'}/s${limit ? ' (' + limit + ')' : ''}`);
     }
   }
   if (st.peak_rss > 0) out.push('peak ' + fmt.bytes(st.peak_rss));
