@@ -533,5 +533,19 @@ func (r *Residency[T]) Used() int64 {
 	return r.used
 }
 
+// Reclaimable returns the bytes held by idle models: what loading another
+// model could free by evicting them (plan.Device.WithReclaimable).
+func (r *Residency[T]) Reclaimable() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for _, e := range r.models {
+		if e.refs == 0 && e.loading == nil {
+			n += e.bytes
+		}
+	}
+	return n
+}
+
 // Budget returns the configured budget (0: none).
 func (r *Residency[T]) Budget() int64 { return r.cfg.Budget }

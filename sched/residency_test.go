@@ -262,6 +262,9 @@ func TestEvictionOrder(t *testing.T) {
 	if !h.loaded["b"].closed.Load() || h.loaded["a"].closed.Load() {
 		t.Error("wrong model closed")
 	}
+	if got := h.r.Reclaimable(); got != 8 {
+		t.Errorf("reclaimable %d, want 8 (a and c idle)", got)
+	}
 	h.use("d", 8) // evicts a then c, oldest first
 	if got := h.takeEvents(); got != "evict a, evict c, load d" {
 		t.Errorf("events %q", got)
