@@ -274,6 +274,21 @@ func TestEvictionOrder(t *testing.T) {
 	}
 }
 
+func TestEvictionIsTraced(t *testing.T) {
+	h := newHarness(t, Config{Budget: 10})
+	h.use("a", 6)
+	var warned []string
+	ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{Warning: func(code, msg string) { warned = append(warned, code+": "+msg) }})
+	l, err := h.r.Acquire(ctx, h.req("b", 6, KeepAlive{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], "evicted: a unloaded: idle since 10:00:01; its 6 B were needed for b (6 B)") {
+		t.Errorf("warnings %q", warned)
+	}
+}
+
 func TestInUseIsNeverEvicted(t *testing.T) {
 	h := newHarness(t, Config{Budget: 10})
 	pinned := h.acquire("a", 6, KeepForever)
