@@ -131,8 +131,23 @@ func startServer(t *testing.T) *server {
 	run(t, home, "import", slow, "slow")
 
 	s := &server{home: home}
+	s.start(t)
+	t.Cleanup(func() {
+		s.stop(t)
+		if t.Failed() {
+			s.mu.Lock()
+			t.Logf("server log:\n%s", s.log.String())
+			s.mu.Unlock()
+		}
+	})
+	return s
+}
+
+// start starts glassbox serve on a free loopback port and waits until it listens.
+func (s *server) start(t *testing.T) {
+	t.Helper()
 	s.cmd = exec.Command(binary(t), "serve", "--addr", "127.0.0.1:0", "--log-level", "warn")
-	s.cmd.Env = append(os.Environ(), "GLASSBOX_HOME="+home)
+	s.cmd.Env = append(os.Environ(), "GLASSBOX_HOME="+s.home)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -155,28 +170,33 @@ func startServer(t *testing.T) *server {
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		s.cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- s.cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			s.cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			s.mu.Lock()
-			t.Logf("server log:\n%s", s.log.String())
-			s.mu.Unlock()
-		}
-	})
 	select {
 	case s.url = <-found:
 	case <-time.After(20 * time.Second):
 		t.Fatal("glassbox serve did not start listening in 20 s")
 	}
-	return s
+}
+
+// stop interrupts the server as Ctrl+C does (running jobs get the
+// shutdown grace to finish) and waits for it to exit.
+func (s *server) stop(t *testing.T) {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("glassbox serve exited with %v after an interrupt", err)
+		}
+	case <-time.After(20 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+		t.Error("glassbox serve did not stop 20 s after an interrupt")
+	}
+	s.cmd = nil
 }
 
 // job reads a job as the server reports it.

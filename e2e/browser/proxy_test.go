@@ -18,6 +18,7 @@ type proxy struct {
 	url string
 
 	mu      sync.Mutex
+	target  *url.URL
 	offline bool
 	open    map[*http.Request]context.CancelFunc
 	resumes []string // Last-Event-ID (or ?after=) of each event stream opened after the first event
@@ -28,8 +29,13 @@ func newProxy(t *testing.T, target string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	p := &proxy{open: map[*http.Request]context.CancelFunc{}}
+	p := &proxy{open: map[*http.Request]context.CancelFunc{}, target: u}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		p.mu.Lock()
+		r.SetURL(p.target)
+		p.mu.Unlock()
+		r.Out.Host = r.In.Host
+	}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
@@ -83,4 +89,15 @@ func (p *proxy) resumed() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.resumes...)
+}
+
+// retarget sends requests to another server from now on.
+func (p *proxy) retarget(t *testing.T, target string) {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.target = u
+	p.mu.Unlock()
 }

@@ -265,6 +265,24 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
+	t.Run("server restart mid-generation", func(t *testing.T) {
+		b.t = t
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(3), "temperature": "0"})
+		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, 30*time.Second)
+		// Ctrl+C: the server stops taking work and ends the page's stream; the
+		// job finishes within the shutdown grace and lands in the journal.
+		s.stop(t)
+		b.waitFor("the page to notice", `document.querySelector('#conn')?.dataset.status === 'reconnecting'`, 10*time.Second)
+		if st := outState(); st != "running" {
+			t.Errorf("page shows the job %q while the server is down, want running (no end seen)", st)
+		}
+		s.start(t)
+		px.retarget(t, s.url)
+		b.waitFor("the job, finished, from the new server", `document.querySelector('#output')?.dataset.state === 'done'`, 30*time.Second)
+		sameAsJournal(id)
+		b.checkJS()
+	})
+
 	t.Run("cancel", func(t *testing.T) {
 		b.t = t
 		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(15), "temperature": "0"})
