@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/glassbox-ai/glassbox/engine"
+	"github.com/glassbox-ai/glassbox/journal"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/sample"
 )
@@ -34,6 +35,7 @@ type runFlags struct {
 	seed                       int64
 	stops                      stringList
 	chat, noBOS, json, verbose bool
+	noJournal                  bool
 	system, promptIDs          string
 	session                    *sessionOpts
 }
@@ -60,6 +62,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of text")
 	fs.BoolVar(&f.verbose, "verbose", false, "print the stage timeline on stderr at the end")
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "the prompt as space-separated token ids instead of text")
+	fs.BoolVar(&f.noJournal, "no-journal", false, "do not record the job in the journal of the glassbox home")
 	f.session = sessionFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -78,12 +81,23 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		prompt = strings.TrimSuffix(string(b), "\n")
 	}
 
-	// The generation runs as a pipeline job: its events (stages, progress,
-	// tokens, warnings, the result or the error) are what --json prints,
-	// numbered and timed as the server and the journal see them.
+	// The generation runs as a pipeline job recorded in the journal (so
+	// 'glassbox jobs', 'events' and 'explain' see it): its events (stages,
+	// progress, tokens, warnings, the result or the error) are what --json
+	// prints, numbered and timed as the server and the journal see them.
+	var sinks []pipeline.Sink
+	if !f.noJournal {
+		jr, err := journal.OpenDefault(journal.Options{})
+		if err != nil {
+			fmt.Fprintf(env.stderr, "glassbox run: warning: the job will not be journaled: %v\n", err)
+		} else {
+			sinks = append(sinks, jr)
+			defer jr.Close()
+		}
+	}
 	rec := newRunRecorder(env)
-	mgr := pipeline.NewManager(pipeline.Options{})
-	job := mgr.Submit(pipeline.WithTrace(ctx, rec.trace(!f.json)), pipeline.Params{Kind: "text", Model: f.model},
+	mgr := pipeline.NewManager(pipeline.Options{Sinks: sinks})
+	job := mgr.Submit(pipeline.WithTrace(ctx, rec.trace(!f.json)), pipeline.Params{Kind: "text", Model: f.model, Params: f.params(prompt, params)},
 		func(ctx context.Context) (any, error) {
 			res, err := generate(ctx, env, &f, prompt, params, rec)
 			if err != nil {
@@ -104,6 +118,13 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		rec.timeline(env.stderr)
 	}
 	return err
+}
+
+// params is the request as the journal records it.
+func (f *runFlags) params(prompt string, p sample.Params) map[string]any {
+	return map[string]any{"prompt": prompt, "prompt_ids": f.promptIDs, "chat": f.chat, "system": f.system,
+		"max_tokens": f.maxTokens, "temperature": p.Temperature, "top_k": p.TopK, "top_p": p.TopP, "min_p": p.MinP,
+		"repeat_penalty": p.RepeatPenalty, "seed": p.Seed, "stop": []string(f.stops), "ctx": *f.session.ctx}
 }
 
 func (f *runFlags) sampling() sample.Params {
