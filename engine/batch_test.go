@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 )
 
@@ -68,5 +70,40 @@ func TestBatcherClosed(t *testing.T) {
 	b.Close()
 	if _, err := b.Generate(context.Background(), Request{Prompt: []int{1}}, 0); !errors.Is(err, ErrBatcherClosed) {
 		t.Errorf("after Close: got %v, want ErrBatcherClosed", err)
+	}
+}
+
+// TestBatcherText runs two text requests through Text.Prepare and a
+// batcher.
+func TestBatcherText(t *testing.T) {
+	tx, err := LoadText(context.Background(), shared.Path(t, "models/stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	b := NewBatcher(tx.Model, model.SessionOptions{CtxLen: 64}, 2)
+	defer b.Close()
+	var wg sync.WaitGroup
+	texts := make([]string, 2)
+	for i, p := range []string{"Once upon a time", "Lily and Ben went to the park."} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := tx.Prepare(context.Background(), TextRequest{Prompt: p, MaxTokens: 6})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res, err := b.Generate(context.Background(), r, 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			texts[i] = res.Text
+		}()
+	}
+	wg.Wait()
+	if !strings.HasPrefix(texts[0], ", there was a little") || !strings.HasPrefix(texts[1], " They saw a big") {
+		t.Errorf("texts %q", texts)
 	}
 }

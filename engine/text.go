@@ -76,25 +76,45 @@ type TextRequest struct {
 	OnToken func(id int, text string) error
 }
 
-// Generate encodes the prompt (encode stage), allocates a session, and
-// runs prefill and generation. Result.Text is the generated text only.
-func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
+// Prepare encodes the prompt (encode stage, reported through the trace in
+// ctx) and returns the engine request for it: ids, sampler, stream decoder
+// primed with the prompt, stop strings. Use it to hand text requests to a
+// Batcher; Generate uses it too.
+func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	tr := pipeline.TraceFrom(ctx)
 	if err := req.Sampling.Validate(); err != nil {
-		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+		return Request{}, pipeline.Wrap(pipeline.StageEncode, err, "")
 	}
 	tr.OnStageStart(pipeline.StageEncode)
-	t0 := time.Now()
 	tok, err := t.Tokenizer()
 	if err != nil {
-		return nil, err
+		return Request{}, err
 	}
 	ids, err := t.encode(tok, &req)
+	if err != nil {
+		return Request{}, err
+	}
+	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens"})
+	// The decoder sees the prompt first, so the continuation keeps its
+	// leading space (SentencePiece strips it only at the start of a text).
+	dec := tok.NewStreamDecoder()
+	for _, id := range ids {
+		dec.Add(id)
+	}
+	return Request{Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
+		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken}, nil
+}
+
+// Generate encodes the prompt, allocates a session, and runs prefill and
+// generation. Result.Text is the generated text only.
+func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
+	tr := pipeline.TraceFrom(ctx)
+	t0 := time.Now()
+	r, err := t.Prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	encodeTime := time.Since(t0)
-	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens"})
 
 	cfg := t.Model.Config()
 	opts := req.Session.Fill(cfg)
@@ -108,17 +128,7 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 		return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
 	}
 	defer s.Close()
-
-	// The decoder sees the prompt first, so the continuation keeps its
-	// leading space (SentencePiece strips it only at the start of a text).
-	dec := tok.NewStreamDecoder()
-	for _, id := range ids {
-		dec.Add(id)
-	}
-	res, err := Generate(ctx, s, cfg.VocabSize, Request{
-		Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
-		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken,
-	})
+	res, err := Generate(ctx, s, cfg.VocabSize, r)
 	if res != nil {
 		res.EncodeTime, res.KVBytes, res.ArenaBytes = encodeTime, s.KVBytes(), s.ArenaBytes()
 	}
