@@ -63,22 +63,8 @@ var hfRef = regexp.MustCompile(`^(?:https?://)?(?:hf\.co|huggingface\.co)/([^/:]
 // publishes (Hugging Face's X-Linked-Etag, or an ETag that is a SHA-256)
 // and renamed into place only when complete.
 func (s *Store) Pull(ctx context.Context, ref string, o PullOptions) (Entry, error) {
-	if o.Client == nil {
-		o.Client = http.DefaultClient
-	}
-	if o.Token == "" {
-		o.Token = os.Getenv("HF_TOKEN")
-	}
-	if o.HFEndpoint == "" {
-		o.HFEndpoint = os.Getenv("GLASSBOX_HF_ENDPOINT")
-	}
-	if o.HFEndpoint == "" {
-		o.HFEndpoint = DefaultHFEndpoint
-	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
-	src, err := s.resolveRef(ctx, ref, &o)
+	o.defaults()
+	src, err := resolveRef(ctx, ref, &o)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -117,8 +103,19 @@ func (s *Store) Pull(ctx context.Context, ref string, o PullOptions) (Entry, err
 	return s.commit(part, s.modelPath(name), Entry{Name: name, Bytes: n, SHA256: sum, Source: src})
 }
 
-// resolveRef turns a reference into a download URL.
-func (s *Store) resolveRef(ctx context.Context, ref string, o *PullOptions) (string, error) {
+// ResolveRef turns a reference (a URL, or hf.co/OWNER/REPO[:FILE-or-QUANT])
+// into the URL of one GGUF file, without downloading it.
+func ResolveRef(ctx context.Context, ref string, o PullOptions) (string, error) {
+	o.defaults()
+	return resolveRef(ctx, ref, &o)
+}
+
+// IsRef reports whether s is a remote reference rather than a path or name.
+func IsRef(s string) bool {
+	return hfRef.MatchString(s) || strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+func resolveRef(ctx context.Context, ref string, o *PullOptions) (string, error) {
 	m := hfRef.FindStringSubmatch(ref)
 	if m == nil {
 		u, err := url.Parse(ref)
@@ -132,7 +129,7 @@ func (s *Store) resolveRef(ctx context.Context, ref string, o *PullOptions) (str
 	if strings.HasSuffix(strings.ToLower(sel), ".gguf") {
 		return fmt.Sprintf("%s/%s/%s/resolve/main/%s", base, owner, repo, sel), nil
 	}
-	files, err := s.listRepo(ctx, fmt.Sprintf("%s/api/models/%s/%s", base, owner, repo), o)
+	files, err := listRepo(ctx, fmt.Sprintf("%s/api/models/%s/%s", base, owner, repo), o)
 	if err != nil {
 		return "", err
 	}
@@ -141,6 +138,24 @@ func (s *Store) resolveRef(ctx context.Context, ref string, o *PullOptions) (str
 		return "", fmt.Errorf("pull hf.co/%s/%s: %w", owner, repo, err)
 	}
 	return fmt.Sprintf("%s/%s/%s/resolve/main/%s", base, owner, repo, file), nil
+}
+
+func (o *PullOptions) defaults() {
+	if o.Client == nil {
+		o.Client = http.DefaultClient
+	}
+	if o.Token == "" {
+		o.Token = os.Getenv("HF_TOKEN")
+	}
+	if o.HFEndpoint == "" {
+		o.HFEndpoint = os.Getenv("GLASSBOX_HF_ENDPOINT")
+	}
+	if o.HFEndpoint == "" {
+		o.HFEndpoint = DefaultHFEndpoint
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
 }
 
 // pickFile chooses a GGUF file by quantization name.
@@ -176,7 +191,7 @@ func pickFile(files []string, quant string) (string, error) {
 	return "", fmt.Errorf("%q matches several files (%s): name one", want, strings.Join(hits, ", "))
 }
 
-func (s *Store) listRepo(ctx context.Context, u string, o *PullOptions) ([]string, error) {
+func listRepo(ctx context.Context, u string, o *PullOptions) ([]string, error) {
 	resp, err := o.do(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/glassbox-ai/glassbox/compute/roofline"
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/plan"
+	"github.com/glassbox-ai/glassbox/store"
 )
 
 // planConfig is the plan command's flags.
@@ -137,8 +138,12 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		defer os.Remove(c.model)
 	}
-	if strings.HasPrefix(c.model, "http://") || strings.HasPrefix(c.model, "https://") {
-		if c.model, err = fetchHeader(ctx, c.model); err != nil {
+	if store.IsRef(c.model) {
+		u, err := store.ResolveRef(ctx, c.model, store.PullOptions{})
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+		if c.model, err = fetchHeader(ctx, u); err != nil {
 			return err
 		}
 		defer os.Remove(c.model)

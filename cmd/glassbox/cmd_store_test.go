@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
@@ -22,7 +24,7 @@ func TestStoreCommands(t *testing.T) {
 		case "/api/models/o/r":
 			w.Write([]byte(`{"siblings":[{"rfilename":"m-Q4_K_M.gguf"}]}`))
 		case "/o/r/resolve/main/m-Q4_K_M.gguf":
-			w.Write(data)
+			http.ServeContent(w, r, "m-Q4_K_M.gguf", time.Time{}, bytes.NewReader(data))
 		default:
 			http.NotFound(w, r)
 		}
@@ -41,6 +43,8 @@ func TestStoreCommands(t *testing.T) {
 		{[]string{"list"}, 0, "m-Q4_K_M"},
 		{[]string{"show", "-m", "tiny"}, 0, "layers                 5"},
 		{[]string{"pull", "hf.co/o/missing"}, 1, "HTTP 404"},
+		{[]string{"plan", "-m", "hf.co/o/r", "--no-calibration"}, 0, "fits"},
+		{[]string{"plan", "-m", "hf.co/o/r:Q8_0"}, 1, `no .gguf file matches "Q8_0"`},
 		{[]string{"rm", "tiny"}, 0, "removed tiny"},
 		{[]string{"show", "-m", "tiny"}, 1, `load: model "tiny": no such model in the store`},
 		{[]string{"import"}, 2, "Usage: glassbox import"},
