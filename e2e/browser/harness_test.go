@@ -431,3 +431,44 @@ func (b *browser) labelled() {
 		b.t.Errorf("control without an accessible name: %s", m)
 	}
 }
+
+// contrastJS lists visible text whose contrast with its background is below
+// WCAG 2's 4.5:1 for normal text (3:1 for large text: 24 px, or 18.66 px
+// bold). Disabled controls are exempt, as in WCAG.
+const contrastJS = `(() => {
+	const rgb = (s) => (s.match(/[\d.]+/g) || []).map(Number);
+	const lum = ([r, g, b]) => {
+		const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+		return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+	};
+	const background = (e) => {
+		for (; e; e = e.parentElement) {
+			const c = rgb(getComputedStyle(e).backgroundColor);
+			if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
+		}
+		return [255, 255, 255];
+	};
+	const bad = [];
+	const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+	for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+		const e = n.parentElement;
+		if (!n.data.trim() || !e || e.closest('[hidden], :disabled, noscript, .skip')) continue;
+		const r = e.getBoundingClientRect();
+		if (r.width === 0 || r.height === 0) continue;
+		const st = getComputedStyle(e);
+		const [l1, l2] = [lum(rgb(st.color).slice(0, 3)), lum(background(e))];
+		const ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+		const size = parseFloat(st.fontSize);
+		const large = size >= 24 || (size >= 18.66 && Number(st.fontWeight) >= 700);
+		if (ratio < (large ? 3 : 4.5)) bad.push(ratio.toFixed(2) + ':1 ' + JSON.stringify(n.data.trim().slice(0, 40)) + ' in ' + e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''));
+	}
+	return [...new Set(bad)];
+})()`
+
+// contrast fails the test for text the page draws with too little contrast.
+func (b *browser) contrast() {
+	b.t.Helper()
+	for _, m := range eval[[]string](b, contrastJS) {
+		b.t.Errorf("low contrast: %s", m)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,6 +161,20 @@ func TestStageModel(t *testing.T) {
 			}
 		})
 	}
+	t.Run("contrast check", func(t *testing.T) {
+		// The check itself: light grey on white must be reported, black must not.
+		b.t = t
+		got := eval[[]string](b, `(() => {
+			const add = (color) => { const p = document.createElement('p'); p.textContent = 'probe ' + color; p.style.color = color; p.style.background = '#fff'; document.body.append(p); return p; };
+			const ps = [add('#bbbbbb'), add('#000000')];
+			const bad = `+contrastJS+`.filter((m) => m.includes('probe'));
+			ps.forEach((p) => p.remove());
+			return bad;
+		})()`)
+		if len(got) != 1 || !strings.Contains(got[0], "#bbbbbb") {
+			t.Errorf("contrast check found %q, want only the #bbbbbb probe", got)
+		}
+	})
 	b.t = t
 	b.checkJS()
 }

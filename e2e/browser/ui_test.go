@@ -124,6 +124,7 @@ func TestUI(t *testing.T) {
 			chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 		b.waitFor("a job sent with Ctrl+Enter to finish", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.msg.prompt .out')?.textContent === 'Once upon a time'`, 20*time.Second)
 		b.labelled()
+		b.contrast()
 		b.checkJS()
 	})
 
@@ -300,6 +301,7 @@ func TestUI(t *testing.T) {
 			t.Errorf("journal state %s, want cancelled", j.State)
 		}
 		b.shot("cancelled")
+		b.contrast()
 		b.checkJS()
 	})
 
@@ -312,6 +314,7 @@ func TestUI(t *testing.T) {
 		b.waitFor("the failed job in the list", fmt.Sprintf(`document.querySelector('tr[data-job=%q][data-state="failed"] a')`, failedID), 10*time.Second)
 		b.shot("jobs")
 		b.labelled()
+		b.contrast()
 		b.click(fmt.Sprintf(`tr[data-job=%q] a`, failedID))
 		b.waitFor("the failed stage", `document.querySelector('.stage[data-status="failed"]')`, 10*time.Second)
 		j, _ := s.journaled(t, failedID)
@@ -329,6 +332,7 @@ func TestUI(t *testing.T) {
 		}
 		b.shot("failed-job")
 		b.labelled()
+		b.contrast()
 		b.checkJS()
 	})
 
@@ -346,6 +350,7 @@ func TestUI(t *testing.T) {
 		}
 		b.shot("models")
 		b.labelled()
+		b.contrast()
 		b.click(`#resident tr[data-model="stories260K"] button`)
 		b.waitFor("stories260K unloaded", `!document.querySelector('#resident tr[data-model="stories260K"]')`, 10*time.Second)
 		b.checkJS()
