@@ -70,6 +70,11 @@ func ReadConfig(f *gguf.File, arch string) (Config, error) {
 	} else {
 		return c, fmt.Errorf("load: tensor token_embd.weight: missing or not a matrix (needed for the vocabulary size)")
 	}
+	if n := r.int("vocab_size", 0); r.err == nil && n > 0 && n != c.VocabSize {
+		return c, fmt.Errorf("load: metadata %s.vocab_size = %d, but token_embd.weight has %d rows", arch, n, c.VocabSize)
+	} else if r.err != nil {
+		return c, r.err
+	}
 	return c, c.check()
 }
 

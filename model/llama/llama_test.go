@@ -110,6 +110,7 @@ func TestLoadErrors(t *testing.T) {
 		{"wrong shape", func(tn *tiny) { tn.shapes["blk.0.attn_k.weight"] = []int64{8, 8} }, []string{"blk.0.attn_k.weight", "[8 8]", "want [4 8]"}},
 		{"wrong vector", func(tn *tiny) { tn.shapes["output_norm.weight"] = []int64{7} }, []string{"output_norm.weight", "want [8]"}},
 		{"unsupported", func(tn *tiny) { tn.meta["general.architecture"] = "mamba" }, []string{`"mamba" is not supported`, "llama"}},
+		{"vocab mismatch", func(tn *tiny) { tn.meta["llama.vocab_size"] = uint32(11) }, []string{"vocab_size = 11", "10 rows"}},
 		{"moe", func(tn *tiny) { tn.meta["llama.expert_count"] = uint32(8) }, []string{"mixture-of-experts", "expert_count 8"}},
 		{"yarn", func(tn *tiny) { tn.meta["llama.rope.scaling.type"] = "yarn" }, []string{`RoPE scaling "yarn" is not supported`}},
 		{"bad factor", func(tn *tiny) {
