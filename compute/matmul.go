@@ -53,14 +53,11 @@ func matMulDots(p *Pool, out []float32, w Matrix, x []float32, n, rlo, rhi int) 
 	xrb := w.Cols / vt.BlockSize() * vt.TypeSize()
 	t.xq = grow(t.xq, n*xrb)
 	*t = dotTask{w: w, out: out, x: x, n: n, rlo: rlo, rhi: rhi, vt: vt, dot: dot, xrb: xrb, xq: t.xq}
-	if n == 1 {
-		// One row (token generation): quantize it in parallel by blocks.
-		t.phase = quantizeBlocks
-		p.ForTask(w.Cols/vt.BlockSize(), max(1, 2048/vt.BlockSize()), t)
-	} else {
-		t.phase = quantizeRows
-		p.ForTask(n, 1, t)
-	}
+	// Quantize the activations (one row, in token generation, stays on
+	// this goroutine: waking a worker for a few microseconds of work costs
+	// more than it saves).
+	t.phase = quantizeRows
+	p.ForTask(n, 1, t)
 	t.phase = dotRows
 	p.ForTask((rhi-rlo+rowTile-1)/rowTile, 1, t)
 	t.out, t.x, t.w.Data = nil, nil, nil // keep no caller memory in the pool
@@ -82,7 +79,6 @@ type dotTask struct {
 
 const (
 	quantizeRows = iota
-	quantizeBlocks
 	dotRows
 )
 
@@ -96,11 +92,6 @@ func (t *dotTask) Run(lo, hi int) {
 			if err := kernel.Quantize(t.vt, t.x[i*w.Cols:(i+1)*w.Cols], t.xq[i*t.xrb:(i+1)*t.xrb]); err != nil {
 				panic("compute: MatMul: " + err.Error())
 			}
-		}
-	case quantizeBlocks:
-		bs, ts := t.vt.BlockSize(), t.vt.TypeSize()
-		if err := kernel.Quantize(t.vt, t.x[lo*bs:hi*bs], t.xq[lo*ts:hi*ts]); err != nil {
-			panic("compute: MatMul: " + err.Error())
 		}
 	case dotRows:
 		rb := w.RowBytes()

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Pool is a fixed set of worker goroutines that run parallel loops. No
@@ -77,7 +78,11 @@ func (p *Pool) Close() {
 
 func (p *Pool) worker() {
 	defer p.wg.Done()
-	for j := range p.jobs {
+	for {
+		j, ok := p.next()
+		if !ok {
+			return
+		}
 		j.mu.Lock()
 		if j.closed {
 			j.mu.Unlock()
@@ -88,6 +93,30 @@ func (p *Pool) worker() {
 		j.run()
 		j.wg.Done()
 	}
+}
+
+// spinFor is how long an idle worker polls for the next loop before it
+// blocks: a model's ops come microseconds apart, and waking a parked
+// thread costs tens of microseconds on a busy machine.
+const spinFor = 50 * time.Microsecond
+
+// next returns the next job, polling briefly before blocking; ok is false
+// once the pool is closed.
+func (p *Pool) next() (j *job, ok bool) {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; ; i++ {
+		select {
+		case j, ok = <-p.jobs:
+			return j, ok
+		default:
+		}
+		if i%64 == 63 && time.Now().After(deadline) {
+			break
+		}
+		runtime.Gosched()
+	}
+	j, ok = <-p.jobs
+	return j, ok
 }
 
 func (j *job) run() {

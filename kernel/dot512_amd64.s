@@ -67,3 +67,56 @@ done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// Q4PREP: blocks A, B of a weight row (SI) against a prepared activation
+// record (DI): q[64] in the order [A0-15 B0-15 A16-31 B16-31], init[16]
+// = −8·Σ of each lane's 4 quants, dx[16] = [dxA×4 dxB×4 dxA×4 dxB×4].
+//   acc += float(init + Σ q·x) · dw · dx   (lanes in the same order)
+#define Q4PREP(woff, xoff, acc) \
+	VMOVDQU32 woff+2(SI), X2; \
+	VINSERTI32X4 $1, woff+20(SI), Y2, Y2; \
+	VPSRLW $4, Y2, Y3; \
+	VPANDD Y28, Y2, Y2; \
+	VPANDD Y28, Y3, Y3; \
+	VINSERTI64X4 $1, Y3, Z2, Z2; \
+	VMOVDQU32 xoff+64(DI), Z5; \
+	VPDPBUSD xoff(DI), Z2, Z5; \
+	VCVTDQ2PS Z5, Z5; \
+	VPBROADCASTW woff(SI), X7; \
+	VPBROADCASTW woff+18(SI), X8; \
+	VPUNPCKLQDQ X8, X7, X7; \
+	VCVTPH2PS X7, Y7; \
+	VINSERTF64X4 $1, Y7, Z7, Z7; \
+	VMULPS xoff+128(DI), Z7, Z7; \
+	VFMADD231PS Z7, Z5, acc
+
+// func dotQ4_0PrepVNNI(pairs int, w, xp *byte) float32
+// pairs is even; xp holds one 192-byte record per pair of blocks.
+TEXT ·dotQ4_0PrepVNNI(SB), NOSPLIT, $0-28
+	MOVQ pairs+0(FP), CX
+	SHRQ $1, CX
+	MOVQ w+8(FP), SI
+	MOVQ xp+16(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPBROADCASTQ nib5<>(SB), Z28
+	TESTQ CX, CX
+	JZ   done
+loop:
+	Q4PREP(0, 0, Z0)
+	Q4PREP(36, 192, Z1)
+	ADDQ $72, SI
+	ADDQ $384, DI
+	DECQ CX
+	JNZ  loop
+done:
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET

@@ -158,7 +158,7 @@ func TestRowsDot(t *testing.T) {
 		for dt, q := range impl.Q {
 			rows := impl.RowsFor(dt)
 			vt, _ := VecDotType(dt)
-			for _, blocks := range []int{1, 5, 8} {
+			for _, blocks := range []int{1, 3, 5, 8, 13, 128} {
 				n := blocks * dt.BlockSize()
 				w := quantized(t, dt, randNormal(r, 7*n, 1))
 				rb := len(w) / 7
@@ -167,7 +167,9 @@ func TestRowsDot(t *testing.T) {
 				out[7] = 42
 				rows(n, w, rb, x, out[:7])
 				for k := range 7 {
-					if want := q(n, w[k*rb:], x); out[k] != want {
+					want := q(n, w[k*rb:], x)
+					mag := float64(Generic.F[tensor.F32](f32bytes(absAll(dequantized(t, dt, w[k*rb:k*rb+rb], n))), absAll(dequantized(t, vt, x, n))))
+					if math.Abs(float64(out[k]-want)) > 1e-5*mag+1e-6 {
 						t.Fatalf("%s/%s n=%d row %d: %g, want %g", impl.Name, dt, n, k, out[k], want)
 					}
 				}

@@ -87,7 +87,7 @@ func init() {
 		avx512.Q = maps.Clone(avx2.Q)
 		avx512.Rows = maps.Clone(avx2.Rows)
 		avx512.Q[tensor.Q4_0] = qdotSplit(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
-		avx512.Rows[tensor.Q4_0] = rowsAsm(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
+		avx512.Rows[tensor.Q4_0] = rowsQ4_0Prep
 	}
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
