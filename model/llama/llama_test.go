@@ -246,3 +246,36 @@ func TestLinearRopeScaling(t *testing.T) {
 		t.Errorf("linear RoPE scaling changed the logits by only %g", diff)
 	}
 }
+
+// FuzzLoad feeds hostile hyperparameters to the loader of a fixed set of
+// tensors: loading must fail with an error or give a model whose forward
+// pass runs, never panic.
+func FuzzLoad(f *testing.F) {
+	f.Add(uint32(8), uint32(1), uint32(2), uint32(1), uint32(16), uint32(4), uint32(4), int64(0))
+	f.Add(uint32(8), uint32(1), uint32(4), uint32(2), uint32(16), uint32(2), uint32(2), int64(3))
+	f.Add(uint32(0), uint32(0), uint32(0), uint32(0), uint32(0), uint32(0), uint32(0), int64(-1))
+	f.Fuzz(func(t *testing.T, dim, layers, heads, kvHeads, ffn, keyLen, ropeDim uint32, window int64) {
+		tn := newTiny()
+		tn.meta["llama.embedding_length"] = dim
+		tn.meta["llama.block_count"] = layers % 4
+		tn.meta["llama.attention.head_count"] = heads
+		tn.meta["llama.attention.head_count_kv"] = kvHeads
+		tn.meta["llama.feed_forward_length"] = ffn
+		tn.meta["llama.attention.key_length"] = keyLen
+		tn.meta["llama.rope.dimension_count"] = ropeDim
+		tn.meta["llama.attention.sliding_window"] = window
+		m, err := model.Load(tn.file(t))
+		if err != nil {
+			return
+		}
+		s, err := m.NewSession(model.SessionOptions{CtxLen: 4})
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		out := make([]float32, m.Config().VocabSize)
+		if err := s.Forward(context.Background(), []int{1, 2}, 0, out); err != nil {
+			t.Fatalf("loaded %+v but Forward failed: %v", m.Config(), err)
+		}
+	})
+}
