@@ -426,3 +426,64 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("%d slots still busy", h.Queue.Running)
 	}
 }
+
+// TestParallelBatched runs several greedy generations of two prompts at
+// once with --parallel 4 (one batched decode step for all streams) and
+// checks that each equals the reference text for its prompt: sequences in
+// one batch must not disturb each other.
+func TestParallelBatched(t *testing.T) {
+	s := serve(t, "", "--parallel", "4", "--ctx", "256")
+	want := map[string]string{}
+	for _, n := range []string{"1", "2"} {
+		p, err := os.ReadFile(shared.Path(t, "golden/stories260K.prompt"+n+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := os.ReadFile(shared.Path(t, "golden/stories260K.prompt"+n+".greedy200.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompt := strings.TrimSpace(string(p))
+		want[prompt] = strings.TrimPrefix(string(g), " "+prompt)
+	}
+	type answer struct {
+		prompt, text string
+		err          error
+	}
+	answers := make(chan answer, 8)
+	for i := range 8 {
+		prompt := "Once upon a time"
+		if i%2 == 1 {
+			prompt = "Lily and Ben went to the park."
+		}
+		go func() {
+			body := fmt.Sprintf(`{"model":"stories260K","prompt":%q,"stream":false,
+				"options":{"temperature":0,"repeat_penalty":1,"num_predict":%d}}`, prompt, 60+i)
+			resp, err := http.Post(s.url+"/api/generate", "application/json", strings.NewReader(body))
+			if err != nil {
+				answers <- answer{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			var out struct {
+				Response  string `json:"response"`
+				EvalCount int    `json:"eval_count"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&out)
+			if err == nil && out.EvalCount != 60+i {
+				err = fmt.Errorf("eval_count %d, want %d", out.EvalCount, 60+i)
+			}
+			answers <- answer{prompt, out.Response, err}
+		}()
+	}
+	for range 8 {
+		a := <-answers
+		if a.err != nil {
+			t.Error(a.err)
+			continue
+		}
+		if len(a.text) < 150 || !strings.HasPrefix(want[a.prompt], a.text) {
+			t.Errorf("%q: got %q, not a prefix of the reference", a.prompt, a.text)
+		}
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/journal"
 	"github.com/glassbox-ai/glassbox/metrics"
@@ -44,7 +43,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8765", "address to listen on (beyond loopback an API key is required)")
 	fs.StringVar(&c.homeDir, "home", "", "glassbox home: journal and model store (default $GLASSBOX_HOME or ~/.glassbox)")
 	fs.StringVar(&c.apiKey, "api-key", os.Getenv("GLASSBOX_API_KEY"), "require Authorization: Bearer KEY (default $GLASSBOX_API_KEY)")
-	fs.IntVar(&c.parallel, "parallel", 1, "generations running at once (each gets cores/parallel threads unless --threads is set)")
+	fs.IntVar(&c.parallel, "parallel", 1, "generations of one model decoded together, one batched step for all (continuous batching)")
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "generations waiting for a slot; more get 503 (0: none wait)")
 	fs.StringVar(&c.budget, "mem-budget", "", "memory all resident models may take, e.g. 8GiB (default: no limit beyond the machine)")
 	fs.StringVar(&c.keepAlive, "keep-alive", "5m", "how long an idle model stays loaded (0: unload at once, -1: forever)")
@@ -170,12 +169,7 @@ func serveQueueFlag(n int) int {
 }
 
 func newServeBackend(c *serveConfig) (*serveBackend, error) {
-	b := &serveBackend{files: map[string]string{}, session: c.session.options()}
-	if *c.session.threads <= 0 && c.parallel > 1 {
-		// Sessions decoding side by side share the cores: more worker
-		// threads than cores only make them wait for each other.
-		b.session.Threads = max(1, compute.PhysicalCores()/c.parallel)
-	}
+	b := &serveBackend{files: map[string]string{}, session: c.session.options(), parallel: c.parallel}
 	for _, p := range c.models {
 		abs, err := filepath.Abs(p)
 		if err != nil {

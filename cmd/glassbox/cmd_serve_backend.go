@@ -30,23 +30,31 @@ import (
 // (and --model files) for names, the planner for admission, the residency
 // manager for loaded models, and the engine for generation.
 type serveBackend struct {
-	files   map[string]string // --model files: name → path
-	store   *store.Store      // may be nil
-	dev     *plan.Device
-	budget  int64
-	session model.SessionOptions // defaults for every generation
-	res     *sched.Residency[*servedModel]
-	metrics *metrics.Metrics
+	parallel int               // sequences decoded together per model
+	files    map[string]string // --model files: name → path
+	store    *store.Store      // may be nil
+	dev      *plan.Device
+	budget   int64
+	session  model.SessionOptions // defaults for every generation
+	res      *sched.Residency[*servedModel]
+	metrics  *metrics.Metrics
 }
 
 // servedModel is a resident model: engine.Text (the path glassbox run
-// takes too) and whether the file has a chat template of its own.
+// takes too), whether the file has a chat template of its own, and with
+// --parallel > 1 the batcher that steps its parallel streams together.
 type servedModel struct {
 	text     *engine.Text
 	template bool
+	batch    *engine.Batcher // nil with --parallel 1
 }
 
-func (m *servedModel) Close() { m.text.Close() }
+func (m *servedModel) Close() {
+	if m.batch != nil {
+		m.batch.Close()
+	}
+	m.text.Close()
+}
 
 // resolve turns a request's model name into a file path. Only names the
 // server knows are accepted: a client cannot make it open arbitrary paths.
@@ -87,7 +95,9 @@ func (b *serveBackend) planFor(path string, opts model.SessionOptions, parallel 
 // lease; the load stage is reported through ctx's trace.
 func (b *serveBackend) acquire(ctx context.Context, name, path string, bytes int64, keep *time.Duration) (*sched.Lease[*servedModel], error) {
 	req := sched.Request[*servedModel]{Model: name, Bytes: bytes, Placement: "cpu",
-		Load: func(ctx context.Context) (*servedModel, int64, error) { return loadServed(ctx, path) }}
+		Load: func(ctx context.Context) (*servedModel, int64, error) {
+			return loadServed(ctx, path, b.session, b.parallel)
+		}}
 	if keep != nil {
 		req.KeepAlive = sched.Keep(*keep)
 	}
@@ -95,8 +105,10 @@ func (b *serveBackend) acquire(ctx context.Context, name, path string, bytes int
 }
 
 // loadServed loads a model and checks its tokenizer, so a broken
-// vocabulary fails the load rather than every request.
-func loadServed(ctx context.Context, path string) (*servedModel, int64, error) {
+// vocabulary fails the load rather than every request. With parallel > 1
+// it starts the model's batcher: continuous batching, where a new request
+// joins the decode loop at the next step and a finished one leaves it.
+func loadServed(ctx context.Context, path string, opts model.SessionOptions, parallel int) (*servedModel, int64, error) {
 	t, err := engine.LoadText(ctx, path)
 	if err != nil {
 		return nil, 0, err
@@ -106,7 +118,11 @@ func loadServed(ctx context.Context, path string) (*servedModel, int64, error) {
 		return nil, 0, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
 	_, terr := t.File.Meta.String(chat.KeyTemplate)
-	return &servedModel{text: t, template: terr == nil}, t.File.TensorBytes(), nil
+	sm := &servedModel{text: t, template: terr == nil}
+	if parallel > 1 {
+		sm.batch = engine.NewBatcher(t.Model, opts, parallel)
+	}
+	return sm, t.File.TensorBytes(), nil
 }
 
 // Generate is plan → load → encode → prefill → generate.
@@ -155,7 +171,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	if !treq.Chat && len(treq.Messages) == 0 && req.System != "" {
 		treq.Prompt = req.System + "\n\n" + req.Prompt
 	}
-	res, err := sm.text.Generate(ctx, treq)
+	res, err := b.generate(ctx, sm, treq, req.Options.NumCtx)
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +185,27 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	}
 	return &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, Tokens: n, DoneReason: reason,
 		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime}, nil
+}
+
+// generate runs treq alone (engine.Text) or, with --parallel > 1, through
+// the model's batcher so parallel streams share each decode step.
+func (b *serveBackend) generate(ctx context.Context, sm *servedModel, treq engine.TextRequest, numCtx int) (*engine.Result, error) {
+	if sm.batch == nil {
+		return sm.text.Generate(ctx, treq)
+	}
+	t0 := time.Now()
+	r, err := sm.text.Prepare(ctx, treq)
+	if err != nil {
+		return nil, err
+	}
+	encode := time.Since(t0)
+	res, err := sm.batch.Generate(ctx, r, numCtx)
+	if err != nil {
+		return nil, err
+	}
+	res.EncodeTime = encode
+	pipeline.TraceFrom(ctx).OnStageSkipped(pipeline.StageDecode, "text was decoded as it was generated")
+	return res, nil
 }
 
 func serveSampling(o server.Options) sample.Params {
