@@ -34,6 +34,10 @@ type Request struct {
 	// OnToken receives each generated token and the text it releases
 	// (empty while held back). Returning an error stops generation.
 	OnToken func(id int, text string) error
+	// WeightBytes is what one decode step reads (Model.WeightBytes); the
+	// generate stage reports WeightBytes per token as the bytes it read,
+	// from which 'glassbox explain' derives the roofline. 0: unknown.
+	WeightBytes int64
 }
 
 // Stop reasons.
@@ -106,14 +110,16 @@ func prefill(ctx context.Context, s model.Session, vocab int, req Request) (*seq
 	opts := s.Options()
 	np := len(req.Prompt)
 	if np == 0 {
-		return nil, pipeline.Errorf(pipeline.StagePrefill, "give a non-empty prompt", "prompt has no tokens")
+		return nil, pipeline.Errorf(pipeline.StageEncode, "give a non-empty prompt", "prompt has no tokens")
 	}
 	if np > opts.CtxLen {
 		room := req.MaxTokens
 		if room <= 0 {
 			room = 256
 		}
-		return nil, pipeline.Errorf(pipeline.StagePrefill, fmt.Sprintf("raise the context to %d (--ctx, num_ctx) or shorten the prompt", np+room),
+		// An encode-stage error: the encoded prompt does not fit, before
+		// any of it is evaluated.
+		return nil, pipeline.Errorf(pipeline.StageEncode, fmt.Sprintf("raise the context to %d (--ctx, num_ctx) or shorten the prompt", np+room),
 			"prompt has %d tokens but the context holds %d", np, opts.CtxLen).
 			With("tokens", int64(np)).With("ctx", int64(opts.CtxLen))
 	}
@@ -198,7 +204,8 @@ func (q *seq) next() (done bool, err error) {
 func (q *seq) finish() {
 	q.res.Text = string(q.text)
 	q.res.GenerateTime = time.Since(q.t0)
-	q.tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(len(q.res.Tokens)), Unit: "tokens",
+	n := int64(len(q.res.Tokens))
+	q.tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: n, Unit: "tokens", Bytes: q.req.WeightBytes * n,
 		Placement: fmt.Sprintf("cpu:%d threads", q.s.Options().Threads), Note: q.res.StopDetail})
 }
 

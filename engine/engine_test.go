@@ -89,8 +89,8 @@ func TestGenerateGreedy(t *testing.T) {
 	}
 }
 
-// TestContextLimits checks that a prompt too long for the context is a
-// prefill error with the numbers, and that a generation reaching the end
+// TestContextLimits checks that a prompt too long for the context is an
+// encode error with the numbers, and that a generation reaching the end
 // of the context stops with a length reason that says so.
 func TestContextLimits(t *testing.T) {
 	m := stories(t)
@@ -99,8 +99,8 @@ func TestContextLimits(t *testing.T) {
 	s := newSession(t, m, model.SessionOptions{CtxLen: 8})
 	_, err := Generate(context.Background(), s, vocab, Request{Prompt: p})
 	var pe *pipeline.Error
-	if !errors.As(err, &pe) || pe.Stage != pipeline.StagePrefill || pe.Numbers["tokens"] != 13 || pe.Numbers["ctx"] != 8 {
-		t.Fatalf("long prompt: got %v, want a prefill error with tokens 13, ctx 8", err)
+	if !errors.As(err, &pe) || pe.Stage != pipeline.StageEncode || pe.Numbers["tokens"] != 13 || pe.Numbers["ctx"] != 8 {
+		t.Fatalf("long prompt: got %v, want an encode error with tokens 13, ctx 8", err)
 	}
 	if !strings.Contains(err.Error(), "13 tokens") || !strings.Contains(err.Error(), "8") {
 		t.Errorf("message %q does not give the numbers", err)

@@ -102,7 +102,7 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 		dec.Add(id)
 	}
 	return Request{Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
-		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken}, nil
+		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken, WeightBytes: t.Model.WeightBytes()}, nil
 }
 
 // Generate encodes the prompt, allocates a session, and runs prefill and
