@@ -86,7 +86,7 @@ func TestRunErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"prompt too long", []string{"run", "-m", m, "--ctx", "16", long}, []string{"prefill:", "tokens", "context holds 16"}},
+		{"prompt too long", []string{"run", "-m", m, "--ctx", "16", long}, []string{"encode:", "tokens", "context holds 16"}},
 		{"id outside vocab", []string{"run", "-m", m, "--prompt-ids", "1 9999"}, []string{"encode:", "9999", "512"}},
 		{"bad temperature", []string{"run", "-m", m, "--temp", "-1", "x"}, []string{"temperature"}},
 		{"unsupported arch", []string{"run", "-m", writeArch(t, "mamba"), "x"}, []string{"load:", `"mamba" is not supported`, "llama"}},
@@ -231,5 +231,34 @@ func TestRunSeed(t *testing.T) {
 	}
 	if differ == 0 {
 		t.Errorf("seeds 8, 9, 10 all gave seed 7's text %q", a)
+	}
+}
+
+// TestRunJSONError checks that a failing run prints an error event with
+// the stage and numbers on stdout and exits 1.
+func TestRunJSONError(t *testing.T) {
+	t.Setenv("GLASSBOX_HOME", t.TempDir())
+	m := shared.Path(t, "models/stories260K.gguf")
+	out, _, code := runCmd(t, "", "run", "-m", m, "--json", "--ctx", "4", "Once upon a time")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var e struct {
+		Type  string `json:"type"`
+		Error struct {
+			Stage   string           `json:"stage"`
+			Numbers map[string]int64 `json:"numbers"`
+		} `json:"error"`
+	}
+	for _, l := range lines {
+		if strings.Contains(l, `"type":"error"`) {
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if e.Type != "error" || e.Error.Stage != "encode" || e.Error.Numbers["tokens"] != 5 || e.Error.Numbers["ctx"] != 4 {
+		t.Errorf("error event %+v in %q", e, out)
 	}
 }
