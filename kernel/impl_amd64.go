@@ -42,6 +42,9 @@ func dotQ2KQ8KAVX2(nb int, w, x *byte) float32
 func dotQ3KQ8KAVX2(nb int, w, x *byte) float32
 
 //go:noescape
+func dotQ6KQ8KVNNI(nb int, w, x *byte) float32
+
+//go:noescape
 func dotQ5KQ8KAVX2(nb int, w, x *byte) float32
 
 //go:noescape
@@ -88,6 +91,8 @@ func init() {
 		avx512.Rows = maps.Clone(avx2.Rows)
 		avx512.Q[tensor.Q4_0] = qdotSplit(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
 		avx512.Rows[tensor.Q4_0] = rowsQ4_0Prep
+		avx512.Q[tensor.Q6_K] = qdotAsm(tensor.Q6_K, dotQ6KQ8KVNNI)
+		avx512.Rows[tensor.Q6_K] = rowsAsm(tensor.Q6_K, 1, dotQ6KQ8KVNNI, nil)
 	}
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
