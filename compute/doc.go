@@ -10,6 +10,10 @@
 // Results do not depend on the number of threads: work is split over
 // output elements, each computed by one worker with the same arithmetic.
 //
+// Token generation's hot path (MatMul with n = 1, Attention) allocates
+// nothing after warm-up: loop bodies are pooled Tasks (Pool.ForTask) and
+// scratch buffers come from pools.
+//
 // Sizes are the caller's contract: a mismatch is a programming error and
 // panics with the sizes involved. Check weights from files with
 // Matrix.Check (or NewMatrix) when loading.
