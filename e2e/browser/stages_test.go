@@ -61,6 +61,13 @@ func TestStageModel(t *testing.T) {
 		{Time: at(1), Type: api.TypeError, Stage: "prefill", Error: &api.Error{Stage: "prefill", Cause: "prompt has 542 tokens but the context holds 128", Hint: "shorten it"}},
 		{Time: at(2), Type: api.TypeState, State: api.StateFailed, DurationMS: 2},
 	}
+	failedAfterDone := []ev{
+		{Time: at(0), Type: api.TypeState, State: api.StateRunning},
+		{Time: at(0), Type: api.TypeStageStart, Stage: "encode"},
+		{Time: at(1), Type: api.TypeStageDone, Stage: "encode", DurationMS: 1, Stats: &api.StageStats{Items: 542, Unit: "tokens"}},
+		{Time: at(1), Type: api.TypeError, Stage: "encode", Error: &api.Error{Stage: "encode", Cause: "prompt has 542 tokens but the context holds 128"}},
+		{Time: at(2), Type: api.TypeState, State: api.StateFailed, DurationMS: 2},
+	}
 	cancelled := []ev{
 		{Time: at(0), Type: api.TypeState, State: api.StateRunning},
 		{Time: at(0), Type: api.TypeStageStart, Stage: "generate"},
@@ -74,6 +81,15 @@ func TestStageModel(t *testing.T) {
 		tok(10, "x"),
 		{Time: at(10), Type: api.TypeProgress, Stage: "generate", Progress: &api.Progress{Done: 1, Total: 300, Unit: "tokens", Rate: 100}},
 	}
+	coldLoad := []ev{
+		{Time: at(0), Type: api.TypeState, State: api.StateRunning},
+		{Time: at(0), Type: api.TypeStageStart, Stage: "load"},
+		{Time: at(100), Type: api.TypeStageDone, Stage: "load", DurationMS: 100, Stats: &api.StageStats{Bytes: 100 << 20}},
+		{Time: at(100), Type: api.TypeStageStart, Stage: "generate"},
+		tok(110, "o"), tok(120, "k"),
+		{Time: at(120), Type: api.TypeStageDone, Stage: "generate", DurationMS: 20, Stats: &api.StageStats{Items: 2, Unit: "tokens"}},
+		{Time: at(120), Type: api.TypeState, State: api.StateDone, DurationMS: 120},
+	}
 	number := func(evs []ev) []ev {
 		for i := range evs {
 			evs[i].Seq, evs[i].Job = int64(i+1), "j"
@@ -86,6 +102,8 @@ func TestStageModel(t *testing.T) {
 		Tokens int               `json:"tokens"`
 		Status map[string]string `json:"status"`
 		Nums   map[string]string `json:"nums"`
+		// Verdict is verdict(job) joined by " | "; checked when set.
+		Verdict string `json:"verdict"`
 	}
 	tests := []struct {
 		name   string
@@ -98,13 +116,21 @@ func TestStageModel(t *testing.T) {
 				"generate": "done", "decode": "skipped", "deliver": "none"},
 			Nums: map[string]string{"plan": "16.0 MiB planned · fits", "load": "skipped: model already resident",
 				"prefill":  "5 tokens, 500 tokens/s",
-				"generate": "60 tokens, 600 tokens/s · 50% of roofline (1,200/s, memory bandwidth) · peak 3.0 MiB"}}},
+				"generate": "60 tokens, 600 tokens/s · 50% of roofline (1,200/s, memory bandwidth) · peak 3.0 MiB"},
+			Verdict: "generation ran at 600 tokens/s, 50% of this machine's roofline (1,200 tokens/s), limited by memory bandwidth."}},
 		{"replayed", number(done), true, want{State: "done", Text: "Once upon", Tokens: 2,
 			Status: map[string]string{"queued": "none", "plan": "done", "load": "skipped", "encode": "done", "prefill": "done",
 				"generate": "done", "decode": "skipped", "deliver": "none"},
 			Nums: map[string]string{"encode": "5 tokens"}}},
+		{"cold load", number(coldLoad), false, want{State: "done", Text: "ok", Tokens: 2,
+			Status:  map[string]string{"load": "done", "generate": "done"},
+			Nums:    map[string]string{"load": "100.0 MiB read (1000.0 MiB/s)"},
+			Verdict: "100.0 ms of 120.0 ms was loading from disk: the model was not resident (a second run, or glassbox serve, keeps it loaded). | generation ran at 100 tokens/s."}},
 		{"failed without a start", number(failed), false, want{State: "failed",
 			Status: map[string]string{"encode": "done", "prefill": "failed", "generate": "none"},
+			Nums:   map[string]string{"encode": "542 tokens"}}},
+		{"failed after its stage reported done", number(failedAfterDone), false, want{State: "failed",
+			Status: map[string]string{"encode": "failed", "prefill": "none"},
 			Nums:   map[string]string{"encode": "542 tokens"}}},
 		{"cancelled", number(cancelled), false, want{State: "cancelled", Text: "abc", Tokens: 3,
 			Status: map[string]string{"generate": "stopped", "prefill": "none"},
@@ -125,7 +151,7 @@ func TestStageModel(t *testing.T) {
 				const job = m.newJob('j');
 				for (const ev of log) m.apply(job, ev);
 				if (` + map[bool]string{true: "true", false: "false"}[tc.twice] + `) for (const ev of log) m.apply(job, ev);
-				const out = {state: job.state, text: job.text, tokens: job.tokens, status: {}, nums: {}};
+				const out = {state: job.state, text: job.text, tokens: job.tokens, status: {}, nums: {}, verdict: m.verdict(job, fmt).join(' | ')};
 				for (const r of m.rows(job, ` + jsInt(now) + `)) {
 					out.status[r.name] = r.status;
 					out.nums[r.name] = m.numbers(r, fmt).join(' · ');
@@ -150,6 +176,9 @@ func TestStageModel(t *testing.T) {
 				if got.Status[stage] != st {
 					t.Errorf("stage %s is %q, want %q", stage, got.Status[stage], st)
 				}
+			}
+			if tc.want.Verdict != "" && got.Verdict != tc.want.Verdict {
+				t.Errorf("verdict %q, want %q", got.Verdict, tc.want.Verdict)
 			}
 			for stage, n := range tc.want.Nums {
 				if got.Nums[stage] != n {

@@ -98,10 +98,13 @@ func TestUI(t *testing.T) {
 			t.Errorf("stage decode is %q, want skipped", got)
 		}
 		nums := eval[string](b, `document.querySelector('.stage[data-stage="generate"] .nums').textContent`)
-		if !regexp.MustCompile(`^60 tokens, [0-9.,]+ tokens/s`).MatchString(nums) {
+		if !regexp.MustCompile(`(^| · )60 tokens, [0-9.,]+ tokens/s`).MatchString(nums) {
 			t.Errorf("generate numbers %q, want 60 tokens and a rate", nums)
 		}
-		b.waitFor("the rate against the plan", `/^60 tokens, .* of the planned ~[0-9.,]+ tokens\/s/.test(document.querySelector('.stage[data-stage="generate"] .nums').textContent)`, 10*time.Second)
+		b.waitFor("the rate against the plan", `/(^| · )60 tokens, .* of the planned ~[0-9.,]+ tokens\/s/.test(document.querySelector('.stage[data-stage="generate"] .nums').textContent)`, 10*time.Second)
+		if v := eval[string](b, `document.querySelector('#verdict-lines').textContent`); !strings.HasPrefix(v, "generation ran at ") {
+			t.Errorf("verdict %q, want it to start with the generation rate", v)
+		}
 		width := eval[float64](b, `parseFloat(document.querySelector('.stage[data-stage="generate"] .bar').style.width)`)
 		if width <= 0 || width > 100 {
 			t.Errorf("generate bar width %v%%", width)

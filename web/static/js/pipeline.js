@@ -1,7 +1,7 @@
 // The pipeline view: one bar per stage on the job's time axis, numbers
 // under each, and the failed (or stopped) stage with its cause and hint.
 import * as fmt from './fmt.js';
-import { rows, numbers, terminal } from './stages.js';
+import { rows, numbers, terminal, verdict } from './stages.js';
 
 // pipelineView returns {node, update(job), setPlan(plan), destroy()}; update redraws at most once
 // per animation frame however many events arrive (a hidden tab draws
@@ -9,10 +9,11 @@ import { rows, numbers, terminal } from './stages.js';
 export function pipelineView() {
   const list = fmt.el('div', { class: 'pipeline', role: 'list', 'aria-label': 'Pipeline stages' });
   const summary = fmt.el('div', { class: 'pipeline-summary', role: 'status' });
+  const verdictBox = fmt.el('div', { class: 'verdict small', id: 'verdict-lines' });
   const warnings = fmt.el('div', { class: 'warnings' });
   const errBox = fmt.el('div', { class: 'error-box', role: 'alert', hidden: true });
   const node = fmt.el('section', { class: 'panel pipeline-view', 'aria-label': 'Pipeline' },
-    fmt.el('h2', {}, 'Pipeline'), list, summary, warnings, errBox);
+    fmt.el('h2', {}, 'Pipeline'), list, summary, verdictBox, warnings, errBox);
   const rowNodes = new Map();
   let job = null;
   let plan = null;
@@ -54,6 +55,8 @@ export function pipelineView() {
     node.dataset.state = job.state;
     node.dataset.seq = String(job.lastSeq);
     summary.textContent = summaryLine(job, now);
+    const lines = verdict(job, fmt);
+    if (verdictBox.childElementCount !== lines.length) verdictBox.replaceChildren(...lines.map((l) => fmt.el('div', {}, l)));
     if (warnings.childElementCount !== job.warnings.length) {
       warnings.replaceChildren(...job.warnings.map((w) => fmt.el('div', { class: 'warning', 'data-code': w.code }, `warning ${w.code}: ${w.message}`)));
     }

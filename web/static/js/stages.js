@@ -102,8 +102,11 @@ export function apply(job, ev) {
     case 'error':
       job.error = ev.error || { stage: ev.stage, message: 'failed', cause: 'failed' };
       if (ev.error && ev.error.stage) {
+        // The stage the error names is the one drawn in red, even when it
+        // had reported its work done before the check that failed.
         const s = stageOf(job, ev.error.stage);
-        if (s.status !== 'done') { s.status = 'failed'; if (!s.start) s.start = t; }
+        s.status = 'failed';
+        if (!s.start) s.start = t;
       }
       break;
   }
@@ -189,5 +192,47 @@ export function numbers(row, fmt, plan) {
   if (st.peak_rss > 0) out.push('peak ' + fmt.bytes(st.peak_rss));
   if (st.placement) out.push(st.placement);
   if (st.note) out.push(st.note);
+  return out;
+}
+
+// verdict is the closing account of a finished job, in the words of
+// `glassbox explain` (pipeline/explain.go): where the time went when one
+// stage took half of it, then the rate of generation (or prefill) against
+// the roofline. Failed and cancelled jobs are told by their error instead.
+export function verdict(job, fmt) {
+  if (job.state !== 'done') return [];
+  const total = job.durationMS || job.tEnd - job.t0;
+  const out = [];
+  const share = (name) => {
+    const s = job.stages[name];
+    return s && total > 0 && s.status === 'done' ? [s.durMS, s.durMS / total] : [0, 0];
+  };
+  const why = [
+    ['load', 'was loading from disk: the model was not resident (a second run, or glassbox serve, keeps it loaded).'],
+    ['queued', 'was waiting in the queue: the server was busy.'],
+    ['prefill', 'was reading the prompt (prefill): a shorter prompt, or a cached one, would answer sooner.'],
+  ];
+  for (const [name, text] of why) {
+    const [d, f] = share(name);
+    if (f >= 0.5) { out.push(`${fmt.dur(d)} of ${fmt.dur(total)} ${text}`); break; }
+  }
+  for (const name of ['generate', 'prefill']) {
+    const s = job.stages[name];
+    const st = s && s.stats;
+    if (!st || !st.items || !(s.durMS > 0)) continue;
+    const rate = st.items / (s.durMS / 1000);
+    const unit = st.unit || 'items';
+    let line = `${name === 'generate' ? 'generation' : 'prefill'} ran at ${fmt.rate(rate)} ${unit}/s`;
+    if (st.roofline > 0) {
+      const pct = (100 * rate) / st.roofline;
+      line += `, ${Math.round(pct)}% of this machine's roofline (${fmt.rate(st.roofline)} ${unit}/s)`;
+      if (st.limiter) line += `, limited by ${st.limiter}`;
+      if (pct < 50) line += '; well below the roofline: overhead outside the arithmetic';
+    }
+    if (st.note) line += '; ' + st.note;
+    out.push(line + '.');
+    break;
+  }
+  if (!out.length) out.push(`done in ${fmt.dur(total)}.`);
   return out;
 }
