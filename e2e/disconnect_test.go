@@ -29,7 +29,16 @@ func TestDisconnectRealEngine(t *testing.T) {
 	if err != nil {
 		t.Fatalf("synth: %v\n%s", err, out)
 	}
-	s := serveFile(t, model, "--ctx", "4096", "--batch", "16", "--threads", "1")
+	for _, parallel := range []string{"1", "2"} { // 2: decoding goes through the batcher
+		t.Run("parallel="+parallel, func(t *testing.T) {
+			s := serveFile(t, model, "--ctx", "4096", "--batch", "16", "--threads", "1", "--parallel", parallel)
+			disconnectEach(t, s)
+		})
+	}
+}
+
+// disconnectEach runs the disconnect cases against s.
+func disconnectEach(t *testing.T, s *server) {
 	long := strings.Repeat("the cat sat on the mat. ", 120) // ~1200 tokens: 75 chunks of 16
 	for _, ep := range []struct{ name, stage, path, body string }{
 		{"ollama mid-prefill", "prefill", "/api/generate", fmt.Sprintf(`{"model":"prefill","prompt":%q}`, long)},
