@@ -362,10 +362,19 @@ func TestUI(t *testing.T) {
 	t.Run("phone width", func(t *testing.T) {
 		b.t = t
 		b.do(10*time.Second, chromedp.EmulateViewport(390, 844))
-		b.navigate(px.url + "/#/jobs/" + failedID)
-		b.waitFor("the failed stage", `document.querySelector('.stage[data-status="failed"]')`, 10*time.Second)
-		if w := eval[int](b, `document.documentElement.scrollWidth`); w > 391 {
-			t.Errorf("page is %d px wide at a 390 px viewport", w)
+		views := []struct{ hash, ready string }{
+			{"#/", `document.querySelector('#model option[value="slow"]')`},
+			{"#/jobs", `document.querySelector('#jobs tbody tr')`},
+			{"#/models", `document.querySelector('#stored tbody tr')`},
+			{"#/jobs/" + failedID, `document.querySelector('.stage[data-status="failed"]')`},
+		}
+		for _, v := range views {
+			b.navigate(px.url + "/" + v.hash)
+			b.do(10*time.Second, chromedp.Reload()) // a hash change alone does not reload
+			b.waitFor(v.hash, v.ready, 10*time.Second)
+			if w := eval[int](b, `document.documentElement.scrollWidth`); w > 391 {
+				t.Errorf("%s is %d px wide at a 390 px viewport", v.hash, w)
+			}
 		}
 		b.shot("phone")
 		b.checkJS()
