@@ -67,9 +67,20 @@ type Traits struct {
 // QK_K is the super-block size of the K-quants and IQ types.
 const QK_K = 256
 
-// traits is the type-traits table; block sizes and bytes per block follow
-// the block structs of the GGUF/ggml specification.
-var traits = map[DType]Traits{
+// maxDType bounds the dtype numbers the table covers.
+const maxDType = 64
+
+// traitsByType is the type-traits table; block sizes and bytes per block
+// follow the block structs of the GGUF/ggml specification. An array, not a
+// map: BlockSize and TypeSize are called in hot loops.
+var traitsByType = func() (t [maxDType]Traits) {
+	for dt, tr := range traitList {
+		t[dt] = tr
+	}
+	return t
+}()
+
+var traitList = map[DType]Traits{
 	F32:     {"F32", 1, 4, false},
 	F16:     {"F16", 1, 2, false},
 	BF16:    {"BF16", 1, 2, false},
@@ -104,30 +115,45 @@ var traits = map[DType]Traits{
 	MXFP4:   {"MXFP4", 32, 1 + 16, true},
 }
 
-// Known reports whether t is a dtype this build knows the layout of.
-func (t DType) Known() bool { _, ok := traits[t]; return ok }
-
 // Traits returns t's layout; ok is false for an unknown type.
-func (t DType) Traits() (Traits, bool) { tr, ok := traits[t]; return tr, ok }
+func (t DType) Traits() (Traits, bool) {
+	if t >= maxDType || traitsByType[t].BlockSize == 0 {
+		return Traits{}, false
+	}
+	return traitsByType[t], true
+}
+
+// Known reports whether t is a dtype this build knows the layout of.
+func (t DType) Known() bool { _, ok := t.Traits(); return ok }
 
 // String returns the ggml name, or "type(N)" for an unknown type.
 func (t DType) String() string {
-	if tr, ok := traits[t]; ok {
+	if tr, ok := t.Traits(); ok {
 		return tr.Name
 	}
 	return fmt.Sprintf("type(%d)", uint32(t))
 }
 
 // BlockSize returns the number of elements per block (0 if unknown).
-func (t DType) BlockSize() int { return traits[t].BlockSize }
+func (t DType) BlockSize() int {
+	if t >= maxDType {
+		return 0
+	}
+	return traitsByType[t].BlockSize
+}
 
 // TypeSize returns the number of bytes per block (0 if unknown).
-func (t DType) TypeSize() int { return traits[t].TypeSize }
+func (t DType) TypeSize() int {
+	if t >= maxDType {
+		return 0
+	}
+	return traitsByType[t].TypeSize
+}
 
 // ParseDType returns the dtype named s (case-sensitive ggml names such as
 // "Q4_K" or "F16").
 func ParseDType(s string) (DType, bool) {
-	for t, tr := range traits {
+	for t, tr := range traitList {
 		if tr.Name == s {
 			return t, true
 		}
@@ -137,9 +163,9 @@ func ParseDType(s string) (DType, bool) {
 
 // DTypes lists every known dtype in ascending numeric order.
 func DTypes() []DType {
-	out := make([]DType, 0, len(traits))
-	for t := DType(0); t < 64; t++ {
-		if _, ok := traits[t]; ok {
+	out := make([]DType, 0, len(traitList))
+	for t := DType(0); t < maxDType; t++ {
+		if t.Known() {
 			out = append(out, t)
 		}
 	}
@@ -149,7 +175,7 @@ func DTypes() []DType {
 // RowBytes returns the bytes that n consecutive elements of type t occupy.
 // n must be a multiple of the block size.
 func (t DType) RowBytes(n int64) (int64, error) {
-	tr, ok := traits[t]
+	tr, ok := t.Traits()
 	if !ok {
 		return 0, fmt.Errorf("unknown tensor type %d", uint32(t))
 	}
