@@ -43,15 +43,7 @@ export function generateView(root) {
     fmt.el('option', { value: 'chat' }, 'Chat (model template)'),
     fmt.el('option', { value: 'complete' }, 'Complete (raw prompt)'));
   const system = fmt.el('textarea', { id: 'system', rows: 2, placeholder: 'You are a helpful assistant.' });
-  const settings = fmt.el('div', { class: 'settings' });
-  const inputs = {};
-  for (const [name, label, step, ph] of SETTINGS) {
-    const i = fmt.el('input', { id: 'opt-' + name, type: 'number', step, placeholder: ph, inputmode: 'decimal' });
-    i.value = st.settings[name] ?? '';
-    i.addEventListener('change', () => { st.settings[name] = i.value; save(); });
-    inputs[name] = i;
-    settings.append(fmt.el('div', {}, fmt.el('label', { for: i.id }, label), i));
-  }
+  const settings = samplingSettings(st, save);
   const chat = fmt.el('div', { class: 'chat', id: 'chat', 'aria-label': 'Conversation' });
   const prompt = fmt.el('textarea', { id: 'prompt', rows: 3, placeholder: 'Once upon a time' });
   const send = fmt.el('button', { id: 'send', type: 'submit' }, 'Send');
@@ -71,7 +63,7 @@ export function generateView(root) {
       fmt.el('label', { for: 'model' }, 'Model'), model, verdict,
       fmt.el('label', { for: 'mode' }, 'Mode'), mode,
       systemWrap,
-      fmt.el('details', { open: true }, fmt.el('summary', {}, 'Sampling settings'), settings)),
+      fmt.el('details', { open: true }, fmt.el('summary', {}, 'Sampling settings'), settings.node)),
     fmt.el('div', { style: null }, jobLink), pipe.node);
   root.replaceChildren(fmt.el('h1', {}, 'Generate'), fmt.el('div', { class: 'cols' }, form, side));
 
@@ -152,25 +144,8 @@ export function generateView(root) {
     const text = prompt.value;
     if (!model.value) { status.textContent = 'pick a model first'; model.focus(); return; }
     if (!text.trim()) { status.textContent = 'write a message first'; prompt.focus(); return; }
-    const options = {};
-    for (const [name] of SETTINGS) {
-      const v = inputs[name].value.trim();
-      if (v !== '') options[name] = Number(v);
-    }
-    const body = { model: model.value, options };
-    if (st.mode === 'chat') {
-      const msgs = [];
-      if (st.system.trim()) msgs.push({ role: 'system', content: st.system });
-      for (const m of st.messages) {
-        if (m.role === 'user') msgs.push({ role: 'user', content: m.content });
-        else if (m.role === 'assistant' && m.state === 'done') msgs.push({ role: 'assistant', content: m.final ?? m.content });
-      }
-      msgs.push({ role: 'user', content: text });
-      body.messages = msgs;
-    } else {
-      body.prompt = text;
-      body.raw = true;
-    }
+    const options = settings.options();
+    const body = requestBody(st, model.value, text, options);
     running(true);
     status.textContent = 'submitting…';
     let created;
@@ -213,4 +188,43 @@ export function generateView(root) {
   if (last >= 0 && st.messages[last].job) follow(last);
 
   return () => { if (watching) watching.stop(); pipe.destroy(); showConn('ended'); };
+}
+
+// samplingSettings is the settings form: one number field per option,
+// empty meaning the server's default, kept in st.settings.
+function samplingSettings(st, save) {
+  const node = fmt.el('div', { class: 'settings' });
+  const inputs = {};
+  for (const [name, label, step, ph] of SETTINGS) {
+    const i = fmt.el('input', { id: 'opt-' + name, type: 'number', step, placeholder: ph, inputmode: 'decimal' });
+    i.value = st.settings[name] ?? '';
+    i.addEventListener('change', () => { st.settings[name] = i.value; save(); });
+    inputs[name] = i;
+    node.append(fmt.el('div', {}, fmt.el('label', { for: i.id }, label), i));
+  }
+  const options = () => {
+    const o = {};
+    for (const [name] of SETTINGS) {
+      const v = inputs[name].value.trim();
+      if (v !== '') o[name] = Number(v);
+    }
+    return o;
+  };
+  return { node, options };
+}
+
+// requestBody is the POST /v1/jobs body for the next turn: in chat mode the
+// system prompt, every earlier turn that finished (answers as the job's
+// result) and the new message; in completion mode the raw prompt.
+export function requestBody(st, model, text, options) {
+  const body = { model, options };
+  if (st.mode !== 'chat') return { ...body, prompt: text, raw: true };
+  const msgs = [];
+  if (st.system.trim()) msgs.push({ role: 'system', content: st.system });
+  for (const m of st.messages) {
+    if (m.role === 'user') msgs.push({ role: 'user', content: m.content });
+    else if (m.role === 'assistant' && m.state === 'done') msgs.push({ role: 'assistant', content: m.final ?? m.content });
+  }
+  msgs.push({ role: 'user', content: text });
+  return { ...body, messages: msgs };
 }
