@@ -200,3 +200,23 @@ func TestPlanEncodeOddSizes(t *testing.T) {
 		t.Error("empty image accepted")
 	}
 }
+
+// TestLatentInfo checks the sidecar reader and the statistics against the
+// golden descriptions (written by the reference's numpy code).
+func TestLatentInfo(t *testing.T) {
+	dir := filepath.Dir(shared.Path(t, "golden/taef2/manifest.json"))
+	for _, name := range []string{"astronaut", "coffee"} {
+		p := filepath.Join(dir, name+".latent.f32")
+		want, err := ReadLatentInfo(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := DescribeLatents(readF32(t, p), want.Shape[0], want.Shape[1], want.Shape[2])
+		if got.Min != want.Min || got.Max != want.Max || math.Abs(got.Mean-want.Mean) > 1e-6 || math.Abs(got.Std-want.Std) > 1e-6 {
+			t.Errorf("%s: got %+v, want %+v", name, got, want)
+		}
+	}
+	if _, err := ReadLatentInfo(filepath.Join(dir, "astronaut.recon.f32")); err == nil {
+		t.Error("missing description accepted")
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -25,8 +26,8 @@ func init() {
 	register(&command{name: "vae", summary: "encode an image to latents or decode latents to a PNG (TAEF2 autoencoder)", run: runVAE})
 }
 
-const vaeUsage = `encode -m taef2_encoder.pth IMAGE -o LATENTS.f32
-       glassbox vae decode -m taef2_decoder.pth LATENTS.f32 --shape 32,H,W -o OUT.png [--tile PX]`
+const vaeUsage = `encode -m taef2_encoder.pth IMAGE -o LATENTS.f32    (also writes LATENTS.json)
+       glassbox vae decode -m taef2_decoder.pth LATENTS.f32 [--shape 32,H,W] -o OUT.png [--tile PX]`
 
 func runVAE(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(args) > 0 {
@@ -95,7 +96,7 @@ func vaeEncodeCmd(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	r := res.(vaeEncodeResult)
 	if !o.json {
-		fmt.Fprintf(env.stdout, "%s: latents [%d %d %d] (decode with --shape %d,%d,%d)\n", r.Out, r.Shape[0], r.Shape[1], r.Shape[2], r.Shape[0], r.Shape[1], r.Shape[2])
+		fmt.Fprintf(env.stdout, "%s: latents [%d %d %d], described in %s\n", r.Out, r.Shape[0], r.Shape[1], r.Shape[2], vae.SidecarPath(r.Out))
 	}
 	return nil
 }
@@ -177,7 +178,20 @@ func vaeEncode(ctx context.Context, p *vaeEncodeParams) (any, error) {
 	}
 	err = st.run(pipeline.StageDeliver, func() (pipeline.StageStats, error) {
 		n, err := writeFileAtomic(p.Out, func(w io.Writer) error { return vae.WriteF32(w, lat) })
-		return pipeline.StageStats{Bytes: n}, err
+		if err != nil {
+			return pipeline.StageStats{}, err
+		}
+		info := vae.DescribeLatents(lat, vae.LatentChannels, lh, lw)
+		info.File, info.SourceImage, info.SourceHW = filepath.Base(p.Out), filepath.Base(p.Image), []int{h, w}
+		if info.SHA256, _, err = fileSHA256(p.Out); err != nil {
+			return pipeline.StageStats{}, err
+		}
+		m, err := writeFileAtomic(vae.SidecarPath(p.Out), func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", " ")
+			return enc.Encode(info)
+		})
+		return pipeline.StageStats{Bytes: n + m}, err
 	})
 	if err != nil {
 		return nil, err
@@ -207,12 +221,12 @@ type vaeDecodeParams struct {
 }
 
 func vaeDecodeCmd(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlags(env, "vae decode", "-m taef2_decoder.pth LATENTS.f32 --shape 32,H,W -o OUT.png [--tile PX]")
+	fs := newFlags(env, "vae decode", "-m taef2_decoder.pth LATENTS.f32 [--shape 32,H,W] -o OUT.png [--tile PX]")
 	var p vaeDecodeParams
 	var o imageJobOpts
 	var shape, budget string
 	fs.StringVar(&p.Model, "m", "", "decoder checkpoint (.pth)")
-	fs.StringVar(&shape, "shape", "", "latent shape C,H,W (C = 32; the image is 8W×8H)")
+	fs.StringVar(&shape, "shape", "", "latent shape C,H,W (C = 32; the image is 8W×8H); default: from LATENTS.json beside the file")
 	fs.StringVar(&p.Out, "o", "", "output PNG")
 	fs.StringVar(&p.Raw, "raw", "", "also write the unclamped decoder output here (raw float32 [3][8H][8W])")
 	fs.IntVar(&p.TilePX, "tile", 0, "decode in tiles of this many pixels (a multiple of 8; 0: untiled unless the memory budget needs tiles)")
@@ -223,12 +237,18 @@ func vaeDecodeCmd(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 || p.Model == "" || p.Out == "" || shape == "" {
+	if len(pos) != 1 || p.Model == "" || p.Out == "" {
 		fs.Usage()
 		return errUsage
 	}
 	p.Latents, p.Threads = pos[0], o.threads
-	if p.Shape, err = parseShape(shape); err != nil {
+	if shape == "" {
+		info, err := vae.ReadLatentInfo(p.Latents)
+		if err != nil {
+			return pipeline.Wrap(pipeline.StageLoad, err, "give --shape 32,H,W")
+		}
+		p.Shape = [3]int{info.Shape[0], info.Shape[1], info.Shape[2]}
+	} else if p.Shape, err = parseShape(shape); err != nil {
 		return err
 	}
 	if budget != "" {

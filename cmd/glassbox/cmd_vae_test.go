@@ -42,7 +42,7 @@ func TestVAECommands(t *testing.T) {
 	lat := filepath.Join(dir, "a.f32")
 
 	out, errs, code := runCmd(t, "", "vae", "encode", "-m", enc, filepath.Join(gold, "astronaut.input.png"), "-o", lat, "--home", homeDir)
-	if code != 0 || !strings.Contains(out, "--shape 32,32,32") {
+	if code != 0 || !strings.Contains(out, "latents [32 32 32]") {
 		t.Fatalf("encode: code %d, out %q, err %q", code, out, errs)
 	}
 	got, want := vaeReadF32(t, lat), vaeReadF32(t, filepath.Join(gold, "astronaut.latent.f32"))
@@ -80,6 +80,16 @@ func TestVAECommands(t *testing.T) {
 		t.Fatalf("job %s saved no latents: %v", jobID, err)
 	}
 
+	// Without --shape, decode reads it from the description encode wrote.
+	own := filepath.Join(dir, "own.png")
+	if _, errs, code = runCmd(t, "", "vae", "decode", "-m", dec, lat, "-o", own, "--no-journal"); code != 0 {
+		t.Fatalf("decode without --shape: code %d, err %q", code, errs)
+	}
+	if _, errs, code = runCmd(t, "", "vae", "decode", "-m", dec, filepath.Join(gold, "astronaut.latent.f32"), "-o", own, "--no-journal"); code != 0 {
+		t.Fatalf("decode of the golden latents by their description: code %d, err %q", code, errs)
+	}
+	checkPNG(t, own, filepath.Join(gold, "astronaut.recon.png"))
+
 	// Retry the decode from the job's saved latents, tiled this time.
 	retry := filepath.Join(dir, "b.png")
 	out, errs, code = runCmd(t, "", "decode", jobID, "-o", retry, "--tile", "224", "--home", homeDir)
@@ -111,6 +121,7 @@ func TestVAECommands(t *testing.T) {
 		want string
 	}{
 		{"wrong file size", []string{"vae", "decode", "-m", dec, lat, "--shape", "32,32,33", "-o", pngPath, "--no-journal"}, "load: latents"},
+		{"no shape, no description", []string{"vae", "decode", "-m", dec, filepath.Join(gold, "astronaut.recon.f32"), "-o", pngPath, "--no-journal"}, "give --shape"},
 		{"encoder as decoder", []string{"vae", "decode", "-m", enc, lat, "--shape", "32,32,32", "-o", pngPath, "--no-journal"}, "missing weight \"1.weight\""},
 		{"bad channels", []string{"vae", "decode", "-m", dec, lat, "--shape", "4,32,32", "-o", pngPath, "--no-journal"}, "32 channels"},
 		{"over budget", []string{"vae", "decode", "-m", dec, lat, "--shape", "32,32,32", "-o", pngPath, "--no-journal", "--mem-budget", "20MiB"}, "plan: decoding 256x256 px needs"},
