@@ -3,6 +3,7 @@
 package conv
 
 import (
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -84,7 +85,7 @@ var avx2Tiles = tileFuncs{
 	nr64: wrapAVX2(6, 64, tileGeneric64),
 }
 
-var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv(kernelEnv) != "generic"
 
 var avx512Tiles = tileFuncs{
 	nr16: wrap(12, 16, tile12x16AVX512, tileGeneric16),
@@ -92,7 +93,7 @@ var avx512Tiles = tileFuncs{
 	nr64: wrap(6, 64, tile6x64AVX512, tileGeneric64),
 }
 
-var hasAVX512 = cpu.X86.HasAVX512F
+var hasAVX512 = cpu.X86.HasAVX512F && os.Getenv(kernelEnv) != "avx2" && os.Getenv(kernelEnv) != "generic"
 
 func pickTile() tileFuncs {
 	switch {

@@ -75,6 +75,10 @@ func tileGeneric(a []float32, aPix, aRow, kh, run int, b []float32, nr int, bias
 	}
 }
 
+// kernelEnv caps the kernel set, read once at start: "avx2" or "generic"
+// run the lower tiers on a machine that has more (for tests and CI).
+const kernelEnv = "GLASSBOX_CONV_KERNEL"
+
 // Kernel names the micro-kernel set Apply uses on this machine ("avx512",
 // "avx2" or "generic"), for reports and for tests sized to the speed.
 func Kernel() string { return kernelName() }
