@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"strings"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/api"
@@ -65,7 +66,12 @@ func (j *Job) unit(s Stage) string {
 		return "position"
 	case StageLoad, StageDeliver:
 		return "bytes"
-	case StageEncode, StagePrefill:
+	case StageEncode:
+		if strings.HasPrefix(j.info.Kind, "vae") {
+			return "layers"
+		}
+		return "tokens"
+	case StagePrefill:
 		return "tokens"
 	case StageGenerate:
 		if j.info.Kind == "image" || j.info.Kind == "video" {
@@ -73,8 +79,11 @@ func (j *Job) unit(s Stage) string {
 		}
 		return "tokens"
 	case StageDecode:
-		if j.info.Kind == "video" {
+		switch {
+		case j.info.Kind == "video":
 			return "frames"
+		case j.info.Kind == "image" || strings.HasPrefix(j.info.Kind, "vae"):
+			return "tiles"
 		}
 	}
 	return ""
