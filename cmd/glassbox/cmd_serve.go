@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/journal"
 	"github.com/glassbox-ai/glassbox/metrics"
@@ -95,6 +96,7 @@ func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logge
 		log.Warn("journal: jobs interrupted by the last shutdown marked failed", "jobs", len(rec))
 	}
 	mt := metrics.New()
+	mt.WatchJournal(journalStats(jr))
 	b.metrics = mt
 	var budget int64
 	if c.budget != "" {
@@ -118,7 +120,7 @@ func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logge
 
 	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr, mt}, Logger: log})
 	srv, err := server.New(server.Config{
-		Backend: b, Jobs: &server.ManagerJobs{M: m, History: journal.History{J: jr}}, Metrics: mt.Handler(),
+		Backend: b, Jobs: &server.ManagerJobs{M: m, History: serveHistory{journal.History{J: jr}}}, Metrics: mt.Handler(),
 		UI:       web.Handler(web.Config{Profiles: plan.ProfileNames(), Version: server.Version}),
 		Parallel: c.parallel, MaxQueue: serveQueueFlag(c.maxQueue), MaxBodyBytes: c.maxBody, APIKey: c.apiKey,
 		ReadTimeout: c.readTimeout, WriteTimeout: c.writeTimeout, ShutdownGrace: c.grace, Logger: log,
@@ -189,4 +191,33 @@ func newServeBackend(c *serveConfig) (*serveBackend, error) {
 	}
 	b.dev = dev
 	return b, nil
+}
+
+// serveHistory is the journal as the server's History: the journal's
+// "no such job" becomes the server's, so an unknown id is a 404.
+type serveHistory struct{ journal.History }
+
+func (h serveHistory) mapErr(err error) error {
+	if errors.Is(err, journal.ErrNotFound) {
+		return fmt.Errorf("%w: %w", server.ErrJobNotFound, err)
+	}
+	return err
+}
+
+func (h serveHistory) Job(ctx context.Context, id string) (api.Job, error) {
+	j, err := h.History.Job(ctx, id)
+	return j, h.mapErr(err)
+}
+
+func (h serveHistory) Events(ctx context.Context, id string, after int64) ([]api.Event, error) {
+	evs, err := h.History.Events(ctx, id, after)
+	return evs, h.mapErr(err)
+}
+
+// journalStats reads the journal writer's counters for /metrics.
+func journalStats(jr *journal.Journal) func() metrics.JournalStats {
+	return func() metrics.JournalStats {
+		s := jr.Stats()
+		return metrics.JournalStats{Events: s.Events, Batches: s.Batches, Errors: s.Errors, Busy: s.Busy}
+	}
 }

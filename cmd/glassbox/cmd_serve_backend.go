@@ -84,11 +84,22 @@ func (b *serveBackend) planFor(path string, opts model.SessionOptions, parallel 
 			kv = "f32"
 		}
 	}
-	p, err := plan.ForModel(f, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: parallel, KV: kv}, b.dev)
+	p, err := plan.ForModel(f, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: parallel, KV: kv}, b.device())
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StagePlan, err, "")
 	}
 	return p, nil
+}
+
+// device returns this machine as it is now: available RAM read again
+// (other programs come and go), plus what evicting the idle resident models
+// would give back. It copies b.dev, which concurrent requests share.
+func (b *serveBackend) device() *plan.Device {
+	d := *b.dev
+	if err := d.RefreshMemory(); err != nil {
+		d = *b.dev // keep the figures read at start
+	}
+	return d.WithReclaimable(b.res.Reclaimable())
 }
 
 // acquire makes model name resident (loading it if needed) and returns the
@@ -96,7 +107,7 @@ func (b *serveBackend) planFor(path string, opts model.SessionOptions, parallel 
 func (b *serveBackend) acquire(ctx context.Context, name, path string, bytes int64, keep *time.Duration) (*sched.Lease[*servedModel], error) {
 	req := sched.Request[*servedModel]{Model: name, Bytes: bytes, Placement: "cpu",
 		Load: func(ctx context.Context) (*servedModel, int64, error) {
-			return loadServed(ctx, path, b.session, b.parallel)
+			return loadServed(ctx, path, b.session, b.parallel, bytes)
 		}}
 	if keep != nil {
 		req.KeepAlive = sched.Keep(*keep)
@@ -108,7 +119,10 @@ func (b *serveBackend) acquire(ctx context.Context, name, path string, bytes int
 // vocabulary fails the load rather than every request. With parallel > 1
 // it starts the model's batcher: continuous batching, where a new request
 // joins the decode loop at the next step and a finished one leaves it.
-func loadServed(ctx context.Context, path string, opts model.SessionOptions, parallel int) (*servedModel, int64, error) {
+//
+// bytes is the plan's prediction of the model's own memory (weights, KV
+// cache, arena; not the process's base), which the residency budget counts.
+func loadServed(ctx context.Context, path string, opts model.SessionOptions, parallel int, bytes int64) (*servedModel, int64, error) {
 	t, err := engine.LoadText(ctx, path)
 	if err != nil {
 		return nil, 0, err
@@ -122,7 +136,7 @@ func loadServed(ctx context.Context, path string, opts model.SessionOptions, par
 	if parallel > 1 {
 		sm.batch = engine.NewBatcher(t.Model, opts, parallel)
 	}
-	return sm, t.File.TensorBytes(), nil
+	return sm, bytes, nil
 }
 
 // Generate is plan → load → encode → prefill → generate.
@@ -149,7 +163,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		return nil, err
 	}
 	t0 := time.Now()
-	lease, err := b.acquire(ctx, req.Model, path, p.Memory.TotalBytes, req.KeepAlive)
+	lease, err := b.acquire(ctx, req.Model, path, p.Memory.ModelBytes(), req.KeepAlive)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +379,7 @@ func (b *serveBackend) Load(ctx context.Context, name string, keep *time.Duratio
 	if err := plan.Admit(p, b.budget); err != nil {
 		return err
 	}
-	lease, err := b.acquire(ctx, name, path, p.Memory.TotalBytes, keep)
+	lease, err := b.acquire(ctx, name, path, p.Memory.ModelBytes(), keep)
 	if err != nil {
 		return err
 	}
@@ -392,7 +406,7 @@ func (b *serveBackend) Plan(ctx context.Context, req *server.PlanRequest) (json.
 	if err != nil {
 		return nil, err
 	}
-	dev := b.dev
+	dev := b.device()
 	if req.Device != "" {
 		if dev, err = planDevice(req.Device, false); err != nil {
 			return nil, pipeline.Wrap(pipeline.StagePlan, err, "")

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -57,6 +60,22 @@ func TestServeRuns(t *testing.T) {
 	waitServeLog(t, &errb, "listening on http://127.0.0.1:")
 	if !strings.Contains(errb.String(), "models: stories260K") {
 		t.Errorf("stderr %q", errb.String())
+	}
+	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(errb.String())
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/v1/jobs/no-such-job"); code != http.StatusNotFound {
+		t.Errorf("unknown job: HTTP %d %s, want 404", code, body)
+	}
+	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, "glassbox_journal_events_written_total") {
+		t.Errorf("/metrics: HTTP %d, journal counters missing", code)
 	}
 	cancel()
 	if code := <-done; code != 0 {
