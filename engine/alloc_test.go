@@ -12,13 +12,10 @@ import (
 )
 
 // TestDecodeAllocs checks that a decode step (one token through the
-// model over the KV cache) allocates at most one object per compute call
-// after warm-up, at 1 and 2 threads. The model and engine allocate
-// nothing themselves; compute's MatMul and Attention currently allocate
-// their parallel-loop closures (one each per call). When compute stops
-// doing so, lower computeAllocs to 0.
-// computeAllocs is what one compute call may allocate (see TestDecodeAllocs).
-const computeAllocs = 2
+// model over the KV cache) allocates nothing after warm-up, at 1 and 2
+// threads, but for a rare miss of compute's sync.Pool scratch buffers
+// (stepBudget).
+const stepBudget = 2
 
 func TestDecodeAllocs(t *testing.T) {
 	m := stories(t)
@@ -36,8 +33,7 @@ func TestDecodeAllocs(t *testing.T) {
 		for range 4 {
 			step()
 		}
-		// Per layer: 7 matrix multiplies and 1 attention; then the output.
-		budget := float64(computeAllocs * (8*m.Config().NumLayers + 1))
+		budget := float64(stepBudget)
 		a := testing.AllocsPerRun(100, step)
 		t.Logf("%d threads: %.1f allocations per decode step (budget %.0f)", threads, a, budget)
 		if a > budget {
