@@ -164,6 +164,9 @@ func ropeScaling(f *gguf.File, arch string) (float32, error) {
 	if err != nil {
 		return 0, fmt.Errorf("load: metadata %s: %w", key, err)
 	}
+	if typ == "longrope" && arch == "phi3" {
+		return 1, nil // factors come from tensors, see model/phi3
+	}
 	if typ != "linear" {
 		return 0, fmt.Errorf("load: %s: RoPE scaling %q is not supported yet (supported: none, linear)", arch, typ)
 	}

@@ -7,7 +7,12 @@
 // Llama's.
 //
 // Reference: Abdin et al. 2024, "Phi-3 Technical Report" (arXiv:2404.14219).
-// LongRoPE models (rope_factors_long/short tensors) are refused at load.
+// LongRoPE (Ding et al. 2024, arXiv:2402.13753; the 128k models): the
+// rope_factors_short tensor divides the angles when the session's context
+// fits the original one (rope.scaling.original_context_length), else
+// rope_factors_long; rotated q and k are multiplied by
+// rope.scaling.attn_factor (default √(1 + ln(ctx/orig)/ln(orig))), as
+// llama.cpp's rope does with its mscale.
 //
 // Imports: model, compute, gguf.
 package phi3
@@ -29,6 +34,8 @@ type Weights struct {
 	TokenEmbd  compute.Matrix // (vocab, dim)
 	OutputNorm []float32      // (dim)
 	RopeFreqs  []float32      // (ropeDim/2) linear RoPE scaling divisors, or nil
+	RopeShort  []float32      // (ropeDim/2) LongRoPE factors within the original context, or nil
+	RopeLong   []float32      // (ropeDim/2) LongRoPE factors beyond it, or nil
 	Output     compute.Matrix // (vocab, dim); token_embd when tied
 	Layers     []Layer
 }
@@ -48,9 +55,11 @@ type Layer struct {
 
 // Model is a loaded Phi-3 model.
 type Model struct {
-	cfg   model.Config
-	w     Weights
-	bytes int64
+	cfg        model.Config
+	w          Weights
+	bytes      int64
+	origCtx    int     // LongRoPE: the original context length
+	attnFactor float32 // LongRoPE: multiplies rotated q and k; 1 otherwise
 }
 
 // Load binds a phi3-architecture file.
@@ -71,10 +80,19 @@ func Load(f *gguf.File) (model.Model, error) {
 	} else {
 		w.Output = b.Matrix("output.weight", c.VocabSize, c.Dim)
 	}
-	if b.Has("rope_factors_long.weight") || b.Has("rope_factors_short.weight") {
-		return nil, fmt.Errorf("load: phi3: LongRoPE scaling (rope_factors_long/short tensors) is not supported yet")
-	}
 	w.RopeFreqs = c.RopeFactors(nil)
+	m := &Model{cfg: cfg, attnFactor: 1}
+	if b.Has("rope_factors_long.weight") || b.Has("rope_factors_short.weight") {
+		w.RopeShort = b.Vector("rope_factors_short.weight", c.RopeDim/2)
+		w.RopeLong = b.Vector("rope_factors_long.weight", c.RopeDim/2)
+		if m.origCtx, err = model.Int(f, "phi3", "rope.scaling.original_context_length", c.CtxLen); err != nil {
+			return nil, err
+		}
+		if m.origCtx <= 0 {
+			return nil, fmt.Errorf("load: phi3: rope.scaling.original_context_length %d must be positive", m.origCtx)
+		}
+		m.attnFactor = longRopeAttnFactor(f, c.CtxLen, m.origCtx)
+	}
 	w.Layers = make([]Layer, c.NumLayers)
 	for i := range w.Layers {
 		p := fmt.Sprintf("blk.%d.", i)
@@ -95,7 +113,20 @@ func Load(f *gguf.File) (model.Model, error) {
 	if err := b.Err(); err != nil {
 		return nil, err
 	}
-	return &Model{cfg: cfg, w: w, bytes: b.ReadBytes(w.TokenEmbd, tied)}, nil
+	m.w, m.bytes = w, b.ReadBytes(w.TokenEmbd, tied)
+	return m, nil
+}
+
+// longRopeAttnFactor is rope.scaling.attn_factor, or the LongRoPE default
+// √(1 + ln(ctx/orig)/ln(orig)) for a model trained to ctx from orig.
+func longRopeAttnFactor(f *gguf.File, ctx, orig int) float32 {
+	if v, err := f.Meta.Float("phi3.rope.scaling.attn_factor"); err == nil && v > 0 {
+		return float32(v)
+	}
+	if ctx <= orig || orig <= 1 {
+		return 1
+	}
+	return float32(math.Sqrt(1 + math.Log(float64(ctx)/float64(orig))/math.Log(float64(orig))))
 }
 
 func (m *Model) Config() model.Config { return m.cfg }
@@ -105,7 +136,8 @@ func (m *Model) WeightBytes() int64   { return m.bytes }
 // allocated once.
 type Session struct {
 	model.Runtime
-	m *Model
+	m     *Model
+	freqs []float32 // (ropeDim/2) RoPE divisors for this session's context, or nil
 
 	x   []float32 // (batch, dim) residual stream
 	xb  []float32 // (batch, dim) normed input of a sublayer
@@ -125,8 +157,16 @@ func (m *Model) NewSession(opts model.SessionOptions) (model.Session, error) {
 		return nil, err
 	}
 	n := rt.Opts.Batch
+	freqs := m.w.RopeFreqs
+	if m.w.RopeShort != nil {
+		freqs = m.w.RopeShort
+		if rt.Opts.CtxLen > m.origCtx {
+			freqs = m.w.RopeLong
+		}
+		freqs = c.RopeFactors(freqs)
+	}
 	return &Session{
-		Runtime: rt, m: m,
+		Runtime: rt, m: m, freqs: freqs,
 		x: make([]float32, n*c.Dim), xb: make([]float32, n*c.Dim),
 		q: make([]float32, n*c.QDim()), k: make([]float32, n*c.KVDim()), v: make([]float32, n*c.KVDim()),
 		att: make([]float32, n*c.QDim()), out: make([]float32, n*c.Dim),
@@ -182,8 +222,12 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 		s.MatMul(s.Pool, s.v[:n*kvDim], L.V, s.xb[:n*dim], n)
 		for i := range n {
 			q, k := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim]
-			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, w.RopeFreqs)
-			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, w.RopeFreqs)
+			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, s.freqs)
+			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, s.freqs)
+			if a := s.m.attnFactor; a != 1 {
+				scaleRotated(q, c.NumHeads, c.HeadDim, c.RopeDim, a)
+				scaleRotated(k, c.NumKVHeads, c.HeadDim, c.RopeDim, a)
+			}
 			rows.Store(l, i, k, s.v[i*kvDim:(i+1)*kvDim])
 		}
 		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V over each row's positions
@@ -213,4 +257,12 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 	}
 	s.MatMul(s.Pool, logits, w.Output, s.xb[:nOut*dim], nOut)
 	return nil
+}
+
+// scaleRotated multiplies the first ropeDim dimensions of each head by a
+// (LongRoPE's attention factor, applied to cos and sin in the reference).
+func scaleRotated(x []float32, numHeads, headDim, ropeDim int, a float32) {
+	for h := range numHeads {
+		compute.Scale(x[h*headDim:h*headDim+ropeDim], a)
+	}
 }

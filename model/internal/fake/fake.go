@@ -9,6 +9,7 @@ package fake
 import (
 	"bytes"
 	"encoding/binary"
+	"hash/fnv"
 	"math"
 	"sort"
 	"strings"
@@ -20,8 +21,9 @@ import (
 // Spec is a synthetic model.
 type Spec struct {
 	Meta   map[string]any
-	Shapes map[string][]int64 // outermost first
-	Scale  map[string]float32 // optional multiplier per tensor
+	Shapes map[string][]int64   // outermost first
+	Scale  map[string]float32   // optional multiplier per tensor
+	Values map[string][]float32 // optional exact contents per tensor
 	Seed   int
 }
 
@@ -43,9 +45,13 @@ func (s *Spec) File() (*gguf.File, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	seed := uint32(s.Seed*7919 + 1)
 	var ts []gguf.WriteTensor
 	for _, name := range names {
+		// Each tensor's values depend only on its name and the seed, so
+		// specs that differ in other tensors share this one's values.
+		h := fnv.New32a()
+		h.Write([]byte(name))
+		seed := h.Sum32() ^ uint32(s.Seed*7919+1)
 		shape := s.Shapes[name]
 		n := int64(1)
 		for _, d := range shape {
@@ -62,6 +68,9 @@ func (s *Spec) File() (*gguf.File, error) {
 			v := (float32(seed>>8)/(1<<24) - 0.5) * 0.4 // uniform in ±0.2
 			if norm {
 				v = 1 + v/4
+			}
+			if vals, ok := s.Values[name]; ok && int64(len(vals)) == n {
+				v = vals[i]
 			}
 			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v*scale))
 		}
