@@ -6,11 +6,15 @@
 //
 // Progress goes through the pipeline trace in the context (prefill tokens,
 // generated tokens, each token's text); failures are *pipeline.Error values
-// attributed to the prefill or generate stage.
+// attributed to the encode (a prompt that does not fit), prefill or
+// generate stage.
 //
 // Text (text.go) is the whole text path on top of it: load the file, build
-// the tokenizer, apply the chat template, encode, generate. The CLI's run
-// command and the server both use it.
+// the tokenizer, apply the chat template, encode, generate; the CLI's run
+// command uses it. Batcher (batch.go) steps the generations of several
+// callers together, one model.DecodeStep per token for all of them, so
+// parallel streams share the weight reads. Perplexity (perplexity.go)
+// scores a text the way llama-perplexity does.
 //
 // Imports: model, pipeline, sample, tokenizer, chat, gguf.
 package engine
