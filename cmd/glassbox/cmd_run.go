@@ -81,10 +81,14 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		prompt = strings.TrimSuffix(string(b), "\n")
 	}
 
-	// The generation runs as a pipeline job recorded in the journal (so
-	// 'glassbox jobs', 'events' and 'explain' see it): its events (stages,
-	// progress, tokens, warnings, the result or the error) are what --json
-	// prints, numbered and timed as the server and the journal see them.
+	return runJob(ctx, env, &f, prompt, params)
+}
+
+// runJob runs the generation as a pipeline job recorded in the journal (so
+// 'glassbox jobs', 'events' and 'explain' see it): its events (stages,
+// progress, tokens, warnings, the result or the error) are what --json
+// prints, numbered and timed as the server and the journal see them.
+func runJob(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params sample.Params) error {
 	var sinks []pipeline.Sink
 	if !f.noJournal {
 		jr, err := journal.OpenDefault(journal.Options{})
@@ -99,7 +103,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	mgr := pipeline.NewManager(pipeline.Options{Sinks: sinks})
 	job := mgr.Submit(pipeline.WithTrace(ctx, rec.trace(!f.json)), pipeline.Params{Kind: "text", Model: f.model, Params: f.params(prompt, params)},
 		func(ctx context.Context) (any, error) {
-			res, err := generate(ctx, env, &f, prompt, params, rec)
+			res, err := generate(ctx, env, f, prompt, params, rec)
 			if err != nil {
 				return nil, err
 			}
@@ -113,7 +117,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		stop()
 	}
-	_, err = job.Wait(context.Background()) // the job ends soon after ctx does
+	_, err := job.Wait(context.Background()) // the job ends soon after ctx does
 	if f.verbose {
 		rec.timeline(env.stderr)
 	}
