@@ -32,7 +32,7 @@ import (
 )
 
 // chromium finds the browser or ends the test: a skip, or under CI a failure.
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("GLASSBOX_CHROMIUM"); p != "" {
 		return p
@@ -51,7 +51,7 @@ func chromium(t *testing.T) string {
 }
 
 // artifacts is the folder screenshots go to.
-func artifacts(t *testing.T) string {
+func artifacts(t testing.TB) string {
 	dir := os.Getenv("GLASSBOX_ARTIFACTS")
 	if dir == "" {
 		var err error
@@ -73,7 +73,7 @@ var (
 )
 
 // binary builds cmd/glassbox once per run.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	if b := os.Getenv("GLASSBOX_BIN"); b != "" {
 		return b
@@ -108,7 +108,7 @@ type server struct {
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
 // run runs the glassbox binary to its end with GLASSBOX_HOME=home.
-func run(t *testing.T, home string, args ...string) {
+func run(t testing.TB, home string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), "GLASSBOX_HOME="+home)
@@ -121,7 +121,7 @@ func run(t *testing.T, home string, args ...string) {
 // reload and cancel in the middle of ("slow": random weights, 8 layers of
 // width 1024, Q4_0, stories260K's vocabulary; ~60 tokens/s on two cores),
 // then starts glassbox serve on a loopback port.
-func startServer(t *testing.T) *server {
+func startServer(t testing.TB) *server {
 	t.Helper()
 	home := t.TempDir()
 	run(t, home, "import", shared.Path(t, "models/stories260K.gguf"))
@@ -144,7 +144,7 @@ func startServer(t *testing.T) *server {
 }
 
 // start starts glassbox serve on a free loopback port and waits until it listens.
-func (s *server) start(t *testing.T) {
+func (s *server) start(t testing.TB) {
 	t.Helper()
 	s.cmd = exec.Command(binary(t), "serve", "--addr", "127.0.0.1:0", "--log-level", "warn")
 	s.cmd.Env = append(os.Environ(), "GLASSBOX_HOME="+s.home)
@@ -179,7 +179,7 @@ func (s *server) start(t *testing.T) {
 
 // stop interrupts the server as Ctrl+C does (running jobs get the
 // shutdown grace to finish) and waits for it to exit.
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	if s.cmd == nil {
 		return
 	}
@@ -200,7 +200,7 @@ func (s *server) stop(t *testing.T) {
 }
 
 // job reads a job as the server reports it.
-func (s *server) job(t *testing.T, id string) api.Job {
+func (s *server) job(t testing.TB, id string) api.Job {
 	t.Helper()
 	resp, err := http.Get(s.url + "/v1/jobs/" + id)
 	if err != nil {
@@ -216,7 +216,7 @@ func (s *server) job(t *testing.T, id string) api.Job {
 }
 
 // submit starts a native job over HTTP and returns its id.
-func (s *server) submit(t *testing.T, body string) string {
+func (s *server) submit(t testing.TB, body string) string {
 	t.Helper()
 	resp, err := http.Post(s.url+"/v1/jobs", "application/json", strings.NewReader(body))
 	if err != nil {
@@ -233,7 +233,7 @@ func (s *server) submit(t *testing.T, body string) string {
 
 // journaled reads a finished job from the server's journal on disk
 // (read-only, as glassbox jobs does), waiting for the writer to catch up.
-func (s *server) journaled(t *testing.T, id string) (api.Job, []api.Event) {
+func (s *server) journaled(t testing.TB, id string) (api.Job, []api.Event) {
 	t.Helper()
 	jr, err := journal.Open(filepath.Join(s.home, journal.FileName), journal.Options{ReadOnly: true})
 	if err != nil {
@@ -260,7 +260,7 @@ func (s *server) journaled(t *testing.T, id string) (api.Job, []api.Event) {
 }
 
 // resultText is a text job's output.
-func resultText(t *testing.T, j api.Job) (string, int) {
+func resultText(t testing.TB, j api.Job) (string, int) {
 	t.Helper()
 	var r struct {
 		Text   string `json:"text"`
@@ -275,14 +275,14 @@ func resultText(t *testing.T, j api.Job) (string, int) {
 // browser is one headless Chromium with a fresh profile. JavaScript
 // exceptions and console errors in the page fail the test.
 type browser struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 	dir string // screenshots
 	mu  sync.Mutex
 	js  []string
 }
 
-func newBrowser(t *testing.T, exe string) *browser {
+func newBrowser(t testing.TB, exe string) *browser {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Flag("headless", true),
@@ -367,7 +367,7 @@ func (b *browser) waitFor(what, cond string, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for !eval[bool](b, "!!("+cond+")") {
 		if time.Now().After(deadline) {
-			b.shot("timeout")
+			b.shot("timeout-" + strings.NewReplacer("/", "-", " ", "_").Replace(b.t.Name()))
 			b.t.Fatalf("waited %s for %s (%s)", timeout, what, cond)
 		}
 		time.Sleep(50 * time.Millisecond)

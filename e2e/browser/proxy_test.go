@@ -24,7 +24,7 @@ type proxy struct {
 	resumes []string // Last-Event-ID (or ?after=) of each event stream opened after the first event
 }
 
-func newProxy(t *testing.T, target string) *proxy {
+func newProxy(t testing.TB, target string) *proxy {
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func (p *proxy) resumed() []string {
 }
 
 // retarget sends requests to another server from now on.
-func (p *proxy) retarget(t *testing.T, target string) {
+func (p *proxy) retarget(t testing.TB, target string) {
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)

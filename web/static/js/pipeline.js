@@ -3,9 +3,10 @@
 import * as fmt from './fmt.js';
 import { rows, numbers, terminal, verdict } from './stages.js';
 
-// pipelineView returns {node, update(job), setPlan(plan), destroy()}; update redraws at most once
-// per animation frame however many events arrive (a hidden tab draws
-// nothing until it is shown; the events are folded in meanwhile).
+// pipelineView returns {node, update(job), setPlan(plan), destroy()}.
+// update redraws, touching only what changed; its callers pace it (watch.js
+// calls it at most ten times a second), and while the job runs a ticker
+// grows the running bar with the clock.
 export function pipelineView() {
   const list = fmt.el('div', { class: 'pipeline', role: 'list', 'aria-label': 'Pipeline stages' });
   const summary = fmt.el('div', { class: 'pipeline-summary', role: 'status' });
@@ -17,11 +18,9 @@ export function pipelineView() {
   const rowNodes = new Map();
   let job = null;
   let plan = null;
-  let pending = false;
   let ticker = 0;
 
   const draw = () => {
-    pending = false;
     if (!job) return;
     const now = Date.now();
     for (const r of rows(job, now)) {
@@ -40,21 +39,24 @@ export function pipelineView() {
         list.append(n.root);
         rowNodes.set(r.name, n);
       }
-      n.root.dataset.status = r.status;
+      const set = (el, key, v) => { if (el[key] !== v) el[key] = v; };
+      if (n.root.dataset.status !== r.status) n.root.dataset.status = r.status;
       // A stage that failed at once still gets a visible mark at its place.
       const left = r.status === 'failed' ? Math.min(r.left, 1 - Math.max(r.width, 0.02)) : r.left;
-      n.bar.style.left = (100 * left).toFixed(3) + '%';
-      n.bar.style.width = (100 * r.width).toFixed(3) + '%';
-      n.bar.hidden = r.status === 'pending' || r.status === 'none' || r.status === 'skipped';
+      set(n.bar.style, 'left', (100 * left).toFixed(2) + '%');
+      set(n.bar.style, 'width', (100 * r.width).toFixed(2) + '%');
+      set(n.bar, 'hidden', r.status === 'pending' || r.status === 'none' || r.status === 'skipped');
       const d = r.status === 'pending' || r.status === 'none' || r.status === 'skipped' ? '' : fmt.dur(r.durMS);
-      n.dur.textContent = d;
+      set(n.dur, 'textContent', d);
       const label = r.status === 'none' ? 'not run' : r.status;
-      n.track.setAttribute('aria-label', `${r.name}: ${label}${d ? ', ' + d : ''}`);
-      n.nums.textContent = numbers(r, fmt, plan).join(' · ');
+      const aria = `${r.name}: ${label}${d ? ', ' + d : ''}`;
+      if (n.track.getAttribute('aria-label') !== aria) n.track.setAttribute('aria-label', aria);
+      set(n.nums, 'textContent', numbers(r, fmt, plan).join(' · '));
     }
     node.dataset.state = job.state;
     node.dataset.seq = String(job.lastSeq);
-    summary.textContent = summaryLine(job, now);
+    const line = summaryLine(job, now);
+    if (summary.textContent !== line) summary.textContent = line;
     const lines = verdict(job, fmt);
     if (verdictBox.childElementCount !== lines.length) verdictBox.replaceChildren(...lines.map((l) => fmt.el('div', {}, l)));
     if (warnings.childElementCount !== job.warnings.length) {
@@ -65,10 +67,9 @@ export function pipelineView() {
 
   const update = (j) => {
     job = j;
-    if (terminal(j.state)) draw(); // the final picture at once, even in a hidden tab
-    else if (!pending) { pending = true; requestAnimationFrame(draw); }
+    draw();
     // While the job runs its bars grow with the clock, not only with events.
-    if (!terminal(j.state) && !ticker) ticker = setInterval(() => update(job), 250);
+    if (!terminal(j.state) && !ticker) ticker = setInterval(() => update(job), 500);
     if (terminal(j.state) && ticker) { clearInterval(ticker); ticker = 0; }
   };
   const destroy = () => { clearInterval(ticker); ticker = 0; };

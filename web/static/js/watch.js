@@ -5,17 +5,49 @@
 import { follow } from './api.js';
 import { newJob, apply, terminal } from './stages.js';
 
+// frameMS is the shortest time between two redraws while a job runs: the
+// page shares the machine's cores with the engine, and drawing every token
+// (100+ a second) would take CPU the generation needs.
+const frameMS = 100;
+
+// watch calls onChange(job) after events arrive, at most once per frameMS
+// (a background tab's timers run at most once a second), and at once, a
+// last time, when the job ends. It does not wait for animation frames: a
+// tab that was frozen and resumed may not get them.
 export function watch(id, { onChange, onStatus = () => {}, onFail = () => {} }) {
   const job = newJob(id);
+  let timer = 0;
+  let scheduled = false;
+  let last = 0;
+  let ended = false;
+  const flush = () => {
+    scheduled = false;
+    if (ended) return;
+    last = performance.now();
+    onChange(job);
+  };
   const stop = follow(id, {
     after: 0,
     onEvent: (ev) => {
-      if (apply(job, ev)) onChange(job, ev);
+      if (!apply(job, ev) || ended) return;
+      if (terminal(job.state)) {
+        clearTimeout(timer);
+        onChange(job);
+        ended = true;
+        return;
+      }
+      if (scheduled) return;
+      scheduled = true;
+      timer = setTimeout(flush, Math.max(0, frameMS - (performance.now() - last)));
     },
     onStatus: (s) => onStatus(s, job),
     onFail,
   });
-  return { job, stop, done: () => terminal(job.state) };
+  return {
+    job,
+    stop: () => { clearTimeout(timer); ended = true; stop(); },
+    done: () => terminal(job.state),
+  };
 }
 
 // setOutput shows the text a job generates, token by token, in pre.
@@ -30,7 +62,8 @@ export function setOutput(pre, job) {
   } else if (pre.textContent !== job.text) {
     pre.textContent = job.text;
   }
-  pre.dataset.state = job.state;
-  pre.dataset.tokens = String(job.tokens);
-  pre.dataset.seq = String(job.lastSeq);
+  const ds = pre.dataset;
+  if (ds.state !== job.state) ds.state = job.state;
+  ds.tokens = String(job.tokens);
+  ds.seq = String(job.lastSeq);
 }
