@@ -110,3 +110,50 @@ func TestGemma3Properties(t *testing.T) {
 		})
 	}
 }
+
+// TestIncremental checks that evaluating a sequence one token at a time
+// through the KV cache (and through DecodeStep with another session)
+// gives the logits of one batch, across local and global layers.
+func TestIncremental(t *testing.T) {
+	f, err := spec(3, 3, nil).File() // layers 0, 1 local (window 4), layer 2 global
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Config()
+	ids := []int{2, 5, 7, 1, 3, 8, 4, 6, 9, 0}
+	opts := model.SessionOptions{CtxLen: 16, Exact: true, KVF32: true}
+	newSess := func() model.Session {
+		s, err := m.NewSession(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	batch := make([]float32, len(ids)*10)
+	if err := newSess().Forward(context.Background(), ids, 0, batch); err != nil {
+		t.Fatal(err)
+	}
+	one, pair := newSess(), []model.Session{newSess(), newSess()}
+	row := make([]float32, 10)
+	rows := make([]float32, 20)
+	for i, id := range ids {
+		if err := one.Forward(context.Background(), []int{id}, i, row); err != nil {
+			t.Fatal(err)
+		}
+		if err := model.DecodeStep(context.Background(), &c, pair, []int{id, id}, []int{i, i}, rows); err != nil {
+			t.Fatal(err)
+		}
+		want := batch[i*10 : (i+1)*10]
+		if d := maxDiff(row, want); d > 1e-4 {
+			t.Errorf("position %d: one at a time differs from the batch by %g", i, d)
+		}
+		if d := max(maxDiff(rows[:10], want), maxDiff(rows[10:], want)); d > 1e-4 {
+			t.Errorf("position %d: DecodeStep differs from the batch by %g", i, d)
+		}
+	}
+}
