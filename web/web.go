@@ -43,7 +43,7 @@ func Handler(cfg Config) http.Handler {
 		panic("web: embedded files missing: " + err.Error()) // a build defect, not input
 	}
 	h := &handler{files: map[string]file{}}
-	fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -54,6 +54,9 @@ func Handler(cfg Config) http.Handler {
 		h.add("/ui/"+p, b)
 		return nil
 	})
+	if err != nil {
+		panic("web: reading the embedded files: " + err.Error()) // a build defect, not input
+	}
 	if f, ok := h.files["/ui/index.html"]; ok {
 		h.files["/"] = f
 	}
