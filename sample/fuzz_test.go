@@ -7,20 +7,26 @@ import (
 )
 
 // FuzzStopMatcher checks the matcher's contract on arbitrary text cut at
-// arbitrary places: the output is the text before the first stop string.
+// arbitrary places: the output is the text before the stop string that is
+// complete first (earliest end; at equal ends, earliest start).
 func FuzzStopMatcher(f *testing.F) {
 	f.Add("hello</s>world", "</s>", "\n\n", uint64(12345))
 	f.Add("aaab", "aab", "x", uint64(1))
 	f.Add("日本語<|im_end|>", "<|im_end|>", "語<", uint64(99))
+	f.Add("000100000", "010000", "1", uint64(0)) // found by fuzzing: a later start that completes first wins
 	f.Fuzz(func(t *testing.T, text, stop1, stop2 string, cuts uint64) {
 		stops := []string{stop1, stop2}
-		want := text
+		want, end := text, -1
 		for _, s := range stops {
 			if s == "" {
 				continue
 			}
-			if i := strings.Index(text, s); i >= 0 && i < len(want) {
-				want = text[:i]
+			i := strings.Index(text, s)
+			if i < 0 {
+				continue
+			}
+			if e := i + len(s); end < 0 || e < end || e == end && i < len(want) {
+				want, end = text[:i], e
 			}
 		}
 		m := NewStopMatcher(stops)

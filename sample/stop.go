@@ -35,7 +35,10 @@ func NewStopMatcher(stops []string) *StopMatcher {
 // Push adds text and returns what can safely be emitted. stopped is true
 // once a stop string has been seen: emit is then the text before it, and
 // every later Push returns ("", true). When several stop strings occur,
-// the one that starts first wins (the longest, if they start together).
+// the one that is complete first wins (the earliest end; of those ending
+// together, the one that starts first): generation stops at the first
+// moment a stop string has appeared, so the result does not depend on how
+// the text was cut into pieces.
 func (m *StopMatcher) Push(text string) (emit string, stopped bool) {
 	if m.stopped {
 		return "", true
@@ -47,11 +50,14 @@ func (m *StopMatcher) Push(text string) (emit string, stopped bool) {
 	// Only a stop string that ends inside the new text can be new: search
 	// from the earliest place such a match could start.
 	from := max(0, len(m.pending)-len(text)-m.maxLen()+1)
-	at, hit := -1, ""
+	at, end, hit := -1, -1, ""
 	for _, s := range m.stops {
 		i := strings.Index(string(m.pending[from:]), s)
-		if i >= 0 && (at < 0 || from+i < at || from+i == at && len(s) > len(hit)) {
-			at, hit = from+i, s
+		if i < 0 {
+			continue
+		}
+		if e := from + i + len(s); end < 0 || e < end || e == end && from+i < at {
+			at, end, hit = from+i, e, s
 		}
 	}
 	if at >= 0 {
