@@ -90,7 +90,7 @@ func TestImportGraph(t *testing.T) {
 			return err
 		}
 		name := d.Name()
-		if p != dir && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "vendor") {
+		if p != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules" || name == "vendor") {
 			return filepath.SkipDir
 		}
 		if _, err := build.ImportDir(p, 0); err == nil {
