@@ -240,3 +240,17 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestVersion2 checks that a version 2 file (the same layout as version 3,
+// which only added big-endian variants) reads like version 3.
+func TestVersion2(t *testing.T) {
+	b := sample(t)
+	binary.LittleEndian.PutUint32(b[4:], 2)
+	f, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Version != 2 || len(f.Tensors) != 2 {
+		t.Fatalf("version %d, %d tensors", f.Version, len(f.Tensors))
+	}
+}
