@@ -136,7 +136,8 @@ func TestSlowClient(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
-	ts := start(t, newFake(), func(c *Config) { c.APIKey = "sekrit" })
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("page")) })
+	ts := start(t, newFake(), func(c *Config) { c.APIKey = "sekrit"; c.UI = page })
 	var e openAIError
 	decode(t, ts.do("GET", "/v1/models", nil), 401, &e)
 	if e.Error.Type != "authentication_error" {
@@ -145,6 +146,23 @@ func TestAuth(t *testing.T) {
 	decode(t, ts.do("GET", "/v1/models", nil, "Authorization", "Bearer wrong"), 401, nil)
 	decode(t, ts.do("GET", "/v1/models", nil, "Authorization", "Bearer sekrit"), 200, nil)
 	decode(t, ts.do("GET", "/healthz", nil), 200, nil)
+	// The page's static files are public; its API calls are not.
+	for _, tc := range []struct {
+		method, path string
+		code         int
+	}{
+		{"GET", "/", 200}, {"GET", "/ui/app.js", 200}, {"POST", "/", 401},
+		{"GET", "/v1/jobs", 401},
+		{"GET", "/v1/jobs/x/events?access_token=wrong", 401},
+		{"GET", "/v1/jobs/x/events?access_token=sekrit", 404}, // authorized; no such job
+		{"GET", "/v1/jobs?access_token=sekrit", 401},          // the query key is for event streams only
+	} {
+		resp := ts.do(tc.method, tc.path, nil)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("%s %s: HTTP %d, want %d", tc.method, tc.path, resp.StatusCode, tc.code)
+		}
+	}
 
 	for _, tc := range []struct {
 		addr, key string

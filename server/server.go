@@ -214,7 +214,7 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 					Code: "internal", Message: fmt.Sprintf("internal error (a bug in glassbox): %v", v)})
 			}
 		}()
-		if s.cfg.APIKey != "" && r.URL.Path != "/healthz" && !s.authorized(r) {
+		if s.cfg.APIKey != "" && !public(r) && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="glassbox"`)
 			s.writeError(w, r, &Error{Status: http.StatusUnauthorized, Stage: "deliver", Code: "unauthorized",
 				Message: "missing or wrong API key", Hint: "send Authorization: Bearer KEY"})
@@ -226,9 +226,25 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 	})
 }
 
+// public reports whether r may go without the API key: the health check
+// and the web page's static files (the page asks for the key and sends it
+// with every API call it makes).
+func public(r *http.Request) bool {
+	if r.URL.Path == "/healthz" {
+		return true
+	}
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		(r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/ui/"))
+}
+
+// authorized checks the API key: "Authorization: Bearer KEY", or for a job's
+// event stream the access_token query parameter, since a browser's
+// EventSource cannot set headers.
 func (s *Server) authorized(r *http.Request) bool {
-	auth := r.Header.Get("Authorization")
-	key, ok := strings.CutPrefix(auth, "Bearer ")
+	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/jobs/") && strings.HasSuffix(r.URL.Path, "/events") {
+		key, ok = r.URL.Query().Get("access_token"), true
+	}
 	if !ok {
 		return false
 	}

@@ -19,16 +19,30 @@ export class APIError extends Error {
   }
 }
 
-async function call(method, path, body) {
+// A server started with --api-key answers 401 without the key: the page
+// asks for it once and keeps it for this tab (sessionStorage).
+const KEY = 'glassbox.apiKey';
+const apiKey = () => sessionStorage.getItem(KEY) || '';
+
+async function call(method, path, body, retried = false) {
   let res;
+  const headers = body === undefined ? {} : { 'Content-Type': 'application/json' };
+  if (apiKey()) headers.Authorization = 'Bearer ' + apiKey();
   try {
     res = await fetch(path, {
       method,
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {
     throw new APIError(0, { error: { stage: 'deliver', message: `cannot reach the server (${err.message})`, hint: 'is glassbox serve running?' } });
+  }
+  if (res.status === 401 && !retried) {
+    const key = window.prompt('This glassbox server needs its API key (glassbox serve --api-key):');
+    if (key) {
+      sessionStorage.setItem(KEY, key.trim());
+      return call(method, path, body, true);
+    }
   }
   let data = null;
   const text = await res.text();
@@ -58,7 +72,8 @@ export function follow(jobId, { after = 0, onEvent, onStatus = () => {}, onFail 
 
   const open = () => {
     if (stopped) return;
-    es = new EventSource(`/v1/jobs/${encodeURIComponent(jobId)}/events?after=${last}`);
+    const token = apiKey() ? `&access_token=${encodeURIComponent(apiKey())}` : '';
+    es = new EventSource(`/v1/jobs/${encodeURIComponent(jobId)}/events?after=${last}${token}`);
     es.onopen = () => { retry = 500; onStatus('live'); };
     const handle = (m) => {
       let ev;
