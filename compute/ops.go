@@ -3,6 +3,8 @@ package compute
 import (
 	"fmt"
 	"math"
+
+	"github.com/glassbox-ai/glassbox/kernel"
 )
 
 // Element-wise and row operations over float32 slices. Reductions
@@ -73,7 +75,8 @@ func LayerNorm(out, x, w, b []float32, eps float32) {
 }
 
 // Softmax replaces x by exp(x - max x) / Σ exp(x - max x), in place.
-// Entries of -Inf become 0; a row of all -Inf becomes all 0.
+// Entries of -Inf become 0; a row of all -Inf becomes all 0. The
+// exponential is kernel.Exp (float32, ≤ 2 ulp); the sum is float64.
 func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
@@ -88,7 +91,7 @@ func Softmax(x []float32) {
 	}
 	var sum float64
 	for i, v := range x {
-		e := float32(math.Exp(float64(v - m)))
+		e := kernel.Exp(v - m)
 		x[i] = e
 		sum += float64(e)
 	}
@@ -98,10 +101,11 @@ func Softmax(x []float32) {
 	}
 }
 
-// SiLU replaces x by x·σ(x), in place (Elfwing et al. 2017; "swish").
+// SiLU replaces x by x·σ(x), in place (Elfwing et al. 2017; "swish"),
+// with kernel.Exp's float32 exponential (≤ 2 ulp).
 func SiLU(x []float32) {
 	for i, v := range x {
-		x[i] = v / (1 + float32(math.Exp(float64(-v))))
+		x[i] = v / (1 + kernel.Exp(-v))
 	}
 }
 
