@@ -16,5 +16,9 @@
 // parallel streams share the weight reads. Perplexity (perplexity.go)
 // scores a text the way llama-perplexity does.
 //
-// Imports: model, pipeline, sample, tokenizer, chat, gguf.
+// Stages report the process's resident-memory high-water mark as they end
+// (plan.PeakRSS), and the generate stage the caller's roofline figures
+// (Request.Roofline, Limiter).
+//
+// Imports: model, pipeline, plan, sample, tokenizer, chat, gguf.
 package engine

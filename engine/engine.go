@@ -7,6 +7,7 @@ import (
 
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/sample"
 )
 
@@ -38,6 +39,13 @@ type Request struct {
 	// generate stage reports WeightBytes per token as the bytes it read,
 	// from which 'glassbox explain' derives the roofline. 0: unknown.
 	WeightBytes int64
+	// Roofline is the best generation rate this machine allows (tokens/s:
+	// memory bandwidth ÷ bytes read per token, from the planner) and
+	// Limiter what bounds it ("memory bandwidth (19.8 GB/s, measured)",
+	// "compute"); the generate stage reports both so 'glassbox explain'
+	// places the measured rate against them. 0: unknown.
+	Roofline float64
+	Limiter  string
 }
 
 // Stop reasons.
@@ -142,7 +150,7 @@ func prefill(ctx context.Context, s model.Session, vocab int, req Request) (*seq
 	}
 	q.res.PrefillTime = time.Since(t0)
 	tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(np), Unit: "tokens",
-		Placement: fmt.Sprintf("cpu:%d threads", opts.Threads)})
+		Placement: fmt.Sprintf("cpu:%d threads", opts.Threads), PeakRSS: plan.PeakRSS()})
 	tr.OnStageStart(pipeline.StageGenerate)
 	q.t0 = time.Now()
 	return q, nil
@@ -206,7 +214,8 @@ func (q *seq) finish() {
 	q.res.GenerateTime = time.Since(q.t0)
 	n := int64(len(q.res.Tokens))
 	q.tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: n, Unit: "tokens", Bytes: q.req.WeightBytes * n,
-		Placement: fmt.Sprintf("cpu:%d threads", q.s.Options().Threads), Note: q.res.StopDetail})
+		Placement: fmt.Sprintf("cpu:%d threads", q.s.Options().Threads), Note: q.res.StopDetail,
+		PeakRSS: plan.PeakRSS(), Roofline: q.req.Roofline, Limiter: q.req.Limiter})
 }
 
 // greedy returns the index of the largest logit, the lowest on a tie.

@@ -10,6 +10,7 @@ import (
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/sample"
 	"github.com/glassbox-ai/glassbox/tokenizer"
 )
@@ -40,7 +41,7 @@ func LoadText(ctx context.Context, path string) (*Text, error) {
 		f.Close()
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
-	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: f.TensorBytes(),
+	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: f.TensorBytes(), PeakRSS: plan.PeakRSS(),
 		Note: fmt.Sprintf("%s, %s of tensors mapped; a token reads %s", m.Config().Arch,
 			byteSize(f.TensorBytes()), byteSize(m.WeightBytes()))})
 	return &Text{File: f, Model: m}, nil
@@ -74,6 +75,9 @@ type TextRequest struct {
 	Session   model.SessionOptions
 	// OnToken receives each generated token and the text it releases.
 	OnToken func(id int, text string) error
+	// Roofline and Limiter go to the generate stage (see Request).
+	Roofline float64
+	Limiter  string
 }
 
 // Prepare encodes the prompt (encode stage, reported through the trace in
@@ -94,7 +98,7 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens"})
+	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens", PeakRSS: plan.PeakRSS()})
 	// The decoder sees the prompt first, so the continuation keeps its
 	// leading space (SentencePiece strips it only at the start of a text).
 	dec := tok.NewStreamDecoder()
@@ -102,7 +106,8 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 		dec.Add(id)
 	}
 	return Request{Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
-		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken, WeightBytes: t.Model.WeightBytes()}, nil
+		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken, WeightBytes: t.Model.WeightBytes(),
+		Roofline: req.Roofline, Limiter: req.Limiter}, nil
 }
 
 // Generate encodes the prompt, allocates a session, and runs prefill and
