@@ -2,8 +2,8 @@ package gguf
 
 import (
 	"errors"
-	"fmt"
-	"os"
+
+	"github.com/glassbox-ai/glassbox/internal/mmap"
 )
 
 // File is a parsed GGUF file. Its tensor data aliases the mapped file (or
@@ -25,21 +25,12 @@ type File struct {
 // Open maps path read-only and parses its header. Opening touches only the
 // pages that hold the header and tensor directory.
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
+	data, unmap, err := mmap.Map(path)
+	if errors.Is(err, mmap.ErrIsDir) {
+		err = errors.New("is a directory, not a model file")
+	}
 	if err != nil {
 		return nil, &Error{Path: path, Offset: -1, Err: err}
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, &Error{Path: path, Offset: -1, Err: err}
-	}
-	if st.IsDir() {
-		return nil, &Error{Path: path, Offset: -1, Err: errors.New("is a directory, not a model file")}
-	}
-	data, unmap, err := mapFile(fh, st.Size())
-	if err != nil {
-		return nil, &Error{Path: path, Offset: -1, Err: fmt.Errorf("map file: %w", err)}
 	}
 	f, err := Parse(data)
 	if err != nil {

@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path"
 	"strings"
 
+	"github.com/glassbox-ai/glassbox/internal/mmap"
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
@@ -55,21 +55,12 @@ var storageDTypes = map[string]tensor.DType{
 
 // Open maps path read-only and parses its state dict.
 func Open(filePath string) (*File, error) {
-	fh, err := os.Open(filePath)
+	data, unmap, err := mmap.Map(filePath)
+	if errors.Is(err, mmap.ErrIsDir) {
+		err = errors.New("is a directory, not a checkpoint")
+	}
 	if err != nil {
 		return nil, &Error{Path: filePath, Offset: -1, Err: err}
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, &Error{Path: filePath, Offset: -1, Err: err}
-	}
-	if st.IsDir() {
-		return nil, &Error{Path: filePath, Offset: -1, Err: errors.New("is a directory, not a checkpoint")}
-	}
-	data, unmap, err := mapFile(fh, st.Size())
-	if err != nil {
-		return nil, &Error{Path: filePath, Offset: -1, Err: fmt.Errorf("map file: %w", err)}
 	}
 	f, err := Parse(data)
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package pth
+package mmap
 
 import (
 	"io"

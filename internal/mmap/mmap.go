@@ -1,0 +1,37 @@
+// Package mmap maps whole files read-only, so that model files are never
+// copied on open and only the pages a reader touches become resident.
+// Where mmap is unavailable (not unix) it reads the file instead.
+//
+// Imports: standard library only.
+package mmap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+// ErrIsDir reports a directory where a file was expected.
+var ErrIsDir = errors.New("is a directory, not a file")
+
+// Map maps the file at path and returns its bytes and the function that
+// releases them. The bytes must not be used after release.
+func Map(path string) ([]byte, func() error, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.IsDir() {
+		return nil, nil, ErrIsDir
+	}
+	data, unmap, err := mapFile(fh, st.Size())
+	if err != nil {
+		return nil, nil, fmt.Errorf("map file: %w", err)
+	}
+	return data, unmap, nil
+}
