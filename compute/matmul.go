@@ -136,12 +136,16 @@ func matMulGemm(p *Pool, out []float32, w Matrix, x []float32, n int, gemm kerne
 		wp := wpacks.Get().(*kernel.WPack)
 		defer wpacks.Put(wp)
 		var t [tr * kernel.GemmActs]float32
+		var pt kernel.WPack // a prepared tile (never put in the pool)
 		for rt := lo; rt < hi; rt++ {
-			if err := wp.Pack(w.Type, w.Data, rb, rt*tr, w.Cols); err != nil {
+			wt := wp
+			if pt, _ = w.tile(rt); pt.Data != nil {
+				wt = &pt
+			} else if err := wp.Pack(w.Type, w.Data, rb, rt*tr, w.Cols); err != nil {
 				panic("compute: MatMul: " + err.Error())
 			}
 			for pn := range ap.Panels() {
-				gemm(wp, ap, pn, &t)
+				gemm(wt, ap, pn, &t)
 				for i := 0; i < kernel.GemmActs && kernel.GemmActs*pn+i < n; i++ {
 					o := (kernel.GemmActs*pn+i)*w.Rows + rt*tr
 					copy(out[o:o+tr], t[i*tr:(i+1)*tr])

@@ -120,32 +120,47 @@ func BenchmarkMatVecCycle(b *testing.B) {
 }
 
 // BenchmarkMatMul: prompt processing, 128 activation rows through one
-// 4096×4096 matrix; GOPS counts 2·rows·cols·n operations.
+// 4096×4096 matrix; GOPS counts 2·rows·cols·n operations. The -prepared
+// cases run on weights repacked once by Prepare.
 func BenchmarkMatMul(b *testing.B) {
 	p := NewPool(benchThreads())
 	defer p.Close()
 	const rows, cols, n = 4096, 4096, 128
 	for _, dt := range []tensor.DType{tensor.F16, tensor.Q8_0, tensor.Q6_K, tensor.Q5_K, tensor.Q4_K, tensor.Q4_0, tensor.Q3_K} {
-		b.Run(dt.String(), func(b *testing.B) {
-			m := quickMatrix(b, dt, rows, cols, 1)
-			x := randNormal(rand.New(rand.NewPCG(2, 2)), n*cols, 1)
-			out := make([]float32, n*rows)
-			b.ReportAllocs()
-			c0 := procCPU()
-			for b.Loop() {
-				MatMul(p, out, m, x, n)
+		for _, prep := range []bool{false, true} {
+			name := dt.String()
+			if prep {
+				name += "-prepared"
 			}
-			cpu := (procCPU() - c0).Seconds() / float64(p.Threads())
-			ops := 2 * rows * cols * n * float64(b.N)
-			gops, cpuGops := ops/b.Elapsed().Seconds()/1e9, ops/cpu/1e9
-			peak, cpuPeak := int8Peak(p)
-			b.ReportMetric(gops, "GOPS")
-			b.ReportMetric(peak, "int8peakGOPS")
-			b.ReportMetric(100*gops/peak, "%ofpeak")
-			b.ReportMetric(cpuGops, "cpuGOPS")
-			b.ReportMetric(100*cpuGops/cpuPeak, "cpu%ofpeak")
-		})
+			b.Run(name, func(b *testing.B) { benchMatMul(b, p, dt, rows, cols, n, prep) })
+		}
 	}
+}
+
+func benchMatMul(b *testing.B, p *Pool, dt tensor.DType, rows, cols, n int, prep bool) {
+	m := quickMatrix(b, dt, rows, cols, 1)
+	if prep {
+		var err error
+		if m, err = Prepare(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	x := randNormal(rand.New(rand.NewPCG(2, 2)), n*cols, 1)
+	out := make([]float32, n*rows)
+	b.ReportAllocs()
+	c0 := procCPU()
+	for b.Loop() {
+		MatMul(p, out, m, x, n)
+	}
+	cpu := (procCPU() - c0).Seconds() / float64(p.Threads())
+	ops := 2 * float64(rows*cols*n) * float64(b.N)
+	gops, cpuGops := ops/b.Elapsed().Seconds()/1e9, ops/cpu/1e9
+	peak, cpuPeak := int8Peak(p)
+	b.ReportMetric(gops, "GOPS")
+	b.ReportMetric(peak, "int8peakGOPS")
+	b.ReportMetric(100*gops/peak, "%ofpeak")
+	b.ReportMetric(cpuGops, "cpuGOPS")
+	b.ReportMetric(100*cpuGops/cpuPeak, "cpu%ofpeak")
 }
 
 // streamBandwidth is the roofline's read bandwidth measured on the same

@@ -114,10 +114,10 @@ func TestMatrixCheck(t *testing.T) {
 		name string
 		m    Matrix
 	}{
-		{"short data", Matrix{tensor.Q4_0, 2, 32, make([]byte, 35)}},
-		{"partial block", Matrix{tensor.Q8_0, 1, 48, make([]byte, 51)}},
-		{"unsupported", Matrix{tensor.IQ4_NL, 1, 32, make([]byte, 18)}},
-		{"zero cols", Matrix{tensor.F32, 1, 0, nil}},
+		{"short data", Matrix{Type: tensor.Q4_0, Rows: 2, Cols: 32, Data: make([]byte, 35)}},
+		{"partial block", Matrix{Type: tensor.Q8_0, Rows: 1, Cols: 48, Data: make([]byte, 51)}},
+		{"unsupported", Matrix{Type: tensor.IQ4_NL, Rows: 1, Cols: 32, Data: make([]byte, 18)}},
+		{"zero cols", Matrix{Type: tensor.F32, Rows: 1, Cols: 0, Data: nil}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.m.Check()

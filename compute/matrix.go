@@ -14,6 +14,7 @@ type Matrix struct {
 	Type       tensor.DType
 	Rows, Cols int
 	Data       []byte
+	pack       *packed // weights repacked for the GEMM kernels (Prepare), or nil
 }
 
 // NewMatrix checks and returns a Matrix over data.
