@@ -12,6 +12,7 @@ import (
 	"github.com/glassbox-ai/glassbox/engine"
 	"github.com/glassbox-ai/glassbox/journal"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/sample"
 )
 
@@ -37,6 +38,7 @@ type runFlags struct {
 	chat, noBOS, json, verbose bool
 	noJournal                  bool
 	system, promptIDs          string
+	memBudget                  string
 	session                    *sessionOpts
 }
 
@@ -60,7 +62,8 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&f.system, "system", "", "system message (with --chat)")
 	fs.BoolVar(&f.noBOS, "no-bos", false, "do not add the BOS token")
 	fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of text")
-	fs.BoolVar(&f.verbose, "verbose", false, "print the stage timeline on stderr at the end")
+	fs.BoolVar(&f.verbose, "verbose", false, "print the job's explanation (as 'glassbox explain') and its memory on stderr at the end")
+	fs.StringVar(&f.memBudget, "mem-budget", "", "refuse the job in stage plan, before loading, when it needs more memory than this (e.g. 2GiB)")
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "the prompt as space-separated token ids instead of text")
 	fs.BoolVar(&f.noJournal, "no-journal", false, "do not record the job in the journal of the glassbox home")
 	f.session = sessionFlags(fs)
@@ -69,8 +72,14 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	params := f.sampling()
-	if err := params.Validate(); err != nil {
+	if err := f.validate(params); err != nil {
 		return err
+	}
+	var budget int64
+	if f.memBudget != "" {
+		if budget, err = plan.ParseBytes(f.memBudget); err != nil {
+			return fmt.Errorf("plan: --mem-budget: %w", err)
+		}
 	}
 	prompt := strings.Join(pos, " ")
 	if len(pos) == 0 && f.promptIDs == "" {
@@ -81,14 +90,17 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		prompt = strings.TrimSuffix(string(b), "\n")
 	}
 
-	return runJob(ctx, env, &f, prompt, params)
+	return runJob(ctx, env, &f, prompt, params, budget)
 }
 
 // runJob runs the generation as a pipeline job recorded in the journal (so
 // 'glassbox jobs', 'events' and 'explain' see it): its events (stages,
 // progress, tokens, warnings, the result or the error) are what --json
 // prints, numbered and timed as the server and the journal see them.
-func runJob(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params sample.Params) error {
+func runJob(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params sample.Params, budget int64) error {
+	// This process has loaded nothing yet: the device is inventoried now,
+	// so its resident memory is the runtime's share of the job's peak.
+	dev, devErr := planDevice("", true)
 	var sinks []pipeline.Sink
 	if !f.noJournal {
 		jr, err := journal.OpenDefault(journal.Options{})
@@ -103,7 +115,7 @@ func runJob(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params
 	mgr := pipeline.NewManager(pipeline.Options{Sinks: sinks})
 	job := mgr.Submit(pipeline.WithTrace(ctx, rec.trace(!f.json)), pipeline.Params{Kind: "text", Model: f.model, Params: f.params(prompt, params)},
 		func(ctx context.Context) (any, error) {
-			res, err := generate(ctx, env, f, prompt, params, rec)
+			res, err := generate(ctx, env, f, prompt, params, rec, dev, devErr, budget)
 			if err != nil {
 				return nil, err
 			}
@@ -119,7 +131,9 @@ func runJob(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params
 	}
 	_, err := job.Wait(context.Background()) // the job ends soon after ctx does
 	if f.verbose {
-		rec.timeline(env.stderr)
+		fmt.Fprintln(env.stderr)
+		job.Explain(env.stderr)
+		rec.memory(env.stderr)
 	}
 	return err
 }
@@ -143,9 +157,19 @@ func (f *runFlags) sampling() sample.Params {
 	}
 }
 
-// generate is load → encode → prefill → generate for one prompt.
-func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params sample.Params, rec *runRecorder) (*engine.Result, error) {
-	t, err := loadText(ctx, f.model)
+// generate is plan → load → encode → prefill → generate for one prompt.
+func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params sample.Params, rec *runRecorder,
+	dev *plan.Device, devErr error, budget int64) (*engine.Result, error) {
+	path, err := resolveModel(f.model)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	p, err := admitRun(ctx, path, f, dev, devErr, budget)
+	if err != nil {
+		return nil, err
+	}
+	rec.plan = p
+	t, err := engine.LoadText(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +178,7 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 		Prompt: prompt, Chat: f.chat, System: f.system, NoBOS: f.noBOS,
 		Sampling: params, MaxTokens: f.maxTokens, Stops: f.stops, Session: f.session.options(),
 	}
+	req.Roofline, req.Limiter = generateRoofline(p, t.Model.WeightBytes())
 	if f.promptIDs != "" {
 		if req.PromptIDs, err = parseIDs(f.promptIDs); err != nil {
 			return nil, err
@@ -169,9 +194,14 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 	if err != nil {
 		return nil, err
 	}
-	rec.result, rec.seed, rec.weightBytes = res, params.Seed, t.Model.WeightBytes()
+	rec.result, rec.seed, rec.weightBytes, rec.peakRSS = res, params.Seed, t.Model.WeightBytes(), plan.PeakRSS()
 	if !f.json && isTerminal(env.stdout) {
 		fmt.Fprintln(env.stdout)
+	}
+	if recordRuns && !*f.session.exact {
+		if err := recordRun(p, res); err != nil {
+			pipeline.TraceFrom(ctx).OnWarning("calibration", "the run was not stored in the calibration history: "+err.Error())
+		}
 	}
 	return res, nil
 }
@@ -208,39 +238,21 @@ func rate(n int, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-// runRecorder keeps the stage timings for --verbose and, in text mode,
-// prints warnings on stderr.
+// runRecorder keeps what --verbose prints after the explanation and, in
+// text mode, prints warnings on stderr.
 type runRecorder struct {
-	env     *cmdEnv
-	order   []pipeline.Stage
-	start   map[pipeline.Stage]time.Time
-	took    map[pipeline.Stage]time.Duration
-	stats   map[pipeline.Stage]pipeline.StageStats
-	skipped map[pipeline.Stage]string
-	result  *engine.Result
-	seed    uint64
+	env    *cmdEnv
+	result *engine.Result
+	seed   uint64
+	plan   *plan.Plan
 
-	weightBytes int64
+	weightBytes, peakRSS int64
 }
 
-func newRunRecorder(env *cmdEnv) *runRecorder {
-	return &runRecorder{env: env, start: map[pipeline.Stage]time.Time{}, took: map[pipeline.Stage]time.Duration{},
-		stats: map[pipeline.Stage]pipeline.StageStats{}, skipped: map[pipeline.Stage]string{}}
-}
+func newRunRecorder(env *cmdEnv) *runRecorder { return &runRecorder{env: env} }
 
 func (r *runRecorder) trace(warnings bool) *pipeline.Trace {
 	return &pipeline.Trace{
-		StageStart: func(s pipeline.Stage) {
-			r.order = append(r.order, s)
-			r.start[s] = time.Now()
-		},
-		StageDone: func(s pipeline.Stage, st pipeline.StageStats) {
-			r.took[s], r.stats[s] = time.Since(r.start[s]), st
-		},
-		StageSkipped: func(s pipeline.Stage, reason string) {
-			r.order = append(r.order, s)
-			r.skipped[s] = reason
-		},
 		Warning: func(code, msg string) {
 			if warnings {
 				fmt.Fprintf(r.env.stderr, "glassbox run: warning: %s\n", msg)
@@ -249,38 +261,44 @@ func (r *runRecorder) trace(warnings bool) *pipeline.Trace {
 	}
 }
 
-// timeline prints one line per stage: duration, work done and rate.
-func (r *runRecorder) timeline(w io.Writer) {
-	fmt.Fprintln(w, "\nstage timeline:")
-	for _, s := range r.order {
-		if why, ok := r.skipped[s]; ok {
-			fmt.Fprintf(w, "  %-9s skipped: %s\n", s, why)
-			continue
-		}
-		d, ok := r.took[s]
-		if !ok {
-			fmt.Fprintf(w, "  %-9s did not finish\n", s)
-			continue
-		}
-		st := r.stats[s]
-		line := fmt.Sprintf("  %-9s %9.1f ms", s, ms(d))
-		switch {
-		case st.Bytes > 0:
-			line += "  " + formatBytes(st.Bytes)
-		case st.Items > 0:
-			line += fmt.Sprintf("  %d %s", st.Items, st.Unit)
-			if s == pipeline.StagePrefill || s == pipeline.StageGenerate {
-				line += fmt.Sprintf(", %.1f %s/s", rate(int(st.Items), d), st.Unit)
-			}
-		}
-		if st.Note != "" {
-			line += "  (" + st.Note + ")"
-		}
-		fmt.Fprintln(w, line)
+// memory prints the stop reason and seed, what the job held in memory, and
+// the plan's peak beside the measured one.
+func (r *runRecorder) memory(w io.Writer) {
+	if r.result == nil {
+		return
 	}
-	if r.result != nil {
-		fmt.Fprintf(w, "  stop: %s (%s); seed %d\n", r.result.StopReason, r.result.StopDetail, r.seed)
-		fmt.Fprintf(w, "  memory: weights read per token %s (mapped), KV cache %s, activations %s\n",
-			formatBytes(r.weightBytes), formatBytes(r.result.KVBytes), formatBytes(r.result.ArenaBytes))
+	fmt.Fprintf(w, "  stop: %s (%s); seed %d\n", r.result.StopReason, r.result.StopDetail, r.seed)
+	fmt.Fprintf(w, "  memory: weights read per token %s (mapped), KV cache %s, activations %s\n",
+		formatBytes(r.weightBytes), formatBytes(r.result.KVBytes), formatBytes(r.result.ArenaBytes))
+	if r.plan != nil && r.peakRSS > 0 {
+		fmt.Fprintf(w, "  peak resident: %s measured; the plan predicted %s for a full context of %d\n",
+			formatBytes(r.peakRSS), formatBytes(r.plan.Memory.TotalBytes), r.plan.Options.Ctx)
 	}
+}
+
+// validate checks the sampling flags: an out-of-range value is an error
+// that names its flag, never silently normalised by the sampler.
+func (f *runFlags) validate(p sample.Params) error {
+	checks := []struct {
+		flag string
+		p    sample.Params
+	}{
+		{"temp", sample.Params{Temperature: p.Temperature}},
+		{"top-k", sample.Params{TopK: p.TopK}},
+		{"top-p", sample.Params{TopP: p.TopP}},
+		{"min-p", sample.Params{MinP: p.MinP}},
+		{"repeat-penalty", sample.Params{RepeatPenalty: p.RepeatPenalty}},
+		{"frequency-penalty", sample.Params{FreqPenalty: p.FreqPenalty}},
+		{"presence-penalty", sample.Params{PresencePenalty: p.PresencePenalty}},
+	}
+	for _, c := range checks {
+		if err := c.p.Validate(); err != nil {
+			return fmt.Errorf("--%s: %w", c.flag, err)
+		}
+	}
+	if f.lastN < -1 {
+		return fmt.Errorf("--repeat-last-n: %s: sample: penalty window %d is out of range (want -1 for the whole history, 0 for none, or a number of tokens)",
+			sample.Stage, f.lastN)
+	}
+	return p.Validate()
 }
