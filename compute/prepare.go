@@ -2,6 +2,8 @@ package compute
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -16,7 +18,19 @@ type packed struct {
 	units     int
 	typ       tensor.DType // what was packed, checked at use
 	cols      int
+
+	// Lazy packing (PackOnFirstUse): data is allocated on the first GEMM
+	// call and each tile packed by the first task that needs it; state[rt]
+	// goes tileEmpty → tilePacking → tileReady once.
+	alloc sync.Once
+	state []atomic.Uint32
 }
+
+const (
+	tileEmpty = iota
+	tilePacking
+	tileReady
+)
 
 // Prepare returns m with its weights also repacked for the GEMM kernels,
 // so that MatMul over ≥ 8 activation rows (prefill) uses them directly
@@ -54,6 +68,26 @@ func Prepare(m Matrix) (Matrix, error) {
 	return m, nil
 }
 
+// PackOnFirstUse returns m marked for lazy preparation: the first MatMul
+// over ≥ 8 rows allocates PreparedBytes(m) and packs each tile as it
+// reaches it, later ones use the packed tiles (results are the same bit
+// for bit). Matrices never multiplied in batches (token embeddings, an
+// output matrix used for the last position only) cost nothing. m is
+// returned unchanged when it has no GEMM kernel or is malformed.
+func PackOnFirstUse(m Matrix) Matrix {
+	tb := PreparedBytes(m) / max(m.Rows/kernel.GemmRows, 1)
+	if tb == 0 {
+		return m
+	}
+	var wp kernel.WPack
+	if wp.Pack(m.Type, m.Data, m.RowBytes(), 0, m.Cols) != nil {
+		return m
+	}
+	m.pack = &packed{tileBytes: tb, units: wp.Units, typ: m.Type, cols: m.Cols,
+		state: make([]atomic.Uint32, m.Rows/kernel.GemmRows)}
+	return m
+}
+
 // PreparedBytes is the heap Prepare(m) allocates: 0 when m has no GEMM
 // kernel on this CPU.
 func PreparedBytes(m Matrix) int {
@@ -74,10 +108,34 @@ func PreparedBytes(m Matrix) int {
 func (m Matrix) Prepared() bool { return m.pack != nil }
 
 // tile returns the prepared 16-row tile rt as a kernel.WPack, or false if
-// m has none (or they were packed for another type or row length).
+// m has none (or they were packed for another type or row length). For a
+// lazily prepared m it packs the tile first if no other task is doing so.
 func (m Matrix) tile(rt int) (kernel.WPack, bool) {
 	pk := m.pack
-	if pk == nil || pk.typ != m.Type || pk.cols != m.Cols || (rt+1)*pk.tileBytes > len(pk.data) {
+	if pk == nil || pk.typ != m.Type || pk.cols != m.Cols {
+		return kernel.WPack{}, false
+	}
+	if pk.state != nil {
+		if rt >= len(pk.state) {
+			return kernel.WPack{}, false
+		}
+		switch pk.state[rt].Load() {
+		case tileReady:
+		case tilePacking:
+			return kernel.WPack{}, false // another task is packing it: repack privately
+		default:
+			pk.alloc.Do(func() { pk.data = make([]byte, len(pk.state)*pk.tileBytes) })
+			if !pk.state[rt].CompareAndSwap(tileEmpty, tilePacking) {
+				return kernel.WPack{}, false
+			}
+			wp := kernel.WPack{Data: pk.data[rt*pk.tileBytes : rt*pk.tileBytes : (rt+1)*pk.tileBytes]}
+			if err := wp.Pack(m.Type, m.Data, m.RowBytes(), rt*kernel.GemmRows, m.Cols); err != nil || len(wp.Data) != pk.tileBytes {
+				return kernel.WPack{}, false // stays tilePacking: never used
+			}
+			pk.state[rt].Store(tileReady)
+		}
+	}
+	if (rt+1)*pk.tileBytes > len(pk.data) {
 		return kernel.WPack{}, false
 	}
 	return kernel.WPack{Type: m.Type, Units: pk.units, Data: pk.data[rt*pk.tileBytes : (rt+1)*pk.tileBytes]}, true

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/gguf"
@@ -15,10 +16,18 @@ import (
 // everything and check once; the error names the tensor, its shape and
 // the shape that was expected.
 type Binder struct {
-	f     *gguf.File
-	err   error
-	bytes int64
+	f         *gguf.File
+	err       error
+	bytes     int64
+	packBytes int64
 }
+
+// prepack is whether bound matrices are repacked for the GEMM kernels on
+// their first batched multiplication (compute.PackOnFirstUse): prompt
+// processing gets faster, and each matrix so used takes
+// compute.PreparedBytes of heap on top of its mapped bytes (2× for Q4_0).
+// GLASSBOX_PREPACK=0 turns it off; read once.
+var prepack = os.Getenv("GLASSBOX_PREPACK") != "0"
 
 // NewBinder returns a binder over f.
 func NewBinder(f *gguf.File) *Binder { return &Binder{f: f} }
@@ -28,6 +37,23 @@ func (b *Binder) Err() error { return b.err }
 
 // Bytes is the total size of the bound tensors.
 func (b *Binder) Bytes() int64 { return b.bytes }
+
+// PackBytes is the most heap the bound matrices' GEMM repacking can take
+// (every matrix multiplied in a batch at least once); 0 when repacking is
+// off or this CPU has no GEMM kernels.
+func (b *Binder) PackBytes() int64 { return b.packBytes }
+
+// prepare marks m for repacking on first batched use (see prepack).
+func (b *Binder) prepare(m compute.Matrix) compute.Matrix {
+	if !prepack || b.err != nil {
+		return m
+	}
+	m = compute.PackOnFirstUse(m)
+	if m.Prepared() {
+		b.packBytes += int64(compute.PreparedBytes(m))
+	}
+	return m
+}
 
 func (b *Binder) fail(format string, args ...any) {
 	if b.err == nil {
@@ -41,6 +67,10 @@ func (b *Binder) Has(name string) bool { return b.f.HasTensor(name) }
 // Matrix binds name as a rows × cols matrix (rows of cols elements; GGUF
 // ne = [cols, rows]). The data aliases the mapped file.
 func (b *Binder) Matrix(name string, rows, cols int) compute.Matrix {
+	return b.prepare(b.matrix(name, rows, cols))
+}
+
+func (b *Binder) matrix(name string, rows, cols int) compute.Matrix {
 	t := b.tensor(name)
 	if t == nil {
 		return compute.Matrix{}
@@ -133,7 +163,7 @@ func (b *Binder) Split(name string, cols int, rows ...int) []compute.Matrix {
 	for _, r := range rows {
 		total += r
 	}
-	m := b.Matrix(name, total, cols)
+	m := b.matrix(name, total, cols)
 	out := make([]compute.Matrix, len(rows))
 	if b.err != nil {
 		return out
@@ -141,7 +171,7 @@ func (b *Binder) Split(name string, cols int, rows ...int) []compute.Matrix {
 	rowBytes := cols / m.Type.BlockSize() * m.Type.TypeSize()
 	start := 0
 	for i, r := range rows {
-		out[i] = compute.Matrix{Type: m.Type, Rows: r, Cols: cols, Data: m.Data[start*rowBytes : (start+r)*rowBytes]}
+		out[i] = b.prepare(compute.Matrix{Type: m.Type, Rows: r, Cols: cols, Data: m.Data[start*rowBytes : (start+r)*rowBytes]})
 		start += r
 	}
 	return out
