@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/plan"
 )
@@ -182,5 +188,42 @@ func TestRunRecordsCalibration(t *testing.T) {
 	if o.Options.Tokens != 11 || o.Options.Prompt != 5 || o.Options.Ctx != 64 || o.MeasuredDecode <= 0 || o.MeasuredPrefill <= 0 ||
 		o.PredictedBytes <= 0 || (runtime.GOOS == "linux" && o.MeasuredPeakRSS <= 0) {
 		t.Errorf("observation %+v, want 11 tokens (5 prompt) at ctx 64 with measured speeds and peak", o)
+	}
+}
+
+// TestServeGenerateRoofline checks that a generation through glassbox
+// serve records the plan's roofline in its generate stage, so explain
+// places it against this machine's memory bandwidth.
+func TestServeGenerateRoofline(t *testing.T) {
+	model := shared.Path(t, "models/stories260K.gguf")
+	t.Setenv(home.Env, t.TempDir())
+	dir := t.TempDir()
+	var errb serveLog
+	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &errb}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- runMain(ctx, env, []string{"serve", "--addr", "127.0.0.1:0", "--home", dir, "--model", model})
+	}()
+	waitServeLog(t, &errb, "listening on http://127.0.0.1:")
+	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(errb.String())
+	resp, err := http.Post(base+"/api/generate", "application/json", strings.NewReader(
+		`{"model":"stories260K","prompt":"Once upon a time","stream":false,"options":{"num_predict":8,"temperature":0,"num_ctx":64}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	cancel()
+	<-done
+	if resp.StatusCode != 200 {
+		t.Fatalf("HTTP %d: %s", resp.StatusCode, body)
+	}
+	out, errOut, code := runCmd(t, "", "explain", "--home", dir)
+	if code != 0 {
+		t.Fatalf("explain: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "of this machine's roofline") || !strings.Contains(out, "limited by memory bandwidth") {
+		t.Errorf("explain of a served job has no roofline:\n%s", out)
 	}
 }

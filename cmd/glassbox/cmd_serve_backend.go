@@ -179,6 +179,9 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		// of its own and the client did not ask for raw: base models (no
 		// template) continue the text as given.
 		Chat: !req.Raw && sm.template}
+	// The generate stage reports the plan's roofline, so explain places
+	// the measured rate against this machine's memory bandwidth.
+	treq.Roofline, treq.Limiter = generateRoofline(p, sm.text.Model.WeightBytes())
 	for _, m := range req.Messages {
 		treq.Messages = append(treq.Messages, chat.Message{Role: m.Role, Content: m.Content})
 	}
