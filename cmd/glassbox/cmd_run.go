@@ -178,7 +178,7 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 		Prompt: prompt, Chat: f.chat, System: f.system, NoBOS: f.noBOS,
 		Sampling: params, MaxTokens: f.maxTokens, Stops: f.stops, Session: f.session.options(),
 	}
-	req.Roofline, req.Limiter = generateRoofline(p, t.Model.WeightBytes())
+	req.Roofline, req.Limiter = generateRoofline(p, t.Model.WeightBytes(), req.Session.Threads)
 	if f.promptIDs != "" {
 		if req.PromptIDs, err = parseIDs(f.promptIDs); err != nil {
 			return nil, err

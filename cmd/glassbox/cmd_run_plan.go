@@ -58,13 +58,14 @@ func (f *runFlags) planOptions() plan.Options {
 }
 
 // generateRoofline is the best generation rate p's device allows a model
-// that reads weightBytes per token, and what bounds it, for the generate
-// stage (engine.Request.Roofline, Limiter). Decoding reads every weight
-// once per token, so at best tokens/s = bandwidth ÷ bytes per token
-// (Williams, Waterman, Patterson, "Roofline", CACM 2009); when the plan
+// that reads weightBytes per token with threads workers, and what bounds
+// it, for the generate stage (engine.Request.Roofline, Limiter). Decoding
+// reads every weight once per token, so at best tokens/s = bandwidth ÷
+// bytes per token (Williams, Waterman, Patterson, "Roofline", CACM 2009);
+// one thread reads at the probe's single-thread bandwidth. When the plan
 // finds the step compute-bound, the bound is the device's peak ÷ FLOPs
 // per token. Zero when the plan or its figures are missing.
-func generateRoofline(p *plan.Plan, weightBytes int64) (float64, string) {
+func generateRoofline(p *plan.Plan, weightBytes int64, threads int) (float64, string) {
 	if p == nil || p.Device == nil || p.Device.Bandwidth <= 0 || weightBytes <= 0 {
 		return 0, ""
 	}
@@ -73,13 +74,28 @@ func generateRoofline(p *plan.Plan, weightBytes int64) (float64, string) {
 	if d.Estimated {
 		how = "estimated"
 	}
+	bw := d.Bandwidth
+	if threads == 1 && !d.Estimated && d.Name == "this machine" && singleThreadBandwidth != nil {
+		if one := singleThreadBandwidth(); one > 0 {
+			bw, how = min(one, bw), "measured, 1 thread"
+		}
+	}
 	if p.Speed.DecodeLimit == "compute" && p.Speed.DecodeFLOPsPerToken > 0 {
 		peak := max(d.PeakInt8, d.PeakF32)
 		if peak > 0 {
 			return peak / p.Speed.DecodeFLOPsPerToken, fmt.Sprintf("compute (%s peak, %s)", plan.FormatRate(peak, "OP/s"), how)
 		}
 	}
-	return d.Bandwidth / float64(weightBytes), fmt.Sprintf("memory bandwidth (%s, %s)", plan.FormatRate(d.Bandwidth, "B/s"), how)
+	return bw / float64(weightBytes), fmt.Sprintf("memory bandwidth (%s, %s)", plan.FormatRate(bw, "B/s"), how)
+}
+
+// singleThreadBandwidth is the newest cached probe's one-thread read
+// bandwidth on this machine in bytes/s (0: none).
+var singleThreadBandwidth = func() float64 {
+	if r, ok := newestRoofline(); ok {
+		return r.ReadGBs1 * 1e9
+	}
+	return 0
 }
 
 // recordRun stores what a finished run measured beside the plan for its

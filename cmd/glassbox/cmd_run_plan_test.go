@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/plan"
@@ -225,5 +227,52 @@ func TestServeGenerateRoofline(t *testing.T) {
 	}
 	if !strings.Contains(out, "of this machine's roofline") || !strings.Contains(out, "limited by memory bandwidth") {
 		t.Errorf("explain of a served job has no roofline:\n%s", out)
+	}
+}
+
+// TestGenerateRoofline checks the generate stage's bound: bandwidth ÷
+// bytes per token, the one-thread bandwidth for one worker on this
+// machine, and nothing without a plan.
+func TestGenerateRoofline(t *testing.T) {
+	defer func(f func() float64) { singleThreadBandwidth = f }(singleThreadBandwidth)
+	singleThreadBandwidth = func() float64 { return 5e9 }
+	f, err := gguf.Open(shared.Path(t, "models/stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	local := &plan.Device{Name: "this machine", RAMTotal: 8 << 30, RAMAvailable: 4 << 30, Cores: 2,
+		Bandwidth: 20e9, PeakF32: 1e11, PeakInt8: 4e11}
+	estimated := *local
+	estimated.Estimated = true
+	tests := []struct {
+		name    string
+		dev     *plan.Device
+		threads int
+		want    float64
+		limiter string
+	}{
+		{"measured, all threads", local, 2, 20e9 / 1e6, "memory bandwidth (20 GB/s, measured)"},
+		{"measured, default threads", local, 0, 20e9 / 1e6, "memory bandwidth (20 GB/s, measured)"},
+		{"measured, one thread", local, 1, 5e9 / 1e6, "memory bandwidth (5 GB/s, measured, 1 thread)"},
+		{"estimated, one thread", &estimated, 1, 20e9 / 1e6, "memory bandwidth (20 GB/s, estimated)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := plan.ForModel(f, plan.Options{Ctx: 64}, tc.dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Speed.DecodeLimit != "memory bandwidth" {
+				t.Skipf("plan finds decoding %s-bound on this device", p.Speed.DecodeLimit)
+			}
+			got, lim := generateRoofline(p, 1e6, tc.threads)
+			if math.Abs(got-tc.want) > 1e-9*tc.want || lim != tc.limiter {
+				t.Errorf("got %g tokens/s, %q; want %g, %q", got, lim, tc.want, tc.limiter)
+			}
+		})
+	}
+	if r, lim := generateRoofline(nil, 1e6, 1); r != 0 || lim != "" {
+		t.Errorf("no plan: got %g, %q", r, lim)
 	}
 }

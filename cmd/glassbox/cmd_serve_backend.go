@@ -181,7 +181,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		Chat: !req.Raw && sm.template}
 	// The generate stage reports the plan's roofline, so explain places
 	// the measured rate against this machine's memory bandwidth.
-	treq.Roofline, treq.Limiter = generateRoofline(p, sm.text.Model.WeightBytes())
+	treq.Roofline, treq.Limiter = generateRoofline(p, sm.text.Model.WeightBytes(), opts.Threads)
 	for _, m := range req.Messages {
 		treq.Messages = append(treq.Messages, chat.Message{Role: m.Role, Content: m.Content})
 	}
