@@ -211,3 +211,33 @@ func int8Peak(p *Pool) (wall, cpu float64) {
 	}
 	return wall, cpu
 }
+
+// BenchmarkMatMulFew: batched decoding, 1–8 activation rows (one per
+// sequence) through a 8192×2048 Q4_0 matrix (the 1B model's FFN up), over
+// mapped and over prepared weights.
+func BenchmarkMatMulFew(b *testing.B) {
+	p := NewPool(benchThreads())
+	defer p.Close()
+	const rows, cols = 8192, 2048
+	m := quickMatrix(b, tensor.Q4_0, rows, cols, 1)
+	pm, err := Prepare(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1, 2, 4, 8} {
+		for _, w := range []struct {
+			name string
+			m    Matrix
+		}{{"mapped", m}, {"prepared", pm}} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, w.name), func(b *testing.B) {
+				x := randNormal(rand.New(rand.NewPCG(2, 2)), n*cols, 1)
+				out := make([]float32, n*rows)
+				b.ReportAllocs()
+				for b.Loop() {
+					MatMul(p, out, w.m, x, n)
+				}
+				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+	}
+}
