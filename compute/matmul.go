@@ -48,11 +48,15 @@ func matMulDots(p *Pool, out []float32, w Matrix, x []float32, n, rlo, rhi int) 
 	if err != nil {
 		panic("compute: MatMul: " + err.Error())
 	}
+	multi, err := kernel.RowsDotMultiFor(w.Type)
+	if err != nil {
+		panic("compute: MatMul: " + err.Error())
+	}
 	t := dotTasks.Get().(*dotTask)
 	defer dotTasks.Put(t)
 	xrb := w.Cols / vt.BlockSize() * vt.TypeSize()
 	t.xq = grow(t.xq, n*xrb)
-	*t = dotTask{w: w, out: out, x: x, n: n, rlo: rlo, rhi: rhi, vt: vt, dot: dot, xrb: xrb, xq: t.xq}
+	*t = dotTask{w: w, out: out, x: x, n: n, rlo: rlo, rhi: rhi, vt: vt, dot: dot, multi: multi, xrb: xrb, xq: t.xq}
 	// Quantize the activations (one row, in token generation, stays on
 	// this goroutine: waking a worker for a few microseconds of work costs
 	// more than it saves).
@@ -74,6 +78,7 @@ type dotTask struct {
 	xrb      int
 	vt       tensor.DType
 	dot      kernel.RowsDot
+	multi    kernel.RowsDotMulti // n > 1: each weight block unpacked once for all rows
 	phase    int
 }
 
@@ -96,6 +101,10 @@ func (t *dotTask) Run(lo, hi int) {
 	case dotRows:
 		rb := w.RowBytes()
 		r0, r1 := t.rlo+lo*rowTile, min(t.rlo+hi*rowTile, t.rhi)
+		if t.n > 1 {
+			t.multi(w.Cols, w.Data[r0*rb:r1*rb], rb, r1-r0, t.xq, t.xrb, t.n, t.out[r0:], w.Rows)
+			return
+		}
 		for i := range t.n {
 			t.dot(w.Cols, w.Data[r0*rb:r1*rb], rb, t.xq[i*t.xrb:(i+1)*t.xrb], t.out[i*w.Rows+r0:i*w.Rows+r1])
 		}

@@ -25,6 +25,22 @@ func rowsFromQ(q QDot) RowsDot {
 	}
 }
 
+// RowsDotMulti computes out[k*outStride+r] = QDot(n, w[r*rowBytes:],
+// x[k*xStride:]) for r < rows and k < acts: a RowsDot over several
+// activation rows at once (batched decoding of several sequences), so a
+// fast version can unpack each weight block once for all of them.
+type RowsDotMulti func(n int, w []byte, rowBytes, rows int, x []byte, xStride, acts int, out []float32, outStride int)
+
+// multiFromRows builds a RowsDotMulti from a RowsDot, one activation row
+// at a time: the specification of every RowsDotMulti.
+func multiFromRows(rd RowsDot) RowsDotMulti {
+	return func(n int, w []byte, rowBytes, rows int, x []byte, xStride, acts int, out []float32, outStride int) {
+		for k := range acts {
+			rd(n, w, rowBytes, x[k*xStride:], out[k*outStride:k*outStride+rows])
+		}
+	}
+}
+
 // FDot returns the dot product of a float weight row w (F32, F16 or BF16
 // bytes) and len(x) F32 activations.
 type FDot func(w []byte, x []float32) float32
@@ -34,7 +50,8 @@ type FDot func(w []byte, x []float32) float32
 type Impl struct {
 	Name  string
 	Q     map[tensor.DType]QDot
-	Rows  map[tensor.DType]RowsDot // nil entries: built from Q
+	Rows  map[tensor.DType]RowsDot      // nil entries: built from Q
+	Multi map[tensor.DType]RowsDotMulti // nil entries: built from Rows
 	F     map[tensor.DType]FDot
 	Gemm  map[tensor.DType]Gemm  // matrix × matrix tiles (gemm.go)
 	FTile map[tensor.DType]FTile // float matrix × matrix tiles (ftile.go)
@@ -124,6 +141,7 @@ func FDotFor(dt tensor.DType) (FDot, error) {
 var (
 	qdots    [64]QDot
 	rowsdots [64]RowsDot
+	multis   [64]RowsDotMulti
 	fdots    [64]FDot
 )
 
@@ -132,6 +150,7 @@ func fillDotTables() {
 		for dt, f := range impl.Q {
 			qdots[dt] = f
 			rowsdots[dt] = impl.RowsFor(dt)
+			multis[dt] = impl.MultiFor(dt)
 		}
 		for dt, f := range impl.F {
 			fdots[dt] = f
@@ -148,6 +167,27 @@ func (impl Impl) RowsFor(dt tensor.DType) RowsDot {
 		return rowsFromQ(q)
 	}
 	return nil
+}
+
+// MultiFor returns impl's RowsDotMulti for dt (nil if it has no dot for
+// dt).
+func (impl Impl) MultiFor(dt tensor.DType) RowsDotMulti {
+	if f := impl.Multi[dt]; f != nil {
+		return f
+	}
+	if rd := impl.RowsFor(dt); rd != nil {
+		return multiFromRows(rd)
+	}
+	return nil
+}
+
+// RowsDotMultiFor returns the active RowsDotMulti for quantized weights of
+// type dt.
+func RowsDotMultiFor(dt tensor.DType) (RowsDotMulti, error) {
+	if dt < tensor.DType(len(multis)) && multis[dt] != nil {
+		return multis[dt], nil
+	}
+	return nil, fmt.Errorf("kernel: no quantized dot product for weight type %s", dt)
 }
 
 // RowsDotFor returns the active RowsDot for quantized weights of type dt.

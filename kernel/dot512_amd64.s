@@ -120,3 +120,91 @@ done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// Q4W: unpack blocks A, B of a weight row (SI) once: Z2 = levels in the
+// prepared record's lane order, Z7 = [dwA×4 dwB×4 dwA×4 dwB×4].
+#define Q4W(woff) \
+	VMOVDQU32 woff+2(SI), X2; \
+	VINSERTI32X4 $1, woff+20(SI), Y2, Y2; \
+	VPSRLW $4, Y2, Y3; \
+	VPANDD Y28, Y2, Y2; \
+	VPANDD Y28, Y3, Y3; \
+	VINSERTI64X4 $1, Y3, Z2, Z2; \
+	VPBROADCASTW woff(SI), X7; \
+	VPBROADCASTW woff+18(SI), X8; \
+	VPUNPCKLQDQ X8, X7, X7; \
+	VCVTPH2PS X7, Y7; \
+	VINSERTF64X4 $1, Y7, Z7, Z7
+
+// Q4X: one activation's record (base xr) against Z2/Z7, as Q4PREP does:
+//   acc += float(init + Σ q·x) · (dw · dx)
+#define Q4X(xr, xoff, acc) \
+	VMOVDQU32 xoff+64(xr), Z5; \
+	VPDPBUSD xoff(xr), Z2, Z5; \
+	VCVTDQ2PS Z5, Z5; \
+	VMULPS xoff+128(xr), Z7, Z6; \
+	VFMADD231PS Z6, Z5, acc
+
+// HSUM: acc0 + acc1 summed across lanes into X0 (Z0, Z1, X1 clobbered), in
+// dotQ4_0PrepVNNI's order.
+#define HSUM(acc0, acc1) \
+	VADDPS acc1, acc0, Z0; \
+	VEXTRACTF64X4 $1, Z0, Y1; \
+	VADDPS Y1, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS X1, X0, X0; \
+	VHADDPS X0, X0, X0; \
+	VHADDPS X0, X0, X0
+
+// func dotQ4_0PrepVNNI4(pairs int, w, x0, x1, x2, x3 *byte, out *[4]float32)
+// out[k] = dotQ4_0PrepVNNI(pairs, w, xk): each weight pair is unpacked
+// once for the four prepared activation rows.
+TEXT ·dotQ4_0PrepVNNI4(SB), NOSPLIT, $0-56
+	MOVQ pairs+0(FP), CX
+	SHRQ $1, CX
+	MOVQ w+8(FP), SI
+	MOVQ x0+16(FP), DI
+	MOVQ x1+24(FP), R9
+	MOVQ x2+32(FP), R10
+	MOVQ x3+40(FP), R11
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPBROADCASTQ nib5<>(SB), Z28
+	TESTQ CX, CX
+	JZ   done4
+loop4:
+	Q4W(0)
+	Q4X(DI, 0, Z10)
+	Q4X(R9, 0, Z12)
+	Q4X(R10, 0, Z14)
+	Q4X(R11, 0, Z16)
+	Q4W(36)
+	Q4X(DI, 192, Z11)
+	Q4X(R9, 192, Z13)
+	Q4X(R10, 192, Z15)
+	Q4X(R11, 192, Z17)
+	ADDQ $72, SI
+	ADDQ $384, DI
+	ADDQ $384, R9
+	ADDQ $384, R10
+	ADDQ $384, R11
+	DECQ CX
+	JNZ  loop4
+done4:
+	MOVQ out+48(FP), AX
+	HSUM(Z10, Z11)
+	MOVSS X0, 0(AX)
+	HSUM(Z12, Z13)
+	MOVSS X0, 4(AX)
+	HSUM(Z14, Z15)
+	MOVSS X0, 8(AX)
+	HSUM(Z16, Z17)
+	MOVSS X0, 12(AX)
+	VZEROUPPER
+	RET
