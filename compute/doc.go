@@ -14,6 +14,13 @@
 // nothing after warm-up: loop bodies are pooled Tasks (Pool.ForTask) and
 // scratch buffers come from pools.
 //
+// MatMul picks its path by the number of activation rows n: one row, the
+// dot kernels; 2–7 rows (batched decoding), kernel.RowsDotMulti, which
+// unpacks each weight block once for several rows; 8 or more (prompt
+// processing), the GEMM kernels, which repack each 16-row weight tile per
+// call unless the matrix was prepared (Prepare, PackOnFirstUse) — a copy
+// of PreparedBytes on the heap that later calls read directly.
+//
 // Sizes are the caller's contract: a mismatch is a programming error and
 // panics with the sizes involved. Check weights from files with
 // Matrix.Check (or NewMatrix) when loading.
