@@ -208,3 +208,39 @@ done4:
 	MOVSS X0, 12(AX)
 	VZEROUPPER
 	RET
+
+// func dotQ4_0PrepVNNI2(pairs int, w, x0, x1 *byte, out *[2]float32)
+// dotQ4_0PrepVNNI4 for two activation rows.
+TEXT ·dotQ4_0PrepVNNI2(SB), NOSPLIT, $0-40
+	MOVQ pairs+0(FP), CX
+	SHRQ $1, CX
+	MOVQ w+8(FP), SI
+	MOVQ x0+16(FP), DI
+	MOVQ x1+24(FP), R9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPBROADCASTQ nib5<>(SB), Z28
+	TESTQ CX, CX
+	JZ   done2
+loop2:
+	Q4W(0)
+	Q4X(DI, 0, Z10)
+	Q4X(R9, 0, Z12)
+	Q4W(36)
+	Q4X(DI, 192, Z11)
+	Q4X(R9, 192, Z13)
+	ADDQ $72, SI
+	ADDQ $384, DI
+	ADDQ $384, R9
+	DECQ CX
+	JNZ  loop2
+done2:
+	MOVQ out+32(FP), AX
+	HSUM(Z10, Z11)
+	MOVSS X0, 0(AX)
+	HSUM(Z12, Z13)
+	MOVSS X0, 4(AX)
+	VZEROUPPER
+	RET

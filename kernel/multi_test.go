@@ -8,7 +8,8 @@ import (
 
 // TestRowsDotMulti runs every implementation's RowsDotMulti against the
 // same implementation's RowsDot one activation row at a time (its
-// specification; equal bit for bit), for 1–9 activation rows, odd block
+// specification; equal bit for bit), for 1–9 activation rows (every mix
+// of the 4-, 2- and 1-row kernels), odd block
 // counts (the Q4_0 kernel's tail path) and strides wider than a row, with
 // guard values after every output row.
 func TestRowsDotMulti(t *testing.T) {
@@ -25,7 +26,7 @@ func TestRowsDotMulti(t *testing.T) {
 					w := quantized(t, dt, randNormal(r, nrows*n, 1))
 					rb := len(w) / nrows
 					xrb := len(quantized(t, vt, randNormal(r, n, 1)))
-					for _, acts := range []int{1, 2, 4, 5, 9} {
+					for _, acts := range []int{1, 2, 3, 4, 5, 6, 7, 9} {
 						xStride, outStride := xrb+xrb/2, nrows+3
 						x := make([]byte, acts*xStride)
 						for k := range acts {

@@ -15,6 +15,9 @@ import (
 func dotQ4_0PrepVNNI(pairs int, w, xp *byte) float32
 
 //go:noescape
+func dotQ4_0PrepVNNI2(pairs int, w, x0, x1 *byte, out *[2]float32)
+
+//go:noescape
 func dotQ4_0PrepVNNI4(pairs int, w, x0, x1, x2, x3 *byte, out *[4]float32)
 
 // Matrix × vector for Q4_0 with AVX-512 VNNI: the activation row is shared
@@ -82,8 +85,7 @@ func rowsQ4_0Prep(n int, w []byte, rowBytes int, x []byte, out []float32) {
 
 // rowsQ4_0PrepMulti is the avx512 RowsDotMulti for Q4_0: the activation
 // rows are prepared once per call, and each weight row's blocks are
-// unpacked once for four activation rows at a time (the rest go one by
-// one). Results equal rowsQ4_0Prep's bit for bit.
+// unpacked once for four activation rows at a time (then two, then one). Results equal rowsQ4_0Prep's bit for bit.
 func rowsQ4_0PrepMulti(n int, w []byte, rowBytes, rows int, x []byte, xStride, acts int, out []float32, outStride int) {
 	const wts, xts = 18, 34
 	nb := n / 32
@@ -110,6 +112,7 @@ func rowsQ4_0PrepMulti(n int, w []byte, rowBytes, rows int, x []byte, xStride, a
 	}
 	m := 2 * pairs
 	var s4 [4]float32
+	var s2 [2]float32
 	for r := range rows {
 		wr := w[r*rowBytes:]
 		k := 0
@@ -119,7 +122,12 @@ func rowsQ4_0PrepMulti(n int, w []byte, rowBytes, rows int, x []byte, xStride, a
 				out[(k+j)*outStride+r] = s4[j]
 			}
 		}
-		for ; k < acts; k++ {
+		if k+2 <= acts {
+			dotQ4_0PrepVNNI2(pairs, &wr[0], &xp[k*rec], &xp[(k+1)*rec], &s2)
+			out[k*outStride+r], out[(k+1)*outStride+r] = s2[0], s2[1]
+			k += 2
+		}
+		if k < acts {
 			out[k*outStride+r] = dotQ4_0PrepVNNI(pairs, &wr[0], &xp[k*rec])
 		}
 		if m < nb {
