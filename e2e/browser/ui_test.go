@@ -194,10 +194,13 @@ func TestUI(t *testing.T) {
 	t.Run("reload mid-generation", func(t *testing.T) {
 		b.t = t
 		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(4), "temperature": "0"})
-		// Tokens stream: the text grows in several steps.
+		// Tokens stream: the text grows in several steps. The page redraws at
+		// most ten times a second, so on a fast machine (100+ tokens/s) each
+		// step adds many tokens: watch the first 80 and want at least three
+		// growth steps (a page that showed the text only at the end has one).
 		var lengths []int
 		deadline := time.Now().Add(30 * time.Second)
-		for tokens() < 40 && time.Now().Before(deadline) {
+		for tokens() < 80 && time.Now().Before(deadline) {
 			if n := len(output()); len(lengths) == 0 || n != lengths[len(lengths)-1] {
 				lengths = append(lengths, n)
 			}
