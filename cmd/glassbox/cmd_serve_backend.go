@@ -285,7 +285,7 @@ func (b *serveBackend) info(name, path string) (*server.ModelInfo, error) {
 	defer f.Close()
 	sum := modelinfo.Summarize(f, false)
 	mi := &server.ModelInfo{Name: name, Path: path, Size: st.Size(), Modified: st.ModTime().UTC(),
-		Family: sum.Architecture, ParameterSize: serveParamSize(sum.Parameters), Quantization: sum.FileType}
+		Family: sum.Architecture, ParameterSize: humanCount(sum.Parameters), Quantization: sum.FileType}
 	if mi.Quantization == "" && len(sum.Quantization) > 0 {
 		mi.Quantization = sum.Quantization[0].Type
 	}
@@ -300,18 +300,6 @@ func (b *serveBackend) info(name, path string) (*server.ModelInfo, error) {
 		serveVerdicts.Store(key, p.Verdict)
 	}
 	return mi, nil
-}
-
-func serveParamSize(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.0fK", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }
 
 func (b *serveBackend) Show(ctx context.Context, name string) (*server.ModelDetail, error) {
