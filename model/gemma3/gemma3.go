@@ -189,8 +189,8 @@ func (s *Session) SameModel(o model.Session) bool {
 	return ok && t.m == s.m
 }
 
-// StepMany runs one decode row per session with s's buffers (see
-// model.DecodeStep, which checked the rows).
+// StepMany runs rows of several sessions with s's buffers and pool (see
+// model.Step, which checked the rows).
 func (s *Session) StepMany(ctx context.Context, rows model.Rows, tokens []int, logits []float32) error {
 	return s.run(ctx, rows, tokens, true, logits)
 }
@@ -247,12 +247,7 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 	}
 
 	// Logits of the wanted rows: norm, the output matrix, soft-capping.
-	first := 0
-	if !all {
-		first = n - 1
-	}
-	nOut := n - first
-	model.NormRows(s.xb, x[first*dim:], w.OutputNorm, nOut, dim, c.NormEps)
+	nOut := rows.NormOut(s.xb, x, w.OutputNorm, n, dim, all, c.NormEps)
 	s.MatMul(s.Pool, logits, w.Output, s.xb[:nOut*dim], nOut)
 	if limit := s.m.softcap; limit > 0 {
 		for i, v := range logits {

@@ -153,8 +153,8 @@ func (s *Session) SameModel(o model.Session) bool {
 	return ok && t.m == s.m
 }
 
-// StepMany runs one decode row per session with s's buffers (see
-// model.DecodeStep, which checked the rows).
+// StepMany runs rows of several sessions with s's buffers and pool (see
+// model.Step, which checked the rows).
 func (s *Session) StepMany(ctx context.Context, rows model.Rows, tokens []int, logits []float32) error {
 	return s.run(ctx, rows, tokens, true, logits)
 }
@@ -201,14 +201,7 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 	}
 
 	// Logits of the wanted rows: norm, then the output matrix.
-	first := 0
-	if !all {
-		first = n - 1
-	}
-	nOut := n - first
-	for i := first; i < n; i++ {
-		compute.RMSNorm(s.xb[(i-first)*dim:(i-first+1)*dim], x[i*dim:(i+1)*dim], w.OutputNorm, c.NormEps)
-	}
+	nOut := rows.NormOut(s.xb, x, w.OutputNorm, n, dim, all, c.NormEps)
 	s.MatMul(s.Pool, logits, w.Output, s.xb[:nOut*dim], nOut)
 	return nil
 }
