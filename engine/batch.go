@@ -11,20 +11,34 @@ import (
 )
 
 // Batcher runs the generations of one model in lockstep so that parallel
-// streams share the weight reads: each request is prefilled on its
-// caller's goroutine, then every active sequence advances by one token per
-// step of a single loop that evaluates them all with model.DecodeStep.
+// streams share the weight reads: a single loop evaluates, per step, one
+// decode row for every sequence that is generating plus a chunk of the
+// prompts still to be prefilled, all in one model.Step (continuous
+// batching: a request joins at the next step, a finished one leaves).
 // Generate may be called from any number of goroutines; at most maxSeqs
-// sequences decode together, later ones wait for a free slot.
+// sequences are in the loop, later ones wait for a free slot.
 //
-// Token callbacks and trace hooks of decoding run on the batch loop's
-// goroutine, so they must return quickly (as pipeline hooks already do). A
-// cancelled request leaves the batch at the next step; the others go on.
+// All evaluation runs on the loop's worker pool and buffers (one "work"
+// session): a request's own session only holds its KV cache, so parallel
+// requests never compete for the cores with pools of their own. While
+// other sequences decode, a step takes at most sharedPromptRows prompt
+// rows, so a long prompt delays them by a few steps per chunk instead of
+// by its whole prefill; with nobody decoding, prompts go in chunks of the
+// session batch size. Prompts that arrive together are prefilled in the
+// same steps.
+//
+// Token callbacks and trace hooks (prefill progress included) run on the
+// loop's goroutine, so they must return quickly (as pipeline hooks already
+// do). A cancelled request leaves the batch at the next step; the others
+// go on.
 type Batcher struct {
-	m     model.Model
-	opts  model.SessionOptions
-	slots chan struct{} // one per sequence that may decode
-	join  chan *batchSeq
+	m           model.Model
+	seqOpts     model.SessionOptions // a request's session: KV cache only
+	work        model.Session        // buffers and pool of every step
+	prefillRows int                  // prompt rows per step with nobody decoding
+	err         error                // the work session could not be made
+	slots       chan struct{}        // one per sequence in the loop
+	join        chan *batchSeq
 
 	mu     sync.Mutex
 	closed bool
@@ -32,20 +46,35 @@ type Batcher struct {
 	done   chan struct{}
 }
 
-// batchSeq is a prefilled sequence waiting for or in the batch loop.
+// sharedPromptRows is how many prompt rows a step takes while other
+// sequences are decoding. On the synthetic 1B Q4_0 model (2 threads) a
+// 4-row decode step took ~60 ms and a 36-row step ~240 ms, so a joining
+// prompt costs the decoding streams about three steps' time per chunk.
+const sharedPromptRows = 32
+
+// batchSeq is a sequence in the batch loop.
 type batchSeq struct {
-	q   *seq
-	err chan error // receives the outcome once
+	q    *seq
+	take int        // prompt rows in the current step
+	err  chan error // receives the outcome once
 }
 
-// NewBatcher starts the batch loop for m. opts sizes each request's
-// session (its batch size is raised to maxSeqs so any session's buffers
-// can hold a whole step).
+// NewBatcher starts the batch loop for m with room for maxSeqs sequences.
+// opts sizes the requests' sessions (CtxLen, KV type) and the loop's work
+// session (Threads, Exact; Batch is the prompt chunk with nobody decoding).
 func NewBatcher(m model.Model, opts model.SessionOptions, maxSeqs int) *Batcher {
 	maxSeqs = max(maxSeqs, 1)
-	opts.Batch = max(opts.Batch, maxSeqs)
-	b := &Batcher{m: m, opts: opts, slots: make(chan struct{}, maxSeqs), join: make(chan *batchSeq),
+	f := opts.Fill(m.Config())
+	rows := maxSeqs + f.Batch
+	b := &Batcher{m: m, prefillRows: f.Batch, slots: make(chan struct{}, maxSeqs), join: make(chan *batchSeq),
 		quit: make(chan struct{}), done: make(chan struct{})}
+	b.seqOpts = model.SessionOptions{CtxLen: opts.CtxLen, Batch: 1, Threads: 1, KVF32: opts.KVF32, Exact: opts.Exact}
+	b.work, b.err = m.NewSession(model.SessionOptions{CtxLen: rows, Batch: rows, Threads: f.Threads, KVF32: opts.KVF32, Exact: opts.Exact})
+	if b.err != nil {
+		b.err = pipeline.Wrap(pipeline.StageLoad, fmt.Errorf("batcher for %d sequences: %w", maxSeqs, b.err), "")
+		close(b.done)
+		return b
+	}
 	go b.loop()
 	return b
 }
@@ -62,12 +91,18 @@ func (b *Batcher) Close() {
 	}
 	b.mu.Unlock()
 	<-b.done
+	if b.work != nil {
+		b.work.Close()
+	}
 }
 
 // Generate runs req like the package-level Generate, on a session of its
 // own (ctxLen, when positive, overrides the batcher's context length),
-// sharing decode steps with the other requests in flight.
+// sharing steps with the other requests in flight.
 func (b *Batcher) Generate(ctx context.Context, req Request, ctxLen int) (*Result, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
 	select {
 	case b.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -76,7 +111,7 @@ func (b *Batcher) Generate(ctx context.Context, req Request, ctxLen int) (*Resul
 		return nil, ErrBatcherClosed
 	}
 	defer func() { <-b.slots }()
-	opts := b.opts
+	opts := b.seqOpts
 	if ctxLen > 0 {
 		opts.CtxLen = ctxLen
 	}
@@ -85,13 +120,16 @@ func (b *Batcher) Generate(ctx context.Context, req Request, ctxLen int) (*Resul
 		return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
 	}
 	defer s.Close()
-	q, err := prefill(ctx, s, b.m.Config().VocabSize, req)
+	q, err := newSeq(ctx, s, b.m.Config().VocabSize, req)
 	if err != nil {
 		return nil, err
 	}
+	q.threads = b.work.Options().Threads
 	bs := &batchSeq{q: q, err: make(chan error, 1)}
 	select {
 	case b.join <- bs:
+	case <-ctx.Done():
+		return nil, pipeline.Wrap(pipeline.StagePrefill, ctx.Err(), "")
 	case <-b.quit:
 		return nil, ErrBatcherClosed
 	}
@@ -101,15 +139,26 @@ func (b *Batcher) Generate(ctx context.Context, req Request, ctxLen int) (*Resul
 	return q.res, nil
 }
 
-// loop is the batch: sample for every active sequence, drop the finished
-// ones, evaluate the rest in one DecodeStep, repeat.
+// prefilling reports whether q's prompt is not all evaluated yet.
+func (q *seq) prefilling() bool { return q.done < len(q.req.Prompt) }
+
+// stage is the stage q is in, for its errors.
+func (q *seq) stage() pipeline.Stage {
+	if q.prefilling() {
+		return pipeline.StagePrefill
+	}
+	return pipeline.StageGenerate
+}
+
+// loop is the batch: sample for every decoding sequence, drop the finished
+// ones, evaluate the decode rows and a chunk of the pending prompts in one
+// Step, repeat.
 func (b *Batcher) loop() {
 	defer close(b.done)
 	cfg := b.m.Config()
 	vocab := cfg.VocabSize
-	var active []*batchSeq
-	var sessions []model.Session
-	var tokens, positions []int
+	var active []*batchSeq // in order of arrival
+	var batch model.Batch
 	var logits []float32
 	for {
 		// Wait for work when idle; otherwise take whoever is ready.
@@ -135,50 +184,126 @@ func (b *Batcher) loop() {
 				break drain
 			}
 		}
-
-		// Sample one token for each sequence; keep those that go on.
-		keep := active[:0]
-		sessions, tokens, positions = sessions[:0], tokens[:0], positions[:0]
-		for _, bs := range active {
-			q := bs.q
-			if err := q.ctx.Err(); err != nil {
-				bs.err <- pipeline.Wrap(pipeline.StageGenerate, err, "")
-				continue
-			}
-			done, err := q.next()
-			switch {
-			case err != nil:
-				bs.err <- err
-				continue
-			case done:
-				q.finish()
-				bs.err <- nil
-				continue
-			}
-			keep = append(keep, bs)
-			sessions = append(sessions, q.s)
-			tokens = append(tokens, q.history[q.pos])
-			positions = append(positions, q.pos)
-		}
-		active = keep
+		active = b.sample(active)
 		if len(active) == 0 {
 			continue
 		}
-		if cap(logits) < len(active)*vocab {
-			logits = make([]float32, len(active)*vocab)
-		}
-		logits = logits[:len(active)*vocab]
-		err := model.DecodeStep(context.Background(), &cfg, sessions, tokens, positions, logits)
-		for i, bs := range active {
-			if err != nil {
-				bs.err <- pipeline.Wrap(pipeline.StageGenerate, fmt.Errorf("batched decode step: %w", err), "")
-				continue
-			}
-			copy(bs.q.logits, logits[i*vocab:(i+1)*vocab])
-			bs.q.pos++
-		}
+		b.fill(&batch, active)
+		logits = grow(logits, len(batch.Want)*vocab)
+		err := model.Step(context.Background(), &cfg, b.work, &batch, logits)
 		if err != nil {
-			active = active[:0]
+			err = fmt.Errorf("batched step: %w", err)
+		}
+		active = b.deliver(active, logits, vocab, err)
+	}
+}
+
+// sample picks the next token of every decoding sequence and returns the
+// sequences that go on (prefilling ones included); the others get their
+// outcome.
+func (b *Batcher) sample(active []*batchSeq) []*batchSeq {
+	keep := active[:0]
+	for _, bs := range active {
+		q := bs.q
+		if err := q.ctx.Err(); err != nil {
+			bs.err <- pipeline.Wrap(q.stage(), err, "")
+			continue
+		}
+		if q.prefilling() {
+			keep = append(keep, bs)
+			continue
+		}
+		done, err := q.next()
+		switch {
+		case err != nil:
+			bs.err <- err
+			continue
+		case done:
+			q.finish()
+			bs.err <- nil
+			continue
+		}
+		keep = append(keep, bs)
+	}
+	clear(active[len(keep):]) // drop the references to the finished ones
+	return keep
+}
+
+// fill puts the step's rows in batch: one decode row per decoding
+// sequence, then prompt rows in order of arrival, at most
+// sharedPromptRows of them when someone decodes.
+func (b *Batcher) fill(batch *model.Batch, active []*batchSeq) {
+	batch.Reset()
+	room := b.prefillRows
+	for _, bs := range active {
+		if q := bs.q; !q.prefilling() {
+			batch.Add(q.s, q.history[q.pos], q.pos, true)
+			room = min(room, sharedPromptRows)
 		}
 	}
+	for _, bs := range active {
+		q := bs.q
+		if !q.prefilling() || room == 0 {
+			continue
+		}
+		np := len(q.req.Prompt)
+		bs.take = min(room, np-q.done)
+		for p := q.done; p < q.done+bs.take; p++ {
+			batch.Add(q.s, q.req.Prompt[p], p, p == np-1)
+		}
+		room -= bs.take
+	}
+}
+
+// deliver hands the step's logits to its sequences (decode rows first,
+// then the last rows of finished prompts, as fill ordered them) and
+// returns the sequences that go on; with err, those in the step fail.
+func (b *Batcher) deliver(active []*batchSeq, logits []float32, vocab int, err error) []*batchSeq {
+	row := 0
+	keep := active[:0]
+	for _, bs := range active { // decode rows
+		q := bs.q
+		if q.prefilling() {
+			continue
+		}
+		if err != nil {
+			bs.err <- pipeline.Wrap(pipeline.StageGenerate, err, "")
+			continue
+		}
+		copy(q.logits, logits[row*vocab:(row+1)*vocab])
+		row++
+		q.pos++
+	}
+	for _, bs := range active { // prompt chunks, and everyone who goes on
+		q := bs.q
+		if !q.prefilling() {
+			if err == nil {
+				keep = append(keep, bs)
+			}
+			continue
+		}
+		if bs.take > 0 {
+			if err != nil {
+				bs.err <- pipeline.Wrap(pipeline.StagePrefill, err, "")
+				continue
+			}
+			if q.done+bs.take == len(q.req.Prompt) {
+				copy(q.logits, logits[row*vocab:(row+1)*vocab])
+				row++
+			}
+			q.prefilled(bs.take)
+			bs.take = 0
+		}
+		keep = append(keep, bs)
+	}
+	clear(active[len(keep):])
+	return keep
+}
+
+// grow returns s resized to n, reallocated only when it is too small.
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
+	"github.com/glassbox-ai/glassbox/pipeline"
 )
 
 // TestBatcher runs the four stories260K prompts at once through one
@@ -106,4 +109,109 @@ func TestBatcherText(t *testing.T) {
 	if !strings.HasPrefix(texts[0], ", there was a little") || !strings.HasPrefix(texts[1], " They saw a big") {
 		t.Errorf("texts %q", texts)
 	}
+}
+
+// TestBatcherJoinWhileDecoding sends a long prompt (a golden prompt and
+// the first 40 tokens of its greedy continuation) while another stream is
+// decoding: its prefill goes in chunks of sharedPromptRows between the
+// other's decode rows, and both streams must still get exactly their
+// reference tokens, the prefill stage reporting every prompt token.
+func TestBatcherJoinWhileDecoding(t *testing.T) {
+	m := stories(t)
+	b := NewBatcher(m, model.SessionOptions{CtxLen: 256, Batch: 128, Threads: 2}, 2)
+	defer b.Close()
+	ps := prompts(t)
+	long := append(append([]int(nil), ps[1].IDs...), ps[1].Greedy200[:40]...)
+	if len(long) <= sharedPromptRows {
+		t.Fatalf("prompt of %d tokens does not need several chunks", len(long))
+	}
+	var wg sync.WaitGroup
+	var first, second *Result
+	var errFirst, errSecond error
+	started := make(chan struct{})
+	var prefilled atomic.Bool
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		n := 0
+		first, errFirst = b.Generate(context.Background(), Request{Prompt: ps[0].IDs, MaxTokens: 80,
+			OnToken: func(int, string) error {
+				if n++; n == 5 {
+					close(started)
+				}
+				if n >= 5 && !prefilled.Load() {
+					time.Sleep(time.Millisecond) // keep decoding until the other has joined
+				}
+				return nil
+			}}, 0)
+	}()
+	<-started
+	var progress []int64
+	var prefillItems int64
+	ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{
+		Progress: func(s pipeline.Stage, done, total int64) {
+			if s == pipeline.StagePrefill {
+				progress = append(progress, done)
+			}
+		},
+		StageDone: func(s pipeline.Stage, st pipeline.StageStats) {
+			if s == pipeline.StagePrefill {
+				prefillItems = st.Items
+				prefilled.Store(true)
+			}
+		},
+	})
+	second, errSecond = b.Generate(ctx, Request{Prompt: long, MaxTokens: 30}, 0)
+	wg.Wait()
+	if errFirst != nil || errSecond != nil {
+		t.Fatalf("errors: %v, %v", errFirst, errSecond)
+	}
+	if !equalInts(first.Tokens, ps[0].Greedy200[:80]) {
+		t.Errorf("decoding stream: got %v, want %v", first.Tokens, ps[0].Greedy200[:80])
+	}
+	if !equalInts(second.Tokens, ps[1].Greedy200[40:70]) {
+		t.Errorf("joining stream: got %v, want %v", second.Tokens, ps[1].Greedy200[40:70])
+	}
+	// The first stream was decoding throughout, so the prompt went in
+	// chunks of at most sharedPromptRows.
+	if len(progress) < 2 || progress[0] > sharedPromptRows || progress[len(progress)-1] != int64(len(long)) || prefillItems != int64(len(long)) {
+		t.Errorf("prefill progress %v, stage items %d, want chunks of ≤ %d up to %d", progress, prefillItems, sharedPromptRows, len(long))
+	}
+}
+
+// TestBatcherCancelPrefill cancels a request while its prompt is being
+// prefilled (one row per step): it must fail in the prefill stage with the
+// context's error, and a request after it must run normally.
+func TestBatcherCancelPrefill(t *testing.T) {
+	m := stories(t)
+	b := NewBatcher(m, model.SessionOptions{CtxLen: 256, Batch: 1}, 2)
+	defer b.Close()
+	ps := prompts(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = pipeline.WithTrace(ctx, &pipeline.Trace{Progress: func(s pipeline.Stage, done, total int64) {
+		if s == pipeline.StagePrefill && done == 2 {
+			cancel()
+		}
+	}})
+	_, err := b.Generate(ctx, Request{Prompt: ps[2].IDs, MaxTokens: 10}, 0)
+	if st, _ := pipeline.StageOf(err); !errors.Is(err, context.Canceled) || st != pipeline.StagePrefill {
+		t.Fatalf("got %v (stage %q), want context.Canceled in prefill", err, st)
+	}
+	res, err := b.Generate(context.Background(), Request{Prompt: ps[3].IDs, MaxTokens: 10}, 0)
+	if err != nil || !equalInts(res.Tokens, ps[3].Greedy200[:10]) {
+		t.Fatalf("after the cancel: %v, tokens %v", err, res)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -12,8 +12,9 @@
 // Text (text.go) is the whole text path on top of it: load the file, build
 // the tokenizer, apply the chat template, encode, generate; the CLI's run
 // command uses it. Batcher (batch.go) steps the generations of several
-// callers together, one model.DecodeStep per token for all of them, so
-// parallel streams share the weight reads. Perplexity (perplexity.go)
+// callers together, one model.Step per token for all of them (decode rows
+// and chunks of newly arrived prompts in the same pass), so parallel
+// streams share the weight reads. Perplexity (perplexity.go)
 // scores a text the way llama-perplexity does.
 //
 // Stages report the process's resident-memory high-water mark as they end

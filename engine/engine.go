@@ -105,15 +105,44 @@ type seq struct {
 	history []int     // prompt and generated ids
 	logits  []float32 // (vocab) logits of the last evaluated position
 	pos     int       // position of the token to evaluate next
+	done    int       // prompt tokens evaluated (len(Prompt) once prefilled)
 	stops   *sample.StopMatcher
 	text    []byte
-	t0      time.Time
+	t0      time.Time // start of the current stage
+	threads int       // worker threads that evaluate it (0: its session's)
+}
+
+// placement is where the sequence runs, for the stage reports.
+func (q *seq) placement() string {
+	th := q.threads
+	if th == 0 {
+		th = q.s.Options().Threads
+	}
+	return fmt.Sprintf("cpu:%d threads", th)
 }
 
 // prefill checks that the prompt fits, evaluates it in chunks of the
 // session's batch size (only the last row's logits are kept), and starts
 // the generate stage.
 func prefill(ctx context.Context, s model.Session, vocab int, req Request) (*seq, error) {
+	q, err := newSeq(ctx, s, vocab, req)
+	if err != nil {
+		return nil, err
+	}
+	np, batch := len(req.Prompt), s.Options().Batch
+	for q.done < np {
+		n := min(batch, np-q.done)
+		if err := s.Forward(ctx, req.Prompt[q.done:q.done+n], q.done, q.logits); err != nil {
+			return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
+		}
+		q.prefilled(n)
+	}
+	return q, nil
+}
+
+// newSeq checks that the prompt fits s's context and starts the prefill
+// stage of a sequence whose prompt is still to be evaluated (q.done = 0).
+func newSeq(ctx context.Context, s model.Session, vocab int, req Request) (*seq, error) {
 	tr := pipeline.TraceFrom(ctx)
 	opts := s.Options()
 	np := len(req.Prompt)
@@ -137,23 +166,26 @@ func prefill(ctx context.Context, s model.Session, vocab int, req Request) (*seq
 	if len(req.Stops) > 0 {
 		q.stops = sample.NewStopMatcher(req.Stops)
 	}
-
 	tr.OnStageStart(pipeline.StagePrefill)
-	t0 := time.Now()
-	for done := 0; done < np; {
-		n := min(opts.Batch, np-done)
-		if err := s.Forward(ctx, req.Prompt[done:done+n], done, q.logits); err != nil {
-			return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
-		}
-		done += n
-		tr.OnProgress(pipeline.StagePrefill, int64(done), int64(np))
-	}
-	q.res.PrefillTime = time.Since(t0)
-	tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(np), Unit: "tokens",
-		Placement: fmt.Sprintf("cpu:%d threads", opts.Threads), PeakRSS: plan.PeakRSS()})
-	tr.OnStageStart(pipeline.StageGenerate)
 	q.t0 = time.Now()
 	return q, nil
+}
+
+// prefilled records that the next n prompt tokens were evaluated (q.logits
+// holds the last one's logits once the prompt is done); after the last
+// chunk it ends the prefill stage and starts the generate stage.
+func (q *seq) prefilled(n int) {
+	np := len(q.req.Prompt)
+	q.done += n
+	q.tr.OnProgress(pipeline.StagePrefill, int64(q.done), int64(np))
+	if q.done < np {
+		return
+	}
+	q.res.PrefillTime = time.Since(q.t0)
+	q.tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(np), Unit: "tokens",
+		Placement: q.placement(), PeakRSS: plan.PeakRSS()})
+	q.tr.OnStageStart(pipeline.StageGenerate)
+	q.t0 = time.Now()
 }
 
 // next samples a token from q.logits, streams its text and decides whether
@@ -214,7 +246,7 @@ func (q *seq) finish() {
 	q.res.GenerateTime = time.Since(q.t0)
 	n := int64(len(q.res.Tokens))
 	q.tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: n, Unit: "tokens", Bytes: q.req.WeightBytes * n,
-		Placement: fmt.Sprintf("cpu:%d threads", q.s.Options().Threads), Note: q.res.StopDetail,
+		Placement: q.placement(), Note: q.res.StopDetail,
 		PeakRSS: plan.PeakRSS(), Roofline: q.req.Roofline, Limiter: q.req.Limiter})
 }
 
