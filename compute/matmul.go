@@ -29,6 +29,12 @@ func MatMul(p *Pool, out []float32, w Matrix, x []float32, n int) {
 		matMulFloat(p, out, w, x, n)
 		return
 	}
+	if w.x != nil && w.x.typ == w.Type && w.x.cols == w.Cols {
+		if kern, ok := kernel.X16For(w.Type); ok {
+			matMulX16(p, out, w, x, n, kern)
+			return
+		}
+	}
 	if n >= gemmMinRows && w.Rows >= kernel.GemmRows {
 		if gemm, ok := kernel.GemmFor(w.Type); ok {
 			matMulGemm(p, out, w, x, n, gemm)

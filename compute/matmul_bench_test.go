@@ -66,6 +66,22 @@ func BenchmarkMatVec(b *testing.B) {
 				}
 			})
 		}
+		for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
+			b.Run(fmt.Sprintf("%dx%d/%s-x16", shape[0], shape[1], dt), func(b *testing.B) {
+				m := ForDecode(quickMatrix(b, dt, shape[0], shape[1], 1), nil)
+				if !m.ForDecoding() {
+					b.Skip("no x16 kernel on this CPU")
+				}
+				x := randNormal(rand.New(rand.NewPCG(2, 2)), shape[1], 1)
+				out := make([]float32, shape[0])
+				MatMul(p, out, m, x, 1) // copies the tiles
+				b.SetBytes(int64(len(m.Data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					MatMul(p, out, m, x, 1)
+				}
+			})
+		}
 	}
 }
 
@@ -75,21 +91,43 @@ func BenchmarkMatVec(b *testing.B) {
 func BenchmarkMatVecCycle(b *testing.B) {
 	p := NewPool(benchThreads())
 	defer p.Close()
-	for _, dt := range []tensor.DType{tensor.F16, tensor.Q8_0, tensor.Q6_K, tensor.Q4_K, tensor.Q4_0} {
-		b.Run(dt.String(), func(b *testing.B) {
+	type variant struct {
+		dt  tensor.DType
+		x16 bool // weights in the x16 layout (ForDecode), as the engine loads Q4_0 and Q8_0
+	}
+	for _, v := range []variant{{tensor.F16, false}, {tensor.Q8_0, false}, {tensor.Q8_0, true}, {tensor.Q6_K, false},
+		{tensor.Q4_K, false}, {tensor.Q4_0, false}, {tensor.Q4_0, true}} {
+		dt := v.dt
+		name := dt.String()
+		if v.x16 {
+			name += "-x16"
+		}
+		b.Run(name, func(b *testing.B) {
 			const rows, cols = 4096, 4096
 			rb, _ := dt.RowBytes(cols)
 			per := int64(rows) * rb
 			count := int((1<<30)/per) + 2
 			ms := make([]Matrix, count)
 			ms[0] = quickMatrix(b, dt, rows, cols, 1)
+			x := randNormal(rand.New(rand.NewPCG(2, 2)), cols, 1)
+			out := make([]float32, rows)
 			for i := 1; i < count; i++ {
+				if v.x16 { // each matrix gets its own x16 copy on first use
+					ms[i] = ForDecode(Matrix{Type: dt, Rows: rows, Cols: cols, Data: ms[0].Data}, nil)
+					MatMul(p, out, ms[i], x, 1)
+					continue
+				}
 				d := make([]byte, len(ms[0].Data))
 				copy(d, ms[0].Data)
 				ms[i] = Matrix{Type: dt, Rows: rows, Cols: cols, Data: d}
 			}
-			x := randNormal(rand.New(rand.NewPCG(2, 2)), cols, 1)
-			out := make([]float32, rows)
+			if v.x16 {
+				if !ms[1].ForDecoding() {
+					b.Skip("no x16 kernel on this CPU")
+				}
+				ms[0] = ForDecode(ms[0], nil)
+				MatMul(p, out, ms[0], x, 1)
+			}
 			bw := streamBandwidth(p, ms)
 			b.SetBytes(per)
 			b.ReportAllocs()
@@ -178,18 +216,27 @@ func streamBandwidth(p *Pool, ms []Matrix) float64 {
 func streamBandwidth1(p *Pool, ms []Matrix) float64 {
 	var total int64
 	for _, m := range ms {
-		total += int64(len(m.Data))
+		total += int64(len(streamed(m)))
 	}
 	t0 := time.Now()
 	for _, m := range ms {
+		data := streamed(m)
 		p.For(p.Threads(), func(lo, hi int) {
 			for t := lo; t < hi; t++ {
-				n := len(m.Data)
-				kernel.StreamRead(m.Data[t*n/p.Threads() : (t+1)*n/p.Threads()])
+				n := len(data)
+				kernel.StreamRead(data[t*n/p.Threads() : (t+1)*n/p.Threads()])
 			}
 		})
 	}
 	return float64(total) / time.Since(t0).Seconds() / 1e9
+}
+
+// streamed is the weight bytes a MatMul of m reads: its x16 copy once made.
+func streamed(m Matrix) []byte {
+	if m.x != nil && m.x.data != nil {
+		return m.x.data
+	}
+	return m.Data
 }
 
 // int8Peak is the roofline's int8 multiply-add peak measured now on the

@@ -15,6 +15,7 @@ type Matrix struct {
 	Rows, Cols int
 	Data       []byte
 	pack       *packed // weights repacked for the GEMM kernels (Prepare), or nil
+	x          *x16    // full tiles in the x16 layout (ForDecode), or nil
 }
 
 // NewMatrix checks and returns a Matrix over data.

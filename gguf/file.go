@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"errors"
+	"unsafe"
 
 	"github.com/glassbox-ai/glassbox/internal/mmap"
 )
@@ -54,6 +55,22 @@ func (f *File) Close() error {
 	err := f.unmap()
 	f.unmap, f.data = nil, nil
 	return err
+}
+
+// Evict drops the resident pages of b, a slice of f's tensor data, from
+// this process after the caller has copied it (e.g. weights rearranged for
+// the kernels): b stays readable, from the file, until Close. Slices that
+// are not f's mapped data are left alone.
+func (f *File) Evict(b []byte) {
+	if f.unmap == nil || len(b) == 0 || len(f.data) == 0 {
+		return
+	}
+	start := uintptr(unsafe.Pointer(&f.data[0]))
+	p := uintptr(unsafe.Pointer(&b[0]))
+	if p < start || p+uintptr(len(b)) > start+uintptr(len(f.data)) {
+		return
+	}
+	_ = mmap.Drop(b) // advice only: on failure the pages simply stay resident
 }
 
 // Tensor returns the directory entry for name.

@@ -55,6 +55,7 @@ type Impl struct {
 	F     map[tensor.DType]FDot
 	Gemm  map[tensor.DType]Gemm  // matrix × matrix tiles (gemm.go)
 	FTile map[tensor.DType]FTile // float matrix × matrix tiles (ftile.go)
+	X16   X16                    // kernel over x16 tiles (x16.go), any supported type
 }
 
 // Generic holds the reference kernels.
@@ -90,6 +91,7 @@ var Generic = Impl{
 		tensor.F16:  fTileGeneric(tensor.F16),
 		tensor.BF16: fTileGeneric(tensor.BF16),
 	},
+	X16: x16Generic,
 }
 
 // active is the implementation chosen at start (see impl_*.go).

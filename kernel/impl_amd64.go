@@ -92,6 +92,7 @@ func init() {
 		avx512.Q[tensor.Q4_0] = qdotSplit(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
 		avx512.Rows[tensor.Q4_0] = rowsQ4_0Prep
 		avx512.Multi = map[tensor.DType]RowsDotMulti{tensor.Q4_0: rowsQ4_0PrepMulti}
+		avx512.X16 = x16VNNI
 		avx512.Q[tensor.Q6_K] = qdotAsm(tensor.Q6_K, dotQ6KQ8KVNNI)
 		avx512.Rows[tensor.Q6_K] = rowsAsm(tensor.Q6_K, 1, dotQ6KQ8KVNNI, nil)
 	}

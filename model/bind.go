@@ -47,9 +47,25 @@ func (b *Binder) Bytes() int64 { return b.bytes }
 // off or this CPU has no GEMM kernels.
 func (b *Binder) PackBytes() int64 { return b.packBytes }
 
-// prepare marks m for repacking on first batched use (see prepack).
+// x16 is whether Q4_0 and Q8_0 matrices are rearranged into the x16
+// layout on first use (compute.ForDecode), on by default where the CPU has
+// the kernels; GLASSBOX_X16=0 keeps the GGUF layout (to compare, or if
+// the copy is unwanted). The copy replaces the mapped pages (they are
+// dropped once copied), so resident memory stays one copy of the weights.
+var x16 = os.Getenv("GLASSBOX_X16") != "0"
+
+// prepare marks m for the x16 kernels, or for GEMM repacking on first
+// batched use (see prepack).
 func (b *Binder) prepare(m compute.Matrix) compute.Matrix {
-	if !prepack || b.err != nil {
+	if b.err != nil {
+		return m
+	}
+	if x16 {
+		if m = compute.ForDecode(m, b.f.Evict); m.ForDecoding() {
+			return m
+		}
+	}
+	if !prepack {
 		return m
 	}
 	m = compute.PackOnFirstUse(m)

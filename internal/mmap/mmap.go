@@ -35,3 +35,10 @@ func Map(path string) ([]byte, func() error, error) {
 	}
 	return data, unmap, nil
 }
+
+// Drop releases the resident pages of b, a slice of bytes returned by Map,
+// once its owner keeps a copy elsewhere: the pages wholly inside b leave
+// this process's resident set (a later read faults them back in from the
+// file, so b stays valid). Where Map read the file into memory it does
+// nothing.
+func Drop(b []byte) error { return dropPages(b) }

@@ -1,0 +1,54 @@
+//go:build amd64 && !purego
+
+package kernel
+
+import "github.com/glassbox-ai/glassbox/tensor"
+
+//go:noescape
+func x16Q4W1(units int, w, a *byte, out *[16]float32)
+
+//go:noescape
+func x16Q4W4(units int, w, a *byte, out *[64]float32)
+
+//go:noescape
+func x16Q4W16(units int, w, a *byte, out *[256]float32)
+
+//go:noescape
+func x16Q8W1(units int, w, a *byte, out *[16]float32)
+
+//go:noescape
+func x16Q8W4(units int, w, a *byte, out *[64]float32)
+
+//go:noescape
+func x16Q8W16(units int, w, a *byte, out *[256]float32)
+
+// x16VNNI is the AVX-512 VNNI X16 kernel: checkX16 has validated the
+// sizes, so the assembly reads only within tile, the panel and out.
+func x16VNNI(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) {
+	units, ap := checkX16(wt, tile, a, panel, out)
+	w, x := &tile[0], &ap[0]
+	q8 := wt == tensor.Q8_0
+	switch a.Width {
+	case 1:
+		o := (*[16]float32)(out)
+		if q8 {
+			x16Q8W1(units, w, x, o)
+		} else {
+			x16Q4W1(units, w, x, o)
+		}
+	case 4:
+		o := (*[64]float32)(out)
+		if q8 {
+			x16Q8W4(units, w, x, o)
+		} else {
+			x16Q4W4(units, w, x, o)
+		}
+	default:
+		o := (*[256]float32)(out)
+		if q8 {
+			x16Q8W16(units, w, x, o)
+		} else {
+			x16Q4W16(units, w, x, o)
+		}
+	}
+}

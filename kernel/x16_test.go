@@ -1,0 +1,118 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// TestX16 checks the x16 layout and kernels: the generic kernel against
+// the dot products over the GGUF blocks (the specification of the sums),
+// every implementation against the generic kernel, and that an activation
+// row gives the same bits at every panel width.
+func TestX16(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, impl := range Impls() {
+		if impl.X16 == nil {
+			continue
+		}
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
+			t.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(t *testing.T) {
+				for _, shape := range [][2]int{{16, 32}, {32, 96}, {48, 2048}} {
+					rows, cols := shape[0], shape[1]
+					w := quantized(t, wt, randNormal(r, rows*cols, 1))
+					rowBytes := len(w) / rows
+					tb := X16TileBytes(wt, cols)
+					if tb != X16Rows*rowBytes {
+						t.Fatalf("tile of %d bytes, want %d (same as the GGUF rows)", tb, X16Rows*rowBytes)
+					}
+					tiles := make([][]byte, rows/X16Rows)
+					for rt := range tiles {
+						tiles[rt] = make([]byte, tb) // exactly sized: the kernel must not read past it
+						if err := PackX16(wt, w, rowBytes, rt*X16Rows, cols, tiles[rt]); err != nil {
+							t.Fatal(err)
+						}
+					}
+					widthRef := map[string]float32{} // cols/act/row → result at the first width seen
+					for _, n := range []int{1, 3, 4, 5, 17} {
+						x := randNormal(rand.New(rand.NewPCG(5, 6)), n*cols, 1) // same leading rows for every n
+						var a XPack
+						if err := a.Reset(wt, n, cols); err != nil {
+							t.Fatal(err)
+						}
+						a.PackRows(x, 0, n/2)
+						a.PackRows(x, n/2, n)
+						vt, _ := VecDotType(wt)
+						xq := quantized(t, vt, x)
+						xrb := len(xq) / n
+						for rt, tile := range tiles {
+							for pn := range a.Panels() {
+								got := make([]float32, 16*a.Width+4) // 4 guard floats
+								want := make([]float32, 16*a.Width)
+								for i := range got {
+									got[i] = 99
+								}
+								impl.X16(wt, tile, &a, pn, got)
+								x16Generic(wt, tile, &a, pn, want)
+								for i := 16 * a.Width; i < len(got); i++ {
+									if got[i] != 99 {
+										t.Fatalf("n=%d: guard float %d overwritten", n, i)
+									}
+								}
+								for k := range a.Width {
+									i := a.Width*pn + k
+									for row := range 16 {
+										g, wv := got[k*16+row], want[k*16+row]
+										if i >= n {
+											if g != 0 {
+												t.Fatalf("n=%d: padding row %d gives %g", n, i, g)
+											}
+											continue
+										}
+										ref := Generic.Q[wt](cols, w[(rt*16+row)*rowBytes:], xq[i*xrb:])
+										tol := 1e-5 * (1 + math.Abs(float64(ref))) * math.Sqrt(float64(cols))
+										if math.Abs(float64(wv-ref)) > tol {
+											t.Fatalf("n=%d row %d act %d: generic x16 %g, dot %g", n, rt*16+row, i, wv, ref)
+										}
+										if math.Abs(float64(g-wv)) > 1e-6*(1+math.Abs(float64(wv))) {
+											t.Fatalf("n=%d row %d act %d: %s %g, generic %g", n, rt*16+row, i, impl.Name, g, wv)
+										}
+										key := fmt.Sprintf("%d/%d/%d", cols, i, rt*16+row)
+										if prev, ok := widthRef[key]; ok && prev != g {
+											t.Fatalf("act %d row %d: %g at width %d, %g at an earlier width", i, rt*16+row, g, a.Width, prev)
+										}
+										widthRef[key] = g
+									}
+								}
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestX16Errors checks that bad shapes are errors, not panics.
+func TestX16Errors(t *testing.T) {
+	var a XPack
+	if err := a.Reset(tensor.Q4_K, 1, 256); err == nil {
+		t.Error("XPack.Reset accepted Q4_K")
+	}
+	if err := a.Reset(tensor.Q4_0, 1, 48); err == nil {
+		t.Error("XPack.Reset accepted 48 columns")
+	}
+	w := make([]byte, 16*18)
+	if err := PackX16(tensor.Q4_0, w, 18, 0, 32, make([]byte, 10)); err == nil {
+		t.Error("PackX16 accepted a short destination")
+	}
+	if err := PackX16(tensor.Q4_0, w, 18, 1, 32, make([]byte, 288)); err == nil {
+		t.Error("PackX16 accepted rows past the end")
+	}
+	if err := PackX16(tensor.F16, w, 18, 0, 32, make([]byte, 288)); err == nil {
+		t.Error("PackX16 accepted F16")
+	}
+}
