@@ -195,8 +195,7 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 		model.NormRows(s.xb, x, L.FFNNorm, n, dim, c.NormEps)
 		s.MatMul(s.Pool, s.hb[:n*hid], L.Gate, s.xb[:n*dim], n)
 		s.MatMul(s.Pool, s.hb2[:n*hid], L.Up, s.xb[:n*dim], n)
-		compute.SiLU(s.hb[:n*hid])
-		compute.Mul(s.hb[:n*hid], s.hb[:n*hid], s.hb2[:n*hid])
+		model.GLU(s.Pool, compute.SiLU, s.hb[:n*hid], s.hb2[:n*hid])
 		s.MatMul(s.Pool, s.out[:n*dim], L.Down, s.hb[:n*hid], n)
 		compute.Add(x, x, s.out[:n*dim])
 	}

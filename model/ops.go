@@ -1,0 +1,39 @@
+package model
+
+import (
+	"sync"
+
+	"github.com/glassbox-ai/glassbox/compute"
+)
+
+// gluGrain is the fewest elements a GLU chunk takes: about 20 µs of SiLU,
+// more than a hand-off to a pool worker costs.
+const gluGrain = 2048
+
+// GLU sets gate = act(gate) ⊙ up, the elementwise part of a gated
+// feed-forward network (Shazeer 2020, "GLU Variants Improve Transformer",
+// arXiv:2002.05202), split over the pool: a decode step's few rows would
+// otherwise leave the other threads idle for it. Each element is computed
+// as act and compute.Mul compute it, so the result does not depend on the
+// thread count.
+func GLU(p *compute.Pool, act func([]float32), gate, up []float32) {
+	t := gluTasks.Get().(*gluTask)
+	*t = gluTask{act: act, gate: gate, up: up}
+	p.ForTask(len(gate), gluGrain, t)
+	*t = gluTask{}
+	gluTasks.Put(t)
+}
+
+// gluTask is GLU's loop body, pooled so a step allocates nothing.
+type gluTask struct {
+	act      func([]float32)
+	gate, up []float32
+}
+
+var gluTasks = sync.Pool{New: func() any { return new(gluTask) }}
+
+func (t *gluTask) Run(lo, hi int) {
+	g := t.gate[lo:hi]
+	t.act(g)
+	compute.Mul(g, g, t.up[lo:hi])
+}
