@@ -32,13 +32,15 @@ type Observation struct {
 	PredictedDecode  float64 `json:"predicted_decode_tokens_per_s"`
 	MeasuredDecode   float64 `json:"measured_decode_tokens_per_s,omitempty"`
 
-	// The decode prediction's parts, for fitting: seconds per token from
-	// the roofline, and the number of layers (whose fixed cost is fitted).
-	DecodeRooflineS float64 `json:"decode_roofline_s,omitempty"`
-	Layers          int     `json:"layers,omitempty"`
-	// The same for one prefill batch of PrefillBatch tokens.
-	PrefillRooflineS float64 `json:"prefill_roofline_s,omitempty"`
-	PrefillBatch     int     `json:"prefill_batch,omitempty"`
+	// What makes runs comparable for the speed correction: the speed
+	// model that predicted (SpeedModel; runs of older models are not
+	// used), the dominant weight format, the weight bytes read per token
+	// and the worker threads.
+	SpeedModel  int    `json:"speed_model,omitempty"`
+	Format      string `json:"format,omitempty"`
+	WeightBytes int64  `json:"weight_bytes,omitempty"`
+	Threads     int    `json:"threads,omitempty"`
+	Layers      int    `json:"layers,omitempty"`
 }
 
 // Observe pairs a plan with what a run measured (zero: not measured).
@@ -51,8 +53,8 @@ func Observe(p *Plan, peakRSS int64, prefillTokS, decodeTokS float64) Observatio
 		Options: p.Options, PredictedBytes: p.raw.total, MeasuredPeakRSS: peakRSS,
 		PredictedPrefill: p.raw.prefill, MeasuredPrefill: prefillTokS,
 		PredictedDecode: p.raw.decode, MeasuredDecode: decodeTokS,
-		DecodeRooflineS: p.raw.decodeRoof, Layers: p.Model.Layers,
-		PrefillRooflineS: p.raw.prefillRoof, PrefillBatch: p.raw.prefillBatch}
+		SpeedModel: SpeedModel, Format: p.Model.FileType, WeightBytes: p.Model.WeightBytes(),
+		Threads: p.raw.threads, Layers: p.Model.Layers}
 }
 
 // RecordRun stores what a finished job of plan p measured in the default
@@ -67,115 +69,91 @@ func RecordRun(p *Plan, prefillTokS, decodeTokS float64) error {
 	return h.Record(Observe(p, PeakRSS(), prefillTokS, decodeTokS))
 }
 
-// Calibration is what history says about the planner on one device: the
-// median ratio measured ÷ predicted (the correction applied to new plans)
-// and the error bar, the median distance of a run from the corrected
-// prediction, as a fraction (0.05 = ±5%). Before is the same error without
-// correction.
+// Calibration is what history says about the planner on one device.
+//
+// Memory: the median ratio measured ÷ predicted over every run (the
+// correction applied to new plans) and the error bar, the median distance
+// of a run from the corrected prediction, as a fraction (0.05 = ±5%);
+// Before is the same error without correction.
+//
+// Speed is corrected per kind of model, never across kinds: a new plan's
+// generation and prefill figures are scaled by the median ratio of runs of
+// the same weight format, thread count and speed model whose weights are
+// within a factor of two of its own (see correction), and only when there
+// are at least MinCalibrationRuns of them. A 260K-parameter model's runs
+// (microseconds of fixed costs per token) never move a 1B prediction
+// (milliseconds of weight streaming).
 type Calibration struct {
-	N             int     `json:"runs"`
-	MemoryFactor  float64 `json:"memory_factor"`
-	PrefillFactor float64 `json:"prefill_factor"`
-	DecodeFactor  float64 `json:"decode_factor"`
-	MemoryError   float64 `json:"memory_error"`
-	PrefillError  float64 `json:"prefill_error"`
-	DecodeError   float64 `json:"decode_error"`
-	MemoryBefore  float64 `json:"memory_error_uncorrected"`
-	DecodeBefore  float64 `json:"decode_error_uncorrected"`
+	N            int     `json:"runs"`
+	SpeedRuns    int     `json:"speed_runs"` // runs with speeds measured against the current speed model
+	MemoryFactor float64 `json:"memory_factor"`
+	MemoryError  float64 `json:"memory_error"`
+	MemoryBefore float64 `json:"memory_error_uncorrected"`
 
-	// DecodeScale and DecodeLayerCost (seconds) are the least-squares fit
-	// of measured seconds per token = scale × roofline time + cost ×
-	// layers, used instead of DecodeFactor when the history has runs of
-	// different shapes (zero when it cannot be fitted).
-	DecodeScale     float64 `json:"decode_scale,omitempty"`
-	DecodeLayerCost float64 `json:"decode_layer_cost_s,omitempty"`
-	// The same fit for one prefill batch.
-	PrefillScale     float64 `json:"prefill_scale,omitempty"`
-	PrefillLayerCost float64 `json:"prefill_layer_cost_s,omitempty"`
+	speed []Observation // SpeedRuns of them, for correction
 }
 
-// MinCalibrationRuns is how many runs a device needs before its constants
-// are corrected; fewer would chase noise.
+// MinCalibrationRuns is how many comparable runs a correction needs; fewer
+// would chase noise.
 const MinCalibrationRuns = 3
 
 // Calibrate summarizes the observations made on device (nil when there are
 // fewer than MinCalibrationRuns).
 func Calibrate(obs []Observation, device string) *Calibration {
-	var mem, pre, dec []float64
-	var fit, pfit []sample
-	n := 0
+	var mem []float64
+	c := &Calibration{}
 	for _, o := range obs {
 		if o.Device != device {
 			continue
 		}
-		n++
+		c.N++
 		if o.MeasuredPeakRSS > 0 && o.PredictedBytes > 0 {
 			mem = append(mem, float64(o.MeasuredPeakRSS)/float64(o.PredictedBytes))
 		}
-		if o.MeasuredPrefill > 0 && o.PredictedPrefill > 0 {
-			pre = append(pre, o.MeasuredPrefill/o.PredictedPrefill)
-			if o.PrefillRooflineS > 0 && o.Layers > 0 && o.PrefillBatch > 0 {
-				pfit = append(pfit, sample{o.PrefillRooflineS, float64(o.Layers), float64(o.PrefillBatch) / o.MeasuredPrefill})
-			}
-		}
-		if o.MeasuredDecode > 0 && o.PredictedDecode > 0 {
-			dec = append(dec, o.MeasuredDecode/o.PredictedDecode)
-			if o.DecodeRooflineS > 0 && o.Layers > 0 {
-				fit = append(fit, sample{o.DecodeRooflineS, float64(o.Layers), 1 / o.MeasuredDecode})
-			}
+		if o.SpeedModel == SpeedModel && o.WeightBytes > 0 &&
+			((o.MeasuredDecode > 0 && o.PredictedDecode > 0) || (o.MeasuredPrefill > 0 && o.PredictedPrefill > 0)) {
+			c.speed = append(c.speed, o)
 		}
 	}
-	if n < MinCalibrationRuns {
+	if c.N < MinCalibrationRuns {
 		return nil
 	}
-	c := &Calibration{N: n}
+	c.SpeedRuns = len(c.speed)
 	c.MemoryFactor, c.MemoryError, c.MemoryBefore = summarize(mem)
-	c.PrefillFactor, c.PrefillError, _ = summarize(pre)
-	c.DecodeFactor, c.DecodeError, c.DecodeBefore = summarize(dec)
-	if a, b, e, ok := fitSteps(fit); ok {
-		c.DecodeScale, c.DecodeLayerCost, c.DecodeError = a, b, e
-	}
-	if a, b, e, ok := fitSteps(pfit); ok {
-		c.PrefillScale, c.PrefillLayerCost, c.PrefillError = a, b, e
-	}
 	return c
 }
 
-// sample is one measured step: its roofline time, layer count and the
-// measured seconds.
-type sample struct{ roof, layers, t float64 }
+// similarWeights is how far apart (as a ratio) two models' weight bytes may
+// be for one's runs to correct the other's speed.
+const similarWeights = 2.0
 
-// fitSteps fits t = a·roof + b·layers to the samples by least squares
-// (the 2×2 normal equations) and returns the median relative error of the
-// fitted speeds. ok is false when there are too few runs, their shapes do
-// not separate the two terms, or the fit is not physical (a ≤ 0 or b < 0).
-func fitSteps(obs []sample) (a, b, medErr float64, ok bool) {
-	if len(obs) < MinCalibrationRuns {
-		return 0, 0, 0, false
+// correction returns the factor for the decode (or prefill) speed of a
+// model of shape s on threads workers, the median distance of those runs
+// from the corrected figure, and how many runs it comes from (0: no
+// correction — fewer than MinCalibrationRuns comparable runs).
+func (c *Calibration) correction(s *Shape, threads int, decode bool) (factor, errBar float64, n int) {
+	if c == nil {
+		return 0, 0, 0
 	}
-	var sxx, sxy, syy, sxt, syt float64
-	for _, o := range obs {
-		x, y, t := o.roof, o.layers, o.t
-		sxx += x * x
-		sxy += x * y
-		syy += y * y
-		sxt += x * t
-		syt += y * t
+	wb := float64(s.WeightBytes())
+	var ratios []float64
+	for _, o := range c.speed {
+		r := float64(o.WeightBytes) / wb
+		if o.Format != s.FileType || o.Threads != threads || r > similarWeights || r < 1/similarWeights {
+			continue
+		}
+		switch {
+		case decode && o.MeasuredDecode > 0 && o.PredictedDecode > 0:
+			ratios = append(ratios, o.MeasuredDecode/o.PredictedDecode)
+		case !decode && o.MeasuredPrefill > 0 && o.PredictedPrefill > 0:
+			ratios = append(ratios, o.MeasuredPrefill/o.PredictedPrefill)
+		}
 	}
-	det := sxx*syy - sxy*sxy
-	if det <= 1e-12*sxx*syy {
-		return 0, 0, 0, false
+	factor, errBar, _ = summarize(ratios)
+	if factor <= 0 {
+		return 0, 0, 0
 	}
-	a = (sxt*syy - syt*sxy) / det
-	b = (syt*sxx - sxt*sxy) / det
-	if a <= 0 || b < 0 || math.IsNaN(a) || math.IsNaN(b) {
-		return 0, 0, 0, false
-	}
-	errs := make([]float64, len(obs))
-	for i, o := range obs {
-		errs[i] = math.Abs((a*o.roof+b*o.layers)/o.t - 1) // measured speed ÷ predicted − 1
-	}
-	return a, b, median(errs), true
+	return factor, errBar, len(ratios)
 }
 
 // summarize returns the median ratio, the median relative distance from
@@ -210,17 +188,8 @@ func (c *Calibration) String() string {
 	if c == nil {
 		return fmt.Sprintf("no calibration yet (fewer than %d measured runs on this device)", MinCalibrationRuns)
 	}
-	s := fmt.Sprintf("from %d measured runs: memory ±%.1f%%", c.N, 100*c.MemoryError)
-	if c.DecodeFactor > 0 {
-		s += fmt.Sprintf(", generation ±%.0f%%", 100*c.DecodeError)
-	}
-	if c.DecodeScale > 0 {
-		s += fmt.Sprintf(" (fitted: %.2f× the roofline + %.0f µs per layer)", c.DecodeScale, 1e6*c.DecodeLayerCost)
-	}
-	if c.PrefillFactor > 0 {
-		s += fmt.Sprintf(", prefill ±%.0f%%", 100*c.PrefillError)
-	}
-	return s + fmt.Sprintf(" (uncorrected: memory ±%.1f%%, generation ±%.0f%%)", 100*c.MemoryBefore, 100*c.DecodeBefore)
+	return fmt.Sprintf("from %d measured runs: memory ±%.1f%% (uncorrected ±%.1f%%); speed corrected only by runs of similar models (%d runs of the current speed model)",
+		c.N, 100*c.MemoryError, 100*c.MemoryBefore, c.SpeedRuns)
 }
 
 // History is the calibration log: one JSON observation per line. The

@@ -33,6 +33,11 @@ type Device struct {
 	Estimated bool    `json:"estimated"`
 	Roofline  string  `json:"roofline"` // how the figures were obtained
 
+	// Kernels are glassbox's measured kernel speeds on this device, one
+	// entry per thread count probed (compute/kprobe): with them the decode
+	// figure is measured, not a share of the roofline.
+	Kernels []Kernels `json:"kernels,omitempty"`
+
 	GPU *GPU `json:"gpu,omitempty"`
 	// GPUsSeen names accelerators found on this machine; glassbox does not
 	// use them yet, so they are listed, not planned for.

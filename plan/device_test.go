@@ -159,15 +159,17 @@ func TestCalibration(t *testing.T) {
 	if math.Abs(c.MemoryFactor-1.05) > 1e-9 || math.Abs(c.MemoryError-0.04/4.2) > 1e-3 || math.Abs(c.MemoryBefore-0.05) > 1e-9 {
 		t.Errorf("memory factor %g error %g before %g", c.MemoryFactor, c.MemoryError, c.MemoryBefore)
 	}
-	if math.Abs(c.DecodeFactor-0.9) > 1e-9 || c.PrefillFactor != 0 {
-		t.Errorf("decode factor %g, prefill %g", c.DecodeFactor, c.PrefillFactor)
+	// Those runs carry no speed model version: they predate the current
+	// one and correct no speed.
+	if c.SpeedRuns != 0 {
+		t.Errorf("%d speed runs from unversioned observations", c.SpeedRuns)
 	}
-	if !strings.HasPrefix(c.String(), "from 3 measured runs: memory ±1.0%, generation ±") {
+	if !strings.HasPrefix(c.String(), "from 3 measured runs: memory ±1.0%") {
 		t.Errorf("String %q", c)
 	}
 
-	// The correction applies to new plans, and Observe records the raw
-	// prediction so corrections never compound.
+	// The memory correction applies to new plans, and Observe records the
+	// raw prediction so corrections never compound.
 	q4 := synthetic(t, Llama3_8B)
 	dev := cpuDevice(64 * gib)
 	raw, _ := ForModel(q4, Options{}, dev)
@@ -176,12 +178,13 @@ func TestCalibration(t *testing.T) {
 	if want := int64(float64(raw.Memory.TotalBytes) * 1.05); cor.Memory.TotalBytes != want {
 		t.Errorf("corrected total %d, want %d", cor.Memory.TotalBytes, want)
 	}
-	if math.Abs(cor.Speed.DecodeTokensPerS-0.9*raw.Speed.DecodeTokensPerS) > 1e-9 {
-		t.Errorf("corrected decode %g, raw %g", cor.Speed.DecodeTokensPerS, raw.Speed.DecodeTokensPerS)
+	if cor.Speed.DecodeTokensPerS != raw.Speed.DecodeTokensPerS {
+		t.Errorf("speed corrected by unversioned runs: %g, raw %g", cor.Speed.DecodeTokensPerS, raw.Speed.DecodeTokensPerS)
 	}
 	o := Observe(cor, 123, 0, 4)
-	if o.PredictedBytes != raw.Memory.TotalBytes || o.PredictedDecode != raw.Speed.DecodeTokensPerS {
-		t.Errorf("observation records corrected predictions: %+v", o)
+	if o.PredictedBytes != raw.Memory.TotalBytes || o.PredictedDecode != raw.Speed.DecodeTokensPerS ||
+		o.SpeedModel != SpeedModel || o.Format != "Q4_K" || o.WeightBytes != raw.Model.WeightBytes() {
+		t.Errorf("observation %+v", o)
 	}
 
 	h := &History{Path: filepath.Join(t.TempDir(), "sub", "h.jsonl")}
@@ -199,34 +202,60 @@ func TestCalibration(t *testing.T) {
 	}
 }
 
-func TestCalibrationFitsDecode(t *testing.T) {
-	// Runs made by a machine where a token takes 1.5× the roofline time
-	// plus 200 µs per layer are fitted exactly.
-	var obs []Observation
-	for _, c := range []struct {
-		roof   float64
-		layers int
-	}{{1e-4, 5}, {7e-4, 2}, {80e-3, 16}, {2e-3, 1}} {
-		obs = append(obs, Observation{Device: "d", DecodeRooflineS: c.roof, Layers: c.layers, PredictedDecode: 1,
-			MeasuredDecode: 1 / (1.5*c.roof + 200e-6*float64(c.layers))})
+// TestCalibrationBySimilarModels: speed is corrected only by runs of the
+// same format and thread count on models of similar size, so a tiny
+// model's runs (fixed costs dominate) never move a large model's figure.
+func TestCalibrationBySimilarModels(t *testing.T) {
+	f := synthetic(t, Llama32_1B) // Q4_K_M
+	dev := kernelDevice()
+	raw, err := ForModel(f, Options{Tokens: 64}, dev)
+	if err != nil {
+		t.Fatal(err)
 	}
-	c := Calibrate(obs, "d")
-	if c == nil || math.Abs(c.DecodeScale-1.5) > 1e-9 || math.Abs(c.DecodeLayerCost-200e-6) > 1e-12 || c.DecodeError > 1e-9 {
-		t.Fatalf("fit %+v", c)
+	run := func(weights int64, format string, threads int, ratio float64) Observation {
+		o := Observe(raw, 1, 0, ratio*raw.Speed.DecodeTokensPerS)
+		o.WeightBytes, o.Format, o.Threads = weights, format, threads
+		return o
 	}
-	// Runs of one shape cannot separate the terms: no fit, ratio only.
-	same := []Observation{obs[0], obs[0], obs[0]}
-	if c := Calibrate(same, "d"); c == nil || c.DecodeScale != 0 || c.DecodeFactor == 0 {
-		t.Errorf("degenerate fit %+v", c)
-	}
-	// A fitted device predicts with the fit.
-	f := synthetic(t, Llama3_8B)
-	dev := cpuDevice(64 * gib)
-	raw, _ := ForModel(f, Options{}, dev)
-	dev.Calibration = c
-	p, _ := ForModel(f, Options{}, dev)
-	want := 1 / (1.5*raw.raw.decodeRoof + 200e-6*32)
-	if math.Abs(p.Speed.DecodeTokensPerS-want) > 1e-9 {
-		t.Errorf("decode %g, want %g", p.Speed.DecodeTokensPerS, want)
+	wb := raw.Model.WeightBytes()
+	tiny := []Observation{run(1<<20, "Q4_K", 2, 0.2), run(1<<20, "Q4_K", 2, 0.25), run(2<<20, "Q4_K", 2, 0.3), run(1<<20, "Q4_K", 2, 0.2)}
+	others := []Observation{run(wb, "Q8_0", 2, 3), run(wb, "Q8_0", 2, 3), run(wb, "Q8_0", 2, 3), // another format
+		run(wb, "Q4_K", 1, 4), run(wb, "Q4_K", 1, 4), run(wb, "Q4_K", 1, 4)} // another thread count
+	for _, tc := range []struct {
+		name string
+		obs  []Observation
+		want float64 // correction factor; 0: none
+	}{
+		{"tiny models only", tiny, 0},
+		{"other formats and threads", append(append([]Observation(nil), tiny...), others...), 0},
+		{"two similar runs", append(append([]Observation(nil), tiny...), run(wb, "Q4_K", 2, 0.9), run(wb*3/2, "Q4_K", 2, 0.9)), 0},
+		{"three similar runs", append(append([]Observation(nil), tiny...), run(wb, "Q4_K", 2, 0.9), run(wb*3/2, "Q4_K", 2, 0.8), run(wb*2/3, "Q4_K", 2, 1.0)), 0.9},
+		{"old speed model", func() []Observation {
+			o := []Observation{run(wb, "Q4_K", 2, 0.5), run(wb, "Q4_K", 2, 0.5), run(wb, "Q4_K", 2, 0.5)}
+			for i := range o {
+				o[i].SpeedModel = SpeedModel - 1
+			}
+			return o
+		}(), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := kernelDevice()
+			d.Calibration = Calibrate(tc.obs, d.Name)
+			p, err := ForModel(f, Options{Tokens: 64}, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := raw.Speed.DecodeTokensPerS
+			if tc.want > 0 {
+				want *= tc.want
+			}
+			if math.Abs(p.Speed.DecodeTokensPerS/want-1) > 1e-9 || p.Speed.DecodeCorrection != tc.want {
+				t.Errorf("decode %g (correction %g from %d runs), want %g (×%g)", p.Speed.DecodeTokensPerS,
+					p.Speed.DecodeCorrection, p.Speed.DecodeCorrectionRuns, want, tc.want)
+			}
+			if o := Observe(p, 1, 0, 1); o.PredictedDecode != raw.Speed.DecodeTokensPerS {
+				t.Errorf("observation records the corrected figure %g", o.PredictedDecode)
+			}
+		})
 	}
 }

@@ -19,11 +19,22 @@
 //   - runtime overhead covers the Go runtime, the program text, the parsed
 //     header and the tokenizer.
 //
-// Speed model: a roofline (Williams, Waterman, Patterson, "Roofline: an
-// insightful visual performance model", CACM 2009). Generating one token
-// reads every weight and the live KV cache once, so its time is
-// max(bytes ÷ bandwidth, FLOPs ÷ peak) plus a fixed per-token cost; prefill
-// reads the weights once per batch and is usually compute-bound.
+// Speed model. Generation on this machine is measured, not assumed: the
+// kernel probe (compute/kprobe) times glassbox's own one-row MatMul per
+// weight format with the weights in cache, the attention and vector ops
+// and the fixed cost of a call, at 1 and N threads, and the roofline probe
+// (compute/roofline) gives the DRAM read bandwidth. A token then takes,
+// summed over the weight matrices, bytes ÷ bandwidth + bytes ÷ kernel rate
+// + the call cost (DRAM and kernel time barely overlap at one activation
+// row; see overlap), plus per layer the KV cache read and attention at the
+// position and the vector ops. decode_limit names the larger of the DRAM
+// and kernel parts. Without measured kernels (device profiles, GPUs, a
+// machine not probed yet) the figure is a roofline (Williams, Waterman,
+// Patterson, "Roofline: an insightful visual performance model", CACM
+// 2009): max(bytes ÷ bandwidth, FLOPs ÷ peak) plus fixed costs. Prefill
+// reads the weights once per batch and is usually compute-bound; it keeps
+// the roofline. Calibration corrects a model's speed only from runs of
+// similar models (same format and threads, weights within 2×).
 //
 // Imports: gguf, tensor, pipeline and the standard library.
 package plan

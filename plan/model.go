@@ -52,6 +52,7 @@ type matrix struct {
 	name  string
 	layer int // block index; -1 token_embd, -2 output, -3 other
 	elems int64
+	rows  int64 // elements ÷ the innermost dimension
 	size  int64
 	typ   tensor.DType
 }
@@ -188,7 +189,11 @@ func (s *Shape) readTensors(f *gguf.File) error {
 			s.OtherBytes += t.Size
 		}
 		if len(t.Shape) >= 2 {
-			s.mats = append(s.mats, matrix{name: t.Name, layer: layer, elems: t.Elements(), size: t.Size, typ: t.Type})
+			rows := int64(1)
+			if in := t.Shape[len(t.Shape)-1]; in > 0 {
+				rows = t.Elements() / int64(in)
+			}
+			s.mats = append(s.mats, matrix{name: t.Name, layer: layer, elems: t.Elements(), rows: rows, size: t.Size, typ: t.Type})
 		}
 	}
 	if s.Layers > 0 && !f.HasTensor("output.weight") {

@@ -22,6 +22,9 @@ type Options struct {
 	// touches only min(Batch, Prompt) rows of the activation buffers. 0
 	// assumes full batches.
 	Prompt int `json:"prompt,omitempty"`
+	// Threads is how many worker threads the job runs on (0: the engine's
+	// default, the physical cores): the measured kernel speeds depend on it.
+	Threads int `json:"threads,omitempty"`
 }
 
 // Defaults applied to a zero Options.
@@ -51,6 +54,7 @@ type Plan struct {
 		decodeRoof, decodeFixed float64 // seconds per token: roofline part, fixed costs
 		prefillRoof             float64 // seconds per prefill batch, roofline part
 		prefillBatch            int     // tokens in that batch
+		threads                 int     // the decode figure's thread count (0: not known)
 	}
 }
 
@@ -139,8 +143,11 @@ func plan(s *Shape, opts Options, dev *Device) (*Plan, error) {
 }
 
 func (o Options) resolve(s *Shape) (Options, tensor.DType, error) {
-	if o.Ctx < 0 || o.Batch < 0 || o.Parallel < 0 || o.Tokens < 0 {
-		return o, 0, fmt.Errorf("plan: negative setting (ctx %d, batch %d, parallel %d, tokens %d)", o.Ctx, o.Batch, o.Parallel, o.Tokens)
+	if o.Ctx < 0 || o.Batch < 0 || o.Parallel < 0 || o.Tokens < 0 || o.Threads < 0 {
+		return o, 0, fmt.Errorf("plan: negative setting (ctx %d, batch %d, parallel %d, tokens %d, threads %d)", o.Ctx, o.Batch, o.Parallel, o.Tokens, o.Threads)
+	}
+	if o.Threads > 4096 {
+		return o, 0, fmt.Errorf("plan: --threads %d is out of range (max 4096)", o.Threads)
 	}
 	if o.Ctx == 0 {
 		o.Ctx = DefaultCtx

@@ -122,7 +122,7 @@ func (s *Shape) requant(q quantMix) *Shape {
 		}
 		r.weightTy[t] += size
 		r.quantBytes += size
-		r.mats = append(r.mats, matrix{name: m.name, layer: m.layer, elems: m.elems, size: size, typ: t})
+		r.mats = append(r.mats, matrix{name: m.name, layer: m.layer, elems: m.elems, rows: m.rows, size: size, typ: t})
 	}
 	r.FileType = q.name
 	r.FileBytes = r.HeaderSize + r.WeightBytes()

@@ -18,6 +18,22 @@ type Speed struct {
 	DecodeLimit         string  `json:"decode_limit"`
 	PrefillLimit        string  `json:"prefill_limit"`
 
+	// The measured decode model's parts (zero without measured kernels):
+	// seconds per token reading from DRAM, in the kernels (each as if
+	// alone), and in fixed costs; Threads is the thread count they were
+	// measured at.
+	DecodeMemoryS float64 `json:"decode_memory_s,omitempty"`
+	DecodeKernelS float64 `json:"decode_kernel_s,omitempty"`
+	DecodeFixedS  float64 `json:"decode_fixed_s,omitempty"`
+	Threads       int     `json:"threads,omitempty"`
+	// DecodeCorrection is the factor calibration applied to the decode
+	// figure (0: none), from DecodeCorrectionRuns runs of similar models on
+	// this device, which the corrected figure fits within ±DecodeErrorBar.
+	DecodeCorrection     float64 `json:"decode_correction,omitempty"`
+	DecodeCorrectionRuns int     `json:"decode_correction_runs,omitempty"`
+	DecodeErrorBar       float64 `json:"decode_error_bar,omitempty"`
+	PrefillCorrection    float64 `json:"prefill_correction,omitempty"`
+
 	Estimated bool   `json:"estimated"` // roofline figures are estimates, not measurements
 	Basis     string `json:"basis"`
 }
@@ -122,6 +138,16 @@ func (p *Plan) speed() {
 	p.raw.decodeRoof, p.raw.decodeFixed = roof, fixed
 	sp.DecodeTokensPerS = 1 / (roof + fixed)
 	sp.DecodeLimit = limitName(memBound)
+	var kern *Kernels
+	if pl.GPULayers == 0 {
+		kern = d.KernelsFor(o.Threads)
+	}
+	if kern != nil {
+		dp := p.measuredDecode(kern, pos)
+		sp.DecodeTokensPerS = 1 / dp.total
+		sp.DecodeLimit = limitName(dp.memory >= dp.kernel)
+		sp.DecodeMemoryS, sp.DecodeKernelS, sp.DecodeFixedS, sp.Threads = dp.memory, dp.kernel, dp.fixed, kern.Threads
+	}
 	sp.DecodeBytesPerToken = int64(float64(s.WeightBytes()-s.EmbeddingBytes) + float64(p.Memory.KVBytesPerTok)*float64(pos))
 	if s.Tied {
 		sp.DecodeBytesPerToken += s.EmbeddingBytes
@@ -140,24 +166,25 @@ func (p *Plan) speed() {
 	sp.PrefillTokensPerS = b / (roof + fixed)
 	sp.PrefillLimit = limitName(memBound)
 
-	p.raw.prefill, p.raw.decode = sp.PrefillTokensPerS, sp.DecodeTokensPerS
+	p.raw.prefill, p.raw.decode, p.raw.threads = sp.PrefillTokensPerS, sp.DecodeTokensPerS, o.Threads
+	if kern != nil {
+		p.raw.threads = kern.Threads
+	}
 	if c := d.Calibration; c != nil {
-		switch {
-		case c.DecodeScale > 0:
-			// Fitted on this device: t = scale × roofline + per-layer cost × layers.
-			sp.DecodeTokensPerS = 1 / (c.DecodeScale*p.raw.decodeRoof + c.DecodeLayerCost*float64(s.Layers))
-		case c.DecodeFactor > 0:
-			sp.DecodeTokensPerS *= c.DecodeFactor
+		if f, e, n := c.correction(s, p.raw.threads, true); n > 0 {
+			sp.DecodeTokensPerS *= f
+			sp.DecodeCorrection, sp.DecodeCorrectionRuns, sp.DecodeErrorBar = f, n, e
 		}
-		switch {
-		case c.PrefillScale > 0:
-			sp.PrefillTokensPerS = b / (c.PrefillScale*p.raw.prefillRoof + c.PrefillLayerCost*float64(s.Layers))
-		case c.PrefillFactor > 0:
-			sp.PrefillTokensPerS *= c.PrefillFactor
+		if f, _, n := c.correction(s, p.raw.threads, false); n > 0 {
+			sp.PrefillTokensPerS *= f
+			sp.PrefillCorrection = f
 		}
 	}
 	sp.DecodeTotalTokensPerS = sp.DecodeTokensPerS * par
 	sp.Basis = p.speedBasis(cpuPeak)
+	if kern != nil {
+		sp.Basis = kernelBasis(kern, s) + "; prefill: " + sp.Basis
+	}
 }
 
 func limitName(memBound bool) string {
@@ -178,8 +205,8 @@ func (p *Plan) speedBasis(cpuPeak float64) string {
 	if d.GPU != nil {
 		b = fmt.Sprintf("%s %s, %s (spec sheet); ", d.GPU.Name, FormatRate(d.GPU.Bandwidth, "B/s"), FormatRate(d.GPU.PeakInt8, "OP/s int8")) + b
 	}
-	if c := d.Calibration; c != nil && c.N > 0 {
-		b += fmt.Sprintf("; corrected by %d measured runs", c.N)
+	if sp := p.Speed; sp.DecodeCorrectionRuns > 0 {
+		b += fmt.Sprintf("; generation corrected ×%.2f by %d measured runs of similar models", sp.DecodeCorrection, sp.DecodeCorrectionRuns)
 	}
 	return b
 }

@@ -72,6 +72,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if c := d.Calibration; c != nil {
 		fmt.Fprintf(&b, "           error bar: %s\n", c)
 	}
+	if sp.DecodeCorrectionRuns > 0 {
+		fmt.Fprintf(&b, "           generation ±%.0f%% after correction by %d runs of similar models\n", 100*sp.DecodeErrorBar, sp.DecodeCorrectionRuns)
+	}
 	fmt.Fprintf(&b, "\nverdict    %s\n", p.Verdict)
 	for _, x := range p.Warnings {
 		fmt.Fprintf(&b, "warning    %s\n", x)

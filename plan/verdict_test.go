@@ -167,7 +167,7 @@ func TestOptionErrors(t *testing.T) {
 		want string
 	}{
 		{Options{KV: "q4"}, `plan: --kv "q4": want f16, q8_0 or f32`},
-		{Options{Ctx: -1}, "plan: negative setting (ctx -1, batch 0, parallel 0, tokens 0)"},
+		{Options{Ctx: -1}, "plan: negative setting (ctx -1, batch 0, parallel 0, tokens 0, threads 0)"},
 		{Options{Ctx: 1 << 25}, "plan: --ctx 33554432 is beyond any model (max 16777216)"},
 		{Options{Ctx: 256, Tokens: 300}, "plan: 300 tokens do not fit a context of 256 (raise --ctx)"},
 		{Options{Parallel: 5000}, "plan: --parallel 5000 is out of range (max 4096)"},

@@ -102,6 +102,8 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&c.opts.KV, "kv", "f16", "KV cache type: f16, q8_0 or f32")
 	fs.IntVar(&c.opts.Tokens, "tokens", 0, "tokens the job will hold, prompt + generated (0: a full context)")
 	fs.IntVar(&c.opts.Prompt, "prompt-tokens", 0, "prompt length in tokens, when known (0: full batches)")
+	fs.IntVar(&c.opts.Threads, "threads", 0, "worker threads the job will use (0: physical cores)")
+	fs.IntVar(&c.opts.Threads, "t", 0, "short for --threads")
 	fs.StringVar(&c.device, "device", "", "this machine (default), a profile ("+strings.Join(plan.ProfileNames(), ", ")+
 		") or a spec like \"vram=8GiB,bw=360GB/s,ram=32GiB\"")
 	fs.StringVar(&c.budget, "mem-budget", "", "refuse plans above this much memory (e.g. 12GiB)")
@@ -128,6 +130,17 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	dev, err := planDevice(c.device, !c.noCalib)
 	if err != nil {
 		return err
+	}
+	if isLocalDevice(c.device) {
+		if autoProbe {
+			if err := measureLocal(env.stderr, c.opts.Threads); err != nil {
+				return err
+			}
+			if bw, f32, i8, src, ok := localRoofline(); ok {
+				dev.SetRoofline(bw, f32, i8, src)
+			}
+		}
+		dev.Kernels = localKernels(dev, c.opts.Threads)
 	}
 	if c.synth != "" {
 		if c.model != "" {
@@ -277,14 +290,18 @@ func fetchRange(ctx context.Context, url string, n int64) ([]byte, int64, error)
 	return b, total, nil
 }
 
+// isLocalDevice reports whether --device names this machine.
+func isLocalDevice(arg string) bool { return arg == "" || arg == "local" }
+
 // planDevice resolves --device; for this machine it adds the measured
-// roofline and the calibration history when they exist.
+// roofline, the measured kernel speeds and the calibration history when
+// they exist (it measures nothing).
 func planDevice(arg string, calibrate bool) (*plan.Device, error) {
 	dev, err := plan.ParseDevice(arg)
 	if err != nil {
 		return nil, err
 	}
-	if arg != "" && arg != "local" {
+	if !isLocalDevice(arg) {
 		return dev, nil
 	}
 	// This process has loaded nothing yet: its resident memory is the
@@ -295,6 +312,7 @@ func planDevice(arg string, calibrate bool) (*plan.Device, error) {
 			dev.SetRoofline(bw, f32, i8, src)
 		}
 	}
+	dev.Kernels = localKernels(dev, 0)
 	if calibrate {
 		if h, err := plan.DefaultHistory(); err == nil {
 			if obs, err := h.Load(); err == nil {

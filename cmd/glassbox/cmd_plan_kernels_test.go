@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/compute/kprobe"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/plan"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// Tests run glassbox plan in-process: they must not measure this machine
+// into the user's glassbox home. TestPlanMeasuresKernels turns it on with
+// a temporary home.
+func init() { autoProbe = false }
+
+// The planner counts a layer's vector work as the probe measured its rate.
+func TestVectorElemsAgree(t *testing.T) {
+	for _, d := range [][4]int{{2048, 8192, 2048, 512}, {64, 172, 64, 32}, {4096, 14336, 4096, 1024}} {
+		if a, b := plan.LayerVectorElems(d[0], d[1], d[2], d[3]), kprobe.VectorElems(d[0], d[1], d[2], d[3]); a != b {
+			t.Errorf("%v: plan counts %g, kprobe %g", d, a, b)
+		}
+	}
+}
+
+// TestPlanMeasuresKernels: on a machine with nothing cached, glassbox plan
+// measures the roofline and the kernels once (saying so), predicts
+// generation from them at the asked thread count, and the next plan reads
+// the caches.
+func TestPlanMeasuresKernels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("probes the machine (a few seconds)")
+	}
+	t.Setenv("GLASSBOX_HOME", t.TempDir())
+	defer func(a bool, o kprobe.Options) { autoProbe, kprobeOptions = a, o }(autoProbe, kprobeOptions)
+	autoProbe = true
+	kprobeOptions = kprobe.Options{MatrixBytes: 256 << 10, Batch: time.Millisecond, Batches: 2,
+		Types: []tensor.DType{tensor.F32, tensor.Q8_0}}
+	model := shared.Path(t, "models/stories260K.gguf")
+	out, errs, code := runCmd(t, "", "plan", "--json", "--threads", "1", "--tokens", "64", "-m", model)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "measuring this machine's memory bandwidth once") || !strings.Contains(errs, "measuring glassbox's kernels on 1 thread(s)") {
+		t.Errorf("stderr does not say what it measured:\n%s", errs)
+	}
+	var p struct {
+		Speed plan.Speed `json:"speed"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	sp := p.Speed
+	if sp.Threads != 1 || sp.DecodeMemoryS <= 0 || sp.DecodeKernelS <= 0 || sp.DecodeFixedS <= 0 || sp.DecodeTokensPerS <= 0 ||
+		!strings.HasPrefix(sp.Basis, "generation: 1 threads") {
+		t.Errorf("speed %+v", sp)
+	}
+	_, errs, code = runCmd(t, "", "plan", "--threads", "1", "-m", model)
+	if code != 0 || strings.Contains(errs, "measuring") {
+		t.Errorf("second plan: exit %d, measured again:\n%s", code, errs)
+	}
+}

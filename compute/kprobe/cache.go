@@ -1,0 +1,150 @@
+package kprobe
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/compute/roofline"
+	"github.com/glassbox-ai/glassbox/internal/home"
+	"github.com/glassbox-ai/glassbox/kernel"
+)
+
+// CachePath is the file results are cached in: kprobe.json in the glassbox
+// home, beside roofline.json.
+func CachePath() string { return filepath.Join(home.Home(), "kprobe.json") }
+
+// ErrNotCached is returned by Load when this machine, thread count, kernel
+// set and build have no cached result.
+var ErrNotCached = errors.New("kprobe: no cached kernel speeds for this machine and build")
+
+// buildID names the code that was measured: the probe's version, the Go
+// toolchain and the binary's VCS revision (with "+dirty" for uncommitted
+// changes) when the build recorded one. A rebuilt binary of another
+// revision measures again, since its kernels may differ.
+func buildID() string {
+	id := fmt.Sprintf("v%d %s", Version, runtime.Version())
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return id
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		return id + " " + rev + dirty
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return id + " " + v
+	}
+	return id
+}
+
+// machineKey is the part of a cache key that does not depend on the
+// thread count.
+func machineKey() string {
+	impl := kernel.Active()
+	if x16Off() {
+		impl += " x16=off"
+	}
+	return fmt.Sprintf("%s | %s | %s", roofline.Machine(), impl, buildID())
+}
+
+func cacheKey(threads int) string {
+	return fmt.Sprintf("%s | threads=%d", machineKey(), threads)
+}
+
+func readCache(path string) (map[string]Result, error) {
+	m := map[string]Result{}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kprobe: read cache: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("kprobe: cache %s is corrupt: %w", path, err)
+	}
+	return m, nil
+}
+
+// Load returns the cached result for this machine, build and thread count
+// (<= 0: physical cores).
+func Load(threads int) (Result, error) {
+	if threads <= 0 {
+		threads = compute.PhysicalCores()
+	}
+	m, err := readCache(CachePath())
+	if err != nil {
+		return Result{}, err
+	}
+	r, ok := m[cacheKey(threads)]
+	if !ok {
+		return Result{}, ErrNotCached
+	}
+	return r, nil
+}
+
+// Save stores r in the cache. Entries of this machine measured by other
+// builds or kernel sets are dropped: they describe code that no longer
+// runs here.
+func Save(r Result) error {
+	path := CachePath()
+	m, err := readCache(path)
+	if err != nil {
+		m = map[string]Result{} // a corrupt cache is rewritten
+	}
+	for k, old := range m {
+		if old.Machine == r.Machine && !strings.HasPrefix(k, machineKey()+" |") {
+			delete(m, k)
+		}
+	}
+	m[cacheKey(r.Threads)] = r
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("kprobe: save: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("kprobe: save: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("kprobe: save: %w", err)
+	}
+	return nil
+}
+
+// Get returns the cached result, probing (and caching) when there is none
+// or fresh is set; cached reports which.
+func Get(threads int, fresh bool, opt Options) (r Result, cached bool, err error) {
+	if threads <= 0 {
+		threads = compute.PhysicalCores()
+	}
+	if !fresh {
+		if r, err := Load(threads); err == nil {
+			return r, true, nil
+		}
+	}
+	if r, err = Probe(threads, opt); err != nil {
+		return r, false, err
+	}
+	return r, false, Save(r)
+}

@@ -1,0 +1,141 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Kernels is how fast glassbox's own kernels run on a device at one thread
+// count, measured by the kernel probe (compute/kprobe) with the read
+// bandwidth at that thread count (compute/roofline): the inputs of the
+// measured decode model. Rates are per second; times are seconds.
+type Kernels struct {
+	Threads   int     `json:"threads"`
+	Bandwidth float64 `json:"read_bytes_per_s"` // DRAM read bandwidth with Threads threads
+	// MatMul is, by weight type ("Q4_0"), the bytes a one-row MatMul
+	// consumes per second when the weights are in cache: the kernel's
+	// ceiling, which DRAM can only lower.
+	MatMul map[string]float64 `json:"matmul_bytes_per_s"`
+	// MatMulRowS is, by weight type, what each output row costs besides
+	// its bytes (0 when not measured).
+	MatMulRowS    map[string]float64 `json:"matmul_row_s,omitempty"`
+	CallS         float64            `json:"matmul_call_s"`         // per MatMul, besides its bytes
+	AttnElemsPerS float64            `json:"attention_elems_per_s"` // query heads × positions × headDim
+	AttnCallS     float64            `json:"attention_call_s"`
+	VecElemsPerS  float64            `json:"vector_elems_per_s"` // LayerVectorElems per second
+	Source        string             `json:"source"`
+}
+
+// LayerVectorElems counts the vector work of one decoder layer at one
+// token as the kernel probe measures its rate: two RMSNorms and two
+// residual adds over dim, RoPE over the query and key, SiLU and the gate
+// product over hiddenDim, the key and value rows stored. It must count
+// as kprobe.VectorElems does (cmd/glassbox tests that they agree).
+func LayerVectorElems(dim, hiddenDim, qDim, kvDim int) float64 {
+	return float64(4*dim + qDim + kvDim + 2*hiddenDim + 2*kvDim)
+}
+
+// SpeedModel versions the uncorrected decode prediction. Calibration
+// only compares runs with predictions of the current version: a ratio
+// measured against another model says nothing about this one.
+const SpeedModel = 2
+
+// KernelsFor returns d's measured kernels for threads workers (0: the most
+// threads measured), or nil when there are none for that count.
+func (d *Device) KernelsFor(threads int) *Kernels {
+	var best *Kernels
+	for i := range d.Kernels {
+		k := &d.Kernels[i]
+		if k.Threads == threads || (threads == 0 && (best == nil || k.Threads > best.Threads)) {
+			best = k
+		}
+	}
+	if best == nil || best.Bandwidth <= 0 || len(best.MatMul) == 0 || best.VecElemsPerS <= 0 || best.AttnElemsPerS <= 0 {
+		return nil
+	}
+	return best
+}
+
+// rate is the MatMul rate of type name; a type the probe did not measure
+// counts at the slowest rate it did (an unknown kernel is not assumed
+// fast).
+func (k *Kernels) rate(name string) float64 {
+	if r, ok := k.MatMul[name]; ok && r > 0 {
+		return r
+	}
+	slow := math.Inf(1)
+	for _, r := range k.MatMul {
+		if r > 0 {
+			slow = min(slow, r)
+		}
+	}
+	return slow
+}
+
+// overlap combines a part's DRAM time m and kernel time c. Token
+// generation on the CPU overlaps them little: one activation row gives
+// each weight byte a few operations, the hardware prefetcher runs only a
+// short way ahead of the dot loop, and the dot loop cannot start on a
+// cache line before it arrives. On this project's machines the plain sum
+// (the byte streams as if read at 1/(1/B + 1/C)) fitted the measured
+// generation of 1B F16, Q8_0, Q4_0 and Q4_K_M models at 1 and 2 threads
+// better than max(m, c) (docs/BENCHMARKS.md, "Generation speed
+// prediction").
+func overlap(m, c float64) float64 { return m + c }
+
+// decodeParts is one token's time split by where it goes (seconds).
+type decodeParts struct {
+	memory, kernel float64 // DRAM reads and kernel work (each alone)
+	fixed          float64 // per-call costs and vector ops
+	total          float64 // what the token takes: overlap per part + fixed
+}
+
+// measuredDecode predicts one decode step with the measured kernels: every
+// weight matrix (the output too, the tied embedding table when it is the
+// output) read once per token from DRAM and consumed by its kernel (its
+// bytes at the format's rate plus a cost per output row); the
+// attention over pos+1 positions of the KV cache; each call's fixed cost;
+// the layers' vector ops. par sequences stepped together share the weight
+// reads and multiply the kernel work.
+func (p *Plan) measuredDecode(k *Kernels, pos int) decodeParts {
+	s := p.Model
+	par := float64(p.Options.Parallel)
+	var d decodeParts
+	add := func(m, c, fixed float64) {
+		d.memory += m
+		d.kernel += c
+		d.fixed += fixed
+		d.total += overlap(m, c) + fixed
+	}
+	for _, m := range s.mats {
+		if m.layer < 0 && m.layer != -2 && !(m.layer == -1 && s.Tied) {
+			continue // the embedding table is looked up, not multiplied
+		}
+		b, ty := float64(m.size), m.typ.String()
+		add(b/k.Bandwidth, par*(b/k.rate(ty)+float64(m.rows)*k.MatMulRowS[ty]), k.CallS)
+	}
+	if s.Layers > 0 {
+		kvLayer := float64(p.Memory.KVBytesPerTok) / float64(s.Layers) * float64(pos+1)
+		attn := float64(s.NumHeads*s.HeadDim) * float64(pos+1)
+		qDim, kvDim := s.NumHeads*s.HeadDim, s.NumKVHeads*s.HeadDim
+		vec := LayerVectorElems(s.Dim, s.HiddenDim, qDim, kvDim) / k.VecElemsPerS
+		for range s.Layers {
+			add(par*kvLayer/k.Bandwidth, par*attn/k.AttnElemsPerS, par*(k.AttnCallS+vec))
+		}
+	}
+	return d
+}
+
+// kernelBasis describes the measured decode model's inputs.
+func kernelBasis(k *Kernels, s *Shape) string {
+	types := make([]string, 0, len(s.weightTy))
+	for t := range s.weightTy {
+		if r, ok := k.MatMul[t.String()]; ok {
+			types = append(types, fmt.Sprintf("%s %s", t, FormatRate(r, "B/s")))
+		}
+	}
+	sort.Strings(types)
+	return fmt.Sprintf("generation: %d threads, DRAM %s, kernels in cache %v, %.1f µs per call (%s)",
+		k.Threads, FormatRate(k.Bandwidth, "B/s"), types, 1e6*k.CallS, k.Source)
+}

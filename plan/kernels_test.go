@@ -1,0 +1,137 @@
+package plan
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// kernelDevice is a CPU with measured kernels at 1 and 2 threads.
+func kernelDevice() *Device {
+	d := cpuDevice(64 * gib)
+	d.Name = "this machine"
+	rates := func(scale float64) map[string]float64 {
+		return map[string]float64{"F32": 40e9 * scale, "F16": 30e9 * scale, "Q8_0": 25e9 * scale, "Q4_0": 15e9 * scale,
+			"Q4_K": 12e9 * scale, "Q6_K": 10e9 * scale}
+	}
+	rows := map[string]float64{"Q4_K": 2e-9, "Q6_K": 3e-9}
+	d.Kernels = []Kernels{
+		{Threads: 1, Bandwidth: 20e9, MatMul: rates(1), MatMulRowS: rows, CallS: 1e-6, AttnElemsPerS: 2e9, AttnCallS: 3e-6, VecElemsPerS: 1e9, Source: "test"},
+		{Threads: 2, Bandwidth: 30e9, MatMul: rates(2), CallS: 4e-6, AttnElemsPerS: 4e9, AttnCallS: 8e-6, VecElemsPerS: 1e9, Source: "test"},
+	}
+	return d
+}
+
+// TestMeasuredDecode checks the decode model against the sum it states:
+// every multiplied matrix read from DRAM and consumed by its kernel plus
+// its call cost, and per layer the KV read, the attention and the vector
+// ops.
+func TestMeasuredDecode(t *testing.T) {
+	f := synthetic(t, Llama32_1B)
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		threads int // kernels entry used; 0: the roofline model
+	}{
+		{"default threads", Options{Tokens: 33}, 2},
+		{"one thread", Options{Tokens: 33, Threads: 1}, 1},
+		{"two threads long context", Options{Ctx: 4096, Threads: 2}, 2},
+		{"three threads, not measured", Options{Tokens: 33, Threads: 3}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := ForModel(f, tc.opts, kernelDevice())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := &p.Speed
+			if tc.threads == 0 {
+				if sp.DecodeMemoryS != 0 || sp.Threads != 0 || !strings.Contains(sp.Basis, "of it") {
+					t.Errorf("unmeasured thread count used kernels: %+v", sp)
+				}
+				return
+			}
+			k := kernelDevice().KernelsFor(tc.threads)
+			s := p.Model
+			var want, mem, kern float64
+			for _, m := range s.mats {
+				if m.layer == -1 && !s.Tied || m.layer == -3 {
+					continue
+				}
+				b, ty := float64(m.size), m.typ.String()
+				c := b/k.MatMul[ty] + float64(m.rows)*k.MatMulRowS[ty]
+				mem += b / k.Bandwidth
+				kern += c
+				want += b/k.Bandwidth + c + k.CallS
+			}
+			pos := sp.AtPosition + 1
+			kv := float64(p.Memory.KVBytesPerTok) * float64(pos) / k.Bandwidth
+			attn := float64(s.Layers*s.NumHeads*s.HeadDim*pos) / k.AttnElemsPerS
+			vec := float64(s.Layers) * (4*2048 + 2048 + 512 + 2*8192 + 2*512) / k.VecElemsPerS
+			want += kv + attn + vec + float64(s.Layers)*k.AttnCallS
+			if math.Abs(1/sp.DecodeTokensPerS/want-1) > 1e-9 {
+				t.Errorf("decode %.6f s per token, want %.6f", 1/sp.DecodeTokensPerS, want)
+			}
+			if math.Abs(sp.DecodeMemoryS/(mem+kv)-1) > 1e-9 || math.Abs(sp.DecodeKernelS/(kern+attn)-1) > 1e-9 || sp.Threads != tc.threads {
+				t.Errorf("parts %+v, want memory %g kernel %g", sp, mem+kv, kern+attn)
+			}
+			wantLimit := "compute"
+			if mem+kv >= kern+attn {
+				wantLimit = "memory bandwidth"
+			}
+			if sp.DecodeLimit != wantLimit || !strings.HasPrefix(sp.Basis, "generation: ") {
+				t.Errorf("limit %q (want %q), basis %q", sp.DecodeLimit, wantLimit, sp.Basis)
+			}
+		})
+	}
+}
+
+// TestMeasuredDecodeLimits: fast kernels leave DRAM as the limit, slow ones
+// the kernels; an unprobed format counts at the slowest probed rate; a GPU
+// plan does not use the CPU's kernels.
+func TestMeasuredDecodeLimits(t *testing.T) {
+	f := synthetic(t, Llama32_1B)
+	plan := func(d *Device) *Plan {
+		t.Helper()
+		p, err := ForModel(f, Options{Tokens: 16}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fast := kernelDevice()
+	for k := range fast.Kernels[1].MatMul {
+		fast.Kernels[1].MatMul[k] = 1e15
+	}
+	if p := plan(fast); p.Speed.DecodeLimit != "memory bandwidth" || p.Speed.DecodeKernelS > 0.01*p.Speed.DecodeMemoryS {
+		t.Errorf("fast kernels: %+v", p.Speed)
+	}
+	slow := kernelDevice()
+	for k := range slow.Kernels[1].MatMul {
+		slow.Kernels[1].MatMul[k] = 1e8
+	}
+	if p := plan(slow); p.Speed.DecodeLimit != "compute" {
+		t.Errorf("slow kernels: %+v", p.Speed)
+	}
+	// Q4_K_M holds Q4_K and Q6_K; without the Q6_K figure it counts at the
+	// slowest rate measured (here Q6_K's own 20 GB/s is replaced by 0.5).
+	d := kernelDevice()
+	delete(d.Kernels[1].MatMul, "Q6_K")
+	d.Kernels[1].MatMul["BF16"] = 0.5e9
+	if a, b := plan(kernelDevice()), plan(d); b.Speed.DecodeKernelS <= a.Speed.DecodeKernelS {
+		t.Errorf("unprobed Q6_K: kernel time %g, with the figure %g", b.Speed.DecodeKernelS, a.Speed.DecodeKernelS)
+	}
+	g, err := ParseDevice("rtx4090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Kernels = kernelDevice().Kernels
+	if p := plan(g); p.Speed.DecodeMemoryS != 0 {
+		t.Errorf("GPU plan used CPU kernels: %+v", p.Speed)
+	}
+	// Incomplete figures are not used.
+	bad := kernelDevice()
+	bad.Kernels[1].Bandwidth = 0
+	if bad.KernelsFor(2) != nil || bad.KernelsFor(0) != nil {
+		t.Error("kernels without a bandwidth used")
+	}
+}
