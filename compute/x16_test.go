@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
@@ -19,8 +20,12 @@ func TestForDecode(t *testing.T) {
 	p1, p2 := NewPool(1), NewPool(2)
 	defer p1.Close()
 	defer p2.Close()
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
-		for _, shape := range [][2]int{{16, 64}, {40, 96}, {256, 512}} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K} {
+		shapes := [][2]int{{16, 64}, {40, 96}, {256, 512}}
+		if dt == tensor.Q4_K {
+			shapes = [][2]int{{16, 256}, {40, 512}}
+		}
+		for _, shape := range shapes {
 			rows, cols := shape[0], shape[1]
 			t.Run(fmt.Sprintf("%s/%dx%d", dt, rows, cols), func(t *testing.T) {
 				plain, _ := randMatrix(t, r, dt, rows, cols)
@@ -29,7 +34,7 @@ func TestForDecode(t *testing.T) {
 				if !m.ForDecoding() {
 					t.Skip("no x16 kernel on this CPU")
 				}
-				if got, want := X16Bytes(m), int64(rows/16*16*plain.RowBytes()); got != want {
+				if got, want := X16Bytes(m), int64(rows/16*kernel.X16TileBytes(dt, cols)); got != want {
 					t.Errorf("X16Bytes %d, want %d", got, want)
 				}
 				x := randNormal(r, 33*cols, 1)

@@ -25,6 +25,11 @@ import (
 //	  level−8).
 //	Q8_0 unit (544 bytes): d [16]f16, then 8 groups of 64 bytes; group g
 //	  byte 4r+t = q[r][4g+t] + 128 (unsigned).
+//	Q4_K super-unit of 256 columns (2368 bytes, 64 more than the 16 rows'
+//	  GGUF blocks): d [16]f16, dmin [16]f16, sc [8][16]u8, m [8][16]u8 (the
+//	  6-bit sub-block scales and mins unpacked, sub-block j of row r at
+//	  16j+r), then per sub-block j of 32 columns four chunks laid out as
+//	  Q4_0's (value d·sc·level − dmin·m).
 //
 // Activations are quantized to Q8_0 exactly as for the dot products and
 // packed in panels of Width rows (1, 4 or 16); per unit a panel holds
@@ -35,63 +40,109 @@ import (
 //
 //	Σ_c w[r][c]·x[k][c] over the block = d[r]·dx[k]·(corr[k] + Σ_c u[r][c]·q[k][c]).
 //
+// For Q4_K the activations are quantized to Q8_K (one dx per 256 columns,
+// repeated in each unit) and the third field is the float dx·Σq of the
+// unit, so that with s1 = d·sc and s2 = dmin·m of the row's sub-block
+//
+//	Σ_c w[r][c]·x[k][c] over the unit = s1[r]·dx[k]·Σ_c u[r][c]·q[k][c] − s2[r]·(dx·Σq)[k],
+//
+// accumulated as acc = fma(s1·dx, float(Σ), acc), then acc −= s2·(dx·Σq).
+//
 // Each row's result is accumulated over the units in order, acc += float(s)·(d·dx)
 // with one rounding (FMA); every width gives the same bits for the same
 // activation row.
 
-// x16Unit is the bytes of one unit of a tile for each supported type.
-var x16Unit = map[tensor.DType]int{tensor.Q4_0: 32 + 256, tensor.Q8_0: 32 + 512}
+// x16Layout describes one type's tiles.
+type x16Layout struct {
+	cols  int   // columns per record (a block, or a Q4_K super-block)
+	rec   int   // bytes of one record of 16 rows
+	off   int32 // level offset folded into corr (0 with a min)
+	min   bool  // Q4_K: sub-block scales and mins, Q8_K activations
+}
 
-// x16Off is the level offset folded into corr.
-var x16Off = map[tensor.DType]int32{tensor.Q4_0: 8, tensor.Q8_0: 128}
+var x16Layouts = map[tensor.DType]x16Layout{
+	tensor.Q4_0: {cols: qk, rec: 32 + 256, off: 8},
+	tensor.Q8_0: {cols: qk, rec: 32 + 512, off: 128},
+	tensor.Q4_K: {cols: qkK, rec: 64 + 256 + 8*256, min: true},
+}
 
 // X16Rows is the rows of one x16 tile.
 const X16Rows = 16
 
 // X16Supported reports whether wt has an x16 layout.
-func X16Supported(wt tensor.DType) bool { _, ok := x16Unit[wt]; return ok }
+func X16Supported(wt tensor.DType) bool { _, ok := x16Layouts[wt]; return ok }
 
 // X16TileBytes is the bytes of one tile of 16 rows of cols columns (the
-// same as the 16 rows in GGUF blocks).
-func X16TileBytes(wt tensor.DType, cols int) int { return cols / qk * x16Unit[wt] }
+// same as the 16 rows in GGUF blocks; 2.8 % more for Q4_K).
+func X16TileBytes(wt tensor.DType, cols int) int {
+	l := x16Layouts[wt]
+	if l.cols == 0 {
+		return 0
+	}
+	return cols / l.cols * l.rec
+}
 
 // PackX16 rearranges rows r0..r0+15 of w (GGUF blocks, rows of rowBytes)
 // into one tile dst of X16TileBytes(wt, cols).
 func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) error {
-	ub, ok := x16Unit[wt]
+	l, ok := x16Layouts[wt]
 	if !ok {
 		return fmt.Errorf("kernel: no x16 layout for %s weights", wt)
 	}
 	ts := wt.TypeSize()
-	units := cols / qk
-	if cols <= 0 || cols%qk != 0 || r0 < 0 || rowBytes < units*ts || (r0+X16Rows)*rowBytes > len(w) || len(dst) < units*ub {
+	recs := cols / l.cols
+	if cols <= 0 || cols%l.cols != 0 || r0 < 0 || rowBytes < recs*ts || (r0+X16Rows)*rowBytes > len(w) || len(dst) < recs*l.rec {
 		return fmt.Errorf("kernel: x16 pack of rows %d..%d of %d-column %s weights over %d bytes into %d",
 			r0, r0+X16Rows, cols, wt, len(w), len(dst))
 	}
 	le := binary.LittleEndian
-	for u := range units {
-		du := dst[u*ub : (u+1)*ub]
+	for u := range recs {
+		du := dst[u*l.rec : (u+1)*l.rec]
 		for r := range X16Rows {
 			b := w[(r0+r)*rowBytes+u*ts:]
-			du[2*r], du[2*r+1] = b[0], b[1]
-			if wt == tensor.Q8_0 {
+			switch wt {
+			case tensor.Q8_0:
+				du[2*r], du[2*r+1] = b[0], b[1]
 				for g := range 8 {
 					le.PutUint32(du[32+64*g+4*r:], le.Uint32(b[2+4*g:])^0x80808080)
 				}
-				continue
+			case tensor.Q4_0:
+				du[2*r], du[2*r+1] = b[0], b[1]
+				// The block has column c < 16 in the low nibble of byte c and
+				// c+16 in the high nibble of byte c (dequantQ4_0's order).
+				q0, q4, q8, q12 := le.Uint32(b[2:]), le.Uint32(b[6:]), le.Uint32(b[10:]), le.Uint32(b[14:])
+				putQ4Chunks(du[32:], r, q0&0x0f0f0f0f, q4&0x0f0f0f0f, q8&0x0f0f0f0f, q12&0x0f0f0f0f,
+					q0>>4&0x0f0f0f0f, q4>>4&0x0f0f0f0f, q8>>4&0x0f0f0f0f, q12>>4&0x0f0f0f0f)
+			case tensor.Q4_K:
+				du[2*r], du[2*r+1] = b[0], b[1]
+				du[32+2*r], du[33+2*r] = b[2], b[3]
+				for j := range 8 {
+					sc, m := scaleMinK4(j, b[4:16])
+					du[64+16*j+r], du[192+16*j+r] = sc, m
+					// Sub-block j is the low (j even) or high nibbles of
+					// bytes 32·(j/2) .. +32 of qs.
+					qs, sh := b[16+32*(j/2):], uint(4*(j%2))
+					var v [8]uint32
+					for i := range v {
+						v[i] = le.Uint32(qs[4*i:]) >> sh & 0x0f0f0f0f
+					}
+					putQ4Chunks(du[320+256*j:], r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7])
+				}
 			}
-			// Chunk L holds columns 8L..8L+3 (low nibbles) and 8L+4..8L+7
-			// (high); the block has column c < 16 in the low nibble of byte
-			// c and c+16 in the high nibble of byte c (dequantQ4_0's order).
-			q0, q4, q8, q12 := le.Uint32(b[2:]), le.Uint32(b[6:]), le.Uint32(b[10:]), le.Uint32(b[14:])
-			const lo = 0x0f0f0f0f
-			le.PutUint32(du[32+4*r:], q0&lo|(q4&lo)<<4)
-			le.PutUint32(du[96+4*r:], q8&lo|(q12&lo)<<4)
-			le.PutUint32(du[160+4*r:], q0>>4&lo|q4&^lo)
-			le.PutUint32(du[224+4*r:], q8>>4&lo|q12&^lo)
 		}
 	}
 	return nil
+}
+
+// putQ4Chunks writes row r's 32 levels (v[i] = levels of columns 4i..4i+3,
+// one per byte) into four 64-byte chunks: chunk L byte 4r+t holds column
+// 8L+t in its low nibble and 8L+4+t in its high nibble.
+func putQ4Chunks(dst []byte, r int, v0, v1, v2, v3, v4, v5, v6, v7 uint32) {
+	le := binary.LittleEndian
+	le.PutUint32(dst[4*r:], v0|v1<<4)
+	le.PutUint32(dst[64+4*r:], v2|v3<<4)
+	le.PutUint32(dst[128+4*r:], v4|v5<<4)
+	le.PutUint32(dst[192+4*r:], v6|v7<<4)
 }
 
 // XPack holds activation rows quantized and packed in panels of Width rows
@@ -100,9 +151,9 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 type XPack struct {
 	Width   int
 	N, Cols int
-	off     int32
+	lay     x16Layout
 	Data    []byte
-	q8      []byte // [N] Q8_0 rows: each row's quantization scratch
+	q8      []byte // [N] Q8_0 or Q8_K rows: each row's quantization scratch
 }
 
 // x16Width is the panel width for n activation rows.
@@ -124,20 +175,28 @@ func (p *XPack) panelBytes() int { return p.Cols / qk * 40 * p.Width }
 
 // Reset sizes p for n rows of cols activations against wt weights.
 func (p *XPack) Reset(wt tensor.DType, n, cols int) error {
-	off, ok := x16Off[wt]
+	l, ok := x16Layouts[wt]
 	if !ok {
 		return fmt.Errorf("kernel: no x16 layout for %s weights", wt)
 	}
-	if cols <= 0 || cols%qk != 0 || n < 0 {
-		return fmt.Errorf("kernel: x16 activations of %d columns: need a positive multiple of %d", cols, qk)
+	if cols <= 0 || cols%l.cols != 0 || n < 0 {
+		return fmt.Errorf("kernel: x16 activations of %d columns for %s: need a positive multiple of %d", cols, wt, l.cols)
 	}
-	p.Width, p.N, p.Cols, p.off = x16Width(n), n, cols, off
+	p.Width, p.N, p.Cols, p.lay = x16Width(n), n, cols, l
 	p.Data = grow(p.Data, p.Panels()*p.panelBytes())
-	p.q8 = grow(p.q8, n*cols/qk*34)
+	p.q8 = grow(p.q8, n*p.q8Row())
 	if n%p.Width != 0 {
 		clear(p.Data[(p.Panels()-1)*p.panelBytes():])
 	}
 	return nil
+}
+
+// q8Row is the bytes of one activation row in Q8_0 (or Q8_K) blocks.
+func (p *XPack) q8Row() int {
+	if p.lay.min {
+		return p.Cols / qkK * 292
+	}
+	return p.Cols / qk * 34
 }
 
 // PackRows quantizes rows [lo,hi) of x ([N][Cols]) into p; different rows
@@ -146,21 +205,40 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 	w := p.Width
 	le := binary.LittleEndian
 	units := p.Cols / qk
+	qr := p.q8Row()
 	for i := lo; i < hi; i++ {
 		pn, k := i/w, i%w
 		panel := p.Data[pn*p.panelBytes():]
-		blk := p.q8[i*units*34 : (i+1)*units*34] // this row's own scratch
-		quantRowQ8_0(x[i*p.Cols:(i+1)*p.Cols], blk)
+		blk := p.q8[i*qr : (i+1)*qr] // this row's own scratch
+		row := x[i*p.Cols : (i+1)*p.Cols]
+		if p.lay.min {
+			for s := 0; s < p.Cols; s += qkK {
+				quantQ8K(row[s:s+qkK], blk[s/qkK*292:])
+			}
+		} else {
+			quantRowQ8_0(row, blk)
+		}
 		for b := range units {
 			rec := panel[b*40*w:]
-			q := blk[34*b+2 : 34*b+34]
+			var q []byte
+			var dx float32
+			if p.lay.min {
+				sb := blk[b/8*292:]
+				dx, q = math.Float32frombits(le.Uint32(sb)), sb[4+32*(b%8):4+32*(b%8)+32]
+			} else {
+				dx, q = f16(blk[34*b:]), blk[34*b+2:34*b+34]
+			}
 			copy(rec[32*k:32*k+32], q)
 			sum := int32(0)
 			for _, v := range q {
 				sum += int32(int8(v))
 			}
-			le.PutUint32(rec[32*w+4*k:], math.Float32bits(f16(blk[34*b:])))
-			le.PutUint32(rec[36*w+4*k:], uint32(-p.off*sum))
+			le.PutUint32(rec[32*w+4*k:], math.Float32bits(dx))
+			third := uint32(-p.lay.off * sum)
+			if p.lay.min {
+				third = math.Float32bits(dx * float32(sum))
+			}
+			le.PutUint32(rec[36*w+4*k:], third)
 		}
 	}
 }
@@ -183,9 +261,9 @@ func X16For(wt tensor.DType) (X16, bool) {
 // the units and the panel's bytes.
 func checkX16(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) (units int, ap []byte) {
 	units = a.Cols / qk
-	ub := x16Unit[wt]
+	l := x16Layouts[wt]
 	pb := a.panelBytes()
-	if ub == 0 || a.off != x16Off[wt] || units == 0 || len(tile) < units*ub || panel < 0 || panel >= a.Panels() ||
+	if l.cols == 0 || a.lay != l || units == 0 || len(tile) < a.Cols/l.cols*l.rec || panel < 0 || panel >= a.Panels() ||
 		len(a.Data) < (panel+1)*pb || len(out) < 16*a.Width {
 		panic(fmt.Sprintf("kernel: x16 %s tile of %d bytes with %d-column activations (width %d), panel %d of %d, %d outputs",
 			wt, len(tile), a.Cols, a.Width, panel, a.Panels(), len(out)))
@@ -196,32 +274,58 @@ func checkX16(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) 
 // x16Generic is the specification of the x16 kernels.
 func x16Generic(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) {
 	units, ap := checkX16(wt, tile, a, panel, out)
-	ub, w := x16Unit[wt], a.Width
+	l, w := x16Layouts[wt], a.Width
 	le := binary.LittleEndian
+	f32 := func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) }
+	fma := func(x, y, z float32) float32 { return float32(math.FMA(float64(x), float64(y), float64(z))) }
 	clear(out[:16*w])
 	for u := range units {
-		wu := tile[u*ub : (u+1)*ub]
 		ar := ap[u*40*w : (u+1)*40*w]
 		for k := range w {
-			dx := math.Float32frombits(le.Uint32(ar[32*w+4*k:]))
+			dx := f32(ar[32*w+4*k:])
 			for r := range X16Rows {
-				s := int32(le.Uint32(ar[36*w+4*k:]))
-				for c := range qk {
-					s += int32(x16Level(wt, wu, r, c)) * int32(int8(ar[32*k+c]))
+				s1, s2, levels := x16Unit(wt, l, tile, u, r)
+				s := int32(0)
+				if !l.min {
+					s = int32(le.Uint32(ar[36*w+4*k:]))
 				}
-				d := f16(wu[2*r:]) * dx
+				for c := range qk {
+					s += int32(levels[c]) * int32(int8(ar[32*k+c]))
+				}
 				o := &out[k*16+r]
-				*o = float32(math.FMA(float64(s), float64(d), float64(*o)))
+				*o = fma(float32(s), s1*dx, *o)
+				if l.min {
+					*o = fma(-s2, f32(ar[36*w+4*k:]), *o)
+				}
 			}
 		}
 	}
 }
 
-// x16Level is the unsigned level of row r, column c of unit wu.
-func x16Level(wt tensor.DType, wu []byte, r, c int) byte {
-	g, t := c/4, c%4
-	if wt == tensor.Q8_0 {
-		return wu[32+64*g+4*r+t]
+// x16Unit returns row r's scale, min and 32 unsigned levels in unit u (32
+// columns) of a tile.
+func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 float32, levels [qk]byte) {
+	per := l.cols / qk // units per record
+	rec := tile[u/per*l.rec : (u/per+1)*l.rec]
+	j := u % per
+	levelAt := func(chunks []byte, c int) byte {
+		g, t := c/4, c%4
+		return chunks[64*(g/2)+4*r+t] >> (4 * (g % 2)) & 15
 	}
-	return wu[32+64*(g/2)+4*r+t] >> (4 * (g % 2)) & 15
+	switch wt {
+	case tensor.Q8_0:
+		for c := range qk {
+			levels[c] = rec[32+64*(c/4)+4*r+c%4]
+		}
+		return f16(rec[2*r:]), 0, levels
+	case tensor.Q4_K:
+		for c := range qk {
+			levels[c] = levelAt(rec[320+256*j:], c)
+		}
+		return f16(rec[2*r:]) * float32(rec[64+16*j+r]), f16(rec[32+2*r:]) * float32(rec[192+16*j+r]), levels
+	}
+	for c := range qk {
+		levels[c] = levelAt(rec[32:], c)
+	}
+	return f16(rec[2*r:]), 0, levels
 }

@@ -318,3 +318,218 @@ done:
 	VMOVUPS Z15, 960(DI)
 	VZEROUPPER
 	RET
+
+// K-quant registers (x16K4W*): Z24 the sub-block's s1 = d·sc, Z28 its
+// s2 = dmin·m, Z29 the rows' d, Z30 their dmin; R8 the super-block record,
+// R10 its scales (the mins 128 bytes on), R11 the sub-block's chunks, DX
+// sub-blocks left in the record.
+
+// ACTK: activation row k against a Q4_K sub-block:
+//   acc[r] += float(Σ_g u[r][g]·q[g])·s1[r]·dx − s2[r]·(dx·Σq)
+#define ACTK(qoff, doff, soff, acc) \
+	VPXORD Z25, Z25, Z25; \
+	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
+	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
+	VPDPBUSD.BCST qoff+16(SI), Z20, Z25; \
+	VPDPBUSD.BCST qoff+20(SI), Z21, Z25; \
+	VPDPBUSD.BCST qoff+24(SI), Z22, Z25; \
+	VPDPBUSD.BCST qoff+28(SI), Z23, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFNMADD231PS.BCST soff(SI), Z28, acc
+
+// ACTK1: ACTK for a panel of one row, the integer sum over two chains.
+#define ACTK1(acc) \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z27, Z27, Z27; \
+	VPDPBUSD.BCST 0(SI), Z16, Z25; \
+	VPDPBUSD.BCST 4(SI), Z17, Z27; \
+	VPDPBUSD.BCST 8(SI), Z18, Z25; \
+	VPDPBUSD.BCST 12(SI), Z19, Z27; \
+	VPDPBUSD.BCST 16(SI), Z20, Z25; \
+	VPDPBUSD.BCST 20(SI), Z21, Z27; \
+	VPDPBUSD.BCST 24(SI), Z22, Z25; \
+	VPDPBUSD.BCST 28(SI), Z23, Z27; \
+	VPADDD Z27, Z25, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST 32(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFNMADD231PS.BCST 36(SI), Z28, acc
+
+// SUBK: a Q4_K sub-block's scales (R10) and levels (R11, as Q4_0's chunks).
+#define SUBK \
+	VPMOVZXBD 0(R10), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z29, Z24, Z24; \
+	VPMOVZXBD 128(R10), Z28; \
+	VCVTDQ2PS Z28, Z28; \
+	VMULPS Z30, Z28, Z28; \
+	VMOVDQU64 0(R11), Z27; \
+	VPANDQ Z27, Z31, Z16; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z17; \
+	VMOVDQU64 64(R11), Z27; \
+	VPANDQ Z27, Z31, Z18; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z19; \
+	VMOVDQU64 128(R11), Z27; \
+	VPANDQ Z27, Z31, Z20; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z21; \
+	VMOVDQU64 192(R11), Z27; \
+	VPANDQ Z27, Z31, Z22; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z23
+
+// func x16K4W1(supers int, w, a *byte, out *[16]float32)
+TEXT ·x16K4W1(SB), NOSPLIT, $0-32
+	MOVQ supers+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ out+24(FP), DI
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VPXORD Z0, Z0, Z0
+	TESTQ CX, CX
+	JZ   done
+super:
+	VCVTPH2PS 0(R8), Z29
+	VCVTPH2PS 32(R8), Z30
+	LEAQ 64(R8), R10
+	LEAQ 320(R8), R11
+	MOVQ $8, DX
+sub:
+	SUBK
+	ACTK1(Z0)
+	ADDQ $40, SI
+	ADDQ $16, R10
+	ADDQ $256, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $2368, R8
+	DECQ CX
+	JNZ  super
+done:
+	VMOVUPS Z0, 0(DI)
+	VZEROUPPER
+	RET
+
+// func x16K4W4(supers int, w, a *byte, out *[64]float32)
+TEXT ·x16K4W4(SB), NOSPLIT, $0-32
+	MOVQ supers+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ out+24(FP), DI
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ CX, CX
+	JZ   done
+super:
+	VCVTPH2PS 0(R8), Z29
+	VCVTPH2PS 32(R8), Z30
+	LEAQ 64(R8), R10
+	LEAQ 320(R8), R11
+	MOVQ $8, DX
+sub:
+	SUBK
+	ACTK(0, 128, 144, Z0)
+	ACTK(32, 132, 148, Z1)
+	ACTK(64, 136, 152, Z2)
+	ACTK(96, 140, 156, Z3)
+	ADDQ $160, SI
+	ADDQ $16, R10
+	ADDQ $256, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $2368, R8
+	DECQ CX
+	JNZ  super
+done:
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VZEROUPPER
+	RET
+
+// func x16K4W16(supers int, w, a *byte, out *[256]float32)
+TEXT ·x16K4W16(SB), NOSPLIT, $0-32
+	MOVQ supers+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ out+24(FP), DI
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ CX, CX
+	JZ   done
+super:
+	VCVTPH2PS 0(R8), Z29
+	VCVTPH2PS 32(R8), Z30
+	LEAQ 64(R8), R10
+	LEAQ 320(R8), R11
+	MOVQ $8, DX
+sub:
+	SUBK
+	ACTK(0, 512, 576, Z0)
+	ACTK(32, 516, 580, Z1)
+	ACTK(64, 520, 584, Z2)
+	ACTK(96, 524, 588, Z3)
+	ACTK(128, 528, 592, Z4)
+	ACTK(160, 532, 596, Z5)
+	ACTK(192, 536, 600, Z6)
+	ACTK(224, 540, 604, Z7)
+	ACTK(256, 544, 608, Z8)
+	ACTK(288, 548, 612, Z9)
+	ACTK(320, 552, 616, Z10)
+	ACTK(352, 556, 620, Z11)
+	ACTK(384, 560, 624, Z12)
+	ACTK(416, 564, 628, Z13)
+	ACTK(448, 568, 632, Z14)
+	ACTK(480, 572, 636, Z15)
+	ADDQ $640, SI
+	ADDQ $16, R10
+	ADDQ $256, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $2368, R8
+	DECQ CX
+	JNZ  super
+done:
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, 256(DI)
+	VMOVUPS Z5, 320(DI)
+	VMOVUPS Z6, 384(DI)
+	VMOVUPS Z7, 448(DI)
+	VMOVUPS Z8, 512(DI)
+	VMOVUPS Z9, 576(DI)
+	VMOVUPS Z10, 640(DI)
+	VMOVUPS Z11, 704(DI)
+	VMOVUPS Z12, 768(DI)
+	VMOVUPS Z13, 832(DI)
+	VMOVUPS Z14, 896(DI)
+	VMOVUPS Z15, 960(DI)
+	VZEROUPPER
+	RET

@@ -19,15 +19,19 @@ func TestX16(t *testing.T) {
 		if impl.X16 == nil {
 			continue
 		}
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K} {
 			t.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(t *testing.T) {
-				for _, shape := range [][2]int{{16, 32}, {32, 96}, {48, 2048}} {
+				shapes := [][2]int{{16, 32}, {32, 96}, {48, 2048}}
+				if wt == tensor.Q4_K {
+					shapes = [][2]int{{16, 256}, {32, 768}, {48, 2048}}
+				}
+				for _, shape := range shapes {
 					rows, cols := shape[0], shape[1]
 					w := quantized(t, wt, randNormal(r, rows*cols, 1))
 					rowBytes := len(w) / rows
 					tb := X16TileBytes(wt, cols)
-					if tb != X16Rows*rowBytes {
-						t.Fatalf("tile of %d bytes, want %d (same as the GGUF rows)", tb, X16Rows*rowBytes)
+					if extra := tb - X16Rows*rowBytes; extra < 0 || extra > X16Rows*rowBytes*3/100 {
+						t.Fatalf("tile of %d bytes for %d GGUF bytes: the copy must not cost more than 3 %%", tb, X16Rows*rowBytes)
 					}
 					tiles := make([][]byte, rows/X16Rows)
 					for rt := range tiles {
@@ -99,8 +103,8 @@ func TestX16(t *testing.T) {
 // TestX16Errors checks that bad shapes are errors, not panics.
 func TestX16Errors(t *testing.T) {
 	var a XPack
-	if err := a.Reset(tensor.Q4_K, 1, 256); err == nil {
-		t.Error("XPack.Reset accepted Q4_K")
+	if err := a.Reset(tensor.Q6_K, 1, 256); err == nil {
+		t.Error("XPack.Reset accepted Q6_K")
 	}
 	if err := a.Reset(tensor.Q4_0, 1, 48); err == nil {
 		t.Error("XPack.Reset accepted 48 columns")
