@@ -54,10 +54,10 @@ import (
 
 // x16Layout describes one type's tiles.
 type x16Layout struct {
-	cols  int   // columns per record (a block, or a Q4_K super-block)
-	rec   int   // bytes of one record of 16 rows
-	off   int32 // level offset folded into corr (0 with a min)
-	min   bool  // Q4_K: sub-block scales and mins, Q8_K activations
+	cols int   // columns per record (a block, or a Q4_K super-block)
+	rec  int   // bytes of one record of 16 rows
+	off  int32 // level offset folded into corr (0 with a min)
+	min  bool  // Q4_K: sub-block scales and mins, Q8_K activations
 }
 
 var x16Layouts = map[tensor.DType]x16Layout{
