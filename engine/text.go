@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -47,8 +48,16 @@ func LoadText(ctx context.Context, path string) (*Text, error) {
 	return &Text{File: f, Model: m}, nil
 }
 
-// Close unmaps the file; the Text must not be used afterwards.
-func (t *Text) Close() error { return t.File.Close() }
+// Close unmaps the file and returns the weights' heap copies (the x16
+// tiles, see compute.ForDecode) to the operating system at once, so that a
+// model loaded next does not find the evicted one still resident; the Text
+// must not be used afterwards.
+func (t *Text) Close() error {
+	err := t.File.Close()
+	t.Model = nil
+	debug.FreeOSMemory()
+	return err
+}
 
 // Tokenizer returns the model's tokenizer, built once from its metadata.
 func (t *Text) Tokenizer() (*tokenizer.Tokenizer, error) {
