@@ -63,6 +63,9 @@ func cvtF16toF32(n int, src *byte, dst *float32)
 func dotF16AVX2(n int, w *byte, x *float32) float32
 
 //go:noescape
+func dotF16AVX512(n int, w *byte, x *float32) float32
+
+//go:noescape
 func dotBF16AVX2(n int, w *byte, x *float32) float32
 
 //go:noescape
@@ -93,6 +96,8 @@ func init() {
 		avx512.Rows[tensor.Q4_0] = rowsQ4_0Prep
 		avx512.Multi = map[tensor.DType]RowsDotMulti{tensor.Q4_0: rowsQ4_0PrepMulti}
 		avx512.X16 = x16VNNI
+		avx512.F = maps.Clone(avx2.F)
+		avx512.F[tensor.F16] = fdotAsmW(tensor.F16, 64, dotF16AVX512)
 		avx512.Q[tensor.Q6_K] = qdotAsm(tensor.Q6_K, dotQ6KQ8KVNNI)
 		avx512.Rows[tensor.Q6_K] = rowsAsm(tensor.Q6_K, 1, dotQ6KQ8KVNNI, nil)
 	}
@@ -174,6 +179,11 @@ func qdotAsm(dt tensor.DType, f func(nb int, w, x *byte) float32) QDot {
 // fdotAsm wraps a float kernel that handles multiples of 32 elements; the
 // tail runs the generic loop.
 func fdotAsm(dt tensor.DType, f func(n int, w *byte, x *float32) float32) FDot {
+	return fdotAsmW(dt, 32, f)
+}
+
+// fdotAsmW is fdotAsm for a kernel that takes multiples of width elements.
+func fdotAsmW(dt tensor.DType, width int, f func(n int, w *byte, x *float32) float32) FDot {
 	ts := dt.TypeSize()
 	ref := Generic.F[dt]
 	return func(w []byte, x []float32) float32 {
@@ -181,7 +191,7 @@ func fdotAsm(dt tensor.DType, f func(n int, w *byte, x *float32) float32) FDot {
 		if len(w) < n*ts {
 			panic(fmt.Sprintf("kernel: %s dot of %d elements over %d weight bytes", dt, n, len(w)))
 		}
-		m := n &^ 31
+		m := n / width * width
 		var s float32
 		if m > 0 {
 			s = f(m, &w[0], unsafe.SliceData(x))
