@@ -20,9 +20,9 @@ func TestForDecode(t *testing.T) {
 	p1, p2 := NewPool(1), NewPool(2)
 	defer p1.Close()
 	defer p2.Close()
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
 		shapes := [][2]int{{16, 64}, {40, 96}, {256, 512}}
-		if dt == tensor.Q4_K {
+		if dt.BlockSize() == 256 {
 			shapes = [][2]int{{16, 256}, {40, 512}}
 		}
 		for _, shape := range shapes {

@@ -30,6 +30,12 @@ import (
 //	  6-bit sub-block scales and mins unpacked, sub-block j of row r at
 //	  16j+r), then per sub-block j of 32 columns four chunks laid out as
 //	  Q4_0's (value d·sc·level − dmin·m).
+//	Q6_K super-unit of 256 columns (3360 bytes, as the GGUF blocks): d
+//	  [16]f16, sc [16][16]i8 (sub-block j of 16 columns, row r at 16j+r),
+//	  then per unit of 32 columns the low four bits of the levels as Q4_0's
+//	  chunks (256 bytes) and their high two bits in two 64-byte chunks: chunk
+//	  H byte 4r+t holds in bits 2i..2i+1 the high bits of column 16H+4i+t
+//	  (value d·sc·(level−32), the two halves of a unit with their own scale).
 //
 // Activations are quantized to Q8_0 exactly as for the dot products and
 // packed in panels of Width rows (1, 4 or 16); per unit a panel holds
@@ -47,6 +53,10 @@ import (
 //	Σ_c w[r][c]·x[k][c] over the unit = s1[r]·dx[k]·Σ_c u[r][c]·q[k][c] − s2[r]·(dx·Σq)[k],
 //
 // accumulated as acc = fma(s1·dx, float(Σ), acc), then acc −= s2·(dx·Σq).
+// For Q6_K (Q8_K activations) each unit's halves of 16 columns have their
+// own scale and correction: the record is 44 bytes per row, q, dx, then
+// corr = −32·Σq of each half, and acc = fma(s1a·dx, float(Σa), acc), then
+// the same for the second half.
 //
 // Each row's result is accumulated over the units in order, acc += float(s)·(d·dx)
 // with one rounding (FMA); every width gives the same bits for the same
@@ -54,16 +64,27 @@ import (
 
 // x16Layout describes one type's tiles.
 type x16Layout struct {
-	cols int   // columns per record (a block, or a Q4_K super-block)
-	rec  int   // bytes of one record of 16 rows
-	off  int32 // level offset folded into corr (0 with a min)
-	min  bool  // Q4_K: sub-block scales and mins, Q8_K activations
+	cols  int   // columns per record (a block, or a Q4_K super-block)
+	rec   int   // bytes of one record of 16 rows
+	off   int32 // level offset folded into corr (0 with a min)
+	min   bool  // Q4_K: sub-block scales and mins
+	k     bool  // Q8_K activations (one dx per 256 columns)
+	halve bool  // Q6_K: a scale and a correction per 16 columns
+}
+
+// actRec is the bytes per activation row of one unit's record.
+func (l x16Layout) actRec() int {
+	if l.halve {
+		return 44
+	}
+	return 40
 }
 
 var x16Layouts = map[tensor.DType]x16Layout{
 	tensor.Q4_0: {cols: qk, rec: 32 + 256, off: 8},
 	tensor.Q8_0: {cols: qk, rec: 32 + 512, off: 128},
-	tensor.Q4_K: {cols: qkK, rec: 64 + 256 + 8*256, min: true},
+	tensor.Q4_K: {cols: qkK, rec: 64 + 256 + 8*256, min: true, k: true},
+	tensor.Q6_K: {cols: qkK, rec: 32 + 256 + 8*384, off: 32, k: true, halve: true},
 }
 
 // X16Rows is the rows of one x16 tile.
@@ -128,6 +149,25 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 					}
 					putQ4Chunks(du[320+256*j:], r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7])
 				}
+			case tensor.Q6_K:
+				du[2*r], du[2*r+1] = b[208], b[209]
+				for j := range 16 {
+					du[32+16*j+r] = b[192+j]
+				}
+				for u := range 8 {
+					var lo [8]uint32
+					var hi [2]uint32
+					for g := range 8 {
+						// unitLevels gives four full 6-bit levels of a 16-column sub-block.
+						v := unitLevels(tensor.Q6_K, b, 2*u+g/4, g%4)
+						lo[g] = v & 0x0f0f0f0f
+						hi[g/4] |= (v >> 4 & 0x03030303) << (2 * (g % 4))
+					}
+					uu := du[288+384*u:]
+					putQ4Chunks(uu, r, lo[0], lo[1], lo[2], lo[3], lo[4], lo[5], lo[6], lo[7])
+					le.PutUint32(uu[256+4*r:], hi[0])
+					le.PutUint32(uu[320+4*r:], hi[1])
+				}
 			}
 		}
 	}
@@ -171,7 +211,7 @@ func x16Width(n int) int {
 func (p *XPack) Panels() int { return (p.N + p.Width - 1) / p.Width }
 
 // panelBytes is the bytes of one panel.
-func (p *XPack) panelBytes() int { return p.Cols / qk * 40 * p.Width }
+func (p *XPack) panelBytes() int { return p.Cols / qk * p.lay.actRec() * p.Width }
 
 // Reset sizes p for n rows of cols activations against wt weights.
 func (p *XPack) Reset(wt tensor.DType, n, cols int) error {
@@ -193,7 +233,7 @@ func (p *XPack) Reset(wt tensor.DType, n, cols int) error {
 
 // q8Row is the bytes of one activation row in Q8_0 (or Q8_K) blocks.
 func (p *XPack) q8Row() int {
-	if p.lay.min {
+	if p.lay.k {
 		return p.Cols / qkK * 292
 	}
 	return p.Cols / qk * 34
@@ -206,12 +246,13 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 	le := binary.LittleEndian
 	units := p.Cols / qk
 	qr := p.q8Row()
+	ar := p.lay.actRec()
 	for i := lo; i < hi; i++ {
 		pn, k := i/w, i%w
 		panel := p.Data[pn*p.panelBytes():]
 		blk := p.q8[i*qr : (i+1)*qr] // this row's own scratch
 		row := x[i*p.Cols : (i+1)*p.Cols]
-		if p.lay.min {
+		if p.lay.k {
 			for s := 0; s < p.Cols; s += qkK {
 				quantQ8K(row[s:s+qkK], blk[s/qkK*292:])
 			}
@@ -219,26 +260,30 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 			quantRowQ8_0(row, blk)
 		}
 		for b := range units {
-			rec := panel[b*40*w:]
+			rec := panel[b*ar*w:]
 			var q []byte
 			var dx float32
-			if p.lay.min {
+			if p.lay.k {
 				sb := blk[b/8*292:]
 				dx, q = math.Float32frombits(le.Uint32(sb)), sb[4+32*(b%8):4+32*(b%8)+32]
 			} else {
 				dx, q = f16(blk[34*b:]), blk[34*b+2:34*b+34]
 			}
 			copy(rec[32*k:32*k+32], q)
-			sum := int32(0)
-			for _, v := range q {
-				sum += int32(int8(v))
+			var sum [2]int32
+			for c, v := range q {
+				sum[c/16] += int32(int8(v))
 			}
 			le.PutUint32(rec[32*w+4*k:], math.Float32bits(dx))
-			third := uint32(-p.lay.off * sum)
-			if p.lay.min {
-				third = math.Float32bits(dx * float32(sum))
+			switch {
+			case p.lay.min:
+				le.PutUint32(rec[36*w+4*k:], math.Float32bits(dx*float32(sum[0]+sum[1])))
+			case p.lay.halve:
+				le.PutUint32(rec[36*w+4*k:], uint32(-p.lay.off*sum[0]))
+				le.PutUint32(rec[40*w+4*k:], uint32(-p.lay.off*sum[1]))
+			default:
+				le.PutUint32(rec[36*w+4*k:], uint32(-p.lay.off*(sum[0]+sum[1])))
 			}
-			le.PutUint32(rec[36*w+4*k:], third)
 		}
 	}
 }
@@ -275,36 +320,44 @@ func checkX16(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) 
 func x16Generic(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) {
 	units, ap := checkX16(wt, tile, a, panel, out)
 	l, w := x16Layouts[wt], a.Width
+	ar := l.actRec()
 	le := binary.LittleEndian
 	f32 := func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) }
 	fma := func(x, y, z float32) float32 { return float32(math.FMA(float64(x), float64(y), float64(z))) }
 	clear(out[:16*w])
 	for u := range units {
-		ar := ap[u*40*w : (u+1)*40*w]
+		rec := ap[u*ar*w : (u+1)*ar*w]
 		for k := range w {
-			dx := f32(ar[32*w+4*k:])
+			dx := f32(rec[32*w+4*k:])
 			for r := range X16Rows {
 				s1, s2, levels := x16Unit(wt, l, tile, u, r)
-				s := int32(0)
-				if !l.min {
-					s = int32(le.Uint32(ar[36*w+4*k:]))
-				}
-				for c := range qk {
-					s += int32(levels[c]) * int32(int8(ar[32*k+c]))
+				sum := func(c0, c1 int, corr int32) float32 {
+					s := corr
+					for c := c0; c < c1; c++ {
+						s += int32(levels[c]) * int32(int8(rec[32*k+c]))
+					}
+					return float32(s)
 				}
 				o := &out[k*16+r]
-				*o = fma(float32(s), s1*dx, *o)
-				if l.min {
-					*o = fma(-s2, f32(ar[36*w+4*k:]), *o)
+				switch {
+				case l.min:
+					*o = fma(sum(0, qk, 0), s1[0]*dx, *o)
+					*o = fma(-s2, f32(rec[36*w+4*k:]), *o)
+				case l.halve:
+					*o = fma(sum(0, 16, int32(le.Uint32(rec[36*w+4*k:]))), s1[0]*dx, *o)
+					*o = fma(sum(16, qk, int32(le.Uint32(rec[40*w+4*k:]))), s1[1]*dx, *o)
+				default:
+					*o = fma(sum(0, qk, int32(le.Uint32(rec[36*w+4*k:]))), s1[0]*dx, *o)
 				}
 			}
 		}
 	}
 }
 
-// x16Unit returns row r's scale, min and 32 unsigned levels in unit u (32
+// x16Unit returns row r's scales (of the unit's two halves of 16 columns;
+// equal but for Q6_K), its min and its 32 unsigned levels in unit u (32
 // columns) of a tile.
-func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 float32, levels [qk]byte) {
+func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1 [2]float32, s2 float32, levels [qk]byte) {
 	per := l.cols / qk // units per record
 	rec := tile[u/per*l.rec : (u/per+1)*l.rec]
 	j := u % per
@@ -312,20 +365,29 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 float3
 		g, t := c/4, c%4
 		return chunks[64*(g/2)+4*r+t] >> (4 * (g % 2)) & 15
 	}
+	d := f16(rec[2*r:])
 	switch wt {
 	case tensor.Q8_0:
 		for c := range qk {
 			levels[c] = rec[32+64*(c/4)+4*r+c%4]
 		}
-		return f16(rec[2*r:]), 0, levels
+		return [2]float32{d, d}, 0, levels
 	case tensor.Q4_K:
 		for c := range qk {
 			levels[c] = levelAt(rec[320+256*j:], c)
 		}
-		return f16(rec[2*r:]) * float32(rec[64+16*j+r]), f16(rec[32+2*r:]) * float32(rec[192+16*j+r]), levels
+		s := d * float32(rec[64+16*j+r])
+		return [2]float32{s, s}, f16(rec[32+2*r:]) * float32(rec[192+16*j+r]), levels
+	case tensor.Q6_K:
+		uu := rec[288+384*j:]
+		for c := range qk {
+			hi := uu[256+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
+			levels[c] = levelAt(uu, c) | hi<<4
+		}
+		return [2]float32{d * float32(int8(rec[32+16*(2*j)+r])), d * float32(int8(rec[32+16*(2*j+1)+r]))}, 0, levels
 	}
 	for c := range qk {
 		levels[c] = levelAt(rec[32:], c)
 	}
-	return f16(rec[2*r:]), 0, levels
+	return [2]float32{d, d}, 0, levels
 }

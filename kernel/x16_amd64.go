@@ -31,13 +31,23 @@ func x16K4W4(supers int, w, a *byte, out *[64]float32)
 //go:noescape
 func x16K4W16(supers int, w, a *byte, out *[256]float32)
 
+//go:noescape
+func x16K6W1(supers int, w, a *byte, out *[16]float32)
+
+//go:noescape
+func x16K6W4(supers int, w, a *byte, out *[64]float32)
+
+//go:noescape
+func x16K6W16(supers int, w, a *byte, out *[256]float32)
+
 // x16VNNI is the AVX-512 VNNI X16 kernel: checkX16 has validated the
 // sizes, so the assembly reads only within tile, the panel and out.
 func x16VNNI(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) {
 	units, ap := checkX16(wt, tile, a, panel, out)
 	w, x := &tile[0], &ap[0]
 	q8 := wt == tensor.Q8_0
-	if wt == tensor.Q4_K {
+	switch wt {
+	case tensor.Q4_K:
 		supers := units / 8
 		switch a.Width {
 		case 1:
@@ -46,6 +56,17 @@ func x16VNNI(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) {
 			x16K4W4(supers, w, x, (*[64]float32)(out))
 		default:
 			x16K4W16(supers, w, x, (*[256]float32)(out))
+		}
+		return
+	case tensor.Q6_K:
+		supers := units / 8
+		switch a.Width {
+		case 1:
+			x16K6W1(supers, w, x, (*[16]float32)(out))
+		case 4:
+			x16K6W4(supers, w, x, (*[64]float32)(out))
+		default:
+			x16K6W16(supers, w, x, (*[256]float32)(out))
 		}
 		return
 	}

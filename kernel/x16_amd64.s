@@ -533,3 +533,222 @@ done:
 	VMOVUPS Z15, 960(DI)
 	VZEROUPPER
 	RET
+
+// Q6_K registers (x16K6W*): Z24 and Z28 the unit's two halves' scales
+// d·sc, Z29 the rows' d; Z25 and Z27 the halves' integer sums; Z30 a
+// chunk of high bits; R8 the super-block record, R10 the unit's scales,
+// R11 its levels, DX units left in the record.
+
+DATA x16m30<>+0(SB)/4, $0x30303030
+GLOBL x16m30<>(SB), RODATA|NOPTR, $4
+
+// ACT6: activation row k against a Q6_K unit, each half of 16 columns
+// with its correction (caoff, cboff) and scale:
+//   acc[r] += float(ca + Σ_{g<4} u·q)·s1a[r]·dx, then the same for the second half
+#define ACT6(qoff, doff, caoff, cboff, acc) \
+	VPBROADCASTD caoff(SI), Z25; \
+	VPBROADCASTD cboff(SI), Z27; \
+	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST qoff+16(SI), Z20, Z27; \
+	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
+	VPDPBUSD.BCST qoff+20(SI), Z21, Z27; \
+	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST qoff+24(SI), Z22, Z27; \
+	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
+	VPDPBUSD.BCST qoff+28(SI), Z23, Z27; \
+	VCVTDQ2PS Z25, Z25; \
+	VCVTDQ2PS Z27, Z27; \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VMULPS.BCST doff(SI), Z28, Z26; \
+	VFMADD231PS Z26, Z27, acc
+
+// HI6(shift, g): group register g |= (high-bit chunk Z30 shifted so that
+// field i lands in bits 4..5) & 0x30.
+#define HI6L(sh, g) \
+	VPSLLW $sh, Z30, Z26; \
+	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, g
+
+// UNIT6: a Q6_K unit's two scales (R10) and 32 six-bit levels (R11).
+#define UNIT6 \
+	VPMOVSXBD 0(R10), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z29, Z24, Z24; \
+	VPMOVSXBD 16(R10), Z28; \
+	VCVTDQ2PS Z28, Z28; \
+	VMULPS Z29, Z28, Z28; \
+	VMOVDQU64 0(R11), Z27; \
+	VPANDQ Z27, Z31, Z16; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z17; \
+	VMOVDQU64 64(R11), Z27; \
+	VPANDQ Z27, Z31, Z18; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z19; \
+	VMOVDQU64 128(R11), Z27; \
+	VPANDQ Z27, Z31, Z20; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z21; \
+	VMOVDQU64 192(R11), Z27; \
+	VPANDQ Z27, Z31, Z22; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z23; \
+	VMOVDQU64 256(R11), Z30; \
+	HI6L(4, Z16); \
+	HI6L(2, Z17); \
+	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z18; \
+	VPSRLW $2, Z30, Z26; \
+	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z19; \
+	VMOVDQU64 320(R11), Z30; \
+	HI6L(4, Z20); \
+	HI6L(2, Z21); \
+	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z22; \
+	VPSRLW $2, Z30, Z26; \
+	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z23
+
+// func x16K6W1(supers int, w, a *byte, out *[16]float32)
+TEXT ·x16K6W1(SB), NOSPLIT, $0-32
+	MOVQ supers+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ out+24(FP), DI
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VPXORD Z0, Z0, Z0
+	TESTQ CX, CX
+	JZ   done
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R10
+	LEAQ 288(R8), R11
+	MOVQ $8, DX
+unit:
+	UNIT6
+	ACT6(0, 32, 36, 40, Z0)
+	ADDQ $44, SI
+	ADDQ $32, R10
+	ADDQ $384, R11
+	DECQ DX
+	JNZ  unit
+	ADDQ $3360, R8
+	DECQ CX
+	JNZ  super
+done:
+	VMOVUPS Z0, 0(DI)
+	VZEROUPPER
+	RET
+
+// func x16K6W4(supers int, w, a *byte, out *[64]float32)
+TEXT ·x16K6W4(SB), NOSPLIT, $0-32
+	MOVQ supers+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ out+24(FP), DI
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ CX, CX
+	JZ   done
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R10
+	LEAQ 288(R8), R11
+	MOVQ $8, DX
+unit:
+	UNIT6
+	ACT6(0, 128, 144, 160, Z0)
+	ACT6(32, 132, 148, 164, Z1)
+	ACT6(64, 136, 152, 168, Z2)
+	ACT6(96, 140, 156, 172, Z3)
+	ADDQ $176, SI
+	ADDQ $32, R10
+	ADDQ $384, R11
+	DECQ DX
+	JNZ  unit
+	ADDQ $3360, R8
+	DECQ CX
+	JNZ  super
+done:
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VZEROUPPER
+	RET
+
+// func x16K6W16(supers int, w, a *byte, out *[256]float32)
+TEXT ·x16K6W16(SB), NOSPLIT, $0-32
+	MOVQ supers+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ out+24(FP), DI
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ CX, CX
+	JZ   done
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R10
+	LEAQ 288(R8), R11
+	MOVQ $8, DX
+unit:
+	UNIT6
+	ACT6(0, 512, 576, 640, Z0)
+	ACT6(32, 516, 580, 644, Z1)
+	ACT6(64, 520, 584, 648, Z2)
+	ACT6(96, 524, 588, 652, Z3)
+	ACT6(128, 528, 592, 656, Z4)
+	ACT6(160, 532, 596, 660, Z5)
+	ACT6(192, 536, 600, 664, Z6)
+	ACT6(224, 540, 604, 668, Z7)
+	ACT6(256, 544, 608, 672, Z8)
+	ACT6(288, 548, 612, 676, Z9)
+	ACT6(320, 552, 616, 680, Z10)
+	ACT6(352, 556, 620, 684, Z11)
+	ACT6(384, 560, 624, 688, Z12)
+	ACT6(416, 564, 628, 692, Z13)
+	ACT6(448, 568, 632, 696, Z14)
+	ACT6(480, 572, 636, 700, Z15)
+	ADDQ $704, SI
+	ADDQ $32, R10
+	ADDQ $384, R11
+	DECQ DX
+	JNZ  unit
+	ADDQ $3360, R8
+	DECQ CX
+	JNZ  super
+done:
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, 256(DI)
+	VMOVUPS Z5, 320(DI)
+	VMOVUPS Z6, 384(DI)
+	VMOVUPS Z7, 448(DI)
+	VMOVUPS Z8, 512(DI)
+	VMOVUPS Z9, 576(DI)
+	VMOVUPS Z10, 640(DI)
+	VMOVUPS Z11, 704(DI)
+	VMOVUPS Z12, 768(DI)
+	VMOVUPS Z13, 832(DI)
+	VMOVUPS Z14, 896(DI)
+	VMOVUPS Z15, 960(DI)
+	VZEROUPPER
+	RET

@@ -19,10 +19,10 @@ func TestX16(t *testing.T) {
 		if impl.X16 == nil {
 			continue
 		}
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K} {
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
 			t.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(t *testing.T) {
 				shapes := [][2]int{{16, 32}, {32, 96}, {48, 2048}}
-				if wt == tensor.Q4_K {
+				if wt.BlockSize() == 256 {
 					shapes = [][2]int{{16, 256}, {32, 768}, {48, 2048}}
 				}
 				for _, shape := range shapes {
@@ -103,8 +103,8 @@ func TestX16(t *testing.T) {
 // TestX16Errors checks that bad shapes are errors, not panics.
 func TestX16Errors(t *testing.T) {
 	var a XPack
-	if err := a.Reset(tensor.Q6_K, 1, 256); err == nil {
-		t.Error("XPack.Reset accepted Q6_K")
+	if err := a.Reset(tensor.Q5_K, 1, 256); err == nil {
+		t.Error("XPack.Reset accepted Q5_K")
 	}
 	if err := a.Reset(tensor.Q4_0, 1, 48); err == nil {
 		t.Error("XPack.Reset accepted 48 columns")
