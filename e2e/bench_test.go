@@ -1,73 +1,204 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
 )
 
+// benchTokens is what each stream generates.
+const benchTokens = 64
+
 // BenchmarkAggregateStreams measures the server's aggregate generation
-// speed with 1, 2 and 4 concurrent streams (--parallel = streams), each
-// generating 32 tokens greedily through /v1/completions, on the model in
+// speed with 1, 2 and 4 concurrent streams on the model in
 // $GLASSBOX_BENCH_MODEL (the synthetic 1B Q4_0 from
-// `glassbox synth --preset 1b --type Q4_0`). Reported: tok/s = all
-// completion tokens / wall time.
+// `glassbox synth --preset 1b --type Q4_0`).
+//
+// Two servers run side by side: --parallel 1 (the single-stream baseline,
+// no batcher) and --parallel 4 (two and four streams; one stream through
+// the batcher too). Each iteration is one round of every case, back to
+// back, so the ratios compare the same minutes of a machine whose speed
+// varies with the other work on it. Every stream is a native job (greedy,
+// benchTokens tokens from the same prompt, all streams posted at once)
+// followed on its event stream. Reported for each case:
+//
+//   - sN-tok/s: all generated tokens ÷ the wall time from posting the jobs
+//     to the last result — end to end: prefill, scheduling and HTTP
+//     included.
+//   - sN-decode-tok/s: the tokens generated while every stream of the
+//     round was generating ÷ the length of that window (from the latest
+//     first token to the earliest last token, by the token events' server
+//     timestamps) — the decode throughput the streams share.
+//   - xN and xN-decode: the same two figures over the one-stream baseline.
 func BenchmarkAggregateStreams(b *testing.B) {
 	model := os.Getenv("GLASSBOX_BENCH_MODEL")
 	if model == "" {
 		b.Skip("set GLASSBOX_BENCH_MODEL to a GGUF file (e.g. the synthetic 1B Q4_0)")
 	}
-	const tokens = 32
-	for _, streams := range []int{1, 2, 4} {
-		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
-			s := serveFile(b, model, "--parallel", fmt.Sprint(streams), "--ctx", "256")
-			name := strings.TrimSuffix(model[strings.LastIndex(model, "/")+1:], ".gguf")
-			body := fmt.Sprintf(`{"model":%q,"prompt":"Once upon a time","max_tokens":%d,"temperature":0}`, name, tokens)
-			complete := func() (int, error) {
-				resp, err := http.Post(s.url+"/v1/completions", "application/json", strings.NewReader(body))
-				if err != nil {
-					return 0, err
-				}
-				defer resp.Body.Close()
-				var out struct {
-					Usage struct {
-						CompletionTokens int `json:"completion_tokens"`
-					}
-				}
-				if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
-					return 0, fmt.Errorf("status %d: %v", resp.StatusCode, err)
-				}
-				return out.Usage.CompletionTokens, nil
-			}
-			if _, err := complete(); err != nil { // load the model, warm up
+	name := strings.TrimSuffix(model[strings.LastIndex(model, "/")+1:], ".gguf")
+	alone := serveFile(b, model, "--parallel", "1", "--ctx", "256")
+	batched := serveFile(b, model, "--parallel", "4", "--ctx", "256")
+	cases := []struct {
+		label   string
+		s       *server
+		streams int
+	}{{"s1", alone, 1}, {"s1-batcher", batched, 1}, {"s2", batched, 2}, {"s4", batched, 4}}
+	round := func(s *server, streams int) (streamRound, error) {
+		return runStreams(s.url, name, streams)
+	}
+	for _, c := range cases { // load the models, pack the weights, warm up
+		if _, err := round(c.s, c.streams); err != nil {
+			b.Fatal(err)
+		}
+	}
+	type total struct {
+		tokens, windowTokens int
+		wall, window         time.Duration
+	}
+	totals := make([]total, len(cases))
+	b.ResetTimer()
+	for range b.N {
+		for i, c := range cases {
+			r, err := round(c.s, c.streams)
+			if err != nil {
 				b.Fatal(err)
 			}
-			b.ResetTimer()
-			total, start := 0, time.Now()
-			for range b.N {
-				var wg sync.WaitGroup
-				var mu sync.Mutex
-				for range streams {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						n, err := complete()
-						if err != nil {
-							b.Error(err)
-						}
-						mu.Lock()
-						total += n
-						mu.Unlock()
-					}()
-				}
-				wg.Wait()
+			t := &totals[i]
+			t.tokens += r.tokens
+			t.wall += r.wall
+			if r.window > 0 {
+				t.windowTokens += r.windowTokens
+				t.window += r.window
 			}
-			b.ReportMetric(float64(total)/time.Since(start).Seconds(), "tok/s")
-		})
+		}
 	}
+	b.StopTimer()
+	rate := func(n int, d time.Duration) float64 {
+		if d <= 0 {
+			return 0
+		}
+		return float64(n) / d.Seconds()
+	}
+	base, baseDecode := rate(totals[0].tokens, totals[0].wall), rate(totals[0].windowTokens, totals[0].window)
+	for i, c := range cases {
+		e2e, dec := rate(totals[i].tokens, totals[i].wall), rate(totals[i].windowTokens, totals[i].window)
+		b.ReportMetric(e2e, c.label+"-tok/s")
+		b.ReportMetric(dec, c.label+"-decode-tok/s")
+		if i > 0 && base > 0 && baseDecode > 0 {
+			x := strings.Replace(c.label, "s", "x", 1)
+			b.ReportMetric(e2e/base, x)
+			b.ReportMetric(dec/baseDecode, x+"-decode")
+		}
+	}
+}
+
+// streamRound is one round of concurrent streams.
+type streamRound struct {
+	tokens       int           // generated by all streams
+	wall         time.Duration // posting the jobs → the last result
+	windowTokens int           // generated while every stream was generating
+	window       time.Duration // that window (0: the streams never all overlapped)
+}
+
+// runStreams posts n identical greedy jobs at once and follows each to
+// its result, timing every token event.
+func runStreams(url, model string, n int) (streamRound, error) {
+	body := fmt.Sprintf(`{"model":%q,"prompt":"Once upon a time","raw":true,"options":{"temperature":0,"num_predict":%d}}`, model, benchTokens)
+	times := make([][]time.Time, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			times[i], errs[i] = followJob(url, body)
+		}()
+	}
+	wg.Wait()
+	var r streamRound
+	r.wall = time.Since(start)
+	var from, to time.Time
+	for i, ts := range times {
+		if errs[i] != nil {
+			return r, errs[i]
+		}
+		if len(ts) != benchTokens {
+			return r, fmt.Errorf("stream %d generated %d tokens, want %d", i, len(ts), benchTokens)
+		}
+		r.tokens += len(ts)
+		if from.IsZero() || ts[0].After(from) {
+			from = ts[0]
+		}
+		if to.IsZero() || ts[len(ts)-1].Before(to) {
+			to = ts[len(ts)-1]
+		}
+	}
+	if !to.After(from) {
+		return r, nil
+	}
+	r.window = to.Sub(from)
+	for _, ts := range times {
+		// Tokens in (from, to]: produced by steps inside the window.
+		lo := sort.Search(len(ts), func(k int) bool { return ts[k].After(from) })
+		hi := sort.Search(len(ts), func(k int) bool { return ts[k].After(to) })
+		r.windowTokens += hi - lo
+	}
+	return r, nil
+}
+
+// followJob posts a native job and returns the server times of its token
+// events once it has ended; a job that does not end done is an error.
+func followJob(url, body string) ([]time.Time, error) {
+	resp, err := http.Post(url+"/v1/jobs", "application/json", strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	var job api.Job
+	err = json.NewDecoder(resp.Body).Decode(&job)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("POST /v1/jobs: status %d: %v", resp.StatusCode, err)
+	}
+	ev, err := http.Get(url + "/v1/jobs/" + job.ID + "/events")
+	if err != nil {
+		return nil, err
+	}
+	defer ev.Body.Close()
+	var times []time.Time
+	state := ""
+	sc := bufio.NewScanner(ev.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var e api.Event
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			return nil, fmt.Errorf("job %s: event %q: %v", job.ID, data, err)
+		}
+		switch e.Type {
+		case api.TypeToken:
+			times = append(times, e.Time)
+		case api.TypeState:
+			state = e.State
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if state != api.StateDone {
+		return nil, fmt.Errorf("job %s ended %q", job.ID, state)
+	}
+	return times, nil
 }
