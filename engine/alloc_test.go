@@ -42,6 +42,38 @@ func TestDecodeAllocs(t *testing.T) {
 	}
 }
 
+// TestStepAllocs checks that a batched step of three sequences — what
+// the Batcher runs per token — allocates nothing after warm-up with a
+// reused model.Batch, but for compute's rare pool misses (stepBudget).
+func TestStepAllocs(t *testing.T) {
+	m := stories(t)
+	c := m.Config()
+	work := newSession(t, m, model.SessionOptions{CtxLen: 16, Batch: 16, Threads: 2})
+	seqs := make([]model.Session, 3)
+	for i := range seqs {
+		seqs[i] = newSession(t, m, model.SessionOptions{CtxLen: 512, Batch: 1, Threads: 1})
+	}
+	logits := make([]float32, len(seqs)*c.VocabSize)
+	var b model.Batch
+	pos := 0
+	step := func() {
+		b.Reset()
+		for i, s := range seqs {
+			b.Add(s, 1+i, pos, true)
+		}
+		if err := model.Step(context.Background(), &c, work, &b, logits); err != nil {
+			t.Fatal(err)
+		}
+		pos++
+	}
+	for range 4 {
+		step()
+	}
+	if a := testing.AllocsPerRun(100, step); a > stepBudget {
+		t.Errorf("%.1f allocations per batched step, budget %d", a, stepBudget)
+	}
+}
+
 // TestLongGenerationMemory generates 2,000 tokens and checks that the
 // live heap does not grow beyond what the result itself holds (ids and
 // text): the KV cache and buffers are allocated up front.

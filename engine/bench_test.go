@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/model"
@@ -134,6 +135,70 @@ func BenchmarkDecodeStep(b *testing.B) {
 				}
 				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tokens/s")
 			})
+		}
+	}
+}
+
+// BenchmarkDecodeStepRatio interleaves decode steps of 1, 2 and 4
+// sequences (model.DecodeStep, 2 threads) on the model named by
+// GLASSBOX_BENCH_MODEL — one of each per iteration, so the ratios compare
+// the same moments of a machine whose speed varies with other work — and
+// reports each case's tokens/s and the 2- and 4-sequence ratios over one.
+func BenchmarkDecodeStepRatio(b *testing.B) {
+	path := os.Getenv("GLASSBOX_BENCH_MODEL")
+	if path == "" {
+		b.Skip("set GLASSBOX_BENCH_MODEL to a GGUF file")
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	m, err := model.Load(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := m.Config()
+	counts := []int{1, 2, 4}
+	sets := make([][]model.Session, len(counts))
+	for k, n := range counts {
+		for range n {
+			s, err := m.NewSession(model.SessionOptions{CtxLen: 256, Batch: 8, Threads: 2})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			sets[k] = append(sets[k], s)
+		}
+	}
+	logits := make([]float32, 4*c.VocabSize)
+	tokens, positions := make([]int, 4), make([]int, 4)
+	step := func(k, it int) time.Duration {
+		n := counts[k]
+		for i := range n {
+			tokens[i], positions[i] = (it*31+i)%c.VocabSize, it%256
+		}
+		t0 := time.Now()
+		if err := model.DecodeStep(context.Background(), &c, sets[k], tokens[:n], positions[:n], logits[:n*c.VocabSize]); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t0)
+	}
+	for k := range counts { // first use: weight layout, caches
+		step(k, 0)
+	}
+	spent := make([]time.Duration, len(counts))
+	b.ResetTimer()
+	for it := range b.N {
+		for k := range counts {
+			spent[k] += step(k, it+1)
+		}
+	}
+	rate := func(k int) float64 { return float64(counts[k]*b.N) / spent[k].Seconds() }
+	for k, n := range counts {
+		b.ReportMetric(rate(k), fmt.Sprintf("seqs%d-tok/s", n))
+		if k > 0 {
+			b.ReportMetric(rate(k)/rate(0), fmt.Sprintf("x%d", n))
 		}
 	}
 }
