@@ -11,8 +11,8 @@ import (
 
 // x16 is a matrix's full 16-row tiles rearranged into the kernel's x16
 // layout (kernel/x16.go) on first use: the same bytes as the GGUF rows, so
-// the copy replaces the mapped weights (evict drops their pages once every
-// tile is copied) rather than adding to them. One tile serves token
+// the copy replaces the mapped weights (evict drops their pages as tiles
+// are copied) rather than adding to them. One tile serves token
 // generation, batched decoding and prompt processing, and a row's result
 // is the same bits at every batch size.
 type x16 struct {
@@ -30,10 +30,11 @@ type x16 struct {
 // ForDecode returns m marked for the x16 kernels: each full 16-row tile is
 // copied into the x16 layout by the first MatMul that reaches it (in the
 // first forward pass), and from then on every MatMul of m reads the copy.
-// When the last tile is copied, evict (if not nil) is called with the
-// source bytes of the tiled rows, so that the owner of a memory-mapped file
-// can drop those pages (resident memory stays one copy of the weights); the
-// bytes must stay readable afterwards (Row and MatMulExact still read m.Data,
+// evict (if not nil) is called with each tile's source bytes once it is
+// copied, and with all of the tiled rows' bytes after the last one, so
+// that the owner of a memory-mapped file can drop those pages (resident
+// memory stays one copy of the weights); the bytes must stay readable
+// afterwards (Row and MatMulExact still read m.Data,
 // and rows past the last full tile always do). m is returned unchanged when
 // it has no x16 kernel on this CPU (other types, purego builds, CPUs without
 // AVX-512 VNNI) or is malformed.
@@ -86,8 +87,16 @@ func (m Matrix) x16Tile(rt int) []byte {
 				panic("compute: MatMul: " + err.Error()) // ForDecode checked the shapes
 			}
 			x.state[rt].Store(tileReady)
-			if x.left.Add(-1) == 0 && x.evict != nil {
-				x.evict(x.src)
+			if x.evict != nil {
+				// Drop the tile's source pages now, so that the copy and
+				// the mapping never both hold a whole matrix (the peak
+				// resident memory of the first pass); the pages the tile
+				// shares with its neighbours go with the last tile.
+				n := len(x.src) / len(x.state)
+				x.evict(x.src[rt*n : (rt+1)*n])
+				if x.left.Add(-1) == 0 {
+					x.evict(x.src)
+				}
 			}
 			return tile
 		default:
