@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // Kernels is how fast glassbox's own kernels run on a device at one thread
@@ -136,6 +137,10 @@ func kernelBasis(k *Kernels, s *Shape) string {
 		}
 	}
 	sort.Strings(types)
-	return fmt.Sprintf("generation: %d threads, DRAM %s, kernels in cache %v, %.1f µs per call (%s)",
-		k.Threads, FormatRate(k.Bandwidth, "B/s"), types, 1e6*k.CallS, k.Source)
+	threads := "1 thread"
+	if k.Threads != 1 {
+		threads = fmt.Sprintf("%d threads", k.Threads)
+	}
+	return fmt.Sprintf("generation: %s, DRAM %s + kernels (in cache: %s), %.1f µs per call (%s)",
+		threads, FormatRate(k.Bandwidth, "B/s"), strings.Join(types, ", "), 1e6*k.CallS, k.Source)
 }

@@ -88,7 +88,7 @@ func TestPlanPredictsRealRuns(t *testing.T) {
 			}
 			defer f.Close()
 			tokens := res.PromptTokens + len(res.Tokens)
-			p, err := plan.ForModel(f, plan.Options{Ctx: j.ctx, Tokens: tokens, Prompt: res.PromptTokens}, dev)
+			p, err := plan.ForModel(f, plan.Options{Ctx: j.ctx, Tokens: tokens, Prompt: res.PromptTokens, Threads: j.threads}, dev)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -55,7 +55,7 @@ func TestPlanMeasuresKernels(t *testing.T) {
 	}
 	sp := p.Speed
 	if sp.Threads != 1 || sp.DecodeMemoryS <= 0 || sp.DecodeKernelS <= 0 || sp.DecodeFixedS <= 0 || sp.DecodeTokensPerS <= 0 ||
-		!strings.HasPrefix(sp.Basis, "generation: 1 threads") {
+		!strings.HasPrefix(sp.Basis, "generation: 1 thread,") {
 		t.Errorf("speed %+v", sp)
 	}
 	_, errs, code = runCmd(t, "", "plan", "--threads", "1", "-m", model)
