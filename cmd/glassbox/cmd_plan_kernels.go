@@ -17,8 +17,12 @@ import (
 // Tests turn it off (they must not write the user's glassbox home).
 var autoProbe = true
 
-// kprobeOptions tunes the kernel probe 'glassbox plan' runs (tests shrink it).
-var kprobeOptions kprobe.Options
+// kprobeOptions and rooflineOptions tune the probes 'glassbox plan' runs
+// (tests shrink them).
+var (
+	kprobeOptions   kprobe.Options
+	rooflineOptions roofline.Options
+)
 
 // probeThreads are the thread counts whose kernel speeds a plan of this
 // machine uses: one thread, the engine's default, and the job's.
@@ -39,7 +43,7 @@ func measureLocal(w io.Writer, threads int) error {
 	if _, err := roofline.Load(0); err != nil {
 		path, _ := roofline.CachePath()
 		fmt.Fprintf(w, "plan: measuring this machine's memory bandwidth once (cached in %s) ...\n", path)
-		if _, _, err := roofline.Get(0, false, roofline.Options{}); err != nil {
+		if _, _, err := roofline.Get(0, false, rooflineOptions); err != nil {
 			return fmt.Errorf("plan: roofline probe: %w", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/glassbox-ai/glassbox/compute/kprobe"
+	"github.com/glassbox-ai/glassbox/compute/roofline"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -35,8 +36,11 @@ func TestPlanMeasuresKernels(t *testing.T) {
 		t.Skip("probes the machine (a few seconds)")
 	}
 	t.Setenv("GLASSBOX_HOME", t.TempDir())
-	defer func(a bool, o kprobe.Options) { autoProbe, kprobeOptions = a, o }(autoProbe, kprobeOptions)
+	defer func(a bool, o kprobe.Options, r roofline.Options) {
+		autoProbe, kprobeOptions, rooflineOptions = a, o, r
+	}(autoProbe, kprobeOptions, rooflineOptions)
 	autoProbe = true
+	rooflineOptions = roofline.Options{BufferBytes: 8 << 20, Passes: 1}
 	kprobeOptions = kprobe.Options{MatrixBytes: 256 << 10, Batch: time.Millisecond, Batches: 2,
 		Types: []tensor.DType{tensor.F32, tensor.Q8_0}}
 	model := shared.Path(t, "models/stories260K.gguf")

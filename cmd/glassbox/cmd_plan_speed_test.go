@@ -66,7 +66,7 @@ func TestDecodeSpeedPrediction(t *testing.T) {
 	const gen, reps = 32, 5
 
 	var table strings.Builder
-	fmt.Fprintf(&table, "%-16s %3s %9s %9s %13s %6s  %-34s %s\n", "model", "-t", "predicted", "measured", "(range)", "error", "limit (DRAM / kernel / fixed ms)", "max(DRAM, kernel) instead")
+	fmt.Fprintf(&table, "%-16s %3s %9s %9s %13s %6s  %-34s %-26s %s\n", "model", "-t", "predicted", "measured", "(range)", "error", "limit (DRAM / kernel / fixed ms)", "max(DRAM, kernel) instead", "load")
 	for _, path := range models {
 		if reprobe {
 			for _, f := range []string{"roofline.json", "kprobe.json"} {
@@ -82,10 +82,10 @@ func TestDecodeSpeedPrediction(t *testing.T) {
 				// The alternative combination, for the record: full overlap of
 				// DRAM reads and kernel work.
 				alt := 1 / (max(sp.DecodeMemoryS, sp.DecodeKernelS) + sp.DecodeFixedS)
-				line := fmt.Sprintf("%-16s %3d %9.2f %9.2f %13s %+5.0f%%  %-34s %.2f (%+.0f%%)", filepath.Base(path), th,
+				line := fmt.Sprintf("%-16s %3d %9.2f %9.2f %13s %+5.0f%%  %-34s %-26s %s", filepath.Base(path), th,
 					sp.DecodeTokensPerS, got, fmt.Sprintf("(%.1f-%.1f)", lo, hi), 100*e,
 					fmt.Sprintf("%s (%.1f / %.1f / %.1f)", shortLimitName(sp.DecodeLimit), 1e3*sp.DecodeMemoryS, 1e3*sp.DecodeKernelS, 1e3*sp.DecodeFixedS),
-					alt, 100*(got/alt-1))
+					fmt.Sprintf("%.2f (%+.0f%%)", alt, 100*(got/alt-1)), loadAverage())
 				t.Log(line)
 				table.WriteString(line + "\n")
 				if sp.DecodeMemoryS == 0 {
@@ -165,4 +165,17 @@ func shortLimitName(l string) string {
 		return "DRAM"
 	}
 	return "kernel"
+}
+
+// loadAverage is the 1-minute load average (/proc/loadavg), to show how
+// busy the shared machine was while a row was measured.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
