@@ -66,7 +66,7 @@ func BenchmarkMatVec(b *testing.B) {
 				}
 			})
 		}
-		for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
+		for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q6_K, tensor.Q4_K, tensor.Q4_0} {
 			b.Run(fmt.Sprintf("%dx%d/%s-x16", shape[0], shape[1], dt), func(b *testing.B) {
 				m := ForDecode(quickMatrix(b, dt, shape[0], shape[1], 1), nil)
 				if !m.ForDecoding() {
@@ -96,7 +96,7 @@ func BenchmarkMatVecCycle(b *testing.B) {
 		x16 bool // weights in the x16 layout (ForDecode), as the engine loads Q4_0 and Q8_0
 	}
 	for _, v := range []variant{{tensor.F16, false}, {tensor.Q8_0, false}, {tensor.Q8_0, true}, {tensor.Q6_K, false},
-		{tensor.Q4_K, false}, {tensor.Q4_0, false}, {tensor.Q4_0, true}} {
+		{tensor.Q6_K, true}, {tensor.Q4_K, false}, {tensor.Q4_K, true}, {tensor.Q4_0, false}, {tensor.Q4_0, true}} {
 		dt := v.dt
 		name := dt.String()
 		if v.x16 {
@@ -159,32 +159,38 @@ func BenchmarkMatVecCycle(b *testing.B) {
 
 // BenchmarkMatMul: prompt processing, 128 activation rows through one
 // 4096×4096 matrix; GOPS counts 2·rows·cols·n operations. The -prepared
-// cases run on weights repacked once by Prepare.
+// cases run on weights repacked once by Prepare, the -x16 ones on the x16
+// tiles (ForDecode) as the engine loads Q4_0, Q8_0, Q4_K and Q6_K.
 func BenchmarkMatMul(b *testing.B) {
 	p := NewPool(benchThreads())
 	defer p.Close()
 	const rows, cols, n = 4096, 4096, 128
 	for _, dt := range []tensor.DType{tensor.F16, tensor.Q8_0, tensor.Q6_K, tensor.Q5_K, tensor.Q4_K, tensor.Q4_0, tensor.Q3_K} {
-		for _, prep := range []bool{false, true} {
-			name := dt.String()
-			if prep {
-				name += "-prepared"
-			}
-			b.Run(name, func(b *testing.B) { benchMatMul(b, p, dt, rows, cols, n, prep) })
+		for _, mode := range []string{"", "-prepared", "-x16"} {
+			b.Run(dt.String()+mode, func(b *testing.B) { benchMatMul(b, p, dt, rows, cols, n, mode) })
 		}
 	}
 }
 
-func benchMatMul(b *testing.B, p *Pool, dt tensor.DType, rows, cols, n int, prep bool) {
+func benchMatMul(b *testing.B, p *Pool, dt tensor.DType, rows, cols, n int, mode string) {
 	m := quickMatrix(b, dt, rows, cols, 1)
-	if prep {
+	switch mode {
+	case "-prepared":
 		var err error
 		if m, err = Prepare(m); err != nil {
 			b.Fatal(err)
 		}
+		if !m.Prepared() {
+			b.Skip("no GEMM kernel for this type on this CPU")
+		}
+	case "-x16":
+		if m = ForDecode(m, nil); !m.ForDecoding() {
+			b.Skip("no x16 kernel for this type on this CPU")
+		}
 	}
 	x := randNormal(rand.New(rand.NewPCG(2, 2)), n*cols, 1)
 	out := make([]float32, n*rows)
+	MatMul(p, out, m, x, n) // warm: x16 tiles are copied on first use
 	b.ReportAllocs()
 	c0 := procCPU()
 	for b.Loop() {
