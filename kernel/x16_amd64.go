@@ -2,7 +2,12 @@
 
 package kernel
 
-import "github.com/glassbox-ai/glassbox/tensor"
+import (
+	"os"
+	"strconv"
+
+	"github.com/glassbox-ai/glassbox/tensor"
+)
 
 //go:noescape
 func x16Q4W1(units int, w, a *byte, out *[16]float32)
@@ -40,6 +45,20 @@ func x16K6W4(supers int, w, a *byte, out *[64]float32)
 //go:noescape
 func x16K6W16(supers int, w, a *byte, out *[256]float32)
 
+//go:noescape
+func x16Q4W1P(units int, w, a *byte, out *[16]float32, dist int)
+
+//go:noescape
+func x16Q8W1P(units int, w, a *byte, out *[16]float32, dist int)
+
+// x16Prefetch is GLASSBOX_X16_PREFETCH: how many bytes ahead the one-row
+// Q4_0/Q8_0 kernels prefetch (0: not at all, the default) — an experiment
+// switch for measuring whether software prefetch helps DRAM streaming.
+var x16Prefetch = func() int {
+	n, _ := strconv.Atoi(os.Getenv("GLASSBOX_X16_PREFETCH"))
+	return max(n, 0) &^ 63
+}()
+
 // x16VNNI is the AVX-512 VNNI X16 kernel: checkX16 has validated the
 // sizes, so the assembly reads only within tile, the panel and out.
 func x16VNNI(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) {
@@ -67,6 +86,14 @@ func x16VNNI(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) {
 			x16K6W4(supers, w, x, (*[64]float32)(out))
 		default:
 			x16K6W16(supers, w, x, (*[256]float32)(out))
+		}
+		return
+	}
+	if a.Width == 1 && x16Prefetch > 0 {
+		if q8 {
+			x16Q8W1P(units, w, x, (*[16]float32)(out), x16Prefetch)
+		} else {
+			x16Q4W1P(units, w, x, (*[16]float32)(out), x16Prefetch)
 		}
 		return
 	}

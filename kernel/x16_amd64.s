@@ -752,3 +752,63 @@ done:
 	VMOVUPS Z15, 960(DI)
 	VZEROUPPER
 	RET
+
+// PF5: prefetch five lines from R8+R12 (a unit of up to 320 bytes, R12
+// bytes ahead), the prefetching variants of the one-row kernels.
+#define PF5 \
+	PREFETCHT0 0(R8)(R12*1); \
+	PREFETCHT0 64(R8)(R12*1); \
+	PREFETCHT0 128(R8)(R12*1); \
+	PREFETCHT0 192(R8)(R12*1); \
+	PREFETCHT0 256(R8)(R12*1)
+
+// func x16Q4W1P(units int, w, a *byte, out *[16]float32, dist int)
+TEXT ·x16Q4W1P(SB), NOSPLIT, $0-40
+	MOVQ units+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ out+24(FP), DI
+	MOVQ dist+32(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VPXORD Z0, Z0, Z0
+	TESTQ CX, CX
+	JZ   done
+loop:
+	PF5
+	UNPACK4
+	ACT1(Z0)
+	ADDQ $288, R8
+	ADDQ $40, SI
+	DECQ CX
+	JNZ  loop
+done:
+	VMOVUPS Z0, 0(DI)
+	VZEROUPPER
+	RET
+
+// func x16Q8W1P(units int, w, a *byte, out *[16]float32, dist int)
+TEXT ·x16Q8W1P(SB), NOSPLIT, $0-40
+	MOVQ units+0(FP), CX
+	MOVQ w+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ out+24(FP), DI
+	MOVQ dist+32(FP), R12
+	VPXORD Z0, Z0, Z0
+	TESTQ CX, CX
+	JZ   done
+loop:
+	PF5
+	PREFETCHT0 320(R8)(R12*1)
+	PREFETCHT0 384(R8)(R12*1)
+	PREFETCHT0 448(R8)(R12*1)
+	PREFETCHT0 512(R8)(R12*1)
+	UNPACK8
+	ACT1(Z0)
+	ADDQ $544, R8
+	ADDQ $40, SI
+	DECQ CX
+	JNZ  loop
+done:
+	VMOVUPS Z0, 0(DI)
+	VZEROUPPER
+	RET
