@@ -45,13 +45,21 @@ func (r *Rows) Store(l, i int, k, v []float32) {
 // which must hold every row's key and value already (Store all rows
 // first: a prompt chunk's rows see each other).
 //
-// Several sequences are one pool loop over the rows, each row attending
-// over its own cache serially, rather than one loop (and one barrier) per
-// row. Each (row, head) is computed as compute.Attention computes it, so
-// the result is the same either way.
+// With several sequences, enough rows to keep every thread busy are one
+// pool loop over the rows, each row attending over its own cache serially,
+// rather than one loop (and one barrier) per row; fewer rows take one loop
+// over the heads each. Each (row, head) is computed as compute.Attention
+// computes it, so the result is the same either way.
 func (r *Rows) Attend(p *compute.Pool, l int, out, q []float32, n, numHeads int, scale float32, window int) {
 	if r.one != nil {
 		compute.Attention(p, out, q, n, r.pos, r.one.Cache[l], numHeads, scale, window)
+		return
+	}
+	if n < 2*p.Threads() {
+		d := len(q) / n
+		for i := range n {
+			compute.Attention(p, out[i*d:(i+1)*d], q[i*d:(i+1)*d], 1, r.at[i], r.many[i].Cache[l], numHeads, scale, window)
+		}
 		return
 	}
 	t := rowAttnTasks.Get().(*rowAttn)

@@ -21,13 +21,16 @@ func TestStep(t *testing.T) {
 			m := open(t, dir, man.Models[name].Model)
 			c := m.Config()
 			vocab := c.VocabSize
-			opts := model.SessionOptions{CtxLen: 64, Batch: 16}
+			opts := model.SessionOptions{CtxLen: 64, Batch: 16, Threads: 2}
 			p0, p1, p2 := seq[:5], seq[10:19], seq[20:23]
 			var multi, single [3]model.Session
 			for i := range multi {
 				multi[i], single[i] = session(t, m, opts), session(t, m, opts)
 			}
-			work := session(t, m, opts)
+			// Work at 4 threads: the mixed step's 9 rows are one loop over
+			// rows; the decode step (3 rows on multi[0]'s 2 threads) takes
+			// a loop over heads per row.
+			work := session(t, m, model.SessionOptions{CtxLen: 64, Batch: 16, Threads: 4})
 			last := make([]float32, vocab)
 			forward(t, multi[0], p0, 0, last)
 			forward(t, multi[1], p1[:4], 0, last)
