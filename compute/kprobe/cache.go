@@ -25,31 +25,22 @@ func CachePath() string { return filepath.Join(home.Home(), "kprobe.json") }
 var ErrNotCached = errors.New("kprobe: no cached kernel speeds for this machine and build")
 
 // buildID names the code that was measured: the probe's version, the Go
-// toolchain and the binary's VCS revision (with "+dirty" for uncommitted
-// changes) when the build recorded one. A rebuilt binary of another
-// revision measures again, since its kernels may differ.
+// toolchain, the binary's VCS revision when the build recorded one, and
+// the executable's size and modification time (so that any rebuild, of
+// uncommitted changes too, measures again: its kernels may differ).
 func buildID() string {
 	id := fmt.Sprintf("v%d %s", Version, runtime.Version())
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return id
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				id += " " + s.Value
 			}
 		}
 	}
-	if rev != "" {
-		return id + " " + rev + dirty
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return id + " " + v
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			id += fmt.Sprintf(" exe %d@%d", fi.Size(), fi.ModTime().Unix())
+		}
 	}
 	return id
 }

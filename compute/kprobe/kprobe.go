@@ -17,7 +17,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/compute"
@@ -205,15 +204,6 @@ func probeFormat(pool *compute.Pool, rng *rand.Rand, tm timer, dt tensor.DType, 
 	// infinitely fast).
 	work := max(ta-call-perRow*ra, 0.5*ta)
 	return Format{Type: dt.String(), BytesPerS: float64(len(a.Data)) / work, RowSeconds: perRow, Rows: rows, Cols: probeCols}, nil
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 }
 
 // forDecode builds a probed matrix as the engine binds weights (model's
