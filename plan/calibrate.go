@@ -33,8 +33,8 @@ type Observation struct {
 	MeasuredDecode   float64 `json:"measured_decode_tokens_per_s,omitempty"`
 
 	// What makes runs comparable for the speed correction: the speed
-	// model that predicted (SpeedModel; runs of older models are not
-	// used), the dominant weight format, the weight bytes read per token
+	// model that predicted (SpeedModel or SpeedModelRoofline; unversioned
+	// runs are not used), the dominant weight format, the weight bytes read per token
 	// and the worker threads.
 	SpeedModel  int    `json:"speed_model,omitempty"`
 	Format      string `json:"format,omitempty"`
@@ -53,7 +53,7 @@ func Observe(p *Plan, peakRSS int64, prefillTokS, decodeTokS float64) Observatio
 		Options: p.Options, PredictedBytes: p.raw.total, MeasuredPeakRSS: peakRSS,
 		PredictedPrefill: p.raw.prefill, MeasuredPrefill: prefillTokS,
 		PredictedDecode: p.raw.decode, MeasuredDecode: decodeTokS,
-		SpeedModel: SpeedModel, Format: p.Model.FileType, WeightBytes: p.Model.WeightBytes(),
+		SpeedModel: p.raw.speedModel, Format: p.Model.FileType, WeightBytes: p.Model.WeightBytes(),
 		Threads: p.raw.threads, Layers: p.Model.Layers}
 }
 
@@ -85,7 +85,7 @@ func RecordRun(p *Plan, prefillTokS, decodeTokS float64) error {
 // (milliseconds of weight streaming).
 type Calibration struct {
 	N            int     `json:"runs"`
-	SpeedRuns    int     `json:"speed_runs"` // runs with speeds measured against the current speed model
+	SpeedRuns    int     `json:"speed_runs"` // runs with speeds measured against a versioned speed model
 	MemoryFactor float64 `json:"memory_factor"`
 	MemoryError  float64 `json:"memory_error"`
 	MemoryBefore float64 `json:"memory_error_uncorrected"`
@@ -110,7 +110,7 @@ func Calibrate(obs []Observation, device string) *Calibration {
 		if o.MeasuredPeakRSS > 0 && o.PredictedBytes > 0 {
 			mem = append(mem, float64(o.MeasuredPeakRSS)/float64(o.PredictedBytes))
 		}
-		if o.SpeedModel == SpeedModel && o.WeightBytes > 0 &&
+		if o.SpeedModel > 0 && o.WeightBytes > 0 &&
 			((o.MeasuredDecode > 0 && o.PredictedDecode > 0) || (o.MeasuredPrefill > 0 && o.PredictedPrefill > 0)) {
 			c.speed = append(c.speed, o)
 		}
@@ -128,10 +128,11 @@ func Calibrate(obs []Observation, device string) *Calibration {
 const similarWeights = 2.0
 
 // correction returns the factor for the decode (or prefill) speed of a
-// model of shape s on threads workers, the median distance of those runs
-// from the corrected figure, and how many runs it comes from (0: no
-// correction — fewer than MinCalibrationRuns comparable runs).
-func (c *Calibration) correction(s *Shape, threads int, decode bool) (factor, errBar float64, n int) {
+// model of shape s on threads workers predicted by speed model model, the
+// median distance of those runs from the corrected figure, and how many
+// runs it comes from (0: no correction — fewer than MinCalibrationRuns
+// comparable runs).
+func (c *Calibration) correction(s *Shape, threads, model int, decode bool) (factor, errBar float64, n int) {
 	if c == nil {
 		return 0, 0, 0
 	}
@@ -139,7 +140,7 @@ func (c *Calibration) correction(s *Shape, threads int, decode bool) (factor, er
 	var ratios []float64
 	for _, o := range c.speed {
 		r := float64(o.WeightBytes) / wb
-		if o.Format != s.FileType || o.Threads != threads || r > similarWeights || r < 1/similarWeights {
+		if o.SpeedModel != model || o.Format != s.FileType || o.Threads != threads || r > similarWeights || r < 1/similarWeights {
 			continue
 		}
 		switch {

@@ -183,7 +183,7 @@ func TestCalibration(t *testing.T) {
 	}
 	o := Observe(cor, 123, 0, 4)
 	if o.PredictedBytes != raw.Memory.TotalBytes || o.PredictedDecode != raw.Speed.DecodeTokensPerS ||
-		o.SpeedModel != SpeedModel || o.Format != "Q4_K" || o.WeightBytes != raw.Model.WeightBytes() {
+		o.SpeedModel != SpeedModelRoofline || o.Format != "Q4_K" || o.WeightBytes != raw.Model.WeightBytes() {
 		t.Errorf("observation %+v", o)
 	}
 
@@ -230,10 +230,10 @@ func TestCalibrationBySimilarModels(t *testing.T) {
 		{"other formats and threads", append(append([]Observation(nil), tiny...), others...), 0},
 		{"two similar runs", append(append([]Observation(nil), tiny...), run(wb, "Q4_K", 2, 0.9), run(wb*3/2, "Q4_K", 2, 0.9)), 0},
 		{"three similar runs", append(append([]Observation(nil), tiny...), run(wb, "Q4_K", 2, 0.9), run(wb*3/2, "Q4_K", 2, 0.8), run(wb*2/3, "Q4_K", 2, 1.0)), 0.9},
-		{"old speed model", func() []Observation {
+		{"another speed model", func() []Observation {
 			o := []Observation{run(wb, "Q4_K", 2, 0.5), run(wb, "Q4_K", 2, 0.5), run(wb, "Q4_K", 2, 0.5)}
 			for i := range o {
-				o[i].SpeedModel = SpeedModel - 1
+				o[i].SpeedModel = SpeedModelRoofline
 			}
 			return o
 		}(), 0},

@@ -37,10 +37,14 @@ func LayerVectorElems(dim, hiddenDim, qDim, kvDim int) float64 {
 	return float64(4*dim + qDim + kvDim + 2*hiddenDim + 2*kvDim)
 }
 
-// SpeedModel versions the uncorrected decode prediction. Calibration
-// only compares runs with predictions of the current version: a ratio
-// measured against another model says nothing about this one.
-const SpeedModel = 2
+// The speed models, recorded with each run (Observation.SpeedModel).
+// Calibration only corrects a plan from runs predicted by the same model
+// (a ratio measured against another model says nothing about this one);
+// runs recorded before models were versioned (0) are never used.
+const (
+	SpeedModelRoofline = 1 // bytes ÷ bandwidth vs FLOPs ÷ peak share (no measured kernels)
+	SpeedModel         = 2 // the measured kernels (measuredDecode)
+)
 
 // KernelsFor returns d's measured kernels for threads workers (0: the most
 // threads measured), or nil when there are none for that count.

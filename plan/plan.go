@@ -55,6 +55,7 @@ type Plan struct {
 		prefillRoof             float64 // seconds per prefill batch, roofline part
 		prefillBatch            int     // tokens in that batch
 		threads                 int     // the decode figure's thread count (0: not known)
+		speedModel              int     // SpeedModel or SpeedModelRoofline
 	}
 }
 

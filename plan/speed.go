@@ -167,15 +167,16 @@ func (p *Plan) speed() {
 	sp.PrefillLimit = limitName(memBound)
 
 	p.raw.prefill, p.raw.decode, p.raw.threads = sp.PrefillTokensPerS, sp.DecodeTokensPerS, o.Threads
+	p.raw.speedModel = SpeedModelRoofline
 	if kern != nil {
-		p.raw.threads = kern.Threads
+		p.raw.threads, p.raw.speedModel = kern.Threads, SpeedModel
 	}
 	if c := d.Calibration; c != nil {
-		if f, e, n := c.correction(s, p.raw.threads, true); n > 0 {
+		if f, e, n := c.correction(s, p.raw.threads, p.raw.speedModel, true); n > 0 {
 			sp.DecodeTokensPerS *= f
 			sp.DecodeCorrection, sp.DecodeCorrectionRuns, sp.DecodeErrorBar = f, n, e
 		}
-		if f, _, n := c.correction(s, p.raw.threads, false); n > 0 {
+		if f, _, n := c.correction(s, p.raw.threads, p.raw.speedModel, false); n > 0 {
 			sp.PrefillTokensPerS *= f
 			sp.PrefillCorrection = f
 		}
