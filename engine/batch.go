@@ -39,6 +39,7 @@ type Batcher struct {
 	err         error                // the work session could not be made
 	slots       chan struct{}        // one per sequence in the loop
 	join        chan *batchSeq
+	picks       pickTask // the loop's sampling, reused
 
 	mu     sync.Mutex
 	closed bool
@@ -198,22 +199,43 @@ func (b *Batcher) loop() {
 	}
 }
 
-// sample picks the next token of every decoding sequence and returns the
-// sequences that go on (prefilling ones included); the others get their
-// outcome.
+// sample picks the next token of every decoding sequence — the picks in
+// parallel on the work session's pool, as sampling a large vocabulary
+// takes up to milliseconds — then streams them in order of arrival, and
+// returns the sequences that go on (prefilling ones included); the others
+// get their outcome.
 func (b *Batcher) sample(active []*batchSeq) []*batchSeq {
+	t := &b.picks
+	t.seqs = t.seqs[:0]
 	keep := active[:0]
 	for _, bs := range active {
-		q := bs.q
-		if err := q.ctx.Err(); err != nil {
-			bs.err <- pipeline.Wrap(q.stage(), err, "")
+		if err := bs.q.ctx.Err(); err != nil {
+			bs.err <- pipeline.Wrap(bs.q.stage(), err, "")
 			continue
 		}
+		keep = append(keep, bs)
+		if !bs.q.prefilling() {
+			t.seqs = append(t.seqs, bs.q)
+		}
+	}
+	clear(active[len(keep):]) // drop the references to the finished ones
+	active = keep
+	if cap(t.ids) < len(t.seqs) {
+		t.ids = make([]int, len(t.seqs))
+	}
+	t.ids = t.ids[:len(t.seqs)]
+	model.Spread(b.work, len(t.seqs), t)
+	clear(t.seqs)
+
+	keep, k := active[:0], 0
+	for _, bs := range active {
+		q := bs.q
 		if q.prefilling() {
 			keep = append(keep, bs)
 			continue
 		}
-		done, err := q.next()
+		done, err := q.accept(t.ids[k])
+		k++
 		switch {
 		case err != nil:
 			bs.err <- err
@@ -225,8 +247,20 @@ func (b *Batcher) sample(active []*batchSeq) []*batchSeq {
 		}
 		keep = append(keep, bs)
 	}
-	clear(active[len(keep):]) // drop the references to the finished ones
+	clear(active[len(keep):])
 	return keep
+}
+
+// pickTask is sample's parallel loop: ids[i] = seqs[i].pick().
+type pickTask struct {
+	seqs []*seq
+	ids  []int
+}
+
+func (t *pickTask) Run(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		t.ids[i] = t.seqs[i].pick()
+	}
 }
 
 // fill puts the step's rows in batch: one decode row per decoding

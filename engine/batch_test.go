@@ -12,6 +12,7 @@ import (
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/sample"
 )
 
 // TestBatcher runs the four stories260K prompts at once through one
@@ -214,4 +215,47 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestBatcherSampled runs three seeded, temperature-sampled requests
+// through a 2-thread batcher, whose picks run in parallel on its pool:
+// each must get the tokens it gets alone with the same seed.
+func TestBatcherSampled(t *testing.T) {
+	m := stories(t)
+	ps := prompts(t)
+	opts := model.SessionOptions{CtxLen: 256, Batch: 32, Threads: 2}
+	b := NewBatcher(m, opts, 3)
+	defer b.Close()
+	req := func(i int) Request {
+		return Request{Prompt: ps[i].IDs, MaxTokens: 40,
+			Sampler: sample.New(sample.Params{Temperature: 0.9, TopK: 40, TopP: 0.95, RepeatPenalty: 1.1, Seed: uint64(7 + i)})}
+	}
+	want := make([][]int, 3)
+	for i := range want {
+		res, err := Generate(context.Background(), newSession(t, m, opts), m.Config().VocabSize, req(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = res.Tokens
+	}
+	got := make([][]int, 3)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := b.Generate(context.Background(), req(i), 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = res.Tokens
+		}()
+	}
+	wg.Wait()
+	for i := range got {
+		if !equalInts(got[i], want[i]) {
+			t.Errorf("request %d: batched %v, alone %v", i, got[i], want[i])
+		}
+	}
 }

@@ -191,12 +191,21 @@ func (q *seq) prefilled(n int) {
 // next samples a token from q.logits, streams its text and decides whether
 // the generation ends. When it does not, the caller evaluates
 // q.history[q.pos] at q.pos into q.logits and increments q.pos.
-func (q *seq) next() (done bool, err error) {
-	req, res := &q.req, q.res
-	id := greedy(q.logits)
-	if req.Sampler != nil {
-		id = req.Sampler.Sample(q.logits, q.history)
+func (q *seq) next() (done bool, err error) { return q.accept(q.pick()) }
+
+// pick chooses the next token from q.logits. It touches nothing but q's
+// sampler, so the picks of several sequences may run in parallel.
+func (q *seq) pick() int {
+	if q.req.Sampler != nil {
+		return q.req.Sampler.Sample(q.logits, q.history)
 	}
+	return greedy(q.logits)
+}
+
+// accept is next after the pick: it appends id, streams its text and
+// decides whether the generation ends.
+func (q *seq) accept(id int) (done bool, err error) {
+	req, res := &q.req, q.res
 	q.history = append(q.history, id)
 	res.Tokens = append(res.Tokens, id)
 	ctxLen := q.s.Options().CtxLen

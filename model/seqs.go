@@ -109,6 +109,19 @@ func (r *Rows) NormOut(out, x, w []float32, n, dim int, all bool, eps float32) i
 	return n - first
 }
 
+// Spread runs t over [0, n) on work's worker pool when work is a session
+// of an architecture with MultiStepper, on the caller otherwise: for the
+// engine's per-sequence work between steps (sampling), so it uses the
+// threads the steps use. t must compute each index independently of the
+// chunk bounds.
+func Spread(work Session, n int, t compute.Task) {
+	var p *compute.Pool // nil: the caller runs the whole loop
+	if ms, ok := work.(MultiStepper); ok {
+		p = ms.Base().Pool
+	}
+	p.ForTask(n, 1, t)
+}
+
 // MultiStepper is implemented by the sessions of architectures that can
 // run one forward pass over rows of several of their sessions (see Step).
 // Base comes with the embedded Runtime.
