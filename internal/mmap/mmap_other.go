@@ -15,7 +15,3 @@ func mapFile(fh *os.File, size int64) ([]byte, func() error, error) {
 	}
 	return b, func() error { return nil }, nil
 }
-
-// dropPages does nothing where the file was read into memory: the bytes
-// are the only copy.
-func dropPages(b []byte) error { return nil }
