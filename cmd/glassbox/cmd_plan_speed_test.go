@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,7 +69,7 @@ func TestDecodeSpeedPrediction(t *testing.T) {
 	const gen, reps = 32, 5
 
 	var table strings.Builder
-	fmt.Fprintf(&table, "%-16s %3s %9s %9s %13s %6s  %-34s %-26s %s\n", "model", "-t", "predicted", "measured", "(range)", "error", "limit (DRAM / kernel / fixed ms)", "max(DRAM, kernel) instead", "load")
+	fmt.Fprintf(&table, "%-16s %3s %9s %9s %13s %6s  %-34s %-26s %-9s %s\n", "model", "-t", "predicted", "measured", "(range)", "error", "limit (DRAM / kernel / fixed ms)", "max(DRAM, kernel) instead", "cores got", "load")
 	for _, path := range models {
 		if reprobe {
 			for _, f := range []string{"roofline.json", "kprobe.json"} {
@@ -77,15 +80,16 @@ func TestDecodeSpeedPrediction(t *testing.T) {
 			name := fmt.Sprintf("%s/t%d", filepath.Base(path), th)
 			t.Run(name, func(t *testing.T) {
 				sp := plannedSpeed(t, path, th, gen)
-				got, lo, hi := measuredDecode(t, path, th, gen, reps)
+				got, lo, hi, cores := measuredDecode(t, path, th, gen, reps)
 				e := got/sp.DecodeTokensPerS - 1
 				// The alternative combination, for the record: full overlap of
 				// DRAM reads and kernel work.
 				alt := 1 / (max(sp.DecodeMemoryS, sp.DecodeKernelS) + sp.DecodeFixedS)
-				line := fmt.Sprintf("%-16s %3d %9.2f %9.2f %13s %+5.0f%%  %-34s %-26s %s", filepath.Base(path), th,
+				line := fmt.Sprintf("%-16s %3d %9.2f %9.2f %13s %+5.0f%%  %-34s %-26s %-9.2f %s", filepath.Base(path), th,
 					sp.DecodeTokensPerS, got, fmt.Sprintf("(%.1f-%.1f)", lo, hi), 100*e,
 					fmt.Sprintf("%s (%.1f / %.1f / %.1f)", shortLimitName(sp.DecodeLimit), 1e3*sp.DecodeMemoryS, 1e3*sp.DecodeKernelS, 1e3*sp.DecodeFixedS),
-					fmt.Sprintf("%.2f (%+.0f%%)", alt, 100*(got/alt-1)), loadAverage())
+					fmt.Sprintf("%.2f (%+.0f%%)", alt, 100*(got/alt-1)),
+					cores, loadAverage())
 				t.Log(line)
 				table.WriteString(line + "\n")
 				if sp.DecodeMemoryS == 0 {
@@ -122,7 +126,11 @@ func plannedSpeed(t *testing.T, path string, threads, tokens int) plan.Speed {
 // then reps timed passes), and returns the median tokens/s of the passes
 // and their range. The median, not the mean: on a machine shared with
 // other work one interrupted pass would move a mean of three by a third.
-func measuredDecode(t *testing.T, path string, threads, n, reps int) (median, lo, hi float64) {
+//
+// cores is the CPU time the process got over the passes' wall time: how
+// many cores the run actually had (at most threads; less when other
+// programs took them, more only by the collector's work).
+func measuredDecode(t *testing.T, path string, threads, n, reps int) (median, lo, hi, cores float64) {
 	t.Helper()
 	ctx := context.Background()
 	txt, err := loadText(ctx, path)
@@ -153,11 +161,17 @@ func measuredDecode(t *testing.T, path string, threads, n, reps int) (median, lo
 	}
 	pass() // pages the weights in, repacks them for the decode kernels
 	rates := make([]float64, reps)
+	cpu0 := cpuSeconds()
 	for i := range rates {
 		rates[i] = pass()
 	}
+	cpu := cpuSeconds() - cpu0
+	var wall float64
+	for _, r := range rates {
+		wall += float64(n) / r
+	}
 	sort.Float64s(rates)
-	return rates[reps/2], rates[0], rates[reps-1]
+	return rates[reps/2], rates[0], rates[reps-1], cpu / wall
 }
 
 func shortLimitName(l string) string {
@@ -178,4 +192,13 @@ func loadAverage() string {
 		return f[0]
 	}
 	return "?"
+}
+
+// cpuSeconds is the CPU time (user + system) this process has used.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
