@@ -30,9 +30,9 @@ type x16 struct {
 // ForDecode returns m marked for the x16 kernels: each full 16-row tile is
 // copied into the x16 layout by the first MatMul that reaches it (in the
 // first forward pass), and from then on every MatMul of m reads the copy.
-// evict (if not nil) is called with each tile's source bytes once it is
-// copied, and with all of the tiled rows' bytes after the last one, so
-// that the owner of a memory-mapped file can drop those pages (resident
+// evict (if not nil) is called with all of the tiled rows' bytes after the
+// last tile is copied (CopyX16 also calls it every 16 MiB of copied rows),
+// so that the owner of a memory-mapped file can drop those pages (resident
 // memory stays one copy of the weights); the bytes must stay readable
 // afterwards (Row and MatMulExact still read m.Data,
 // and rows past the last full tile always do). m is returned unchanged when
@@ -65,6 +65,43 @@ func X16Bytes(m Matrix) int64 {
 	return int64(m.Rows/kernel.X16Rows) * int64(kernel.X16TileBytes(m.Type, m.Cols))
 }
 
+// CopyX16 copies every x16 tile of m now, on up to GOMAXPROCS goroutines,
+// instead of in the first multiplication: a loader calls it so that the
+// copy is timed as loading, not as the first prompt. It does nothing for a
+// matrix without x16 tiles; tiles already copied are skipped.
+func (m Matrix) CopyX16() {
+	if m.x == nil {
+		return
+	}
+	x := m.x
+	tiles := len(x.state)
+	workers := max(1, min(runtime.GOMAXPROCS(0), tiles/64))
+	srcTile := len(x.src) / tiles
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			lo, hi := w*tiles/workers, (w+1)*tiles/workers
+			done := lo // tiles below done have had their source evicted
+			for rt := lo; rt < hi; rt++ {
+				m.x16Tile(rt)
+				// Drop the copied source every evictChunk bytes, so that the
+				// copy and the mapping never both hold a whole matrix; per
+				// tile would be thousands of madvise calls (TLB shootdowns)
+				// and split the page cache's huge pages.
+				if x.evict != nil && (rt+1-done)*srcTile >= evictChunk {
+					x.evict(x.src[done*srcTile : (rt+1)*srcTile])
+					done = rt + 1
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// evictChunk is how much copied source CopyX16 drops at a time (a
+// variable for tests).
+var evictChunk = 16 << 20
+
 // ForDecoding reports whether m uses the x16 kernels.
 func (m Matrix) ForDecoding() bool { return m.x != nil }
 
@@ -87,16 +124,8 @@ func (m Matrix) x16Tile(rt int) []byte {
 				panic("compute: MatMul: " + err.Error()) // ForDecode checked the shapes
 			}
 			x.state[rt].Store(tileReady)
-			if x.evict != nil {
-				// Drop the tile's source pages now, so that the copy and
-				// the mapping never both hold a whole matrix (the peak
-				// resident memory of the first pass); the pages the tile
-				// shares with its neighbours go with the last tile.
-				n := len(x.src) / len(x.state)
-				x.evict(x.src[rt*n : (rt+1)*n])
-				if x.left.Add(-1) == 0 {
-					x.evict(x.src)
-				}
+			if x.left.Add(-1) == 0 && x.evict != nil {
+				x.evict(x.src)
 			}
 			return tile
 		default:

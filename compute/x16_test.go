@@ -30,7 +30,8 @@ func TestForDecode(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%dx%d", dt, rows, cols), func(t *testing.T) {
 				plain, _ := randMatrix(t, r, dt, rows, cols)
 				var evicted [][]byte
-				m := ForDecode(plain, func(b []byte) { evicted = append(evicted, b) })
+				var mu sync.Mutex // tiles are copied (and evicted) by the pool's threads
+				m := ForDecode(plain, func(b []byte) { mu.Lock(); evicted = append(evicted, b); mu.Unlock() })
 				if !m.ForDecoding() {
 					t.Skip("no x16 kernel on this CPU")
 				}
@@ -41,13 +42,8 @@ func TestForDecode(t *testing.T) {
 				single := make([]float32, rows)
 				MatMul(p2, single, m, x, 1)
 				tiled := rows / 16 * 16 * plain.RowBytes()
-				if n := len(evicted); n != rows/16+1 || len(evicted[n-1]) != tiled || &evicted[n-1][0] != &plain.Data[0] {
-					t.Fatalf("evict calls %d, want one per tile then one with the %d tiled bytes", n, tiled)
-				}
-				for _, e := range evicted[:len(evicted)-1] {
-					if len(e) != 16*plain.RowBytes() {
-						t.Fatalf("a tile's eviction covers %d bytes, want %d", len(e), 16*plain.RowBytes())
-					}
+				if len(evicted) != 1 || len(evicted[0]) != tiled || &evicted[0][0] != &plain.Data[0] {
+					t.Fatalf("evict calls %d, want one with the %d tiled bytes", len(evicted), tiled)
 				}
 				for _, n := range []int{1, 2, 4, 7, 33} {
 					got := make([]float32, n*rows)
@@ -70,7 +66,7 @@ func TestForDecode(t *testing.T) {
 						}
 					}
 				}
-				if len(evicted) != rows/16+1 {
+				if len(evicted) != 1 {
 					t.Errorf("evict called %d times after later multiplications", len(evicted))
 				}
 			})
@@ -143,4 +139,44 @@ func widen(x []float32) []float64 {
 		out[i] = float64(v)
 	}
 	return out
+}
+
+// TestCopyX16 copies every tile at once (as a loader does) and checks the
+// product against a matrix copied lazily, bit for bit.
+func TestCopyX16(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	plain, _ := randMatrix(t, r, tensor.Q8_0, 4096, 1024) // 4.25 MiB
+	defer func(c int) { evictChunk = c }(evictChunk)
+	evictChunk = 1 << 20 // evicted in chunks too
+	whole, parts := 0, 0
+	var mu sync.Mutex
+	eager := ForDecode(plain, func(b []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(b) == len(plain.Data) {
+			whole++
+		} else {
+			parts++
+		}
+	})
+	if !eager.ForDecoding() {
+		t.Skip("no x16 kernel on this CPU")
+	}
+	eager.CopyX16()
+	if whole != 1 || parts == 0 {
+		t.Fatalf("after CopyX16 the whole matrix was evicted %d times (want 1) and %d chunks (want some)", whole, parts)
+	}
+	lazy := ForDecode(plain, nil)
+	p := NewPool(2)
+	defer p.Close()
+	x := randNormal(r, 3*plain.Cols, 1)
+	a, b := make([]float32, 3*plain.Rows), make([]float32, 3*plain.Rows)
+	MatMul(p, a, eager, x, 3)
+	MatMul(p, b, lazy, x, 3)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("value %d: %g copied at once, %g copied lazily", i, a[i], b[i])
+		}
+	}
+	Matrix{}.CopyX16() // no tiles: nothing to do
 }

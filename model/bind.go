@@ -20,6 +20,7 @@ type Binder struct {
 	err       error
 	bytes     int64
 	packBytes int64
+	x16Bytes  int64
 }
 
 // prepack is whether bound matrices are repacked for the GEMM kernels on
@@ -42,6 +43,10 @@ func (b *Binder) Err() error { return b.err }
 // Bytes is the total size of the bound tensors.
 func (b *Binder) Bytes() int64 { return b.bytes }
 
+// X16Bytes is the heap the bound matrices' x16 copies take (their mapped
+// pages are dropped as they are copied).
+func (b *Binder) X16Bytes() int64 { return b.x16Bytes }
+
 // PackBytes is the most heap the bound matrices' GEMM repacking can take
 // (every matrix multiplied in a batch at least once); 0 when repacking is
 // off or this CPU has no GEMM kernels.
@@ -54,14 +59,19 @@ func (b *Binder) PackBytes() int64 { return b.packBytes }
 // dropped once copied), so resident memory stays one copy of the weights.
 var x16 = os.Getenv("GLASSBOX_X16") != "0"
 
-// prepare marks m for the x16 kernels, or for GEMM repacking on first
-// batched use (see prepack).
-func (b *Binder) prepare(m compute.Matrix) compute.Matrix {
+// prepare copies m into the x16 layout now (so that the copy is part of
+// loading), or marks it for GEMM repacking on first batched use (see
+// prepack). A token embedding that is only looked up row by row (the file
+// has a separate output matrix) keeps its mapped layout.
+func (b *Binder) prepare(name string, m compute.Matrix) compute.Matrix {
 	if b.err != nil {
 		return m
 	}
-	if x16 {
+	lookupOnly := name == "token_embd.weight" && b.f.HasTensor("output.weight")
+	if x16 && !lookupOnly {
 		if m = compute.ForDecode(m, b.f.Evict); m.ForDecoding() {
+			m.CopyX16()
+			b.x16Bytes += compute.X16Bytes(m)
 			return m
 		}
 	}
@@ -87,7 +97,7 @@ func (b *Binder) Has(name string) bool { return b.f.HasTensor(name) }
 // Matrix binds name as a rows × cols matrix (rows of cols elements; GGUF
 // ne = [cols, rows]). The data aliases the mapped file.
 func (b *Binder) Matrix(name string, rows, cols int) compute.Matrix {
-	return b.prepare(b.matrix(name, rows, cols))
+	return b.prepare(name, b.matrix(name, rows, cols))
 }
 
 func (b *Binder) matrix(name string, rows, cols int) compute.Matrix {
@@ -191,7 +201,7 @@ func (b *Binder) Split(name string, cols int, rows ...int) []compute.Matrix {
 	rowBytes := cols / m.Type.BlockSize() * m.Type.TypeSize()
 	start := 0
 	for i, r := range rows {
-		out[i] = b.prepare(compute.Matrix{Type: m.Type, Rows: r, Cols: cols, Data: m.Data[start*rowBytes : (start+r)*rowBytes]})
+		out[i] = b.prepare(name, compute.Matrix{Type: m.Type, Rows: r, Cols: cols, Data: m.Data[start*rowBytes : (start+r)*rowBytes]})
 		start += r
 	}
 	return out
