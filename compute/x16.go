@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/glassbox-ai/glassbox/internal/mmap"
 	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/tensor"
 )
@@ -65,6 +66,19 @@ func X16Bytes(m Matrix) int64 {
 	return int64(m.Rows/kernel.X16Rows) * int64(kernel.X16TileBytes(m.Type, m.Cols))
 }
 
+// x16Alloc returns n bytes for x's tiles: memory outside the Go heap with
+// huge pages where the OS gives them (internal/mmap.Anon), released when x
+// is unreachable, or heap memory if mapping fails.
+func x16Alloc(x *x16, n int) []byte {
+	b, release, err := mmap.Anon(n)
+	if err != nil {
+		return make([]byte, n)
+	}
+	// Every reader of the tiles holds the matrix (and so x) while it reads.
+	runtime.AddCleanup(x, func(release func() error) { _ = release() }, release)
+	return b
+}
+
 // CopyX16 copies every x16 tile of m now, on up to GOMAXPROCS goroutines,
 // instead of in the first multiplication: a loader calls it so that the
 // copy is timed as loading, not as the first prompt. It does nothing for a
@@ -110,7 +124,7 @@ func (m Matrix) ForDecoding() bool { return m.x != nil }
 // reads the same layout and gives the same bits.
 func (m Matrix) x16Tile(rt int) []byte {
 	x := m.x
-	x.alloc.Do(func() { x.data = make([]byte, len(x.state)*x.tileBytes) })
+	x.alloc.Do(func() { x.data = x16Alloc(x, len(x.state)*x.tileBytes) })
 	tile := x.data[rt*x.tileBytes : (rt+1)*x.tileBytes]
 	for {
 		switch x.state[rt].Load() {

@@ -42,3 +42,18 @@ func Map(path string) ([]byte, func() error, error) {
 // file, so b stays valid). Where Map read the file into memory it does
 // nothing.
 func Drop(b []byte) error { return dropPages(b) }
+
+// Anon returns size bytes of zeroed memory outside the Go heap (on Linux an
+// anonymous mapping with transparent huge pages requested: large weight
+// copies stream with fewer TLB misses and fault in 512× fewer pages) and
+// the function that releases it. The bytes must not be used after release.
+func Anon(size int) ([]byte, func() error, error) {
+	if size <= 0 {
+		return nil, func() error { return nil }, nil
+	}
+	b, release, err := anon(size)
+	if err != nil {
+		return nil, nil, fmt.Errorf("map %d bytes of memory: %w", size, err)
+	}
+	return b, release, nil
+}
