@@ -48,10 +48,10 @@ func LoadText(ctx context.Context, path string) (*Text, error) {
 	return &Text{File: f, Model: m}, nil
 }
 
-// Close unmaps the file and returns the weights' heap copies (the x16
-// tiles, see compute.ForDecode) to the operating system at once, so that a
-// model loaded next does not find the evicted one still resident; the Text
-// must not be used afterwards.
+// Close unmaps the file and runs the collector at once, which releases the
+// weights' x16 copies (compute.ForDecode; they are unmapped when their
+// matrices become unreachable), so that a model loaded next does not find
+// the evicted one still resident; the Text must not be used afterwards.
 func (t *Text) Close() error {
 	err := t.File.Close()
 	t.Model = nil
