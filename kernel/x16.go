@@ -155,13 +155,17 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 					du[32+16*j+r] = b[192+j]
 				}
 				for u := range 8 {
+					// Unit u is quarter k of half n (see q6KLevel): low bits
+					// in ql[64n+32(k&1)+l] >> 4(k>>1), high bits in
+					// qh[32n+l] >> 2k, for column l of the unit.
+					n, k := u/4, u%4
+					ql, qh := b[64*n+32*(k&1):], b[128+32*n:]
+					ls, hs := uint(4*(k>>1)), uint(2*k)
 					var lo [8]uint32
 					var hi [2]uint32
 					for g := range 8 {
-						// unitLevels gives four full 6-bit levels of a 16-column sub-block.
-						v := unitLevels(tensor.Q6_K, b, 2*u+g/4, g%4)
-						lo[g] = v & 0x0f0f0f0f
-						hi[g/4] |= (v >> 4 & 0x03030303) << (2 * (g % 4))
+						lo[g] = le.Uint32(ql[4*g:]) >> ls & 0x0f0f0f0f
+						hi[g/4] |= (le.Uint32(qh[4*g:]) >> hs & 0x03030303) << (2 * (g % 4))
 					}
 					uu := du[288+384*u:]
 					putQ4Chunks(uu, r, lo[0], lo[1], lo[2], lo[3], lo[4], lo[5], lo[6], lo[7])

@@ -120,3 +120,24 @@ func TestX16Errors(t *testing.T) {
 		t.Error("PackX16 accepted F16")
 	}
 }
+
+// BenchmarkPackX16: rearranging 16-row tiles of 4096 columns (MB/s of
+// GGUF bytes), what loading a model costs per byte of its weights.
+func BenchmarkPackX16(b *testing.B) {
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
+		b.Run(wt.String(), func(b *testing.B) {
+			const rows, cols = 256, 4096
+			w := quantized(b, wt, randNormal(rand.New(rand.NewPCG(1, 2)), rows*cols, 1))
+			rb := len(w) / rows
+			dst := make([]byte, X16TileBytes(wt, cols))
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				for r0 := 0; r0 < rows; r0 += X16Rows {
+					if err := PackX16(wt, w, rb, r0, cols, dst); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
