@@ -20,7 +20,7 @@ func TestForDecode(t *testing.T) {
 	p1, p2 := NewPool(1), NewPool(2)
 	defer p1.Close()
 	defer p2.Close()
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		shapes := [][2]int{{16, 64}, {40, 96}, {256, 512}}
 		if dt.BlockSize() == 256 {
 			shapes = [][2]int{{16, 256}, {40, 512}}

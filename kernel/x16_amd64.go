@@ -37,6 +37,15 @@ func x16K4W4(supers int, w, a *byte, out *[64]float32)
 func x16K4W16(supers int, w, a *byte, out *[256]float32)
 
 //go:noescape
+func x16K5W1(supers int, w, a *byte, out *[16]float32)
+
+//go:noescape
+func x16K5W4(supers int, w, a *byte, out *[64]float32)
+
+//go:noescape
+func x16K5W16(supers int, w, a *byte, out *[256]float32)
+
+//go:noescape
 func x16K6W1(supers int, w, a *byte, out *[16]float32)
 
 //go:noescape
@@ -75,6 +84,17 @@ func x16VNNI(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) {
 			x16K4W4(supers, w, x, (*[64]float32)(out))
 		default:
 			x16K4W16(supers, w, x, (*[256]float32)(out))
+		}
+		return
+	case tensor.Q5_K:
+		supers := units / 8
+		switch a.Width {
+		case 1:
+			x16K5W1(supers, w, x, (*[16]float32)(out))
+		case 4:
+			x16K5W4(supers, w, x, (*[64]float32)(out))
+		default:
+			x16K5W16(supers, w, x, (*[256]float32)(out))
 		}
 		return
 	case tensor.Q6_K:

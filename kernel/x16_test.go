@@ -19,7 +19,7 @@ func TestX16(t *testing.T) {
 		if impl.X16 == nil {
 			continue
 		}
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 			t.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(t *testing.T) {
 				shapes := [][2]int{{16, 32}, {32, 96}, {48, 2048}}
 				if wt.BlockSize() == 256 {
@@ -103,8 +103,8 @@ func TestX16(t *testing.T) {
 // TestX16Errors checks that bad shapes are errors, not panics.
 func TestX16Errors(t *testing.T) {
 	var a XPack
-	if err := a.Reset(tensor.Q5_K, 1, 256); err == nil {
-		t.Error("XPack.Reset accepted Q5_K")
+	if err := a.Reset(tensor.Q3_K, 1, 256); err == nil {
+		t.Error("XPack.Reset accepted Q3_K")
 	}
 	if err := a.Reset(tensor.Q4_0, 1, 48); err == nil {
 		t.Error("XPack.Reset accepted 48 columns")
@@ -124,7 +124,7 @@ func TestX16Errors(t *testing.T) {
 // BenchmarkPackX16: rearranging 16-row tiles of 4096 columns (MB/s of
 // GGUF bytes), what loading a model costs per byte of its weights.
 func BenchmarkPackX16(b *testing.B) {
-	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
 		b.Run(wt.String(), func(b *testing.B) {
 			const rows, cols = 256, 4096
 			w := quantized(b, wt, randNormal(rand.New(rand.NewPCG(1, 2)), rows*cols, 1))
