@@ -189,9 +189,16 @@ func (b *Batcher) loop() {
 		if len(active) == 0 {
 			continue
 		}
-		b.fill(&batch, active)
+		only := b.fill(&batch, active)
+		// A step of one sequence (a lone prompt chunk, a lone stream) stops
+		// within a layer when that sequence is cancelled; a shared step
+		// runs to its end, and the cancelled ones leave after it.
+		ctx := context.Background()
+		if only != nil {
+			ctx = only.ctx
+		}
 		logits = grow(logits, len(batch.Want)*vocab)
-		err := model.Step(context.Background(), &cfg, b.work, &batch, logits)
+		err := model.Step(ctx, &cfg, b.work, &batch, logits)
 		if err != nil {
 			err = fmt.Errorf("batched step: %w", err)
 		}
@@ -265,14 +272,16 @@ func (t *pickTask) Run(lo, hi int) {
 
 // fill puts the step's rows in batch: one decode row per decoding
 // sequence, then prompt rows in order of arrival, at most
-// sharedPromptRows of them when someone decodes.
-func (b *Batcher) fill(batch *model.Batch, active []*batchSeq) {
+// sharedPromptRows of them when someone decodes. It returns the step's
+// sequence when there is only one.
+func (b *Batcher) fill(batch *model.Batch, active []*batchSeq) (only *seq) {
 	batch.Reset()
-	room := b.prefillRows
+	room, n := b.prefillRows, 0
 	for _, bs := range active {
 		if q := bs.q; !q.prefilling() {
 			batch.Add(q.s, q.history[q.pos], q.pos, true)
 			room = min(room, sharedPromptRows)
+			only, n = q, n+1
 		}
 	}
 	for _, bs := range active {
@@ -286,7 +295,12 @@ func (b *Batcher) fill(batch *model.Batch, active []*batchSeq) {
 			batch.Add(q.s, q.req.Prompt[p], p, p == np-1)
 		}
 		room -= bs.take
+		only, n = q, n+1
 	}
+	if n != 1 {
+		return nil
+	}
+	return only
 }
 
 // deliver hands the step's logits to its sequences (decode rows first,

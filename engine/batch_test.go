@@ -259,3 +259,32 @@ func TestBatcherSampled(t *testing.T) {
 		}
 	}
 }
+
+// cancelLater is a context whose Err reports cancellation from its second
+// call on: the batch loop's check before a step passes, the layers' checks
+// inside the step fail.
+type cancelLater struct {
+	context.Context
+	calls atomic.Int32
+}
+
+func (c *cancelLater) Err() error {
+	if c.calls.Add(1) > 1 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestBatcherCancelInsideStep checks that a step holding only one
+// sequence's rows (a lone prompt) stops inside the forward pass when that
+// sequence is cancelled, rather than after the whole chunk.
+func TestBatcherCancelInsideStep(t *testing.T) {
+	m := stories(t)
+	b := NewBatcher(m, model.SessionOptions{CtxLen: 256, Batch: 256}, 2)
+	defer b.Close()
+	ctx := &cancelLater{Context: context.Background()}
+	_, err := b.Generate(ctx, Request{Prompt: prompts(t)[1].IDs, MaxTokens: 10}, 0)
+	if st, _ := pipeline.StageOf(err); !errors.Is(err, context.Canceled) || st != pipeline.StagePrefill || !strings.Contains(err.Error(), "layer 0") {
+		t.Fatalf("got %v (stage %q), want context.Canceled in prefill from layer 0", err, st)
+	}
+}
