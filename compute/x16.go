@@ -160,10 +160,7 @@ type x16Task struct {
 	phase int
 }
 
-var (
-	x16Tasks = sync.Pool{New: func() any { return new(x16Task) }}
-	x16Bufs  = sync.Pool{New: func() any { return new([16 * kernel.X16Rows]float32) }} // one panel's tile results
-)
+var x16Tasks = sync.Pool{New: func() any { return new(x16Task) }}
 
 func (t *x16Task) Run(lo, hi int) {
 	if t.phase == quantizeRows {
@@ -171,20 +168,17 @@ func (t *x16Task) Run(lo, hi int) {
 		return
 	}
 	w := t.w
-	bp := x16Bufs.Get().(*[16 * kernel.X16Rows]float32)
-	defer x16Bufs.Put(bp)
-	buf := bp[:]
-	width := t.ap.Width
 	for rt := lo; rt < hi; rt++ {
-		tile := w.x16Tile(rt)
-		for pn := range t.ap.Panels() {
-			t.kern(w.Type, tile, &t.ap, pn, buf[:16*width])
-			for k := 0; k < width && pn*width+k < t.n; k++ {
-				o := (pn*width+k)*w.Rows + rt*kernel.X16Rows
-				copy(t.out[o:o+kernel.X16Rows], buf[k*16:k*16+16])
-			}
-		}
+		w.x16Tile(rt) // copied before use (at load, normally: then this only checks)
 	}
+	tb := w.x.tileBytes
+	tiles := w.x.data[lo*tb : hi*tb]
+	width := t.ap.Width
+	for pn := range t.ap.Panels() {
+		o := pn*width*w.Rows + lo*kernel.X16Rows
+		t.kern(w.Type, tiles, hi-lo, &t.ap, pn, t.out[o:], w.Rows)
+	}
+	runtime.KeepAlive(w.x) // the tiles live outside the Go heap while x does
 }
 
 // matMulX16 multiplies with the x16 kernels: activations are quantized and

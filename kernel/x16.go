@@ -310,10 +310,14 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 	}
 }
 
-// X16 computes out[k*16+r] = Σ_c W[r][c]·x[Width·panel+k][c] for the 16
-// rows of tile and every row k < Width of the panel (out has 16·Width
-// floats).
-type X16 func(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32)
+// X16 computes, for the n consecutive tiles in tiles and the panel's real
+// activation rows k (at most Width; the last panel may have fewer),
+//
+//	out[k*stride + 16t + r] = Σ_c W_t[r][c]·x[Width·panel+k][c]
+//
+// (t < n, r < 16): a range of tiles' rows for every row of the panel,
+// written straight into a [rows][stride] output.
+type X16 func(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int)
 
 // X16For returns the fast x16 kernel for wt, if this CPU has one (the
 // generic one is only the specification).
@@ -324,53 +328,58 @@ func X16For(wt tensor.DType) (X16, bool) {
 	return active.X16, true
 }
 
-// checkX16 panics unless tile, a, panel and out fit together; it returns
-// the units and the panel's bytes.
-func checkX16(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) (units int, ap []byte) {
+// checkX16 panics unless tiles, a, panel and out fit together; it returns
+// the units (32 columns) per tile, the panel's bytes and its real rows.
+func checkX16(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int) (units int, ap []byte, rows int) {
 	units = a.Cols / qk
 	l := x16Layouts[wt]
 	pb := a.panelBytes()
-	if l.cols == 0 || a.lay != l || units == 0 || len(tile) < a.Cols/l.cols*l.rec || panel < 0 || panel >= a.Panels() ||
-		len(a.Data) < (panel+1)*pb || len(out) < 16*a.Width {
-		panic(fmt.Sprintf("kernel: x16 %s tile of %d bytes with %d-column activations (width %d), panel %d of %d, %d outputs",
-			wt, len(tile), a.Cols, a.Width, panel, a.Panels(), len(out)))
+	rows = min(a.Width, a.N-panel*a.Width)
+	if l.cols == 0 || a.lay != l || units == 0 || n <= 0 || len(tiles) < n*(a.Cols/l.cols*l.rec) || panel < 0 || panel >= a.Panels() ||
+		len(a.Data) < (panel+1)*pb || stride < 16*n || len(out) < (rows-1)*stride+16*n {
+		panic(fmt.Sprintf("kernel: x16 %s: %d tiles in %d bytes with %d-column activations (width %d), panel %d of %d, %d outputs at stride %d",
+			wt, n, len(tiles), a.Cols, a.Width, panel, a.Panels(), len(out), stride))
 	}
-	return units, a.Data[panel*pb : (panel+1)*pb]
+	return units, a.Data[panel*pb : (panel+1)*pb], rows
 }
 
 // x16Generic is the specification of the x16 kernels.
-func x16Generic(wt tensor.DType, tile []byte, a *XPack, panel int, out []float32) {
-	units, ap := checkX16(wt, tile, a, panel, out)
+func x16Generic(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int) {
+	units, ap, rows := checkX16(wt, tiles, n, a, panel, out, stride)
 	l, w := x16Layouts[wt], a.Width
 	ar := l.actRec()
+	tb := a.Cols / l.cols * l.rec
 	le := binary.LittleEndian
 	f32 := func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) }
 	fma := func(x, y, z float32) float32 { return float32(math.FMA(float64(x), float64(y), float64(z))) }
-	clear(out[:16*w])
-	for u := range units {
-		rec := ap[u*ar*w : (u+1)*ar*w]
-		for k := range w {
-			dx := f32(rec[32*w+4*k:])
+	for t := range n {
+		tile := tiles[t*tb : (t+1)*tb]
+		for k := range rows {
 			for r := range X16Rows {
-				s1, s2, levels := x16Unit(wt, l, tile, u, r)
-				sum := func(c0, c1 int, corr int32) float32 {
-					s := corr
-					for c := c0; c < c1; c++ {
-						s += int32(levels[c]) * int32(int8(rec[32*k+c]))
+				acc := float32(0)
+				for u := range units {
+					rec := ap[u*ar*w : (u+1)*ar*w]
+					dx := f32(rec[32*w+4*k:])
+					s1, s2, levels := x16Unit(wt, l, tile, u, r)
+					sum := func(c0, c1 int, corr int32) float32 {
+						s := corr
+						for c := c0; c < c1; c++ {
+							s += int32(levels[c]) * int32(int8(rec[32*k+c]))
+						}
+						return float32(s)
 					}
-					return float32(s)
+					switch {
+					case l.min:
+						acc = fma(sum(0, qk, 0), s1[0]*dx, acc)
+						acc = fma(-s2, f32(rec[36*w+4*k:]), acc)
+					case l.halve:
+						acc = fma(sum(0, 16, int32(le.Uint32(rec[36*w+4*k:]))), s1[0]*dx, acc)
+						acc = fma(sum(16, qk, int32(le.Uint32(rec[40*w+4*k:]))), s1[1]*dx, acc)
+					default:
+						acc = fma(sum(0, qk, int32(le.Uint32(rec[36*w+4*k:]))), s1[0]*dx, acc)
+					}
 				}
-				o := &out[k*16+r]
-				switch {
-				case l.min:
-					*o = fma(sum(0, qk, 0), s1[0]*dx, *o)
-					*o = fma(-s2, f32(rec[36*w+4*k:]), *o)
-				case l.halve:
-					*o = fma(sum(0, 16, int32(le.Uint32(rec[36*w+4*k:]))), s1[0]*dx, *o)
-					*o = fma(sum(16, qk, int32(le.Uint32(rec[40*w+4*k:]))), s1[1]*dx, *o)
-				default:
-					*o = fma(sum(0, qk, int32(le.Uint32(rec[36*w+4*k:]))), s1[0]*dx, *o)
-				}
+				out[k*stride+16*t+r] = acc
 			}
 		}
 	}

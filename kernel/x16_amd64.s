@@ -9,7 +9,12 @@
 //   Z24       the 16 rows' scales d[r] as float32
 //   Z25       integer sums of one activation row, Z26 its scales d·dx
 //   Z27       a loaded Q4_0 chunk, Z31 the nibble mask
-//   R8 weight unit, SI activation record, CX units left, DI out
+//   R8 weight unit, SI activation record, CX units left in the tile
+//   Each kernel runs over consecutive tiles: R13 units (or super-blocks)
+//   per tile, R14 tiles left, AX the panel's first record, DI the tile's
+//   first output, R9 the bytes between activation rows' outputs, BX the
+//   panel's real rows (padding rows are not stored); R12 the prefetch
+//   distance of the prefetching variants.
 
 // ACT: activation row k of the panel (quants at qoff, scale at doff,
 // correction at coff): s[r] = corr + Σ_g u[r][g]·q[g]; acc[r] += float(s[r])·d[r]·dx.
@@ -82,243 +87,6 @@
 DATA x16nib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 
-// func x16Q4W1(units int, w, a *byte, out *[16]float32)
-TEXT ·x16Q4W1(SB), NOSPLIT, $0-32
-	MOVQ units+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPBROADCASTQ x16nib<>(SB), Z31
-	VPXORD Z0, Z0, Z0
-	TESTQ CX, CX
-	JZ   done
-loop:
-	UNPACK4
-	ACT1(Z0)
-	ADDQ $288, R8
-	ADDQ $40, SI
-	DECQ CX
-	JNZ  loop
-done:
-	VMOVUPS Z0, 0(DI)
-	VZEROUPPER
-	RET
-
-// func x16Q4W4(units int, w, a *byte, out *[64]float32)
-TEXT ·x16Q4W4(SB), NOSPLIT, $0-32
-	MOVQ units+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPBROADCASTQ x16nib<>(SB), Z31
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	TESTQ CX, CX
-	JZ   done
-loop:
-	UNPACK4
-	ACT(0, 128, 144, Z0)
-	ACT(32, 132, 148, Z1)
-	ACT(64, 136, 152, Z2)
-	ACT(96, 140, 156, Z3)
-	ADDQ $288, R8
-	ADDQ $160, SI
-	DECQ CX
-	JNZ  loop
-done:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VZEROUPPER
-	RET
-
-// func x16Q4W16(units int, w, a *byte, out *[256]float32)
-TEXT ·x16Q4W16(SB), NOSPLIT, $0-32
-	MOVQ units+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPBROADCASTQ x16nib<>(SB), Z31
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	TESTQ CX, CX
-	JZ   done
-loop:
-	UNPACK4
-	ACT(0, 512, 576, Z0)
-	ACT(32, 516, 580, Z1)
-	ACT(64, 520, 584, Z2)
-	ACT(96, 524, 588, Z3)
-	ACT(128, 528, 592, Z4)
-	ACT(160, 532, 596, Z5)
-	ACT(192, 536, 600, Z6)
-	ACT(224, 540, 604, Z7)
-	ACT(256, 544, 608, Z8)
-	ACT(288, 548, 612, Z9)
-	ACT(320, 552, 616, Z10)
-	ACT(352, 556, 620, Z11)
-	ACT(384, 560, 624, Z12)
-	ACT(416, 564, 628, Z13)
-	ACT(448, 568, 632, Z14)
-	ACT(480, 572, 636, Z15)
-	ADDQ $288, R8
-	ADDQ $640, SI
-	DECQ CX
-	JNZ  loop
-done:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VMOVUPS Z4, 256(DI)
-	VMOVUPS Z5, 320(DI)
-	VMOVUPS Z6, 384(DI)
-	VMOVUPS Z7, 448(DI)
-	VMOVUPS Z8, 512(DI)
-	VMOVUPS Z9, 576(DI)
-	VMOVUPS Z10, 640(DI)
-	VMOVUPS Z11, 704(DI)
-	VMOVUPS Z12, 768(DI)
-	VMOVUPS Z13, 832(DI)
-	VMOVUPS Z14, 896(DI)
-	VMOVUPS Z15, 960(DI)
-	VZEROUPPER
-	RET
-
-// func x16Q8W1(units int, w, a *byte, out *[16]float32)
-TEXT ·x16Q8W1(SB), NOSPLIT, $0-32
-	MOVQ units+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPXORD Z0, Z0, Z0
-	TESTQ CX, CX
-	JZ   done
-loop:
-	UNPACK8
-	ACT1(Z0)
-	ADDQ $544, R8
-	ADDQ $40, SI
-	DECQ CX
-	JNZ  loop
-done:
-	VMOVUPS Z0, 0(DI)
-	VZEROUPPER
-	RET
-
-// func x16Q8W4(units int, w, a *byte, out *[64]float32)
-TEXT ·x16Q8W4(SB), NOSPLIT, $0-32
-	MOVQ units+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	TESTQ CX, CX
-	JZ   done
-loop:
-	UNPACK8
-	ACT(0, 128, 144, Z0)
-	ACT(32, 132, 148, Z1)
-	ACT(64, 136, 152, Z2)
-	ACT(96, 140, 156, Z3)
-	ADDQ $544, R8
-	ADDQ $160, SI
-	DECQ CX
-	JNZ  loop
-done:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VZEROUPPER
-	RET
-
-// func x16Q8W16(units int, w, a *byte, out *[256]float32)
-TEXT ·x16Q8W16(SB), NOSPLIT, $0-32
-	MOVQ units+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	TESTQ CX, CX
-	JZ   done
-loop:
-	UNPACK8
-	ACT(0, 512, 576, Z0)
-	ACT(32, 516, 580, Z1)
-	ACT(64, 520, 584, Z2)
-	ACT(96, 524, 588, Z3)
-	ACT(128, 528, 592, Z4)
-	ACT(160, 532, 596, Z5)
-	ACT(192, 536, 600, Z6)
-	ACT(224, 540, 604, Z7)
-	ACT(256, 544, 608, Z8)
-	ACT(288, 548, 612, Z9)
-	ACT(320, 552, 616, Z10)
-	ACT(352, 556, 620, Z11)
-	ACT(384, 560, 624, Z12)
-	ACT(416, 564, 628, Z13)
-	ACT(448, 568, 632, Z14)
-	ACT(480, 572, 636, Z15)
-	ADDQ $544, R8
-	ADDQ $640, SI
-	DECQ CX
-	JNZ  loop
-done:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VMOVUPS Z4, 256(DI)
-	VMOVUPS Z5, 320(DI)
-	VMOVUPS Z6, 384(DI)
-	VMOVUPS Z7, 448(DI)
-	VMOVUPS Z8, 512(DI)
-	VMOVUPS Z9, 576(DI)
-	VMOVUPS Z10, 640(DI)
-	VMOVUPS Z11, 704(DI)
-	VMOVUPS Z12, 768(DI)
-	VMOVUPS Z13, 832(DI)
-	VMOVUPS Z14, 896(DI)
-	VMOVUPS Z15, 960(DI)
-	VZEROUPPER
-	RET
-
 // K-quant registers (x16K4W*): Z24 the sub-block's s1 = d·sc, Z28 its
 // s2 = dmin·m, Z29 the rows' d, Z30 their dmin; R8 the super-block record,
 // R10 its scales (the mins 128 bytes on), R11 the sub-block's chunks, DX
@@ -383,156 +151,6 @@ done:
 	VPANDQ Z27, Z31, Z22; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z23
-
-// func x16K4W1(supers int, w, a *byte, out *[16]float32)
-TEXT ·x16K4W1(SB), NOSPLIT, $0-32
-	MOVQ supers+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPBROADCASTQ x16nib<>(SB), Z31
-	VPXORD Z0, Z0, Z0
-	TESTQ CX, CX
-	JZ   done
-super:
-	VCVTPH2PS 0(R8), Z29
-	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK
-	ACTK1(Z0)
-	ADDQ $40, SI
-	ADDQ $16, R10
-	ADDQ $256, R11
-	DECQ DX
-	JNZ  sub
-	ADDQ $2368, R8
-	DECQ CX
-	JNZ  super
-done:
-	VMOVUPS Z0, 0(DI)
-	VZEROUPPER
-	RET
-
-// func x16K4W4(supers int, w, a *byte, out *[64]float32)
-TEXT ·x16K4W4(SB), NOSPLIT, $0-32
-	MOVQ supers+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPBROADCASTQ x16nib<>(SB), Z31
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	TESTQ CX, CX
-	JZ   done
-super:
-	VCVTPH2PS 0(R8), Z29
-	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK
-	ACTK(0, 128, 144, Z0)
-	ACTK(32, 132, 148, Z1)
-	ACTK(64, 136, 152, Z2)
-	ACTK(96, 140, 156, Z3)
-	ADDQ $160, SI
-	ADDQ $16, R10
-	ADDQ $256, R11
-	DECQ DX
-	JNZ  sub
-	ADDQ $2368, R8
-	DECQ CX
-	JNZ  super
-done:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VZEROUPPER
-	RET
-
-// func x16K4W16(supers int, w, a *byte, out *[256]float32)
-TEXT ·x16K4W16(SB), NOSPLIT, $0-32
-	MOVQ supers+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPBROADCASTQ x16nib<>(SB), Z31
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	TESTQ CX, CX
-	JZ   done
-super:
-	VCVTPH2PS 0(R8), Z29
-	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK
-	ACTK(0, 512, 576, Z0)
-	ACTK(32, 516, 580, Z1)
-	ACTK(64, 520, 584, Z2)
-	ACTK(96, 524, 588, Z3)
-	ACTK(128, 528, 592, Z4)
-	ACTK(160, 532, 596, Z5)
-	ACTK(192, 536, 600, Z6)
-	ACTK(224, 540, 604, Z7)
-	ACTK(256, 544, 608, Z8)
-	ACTK(288, 548, 612, Z9)
-	ACTK(320, 552, 616, Z10)
-	ACTK(352, 556, 620, Z11)
-	ACTK(384, 560, 624, Z12)
-	ACTK(416, 564, 628, Z13)
-	ACTK(448, 568, 632, Z14)
-	ACTK(480, 572, 636, Z15)
-	ADDQ $640, SI
-	ADDQ $16, R10
-	ADDQ $256, R11
-	DECQ DX
-	JNZ  sub
-	ADDQ $2368, R8
-	DECQ CX
-	JNZ  super
-done:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VMOVUPS Z4, 256(DI)
-	VMOVUPS Z5, 320(DI)
-	VMOVUPS Z6, 384(DI)
-	VMOVUPS Z7, 448(DI)
-	VMOVUPS Z8, 512(DI)
-	VMOVUPS Z9, 576(DI)
-	VMOVUPS Z10, 640(DI)
-	VMOVUPS Z11, 704(DI)
-	VMOVUPS Z12, 768(DI)
-	VMOVUPS Z13, 832(DI)
-	VMOVUPS Z14, 896(DI)
-	VMOVUPS Z15, 960(DI)
-	VZEROUPPER
-	RET
 
 // Q6_K registers (x16K6W*): Z24 and Z28 the unit's two halves' scales
 // d·sc, Z29 the rows' d; Z25 and Z27 the halves' integer sums; Z30 a
@@ -606,153 +224,6 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 	VPSRLW $2, Z30, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z23
 
-// func x16K6W1(supers int, w, a *byte, out *[16]float32)
-TEXT ·x16K6W1(SB), NOSPLIT, $0-32
-	MOVQ supers+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPBROADCASTQ x16nib<>(SB), Z31
-	VPXORD Z0, Z0, Z0
-	TESTQ CX, CX
-	JZ   done
-super:
-	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R10
-	LEAQ 288(R8), R11
-	MOVQ $8, DX
-unit:
-	UNIT6
-	ACT6(0, 32, 36, 40, Z0)
-	ADDQ $44, SI
-	ADDQ $32, R10
-	ADDQ $384, R11
-	DECQ DX
-	JNZ  unit
-	ADDQ $3360, R8
-	DECQ CX
-	JNZ  super
-done:
-	VMOVUPS Z0, 0(DI)
-	VZEROUPPER
-	RET
-
-// func x16K6W4(supers int, w, a *byte, out *[64]float32)
-TEXT ·x16K6W4(SB), NOSPLIT, $0-32
-	MOVQ supers+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPBROADCASTQ x16nib<>(SB), Z31
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	TESTQ CX, CX
-	JZ   done
-super:
-	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R10
-	LEAQ 288(R8), R11
-	MOVQ $8, DX
-unit:
-	UNIT6
-	ACT6(0, 128, 144, 160, Z0)
-	ACT6(32, 132, 148, 164, Z1)
-	ACT6(64, 136, 152, 168, Z2)
-	ACT6(96, 140, 156, 172, Z3)
-	ADDQ $176, SI
-	ADDQ $32, R10
-	ADDQ $384, R11
-	DECQ DX
-	JNZ  unit
-	ADDQ $3360, R8
-	DECQ CX
-	JNZ  super
-done:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VZEROUPPER
-	RET
-
-// func x16K6W16(supers int, w, a *byte, out *[256]float32)
-TEXT ·x16K6W16(SB), NOSPLIT, $0-32
-	MOVQ supers+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	VPBROADCASTQ x16nib<>(SB), Z31
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	TESTQ CX, CX
-	JZ   done
-super:
-	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R10
-	LEAQ 288(R8), R11
-	MOVQ $8, DX
-unit:
-	UNIT6
-	ACT6(0, 512, 576, 640, Z0)
-	ACT6(32, 516, 580, 644, Z1)
-	ACT6(64, 520, 584, 648, Z2)
-	ACT6(96, 524, 588, 652, Z3)
-	ACT6(128, 528, 592, 656, Z4)
-	ACT6(160, 532, 596, 660, Z5)
-	ACT6(192, 536, 600, 664, Z6)
-	ACT6(224, 540, 604, 668, Z7)
-	ACT6(256, 544, 608, 672, Z8)
-	ACT6(288, 548, 612, 676, Z9)
-	ACT6(320, 552, 616, 680, Z10)
-	ACT6(352, 556, 620, 684, Z11)
-	ACT6(384, 560, 624, 688, Z12)
-	ACT6(416, 564, 628, 692, Z13)
-	ACT6(448, 568, 632, 696, Z14)
-	ACT6(480, 572, 636, 700, Z15)
-	ADDQ $704, SI
-	ADDQ $32, R10
-	ADDQ $384, R11
-	DECQ DX
-	JNZ  unit
-	ADDQ $3360, R8
-	DECQ CX
-	JNZ  super
-done:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VMOVUPS Z4, 256(DI)
-	VMOVUPS Z5, 320(DI)
-	VMOVUPS Z6, 384(DI)
-	VMOVUPS Z7, 448(DI)
-	VMOVUPS Z8, 512(DI)
-	VMOVUPS Z9, 576(DI)
-	VMOVUPS Z10, 640(DI)
-	VMOVUPS Z11, 704(DI)
-	VMOVUPS Z12, 768(DI)
-	VMOVUPS Z13, 832(DI)
-	VMOVUPS Z14, 896(DI)
-	VMOVUPS Z15, 960(DI)
-	VZEROUPPER
-	RET
-
 // PF5: prefetch five lines from R8+R12 (a unit of up to 320 bytes, R12
 // bytes ahead), the prefetching variants of the one-row kernels.
 #define PF5 \
@@ -761,57 +232,6 @@ done:
 	PREFETCHT0 128(R8)(R12*1); \
 	PREFETCHT0 192(R8)(R12*1); \
 	PREFETCHT0 256(R8)(R12*1)
-
-// func x16Q4W1P(units int, w, a *byte, out *[16]float32, dist int)
-TEXT ·x16Q4W1P(SB), NOSPLIT, $0-40
-	MOVQ units+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	MOVQ dist+32(FP), R12
-	VPBROADCASTQ x16nib<>(SB), Z31
-	VPXORD Z0, Z0, Z0
-	TESTQ CX, CX
-	JZ   done
-loop:
-	PF5
-	UNPACK4
-	ACT1(Z0)
-	ADDQ $288, R8
-	ADDQ $40, SI
-	DECQ CX
-	JNZ  loop
-done:
-	VMOVUPS Z0, 0(DI)
-	VZEROUPPER
-	RET
-
-// func x16Q8W1P(units int, w, a *byte, out *[16]float32, dist int)
-TEXT ·x16Q8W1P(SB), NOSPLIT, $0-40
-	MOVQ units+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
-	MOVQ dist+32(FP), R12
-	VPXORD Z0, Z0, Z0
-	TESTQ CX, CX
-	JZ   done
-loop:
-	PF5
-	PREFETCHT0 320(R8)(R12*1)
-	PREFETCHT0 384(R8)(R12*1)
-	PREFETCHT0 448(R8)(R12*1)
-	PREFETCHT0 512(R8)(R12*1)
-	UNPACK8
-	ACT1(Z0)
-	ADDQ $544, R8
-	ADDQ $40, SI
-	DECQ CX
-	JNZ  loop
-done:
-	VMOVUPS Z0, 0(DI)
-	VZEROUPPER
-	RET
 
 DATA x16m10<>+0(SB)/4, $0x10101010
 GLOBL x16m10<>(SB), RODATA|NOPTR, $4
@@ -835,16 +255,638 @@ GLOBL x16m10<>(SB), RODATA|NOPTR, $4
 	HI5(VPSRLW, 2, Z22); \
 	HI5(VPSRLW, 3, Z23)
 
-// func x16K5W1(supers int, w, a *byte, out *[16]float32)
-TEXT ·x16K5W1(SB), NOSPLIT, $0-32
-	MOVQ supers+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
+// func x16Q4W1(units, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16Q4W1(SB), NOSPLIT, $0-56
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
 	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
 	VPXORD Z0, Z0, Z0
-	TESTQ CX, CX
-	JZ   done
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK4
+	ACT1(Z0)
+	ADDQ $288, R8
+	ADDQ $40, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q4W4(units, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16Q4W4(SB), NOSPLIT, $0-56
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK4
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $288, R8
+	ADDQ $160, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q4W16(units, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16Q4W16(SB), NOSPLIT, $0-56
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK4
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $288, R8
+	ADDQ $640, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q8W1(units, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16Q8W1(SB), NOSPLIT, $0-56
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+tile:
+	VPXORD Z0, Z0, Z0
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK8
+	ACT1(Z0)
+	ADDQ $544, R8
+	ADDQ $40, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q8W4(units, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16Q8W4(SB), NOSPLIT, $0-56
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK8
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $544, R8
+	ADDQ $160, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q8W16(units, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16Q8W16(SB), NOSPLIT, $0-56
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK8
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $544, R8
+	ADDQ $640, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K4W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K4W1(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	VCVTPH2PS 32(R8), Z30
+	LEAQ 64(R8), R10
+	LEAQ 320(R8), R11
+	MOVQ $8, DX
+sub:
+	SUBK
+	ACTK1(Z0)
+	ADDQ $40, SI
+	ADDQ $16, R10
+	ADDQ $256, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $2368, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K4W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K4W4(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	VCVTPH2PS 32(R8), Z30
+	LEAQ 64(R8), R10
+	LEAQ 320(R8), R11
+	MOVQ $8, DX
+sub:
+	SUBK
+	ACTK(0, 128, 144, Z0)
+	ACTK(32, 132, 148, Z1)
+	ACTK(64, 136, 152, Z2)
+	ACTK(96, 140, 156, Z3)
+	ADDQ $160, SI
+	ADDQ $16, R10
+	ADDQ $256, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $2368, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K4W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K4W16(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	VCVTPH2PS 32(R8), Z30
+	LEAQ 64(R8), R10
+	LEAQ 320(R8), R11
+	MOVQ $8, DX
+sub:
+	SUBK
+	ACTK(0, 512, 576, Z0)
+	ACTK(32, 516, 580, Z1)
+	ACTK(64, 520, 584, Z2)
+	ACTK(96, 524, 588, Z3)
+	ACTK(128, 528, 592, Z4)
+	ACTK(160, 532, 596, Z5)
+	ACTK(192, 536, 600, Z6)
+	ACTK(224, 540, 604, Z7)
+	ACTK(256, 544, 608, Z8)
+	ACTK(288, 548, 612, Z9)
+	ACTK(320, 552, 616, Z10)
+	ACTK(352, 556, 620, Z11)
+	ACTK(384, 560, 624, Z12)
+	ACTK(416, 564, 628, Z13)
+	ACTK(448, 568, 632, Z14)
+	ACTK(480, 572, 636, Z15)
+	ADDQ $640, SI
+	ADDQ $16, R10
+	ADDQ $256, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $2368, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K5W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K5W1(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	MOVQ AX, SI
+	MOVQ R13, CX
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
@@ -862,24 +904,31 @@ sub:
 	ADDQ $2880, R8
 	DECQ CX
 	JNZ  super
-done:
-	VMOVUPS Z0, 0(DI)
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
 	VZEROUPPER
 	RET
 
-// func x16K5W4(supers int, w, a *byte, out *[64]float32)
-TEXT ·x16K5W4(SB), NOSPLIT, $0-32
-	MOVQ supers+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
+// func x16K5W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K5W4(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
 	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
-	TESTQ CX, CX
-	JZ   done
+	MOVQ AX, SI
+	MOVQ R13, CX
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
@@ -900,21 +949,38 @@ sub:
 	ADDQ $2880, R8
 	DECQ CX
 	JNZ  super
-done:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
 	VZEROUPPER
 	RET
 
-// func x16K5W16(supers int, w, a *byte, out *[256]float32)
-TEXT ·x16K5W16(SB), NOSPLIT, $0-32
-	MOVQ supers+0(FP), CX
-	MOVQ w+8(FP), R8
-	MOVQ a+16(FP), SI
-	MOVQ out+24(FP), DI
+// func x16K5W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K5W16(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
 	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -931,8 +997,8 @@ TEXT ·x16K5W16(SB), NOSPLIT, $0-32
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
-	TESTQ CX, CX
-	JZ   done
+	MOVQ AX, SI
+	MOVQ R13, CX
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
@@ -965,22 +1031,360 @@ sub:
 	ADDQ $2880, R8
 	DECQ CX
 	JNZ  super
-done:
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VMOVUPS Z4, 256(DI)
-	VMOVUPS Z5, 320(DI)
-	VMOVUPS Z6, 384(DI)
-	VMOVUPS Z7, 448(DI)
-	VMOVUPS Z8, 512(DI)
-	VMOVUPS Z9, 576(DI)
-	VMOVUPS Z10, 640(DI)
-	VMOVUPS Z11, 704(DI)
-	VMOVUPS Z12, 768(DI)
-	VMOVUPS Z13, 832(DI)
-	VMOVUPS Z14, 896(DI)
-	VMOVUPS Z15, 960(DI)
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K6W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K6W1(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R10
+	LEAQ 288(R8), R11
+	MOVQ $8, DX
+sub:
+	UNIT6
+	ACT6(0, 32, 36, 40, Z0)
+	ADDQ $44, SI
+	ADDQ $32, R10
+	ADDQ $384, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $3360, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K6W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K6W4(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R10
+	LEAQ 288(R8), R11
+	MOVQ $8, DX
+sub:
+	UNIT6
+	ACT6(0, 128, 144, 160, Z0)
+	ACT6(32, 132, 148, 164, Z1)
+	ACT6(64, 136, 152, 168, Z2)
+	ACT6(96, 140, 156, 172, Z3)
+	ADDQ $176, SI
+	ADDQ $32, R10
+	ADDQ $384, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $3360, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K6W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K6W16(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R10
+	LEAQ 288(R8), R11
+	MOVQ $8, DX
+sub:
+	UNIT6
+	ACT6(0, 512, 576, 640, Z0)
+	ACT6(32, 516, 580, 644, Z1)
+	ACT6(64, 520, 584, 648, Z2)
+	ACT6(96, 524, 588, 652, Z3)
+	ACT6(128, 528, 592, 656, Z4)
+	ACT6(160, 532, 596, 660, Z5)
+	ACT6(192, 536, 600, 664, Z6)
+	ACT6(224, 540, 604, 668, Z7)
+	ACT6(256, 544, 608, 672, Z8)
+	ACT6(288, 548, 612, 676, Z9)
+	ACT6(320, 552, 616, 680, Z10)
+	ACT6(352, 556, 620, 684, Z11)
+	ACT6(384, 560, 624, 688, Z12)
+	ACT6(416, 564, 628, 692, Z13)
+	ACT6(448, 568, 632, 696, Z14)
+	ACT6(480, 572, 636, 700, Z15)
+	ADDQ $704, SI
+	ADDQ $32, R10
+	ADDQ $384, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $3360, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q4W1P(units, tiles int, w, a *byte, out *float32, stride, rows int, dist int)
+TEXT ·x16Q4W1P(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ dist+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	PF5
+	UNPACK4
+	ACT1(Z0)
+	ADDQ $288, R8
+	ADDQ $40, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q8W1P(units, tiles int, w, a *byte, out *float32, stride, rows int, dist int)
+TEXT ·x16Q8W1P(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ dist+56(FP), R12
+tile:
+	VPXORD Z0, Z0, Z0
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	PF5
+	PREFETCHT0 320(R8)(R12*1)
+	PREFETCHT0 384(R8)(R12*1)
+	PREFETCHT0 448(R8)(R12*1)
+	PREFETCHT0 512(R8)(R12*1)
+	UNPACK8
+	ACT1(Z0)
+	ADDQ $544, R8
+	ADDQ $40, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
 	VZEROUPPER
 	RET

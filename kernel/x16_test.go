@@ -33,10 +33,10 @@ func TestX16(t *testing.T) {
 					if extra := tb - X16Rows*rowBytes; extra < 0 || extra > X16Rows*rowBytes*3/100 {
 						t.Fatalf("tile of %d bytes for %d GGUF bytes: the copy must not cost more than 3 %%", tb, X16Rows*rowBytes)
 					}
-					tiles := make([][]byte, rows/X16Rows)
-					for rt := range tiles {
-						tiles[rt] = make([]byte, tb) // exactly sized: the kernel must not read past it
-						if err := PackX16(wt, w, rowBytes, rt*X16Rows, cols, tiles[rt]); err != nil {
+					nt := rows / X16Rows
+					all := make([]byte, nt*tb) // exactly sized: the kernel must not read past it
+					for rt := range nt {
+						if err := PackX16(wt, w, rowBytes, rt*X16Rows, cols, all[rt*tb:(rt+1)*tb]); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -52,41 +52,42 @@ func TestX16(t *testing.T) {
 						vt, _ := VecDotType(wt)
 						xq := quantized(t, vt, x)
 						xrb := len(xq) / n
-						for rt, tile := range tiles {
+						// Tiles [t0, nt) in one call, into rows of stride rows+3
+						// (3 guard floats between activation rows).
+						for _, t0 := range []int{0, nt - 1} {
+							stride := rows + 3
 							for pn := range a.Panels() {
-								got := make([]float32, 16*a.Width+4) // 4 guard floats
-								want := make([]float32, 16*a.Width)
+								real := min(a.Width, n-pn*a.Width)
+								got := make([]float32, (real-1)*stride+16*(nt-t0)+4) // 4 guard floats at the end
+								want := make([]float32, len(got))
 								for i := range got {
-									got[i] = 99
+									got[i], want[i] = 99, 99
 								}
-								impl.X16(wt, tile, &a, pn, got)
-								x16Generic(wt, tile, &a, pn, want)
-								for i := 16 * a.Width; i < len(got); i++ {
-									if got[i] != 99 {
-										t.Fatalf("n=%d: guard float %d overwritten", n, i)
+								impl.X16(wt, all[t0*tb:], nt-t0, &a, pn, got, stride)
+								x16Generic(wt, all[t0*tb:], nt-t0, &a, pn, want, stride)
+								for i := range got {
+									if k, c := i/stride, i%stride; k >= real || c >= 16*(nt-t0) {
+										if got[i] != 99 {
+											t.Fatalf("n=%d panel %d: float %d (row %d, column %d) outside the output was written", n, pn, i, k, c)
+										}
 									}
 								}
-								for k := range a.Width {
+								for k := range real {
 									i := a.Width*pn + k
-									for row := range 16 {
-										g, wv := got[k*16+row], want[k*16+row]
-										if i >= n {
-											if g != 0 {
-												t.Fatalf("n=%d: padding row %d gives %g", n, i, g)
-											}
-											continue
-										}
-										ref := Generic.Q[wt](cols, w[(rt*16+row)*rowBytes:], xq[i*xrb:])
+									for row := range 16 * (nt - t0) {
+										g, wv := got[k*stride+row], want[k*stride+row]
+										wr := t0*16 + row
+										ref := Generic.Q[wt](cols, w[wr*rowBytes:], xq[i*xrb:])
 										tol := 1e-5 * (1 + math.Abs(float64(ref))) * math.Sqrt(float64(cols))
 										if math.Abs(float64(wv-ref)) > tol {
-											t.Fatalf("n=%d row %d act %d: generic x16 %g, dot %g", n, rt*16+row, i, wv, ref)
+											t.Fatalf("n=%d row %d act %d: generic x16 %g, dot %g", n, wr, i, wv, ref)
 										}
 										if math.Abs(float64(g-wv)) > 1e-6*(1+math.Abs(float64(wv))) {
-											t.Fatalf("n=%d row %d act %d: %s %g, generic %g", n, rt*16+row, i, impl.Name, g, wv)
+											t.Fatalf("n=%d row %d act %d: %s %g, generic %g", n, wr, i, impl.Name, g, wv)
 										}
-										key := fmt.Sprintf("%d/%d/%d", cols, i, rt*16+row)
+										key := fmt.Sprintf("%d/%d/%d", cols, i, wr)
 										if prev, ok := widthRef[key]; ok && prev != g {
-											t.Fatalf("act %d row %d: %g at width %d, %g at an earlier width", i, rt*16+row, g, a.Width, prev)
+											t.Fatalf("act %d row %d: %g at width %d, %g before", i, wr, g, a.Width, prev)
 										}
 										widthRef[key] = g
 									}
