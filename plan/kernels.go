@@ -20,12 +20,15 @@ type Kernels struct {
 	MatMul map[string]float64 `json:"matmul_bytes_per_s"`
 	// MatMulRowS is, by weight type, what each output row costs besides
 	// its bytes (0 when not measured).
-	MatMulRowS    map[string]float64 `json:"matmul_row_s,omitempty"`
-	CallS         float64            `json:"matmul_call_s"`         // per MatMul, besides its bytes
-	AttnElemsPerS float64            `json:"attention_elems_per_s"` // query heads × positions × headDim
-	AttnCallS     float64            `json:"attention_call_s"`
-	VecElemsPerS  float64            `json:"vector_elems_per_s"` // LayerVectorElems per second
-	Source        string             `json:"source"`
+	MatMulRowS map[string]float64 `json:"matmul_row_s,omitempty"`
+	CallS      float64            `json:"matmul_call_s"` // per MatMul, besides its bytes
+	// Attention over a KV cache larger than the caches: its reads of K and
+	// V (strided by head, slower than a stream) and its arithmetic.
+	AttnKVBytesPerS float64 `json:"attention_kv_bytes_per_s"`
+	AttnElemsPerS   float64 `json:"attention_elems_per_s"` // query heads × positions × headDim
+	AttnCallS       float64 `json:"attention_call_s"`
+	VecElemsPerS    float64 `json:"vector_elems_per_s"` // LayerVectorElems per second
+	Source          string  `json:"source"`
 }
 
 // LayerVectorElems counts the vector work of one decoder layer at one
@@ -99,8 +102,9 @@ type decodeParts struct {
 // measuredDecode predicts one decode step with the measured kernels: every
 // weight matrix (the output too, the tied embedding table when it is the
 // output) read once per token from DRAM and consumed by its kernel (its
-// bytes at the format's rate plus a cost per output row); the
-// attention over pos+1 positions of the KV cache; each call's fixed cost;
+// bytes at the format's rate plus a cost per output row); the attention
+// over pos+1 positions of the KV cache (its reads at attention's own
+// measured rate, its arithmetic); each call's fixed cost;
 // the layers' vector ops. par sequences stepped together share the weight
 // reads and multiply the kernel work.
 func (p *Plan) measuredDecode(k *Kernels, pos int) decodeParts {
@@ -125,8 +129,12 @@ func (p *Plan) measuredDecode(k *Kernels, pos int) decodeParts {
 		attn := float64(s.NumHeads*s.HeadDim) * float64(pos+1)
 		qDim, kvDim := s.NumHeads*s.HeadDim, s.NumKVHeads*s.HeadDim
 		vec := LayerVectorElems(s.Dim, s.HiddenDim, qDim, kvDim) / k.VecElemsPerS
+		kvRate := k.AttnKVBytesPerS
+		if kvRate <= 0 {
+			kvRate = k.Bandwidth
+		}
 		for range s.Layers {
-			add(par*kvLayer/k.Bandwidth, par*attn/k.AttnElemsPerS, par*(k.AttnCallS+vec))
+			add(par*kvLayer/kvRate, par*attn/k.AttnElemsPerS, par*(k.AttnCallS+vec))
 		}
 	}
 	return d

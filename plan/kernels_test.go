@@ -16,7 +16,7 @@ func kernelDevice() *Device {
 	}
 	rows := map[string]float64{"Q4_K": 2e-9, "Q6_K": 3e-9}
 	d.Kernels = []Kernels{
-		{Threads: 1, Bandwidth: 20e9, MatMul: rates(1), MatMulRowS: rows, CallS: 1e-6, AttnElemsPerS: 2e9, AttnCallS: 3e-6, VecElemsPerS: 1e9, Source: "test"},
+		{Threads: 1, Bandwidth: 20e9, MatMul: rates(1), MatMulRowS: rows, CallS: 1e-6, AttnKVBytesPerS: 5e9, AttnElemsPerS: 2e9, AttnCallS: 3e-6, VecElemsPerS: 1e9, Source: "test"},
 		{Threads: 2, Bandwidth: 30e9, MatMul: rates(2), CallS: 4e-6, AttnElemsPerS: 4e9, AttnCallS: 8e-6, VecElemsPerS: 1e9, Source: "test"},
 	}
 	return d
@@ -64,7 +64,11 @@ func TestMeasuredDecode(t *testing.T) {
 				want += b/k.Bandwidth + c + k.CallS
 			}
 			pos := sp.AtPosition + 1
-			kv := float64(p.Memory.KVBytesPerTok) * float64(pos) / k.Bandwidth
+			kvRate := k.AttnKVBytesPerS // the 2-thread entry has none: the stream's bandwidth stands in
+			if kvRate == 0 {
+				kvRate = k.Bandwidth
+			}
+			kv := float64(p.Memory.KVBytesPerTok) * float64(pos) / kvRate
 			attn := float64(s.Layers*s.NumHeads*s.HeadDim*pos) / k.AttnElemsPerS
 			vec := float64(s.Layers) * (4*2048 + 2048 + 512 + 2*8192 + 2*512) / k.VecElemsPerS
 			want += kv + attn + vec + float64(s.Layers)*k.AttnCallS

@@ -33,6 +33,9 @@ import (
 //	GLASSBOX_PLAN_SPEEDCHECK=1 go test -run TestDecodeSpeedPrediction -v ./cmd/glassbox
 //
 // GLASSBOX_PLAN_SPEEDCHECK_THREADS overrides the thread counts ("1,2").
+// GLASSBOX_PLAN_SPEEDCHECK_POS=P generates at positions P..P+31 after a
+// prompt of P tokens (planned as a job of 2P+32 tokens, whose midpoint
+// the plan assumes), to check the KV-cache and attention part.
 // GLASSBOX_PLAN_SPEEDCHECK_REPROBE=1 empties the caches before each model,
 // so plan measures the machine again right before the model runs: on a
 // machine shared with other work, whose speed drifts over the minutes the
@@ -67,6 +70,13 @@ func TestDecodeSpeedPrediction(t *testing.T) {
 	defer func(a bool) { autoProbe = a }(autoProbe)
 	autoProbe = true
 	const gen, reps = 32, 5
+	start := 0
+	if v := os.Getenv("GLASSBOX_PLAN_SPEEDCHECK_POS"); v != "" {
+		var err error
+		if start, err = strconv.Atoi(v); err != nil || start < 0 {
+			t.Fatalf("GLASSBOX_PLAN_SPEEDCHECK_POS=%q", v)
+		}
+	}
 
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-16s %3s %9s %9s %13s %6s  %-34s %-26s %-9s %s\n", "model", "-t", "predicted", "measured", "(range)", "error", "limit (DRAM / kernel / fixed ms)", "max(DRAM, kernel) instead", "cores got", "load")
@@ -79,8 +89,8 @@ func TestDecodeSpeedPrediction(t *testing.T) {
 		for _, th := range threads {
 			name := fmt.Sprintf("%s/t%d", filepath.Base(path), th)
 			t.Run(name, func(t *testing.T) {
-				sp := plannedSpeed(t, path, th, gen)
-				got, lo, hi, cores := measuredDecode(t, path, th, gen, reps)
+				sp := plannedSpeed(t, path, th, 2*start+gen)
+				got, lo, hi, cores := measuredDecode(t, path, th, start, gen, reps)
 				e := got/sp.DecodeTokensPerS - 1
 				// The alternative combination, for the record: full overlap of
 				// DRAM reads and kernel work.
@@ -101,7 +111,7 @@ func TestDecodeSpeedPrediction(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("tokens/s, tg%d, empty calibration history:\n%s", gen, table.String())
+	t.Logf("tokens/s, tg%d at positions %d.., empty calibration history:\n%s", gen, start, table.String())
 }
 
 // plannedSpeed runs glassbox plan for a job of tokens tokens on threads
@@ -121,16 +131,17 @@ func plannedSpeed(t *testing.T, path string, threads, tokens int) plan.Speed {
 	return p.Speed
 }
 
-// measuredDecode generates n tokens from position 0 with the engine on
-// threads workers, as 'glassbox bench -p 0 -n n' does (a warm-up pass,
-// then reps timed passes), and returns the median tokens/s of the passes
-// and their range. The median, not the mean: on a machine shared with
+// measuredDecode generates n tokens from position start (after a prompt of
+// start random tokens) with the engine on threads workers, as 'glassbox
+// bench -p 0 -n n' does from 0 (a warm-up pass, then reps timed passes,
+// each over the same positions), and returns the median tokens/s of the
+// passes and their range. The median, not the mean: on a machine shared with
 // other work one interrupted pass would move a mean of three by a third.
 //
 // cores is the CPU time the process got over the passes' wall time: how
 // many cores the run actually had (at most threads; less when other
 // programs took them, more only by the collector's work).
-func measuredDecode(t *testing.T, path string, threads, n, reps int) (median, lo, hi, cores float64) {
+func measuredDecode(t *testing.T, path string, threads, start, n, reps int) (median, lo, hi, cores float64) {
 	t.Helper()
 	ctx := context.Background()
 	txt, err := loadText(ctx, path)
@@ -139,20 +150,26 @@ func measuredDecode(t *testing.T, path string, threads, n, reps int) (median, lo
 	}
 	defer txt.Close()
 	m := txt.Model
-	s, err := m.NewSession(model.SessionOptions{CtxLen: n + 1, Batch: 1, Threads: threads})
+	const chunk = 256
+	s, err := m.NewSession(model.SessionOptions{CtxLen: start + n + 1, Batch: chunk, Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(1, 2))
-	tokens := make([]int, n)
+	tokens := make([]int, start+n)
 	for i := range tokens {
 		tokens[i] = rng.IntN(m.Config().VocabSize)
 	}
 	logits := make([]float32, m.Config().VocabSize)
+	for p := 0; p < start; p += chunk {
+		if err := s.Forward(ctx, tokens[p:min(p+chunk, start)], p, logits); err != nil {
+			t.Fatal(err)
+		}
+	}
 	pass := func() float64 {
 		t0 := time.Now()
-		for i := range n {
+		for i := start; i < start+n; i++ {
 			if err := s.Forward(ctx, tokens[i:i+1], i, logits); err != nil {
 				t.Fatal(err)
 			}

@@ -27,7 +27,7 @@ import (
 
 // Version changes whenever what the probe measures, or how, changes: a
 // cached result of another version is measured again.
-const Version = 1
+const Version = 2
 
 // Result is one probe at one thread count.
 type Result struct {
@@ -44,9 +44,12 @@ type Result struct {
 	// waiting for the last): the time of one of 64 rows of 256 Q8_0
 	// weights.
 	CallSeconds float64 `json:"matmul_call_s"`
-	// AttnElemsPerS is attention's speed for one query over an F16 KV
-	// cache in cache: (query heads × positions × headDim) per second, and
-	// AttnCallSeconds what a call costs besides (fitted like a format).
+	// Attention for one query over F16 KV caches larger than the cache
+	// hierarchy (see probeAttention): AttnKVBytesPerS is the rate of its
+	// reads of K and V, AttnElemsPerS of its arithmetic in (query heads ×
+	// positions × headDim) per second, AttnCallSeconds what a call costs
+	// besides.
+	AttnKVBytesPerS float64 `json:"attention_kv_bytes_per_s"`
 	AttnElemsPerS   float64 `json:"attention_elems_per_s"`
 	AttnCallSeconds float64 `json:"attention_call_s"`
 	// VecElemsPerS is the speed of a decoder layer's vector ops (norms,
@@ -105,7 +108,8 @@ const (
 	attnHeads   = 32
 	attnKVHeads = 8
 	attnHeadDim = 64
-	attnLen     = 512
+	attnLen     = 1024
+	attnCaches  = 32 // × 2 MiB of K and V
 	layerDim    = 2048
 	layerHidden = 8192
 )
@@ -160,10 +164,10 @@ func Probe(threads int, opt Options) (Result, error) {
 		res.Formats = append(res.Formats, f)
 	}
 
-	res.AttnElemsPerS, res.AttnCallSeconds = probeAttention(pool, rng, tm)
+	res.AttnKVBytesPerS, res.AttnElemsPerS, res.AttnCallSeconds = probeAttention(pool, rng, tm)
 	res.VecElemsPerS = probeVectors(rng, tm)
 	res.Seconds = time.Since(start).Seconds()
-	for _, v := range []float64{res.CallSeconds, res.AttnElemsPerS, res.VecElemsPerS} {
+	for _, v := range []float64{res.CallSeconds, res.AttnKVBytesPerS, res.AttnElemsPerS, res.VecElemsPerS} {
 		if !(v > 0) || math.IsInf(v, 0) {
 			return res, fmt.Errorf("kprobe: implausible measurement %+v", res)
 		}
@@ -219,27 +223,50 @@ func forDecode(m compute.Matrix) compute.Matrix {
 
 func x16Off() bool { return os.Getenv("GLASSBOX_X16") == "0" }
 
-// probeAttention times one query at the last position of an F16 cache of
-// attnLen positions and of an eighth of that, and fits time = call +
-// elements ÷ rate, elements = heads × positions × headDim.
-func probeAttention(pool *compute.Pool, rng *rand.Rand, tm timer) (rate, call float64) {
-	c := compute.NewKVCache(tensor.F16, attnLen, attnKVHeads, attnHeadDim)
+// probeAttention times one query at the last of attnLen positions over
+// attnCaches layers' F16 caches (attnCaches × 2 MiB, more than a last-level
+// cache holds, as a long context is), cycling through them as a decode step
+// does, with one query head per KV head and with four (grouped-query
+// attention). With time = KV bytes ÷ kvRate + elements ÷ rate (elements =
+// query heads × positions × headDim), the two give both: kvRate is how
+// fast attention's strided reads of the cache go (slower than a stream),
+// rate its arithmetic. call is the time of a call over 16 positions (what
+// a call costs besides).
+func probeAttention(pool *compute.Pool, rng *rand.Rand, tm timer) (kvRate, rate, call float64) {
 	kv := attnKVHeads * attnHeadDim
-	for pos := range attnLen {
-		c.Store(pos, randomFloats(rng, kv), randomFloats(rng, kv))
+	rows := make([][]float32, 8)
+	for i := range rows {
+		rows[i] = randomFloats(rng, kv)
+	}
+	caches := make([]*compute.KVCache, attnCaches)
+	for i := range caches {
+		caches[i] = compute.NewKVCache(tensor.F16, attnLen, attnKVHeads, attnHeadDim)
+		for pos := range attnLen {
+			caches[i].Store(pos, rows[pos%8], rows[(pos+i)%8])
+		}
 	}
 	q := randomFloats(rng, attnHeads*attnHeadDim)
 	out := make([]float32, len(q))
 	scale := float32(1 / math.Sqrt(attnHeadDim))
-	short := attnLen / 8
-	tl := tm.best(func() { compute.Attention(pool, out, q, 1, attnLen-1, c, attnHeads, scale, 0) })
-	ts := tm.best(func() { compute.Attention(pool, out, q, 1, short-1, c, attnHeads, scale, 0) })
-	el, es := float64(attnHeads*attnLen*attnHeadDim), float64(attnHeads*short*attnHeadDim)
-	rate = el / tl
-	if tl > ts {
-		rate = max(rate, (el-es)/(tl-ts))
+	next := 0
+	attend := func(heads, pos int) func() {
+		return func() {
+			compute.Attention(pool, out, q, 1, pos, caches[next], heads, scale, 0)
+			next = (next + 1) % len(caches)
+		}
 	}
-	return rate, max(0, tl-el/rate)
+	t1 := tm.best(attend(attnKVHeads, attnLen-1))
+	t4 := tm.best(attend(attnHeads, attnLen-1))
+	call = tm.best(attend(attnHeads, 15))
+	kvBytes := float64(2 * attnLen * kv * 2)
+	e1 := float64(attnKVHeads * attnLen * attnHeadDim)
+	g := float64(attnHeads / attnKVHeads)
+	// t4 - t1 is the arithmetic of (g-1)·e1 more elements over the same
+	// bytes; a busy moment can make it look free, so the arithmetic is
+	// given at least a tenth of t4.
+	rate = (g - 1) * e1 / max(t4-t1, 0.1*t4)
+	mem := max(t1-e1/rate, 0.1*t1)
+	return kvBytes / mem, rate, call
 }
 
 // probeVectors times the vector ops of one decoder layer of the reference

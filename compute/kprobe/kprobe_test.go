@@ -33,8 +33,8 @@ func TestProbeAndCache(t *testing.T) {
 	for _, f := range r.Formats {
 		t.Logf("%-5s %6.1f GB/s + %5.1f ns/row (%d × %d)", f.Type, f.BytesPerS/1e9, 1e9*f.RowSeconds, f.Rows, f.Cols)
 	}
-	t.Logf("call %.1f µs, attention %.2f G elems/s + %.1f µs, vector %.2f G elems/s, %.2f s, build %s",
-		1e6*r.CallSeconds, r.AttnElemsPerS/1e9, 1e6*r.AttnCallSeconds, r.VecElemsPerS/1e9, r.Seconds, r.Build)
+	t.Logf("call %.1f µs, attention %.1f GB/s of KV + %.2f G elems/s + %.1f µs, vector %.2f G elems/s, %.2f s, build %s",
+		1e6*r.CallSeconds, r.AttnKVBytesPerS/1e9, r.AttnElemsPerS/1e9, 1e6*r.AttnCallSeconds, r.VecElemsPerS/1e9, r.Seconds, r.Build)
 	if r.Threads != threads || len(r.Formats) != len(opt.Types) && opt.Types != nil {
 		t.Fatalf("result %+v", r)
 	}
