@@ -153,6 +153,6 @@ func kernelBasis(k *Kernels, s *Shape) string {
 	if k.Threads != 1 {
 		threads = fmt.Sprintf("%d threads", k.Threads)
 	}
-	return fmt.Sprintf("generation: %s, DRAM %s + kernels (in cache: %s), %.1f µs per call (%s)",
-		threads, FormatRate(k.Bandwidth, "B/s"), strings.Join(types, ", "), 1e6*k.CallS, k.Source)
+	return fmt.Sprintf("generation: %s, DRAM %s + kernels (in cache: %s), %.1f µs per call, attention reads the KV cache at %s (%s)",
+		threads, FormatRate(k.Bandwidth, "B/s"), strings.Join(types, ", "), 1e6*k.CallS, FormatRate(k.AttnKVBytesPerS, "B/s"), k.Source)
 }
