@@ -38,9 +38,10 @@ type Speed struct {
 	Basis     string `json:"basis"`
 }
 
+// Constants of the roofline model, used where no kernels were measured
+// (device profiles, GPUs, a machine not probed yet) and for prefill.
 // Fixed costs per step that the roofline does not see: thread-pool
-// barriers and the sampler on the CPU, kernel launches on a GPU. Estimates
-// until calibration measures them.
+// barriers and the sampler on the CPU, kernel launches on a GPU.
 const (
 	cpuStepCost     = 40e-6
 	cpuLayerCost    = 60e-6 // ~8 pool barriers per layer at several µs each, more on a busy machine
