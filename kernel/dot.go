@@ -55,7 +55,7 @@ type Impl struct {
 	F     map[tensor.DType]FDot
 	Gemm  map[tensor.DType]Gemm  // matrix × matrix tiles (gemm.go)
 	FTile map[tensor.DType]FTile // float matrix × matrix tiles (ftile.go)
-	X16   X16                    // kernel over x16 tiles (x16.go), any supported type
+	X16   map[tensor.DType]X16   // kernels over x16 tiles (x16.go)
 }
 
 // Generic holds the reference kernels.
@@ -91,7 +91,13 @@ var Generic = Impl{
 		tensor.F16:  fTileGeneric(tensor.F16),
 		tensor.BF16: fTileGeneric(tensor.BF16),
 	},
-	X16: x16Generic,
+	X16: map[tensor.DType]X16{
+		tensor.Q4_0: x16Generic,
+		tensor.Q8_0: x16Generic,
+		tensor.Q4_K: x16Generic,
+		tensor.Q5_K: x16Generic,
+		tensor.Q6_K: x16Generic,
+	},
 }
 
 // active is the implementation chosen at start (see impl_*.go).

@@ -98,7 +98,10 @@ func init() {
 		avx512.Q[tensor.Q4_0] = qdotSplit(tensor.Q4_0, 4, dotQ4_0Q8_0VNNI, dotQ4_0Q8_0AVX2)
 		avx512.Rows[tensor.Q4_0] = rowsQ4_0Prep
 		avx512.Multi = map[tensor.DType]RowsDotMulti{tensor.Q4_0: rowsQ4_0PrepMulti}
-		avx512.X16 = x16VNNI
+		avx512.X16 = map[tensor.DType]X16{}
+		for t := range Generic.X16 {
+			avx512.X16[t] = x16VNNI
+		}
 		avx512.F = maps.Clone(avx2.F)
 		avx512.F[tensor.F16] = fdotAsmW(tensor.F16, 64, dotF16AVX512)
 		if x16Prefetch > 0 {
@@ -141,6 +144,9 @@ func available() []Impl {
 
 var avx2 = Impl{
 	Name: "avx2",
+	X16: map[tensor.DType]X16{
+		tensor.Q4_0: x16AVX2,
+	},
 	Q: map[tensor.DType]QDot{
 		tensor.Q8_0: qdotAsm(tensor.Q8_0, dotQ8_0Q8_0AVX2),
 		tensor.Q4_0: qdotAsm(tensor.Q4_0, dotQ4_0Q8_0AVX2),

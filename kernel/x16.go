@@ -322,10 +322,11 @@ type X16 func(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []f
 // X16For returns the fast x16 kernel for wt, if this CPU has one (the
 // generic one is only the specification).
 func X16For(wt tensor.DType) (X16, bool) {
-	if active.X16 == nil || active.Name == Generic.Name || !X16Supported(wt) {
+	if active.Name == Generic.Name {
 		return nil, false
 	}
-	return active.X16, true
+	f := active.X16[wt]
+	return f, f != nil
 }
 
 // checkX16 panics unless tiles, a, panel and out fit together; it returns

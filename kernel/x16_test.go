@@ -16,10 +16,11 @@ import (
 func TestX16(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, impl := range Impls() {
-		if impl.X16 == nil {
-			continue
-		}
 		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+			kern := impl.X16[wt]
+			if kern == nil {
+				continue
+			}
 			t.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(t *testing.T) {
 				shapes := [][2]int{{16, 32}, {32, 96}, {48, 2048}}
 				if wt.BlockSize() == 256 {
@@ -63,7 +64,7 @@ func TestX16(t *testing.T) {
 								for i := range got {
 									got[i], want[i] = 99, 99
 								}
-								impl.X16(wt, all[t0*tb:], nt-t0, &a, pn, got, stride)
+								kern(wt, all[t0*tb:], nt-t0, &a, pn, got, stride)
 								x16Generic(wt, all[t0*tb:], nt-t0, &a, pn, want, stride)
 								for i := range got {
 									if k, c := i/stride, i%stride; k >= real || c >= 16*(nt-t0) {
@@ -140,5 +141,56 @@ func BenchmarkPackX16(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkX16VsRows: one activation row through 1024×4096 weights (in
+// cache), each implementation's x16 kernel against its row dot products
+// over the GGUF blocks (MB/s of weights).
+func BenchmarkX16VsRows(b *testing.B) {
+	const rows, cols = 1024, 4096
+	for _, impl := range Impls() {
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+			kern := impl.X16[wt]
+			if kern == nil || impl.Name == Generic.Name {
+				continue
+			}
+			w := quantized(b, wt, randNormal(rand.New(rand.NewPCG(1, 2)), rows*cols, 1))
+			rb := len(w) / rows
+			x := randNormal(rand.New(rand.NewPCG(3, 4)), cols, 1)
+			out := make([]float32, rows)
+			b.Run(fmt.Sprintf("%s/%s/x16", impl.Name, wt), func(b *testing.B) {
+				tiles := make([]byte, rows/X16Rows*X16TileBytes(wt, cols))
+				for rt := range rows / X16Rows {
+					if err := PackX16(wt, w, rb, rt*X16Rows, cols, tiles[rt*X16TileBytes(wt, cols):]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var a XPack
+				if err := a.Reset(wt, 1, cols); err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					a.PackRows(x, 0, 1)
+					kern(wt, tiles, rows/X16Rows, &a, 0, out, rows)
+				}
+			})
+			b.Run(fmt.Sprintf("%s/%s/rows", impl.Name, wt), func(b *testing.B) {
+				vt, _ := VecDotType(wt)
+				xq := make([]byte, len(quantized(b, vt, x)))
+				rd := impl.Rows[wt]
+				if rd == nil {
+					rd = rowsFromQ(impl.Q[wt])
+				}
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					if err := Quantize(vt, x, xq); err != nil {
+						b.Fatal(err)
+					}
+					rd(cols, w, rb, xq, out)
+				}
+			})
+		}
 	}
 }

@@ -1,0 +1,30 @@
+//go:build amd64 && !purego
+
+package kernel
+
+import (
+	"sync"
+
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+//go:noescape
+func x16Q4AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
+
+// x16AccBufs holds the AVX2 kernels' accumulators ([16][16]f32 at most).
+var x16AccBufs = sync.Pool{New: func() any { return new([256]float32) }}
+
+// x16AVX2 is the AVX2 X16 kernel (CPUs without AVX-512 VNNI): checkX16 has
+// validated the sizes, so the assembly reads only within tiles and the
+// panel and writes only the panel's real rows of out.
+func x16AVX2(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int) {
+	units, ap, rows := checkX16(wt, tiles, n, a, panel, out, stride)
+	acc := x16AccBufs.Get().(*[256]float32)
+	defer x16AccBufs.Put(acc)
+	switch wt {
+	case tensor.Q4_0:
+		x16Q4AVX2(units, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0])
+	default:
+		panic("kernel: no AVX2 x16 kernel for " + wt.String())
+	}
+}
