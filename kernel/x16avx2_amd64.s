@@ -140,3 +140,125 @@ unit:
 	JNZ  tile
 	VZEROUPPER
 	RET
+
+// The K-quant kernels keep the sub-block's second scale (Q4_K/Q5_K: the
+// min s2 = dmin·m; Q6_K: the second half's d·sc) in the frame, as
+// there is no register left for it.
+
+// GRPS(g, reg, acc): acc += Σ_{t<4} u[r][4g+t]·q[4g+t] per lane.
+#define GRPS(g, reg, acc) \
+	VPBROADCASTD (g*4)(R10), Y13; \
+	VPMADDUBSW Y13, reg, Y9; \
+	VPMADDWD Y10, Y9, Y9; \
+	VPADDD Y9, acc, acc
+
+// ACTSK(hoff): as ACTS for a Q4_K/Q5_K sub-block: no correction; after
+// the scaled sum, acc −= s2·(dx·Σq) with s2 at s2-64(SP).
+#define ACTSK(hoff, lbl) \
+	MOVQ SI, R10; \
+	IMUL3Q $32, DX, R11; \
+	ADDQ SI, R11; \
+	MOVQ R12, BX; \
+	MOVQ DX, CX; \
+lbl: \
+	VPXOR Y8, Y8, Y8; \
+	GRPS(0, Y0, Y8); \
+	GRPS(1, Y1, Y8); \
+	GRPS(2, Y2, Y8); \
+	GRPS(3, Y3, Y8); \
+	GRPS(4, Y4, Y8); \
+	GRPS(5, Y5, Y8); \
+	GRPS(6, Y6, Y8); \
+	GRPS(7, Y7, Y8); \
+	VCVTDQ2PS Y8, Y8; \
+	VBROADCASTSS (R11), Y14; \
+	VMULPS Y14, Y12, Y14; \
+	VMOVUPS hoff(BX), Y15; \
+	VFMADD231PS Y14, Y8, Y15; \
+	VBROADCASTSS (R11)(DX*4), Y14; \
+	VFNMADD231PS s2-64(SP), Y14, Y15; \
+	VMOVUPS Y15, hoff(BX); \
+	ADDQ $32, R10; \
+	ADDQ $4, R11; \
+	ADDQ $64, BX; \
+	DECQ CX; \
+	JNZ  lbl
+
+// CHUNKS4(base, hoff): the 32-byte halves of four chunks of low nibbles at
+// base into Y0..Y7.
+#define CHUNKS4(base, hoff) \
+	VMOVDQU (base+hoff)(R11), Y15; \
+	VPAND Y15, Y11, Y0; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y1; \
+	VMOVDQU (base+64+hoff)(R11), Y15; \
+	VPAND Y15, Y11, Y2; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y3; \
+	VMOVDQU (base+128+hoff)(R11), Y15; \
+	VPAND Y15, Y11, Y4; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y5; \
+	VMOVDQU (base+192+hoff)(R11), Y15; \
+	VPAND Y15, Y11, Y6; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y7
+
+// HALFK(hoff): a Q4_K sub-block's half (R8 the super-block, R10 its
+// scales sc[j] and mins 128 bytes on, R11 its chunks): s1 = d·sc into Y12,
+// s2 = dmin·m into the frame, the levels into Y0..Y7.
+#define HALFK(hoff) \
+	VCVTPH2PS (hoff/2)(R8), Y12; \
+	VPMOVZXBD (hoff/4)(R10), Y15; \
+	VCVTDQ2PS Y15, Y15; \
+	VMULPS Y15, Y12, Y12; \
+	VCVTPH2PS (32+hoff/2)(R8), Y14; \
+	VPMOVZXBD (128+hoff/4)(R10), Y15; \
+	VCVTDQ2PS Y15, Y15; \
+	VMULPS Y15, Y14, Y14; \
+	VMOVUPS Y14, s2-64(SP); \
+	CHUNKS4(0, hoff)
+
+// func x16K4AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
+TEXT ·x16K4AVX2(SB), NOSPLIT, $64-72
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ width+56(FP), DX
+	MOVQ acc+64(FP), R12
+	VPBROADCASTQ x16ones<>(SB), Y10
+	VPBROADCASTQ x16nib2<>(SB), Y11
+k4tile:
+	TILESTART(k4zero)
+	MOVQ R13, ucnt-8(SP)
+k4super:
+	MOVQ $8, sub-16(SP)
+	LEAQ 64(R8), R10
+	MOVQ R10, scp-24(SP)
+	LEAQ 320(R8), R10
+	MOVQ R10, chp-32(SP)
+k4sub:
+	MOVQ scp-24(SP), R10
+	MOVQ chp-32(SP), R11
+	HALFK(0)
+	ACTSK(0, k4acts0)
+	MOVQ scp-24(SP), R10
+	MOVQ chp-32(SP), R11
+	HALFK(32)
+	ACTSK(32, k4acts1)
+	ADDQ $16, scp-24(SP)
+	ADDQ $256, chp-32(SP)
+	IMUL3Q $40, DX, R10
+	ADDQ R10, SI
+	DECQ sub-16(SP)
+	JNZ  k4sub
+	ADDQ $2368, R8
+	DECQ ucnt-8(SP)
+	JNZ  k4super
+	TILEEND(k4store)
+	JNZ  k4tile
+	VZEROUPPER
+	RET
