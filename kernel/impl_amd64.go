@@ -147,6 +147,7 @@ var avx2 = Impl{
 	X16: map[tensor.DType]X16{
 		tensor.Q4_0: x16AVX2,
 		tensor.Q4_K: x16AVX2,
+		tensor.Q6_K: x16AVX2,
 	},
 	Q: map[tensor.DType]QDot{
 		tensor.Q8_0: qdotAsm(tensor.Q8_0, dotQ8_0Q8_0AVX2),

@@ -12,6 +12,9 @@ import (
 func x16Q4AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
 
 //go:noescape
+func x16K6AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
+
+//go:noescape
 func x16K4AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
 
 // x16AccBufs holds the AVX2 kernels' accumulators ([16][16]f32 at most).
@@ -29,6 +32,8 @@ func x16AVX2(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []fl
 		x16Q4AVX2(units, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0])
 	case tensor.Q4_K:
 		x16K4AVX2(units/8, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0])
+	case tensor.Q6_K:
+		x16K6AVX2(units/8, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0])
 	default:
 		panic("kernel: no AVX2 x16 kernel for " + wt.String())
 	}

@@ -262,3 +262,121 @@ k4sub:
 	JNZ  k4tile
 	VZEROUPPER
 	RET
+
+DATA x16m30y<>+0(SB)/8, $0x3030303030303030
+DATA x16m30y<>+8(SB)/8, $0x3030303030303030
+DATA x16m30y<>+16(SB)/8, $0x3030303030303030
+DATA x16m30y<>+24(SB)/8, $0x3030303030303030
+GLOBL x16m30y<>(SB), RODATA|NOPTR, $32
+
+// HI6(op, sh, reg): reg |= (the high-bit chunk half in Y14, shifted so
+// that field reg's bits land in bits 4..5) & 0x30.
+#define HI6(op, sh, reg) \
+	op $sh, Y14, Y15; \
+	VPAND x16m30y<>(SB), Y15, Y15; \
+	VPOR Y15, reg, reg
+
+// HALF6(hoff): a Q6_K unit's half (R8 the super-block, R10 the unit's two
+// scale rows, R11 its levels): s1a = d·sc[2u] into Y12, s1b = d·sc[2u+1]
+// into the frame, the six-bit levels into Y0..Y7.
+#define HALF6(hoff) \
+	VCVTPH2PS (hoff/2)(R8), Y14; \
+	VPMOVSXBD (hoff/4)(R10), Y15; \
+	VCVTDQ2PS Y15, Y15; \
+	VMULPS Y15, Y14, Y12; \
+	VPMOVSXBD (16+hoff/4)(R10), Y15; \
+	VCVTDQ2PS Y15, Y15; \
+	VMULPS Y15, Y14, Y15; \
+	VMOVUPS Y15, s1b-64(SP); \
+	CHUNKS4(0, hoff); \
+	VMOVDQU (256+hoff)(R11), Y14; \
+	HI6(VPSLLW, 4, Y0); \
+	HI6(VPSLLW, 2, Y1); \
+	VPAND x16m30y<>(SB), Y14, Y15; \
+	VPOR Y15, Y2, Y2; \
+	HI6(VPSRLW, 2, Y3); \
+	VMOVDQU (320+hoff)(R11), Y14; \
+	HI6(VPSLLW, 4, Y4); \
+	HI6(VPSLLW, 2, Y5); \
+	VPAND x16m30y<>(SB), Y14, Y15; \
+	VPOR Y15, Y6, Y6; \
+	HI6(VPSRLW, 2, Y7)
+
+// ACTS6(hoff): every activation row against a Q6_K unit's half: the two
+// 16-column halves with their corrections (4·width and 8·width bytes past
+// dx) and scales.
+#define ACTS6(hoff, lbl) \
+	MOVQ SI, R10; \
+	IMUL3Q $32, DX, R11; \
+	ADDQ SI, R11; \
+	MOVQ R12, BX; \
+	MOVQ DX, CX; \
+lbl: \
+	VPBROADCASTD (R11)(DX*4), Y8; \
+	GRPS(0, Y0, Y8); \
+	GRPS(1, Y1, Y8); \
+	GRPS(2, Y2, Y8); \
+	GRPS(3, Y3, Y8); \
+	VCVTDQ2PS Y8, Y8; \
+	VBROADCASTSS (R11), Y14; \
+	VMULPS Y14, Y12, Y13; \
+	VMOVUPS hoff(BX), Y15; \
+	VFMADD231PS Y13, Y8, Y15; \
+	VPBROADCASTD (R11)(DX*8), Y8; \
+	GRPS(4, Y4, Y8); \
+	GRPS(5, Y5, Y8); \
+	GRPS(6, Y6, Y8); \
+	GRPS(7, Y7, Y8); \
+	VCVTDQ2PS Y8, Y8; \
+	VMULPS s1b-64(SP), Y14, Y13; \
+	VFMADD231PS Y13, Y8, Y15; \
+	VMOVUPS Y15, hoff(BX); \
+	ADDQ $32, R10; \
+	ADDQ $4, R11; \
+	ADDQ $64, BX; \
+	DECQ CX; \
+	JNZ  lbl
+
+// func x16K6AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
+TEXT ·x16K6AVX2(SB), NOSPLIT, $64-72
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ width+56(FP), DX
+	MOVQ acc+64(FP), R12
+	VPBROADCASTQ x16ones<>(SB), Y10
+	VPBROADCASTQ x16nib2<>(SB), Y11
+k6tile:
+	TILESTART(k6zero)
+	MOVQ R13, ucnt-8(SP)
+k6super:
+	MOVQ $8, sub-16(SP)
+	LEAQ 32(R8), R10
+	MOVQ R10, scp-24(SP)
+	LEAQ 288(R8), R10
+	MOVQ R10, chp-32(SP)
+k6unit:
+	MOVQ scp-24(SP), R10
+	MOVQ chp-32(SP), R11
+	HALF6(0)
+	ACTS6(0, k6acts0)
+	MOVQ scp-24(SP), R10
+	MOVQ chp-32(SP), R11
+	HALF6(32)
+	ACTS6(32, k6acts1)
+	ADDQ $32, scp-24(SP)
+	ADDQ $384, chp-32(SP)
+	IMUL3Q $44, DX, R10
+	ADDQ R10, SI
+	DECQ sub-16(SP)
+	JNZ  k6unit
+	ADDQ $3360, R8
+	DECQ ucnt-8(SP)
+	JNZ  k6super
+	TILEEND(k6store)
+	JNZ  k6tile
+	VZEROUPPER
+	RET
