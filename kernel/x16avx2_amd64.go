@@ -12,6 +12,9 @@ import (
 func x16Q4AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
 
 //go:noescape
+func x16K5AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
+
+//go:noescape
 func x16K6AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
 
 //go:noescape
@@ -32,6 +35,8 @@ func x16AVX2(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []fl
 		x16Q4AVX2(units, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0])
 	case tensor.Q4_K:
 		x16K4AVX2(units/8, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0])
+	case tensor.Q5_K:
+		x16K5AVX2(units/8, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0])
 	case tensor.Q6_K:
 		x16K6AVX2(units/8, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0])
 	default:

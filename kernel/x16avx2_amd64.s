@@ -380,3 +380,75 @@ k6unit:
 	JNZ  k6tile
 	VZEROUPPER
 	RET
+
+DATA x16m10y<>+0(SB)/8, $0x1010101010101010
+DATA x16m10y<>+8(SB)/8, $0x1010101010101010
+DATA x16m10y<>+16(SB)/8, $0x1010101010101010
+DATA x16m10y<>+24(SB)/8, $0x1010101010101010
+GLOBL x16m10y<>(SB), RODATA|NOPTR, $32
+
+// HI5(op, sh, reg): reg |= (the fifth-bit chunk half in Y14, shifted so
+// that bit g lands in bit 4) & 0x10.
+#define HI5(op, sh, reg) \
+	op $sh, Y14, Y15; \
+	VPAND x16m10y<>(SB), Y15, Y15; \
+	VPOR Y15, reg, reg
+
+// HALFK5(hoff): HALFK for Q5_K (chunks 320 bytes apart), then the fifth
+// bits (256 bytes into the sub-block) merged into Y0..Y7.
+#define HALFK5(hoff) \
+	HALFK(hoff); \
+	VMOVDQU (256+hoff)(R11), Y14; \
+	HI5(VPSLLW, 4, Y0); \
+	HI5(VPSLLW, 3, Y1); \
+	HI5(VPSLLW, 2, Y2); \
+	HI5(VPSLLW, 1, Y3); \
+	VPAND x16m10y<>(SB), Y14, Y15; \
+	VPOR Y15, Y4, Y4; \
+	HI5(VPSRLW, 1, Y5); \
+	HI5(VPSRLW, 2, Y6); \
+	HI5(VPSRLW, 3, Y7)
+
+// func x16K5AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
+TEXT ·x16K5AVX2(SB), NOSPLIT, $64-72
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ width+56(FP), DX
+	MOVQ acc+64(FP), R12
+	VPBROADCASTQ x16ones<>(SB), Y10
+	VPBROADCASTQ x16nib2<>(SB), Y11
+k5tile:
+	TILESTART(k5zero)
+	MOVQ R13, ucnt-8(SP)
+k5super:
+	MOVQ $8, sub-16(SP)
+	LEAQ 64(R8), R10
+	MOVQ R10, scp-24(SP)
+	LEAQ 320(R8), R10
+	MOVQ R10, chp-32(SP)
+k5sub:
+	MOVQ scp-24(SP), R10
+	MOVQ chp-32(SP), R11
+	HALFK5(0)
+	ACTSK(0, k5acts0)
+	MOVQ scp-24(SP), R10
+	MOVQ chp-32(SP), R11
+	HALFK5(32)
+	ACTSK(32, k5acts1)
+	ADDQ $16, scp-24(SP)
+	ADDQ $320, chp-32(SP)
+	IMUL3Q $40, DX, R10
+	ADDQ R10, SI
+	DECQ sub-16(SP)
+	JNZ  k5sub
+	ADDQ $2880, R8
+	DECQ ucnt-8(SP)
+	JNZ  k5super
+	TILEEND(k5store)
+	JNZ  k5tile
+	VZEROUPPER
+	RET
