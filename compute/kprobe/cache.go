@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strings"
+	"sort"
 
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/roofline"
@@ -91,21 +91,30 @@ func Load(threads int) (Result, error) {
 	return r, nil
 }
 
-// Save stores r in the cache. Entries of this machine measured by other
-// builds or kernel sets are dropped: they describe code that no longer
-// runs here.
+// keepPerMachine bounds the cache: every rebuilt binary adds its own
+// entries, so only the newest this many of a machine are kept (several
+// binaries in use at once keep theirs).
+const keepPerMachine = 16
+
+// Save stores r in the cache, dropping the oldest entries of its machine
+// beyond keepPerMachine (builds that most likely no longer run here).
 func Save(r Result) error {
 	path := CachePath()
 	m, err := readCache(path)
 	if err != nil {
 		m = map[string]Result{} // a corrupt cache is rewritten
 	}
-	for k, old := range m {
-		if old.Machine == r.Machine && !strings.HasPrefix(k, machineKey()+" |") {
-			delete(m, k)
+	m[cacheKey(r.Threads)] = r
+	var mine []string
+	for k, e := range m {
+		if e.Machine == r.Machine {
+			mine = append(mine, k)
 		}
 	}
-	m[cacheKey(r.Threads)] = r
+	sort.Slice(mine, func(i, j int) bool { return m[mine[i]].Measured.After(m[mine[j]].Measured) })
+	for _, k := range mine[min(len(mine), keepPerMachine):] {
+		delete(m, k)
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package kprobe
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -53,24 +54,34 @@ func TestProbeAndCache(t *testing.T) {
 	if _, err := Load(threads + 1); !errors.Is(err, ErrNotCached) {
 		t.Fatalf("other thread count: err = %v", err)
 	}
-	// A result of another build of this machine is dropped on the next save.
-	stale := r
-	stale.Build = "v0 old"
+	// Only the newest keepPerMachine entries of a machine are kept; other
+	// machines' stay.
 	m, _ := readCache(CachePath())
-	m["stale"] = stale
+	for i := range keepPerMachine + 3 {
+		old := r
+		old.Measured = r.Measured.Add(-time.Duration(i+1) * time.Hour)
+		m[fmt.Sprintf("old build %d", i)] = old
+	}
 	other := r
 	other.Machine = "elsewhere"
+	other.Measured = r.Measured.Add(-1000 * time.Hour)
 	m["other machine"] = other
 	saveMap(t, m)
 	if err := Save(r); err != nil {
 		t.Fatal(err)
 	}
 	m, _ = readCache(CachePath())
-	if _, ok := m["stale"]; ok {
-		t.Error("a stale build's entry survived Save")
-	}
 	if _, ok := m["other machine"]; !ok {
 		t.Error("another machine's entry was dropped")
+	}
+	if _, ok := m[cacheKey(r.Threads)]; !ok || len(m) != keepPerMachine+1 {
+		t.Errorf("%d entries after Save, want %d of this machine (with the new one) and 1 other", len(m), keepPerMachine)
+	}
+	if _, ok := m[fmt.Sprintf("old build %d", keepPerMachine-2)]; !ok {
+		t.Error("a recent entry was dropped")
+	}
+	if _, ok := m[fmt.Sprintf("old build %d", keepPerMachine-1)]; ok {
+		t.Error("an entry beyond the newest 16 survived")
 	}
 	if err := os.WriteFile(CachePath(), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
