@@ -117,6 +117,7 @@ func init() {
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
 		quantRowQ8_0 = quantRowQ8_0Fast
+		x16RecQ8_0 = x16RecQ8_0Fast
 		fastF16, fastF32 = cvtF16Fast, cvtF32Fast
 	}
 	switch {

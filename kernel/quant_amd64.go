@@ -14,3 +14,17 @@ func quantRowQ8_0Fast(x []float32, b []byte) {
 	_ = b[nb*34-1]
 	quantQ8_0AVX2(nb, &x[0], &b[0])
 }
+
+//go:noescape
+func x16RecQ8_0AVX2(nb int, x *float32, rec *byte, negoff int)
+
+// x16RecQ8_0Fast quantizes one row into width-1 x16 records with AVX2
+// (exactly PackRows' generic loop).
+func x16RecQ8_0Fast(x []float32, rec []byte, off int32) {
+	nb := len(x) / qk
+	if nb == 0 {
+		return
+	}
+	_ = rec[nb*40-1]
+	x16RecQ8_0AVX2(nb, &x[0], &rec[0], int(-off))
+}

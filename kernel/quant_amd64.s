@@ -105,3 +105,95 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+DATA ones8<>+0(SB)/8, $0x0101010101010101
+GLOBL ones8<>(SB), RODATA|NOPTR, $8
+DATA ones16<>+0(SB)/8, $0x0001000100010001
+GLOBL ones16<>(SB), RODATA|NOPTR, $8
+
+// func x16RecQ8_0AVX2(nb int, x *float32, rec *byte, negoff int)
+// quantQ8_0AVX2 writing x16 activation records of one row (x16.go): per
+// block of 32, q[32], dx = float32(fp16(d)), corr = negoff·Σq, 40 bytes.
+TEXT ·x16RecQ8_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ nb+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ rec+16(FP), DI
+	VBROADCASTSS absmask<>(SB), Y15
+	VBROADCASTSS signmask<>(SB), Y14
+	VBROADCASTSS fone<>(SB), Y13
+	VBROADCASTSS fhalf<>(SB), Y12
+	VMOVDQU packperm<>(SB), Y9
+	TESTQ CX, CX
+	JZ   rdone
+rloop:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VANDPS Y15, Y0, Y4
+	VANDPS Y15, Y1, Y5
+	VANDPS Y15, Y2, Y6
+	VANDPS Y15, Y3, Y7
+	VMAXPS Y5, Y4, Y4
+	VMAXPS Y7, Y6, Y6
+	VMAXPS Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0x4e, X4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0xb1, X4, X5
+	VMAXPS X5, X4, X4          // amax in every lane
+	VMOVSS f127<>(SB), X5
+	VDIVSS X5, X4, X5          // d = amax/127
+	VCVTPS2PH $0, X5, X6
+	VCVTPH2PS X6, X7
+	VMOVSS X7, 32(DI)          // dx: d as the dot products see it (fp16)
+	VXORPS X6, X6, X6
+	VUCOMISS X6, X5
+	JEQ  rzero
+	VMOVSS fone<>(SB), X6
+	VDIVSS X5, X6, X6          // id = 1/d
+	VBROADCASTSS X6, Y6
+	VMULPS Y6, Y0, Y0
+	VMULPS Y6, Y1, Y1
+	VMULPS Y6, Y2, Y2
+	VMULPS Y6, Y3, Y3
+	ROUNDAWAY(Y0, Y4)
+	ROUNDAWAY(Y1, Y5)
+	ROUNDAWAY(Y2, Y7)
+	ROUNDAWAY(Y3, Y8)
+	VCVTTPS2DQ Y0, Y0
+	VCVTTPS2DQ Y1, Y1
+	VCVTTPS2DQ Y2, Y2
+	VCVTTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD Y0, Y9, Y0
+	VMOVDQU Y0, 0(DI)
+	VPBROADCASTQ ones8<>(SB), Y1
+	VPBROADCASTQ ones16<>(SB), Y2
+	VPMADDUBSW Y0, Y1, Y3      // pairs of q (signed) times 1
+	VPMADDWD Y2, Y3, Y3
+	VEXTRACTI128 $1, Y3, X4
+	VPADDD X4, X3, X3
+	VPSHUFD $0x4e, X3, X4
+	VPADDD X4, X3, X3
+	VPSHUFD $0xb1, X3, X4
+	VPADDD X4, X3, X3
+	VMOVD X3, AX
+	IMULQ negoff+24(FP), AX
+	MOVL AX, 36(DI)
+	JMP  rnext
+rzero:
+	VPXOR Y0, Y0, Y0
+	VMOVDQU Y0, 0(DI)
+	MOVL $0, 36(DI)
+rnext:
+	ADDQ $128, SI
+	ADDQ $40, DI
+	DECQ CX
+	JNZ  rloop
+rdone:
+	VZEROUPPER
+	RET

@@ -261,6 +261,10 @@ func (p *XPack) q8Row() int {
 	return p.Cols / qk * 34
 }
 
+// x16RecQ8_0 is a fast PackRows for one Q8_0 row at width 1 (token
+// generation), or nil (impl_amd64.go sets it with AVX2).
+var x16RecQ8_0 func(x []float32, rec []byte, off int32)
+
 // PackRows quantizes rows [lo,hi) of x ([N][Cols]) into p; different rows
 // can be packed concurrently.
 func (p *XPack) PackRows(x []float32, lo, hi int) {
@@ -272,6 +276,10 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		pn, k := i/w, i%w
 		panel := p.Data[pn*p.panelBytes():]
+		if w == 1 && !p.lay.k && x16RecQ8_0 != nil {
+			x16RecQ8_0(x[i*p.Cols:(i+1)*p.Cols], panel[:units*40], p.lay.off)
+			continue
+		}
 		blk := p.q8[i*qr : (i+1)*qr] // this row's own scratch
 		row := x[i*p.Cols : (i+1)*p.Cols]
 		if p.lay.k {

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -191,6 +192,65 @@ func BenchmarkX16VsRows(b *testing.B) {
 					rd(cols, w, rb, xq, out)
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkXPackRow: quantizing and packing one activation row (token
+// generation does it once per matrix multiplication).
+func BenchmarkXPackRow(b *testing.B) {
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q4_K} {
+		for _, cols := range []int{2048, 8192} {
+			b.Run(fmt.Sprintf("%s/%d", wt, cols), func(b *testing.B) {
+				x := randNormal(rand.New(rand.NewPCG(3, 4)), cols, 1)
+				var a XPack
+				if err := a.Reset(wt, 1, cols); err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(4 * cols))
+				for b.Loop() {
+					a.PackRows(x, 0, 1)
+				}
+			})
+		}
+	}
+}
+
+// TestXPackFast checks the fast one-row packing against the generic loop,
+// with all-zero blocks and blocks of ties.
+func TestXPackFast(t *testing.T) {
+	if x16RecQ8_0 == nil {
+		t.Skip("no fast packing on this CPU")
+	}
+	r := rand.New(rand.NewPCG(71, 72))
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
+		for _, cols := range []int{32, 96, 2048} {
+			x := randNormal(r, cols, 3)
+			clear(x[:min(32, cols)]) // a zero block
+			if cols > 32 {
+				for i := 32; i < 64; i++ {
+					x[i] = float32(i%5) - 2 // exact halves after scaling: rounding ties
+				}
+			}
+			var fast, slow XPack
+			if err := fast.Reset(wt, 1, cols); err != nil {
+				t.Fatal(err)
+			}
+			fast.PackRows(x, 0, 1)
+			keep := x16RecQ8_0
+			x16RecQ8_0 = nil
+			if err := slow.Reset(wt, 1, cols); err != nil {
+				t.Fatal(err)
+			}
+			slow.PackRows(x, 0, 1)
+			x16RecQ8_0 = keep
+			if !bytes.Equal(fast.Data, slow.Data) {
+				for i := range fast.Data {
+					if fast.Data[i] != slow.Data[i] {
+						t.Fatalf("%s %d columns: byte %d (unit %d, offset %d) is %#x, generic %#x", wt, cols, i, i/40, i%40, fast.Data[i], slow.Data[i])
+					}
+				}
+			}
 		}
 	}
 }
