@@ -211,12 +211,16 @@ func probeFormat(pool *compute.Pool, rng *rand.Rand, tm timer, dt tensor.DType, 
 }
 
 // forDecode builds a probed matrix as the engine binds weights (model's
-// Binder): Q4_0 and Q8_0 rearranged for the x16 kernels unless
-// GLASSBOX_X16=0, so that the probe measures what runs. (Repacking for the
-// GEMM kernels only serves batches of rows, never one.)
+// Binder): rearranged into the x16 layout for the formats that have x16
+// kernels on this CPU, copied now, unless GLASSBOX_X16=0; so that the probe
+// measures what runs. (Repacking for the GEMM kernels only serves batches
+// of rows, never one.)
 func forDecode(m compute.Matrix) compute.Matrix {
-	if !x16Off() {
-		return compute.ForDecode(m, nil)
+	if x16Off() {
+		return m
+	}
+	if m = compute.ForDecode(m, nil); m.ForDecoding() {
+		m.CopyX16()
 	}
 	return m
 }
