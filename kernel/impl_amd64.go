@@ -118,6 +118,7 @@ func init() {
 		axpyF16 = axpyF16Fast
 		quantRowQ8_0 = quantRowQ8_0Fast
 		x16RecQ8_0 = x16RecQ8_0Fast
+		x16RecQ8K = x16RecQ8KFast
 		fastF16, fastF32 = cvtF16Fast, cvtF32Fast
 	}
 	switch {

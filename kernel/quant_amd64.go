@@ -28,3 +28,21 @@ func x16RecQ8_0Fast(x []float32, rec []byte, off int32) {
 	_ = rec[nb*40-1]
 	x16RecQ8_0AVX2(nb, &x[0], &rec[0], int(-off))
 }
+
+//go:noescape
+func x16RecQ8KAVX2(nsb int, x *float32, rec *byte, halve int)
+
+// x16RecQ8KFast quantizes one row as Q8_K into width-1 x16 records with
+// AVX2 (exactly PackRows' generic loop).
+func x16RecQ8KFast(x []float32, rec []byte, halve bool) {
+	nsb := len(x) / qkK
+	if nsb == 0 {
+		return
+	}
+	h, rb := 0, 40
+	if halve {
+		h, rb = 1, 44
+	}
+	_ = rec[nsb*8*rb-1]
+	x16RecQ8KAVX2(nsb, &x[0], &rec[0], h)
+}

@@ -197,3 +197,145 @@ rnext:
 rdone:
 	VZEROUPPER
 	RET
+
+DATA fm127<>+0(SB)/4, $-127.0
+GLOBL fm127<>(SB), RODATA|NOPTR, $4
+DATA i127<>+0(SB)/4, $127
+GLOBL i127<>(SB), RODATA|NOPTR, $4
+
+// func x16RecQ8KAVX2(nsb int, x *float32, rec *byte, halve int)
+// quantQ8K's quantization (per 256: the first element of largest
+// magnitude m, iscale = −127/m, q = min(127, round-to-even(iscale·x)),
+// d = 1/iscale) writing x16 activation records of one row: per 32, q[32],
+// dx = d, then (halve = 0) dx·Σq as float32, or (halve ≠ 0) −32·Σq of each
+// 16-column half as int32 (Q6_K); 40 or 44 bytes.
+TEXT ·x16RecQ8KAVX2(SB), NOSPLIT, $0-32
+	MOVQ nsb+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ rec+16(FP), DI
+	MOVQ halve+24(FP), R9
+	MOVQ $40, R10
+	TESTQ R9, R9
+	JZ   kstride
+	MOVQ $44, R10
+kstride:
+	VBROADCASTSS absmask<>(SB), Y15
+	VMOVDQU packperm<>(SB), Y9
+	VPBROADCASTD i127<>(SB), Y13
+	TESTQ CX, CX
+	JZ   kdone
+ksuper:
+	// amax over 256 floats
+	VXORPS Y4, Y4, Y4
+	XORQ AX, AX
+kmax:
+	VANDPS (SI)(AX*4), Y15, Y0
+	VMAXPS Y0, Y4, Y4
+	ADDQ $8, AX
+	CMPQ AX, $256
+	JLT  kmax
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0x4e, X4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0xb1, X4, X5
+	VMAXPS X5, X4, X4
+	VBROADCASTSS X4, Y14       // amax in every lane
+	VXORPS X5, X5, X5
+	VUCOMISS X5, X4
+	JEQ  kzero
+	// the first element whose magnitude is amax
+	XORQ AX, AX
+kfind:
+	VANDPS (SI)(AX*4), Y15, Y0
+	VCMPPS $0, Y14, Y0, Y0
+	VMOVMSKPS Y0, BX
+	TESTL BX, BX
+	JNZ  kfound
+	ADDQ $8, AX
+	JMP  kfind
+kfound:
+	TZCNTL BX, BX
+	ADDQ BX, AX
+	VMOVSS fm127<>(SB), X6
+	VDIVSS (SI)(AX*4), X6, X6  // iscale = −127/m
+	VMOVSS fone<>(SB), X7
+	VDIVSS X6, X7, X7          // d = 1/iscale
+	VBROADCASTSS X6, Y6
+	MOVQ $8, DX
+kunit:
+	VMULPS 0(SI), Y6, Y0
+	VMULPS 32(SI), Y6, Y1
+	VMULPS 64(SI), Y6, Y2
+	VMULPS 96(SI), Y6, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPMINSD Y13, Y0, Y0
+	VPMINSD Y13, Y1, Y1
+	VPMINSD Y13, Y2, Y2
+	VPMINSD Y13, Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD Y0, Y9, Y0
+	VMOVDQU Y0, 0(DI)
+	VMOVSS X7, 32(DI)
+	VPBROADCASTQ ones8<>(SB), Y1
+	VPBROADCASTQ ones16<>(SB), Y2
+	VPMADDUBSW Y0, Y1, Y3
+	VPMADDWD Y2, Y3, Y3        // lanes 0..3: columns 0..15, 4..7: 16..31
+	VEXTRACTI128 $1, Y3, X4
+	TESTQ R9, R9
+	JNZ  khalves
+	VPADDD X4, X3, X3
+	VPSHUFD $0x4e, X3, X4
+	VPADDD X4, X3, X3
+	VPSHUFD $0xb1, X3, X4
+	VPADDD X4, X3, X3
+	VCVTDQ2PS X3, X3
+	VMULSS X7, X3, X3          // dx·Σq
+	VMOVSS X3, 36(DI)
+	JMP  knext
+khalves:
+	VPSHUFD $0x4e, X3, X5
+	VPADDD X5, X3, X3
+	VPSHUFD $0xb1, X3, X5
+	VPADDD X5, X3, X3
+	VPSHUFD $0x4e, X4, X5
+	VPADDD X5, X4, X4
+	VPSHUFD $0xb1, X4, X5
+	VPADDD X5, X4, X4
+	VMOVD X3, AX
+	IMULL $-32, AX
+	MOVL AX, 36(DI)
+	VMOVD X4, AX
+	IMULL $-32, AX
+	MOVL AX, 40(DI)
+knext:
+	ADDQ $128, SI
+	ADDQ R10, DI
+	DECQ DX
+	JNZ  kunit
+	JMP  knextsuper
+kzero:
+	MOVQ $8, DX
+kzunit:
+	VPXOR Y0, Y0, Y0
+	VMOVDQU Y0, 0(DI)
+	MOVQ $0, 32(DI)
+	TESTQ R9, R9
+	JZ   kzskip
+	MOVL $0, 40(DI)
+kzskip:
+	ADDQ R10, DI
+	DECQ DX
+	JNZ  kzunit
+	ADDQ $1024, SI
+knextsuper:
+	DECQ CX
+	JNZ  ksuper
+kdone:
+	VZEROUPPER
+	RET

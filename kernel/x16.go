@@ -265,6 +265,10 @@ func (p *XPack) q8Row() int {
 // generation), or nil (impl_amd64.go sets it with AVX2).
 var x16RecQ8_0 func(x []float32, rec []byte, off int32)
 
+// x16RecQ8K is the same for the K-quants' Q8_K rows (halve: Q6_K's
+// records), or nil.
+var x16RecQ8K func(x []float32, rec []byte, halve bool)
+
 // PackRows quantizes rows [lo,hi) of x ([N][Cols]) into p; different rows
 // can be packed concurrently.
 func (p *XPack) PackRows(x []float32, lo, hi int) {
@@ -278,6 +282,10 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 		panel := p.Data[pn*p.panelBytes():]
 		if w == 1 && !p.lay.k && x16RecQ8_0 != nil {
 			x16RecQ8_0(x[i*p.Cols:(i+1)*p.Cols], panel[:units*40], p.lay.off)
+			continue
+		}
+		if w == 1 && p.lay.k && x16RecQ8K != nil {
+			x16RecQ8K(x[i*p.Cols:(i+1)*p.Cols], panel[:units*ar], p.lay.halve)
 			continue
 		}
 		blk := p.q8[i*qr : (i+1)*qr] // this row's own scratch

@@ -219,17 +219,17 @@ func BenchmarkXPackRow(b *testing.B) {
 // TestXPackFast checks the fast one-row packing against the generic loop,
 // with all-zero blocks and blocks of ties.
 func TestXPackFast(t *testing.T) {
-	if x16RecQ8_0 == nil {
+	if x16RecQ8_0 == nil || x16RecQ8K == nil {
 		t.Skip("no fast packing on this CPU")
 	}
 	r := rand.New(rand.NewPCG(71, 72))
-	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
-		for _, cols := range []int{32, 96, 2048} {
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		for _, cols := range []int{256, 512, 2048} {
 			x := randNormal(r, cols, 3)
-			clear(x[:min(32, cols)]) // a zero block
-			if cols > 32 {
-				for i := 32; i < 64; i++ {
-					x[i] = float32(i%5) - 2 // exact halves after scaling: rounding ties
+			clear(x[:256]) // a zero block (and super-block)
+			if cols > 256 {
+				for i := 256; i < 512; i++ {
+					x[i] = float32(i%5) - 2 // equal magnitudes of both signs; rounding ties
 				}
 			}
 			var fast, slow XPack
@@ -237,17 +237,17 @@ func TestXPackFast(t *testing.T) {
 				t.Fatal(err)
 			}
 			fast.PackRows(x, 0, 1)
-			keep := x16RecQ8_0
-			x16RecQ8_0 = nil
+			keep, keepK := x16RecQ8_0, x16RecQ8K
+			x16RecQ8_0, x16RecQ8K = nil, nil
 			if err := slow.Reset(wt, 1, cols); err != nil {
 				t.Fatal(err)
 			}
 			slow.PackRows(x, 0, 1)
-			x16RecQ8_0 = keep
+			x16RecQ8_0, x16RecQ8K = keep, keepK
 			if !bytes.Equal(fast.Data, slow.Data) {
 				for i := range fast.Data {
 					if fast.Data[i] != slow.Data[i] {
-						t.Fatalf("%s %d columns: byte %d (unit %d, offset %d) is %#x, generic %#x", wt, cols, i, i/40, i%40, fast.Data[i], slow.Data[i])
+						t.Fatalf("%s %d columns: byte %d is %#x, generic %#x", wt, cols, i, fast.Data[i], slow.Data[i])
 					}
 				}
 			}
