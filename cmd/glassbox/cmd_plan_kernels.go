@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/kprobe"
@@ -27,12 +28,11 @@ var (
 // probeThreads are the thread counts whose kernel speeds a plan of this
 // machine uses: one thread, the engine's default, and the job's.
 func probeThreads(job int) []int {
-	ts := []int{1, compute.PhysicalCores()}
-	if job > 0 && job != ts[0] && job != ts[1] {
-		ts = append(ts, job)
-	}
-	if ts[1] == 1 {
-		ts = ts[:1]
+	ts := []int{1}
+	for _, t := range []int{compute.PhysicalCores(), job} {
+		if t > 0 && !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
 	}
 	return ts
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/kprobe"
 	"github.com/glassbox-ai/glassbox/compute/roofline"
 	"github.com/glassbox-ai/glassbox/internal/shared"
@@ -23,6 +25,23 @@ func TestVectorElemsAgree(t *testing.T) {
 	for _, d := range [][4]int{{2048, 8192, 2048, 512}, {64, 172, 64, 32}, {4096, 14336, 4096, 1024}} {
 		if a, b := plan.LayerVectorElems(d[0], d[1], d[2], d[3]), kprobe.VectorElems(d[0], d[1], d[2], d[3]); a != b {
 			t.Errorf("%v: plan counts %g, kprobe %g", d, a, b)
+		}
+	}
+}
+
+func TestProbeThreads(t *testing.T) {
+	n := compute.PhysicalCores()
+	for _, tc := range []struct {
+		job  int
+		want []int
+	}{
+		{0, slices.Compact([]int{1, n})},
+		{1, slices.Compact([]int{1, n})},
+		{n, slices.Compact([]int{1, n})},
+		{n + 3, slices.Compact([]int{1, n, n + 3})},
+	} {
+		if got := probeThreads(tc.job); !slices.Equal(got, tc.want) {
+			t.Errorf("probeThreads(%d) = %v, want %v", tc.job, got, tc.want)
 		}
 	}
 }
