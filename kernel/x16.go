@@ -253,12 +253,14 @@ func (p *XPack) Reset(wt tensor.DType, n, cols int) error {
 	return nil
 }
 
-// q8Row is the bytes of one activation row in Q8_0 (or Q8_K) blocks.
+// q8Row is the scratch bytes of one activation row: its Q8_0 (or Q8_K)
+// blocks, or its records at width 1 (the fast paths').
 func (p *XPack) q8Row() int {
+	recs := p.Cols / qk * p.lay.actRec()
 	if p.lay.k {
-		return p.Cols / qkK * 292
+		return max(p.Cols/qkK*292, recs)
 	}
-	return p.Cols / qk * 34
+	return max(p.Cols/qk*34, recs)
 }
 
 // x16RecQ8_0 is a fast PackRows for one Q8_0 row at width 1 (token
@@ -280,16 +282,38 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		pn, k := i/w, i%w
 		panel := p.Data[pn*p.panelBytes():]
-		if w == 1 && !p.lay.k && x16RecQ8_0 != nil {
-			x16RecQ8_0(x[i*p.Cols:(i+1)*p.Cols], panel[:units*40], p.lay.off)
-			continue
-		}
-		if w == 1 && p.lay.k && x16RecQ8K != nil {
-			x16RecQ8K(x[i*p.Cols:(i+1)*p.Cols], panel[:units*ar], p.lay.halve)
-			continue
-		}
 		blk := p.q8[i*qr : (i+1)*qr] // this row's own scratch
 		row := x[i*p.Cols : (i+1)*p.Cols]
+		// The fast paths write one row's records as a panel of width 1:
+		// straight into the panel when it is one, else into the scratch and
+		// from there into row k of the panel.
+		fast := x16RecQ8_0 != nil
+		if p.lay.k {
+			fast = x16RecQ8K != nil
+		}
+		if fast {
+			dst := panel[:units*ar]
+			if w > 1 {
+				dst = blk[:units*ar]
+			}
+			if p.lay.k {
+				x16RecQ8K(row, dst, p.lay.halve)
+			} else {
+				x16RecQ8_0(row, dst, p.lay.off)
+			}
+			if w > 1 {
+				for b := range units {
+					src, rec := dst[b*ar:(b+1)*ar], panel[b*ar*w:]
+					copy(rec[32*k:32*k+32], src[:32])
+					copy(rec[32*w+4*k:32*w+4*k+4], src[32:36])
+					copy(rec[36*w+4*k:36*w+4*k+4], src[36:40])
+					if p.lay.halve {
+						copy(rec[40*w+4*k:40*w+4*k+4], src[40:44])
+					}
+				}
+			}
+			continue
+		}
 		if p.lay.k {
 			for s := 0; s < p.Cols; s += qkK {
 				quantQ8K(row[s:s+qkK], blk[s/qkK*292:])

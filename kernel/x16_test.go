@@ -232,22 +232,28 @@ func TestXPackFast(t *testing.T) {
 					x[i] = float32(i%5) - 2 // equal magnitudes of both signs; rounding ties
 				}
 			}
-			var fast, slow XPack
-			if err := fast.Reset(wt, 1, cols); err != nil {
-				t.Fatal(err)
-			}
-			fast.PackRows(x, 0, 1)
-			keep, keepK := x16RecQ8_0, x16RecQ8K
-			x16RecQ8_0, x16RecQ8K = nil, nil
-			if err := slow.Reset(wt, 1, cols); err != nil {
-				t.Fatal(err)
-			}
-			slow.PackRows(x, 0, 1)
-			x16RecQ8_0, x16RecQ8K = keep, keepK
-			if !bytes.Equal(fast.Data, slow.Data) {
-				for i := range fast.Data {
-					if fast.Data[i] != slow.Data[i] {
-						t.Fatalf("%s %d columns: byte %d is %#x, generic %#x", wt, cols, i, fast.Data[i], slow.Data[i])
+			for _, n := range []int{1, 3, 17} {
+				xs := make([]float32, 0, n*cols)
+				for range n {
+					xs = append(xs, x...)
+				}
+				var fast, slow XPack
+				if err := fast.Reset(wt, n, cols); err != nil {
+					t.Fatal(err)
+				}
+				fast.PackRows(xs, 0, n)
+				keep, keepK := x16RecQ8_0, x16RecQ8K
+				x16RecQ8_0, x16RecQ8K = nil, nil
+				if err := slow.Reset(wt, n, cols); err != nil {
+					t.Fatal(err)
+				}
+				slow.PackRows(xs, 0, n)
+				x16RecQ8_0, x16RecQ8K = keep, keepK
+				if !bytes.Equal(fast.Data, slow.Data) {
+					for i := range fast.Data {
+						if fast.Data[i] != slow.Data[i] {
+							t.Fatalf("%s %d columns, %d rows: byte %d is %#x, generic %#x", wt, cols, n, i, fast.Data[i], slow.Data[i])
+						}
 					}
 				}
 			}
