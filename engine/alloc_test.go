@@ -18,6 +18,9 @@ import (
 const stepBudget = 2
 
 func TestDecodeAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
 	m := stories(t)
 	for _, threads := range []int{1, 2} {
 		s := newSession(t, m, model.SessionOptions{CtxLen: 512, Threads: threads})
@@ -46,6 +49,9 @@ func TestDecodeAllocs(t *testing.T) {
 // the Batcher runs per token — allocates nothing after warm-up with a
 // reused model.Batch, but for compute's rare pool misses (stepBudget).
 func TestStepAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
 	m := stories(t)
 	c := m.Config()
 	work := newSession(t, m, model.SessionOptions{CtxLen: 16, Batch: 16, Threads: 2})
@@ -80,6 +86,9 @@ func TestStepAllocs(t *testing.T) {
 func TestLongGenerationMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2,000-token generation")
+	}
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory grows the RSS")
 	}
 	m := stories(t)
 	s := newSession(t, m, model.SessionOptions{CtxLen: 2048})
