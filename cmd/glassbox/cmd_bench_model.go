@@ -44,13 +44,16 @@ type benchResult struct {
 	TGLimit    float64 `json:"tg_limit_tokens_per_s"` // ReadGBs / bytes per token
 	TGOfLimit  float64 `json:"tg_of_limit"`           // TGMean / TGLimit
 	KernelImpl string  `json:"kernel_impl"`
+	LoadS      float64 `json:"load_s"` // mapping the file and laying out its weights for the kernels
 }
 
 func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
+	t0 := time.Now()
 	t, err := loadText(ctx, cfg.Model)
 	if err != nil {
 		return err
 	}
+	loadS := time.Since(t0).Seconds()
 	defer t.Close()
 	m, f := t.Model, t.File
 	threads := cfg.Threads
@@ -68,7 +71,7 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 		params += f.Tensors[i].Elements()
 	}
 	res := benchResult{Model: cfg.Model, Arch: c.Arch, Params: params, FileBytes: f.Size, ReadBytes: m.WeightBytes(),
-		Threads: threads, Prompt: cfg.Prompt, Gen: cfg.Gen, Reps: cfg.Reps}
+		Threads: threads, Prompt: cfg.Prompt, Gen: cfg.Gen, Reps: cfg.Reps, LoadS: loadS}
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	tokens := make([]int, max(cfg.Prompt, cfg.Gen, 1))
@@ -136,6 +139,7 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 func printBench(w io.Writer, res *benchResult) {
 	fmt.Fprintf(w, "%s: %s, %.2f B parameters, %s file, %s read per token; %d threads; kernels %s\n",
 		res.Model, res.Arch, float64(res.Params)/1e9, formatBytes(res.FileBytes), formatBytes(res.ReadBytes), res.Threads, res.KernelImpl)
+	fmt.Fprintf(w, "  load %.2f s (mapping the file, laying out the weights for the kernels)\n", res.LoadS)
 	fmt.Fprintf(w, "  %-8s %10s %10s\n", "test", "tokens/s", "± stddev")
 	if res.Prompt > 0 {
 		fmt.Fprintf(w, "  %-8s %10.2f %10.2f\n", fmt.Sprintf("pp%d", res.Prompt), res.PPMean, res.PPStd)
