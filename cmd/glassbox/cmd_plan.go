@@ -28,6 +28,7 @@ type planConfig struct {
 	noCalib  bool
 	profiles bool
 	synth    string
+	probe    bool
 }
 
 // localRoofline returns this machine's measured bandwidth (bytes/s) and
@@ -110,6 +111,7 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.BoolVar(&c.json, "json", false, "print the plan as JSON")
 	fs.BoolVar(&c.noCalib, "no-calibration", false, "ignore measured runs (show the uncorrected model)")
 	fs.BoolVar(&c.profiles, "profiles", false, "list the device profiles and their sources")
+	fs.BoolVar(&c.probe, "probe", true, "on this machine, first measure what is not cached yet (memory bandwidth once, kernel speeds once per build, a few seconds); false: cached figures or estimates only")
 	fs.StringVar(&c.synth, "synthetic", "", "plan a model you do not have: llama3-8b, llama3-70b or llama3.2-1b, with an optional :FORMAT (e.g. llama3-8b:Q4_K_M)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -132,7 +134,7 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if isLocalDevice(c.device) {
-		if autoProbe {
+		if autoProbe && c.probe {
 			if err := measureLocal(env.stderr, c.opts.Threads); err != nil {
 				return err
 			}

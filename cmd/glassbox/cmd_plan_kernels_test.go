@@ -63,7 +63,11 @@ func TestPlanMeasuresKernels(t *testing.T) {
 	kprobeOptions = kprobe.Options{MatrixBytes: 256 << 10, Batch: time.Millisecond, Batches: 2,
 		Types: []tensor.DType{tensor.F32, tensor.Q8_0}}
 	model := shared.Path(t, "models/stories260K.gguf")
-	out, errs, code := runCmd(t, "", "plan", "--json", "--threads", "1", "--tokens", "64", "-m", model)
+	out, errs, code := runCmd(t, "", "plan", "--json", "--probe=false", "--threads", "1", "--tokens", "64", "-m", model)
+	if code != 0 || strings.Contains(errs, "measuring") || strings.Contains(out, `"decode_memory_s"`) {
+		t.Errorf("--probe=false: exit %d, measured or used kernels:\n%s", code, errs)
+	}
+	out, errs, code = runCmd(t, "", "plan", "--json", "--threads", "1", "--tokens", "64", "-m", model)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
