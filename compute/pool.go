@@ -148,7 +148,7 @@ func chunkBounds(n, k, c int) (lo, hi int) {
 	return c * n / k, (c + 1) * n / k
 }
 
-// For splits [0,n) into contiguous chunks (at most 4 per thread, fixed by n
+// For splits [0,n) into contiguous chunks (at most chunksPerThread per thread, fixed by n
 // and Threads), runs fn on each chunk on the workers and the calling
 // goroutine, and returns when all are done. fn must compute each index
 // independently of the chunk bounds, so the result does not depend on the
