@@ -260,3 +260,41 @@ func TestXPackFast(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkX16Panel: 16 activation rows (a prefill panel) through 256×4096
+// weights in cache, per implementation and type; GOPS counts 2·rows·cols·16.
+func BenchmarkX16Panel(b *testing.B) {
+	const rows, cols, n = 256, 4096, 16
+	for _, impl := range Impls() {
+		if impl.Name == Generic.Name {
+			continue
+		}
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+			kern := impl.X16[wt]
+			if kern == nil {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(b *testing.B) {
+				w := quantized(b, wt, randNormal(rand.New(rand.NewPCG(1, 2)), rows*cols, 1))
+				rb := len(w) / rows
+				tb := X16TileBytes(wt, cols)
+				tiles := make([]byte, rows/X16Rows*tb)
+				for rt := range rows / X16Rows {
+					if err := PackX16(wt, w, rb, rt*X16Rows, cols, tiles[rt*tb:]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var a XPack
+				if err := a.Reset(wt, n, cols); err != nil {
+					b.Fatal(err)
+				}
+				a.PackRows(randNormal(rand.New(rand.NewPCG(3, 4)), n*cols, 1), 0, n)
+				out := make([]float32, n*rows)
+				for b.Loop() {
+					kern(wt, tiles, rows/X16Rows, &a, 0, out, rows)
+				}
+				b.ReportMetric(2*float64(rows*cols*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
+			})
+		}
+	}
+}
