@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/plan"
 )
@@ -218,4 +219,20 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// The check's own parts run on a small model, so that the opt-in check
+// does not rot: a plan with --tokens and --threads, and a measured pass
+// after a prompt.
+func TestDecodeSpeedCheckParts(t *testing.T) {
+	t.Setenv("GLASSBOX_HOME", t.TempDir())
+	model := shared.Path(t, "models/stories260K.gguf")
+	sp := plannedSpeed(t, model, 1, 2*8+4)
+	if sp.DecodeTokensPerS <= 0 || sp.AtPosition != 10 {
+		t.Errorf("planned %+v", sp)
+	}
+	med, lo, hi, cores := measuredDecode(t, model, 1, 8, 4, 3)
+	if !(lo > 0 && lo <= med && med <= hi) || cores <= 0 {
+		t.Errorf("measured median %g in [%g, %g], %g cores", med, lo, hi, cores)
+	}
 }
