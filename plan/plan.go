@@ -49,13 +49,10 @@ type Plan struct {
 
 	// raw holds the predictions before calibration, for Observe.
 	raw struct {
-		total                   int64
-		prefill, decode         float64
-		decodeRoof, decodeFixed float64 // seconds per token: roofline part, fixed costs
-		prefillRoof             float64 // seconds per prefill batch, roofline part
-		prefillBatch            int     // tokens in that batch
-		threads                 int     // the decode figure's thread count (0: not known)
-		speedModel              int     // SpeedModel or SpeedModelRoofline
+		total           int64
+		prefill, decode float64
+		threads         int // the decode figure's thread count (0: not known)
+		speedModel      int // SpeedModel or SpeedModelRoofline
 	}
 }
 

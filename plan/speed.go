@@ -136,7 +136,6 @@ func (p *Plan) speed() {
 	}
 
 	roof, fixed, memBound := step(1)
-	p.raw.decodeRoof, p.raw.decodeFixed = roof, fixed
 	sp.DecodeTokensPerS = 1 / (roof + fixed)
 	sp.DecodeLimit = limitName(memBound)
 	var kern *Kernels
@@ -163,7 +162,6 @@ func (p *Plan) speed() {
 	}
 	b := float64(nb)
 	roof, fixed, memBound = step(b)
-	p.raw.prefillRoof, p.raw.prefillBatch = roof, nb
 	sp.PrefillTokensPerS = b / (roof + fixed)
 	sp.PrefillLimit = limitName(memBound)
 
