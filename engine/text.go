@@ -96,7 +96,9 @@ type TextRequest struct {
 func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	tr := pipeline.TraceFrom(ctx)
 	if err := req.Sampling.Validate(); err != nil {
-		return Request{}, pipeline.Wrap(pipeline.StageEncode, err, "")
+		// The sampler's settings belong to the generate stage; they are
+		// checked before encoding so that a bad request fails at once.
+		return Request{}, pipeline.Wrap(pipeline.StageGenerate, err, "")
 	}
 	tr.OnStageStart(pipeline.StageEncode)
 	tok, err := t.Tokenizer()
