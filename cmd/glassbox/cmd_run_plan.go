@@ -54,7 +54,7 @@ func (f *runFlags) planOptions() plan.Options {
 	if *f.session.kvF32 {
 		kv = "f32"
 	}
-	return plan.Options{Ctx: *f.session.ctx, Batch: *f.session.batch, Parallel: 1, KV: kv}
+	return plan.Options{Ctx: *f.session.ctx, Batch: *f.session.batch, Parallel: 1, KV: kv, Threads: *f.session.threads}
 }
 
 // generateRoofline is the best generation rate p's device allows a model

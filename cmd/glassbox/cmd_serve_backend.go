@@ -84,7 +84,7 @@ func (b *serveBackend) planFor(path string, opts model.SessionOptions, parallel 
 			kv = "f32"
 		}
 	}
-	p, err := plan.ForModel(f, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: parallel, KV: kv}, b.device())
+	p, err := plan.ForModel(f, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: parallel, KV: kv, Threads: opts.Threads}, b.device())
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StagePlan, err, "")
 	}
