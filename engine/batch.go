@@ -20,7 +20,9 @@ import (
 //
 // All evaluation runs on the loop's worker pool and buffers (one "work"
 // session): a request's own session only holds its KV cache, so parallel
-// requests never compete for the cores with pools of their own. While
+// requests never compete for the cores with pools of their own; finished
+// requests' sessions are kept (up to maxSeqs, until Close) so later ones
+// do not allocate a cache again. While
 // other sequences decode, a step takes at most sharedPromptRows prompt
 // rows, so a long prompt delays them by a few steps per chunk instead of
 // by its whole prefill; with nobody decoding, prompts go in chunks of the
@@ -43,6 +45,7 @@ type Batcher struct {
 
 	mu     sync.Mutex
 	closed bool
+	idle   []model.Session // finished requests' sessions kept for reuse (at most maxSeqs)
 	quit   chan struct{}
 	done   chan struct{}
 }
@@ -97,6 +100,50 @@ func (b *Batcher) Close() {
 	if b.work != nil {
 		b.work.Close()
 	}
+	b.mu.Lock()
+	idle := b.idle
+	b.idle = nil
+	b.mu.Unlock()
+	for _, s := range idle {
+		s.Close()
+	}
+}
+
+// session returns an idle session with the context length asked for
+// (ctxLen ≤ 0: the batcher's), or a new one. Reuse is safe because a
+// sequence writes every cache position before attending to it: what an
+// earlier request left beyond the prompt is never read.
+func (b *Batcher) session(ctxLen int) (model.Session, error) {
+	opts := b.seqOpts
+	if ctxLen > 0 {
+		opts.CtxLen = ctxLen
+	}
+	want := opts.Fill(b.m.Config()).CtxLen
+	b.mu.Lock()
+	for i, s := range b.idle {
+		if s.Options().CtxLen == want {
+			last := len(b.idle) - 1
+			b.idle[i], b.idle[last] = b.idle[last], nil
+			b.idle = b.idle[:last]
+			b.mu.Unlock()
+			return s, nil
+		}
+	}
+	b.mu.Unlock()
+	return b.m.NewSession(opts)
+}
+
+// release keeps s for a later request (its KV cache need not be allocated
+// again) unless the batcher is closed or already keeps maxSeqs.
+func (b *Batcher) release(s model.Session) {
+	b.mu.Lock()
+	if !b.closed && len(b.idle) < cap(b.slots) {
+		b.idle = append(b.idle, s)
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	s.Close()
 }
 
 // Generate runs req like the package-level Generate, on a session of its
@@ -114,15 +161,12 @@ func (b *Batcher) Generate(ctx context.Context, req Request, ctxLen int) (*Resul
 		return nil, ErrBatcherClosed
 	}
 	defer func() { <-b.slots }()
-	opts := b.seqOpts
-	if ctxLen > 0 {
-		opts.CtxLen = ctxLen
-	}
-	s, err := b.m.NewSession(opts)
+	s, err := b.session(ctxLen)
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
 	}
-	defer s.Close()
+	// Generate returns only once the loop is done with the sequence.
+	defer b.release(s)
 	q, err := newSeq(ctx, s, b.m.Config().VocabSize, req)
 	if err != nil {
 		return nil, err

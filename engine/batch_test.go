@@ -288,3 +288,34 @@ func TestBatcherCancelInsideStep(t *testing.T) {
 		t.Fatalf("got %v (stage %q), want context.Canceled in prefill from layer 0", err, st)
 	}
 }
+
+// TestBatcherReusesSessions runs requests one after another: the second
+// and third reuse the first one's session (its cache still holding a
+// longer sequence beyond their prompts) and must still get exactly their
+// reference tokens; a request with another context length gets a session
+// of its own.
+func TestBatcherReusesSessions(t *testing.T) {
+	m := stories(t)
+	b := NewBatcher(m, model.SessionOptions{CtxLen: 256, Batch: 16}, 2)
+	defer b.Close()
+	ps := prompts(t)
+	idle := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.idle)
+	}
+	for i, tc := range []struct {
+		p, n, ctx, idle int
+	}{{0, 120, 0, 1}, {3, 40, 0, 1}, {1, 30, 0, 1}, {2, 20, 128, 2}} {
+		res, err := b.Generate(context.Background(), Request{Prompt: ps[tc.p].IDs, MaxTokens: tc.n}, tc.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalInts(res.Tokens, ps[tc.p].Greedy200[:tc.n]) {
+			t.Errorf("request %d: got %v, want %v", i, res.Tokens, ps[tc.p].Greedy200[:tc.n])
+		}
+		if got := idle(); got != tc.idle {
+			t.Errorf("after request %d: %d idle sessions, want %d", i, got, tc.idle)
+		}
+	}
+}
