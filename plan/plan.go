@@ -97,7 +97,7 @@ const (
 	headerOverheadX  = 3
 	vocabEntryBytes  = 96
 	garbagePerToken  = 5 * kib
-	jobRuntime       = 512 * kib // what a job adds to a bare process: journal, job manager, worker pool
+	jobRuntime       = 5 * mib / 2 // what a job adds to a bare process: the journal (SQLite, page cache bounded at 256 KiB: 2.5–3.5 MiB measured on a 15 MB journal), job manager, worker pool
 	gcMinHeap        = 4 * mib
 	faultAroundBytes = 64 * kib // Linux maps file pages around each fault (fault_around_bytes)
 )
