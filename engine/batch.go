@@ -50,13 +50,19 @@ type Batcher struct {
 	done   chan struct{}
 }
 
-// sharedPromptRows is how many prompt rows a step takes while other
-// sequences are decoding: a trade between the decoding streams' stall and
-// the prompt's speed. On the synthetic 1B Q4_0 model (2 threads, x16
-// kernels, quiet machine) a 4-row step took 24 ms, a 20-row one 105 ms
-// (150 prompt rows/s) and a 36-row one 152 ms (210 rows/s): each chunk
-// costs the decoding streams about six steps' time.
-const sharedPromptRows = 32
+// sharedPromptRows is about how many prompt rows a step takes while
+// other sequences are decoding: a trade between the decoding streams'
+// stall and the prompt's speed. The prompt rows fill the step up to a
+// multiple of stepRowAlign rows (sharedPromptRows minus the decode rows
+// past the last multiple), because the Q4_0/Q8_0/K-quant kernels evaluate
+// activations in panels of 16 rows and a part-filled panel costs a full
+// one. On the synthetic 1B Q4_0 model (2 threads, quiet machine) a 4-row
+// step took 24 ms, a 20-row one (two panels) 105 ms and a 36-row one
+// (three) 152 ms: 4 decode rows + 28 prompt rows take ~105 ms, 4 + 32 ~150.
+const (
+	sharedPromptRows = 32
+	stepRowAlign     = 16
+)
 
 // batchSeq is a sequence in the batch loop.
 type batchSeq struct {
@@ -318,17 +324,19 @@ func (t *pickTask) Run(lo, hi int) {
 
 // fill puts the step's rows in batch: one decode row per decoding
 // sequence, then prompt rows in order of arrival, at most
-// sharedPromptRows of them when someone decodes. It returns the step's
-// sequence when there is only one.
+// sharedPromptRows (aligned, see there) when someone decodes. It returns
+// the step's sequence when there is only one.
 func (b *Batcher) fill(batch *model.Batch, active []*batchSeq) (only *seq) {
 	batch.Reset()
 	room, n := b.prefillRows, 0
 	for _, bs := range active {
 		if q := bs.q; !q.prefilling() {
 			batch.Add(q.s, q.history[q.pos], q.pos, true)
-			room = min(room, sharedPromptRows)
 			only, n = q, n+1
 		}
+	}
+	if d := len(batch.Tokens); d > 0 {
+		room = min(room, sharedPromptRows-d%stepRowAlign)
 	}
 	for _, bs := range active {
 		q := bs.q

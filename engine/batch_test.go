@@ -174,9 +174,10 @@ func TestBatcherJoinWhileDecoding(t *testing.T) {
 		t.Errorf("joining stream: got %v, want %v", second.Tokens, ps[1].Greedy200[40:70])
 	}
 	// The first stream was decoding throughout, so the prompt went in
-	// chunks of at most sharedPromptRows.
-	if len(progress) < 2 || progress[0] > sharedPromptRows || progress[len(progress)-1] != int64(len(long)) || prefillItems != int64(len(long)) {
-		t.Errorf("prefill progress %v, stage items %d, want chunks of ≤ %d up to %d", progress, prefillItems, sharedPromptRows, len(long))
+	// chunks that fill a step of one decode row to sharedPromptRows.
+	chunk := int64(sharedPromptRows - 1)
+	if len(progress) < 2 || progress[0] != chunk || progress[len(progress)-1] != int64(len(long)) || prefillItems != int64(len(long)) {
+		t.Errorf("prefill progress %v, stage items %d, want chunks of %d up to %d", progress, prefillItems, chunk, len(long))
 	}
 }
 
