@@ -56,9 +56,10 @@ type Batcher struct {
 // multiple of stepRowAlign rows (sharedPromptRows minus the decode rows
 // past the last multiple), because the Q4_0/Q8_0/K-quant kernels evaluate
 // activations in panels of 16 rows and a part-filled panel costs a full
-// one. On the synthetic 1B Q4_0 model (2 threads, quiet machine) a 4-row
-// step took 24 ms, a 20-row one (two panels) 105 ms and a 36-row one
-// (three) 152 ms: 4 decode rows + 28 prompt rows take ~105 ms, 4 + 32 ~150.
+// one. On the synthetic 1B Q4_0 model (2 threads, fairly quiet machine,
+// best of 5) a 4-row step took 30 ms, a 32-row one (two panels) 113 ms and
+// a 36-row one (three) 143 ms: 4 decode rows + 28 prompt rows cost the
+// decoding streams about four steps' time, 4 + 32 about five.
 const (
 	sharedPromptRows = 32
 	stepRowAlign     = 16
