@@ -2,6 +2,8 @@
 
 package kernel
 
+//go:generate go run ./internal/x16gen x16_amd64.s
+
 import (
 	"os"
 	"strconv"

@@ -1,0 +1,405 @@
+// Command x16gen writes kernel/x16_amd64.s: the AVX-512 VNNI x16 kernels
+// for each weight type and panel width (1, 4, 16 activation rows), unrolled
+// per width, over a range of tiles. The macros are written by hand (the
+// prelude below); the kernel bodies are generated so that the fifteen
+// kernels cannot drift apart (a test checks that the committed file is
+// this program's output). Run from the kernel folder:
+//
+//	go generate ./...   (go run ./internal/x16gen x16_amd64.s)
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// kind is one weight type's kernel family.
+type kind struct {
+	name   string // Q4, Q8, K4, K5, K6
+	unpack string // the unpacking macro (Q4, Q8: per block; K: per sub-block)
+	rec    int    // bytes of one record (a block, or a super-block for K)
+	mask   bool   // needs the nibble mask in Z31
+	step   [2]int // K: per sub-block, the advance of the scale and level pointers
+	actRec int    // activation record bytes per row
+}
+
+var kinds = []kind{
+	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: true, actRec: 40},
+	{name: "Q8", unpack: "UNPACK8", rec: 544, actRec: 40},
+	{name: "K4", unpack: "SUBK", rec: 2368, mask: true, step: [2]int{16, 256}, actRec: 40},
+	{name: "K5", unpack: "SUBK5", rec: 2880, mask: true, step: [2]int{16, 320}, actRec: 40},
+	{name: "K6", unpack: "UNIT6", rec: 3360, mask: true, step: [2]int{32, 384}, actRec: 44},
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: x16gen OUTPUT.s")
+		os.Exit(2)
+	}
+	if err := os.WriteFile(os.Args[1], []byte(generate()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "x16gen:", err)
+		os.Exit(1)
+	}
+}
+
+// generate returns the whole assembly file.
+func generate() string {
+	var b strings.Builder
+	b.WriteString(prelude)
+	var texts []string
+	for _, k := range kinds {
+		for _, w := range []int{1, 4, 16} {
+			texts = append(texts, kernel(k, w, false))
+		}
+	}
+	texts = append(texts, kernel(kinds[0], 1, true), kernel(kinds[1], 1, true))
+	b.WriteString(strings.Join(texts, "\n"))
+	return b.String()
+}
+
+// kernel returns one TEXT body: width w, prefetching (the experiment
+// variants) or not.
+func kernel(k kind, w int, pf bool) string {
+	var o []string
+	add := func(format string, a ...any) { o = append(o, fmt.Sprintf(format, a...)) }
+	name := fmt.Sprintf("x16%sW%d", k.name, w)
+	if pf {
+		name += "P"
+	}
+	units := "units"
+	if k.name[0] == 'K' {
+		units = "supers"
+	}
+	args := units + ", tiles int, w, a *byte, out *float32, stride, rows int"
+	frame := 56
+	if pf {
+		args += ", dist int"
+		frame = 64
+	}
+	add("// func %s(%s)", name, args)
+	add("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
+	add("\tMOVQ %s+0(FP), R13\n\tMOVQ tiles+8(FP), R14\n\tMOVQ w+16(FP), R8\n\tMOVQ a+24(FP), AX\n\tMOVQ out+32(FP), DI\n\tMOVQ stride+40(FP), R9\n\tMOVQ rows+48(FP), BX", units)
+	if pf {
+		add("\tMOVQ dist+56(FP), R12")
+	}
+	if k.mask {
+		add("\tVPBROADCASTQ x16nib<>(SB), Z31")
+	}
+	add("tile:")
+	for j := range w {
+		add("\tVPXORD Z%d, Z%d, Z%d", j, j, j)
+	}
+	add("\tMOVQ AX, SI\n\tMOVQ R13, CX")
+	if k.name[0] == 'Q' {
+		add("loop:")
+		if pf {
+			add("\tPF5")
+			if k.name == "Q8" {
+				add("\tPREFETCHT0 320(R8)(R12*1)\n\tPREFETCHT0 384(R8)(R12*1)\n\tPREFETCHT0 448(R8)(R12*1)\n\tPREFETCHT0 512(R8)(R12*1)")
+			}
+		}
+		add("\t%s", k.unpack)
+		if w == 1 {
+			add("\tACT1(Z0)")
+		} else {
+			for j := range w {
+				add("\tACT(%d, %d, %d, Z%d)", 32*j, 32*w+4*j, 36*w+4*j, j)
+			}
+		}
+		add("\tADDQ $%d, R8\n\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ  loop", k.rec, 40*w)
+	} else {
+		add("super:")
+		if k.name == "K6" {
+			add("\tVCVTPH2PS 0(R8), Z29\n\tLEAQ 32(R8), R10\n\tLEAQ 288(R8), R11\n\tMOVQ $8, DX")
+		} else {
+			add("\tVCVTPH2PS 0(R8), Z29\n\tVCVTPH2PS 32(R8), Z30\n\tLEAQ 64(R8), R10\n\tLEAQ 320(R8), R11\n\tMOVQ $8, DX")
+		}
+		add("sub:")
+		add("\t%s", k.unpack)
+		for j := range w {
+			switch {
+			case k.name == "K6":
+				add("\tACT6(%d, %d, %d, %d, Z%d)", 32*j, 32*w+4*j, 36*w+4*j, 40*w+4*j, j)
+			case w == 1:
+				add("\tACTK1(Z0)")
+			default:
+				add("\tACTK(%d, %d, %d, Z%d)", 32*j, 32*w+4*j, 36*w+4*j, j)
+			}
+		}
+		add("\tADDQ $%d, SI\n\tADDQ $%d, R10\n\tADDQ $%d, R11\n\tDECQ DX\n\tJNZ  sub", k.actRec*w, k.step[0], k.step[1])
+		add("\tADDQ $%d, R8\n\tDECQ CX\n\tJNZ  super", k.rec)
+	}
+	// Store the panel's real rows (BX of them) of this tile.
+	add("\tMOVQ DI, R10\n\tVMOVUPS Z0, (R10)")
+	for j := 1; j < w; j++ {
+		add("\tCMPQ BX, $%d\n\tJLT  stored\n\tADDQ R9, R10\n\tVMOVUPS Z%d, (R10)", j+1, j)
+	}
+	if w > 1 {
+		add("stored:")
+	}
+	add("\tADDQ $64, DI\n\tDECQ R14\n\tJNZ  tile")
+	add("\tVZEROUPPER\n\tRET\n")
+	return strings.Join(o, "\n")
+}
+
+// prelude is the file's hand-written part: build tag, register map and
+// the macros the bodies use.
+const prelude = `//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// x16 kernels (x16.go has the layout and the specification, x16Generic).
+// Registers:
+//   Z0..Z15   accumulators: Z(k) lane r = out[k][r] (activation k, weight row r)
+//   Z16..Z23  the unit's weight levels, group g: lane r = u[r][4g..4g+3]
+//   Z24       the 16 rows' scales d[r] as float32
+//   Z25       integer sums of one activation row, Z26 its scales d·dx
+//   Z27       a loaded Q4_0 chunk, Z31 the nibble mask
+//   R8 weight unit, SI activation record, CX units left in the tile
+//   Each kernel runs over consecutive tiles: R13 units (or super-blocks)
+//   per tile, R14 tiles left, AX the panel's first record, DI the tile's
+//   first output, R9 the bytes between activation rows' outputs, BX the
+//   panel's real rows (padding rows are not stored); R12 the prefetch
+//   distance of the prefetching variants.
+
+// ACT: activation row k of the panel (quants at qoff, scale at doff,
+// correction at coff): s[r] = corr + Σ_g u[r][g]·q[g]; acc[r] += float(s[r])·d[r]·dx.
+#define ACT(qoff, doff, coff, acc) \
+	VPBROADCASTD coff(SI), Z25; \
+	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
+	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
+	VPDPBUSD.BCST qoff+16(SI), Z20, Z25; \
+	VPDPBUSD.BCST qoff+20(SI), Z21, Z25; \
+	VPDPBUSD.BCST qoff+24(SI), Z22, Z25; \
+	VPDPBUSD.BCST qoff+28(SI), Z23, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc
+
+// ACT1: ACT for a panel of one row, its integer sum split over two chains
+// (Z25, Z28) so that one unit's latency is half as long (the sum is exact,
+// so the bits are ACT's).
+#define ACT1(acc) \
+	VPBROADCASTD 36(SI), Z25; \
+	VPXORD Z28, Z28, Z28; \
+	VPDPBUSD.BCST 0(SI), Z16, Z25; \
+	VPDPBUSD.BCST 4(SI), Z17, Z28; \
+	VPDPBUSD.BCST 8(SI), Z18, Z25; \
+	VPDPBUSD.BCST 12(SI), Z19, Z28; \
+	VPDPBUSD.BCST 16(SI), Z20, Z25; \
+	VPDPBUSD.BCST 20(SI), Z21, Z28; \
+	VPDPBUSD.BCST 24(SI), Z22, Z25; \
+	VPDPBUSD.BCST 28(SI), Z23, Z28; \
+	VPADDD Z28, Z25, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST 32(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc
+
+// UNPACK4: a Q4_0 unit's scales and its four chunks split into eight
+// groups of levels (chunk L: low nibbles group 2L, high nibbles 2L+1).
+#define UNPACK4 \
+	VCVTPH2PS 0(R8), Z24; \
+	VMOVDQU64 32(R8), Z27; \
+	VPANDQ Z27, Z31, Z16; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z17; \
+	VMOVDQU64 96(R8), Z27; \
+	VPANDQ Z27, Z31, Z18; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z19; \
+	VMOVDQU64 160(R8), Z27; \
+	VPANDQ Z27, Z31, Z20; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z21; \
+	VMOVDQU64 224(R8), Z27; \
+	VPANDQ Z27, Z31, Z22; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z23
+
+// UNPACK8: a Q8_0 unit's scales and eight groups of levels.
+#define UNPACK8 \
+	VCVTPH2PS 0(R8), Z24; \
+	VMOVDQU64 32(R8), Z16; \
+	VMOVDQU64 96(R8), Z17; \
+	VMOVDQU64 160(R8), Z18; \
+	VMOVDQU64 224(R8), Z19; \
+	VMOVDQU64 288(R8), Z20; \
+	VMOVDQU64 352(R8), Z21; \
+	VMOVDQU64 416(R8), Z22; \
+	VMOVDQU64 480(R8), Z23
+
+DATA x16nib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL x16nib<>(SB), RODATA|NOPTR, $8
+
+// K-quant registers (x16K4W*): Z24 the sub-block's s1 = d·sc, Z28 its
+// s2 = dmin·m, Z29 the rows' d, Z30 their dmin; R8 the super-block record,
+// R10 its scales (the mins 128 bytes on), R11 the sub-block's chunks, DX
+// sub-blocks left in the record.
+
+// ACTK: activation row k against a Q4_K sub-block:
+//   acc[r] += float(Σ_g u[r][g]·q[g])·s1[r]·dx − s2[r]·(dx·Σq)
+#define ACTK(qoff, doff, soff, acc) \
+	VPXORD Z25, Z25, Z25; \
+	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
+	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
+	VPDPBUSD.BCST qoff+16(SI), Z20, Z25; \
+	VPDPBUSD.BCST qoff+20(SI), Z21, Z25; \
+	VPDPBUSD.BCST qoff+24(SI), Z22, Z25; \
+	VPDPBUSD.BCST qoff+28(SI), Z23, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFNMADD231PS.BCST soff(SI), Z28, acc
+
+// ACTK1: ACTK for a panel of one row, the integer sum over two chains.
+#define ACTK1(acc) \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z27, Z27, Z27; \
+	VPDPBUSD.BCST 0(SI), Z16, Z25; \
+	VPDPBUSD.BCST 4(SI), Z17, Z27; \
+	VPDPBUSD.BCST 8(SI), Z18, Z25; \
+	VPDPBUSD.BCST 12(SI), Z19, Z27; \
+	VPDPBUSD.BCST 16(SI), Z20, Z25; \
+	VPDPBUSD.BCST 20(SI), Z21, Z27; \
+	VPDPBUSD.BCST 24(SI), Z22, Z25; \
+	VPDPBUSD.BCST 28(SI), Z23, Z27; \
+	VPADDD Z27, Z25, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST 32(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFNMADD231PS.BCST 36(SI), Z28, acc
+
+// SUBK: a Q4_K sub-block's scales (R10) and levels (R11, as Q4_0's chunks).
+#define SUBK \
+	VPMOVZXBD 0(R10), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z29, Z24, Z24; \
+	VPMOVZXBD 128(R10), Z28; \
+	VCVTDQ2PS Z28, Z28; \
+	VMULPS Z30, Z28, Z28; \
+	VMOVDQU64 0(R11), Z27; \
+	VPANDQ Z27, Z31, Z16; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z17; \
+	VMOVDQU64 64(R11), Z27; \
+	VPANDQ Z27, Z31, Z18; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z19; \
+	VMOVDQU64 128(R11), Z27; \
+	VPANDQ Z27, Z31, Z20; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z21; \
+	VMOVDQU64 192(R11), Z27; \
+	VPANDQ Z27, Z31, Z22; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z23
+
+// Q6_K registers (x16K6W*): Z24 and Z28 the unit's two halves' scales
+// d·sc, Z29 the rows' d; Z25 and Z27 the halves' integer sums; Z30 a
+// chunk of high bits; R8 the super-block record, R10 the unit's scales,
+// R11 its levels, DX units left in the record.
+
+DATA x16m30<>+0(SB)/4, $0x30303030
+GLOBL x16m30<>(SB), RODATA|NOPTR, $4
+
+// ACT6: activation row k against a Q6_K unit, each half of 16 columns
+// with its correction (caoff, cboff) and scale:
+//   acc[r] += float(ca + Σ_{g<4} u·q)·s1a[r]·dx, then the same for the second half
+#define ACT6(qoff, doff, caoff, cboff, acc) \
+	VPBROADCASTD caoff(SI), Z25; \
+	VPBROADCASTD cboff(SI), Z27; \
+	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST qoff+16(SI), Z20, Z27; \
+	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
+	VPDPBUSD.BCST qoff+20(SI), Z21, Z27; \
+	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST qoff+24(SI), Z22, Z27; \
+	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
+	VPDPBUSD.BCST qoff+28(SI), Z23, Z27; \
+	VCVTDQ2PS Z25, Z25; \
+	VCVTDQ2PS Z27, Z27; \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VMULPS.BCST doff(SI), Z28, Z26; \
+	VFMADD231PS Z26, Z27, acc
+
+// HI6(shift, g): group register g |= (high-bit chunk Z30 shifted so that
+// field i lands in bits 4..5) & 0x30.
+#define HI6L(sh, g) \
+	VPSLLW $sh, Z30, Z26; \
+	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, g
+
+// UNIT6: a Q6_K unit's two scales (R10) and 32 six-bit levels (R11).
+#define UNIT6 \
+	VPMOVSXBD 0(R10), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z29, Z24, Z24; \
+	VPMOVSXBD 16(R10), Z28; \
+	VCVTDQ2PS Z28, Z28; \
+	VMULPS Z29, Z28, Z28; \
+	VMOVDQU64 0(R11), Z27; \
+	VPANDQ Z27, Z31, Z16; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z17; \
+	VMOVDQU64 64(R11), Z27; \
+	VPANDQ Z27, Z31, Z18; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z19; \
+	VMOVDQU64 128(R11), Z27; \
+	VPANDQ Z27, Z31, Z20; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z21; \
+	VMOVDQU64 192(R11), Z27; \
+	VPANDQ Z27, Z31, Z22; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z23; \
+	VMOVDQU64 256(R11), Z30; \
+	HI6L(4, Z16); \
+	HI6L(2, Z17); \
+	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z18; \
+	VPSRLW $2, Z30, Z26; \
+	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z19; \
+	VMOVDQU64 320(R11), Z30; \
+	HI6L(4, Z20); \
+	HI6L(2, Z21); \
+	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z22; \
+	VPSRLW $2, Z30, Z26; \
+	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z23
+
+// PF5: prefetch five lines from R8+R12 (a unit of up to 320 bytes, R12
+// bytes ahead), the prefetching variants of the one-row kernels.
+#define PF5 \
+	PREFETCHT0 0(R8)(R12*1); \
+	PREFETCHT0 64(R8)(R12*1); \
+	PREFETCHT0 128(R8)(R12*1); \
+	PREFETCHT0 192(R8)(R12*1); \
+	PREFETCHT0 256(R8)(R12*1)
+
+DATA x16m10<>+0(SB)/4, $0x10101010
+GLOBL x16m10<>(SB), RODATA|NOPTR, $4
+
+// HI5(op, sh, g): group register g |= (fifth-bit chunk Z27 shifted so that
+// bit g lands in bit 4) & 0x10.
+#define HI5(op, sh, g) \
+	op $sh, Z27, Z26; \
+	VPTERNLOGD.BCST $0xF8, x16m10<>(SB), Z26, g
+
+// SUBK5: SUBK, then the fifth bits (R11+256) merged into the levels.
+#define SUBK5 \
+	SUBK; \
+	VMOVDQU64 256(R11), Z27; \
+	HI5(VPSLLW, 4, Z16); \
+	HI5(VPSLLW, 3, Z17); \
+	HI5(VPSLLW, 2, Z18); \
+	HI5(VPSLLW, 1, Z19); \
+	VPTERNLOGD.BCST $0xF8, x16m10<>(SB), Z27, Z20; \
+	HI5(VPSRLW, 1, Z21); \
+	HI5(VPSRLW, 2, Z22); \
+	HI5(VPSRLW, 3, Z23)
+
+`
