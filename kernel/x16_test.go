@@ -242,13 +242,13 @@ func TestXPackFast(t *testing.T) {
 					t.Fatal(err)
 				}
 				fast.PackRows(xs, 0, n)
-				keep, keepK := x16RecQ8_0, x16RecQ8K
-				x16RecQ8_0, x16RecQ8K = nil, nil
+				keep, keepK, keepQ := x16RecQ8_0, x16RecQ8K, quantRowQ8_0
+				x16RecQ8_0, x16RecQ8K, quantRowQ8_0 = nil, nil, quantRowQ8_0Generic // the specification
 				if err := slow.Reset(wt, n, cols); err != nil {
 					t.Fatal(err)
 				}
 				slow.PackRows(xs, 0, n)
-				x16RecQ8_0, x16RecQ8K = keep, keepK
+				x16RecQ8_0, x16RecQ8K, quantRowQ8_0 = keep, keepK, keepQ
 				if !bytes.Equal(fast.Data, slow.Data) {
 					for i := range fast.Data {
 						if fast.Data[i] != slow.Data[i] {
