@@ -66,9 +66,6 @@ func dotF16AVX2(n int, w *byte, x *float32) float32
 func dotF16AVX512(n int, w *byte, x *float32) float32
 
 //go:noescape
-func dotF16AVX512P(n int, w *byte, x *float32, dist int) float32
-
-//go:noescape
 func dotBF16AVX2(n int, w *byte, x *float32) float32
 
 //go:noescape
@@ -106,11 +103,6 @@ func init() {
 		}
 		avx512.F = maps.Clone(avx2.F)
 		avx512.F[tensor.F16] = fdotAsmW(tensor.F16, 64, dotF16AVX512)
-		if x16Prefetch > 0 {
-			avx512.F[tensor.F16] = fdotAsmW(tensor.F16, 64, func(n int, w *byte, x *float32) float32 {
-				return dotF16AVX512P(n, w, x, x16Prefetch)
-			})
-		}
 		avx512.Q[tensor.Q6_K] = qdotAsm(tensor.Q6_K, dotQ6KQ8KVNNI)
 		avx512.Rows[tensor.Q6_K] = rowsAsm(tensor.Q6_K, 1, dotQ6KQ8KVNNI, nil)
 	}

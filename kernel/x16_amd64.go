@@ -4,12 +4,7 @@ package kernel
 
 //go:generate go run ./internal/x16gen x16_amd64.s
 
-import (
-	"os"
-	"strconv"
-
-	"github.com/glassbox-ai/glassbox/tensor"
-)
+import "github.com/glassbox-ai/glassbox/tensor"
 
 //go:noescape
 func x16Q4W1(units, tiles int, w, a *byte, out *float32, stride, rows int)
@@ -56,20 +51,6 @@ func x16K6W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 //go:noescape
 func x16K6W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 
-//go:noescape
-func x16Q4W1P(units, tiles int, w, a *byte, out *float32, stride, rows int, dist int)
-
-//go:noescape
-func x16Q8W1P(units, tiles int, w, a *byte, out *float32, stride, rows int, dist int)
-
-// x16Prefetch is GLASSBOX_X16_PREFETCH: how many bytes ahead the one-row
-// Q4_0/Q8_0 kernels prefetch (0: not at all, the default) — an experiment
-// switch for measuring whether software prefetch helps DRAM streaming.
-var x16Prefetch = func() int {
-	n, _ := strconv.Atoi(os.Getenv("GLASSBOX_X16_PREFETCH"))
-	return max(n, 0) &^ 63
-}()
-
 // x16Kernels holds the assembly kernels by type and panel width.
 var x16Kernels = map[tensor.DType][3]func(units, tiles int, w, a *byte, out *float32, stride, rows int){
 	tensor.Q4_0: {x16Q4W1, x16Q4W4, x16Q4W16},
@@ -89,16 +70,6 @@ func x16VNNI(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []fl
 		per = units / 8
 	}
 	w, x, o := &tiles[0], &ap[0], &out[0]
-	if a.Width == 1 && x16Prefetch > 0 {
-		switch wt {
-		case tensor.Q4_0:
-			x16Q4W1P(per, n, w, x, o, 4*stride, rows, x16Prefetch)
-			return
-		case tensor.Q8_0:
-			x16Q8W1P(per, n, w, x, o, 4*stride, rows, x16Prefetch)
-			return
-		}
-	}
 	k := x16Kernels[wt]
 	switch a.Width {
 	case 1:

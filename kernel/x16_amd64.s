@@ -13,8 +13,7 @@
 //   Each kernel runs over consecutive tiles: R13 units (or super-blocks)
 //   per tile, R14 tiles left, AX the panel's first record, DI the tile's
 //   first output, R9 the bytes between activation rows' outputs, BX the
-//   panel's real rows (padding rows are not stored); R12 the prefetch
-//   distance of the prefetching variants.
+//   panel's real rows (padding rows are not stored).
 
 // ACT: activation row k of the panel (quants at qoff, scale at doff,
 // correction at coff): s[r] = corr + Σ_g u[r][g]·q[g]; acc[r] += float(s[r])·d[r]·dx.
@@ -223,15 +222,6 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z22; \
 	VPSRLW $2, Z30, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z23
-
-// PF5: prefetch five lines from R8+R12 (a unit of up to 320 bytes, R12
-// bytes ahead), the prefetching variants of the one-row kernels.
-#define PF5 \
-	PREFETCHT0 0(R8)(R12*1); \
-	PREFETCHT0 64(R8)(R12*1); \
-	PREFETCHT0 128(R8)(R12*1); \
-	PREFETCHT0 192(R8)(R12*1); \
-	PREFETCHT0 256(R8)(R12*1)
 
 DATA x16m10<>+0(SB)/4, $0x10101010
 GLOBL x16m10<>(SB), RODATA|NOPTR, $4
@@ -1318,71 +1308,6 @@ sub:
 	ADDQ R9, R10
 	VMOVUPS Z15, (R10)
 stored:
-	ADDQ $64, DI
-	DECQ R14
-	JNZ  tile
-	VZEROUPPER
-	RET
-
-// func x16Q4W1P(units, tiles int, w, a *byte, out *float32, stride, rows int, dist int)
-TEXT ·x16Q4W1P(SB), NOSPLIT, $0-64
-	MOVQ units+0(FP), R13
-	MOVQ tiles+8(FP), R14
-	MOVQ w+16(FP), R8
-	MOVQ a+24(FP), AX
-	MOVQ out+32(FP), DI
-	MOVQ stride+40(FP), R9
-	MOVQ rows+48(FP), BX
-	MOVQ dist+56(FP), R12
-	VPBROADCASTQ x16nib<>(SB), Z31
-tile:
-	VPXORD Z0, Z0, Z0
-	MOVQ AX, SI
-	MOVQ R13, CX
-loop:
-	PF5
-	UNPACK4
-	ACT1(Z0)
-	ADDQ $288, R8
-	ADDQ $40, SI
-	DECQ CX
-	JNZ  loop
-	MOVQ DI, R10
-	VMOVUPS Z0, (R10)
-	ADDQ $64, DI
-	DECQ R14
-	JNZ  tile
-	VZEROUPPER
-	RET
-
-// func x16Q8W1P(units, tiles int, w, a *byte, out *float32, stride, rows int, dist int)
-TEXT ·x16Q8W1P(SB), NOSPLIT, $0-64
-	MOVQ units+0(FP), R13
-	MOVQ tiles+8(FP), R14
-	MOVQ w+16(FP), R8
-	MOVQ a+24(FP), AX
-	MOVQ out+32(FP), DI
-	MOVQ stride+40(FP), R9
-	MOVQ rows+48(FP), BX
-	MOVQ dist+56(FP), R12
-tile:
-	VPXORD Z0, Z0, Z0
-	MOVQ AX, SI
-	MOVQ R13, CX
-loop:
-	PF5
-	PREFETCHT0 320(R8)(R12*1)
-	PREFETCHT0 384(R8)(R12*1)
-	PREFETCHT0 448(R8)(R12*1)
-	PREFETCHT0 512(R8)(R12*1)
-	UNPACK8
-	ACT1(Z0)
-	ADDQ $544, R8
-	ADDQ $40, SI
-	DECQ CX
-	JNZ  loop
-	MOVQ DI, R10
-	VMOVUPS Z0, (R10)
 	ADDQ $64, DI
 	DECQ R14
 	JNZ  tile

@@ -50,39 +50,26 @@ func generate() string {
 	var texts []string
 	for _, k := range kinds {
 		for _, w := range []int{1, 4, 16} {
-			texts = append(texts, kernel(k, w, false))
+			texts = append(texts, kernel(k, w))
 		}
 	}
-	texts = append(texts, kernel(kinds[0], 1, true), kernel(kinds[1], 1, true))
 	b.WriteString(strings.Join(texts, "\n"))
 	return b.String()
 }
 
-// kernel returns one TEXT body: width w, prefetching (the experiment
-// variants) or not.
-func kernel(k kind, w int, pf bool) string {
+// kernel returns one TEXT body for width w.
+func kernel(k kind, w int) string {
 	var o []string
 	add := func(format string, a ...any) { o = append(o, fmt.Sprintf(format, a...)) }
 	name := fmt.Sprintf("x16%sW%d", k.name, w)
-	if pf {
-		name += "P"
-	}
 	units := "units"
 	if k.name[0] == 'K' {
 		units = "supers"
 	}
 	args := units + ", tiles int, w, a *byte, out *float32, stride, rows int"
-	frame := 56
-	if pf {
-		args += ", dist int"
-		frame = 64
-	}
 	add("// func %s(%s)", name, args)
-	add("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
+	add("TEXT ·%s(SB), NOSPLIT, $0-56", name)
 	add("\tMOVQ %s+0(FP), R13\n\tMOVQ tiles+8(FP), R14\n\tMOVQ w+16(FP), R8\n\tMOVQ a+24(FP), AX\n\tMOVQ out+32(FP), DI\n\tMOVQ stride+40(FP), R9\n\tMOVQ rows+48(FP), BX", units)
-	if pf {
-		add("\tMOVQ dist+56(FP), R12")
-	}
 	if k.mask {
 		add("\tVPBROADCASTQ x16nib<>(SB), Z31")
 	}
@@ -93,12 +80,6 @@ func kernel(k kind, w int, pf bool) string {
 	add("\tMOVQ AX, SI\n\tMOVQ R13, CX")
 	if k.name[0] == 'Q' {
 		add("loop:")
-		if pf {
-			add("\tPF5")
-			if k.name == "Q8" {
-				add("\tPREFETCHT0 320(R8)(R12*1)\n\tPREFETCHT0 384(R8)(R12*1)\n\tPREFETCHT0 448(R8)(R12*1)\n\tPREFETCHT0 512(R8)(R12*1)")
-			}
-		}
 		add("\t%s", k.unpack)
 		if w == 1 {
 			add("\tACT1(Z0)")
@@ -160,8 +141,7 @@ const prelude = `//go:build amd64 && !purego
 //   Each kernel runs over consecutive tiles: R13 units (or super-blocks)
 //   per tile, R14 tiles left, AX the panel's first record, DI the tile's
 //   first output, R9 the bytes between activation rows' outputs, BX the
-//   panel's real rows (padding rows are not stored); R12 the prefetch
-//   distance of the prefetching variants.
+//   panel's real rows (padding rows are not stored).
 
 // ACT: activation row k of the panel (quants at qoff, scale at doff,
 // correction at coff): s[r] = corr + Σ_g u[r][g]·q[g]; acc[r] += float(s[r])·d[r]·dx.
@@ -370,15 +350,6 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z22; \
 	VPSRLW $2, Z30, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z23
-
-// PF5: prefetch five lines from R8+R12 (a unit of up to 320 bytes, R12
-// bytes ahead), the prefetching variants of the one-row kernels.
-#define PF5 \
-	PREFETCHT0 0(R8)(R12*1); \
-	PREFETCHT0 64(R8)(R12*1); \
-	PREFETCHT0 128(R8)(R12*1); \
-	PREFETCHT0 192(R8)(R12*1); \
-	PREFETCHT0 256(R8)(R12*1)
 
 DATA x16m10<>+0(SB)/4, $0x10101010
 GLOBL x16m10<>(SB), RODATA|NOPTR, $4
