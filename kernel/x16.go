@@ -42,7 +42,7 @@ import (
 //	  (value d·sc·(level−32), the two halves of a unit with their own scale).
 //
 // Activations are quantized to Q8_0 exactly as for the dot products and
-// packed in panels of Width rows (1, 4 or 16); per unit a panel holds
+// packed in panels of Width rows (1, 2, 4 or 16); per unit a panel holds
 //
 //	q [Width][32]i8, dx [Width]f32, corr [Width]i32 = −off·Σq
 //
@@ -223,6 +223,8 @@ func x16Width(n int) int {
 	switch {
 	case n <= 1:
 		return 1
+	case n == 2:
+		return 2
 	case n <= 4:
 		return 4
 	}

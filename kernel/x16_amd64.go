@@ -10,6 +10,9 @@ import "github.com/glassbox-ai/glassbox/tensor"
 func x16Q4W1(units, tiles int, w, a *byte, out *float32, stride, rows int)
 
 //go:noescape
+func x16Q4W2(units, tiles int, w, a *byte, out *float32, stride, rows int)
+
+//go:noescape
 func x16Q4W4(units, tiles int, w, a *byte, out *float32, stride, rows int)
 
 //go:noescape
@@ -17,6 +20,9 @@ func x16Q4W16(units, tiles int, w, a *byte, out *float32, stride, rows int)
 
 //go:noescape
 func x16Q8W1(units, tiles int, w, a *byte, out *float32, stride, rows int)
+
+//go:noescape
+func x16Q8W2(units, tiles int, w, a *byte, out *float32, stride, rows int)
 
 //go:noescape
 func x16Q8W4(units, tiles int, w, a *byte, out *float32, stride, rows int)
@@ -28,6 +34,9 @@ func x16Q8W16(units, tiles int, w, a *byte, out *float32, stride, rows int)
 func x16K4W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 
 //go:noescape
+func x16K4W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+
+//go:noescape
 func x16K4W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 
 //go:noescape
@@ -35,6 +44,9 @@ func x16K4W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 
 //go:noescape
 func x16K5W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+
+//go:noescape
+func x16K5W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 
 //go:noescape
 func x16K5W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
@@ -46,18 +58,21 @@ func x16K5W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 func x16K6W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 
 //go:noescape
+func x16K6W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+
+//go:noescape
 func x16K6W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 
 //go:noescape
 func x16K6W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 
 // x16Kernels holds the assembly kernels by type and panel width.
-var x16Kernels = map[tensor.DType][3]func(units, tiles int, w, a *byte, out *float32, stride, rows int){
-	tensor.Q4_0: {x16Q4W1, x16Q4W4, x16Q4W16},
-	tensor.Q8_0: {x16Q8W1, x16Q8W4, x16Q8W16},
-	tensor.Q4_K: {x16K4W1, x16K4W4, x16K4W16},
-	tensor.Q5_K: {x16K5W1, x16K5W4, x16K5W16},
-	tensor.Q6_K: {x16K6W1, x16K6W4, x16K6W16},
+var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *float32, stride, rows int){
+	tensor.Q4_0: {x16Q4W1, x16Q4W2, x16Q4W4, x16Q4W16},
+	tensor.Q8_0: {x16Q8W1, x16Q8W2, x16Q8W4, x16Q8W16},
+	tensor.Q4_K: {x16K4W1, x16K4W2, x16K4W4, x16K4W16},
+	tensor.Q5_K: {x16K5W1, x16K5W2, x16K5W4, x16K5W16},
+	tensor.Q6_K: {x16K6W1, x16K6W2, x16K6W4, x16K6W16},
 }
 
 // x16VNNI is the AVX-512 VNNI X16 kernel: checkX16 has validated the
@@ -74,9 +89,11 @@ func x16VNNI(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []fl
 	switch a.Width {
 	case 1:
 		k[0](per, n, w, x, o, 4*stride, rows)
-	case 4:
+	case 2:
 		k[1](per, n, w, x, o, 4*stride, rows)
-	default:
+	case 4:
 		k[2](per, n, w, x, o, 4*stride, rows)
+	default:
+		k[3](per, n, w, x, o, 4*stride, rows)
 	}
 }

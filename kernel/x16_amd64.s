@@ -274,6 +274,42 @@ loop:
 	VZEROUPPER
 	RET
 
+// func x16Q4W2(units, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16Q4W2(SB), NOSPLIT, $0-56
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK4
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $288, R8
+	ADDQ $80, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
 // func x16Q4W4(units, tiles int, w, a *byte, out *float32, stride, rows int)
 TEXT ·x16Q4W4(SB), NOSPLIT, $0-56
 	MOVQ units+0(FP), R13
@@ -464,6 +500,41 @@ loop:
 	JNZ  loop
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q8W2(units, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16Q8W2(SB), NOSPLIT, $0-56
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK8
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $544, R8
+	ADDQ $80, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
 	ADDQ $64, DI
 	DECQ R14
 	JNZ  tile
@@ -669,6 +740,52 @@ sub:
 	JNZ  super
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K4W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K4W2(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	VCVTPH2PS 32(R8), Z30
+	LEAQ 64(R8), R10
+	LEAQ 320(R8), R11
+	MOVQ $8, DX
+sub:
+	SUBK
+	ACTK(0, 64, 72, Z0)
+	ACTK(32, 68, 76, Z1)
+	ADDQ $80, SI
+	ADDQ $16, R10
+	ADDQ $256, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $2368, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
 	ADDQ $64, DI
 	DECQ R14
 	JNZ  tile
@@ -902,6 +1019,52 @@ sub:
 	VZEROUPPER
 	RET
 
+// func x16K5W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K5W2(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	VCVTPH2PS 32(R8), Z30
+	LEAQ 64(R8), R10
+	LEAQ 320(R8), R11
+	MOVQ $8, DX
+sub:
+	SUBK5
+	ACTK(0, 64, 72, Z0)
+	ACTK(32, 68, 76, Z1)
+	ADDQ $80, SI
+	ADDQ $16, R10
+	ADDQ $320, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $2880, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
 // func x16K5W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
 TEXT ·x16K5W4(SB), NOSPLIT, $0-56
 	MOVQ supers+0(FP), R13
@@ -1122,6 +1285,51 @@ sub:
 	JNZ  super
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K6W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+TEXT ·x16K6W2(SB), NOSPLIT, $0-56
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R10
+	LEAQ 288(R8), R11
+	MOVQ $8, DX
+sub:
+	UNIT6
+	ACT6(0, 64, 72, 80, Z0)
+	ACT6(32, 68, 76, 84, Z1)
+	ADDQ $88, SI
+	ADDQ $32, R10
+	ADDQ $384, R11
+	DECQ DX
+	JNZ  sub
+	ADDQ $3360, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
 	ADDQ $64, DI
 	DECQ R14
 	JNZ  tile

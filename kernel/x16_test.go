@@ -43,7 +43,7 @@ func TestX16(t *testing.T) {
 						}
 					}
 					widthRef := map[string]float32{} // cols/act/row → result at the first width seen
-					for _, n := range []int{1, 3, 4, 5, 17} {
+					for _, n := range []int{1, 2, 3, 4, 5, 17} {
 						x := randNormal(rand.New(rand.NewPCG(5, 6)), n*cols, 1) // same leading rows for every n
 						var a XPack
 						if err := a.Reset(wt, n, cols); err != nil {

@@ -1,6 +1,6 @@
 // Command x16gen writes kernel/x16_amd64.s: the AVX-512 VNNI x16 kernels
-// for each weight type and panel width (1, 4, 16 activation rows), unrolled
-// per width, over a range of tiles. The macros are written by hand (the
+// for each weight type and panel width, unrolled
+// per width (1, 2, 4 or 16 activation rows), over a range of tiles. The macros are written by hand (the
 // prelude below); the kernel bodies are generated so that the fifteen
 // kernels cannot drift apart (a test checks that the committed file is
 // this program's output). Run from the kernel folder:
@@ -49,7 +49,7 @@ func generate() string {
 	b.WriteString(prelude)
 	var texts []string
 	for _, k := range kinds {
-		for _, w := range []int{1, 4, 16} {
+		for _, w := range []int{1, 2, 4, 16} {
 			texts = append(texts, kernel(k, w))
 		}
 	}
