@@ -46,7 +46,7 @@ func LayerVectorElems(dim, hiddenDim, qDim, kvDim int) float64 {
 // runs recorded before models were versioned (0) are never used.
 const (
 	SpeedModelRoofline = 1 // bytes ÷ bandwidth vs FLOPs ÷ peak share (no measured kernels)
-	SpeedModel         = 2 // the measured kernels (measuredDecode)
+	SpeedModel         = 3 // the measured kernels (measuredDecode; 3: half the kernel time hidden at one thread)
 )
 
 // KernelsFor returns d's measured kernels for threads workers (0: the most
@@ -81,16 +81,24 @@ func (k *Kernels) rate(name string) float64 {
 	return slow
 }
 
-// overlap combines a part's DRAM time m and kernel time c. Token
-// generation on the CPU overlaps them little: one activation row gives
-// each weight byte a few operations, the hardware prefetcher runs only a
-// short way ahead of the dot loop, and the dot loop cannot start on a
-// cache line before it arrives. On this project's machines the plain sum
-// (the byte streams as if read at 1/(1/B + 1/C)) fitted the measured
-// generation of 1B F16, Q8_0, Q4_0 and Q4_K_M models at 1 and 2 threads
-// better than max(m, c) (docs/BENCHMARKS.md, "Generation speed
-// prediction").
-func overlap(m, c float64) float64 { return m + c }
+// overlap combines a weight matrix's DRAM time m and kernel time c at
+// threads workers (attention, with its own measured read rate, is summed). Token generation on the CPU overlaps them little: one activation
+// row gives each weight byte a few operations, the hardware prefetcher runs
+// only a short way ahead of the dot loop, and the dot loop cannot start on a
+// cache line before it arrives. With two threads the plain sum (the byte
+// streams as if read at 1/(1/B + 1/C)) fitted the measured generation of
+// the 1B F16, Q8_0, Q4_0 and Q4_K_M models better than max(m, c): both cores
+// contend for DRAM and the 4-bit kernels do not reach the probe's bandwidth
+// (docs/BENCHMARKS.md, "Generation speed prediction"). With one thread about
+// half of the kernel time hides under the reads: on the quiet machine
+// (2026-11-30 00:53 UTC, session 2 summary) the four 1B models' one-thread
+// runs fitted m + α·c with α = 0.38–0.58, where the sum was 17–24 % slow.
+func overlap(m, c float64, threads int) float64 {
+	if threads == 1 {
+		return m + c/2
+	}
+	return m + c
+}
 
 // decodeParts is one token's time split by where it goes (seconds).
 type decodeParts struct {
@@ -111,18 +119,18 @@ func (p *Plan) measuredDecode(k *Kernels, pos int) decodeParts {
 	s := p.Model
 	par := float64(p.Options.Parallel)
 	var d decodeParts
-	add := func(m, c, fixed float64) {
+	add := func(m, c, fixed float64, threads int) {
 		d.memory += m
 		d.kernel += c
 		d.fixed += fixed
-		d.total += overlap(m, c) + fixed
+		d.total += overlap(m, c, threads) + fixed
 	}
 	for _, m := range s.mats {
 		if m.layer < 0 && m.layer != -2 && !(m.layer == -1 && s.Tied) {
 			continue // the embedding table is looked up, not multiplied
 		}
 		b, ty := float64(m.size), m.typ.String()
-		add(b/k.Bandwidth, par*(b/k.rate(ty)+float64(m.rows)*k.MatMulRowS[ty]), k.CallS)
+		add(b/k.Bandwidth, par*(b/k.rate(ty)+float64(m.rows)*k.MatMulRowS[ty]), k.CallS, k.Threads)
 	}
 	if s.Layers > 0 {
 		kvLayer := float64(p.Memory.KVBytesPerTok) / float64(s.Layers) * float64(pos+1)
@@ -134,7 +142,7 @@ func (p *Plan) measuredDecode(k *Kernels, pos int) decodeParts {
 			kvRate = k.Bandwidth
 		}
 		for range s.Layers {
-			add(par*kvLayer/kvRate, par*attn/k.AttnElemsPerS, par*(k.AttnCallS+vec))
+			add(par*kvLayer/kvRate, par*attn/k.AttnElemsPerS, par*(k.AttnCallS+vec), 0) // its own strided read rate: summed
 		}
 	}
 	return d
