@@ -97,7 +97,7 @@ const (
 	headerOverheadX  = 3
 	vocabEntryBytes  = 96
 	garbagePerToken  = 5 * kib
-	jobRuntime       = 5 * mib / 2 // what a job adds to a bare process: the journal (SQLite, page cache bounded at 256 KiB: 2.5–3.5 MiB measured on a 15 MB journal), job manager, worker pool
+	jobRuntime       = 4 * mib // what a job adds to a bare process: the journal (SQLite, page cache bounded at 256 KiB: 2.1–2.7 MiB on a fresh journal, up to 3.5 on 15 MB), job manager, worker pool, engine and tokenizer code; fitted to runs of the shared tiny models (2026-11-30: run peak − planned components 3.6–5.3 MiB with 512 KiB here)
 	gcMinHeap        = 4 * mib
 	faultAroundBytes = 64 * kib // Linux maps file pages around each fault (fault_around_bytes)
 )

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/plan"
 )
@@ -38,6 +39,18 @@ func TestPlanPredictsRealRuns(t *testing.T) {
 	if os.Getenv("GLASSBOX_PLAN_CHECK") == "" {
 		t.Skip("set GLASSBOX_PLAN_CHECK=1 to run real generations against the plan")
 	}
+	// A private home with this machine's roofline and kernel caches and no
+	// calibration history: each job plans as on a fresh machine, and the
+	// runs do not land in the user's history.
+	priv := t.TempDir()
+	for _, name := range []string{"roofline.json", "kprobe.json"} {
+		if b, err := os.ReadFile(filepath.Join(home.Home(), name)); err == nil {
+			if err := os.WriteFile(filepath.Join(priv, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Setenv(home.Env, priv)
 	bin := filepath.Join(t.TempDir(), "glassbox")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -66,9 +79,10 @@ func TestPlanPredictsRealRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The runtime's share is that of the glassbox binary, not of this test.
+	// The runtime's share is that of the glassbox binary, not of this test:
+	// each job's own measurement (below), else what plan measures.
 	dev.RuntimeBytes = baseRSS(t, bin)
-	t.Logf("runtime base (peak RSS of glassbox plan --profiles): %s; %s", plan.FormatBytes(dev.RuntimeBytes), dev.Roofline)
+	t.Logf("runtime base of glassbox plan: %s (each job's own is used when its plan event has one); %s", plan.FormatBytes(dev.RuntimeBytes), dev.Roofline)
 	checkSpeed := os.Getenv("GLASSBOX_PLAN_SPEED") != ""
 	var hist *plan.History
 	if os.Getenv("GLASSBOX_PLAN_RECORD") != "" {
@@ -81,21 +95,40 @@ func TestPlanPredictsRealRuns(t *testing.T) {
 			if j.threads > 0 {
 				args = append(args, "--threads", strconv.Itoa(j.threads))
 			}
+			// Each run records itself in the private history; start every job
+			// without one, so no job's plan is corrected by an earlier run.
+			if err := os.Remove(filepath.Join(priv, "plan-history.jsonl")); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
 			res, rss := runMeasured(t, bin, append(args, j.prompt)...)
 			f, err := gguf.Open(j.model)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer f.Close()
+			// The job planned itself with its own resident memory, measured
+			// before it opened the model, as the runtime base. Recover that base
+			// from its plan event (without history the total is the base plus
+			// parts that do not depend on it) and plan the job's actual length
+			// with it.
+			d := *dev
+			if res.PlanBytes > 0 {
+				d.RuntimeBytes = 1
+				bare, err := plan.ForModel(f, plan.Options{Ctx: j.ctx, Threads: j.threads}, &d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.RuntimeBytes = 1 + res.PlanBytes - bare.Memory.TotalBytes
+			}
 			tokens := res.PromptTokens + len(res.Tokens)
-			p, err := plan.ForModel(f, plan.Options{Ctx: j.ctx, Tokens: tokens, Prompt: res.PromptTokens, Threads: j.threads}, dev)
+			p, err := plan.ForModel(f, plan.Options{Ctx: j.ctx, Tokens: tokens, Prompt: res.PromptTokens, Threads: j.threads}, &d)
 			if err != nil {
 				t.Fatal(err)
 			}
 			memErr := float64(rss)/float64(p.Memory.TotalBytes) - 1
 			speedErr := res.GenerateTokS/p.Speed.DecodeTokensPerS - 1
-			t.Logf("peak RSS %s, predicted %s (%+.1f%%); generation %.0f tok/s, predicted %.0f (%+.0f%%)",
-				plan.FormatBytes(rss), plan.FormatBytes(p.Memory.TotalBytes), 100*memErr,
+			t.Logf("runtime base %s; peak RSS %s, predicted %s (%+.1f%%); generation %.0f tok/s, predicted %.0f (%+.0f%%)",
+				plan.FormatBytes(d.RuntimeBytes), plan.FormatBytes(rss), plan.FormatBytes(p.Memory.TotalBytes), 100*memErr,
 				res.GenerateTokS, p.Speed.DecodeTokensPerS, 100*speedErr)
 			if hist != nil {
 				if err := hist.Record(plan.Observe(p, rss, res.PrefillTokS, res.GenerateTokS)); err != nil {
@@ -137,6 +170,7 @@ type planRunResult struct {
 	PromptTokens int     `json:"prompt_tokens"`
 	PrefillTokS  float64 `json:"prefill_tokens_per_s"`
 	GenerateTokS float64 `json:"generate_tokens_per_s"`
+	PlanBytes    int64   `json:"-"` // the job's own plan (for its full context)
 }
 
 // runMeasured runs the binary and returns its result and peak RSS in bytes.
@@ -184,6 +218,18 @@ func runMeasured(t *testing.T, bin string, args ...string) (planRunResult, int64
 		Result json.RawMessage `json:"result"`
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for _, line := range lines {
+		var st struct {
+			Type  string `json:"type"`
+			Stage string `json:"stage"`
+			Stats struct {
+				Bytes int64 `json:"bytes"`
+			} `json:"stats"`
+		}
+		if json.Unmarshal([]byte(line), &st) == nil && st.Type == "stage_done" && st.Stage == "plan" {
+			res.PlanBytes = st.Stats.Bytes
+		}
+	}
 	for i := len(lines) - 1; i >= 0 && ev.Type != "result"; i-- {
 		ev.Type = ""
 		json.Unmarshal([]byte(lines[i]), &ev)
