@@ -30,7 +30,10 @@ func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int
 	}
 	t := attnTasks.Get().(*attnTask)
 	*t = attnTask{out: out, q: q, start: start, c: c, numHeads: numHeads, group: group, scale: scale, window: window, kdot: kdot}
-	p.ForTask(n*numHeads, 1, t)
+	// A (token, head) pair reads its keys and values once: a short context
+	// is too little work per pair to hand to another thread.
+	perPair := (start + n) * hd * 2 * int(c.Type.TypeSize())
+	p.ForTask(n*numHeads, grainFor(perPair), t)
 	*t = attnTask{}
 	attnTasks.Put(t)
 }

@@ -69,7 +69,7 @@ func matMulDots(p *Pool, out []float32, w Matrix, x []float32, n, rlo, rhi int) 
 	t.phase = quantizeRows
 	p.ForTask(n, 1, t)
 	t.phase = dotRows
-	p.ForTask((rhi-rlo+rowTile-1)/rowTile, 1, t)
+	p.ForTask((rhi-rlo+rowTile-1)/rowTile, grainFor(rowTile*w.RowBytes()*max(n, 1)), t)
 	t.out, t.x, t.w.Data = nil, nil, nil // keep no caller memory in the pool
 }
 
@@ -123,6 +123,16 @@ func grow[T any](s []T, n int) []T {
 	}
 	return s[:n]
 }
+
+// minChunkBytes is the least weight traffic (bytes × activation rows) a
+// chunk of a multiplication is worth handing to another thread: below it
+// (about a microsecond of work) the hand-off costs more than it saves, and
+// a tiny model's matrices run on the caller alone. Results do not depend on
+// it (each row is computed the same way by whichever thread takes it).
+const minChunkBytes = 64 << 10
+
+// grainFor is the tasks per chunk for tasks of taskBytes each.
+func grainFor(taskBytes int) int { return max(1, minChunkBytes/max(taskBytes, 1)) }
 
 // gemmMinRows is the batch from which the GEMM kernels beat dot products
 // (below it, repacking the weights costs more than it saves).
@@ -187,7 +197,7 @@ func matMulFloat(p *Pool, out []float32, w Matrix, x []float32, n int) {
 	// activations of the rows from rlo.
 	t := floatTasks.Get().(*floatTask)
 	*t = floatTask{w: w, out: out, x: x, n: n, rlo: rlo, ilo: ilo, dot: dot}
-	p.ForTask((w.Rows+rowTile-1)/rowTile, 1, t)
+	p.ForTask((w.Rows+rowTile-1)/rowTile, grainFor(rowTile*w.RowBytes()*max(n, 1)), t)
 	*t = floatTask{}
 	floatTasks.Put(t)
 }

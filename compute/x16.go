@@ -198,7 +198,7 @@ func matMulX16(p *Pool, out []float32, w Matrix, x []float32, n int, kern kernel
 		p.ForTask(n, 1, t)
 	}
 	t.phase = dotRows
-	p.ForTask(w.Rows/kernel.X16Rows, 1, t)
+	p.ForTask(w.Rows/kernel.X16Rows, grainFor(w.x.tileBytes*t.ap.Panels()), t)
 	t.w, t.out, t.x = Matrix{}, nil, nil // keep no caller memory in the pool
 	if w.Rows%kernel.X16Rows != 0 {
 		matMulDots(p, out, w, x, n, w.Rows/kernel.X16Rows*kernel.X16Rows, w.Rows)
