@@ -111,6 +111,46 @@ sl: \
 	ADDQ $64, DI; \
 	DECQ R14
 
+// KBODY is a K-quant kernel's loops (after its arguments are loaded as
+// x16Q4AVX2 loads them): per tile, per super-block of rec
+// bytes, eight units of two halves, each half unpacked by HALF and run
+// against the panel's rows by ACTS; scoff/choff are where the unit
+// pointers start in a record (scales, levels), scstep/chstep their
+// advance per unit, arec the activation record's bytes per row; the l*
+// arguments name the labels.
+#define KBODY(HALF, ACTS, scoff, choff, scstep, chstep, arec, rec, ltile, lzero, lsuper, lsub, lacts0, lacts1, lstore) \
+ltile: \
+	TILESTART(lzero); \
+	MOVQ R13, ucnt-8(SP); \
+lsuper: \
+	MOVQ $8, sub-16(SP); \
+	LEAQ scoff(R8), R10; \
+	MOVQ R10, scp-24(SP); \
+	LEAQ choff(R8), R10; \
+	MOVQ R10, chp-32(SP); \
+lsub: \
+	MOVQ scp-24(SP), R10; \
+	MOVQ chp-32(SP), R11; \
+	HALF(0); \
+	ACTS(0, lacts0); \
+	MOVQ scp-24(SP), R10; \
+	MOVQ chp-32(SP), R11; \
+	HALF(32); \
+	ACTS(32, lacts1); \
+	ADDQ $scstep, scp-24(SP); \
+	ADDQ $chstep, chp-32(SP); \
+	IMUL3Q $arec, DX, R10; \
+	ADDQ R10, SI; \
+	DECQ sub-16(SP); \
+	JNZ  lsub; \
+	ADDQ $rec, R8; \
+	DECQ ucnt-8(SP); \
+	JNZ  lsuper; \
+	TILEEND(lstore); \
+	JNZ  ltile; \
+	VZEROUPPER; \
+	RET
+
 // func x16Q4AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
 TEXT ·x16Q4AVX2(SB), NOSPLIT, $8-72
 	MOVQ units+0(FP), R13
@@ -231,37 +271,7 @@ TEXT ·x16K4AVX2(SB), NOSPLIT, $64-72
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-k4tile:
-	TILESTART(k4zero)
-	MOVQ R13, ucnt-8(SP)
-k4super:
-	MOVQ $8, sub-16(SP)
-	LEAQ 64(R8), R10
-	MOVQ R10, scp-24(SP)
-	LEAQ 320(R8), R10
-	MOVQ R10, chp-32(SP)
-k4sub:
-	MOVQ scp-24(SP), R10
-	MOVQ chp-32(SP), R11
-	HALFK(0)
-	ACTSK(0, k4acts0)
-	MOVQ scp-24(SP), R10
-	MOVQ chp-32(SP), R11
-	HALFK(32)
-	ACTSK(32, k4acts1)
-	ADDQ $16, scp-24(SP)
-	ADDQ $256, chp-32(SP)
-	IMUL3Q $40, DX, R10
-	ADDQ R10, SI
-	DECQ sub-16(SP)
-	JNZ  k4sub
-	ADDQ $2368, R8
-	DECQ ucnt-8(SP)
-	JNZ  k4super
-	TILEEND(k4store)
-	JNZ  k4tile
-	VZEROUPPER
-	RET
+	KBODY(HALFK, ACTSK, 64, 320, 16, 256, 40, 2368, k4tile, k4zero, k4super, k4sub, k4acts0, k4acts1, k4store)
 
 DATA x16m30y<>+0(SB)/8, $0x3030303030303030
 DATA x16m30y<>+8(SB)/8, $0x3030303030303030
@@ -349,37 +359,7 @@ TEXT ·x16K6AVX2(SB), NOSPLIT, $64-72
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-k6tile:
-	TILESTART(k6zero)
-	MOVQ R13, ucnt-8(SP)
-k6super:
-	MOVQ $8, sub-16(SP)
-	LEAQ 32(R8), R10
-	MOVQ R10, scp-24(SP)
-	LEAQ 288(R8), R10
-	MOVQ R10, chp-32(SP)
-k6unit:
-	MOVQ scp-24(SP), R10
-	MOVQ chp-32(SP), R11
-	HALF6(0)
-	ACTS6(0, k6acts0)
-	MOVQ scp-24(SP), R10
-	MOVQ chp-32(SP), R11
-	HALF6(32)
-	ACTS6(32, k6acts1)
-	ADDQ $32, scp-24(SP)
-	ADDQ $384, chp-32(SP)
-	IMUL3Q $44, DX, R10
-	ADDQ R10, SI
-	DECQ sub-16(SP)
-	JNZ  k6unit
-	ADDQ $3360, R8
-	DECQ ucnt-8(SP)
-	JNZ  k6super
-	TILEEND(k6store)
-	JNZ  k6tile
-	VZEROUPPER
-	RET
+	KBODY(HALF6, ACTS6, 32, 288, 32, 384, 44, 3360, k6tile, k6zero, k6super, k6sub, k6acts0, k6acts1, k6store)
 
 DATA x16m10y<>+0(SB)/8, $0x1010101010101010
 DATA x16m10y<>+8(SB)/8, $0x1010101010101010
@@ -421,34 +401,4 @@ TEXT ·x16K5AVX2(SB), NOSPLIT, $64-72
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-k5tile:
-	TILESTART(k5zero)
-	MOVQ R13, ucnt-8(SP)
-k5super:
-	MOVQ $8, sub-16(SP)
-	LEAQ 64(R8), R10
-	MOVQ R10, scp-24(SP)
-	LEAQ 320(R8), R10
-	MOVQ R10, chp-32(SP)
-k5sub:
-	MOVQ scp-24(SP), R10
-	MOVQ chp-32(SP), R11
-	HALFK5(0)
-	ACTSK(0, k5acts0)
-	MOVQ scp-24(SP), R10
-	MOVQ chp-32(SP), R11
-	HALFK5(32)
-	ACTSK(32, k5acts1)
-	ADDQ $16, scp-24(SP)
-	ADDQ $320, chp-32(SP)
-	IMUL3Q $40, DX, R10
-	ADDQ R10, SI
-	DECQ sub-16(SP)
-	JNZ  k5sub
-	ADDQ $2880, R8
-	DECQ ucnt-8(SP)
-	JNZ  k5super
-	TILEEND(k5store)
-	JNZ  k5tile
-	VZEROUPPER
-	RET
+	KBODY(HALFK5, ACTSK, 64, 320, 16, 320, 40, 2880, k5tile, k5zero, k5super, k5sub, k5acts0, k5acts1, k5store)
