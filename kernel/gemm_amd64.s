@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "vnni_amd64.h"
 
 // Registers of gemmVNNI:
 //   Z0..Z15   accumulators: Z(i) lane r = out for activation i, weight row r
@@ -9,21 +10,6 @@
 //   Z25       integer sums of one activation row, Z26 its scales dw·dx
 //   R8 weight record, SI activation record, CX blocks left, DI tile
 
-// ACT: activation row i (quants at qoff, scale at doff, correction at coff).
-//   s[r] = c[i] + Σ_g u[r][g]·x[i][g];  acc[i][r] += float(s[r])·dw[r]·dx[i]
-#define ACT(qoff, doff, coff, acc) \
-	VPBROADCASTD coff(SI), Z25; \
-	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
-	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
-	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
-	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
-	VPDPBUSD.BCST qoff+16(SI), Z20, Z25; \
-	VPDPBUSD.BCST qoff+20(SI), Z21, Z25; \
-	VPDPBUSD.BCST qoff+24(SI), Z22, Z25; \
-	VPDPBUSD.BCST qoff+28(SI), Z23, Z25; \
-	VCVTDQ2PS Z25, Z25; \
-	VMULPS.BCST doff(SI), Z24, Z26; \
-	VFMADD231PS Z26, Z25, acc
 
 // func gemmVNNI(units int, w, a *byte, tile *[256]float32)
 TEXT ·gemmVNNI(SB), NOSPLIT, $0-32

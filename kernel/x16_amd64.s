@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "vnni_amd64.h" // ACT
 
 // x16 kernels (x16.go has the layout and the specification, x16Generic).
 // Registers:
@@ -15,21 +16,6 @@
 //   first output, R9 the bytes between activation rows' outputs, BX the
 //   panel's real rows (padding rows are not stored).
 
-// ACT: activation row k of the panel (quants at qoff, scale at doff,
-// correction at coff): s[r] = corr + Σ_g u[r][g]·q[g]; acc[r] += float(s[r])·d[r]·dx.
-#define ACT(qoff, doff, coff, acc) \
-	VPBROADCASTD coff(SI), Z25; \
-	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
-	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
-	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
-	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
-	VPDPBUSD.BCST qoff+16(SI), Z20, Z25; \
-	VPDPBUSD.BCST qoff+20(SI), Z21, Z25; \
-	VPDPBUSD.BCST qoff+24(SI), Z22, Z25; \
-	VPDPBUSD.BCST qoff+28(SI), Z23, Z25; \
-	VCVTDQ2PS Z25, Z25; \
-	VMULPS.BCST doff(SI), Z24, Z26; \
-	VFMADD231PS Z26, Z25, acc
 
 // ACT1: ACT for a panel of one row, its integer sum split over two chains
 // (Z25, Z28) so that one unit's latency is half as long (the sum is exact,
