@@ -38,6 +38,7 @@ type job struct {
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
+	active atomic.Int32 // workers inside run (wg's count, readable without blocking)
 }
 
 var jobPool = sync.Pool{New: func() any { return new(job) }}
@@ -89,8 +90,10 @@ func (p *Pool) worker() {
 			continue
 		}
 		j.wg.Add(1)
+		j.active.Add(1)
 		j.mu.Unlock()
 		j.run()
+		j.active.Add(-1)
 		j.wg.Done()
 	}
 }
@@ -133,6 +136,23 @@ func (j *job) run() {
 		lo, hi := chunkBounds(j.n, j.chunks, c)
 		j.fn.Run(lo, hi)
 	}
+}
+
+// await returns once every worker that joined j has left it. It polls
+// first: blocking in the WaitGroup parks this goroutine, and the worker
+// that wakes it then runs it on its own thread while the other thread
+// idles, so the next loop starts on one thread. After spinFor it blocks.
+func (j *job) await() {
+	if j.active.Load() != 0 {
+		deadline := time.Now().Add(spinFor)
+		for i := 0; j.active.Load() != 0; i++ {
+			if i%64 == 63 && time.Now().After(deadline) {
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	j.wg.Wait()
 }
 
 // chunkBounds returns chunk c of [0,n) split into k nearly equal parts.
@@ -183,7 +203,7 @@ func (p *Pool) ForTask(n, grain int, fn Task) {
 	j.mu.Lock()
 	j.closed = true
 	j.mu.Unlock()
-	j.wg.Wait()
+	j.await()
 	j.mu.Lock()
 	j.fn = nil // do not keep the task's memory alive
 	j.mu.Unlock()
