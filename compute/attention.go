@@ -66,11 +66,20 @@ func (a *attnTask) Run(lo, hi int) {
 		qh := a.q[t*hd : (t+1)*hd]
 		kvh := h / a.group
 		scores := (*sb)[:pos+1-first]
+		o := a.out[t*hd : (t+1)*hd]
+		if c.Type == tensor.F16 {
+			// The head's keys and values over positions first..pos: one
+			// kernel call each, striding over the other heads' rows.
+			rb, off := c.rowBytes(), first*c.rowBytes()+kvh*hd*c.esize
+			kernel.ScoresF16(scores, c.k[off:], rb, qh, a.scale)
+			Softmax(scores)
+			kernel.MixF16(o, c.v[off:], rb, scores)
+			continue
+		}
 		for k := first; k <= pos; k++ {
 			scores[k-first] = a.kdot(c.key(k, kvh), qh) * a.scale
 		}
 		Softmax(scores)
-		o := a.out[t*hd : (t+1)*hd]
 		clear(o)
 		for k := first; k <= pos; k++ {
 			accumulate(o, c.value(k, kvh), c.Type, scores[k-first])

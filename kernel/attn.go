@@ -1,0 +1,68 @@
+package kernel
+
+import "fmt"
+
+// ScoresF16 sets s[i] = scale · Σ_j half(k_i[j])·q[j] for i < len(s), where
+// key row k_i is len(q) little-endian halves starting at k[i*stride]: one
+// head's attention scores over consecutive positions of an F16 KV cache,
+// whose rows interleave the heads (stride is a whole row of the cache).
+// One call per head and query instead of one per position: at a context
+// of a few hundred tokens the per-position call cost the 1B model more
+// time than reading the cache.
+func ScoresF16(s []float32, k []byte, stride int, q []float32, scale float32) {
+	checkStrided("ScoresF16", len(s), k, stride, len(q))
+	if len(s) == 0 {
+		return
+	}
+	scoresF16(s, k, stride, q, scale)
+}
+
+// MixF16 sets o = Σ_i w[i]·half(v_i) for i < len(w), where value row v_i
+// is len(o) little-endian halves starting at v[i*stride]: one head's
+// attention output, the values weighted by the softmax of its scores.
+func MixF16(o []float32, v []byte, stride int, w []float32) {
+	checkStrided("MixF16", len(w), v, stride, len(o))
+	clear(o)
+	if len(w) == 0 {
+		return
+	}
+	mixF16(o, v, stride, w)
+}
+
+// checkStrided panics unless rows rows of width halves, stride bytes
+// apart, fit in b (a caller's bug, not input).
+func checkStrided(name string, rows int, b []byte, stride, width int) {
+	if rows > 0 && (stride < 2*width || (rows-1)*stride+2*width > len(b)) {
+		panic(fmt.Sprintf("kernel: %s: %d rows of %d halves %d bytes apart do not fit in %d bytes", name, rows, width, stride, len(b)))
+	}
+}
+
+// scoresF16 and mixF16 are the active implementations (impl_*.go).
+var (
+	scoresF16 = scoresF16Generic
+	mixF16    = mixF16Generic
+)
+
+// scoresF16Generic is the specification: each row's sum in column order,
+// then the scale.
+func scoresF16Generic(s []float32, k []byte, stride int, q []float32, scale float32) {
+	for i := range s {
+		row := k[i*stride : i*stride+2*len(q)]
+		var sum float32
+		for j, x := range q {
+			sum += fp16Table[uint16(row[2*j])|uint16(row[2*j+1])<<8] * x
+		}
+		s[i] = sum * scale
+	}
+}
+
+// mixF16Generic is the specification: each output column accumulates the
+// rows in position order.
+func mixF16Generic(o []float32, v []byte, stride int, w []float32) {
+	for i, a := range w {
+		row := v[i*stride : i*stride+2*len(o)]
+		for j := range o {
+			o[j] += a * fp16Table[uint16(row[2*j])|uint16(row[2*j+1])<<8]
+		}
+	}
+}

@@ -1,0 +1,30 @@
+//go:build amd64 && !purego
+
+package kernel
+
+//go:noescape
+func scoresF16AVX2(n int, s *float32, k *byte, stride int, q *float32, width int, scale float32)
+
+//go:noescape
+func mixF16AVX2(n int, o *float32, v *byte, stride int, w *float32, width int)
+
+// scoresF16Fast runs the AVX2 loop when a row is a multiple of 16 halves.
+func scoresF16Fast(s []float32, k []byte, stride int, q []float32, scale float32) {
+	if len(q) == 0 || len(q)%16 != 0 {
+		scoresF16Generic(s, k, stride, q, scale)
+		return
+	}
+	scoresF16AVX2(len(s), &s[0], &k[0], stride, &q[0], len(q), scale)
+}
+
+// mixF16Fast runs the AVX2 loop over the columns in whole blocks of 32 and
+// the generic one over the rest.
+func mixF16Fast(o []float32, v []byte, stride int, w []float32) {
+	m := len(o) &^ 31
+	if m > 0 {
+		mixF16AVX2(len(w), &o[0], &v[0], stride, &w[0], m)
+	}
+	if m < len(o) {
+		mixF16Generic(o[m:], v[2*m:], stride, w)
+	}
+}

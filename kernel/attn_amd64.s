@@ -1,0 +1,89 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func scoresF16AVX2(n int, s *float32, k *byte, stride int, q *float32, width int, scale float32)
+// s[i] = scale·Σ_j half(k[i*stride+2j])·q[j] for i < n; width a positive
+// multiple of 16. Two accumulators of 8 columns, summed at the end of a row.
+TEXT ·scoresF16AVX2(SB), NOSPLIT, $0-52
+	MOVQ n+0(FP), CX
+	MOVQ s+8(FP), DI
+	MOVQ k+16(FP), SI
+	MOVQ stride+24(FP), R8
+	MOVQ q+32(FP), R9
+	MOVQ width+40(FP), R10
+	SHRQ $4, R10
+	VBROADCASTSS scale+48(FP), X15
+row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ SI, AX
+	MOVQ R9, BX
+	MOVQ R10, DX
+col:
+	VCVTPH2PS (AX), Y2
+	VCVTPH2PS 16(AX), Y3
+	VFMADD231PS (BX), Y2, Y0
+	VFMADD231PS 32(BX), Y3, Y1
+	ADDQ $32, AX
+	ADDQ $64, BX
+	DECQ DX
+	JNZ  col
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMULSS X15, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ $4, DI
+	ADDQ R8, SI
+	DECQ CX
+	JNZ  row
+	VZEROUPPER
+	RET
+
+// func mixF16AVX2(n int, o *float32, v *byte, stride int, w *float32, width int)
+// o[j] += Σ_i w[i]·half(v[i*stride+2j]) for i < n, j < width; width a
+// positive multiple of 32. Columns go 32 at a time in four accumulators,
+// each running over all rows in order, so o[j] sums the rows in position
+// order as the generic twin does (but with fused multiply-adds).
+TEXT ·mixF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ o+8(FP), DI
+	MOVQ v+16(FP), SI
+	MOVQ stride+24(FP), R8
+	MOVQ w+32(FP), R9
+	MOVQ width+40(FP), R10
+	SHRQ $5, R10
+block:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ n+0(FP), CX
+	MOVQ SI, AX
+	MOVQ R9, BX
+mrow:
+	VBROADCASTSS (BX), Y4
+	VCVTPH2PS (AX), Y5
+	VCVTPH2PS 16(AX), Y6
+	VCVTPH2PS 32(AX), Y7
+	VCVTPH2PS 48(AX), Y8
+	VFMADD231PS Y5, Y4, Y0
+	VFMADD231PS Y6, Y4, Y1
+	VFMADD231PS Y7, Y4, Y2
+	VFMADD231PS Y8, Y4, Y3
+	ADDQ $4, BX
+	ADDQ R8, AX
+	DECQ CX
+	JNZ  mrow
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $64, SI
+	DECQ R10
+	JNZ  block
+	VZEROUPPER
+	RET

@@ -1,0 +1,74 @@
+package kernel
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// TestScoresMixF16 checks the active strided attention kernels against
+// their generic twins over head widths the assembly takes (multiples of 16
+// and 32) and ones it leaves to the twin, with the bytes between rows and
+// past the last row holding other heads' data that must not be read into
+// the result, and guard floats past the outputs.
+func TestScoresMixF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 3))
+	for _, width := range []int{8, 16, 40, 64, 80, 96, 128, 256} {
+		for _, n := range []int{0, 1, 3, 17, 300} {
+			for _, pad := range []int{0, 2 * width, 6 * width} { // other heads' halves between rows
+				stride := 2*width + pad
+				kv := quantized(t, tensor.F16, randNormal(r, (n*stride+pad)/2+width, 1))
+				q := randNormal(r, width, 1)
+				got := make([]float32, n+1)
+				got[n] = 42
+				want := make([]float32, n)
+				ScoresF16(got[:n], kv, stride, q, 0.125)
+				scoresF16Generic(want, kv, stride, q, 0.125)
+				for i := range want {
+					if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+						t.Fatalf("ScoresF16 width %d n %d stride %d: s[%d] = %g, want %g", width, n, stride, i, got[i], want[i])
+					}
+				}
+				if got[n] != 42 {
+					t.Fatalf("ScoresF16 width %d n %d: wrote past the scores", width, n)
+				}
+				w := randNormal(r, n, 1)
+				o := randNormal(r, width+1, 1) // MixF16 overwrites, whatever o held
+				o[width] = 42
+				wo := make([]float32, width)
+				MixF16(o[:width], kv, stride, w)
+				mixF16Generic(wo, kv, stride, w)
+				for j := range wo {
+					if d := math.Abs(float64(o[j] - wo[j])); d > 1e-5*(1+math.Abs(float64(wo[j]))) {
+						t.Fatalf("MixF16 width %d n %d stride %d: o[%d] = %g, want %g", width, n, stride, j, o[j], wo[j])
+					}
+				}
+				if o[width] != 42 {
+					t.Fatalf("MixF16 width %d n %d: wrote past the output", width, n)
+				}
+			}
+		}
+	}
+}
+
+func TestStridedBounds(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"scores past the end", func() { ScoresF16(make([]float32, 3), make([]byte, 2*16*3-1), 32, make([]float32, 16), 1) }},
+		{"scores stride below a row", func() { ScoresF16(make([]float32, 2), make([]byte, 1000), 30, make([]float32, 16), 1) }},
+		{"mix past the end", func() { MixF16(make([]float32, 16), make([]byte, 64), 40, make([]float32, 2)) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", c.name)
+				}
+			}()
+			c.f()
+		}()
+	}
+}
