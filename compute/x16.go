@@ -1,6 +1,7 @@
 package compute
 
 import (
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,52 @@ type x16 struct {
 	left      atomic.Int64    // tiles not yet ready
 	evict     func([]byte)    // called once with the tiles' source bytes when all are copied
 	src       []byte
+	arena     *X16Arena // where the tiles are placed (nil: a mapping of their own)
+}
+
+// X16Arena is one reservation of memory for the x16 tiles of many matrices
+// (a model's), placed one after another in the order they are first
+// copied. A mapping per matrix leaves each one's unaligned ends, and all
+// of a matrix smaller than 2 MiB, in 4 KiB pages (a quarter of a 1B
+// model's tiles); in one huge-page-aligned reservation every whole 2 MiB is
+// a huge page, and a layer's matrices, copied in the order they run, sit
+// next to each other. Only the bytes handed out are committed. An arena is
+// released when it and every matrix placed in it are unreachable.
+type X16Arena struct {
+	mu   sync.Mutex
+	free []byte
+}
+
+// x16Align is where each matrix's tiles start in an arena (a cache line).
+const x16Align = 64
+
+// NewX16Arena reserves size bytes (an upper bound of the tiles to come: a
+// reservation commits no memory until it is written). It returns nil where
+// the OS cannot reserve lazily committed memory (matrices then get their
+// own memory, as with a nil arena).
+func NewX16Arena(size int64) *X16Arena {
+	if size <= 0 || size > math.MaxInt {
+		return nil
+	}
+	b, release, err := mmap.Reserve(int(size))
+	if err != nil {
+		return nil
+	}
+	a := &X16Arena{free: b}
+	runtime.AddCleanup(a, func(release func() error) { _ = release() }, release)
+	return a
+}
+
+// take returns n bytes of the arena, or nil when it has less left.
+func (a *X16Arena) take(n int) []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n > len(a.free) {
+		return nil
+	}
+	b := a.free[:n:n]
+	a.free = a.free[min(len(a.free), (n+x16Align-1)/x16Align*x16Align):]
+	return b
 }
 
 // ForDecode returns m marked for the x16 kernels: each full 16-row tile is
@@ -40,6 +87,12 @@ type x16 struct {
 // it has no x16 kernel on this CPU (other types, purego builds, CPUs without
 // AVX-512 VNNI) or is malformed.
 func ForDecode(m Matrix, evict func([]byte)) Matrix {
+	return ForDecodeIn(m, evict, nil)
+}
+
+// ForDecodeIn is ForDecode with the tiles placed in arena (if not nil and
+// it has room; otherwise in memory of their own).
+func ForDecodeIn(m Matrix, evict func([]byte), arena *X16Arena) Matrix {
 	if m.Check() != nil || m.Rows < kernel.X16Rows {
 		return m
 	}
@@ -48,7 +101,7 @@ func ForDecode(m Matrix, evict func([]byte)) Matrix {
 	}
 	tiles := m.Rows / kernel.X16Rows
 	x := &x16{typ: m.Type, cols: m.Cols, tileBytes: kernel.X16TileBytes(m.Type, m.Cols),
-		state: make([]atomic.Uint32, tiles), evict: evict, src: m.Data[:tiles*kernel.X16Rows*m.RowBytes()]}
+		state: make([]atomic.Uint32, tiles), evict: evict, src: m.Data[:tiles*kernel.X16Rows*m.RowBytes()], arena: arena}
 	x.left.Store(int64(tiles))
 	m.x = x
 	return m
@@ -66,10 +119,16 @@ func X16Bytes(m Matrix) int64 {
 	return int64(m.Rows/kernel.X16Rows) * int64(kernel.X16TileBytes(m.Type, m.Cols))
 }
 
-// x16Alloc returns n bytes for x's tiles: memory outside the Go heap with
-// huge pages where the OS gives them (internal/mmap.Anon), released when x
-// is unreachable, or heap memory if mapping fails.
+// x16Alloc returns n bytes for x's tiles: from x's arena if it has room
+// (x keeps the arena alive), else memory outside the Go heap with huge
+// pages where the OS gives them (internal/mmap.Anon), released when x is
+// unreachable, or heap memory if mapping fails.
 func x16Alloc(x *x16, n int) []byte {
+	if x.arena != nil {
+		if b := x.arena.take(n); b != nil {
+			return b
+		}
+	}
 	b, release, err := mmap.Anon(n)
 	if err != nil {
 		return make([]byte, n)
@@ -149,16 +208,23 @@ func (m Matrix) x16Tile(rt int) []byte {
 }
 
 // x16Task is matMulX16's loop body, pooled so token generation allocates
-// nothing per multiplication.
+// nothing per multiplication. Its loop runs over the tiles of up to
+// maxShared matrices that share the input, one after another.
 type x16Task struct {
-	w     Matrix
-	out   []float32
+	ws    [maxShared]Matrix
+	outs  [maxShared][]float32
+	first [maxShared + 1]int // matrix i's tiles are loop indices first[i]..first[i+1]-1
+	count int
 	x     []float32
 	n     int
 	ap    kernel.XPack
 	kern  kernel.X16
 	phase int
 }
+
+// maxShared is the most matrices one MatMuls loop takes (a layer's Q, K
+// and V; gate and up).
+const maxShared = 4
 
 var x16Tasks = sync.Pool{New: func() any { return new(x16Task) }}
 
@@ -167,7 +233,16 @@ func (t *x16Task) Run(lo, hi int) {
 		t.ap.PackRows(t.x, lo, hi)
 		return
 	}
-	w := t.w
+	for i := range t.count {
+		a, b := max(lo, t.first[i]), min(hi, t.first[i+1])
+		if a < b {
+			t.tiles(t.ws[i], t.outs[i], a-t.first[i], b-t.first[i])
+		}
+	}
+}
+
+// tiles multiplies tiles lo..hi-1 of w into out.
+func (t *x16Task) tiles(w Matrix, out []float32, lo, hi int) {
 	for rt := lo; rt < hi; rt++ {
 		w.x16Tile(rt) // copied before use (at load, normally: then this only checks)
 	}
@@ -176,21 +251,28 @@ func (t *x16Task) Run(lo, hi int) {
 	width := t.ap.Width
 	for pn := range t.ap.Panels() {
 		o := pn*width*w.Rows + lo*kernel.X16Rows
-		t.kern(w.Type, tiles, hi-lo, &t.ap, pn, t.out[o:], w.Rows)
+		t.kern(w.Type, tiles, hi-lo, &t.ap, pn, out[o:], w.Rows)
 	}
 	runtime.KeepAlive(w.x) // the tiles live outside the Go heap while x does
 }
 
 // matMulX16 multiplies with the x16 kernels: activations are quantized and
 // packed once, each task takes a range of tiles; rows past the last full
-// tile use the dot kernels.
-func matMulX16(p *Pool, out []float32, w Matrix, x []float32, n int, kern kernel.X16) {
+// tile use the dot kernels. ps all have x16 tiles of one type and row
+// length (1 ≤ len(ps) ≤ maxShared).
+func matMulX16(p *Pool, x []float32, n int, kern kernel.X16, ps ...Product) {
+	w0 := ps[0].W
 	t := x16Tasks.Get().(*x16Task)
 	defer x16Tasks.Put(t)
-	if err := t.ap.Reset(w.Type, n, w.Cols); err != nil {
+	if err := t.ap.Reset(w0.Type, n, w0.Cols); err != nil {
 		panic("compute: MatMul: " + err.Error()) // ForDecode checked the type and shape
 	}
-	t.w, t.out, t.x, t.n, t.kern = w, out, x, n, kern
+	t.count = len(ps)
+	for i, pr := range ps {
+		t.ws[i], t.outs[i] = pr.W, pr.Out
+		t.first[i+1] = t.first[i] + pr.W.Rows/kernel.X16Rows
+	}
+	t.x, t.n, t.kern = x, n, kern
 	t.phase = quantizeRows
 	if n == 1 {
 		t.Run(0, 1) // a few microseconds: not worth waking a worker
@@ -198,9 +280,11 @@ func matMulX16(p *Pool, out []float32, w Matrix, x []float32, n int, kern kernel
 		p.ForTask(n, 1, t)
 	}
 	t.phase = dotRows
-	p.ForTask(w.Rows/kernel.X16Rows, grainFor(w.x.tileBytes*t.ap.Panels()), t)
-	t.w, t.out, t.x = Matrix{}, nil, nil // keep no caller memory in the pool
-	if w.Rows%kernel.X16Rows != 0 {
-		matMulDots(p, out, w, x, n, w.Rows/kernel.X16Rows*kernel.X16Rows, w.Rows)
+	p.ForTask(t.first[t.count], grainFor(w0.x.tileBytes*t.ap.Panels()), t)
+	t.ws, t.outs, t.x = [maxShared]Matrix{}, [maxShared][]float32{}, nil // keep no caller memory in the pool
+	for _, pr := range ps {
+		if w := pr.W; w.Rows%kernel.X16Rows != 0 {
+			matMulDots(p, pr.Out, w, x, n, w.Rows/kernel.X16Rows*kernel.X16Rows, w.Rows)
+		}
 	}
 }

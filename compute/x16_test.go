@@ -2,9 +2,11 @@ package compute
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -179,4 +181,104 @@ func TestCopyX16(t *testing.T) {
 		}
 	}
 	Matrix{}.CopyX16() // no tiles: nothing to do
+}
+
+// TestX16Arena: matrices placed in one arena sit one after another (each
+// on a cache line) and give the same bits as matrices with memory of their
+// own; one that does not fit in what is left gets its own memory.
+func TestX16Arena(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	// Room for the tiles of the 48-, 16- and 33-row matrices (2304 bytes
+	// each), not for the 256 of the 4096-row one.
+	a := NewX16Arena(6*2304 + 200*2304)
+	if a == nil {
+		t.Skip("no lazily committed memory on this OS")
+	}
+	p := NewPool(2)
+	defer p.Close()
+	var prev Matrix
+	for i, rows := range []int{48, 16, 4096, 33} {
+		plain, _ := randMatrix(t, r, tensor.Q4_0, rows, 256)
+		own, in := ForDecode(plain, nil), ForDecodeIn(plain, nil, a)
+		if !in.ForDecoding() {
+			t.Skip("no x16 kernel on this CPU")
+		}
+		x := randNormal(r, 256, 1)
+		want, got := make([]float32, rows), make([]float32, rows)
+		MatMul(p, want, own, x, 1)
+		MatMul(p, got, in, x, 1)
+		for k := range want {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("matrix %d row %d: %g in the arena, %g on its own", i, k, got[k], want[k])
+			}
+		}
+		start := uintptr(unsafe.Pointer(&in.x.data[0]))
+		if start%x16Align != 0 {
+			t.Errorf("matrix %d starts %d bytes past a cache line", i, start%x16Align)
+		}
+		if i == 0 {
+			prev = in
+			continue
+		}
+		end := uintptr(unsafe.Pointer(&prev.x.data[0])) + uintptr(len(prev.x.data))
+		switch i {
+		case 1, 3: // right after the last matrix placed in the arena
+			if start != (end+x16Align-1)/x16Align*x16Align {
+				t.Errorf("matrix %d starts at %#x, the one before in the arena ends at %#x", i, start, end)
+			}
+		case 2: // too big for what is left: memory of its own
+			if base := uintptr(unsafe.Pointer(&a.free[0])); start >= base-6*2304 && start < base+uintptr(len(a.free)) {
+				t.Errorf("matrix 2 (%d bytes) was placed in the arena, which had %d left", len(in.x.data), len(a.free))
+			}
+			continue
+		}
+		prev = in
+	}
+}
+
+// TestMatMuls: products that share the input give the same bits as one
+// MatMul each, in one loop (x16 matrices of one type and row length) and
+// in turn (anything else), for one token, a few and a prompt chunk.
+func TestMatMuls(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 72))
+	p := NewPool(2)
+	defer p.Close()
+	const cols = 256
+	mk := func(dt tensor.DType, rows int) Matrix {
+		plain, _ := randMatrix(t, r, dt, rows, cols)
+		return ForDecode(plain, nil)
+	}
+	cases := map[string][]Matrix{
+		"q k v":       {mk(tensor.Q4_0, 128), mk(tensor.Q4_0, 32), mk(tensor.Q4_0, 32)},
+		"ragged rows": {mk(tensor.Q8_0, 40), mk(tensor.Q8_0, 16), mk(tensor.Q8_0, 17)},
+		"mixed types": {mk(tensor.Q4_K, 64), mk(tensor.Q6_K, 32)},
+		"not x16":     {mk(tensor.Q4_0, 64), {Type: tensor.F32, Rows: 8, Cols: cols, Data: make([]byte, 8*cols*4)}},
+		"too many":    {mk(tensor.Q4_0, 16), mk(tensor.Q4_0, 16), mk(tensor.Q4_0, 16), mk(tensor.Q4_0, 16), mk(tensor.Q4_0, 16)},
+		"one":         {mk(tensor.Q5_K, 48)},
+	}
+	for name, ws := range cases {
+		for _, n := range []int{1, 3, 20} {
+			x := randNormal(r, n*cols, 1)
+			ps := make([]Product, len(ws))
+			for i, w := range ws {
+				ps[i] = Product{Out: make([]float32, n*w.Rows), W: w}
+			}
+			MatMuls(p, x, n, ps...)
+			for i, w := range ws {
+				want := make([]float32, n*w.Rows)
+				MatMul(p, want, w, x, n)
+				for k := range want {
+					if math.Float32bits(ps[i].Out[k]) != math.Float32bits(want[k]) {
+						t.Fatalf("%s n=%d: matrix %d out[%d] = %g, MatMul gives %g", name, n, i, k, ps[i].Out[k], want[k])
+					}
+				}
+			}
+		}
+	}
+	q, k := cases["q k v"][0], cases["q k v"][1]
+	x := randNormal(r, cols, 1)
+	oq, ok := make([]float32, q.Rows), make([]float32, k.Rows)
+	if a := testing.AllocsPerRun(50, func() { MatMuls(p, x, 1, Product{oq, q}, Product{ok, k}) }); a > 0 {
+		t.Errorf("%v allocations per token", a)
+	}
 }

@@ -16,11 +16,13 @@ import (
 // everything and check once; the error names the tensor, its shape and
 // the shape that was expected.
 type Binder struct {
-	f         *gguf.File
-	err       error
-	bytes     int64
-	packBytes int64
-	x16Bytes  int64
+	f          *gguf.File
+	err        error
+	bytes      int64
+	packBytes  int64
+	x16Bytes   int64
+	arena      *compute.X16Arena // the x16 tiles of all bound matrices, in bind order
+	arenaTried bool
 }
 
 // prepack is whether bound matrices are repacked for the GEMM kernels on
@@ -69,7 +71,7 @@ func (b *Binder) prepare(name string, m compute.Matrix) compute.Matrix {
 	}
 	lookupOnly := name == "token_embd.weight" && b.f.HasTensor("output.weight")
 	if x16 && !lookupOnly {
-		if m = compute.ForDecode(m, b.f.Evict); m.ForDecoding() {
+		if m = compute.ForDecodeIn(m, b.f.Evict, b.x16Arena()); m.ForDecoding() {
 			m.CopyX16()
 			b.x16Bytes += compute.X16Bytes(m)
 			return m
@@ -83,6 +85,25 @@ func (b *Binder) prepare(name string, m compute.Matrix) compute.Matrix {
 		b.packBytes += int64(compute.PreparedBytes(m))
 	}
 	return m
+}
+
+// arenaMin is the smallest file whose x16 tiles go in one arena.
+const arenaMin = 64 << 20
+
+// x16Arena returns the arena for the model's x16 tiles, reserved on first
+// use: the file's tensor bytes, plus the most the layout adds (Q4_K's
+// unpacked scales, 2.8 %) and alignment, bound what the tiles can take.
+// Nil where the OS cannot reserve memory lazily.
+func (b *Binder) x16Arena() *compute.X16Arena {
+	if !b.arenaTried {
+		b.arenaTried = true
+		// A small model keeps a mapping per matrix: in an arena its few
+		// hundred KiB of tiles would fault in a whole 2 MiB huge page.
+		if n := b.f.TensorBytes(); n >= arenaMin {
+			b.arena = compute.NewX16Arena(n + n/32 + 1<<20)
+		}
+	}
+	return b.arena
 }
 
 func (b *Binder) fail(format string, args ...any) {

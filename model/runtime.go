@@ -37,6 +37,18 @@ func NewRuntime(c *Config, opts SessionOptions) (Runtime, error) {
 	return r, nil
 }
 
+// MatMuls multiplies the matrices that share the input x (compute.MatMuls,
+// or MatMul on each in exact mode).
+func (r *Runtime) MatMuls(x []float32, n int, ps ...compute.Product) {
+	if r.Opts.Exact {
+		for _, pr := range ps {
+			r.MatMul(r.Pool, pr.Out, pr.W, x, n)
+		}
+		return
+	}
+	compute.MatMuls(r.Pool, x, n, ps...)
+}
+
 // Options returns the session's options with defaults filled.
 func (r *Runtime) Options() SessionOptions { return r.Opts }
 

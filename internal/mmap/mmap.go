@@ -57,3 +57,24 @@ func Anon(size int) ([]byte, func() error, error) {
 	}
 	return b, release, nil
 }
+
+// errNoReserve is Reserve's error where the OS gives no lazily committed
+// anonymous memory.
+var errNoReserve = errors.New("lazily committed anonymous memory is not available on this OS")
+
+// Reserve returns size bytes of zeroed memory outside the Go heap whose
+// pages are committed only when first written, so a caller can reserve an
+// upper bound and use less of it. On Linux the memory starts on a 2 MiB
+// boundary and asks for transparent huge pages; on other systems Reserve
+// fails (the caller allocates each piece on its own instead). The bytes
+// must not be used after release.
+func Reserve(size int) ([]byte, func() error, error) {
+	if size <= 0 {
+		return nil, nil, fmt.Errorf("reserve %d bytes of memory: size must be positive", size)
+	}
+	b, release, err := reserve(size)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reserve %d bytes of memory: %w", size, err)
+	}
+	return b, release, nil
+}

@@ -217,9 +217,8 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 
 		// Attention: xb = norm(x); q,k,v = xb·Wqᵀ, xb·Wkᵀ, xb·Wvᵀ; rotate q,k (NeoX halves).
 		model.NormRows(s.xb, x, L.AttnNorm, n, dim, c.NormEps)
-		s.MatMul(s.Pool, s.q[:n*qDim], L.Q, s.xb[:n*dim], n)
-		s.MatMul(s.Pool, s.k[:n*kvDim], L.K, s.xb[:n*dim], n)
-		s.MatMul(s.Pool, s.v[:n*kvDim], L.V, s.xb[:n*dim], n)
+		s.MatMuls(s.xb[:n*dim], n, compute.Product{Out: s.q[:n*qDim], W: L.Q},
+			compute.Product{Out: s.k[:n*kvDim], W: L.K}, compute.Product{Out: s.v[:n*kvDim], W: L.V})
 		for i := range n {
 			q, k := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim]
 			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, s.freqs)
@@ -238,8 +237,7 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 
 		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x).
 		model.NormRows(s.xb, x, L.FFNNorm, n, dim, c.NormEps)
-		s.MatMul(s.Pool, s.hb[:n*hid], L.Gate, s.xb[:n*dim], n)
-		s.MatMul(s.Pool, s.hb2[:n*hid], L.Up, s.xb[:n*dim], n)
+		s.MatMuls(s.xb[:n*dim], n, compute.Product{Out: s.hb[:n*hid], W: L.Gate}, compute.Product{Out: s.hb2[:n*hid], W: L.Up})
 		model.GLU(s.Pool, compute.SiLU, s.hb[:n*hid], s.hb2[:n*hid])
 		s.MatMul(s.Pool, s.out[:n*dim], L.Down, s.hb[:n*hid], n)
 		compute.Add(x, x, s.out[:n*dim])
