@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 )
 
 // BenchmarkDecode measures one decode step at position 128 of the model
-// named by GLASSBOX_BENCH_MODEL (stories260K when unset).
+// named by GLASSBOX_BENCH_MODEL, on GLASSBOX_BENCH_THREADS threads (1 when
+// unset).
 func BenchmarkDecode(b *testing.B) {
 	path := os.Getenv("GLASSBOX_BENCH_MODEL")
 	if path == "" {
@@ -27,7 +29,13 @@ func BenchmarkDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := m.NewSession(model.SessionOptions{CtxLen: 512, Threads: 1})
+	threads := 1
+	if v := os.Getenv("GLASSBOX_BENCH_THREADS"); v != "" {
+		if threads, err = strconv.Atoi(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s, err := m.NewSession(model.SessionOptions{CtxLen: 512, Threads: threads})
 	if err != nil {
 		b.Fatal(err)
 	}
