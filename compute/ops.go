@@ -102,12 +102,8 @@ func Softmax(x []float32) {
 }
 
 // SiLU replaces x by x·σ(x), in place (Elfwing et al. 2017; "swish"),
-// with kernel.Exp's float32 exponential (≤ 2 ulp).
-func SiLU(x []float32) {
-	for i, v := range x {
-		x[i] = v / (1 + kernel.Exp(-v))
-	}
-}
+// with kernel.Exp's float32 exponential (≤ 2 ulp): kernel.SiLU.
+func SiLU(x []float32) { kernel.SiLU(x) }
 
 // GELU replaces x by the tanh approximation of x·Φ(x), in place, as ggml
 // and GPT-2 compute it (Hendrycks & Gimpel 2016):

@@ -25,17 +25,23 @@ func Exp(x float32) float32 {
 	if !(x >= -87 && x <= 88) { // n outside [-126, 127], or NaN
 		return expTail(x)
 	}
-	t := x*log2e + round
+	// The float32 conversions round each product where it is written, so
+	// no build fuses a multiply-add (GOAMD64=v3 may): SiLU's AVX2 loop
+	// repeats these operations and must get the same bits.
+	t := float32(x*log2e) + round
 	n := int32(math.Float32bits(t)) - int32(math.Float32bits(round))
 	fn := t - round
-	r := (x - fn*ln2Hi) - fn*ln2Lo
+	r := (x - float32(fn*ln2Hi)) - float32(fn*ln2Lo)
 	return expPoly(r) * math.Float32frombits(uint32(n+127)<<23)
 }
 
 // expPoly is Σ_{k≤7} r^k/k! in Estrin's scheme.
 func expPoly(r float32) float32 {
 	r2 := r * r
-	return (1 + r) + r2*((0.5+r*(1.0/6))+r2*((1.0/24+r*(1.0/120))+r2*(1.0/720+r*(1.0/5040))))
+	d := 1.0/720 + float32(r*(1.0/5040))
+	c := 1.0/24 + float32(r*(1.0/120))
+	b := 0.5 + float32(r*(1.0/6))
+	return (1 + r) + float32(r2*(b+float32(r2*(c+float32(r2*d)))))
 }
 
 // expTail is Exp outside the range where 2^n is a normal float32: NaN,

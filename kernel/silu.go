@@ -1,0 +1,40 @@
+package kernel
+
+import "math"
+
+// SiLU replaces x by x·σ(x) = x / (1 + Exp(-x)), in place (Elfwing et al.
+// 2017, "swish"). The fast path computes Exp in the same float32
+// operations, in the same order, as Exp does (no fused multiply-adds), so
+// it gives the same bits as the generic loop; lanes Exp would send to its
+// tail (|x| past 87, NaN) take the generic loop.
+func SiLU(x []float32) { silu(x) }
+
+// silu is the active implementation (impl_*.go).
+var silu = siluGeneric
+
+func siluGeneric(x []float32) {
+	for i, v := range x {
+		x[i] = v / (1 + Exp(-v))
+	}
+}
+
+// siluConsts are Exp's constants and SiLU's, each repeated over 8 lanes
+// for the AVX2 loop, rows in the order of the siluC* offsets in
+// silu_amd64.s.
+var siluConsts = func() (c [15][8]uint32) {
+	const (
+		log2e = 1.44269504088896341
+		ln2Hi = 0.693359375
+		ln2Lo = -2.12194440e-4
+		round = 12582912
+	)
+	f := math.Float32bits
+	vals := [15]uint32{1 << 31, f(log2e), f(round), f(ln2Hi), f(ln2Lo), f(1), f(0.5),
+		f(1.0 / 6), f(1.0 / 24), f(1.0 / 120), f(1.0 / 720), f(1.0 / 5040), f(-87), f(88), 127}
+	for i, v := range vals {
+		for j := range c[i] {
+			c[i][j] = v
+		}
+	}
+	return c
+}()

@@ -1,0 +1,20 @@
+//go:build amd64 && !purego
+
+package kernel
+
+//go:noescape
+func siluAVX2(n int, x *float32, c *[15][8]uint32) int
+
+// siluFast runs the AVX2 loop, the generic one over any block it stops at
+// and over the tail.
+func siluFast(x []float32) {
+	m := len(x) &^ 7
+	for i := 0; i < m; {
+		i += siluAVX2(m-i, &x[i], &siluConsts)
+		if i < m {
+			siluGeneric(x[i : i+8])
+			i += 8
+		}
+	}
+	siluGeneric(x[m:])
+}

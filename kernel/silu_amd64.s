@@ -1,0 +1,77 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Rows of siluConsts (32 bytes each).
+#define SIGN 0(CX)
+#define LOG2E 32(CX)
+#define ROUND 64(CX)
+#define LN2HI 96(CX)
+#define LN2LO 128(CX)
+#define ONE 160(CX)
+#define HALF 192(CX)
+#define C6 224(CX)
+#define C24 256(CX)
+#define C120 288(CX)
+#define C720 320(CX)
+#define C5040 352(CX)
+#define LO 384(CX)
+#define HI 416(CX)
+#define I127 448(CX)
+
+// func siluAVX2(n int, x *float32, c *[15][8]uint32) int
+// x[i] = x[i] / (1 + Exp(-x[i])) over blocks of 8, with Exp's operations
+// in its order (kernel/exp.go): stops before the first block with a lane
+// outside Exp's fast range (-x not in [-87, 88], or NaN) and returns how
+// many floats it did (a multiple of 8 ≤ n).
+TEXT ·siluAVX2(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), DX
+	MOVQ x+8(FP), DI
+	MOVQ c+16(FP), CX
+	XORQ AX, AX
+	SHRQ $3, DX
+	JZ   done
+loop:
+	VMOVUPS (DI)(AX*4), Y0          // v
+	VXORPS  SIGN, Y0, Y1             // xx = -v
+	VCMPPS  $0x1d, LO, Y1, Y2        // xx >= -87 (GE_OQ: false for NaN)
+	VCMPPS  $0x12, HI, Y1, Y3        // xx <= 88 (LE_OQ)
+	VANDPS  Y3, Y2, Y2
+	VMOVMSKPS Y2, BX
+	CMPQ    BX, $0xff
+	JNE     done
+	VMULPS  LOG2E, Y1, Y2            // t = xx·log2e
+	VADDPS  ROUND, Y2, Y2            //     + round
+	VPSUBD  ROUND, Y2, Y3            // n = bits(t) - bits(round)
+	VSUBPS  ROUND, Y2, Y4            // fn = t - round
+	VMULPS  LN2HI, Y4, Y6
+	VSUBPS  Y6, Y1, Y5               // r = xx - fn·ln2Hi
+	VMULPS  LN2LO, Y4, Y6
+	VSUBPS  Y6, Y5, Y5               //     - fn·ln2Lo
+	VMULPS  Y5, Y5, Y7               // r2
+	VADDPS  ONE, Y5, Y8              // a = 1 + r
+	VMULPS  C6, Y5, Y9
+	VADDPS  HALF, Y9, Y9             // b = 0.5 + r/6
+	VMULPS  C120, Y5, Y10
+	VADDPS  C24, Y10, Y10            // c = 1/24 + r/120
+	VMULPS  C5040, Y5, Y11
+	VADDPS  C720, Y11, Y11           // d = 1/720 + r/5040
+	VMULPS  Y11, Y7, Y11
+	VADDPS  Y11, Y10, Y10            // c + r2·d
+	VMULPS  Y10, Y7, Y10
+	VADDPS  Y10, Y9, Y9              // b + r2·(c + r2·d)
+	VMULPS  Y9, Y7, Y9
+	VADDPS  Y9, Y8, Y8               // poly = a + r2·(…)
+	VPADDD  I127, Y3, Y3
+	VPSLLD  $23, Y3, Y3              // 2^n
+	VMULPS  Y3, Y8, Y8               // e = poly·2^n
+	VADDPS  ONE, Y8, Y8              // 1 + e
+	VDIVPS  Y8, Y0, Y0               // v / (1 + e)
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	DECQ    DX
+	JNZ     loop
+done:
+	MOVQ    AX, ret+24(FP)
+	VZEROUPPER
+	RET
