@@ -89,10 +89,9 @@ func Softmax(x []float32) {
 		clear(x)
 		return
 	}
+	kernel.ExpShift(x, m)
 	var sum float64
-	for i, v := range x {
-		e := kernel.Exp(v - m)
-		x[i] = e
+	for _, e := range x {
 		sum += float64(e)
 	}
 	inv := float32(1 / sum)

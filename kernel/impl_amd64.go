@@ -109,7 +109,7 @@ func init() {
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
 		scoresF16, mixF16 = scoresF16Fast, mixF16Fast
-		silu = siluFast
+		silu, expShift = siluFast, expShiftFast
 		quantRowQ8_0 = quantRowQ8_0Fast
 		x16RecQ8_0 = x16RecQ8_0Fast
 		x16RecQ8K = x16RecQ8KFast

@@ -38,3 +38,16 @@ var siluConsts = func() (c [15][8]uint32) {
 	}
 	return c
 }()
+
+// ExpShift replaces x[i] by Exp(x[i] - m), in place (softmax's
+// exponentials, m the row's maximum), with the same bits as Exp on each.
+func ExpShift(x []float32, m float32) { expShift(x, m) }
+
+// expShift is the active implementation (impl_*.go).
+var expShift = expShiftGeneric
+
+func expShiftGeneric(x []float32, m float32) {
+	for i, v := range x {
+		x[i] = Exp(v - m)
+	}
+}

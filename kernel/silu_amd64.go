@@ -18,3 +18,21 @@ func siluFast(x []float32) {
 	}
 	siluGeneric(x[m:])
 }
+
+//go:noescape
+func expShiftAVX2(n int, x *float32, m *[8]float32, c *[15][8]uint32) int
+
+// expShiftFast runs the AVX2 loop, the generic one over any block it stops
+// at and over the tail.
+func expShiftFast(x []float32, m float32) {
+	mm := [8]float32{m, m, m, m, m, m, m, m}
+	n := len(x) &^ 7
+	for i := 0; i < n; {
+		i += expShiftAVX2(n-i, &x[i], &mm, &siluConsts)
+		if i < n {
+			expShiftGeneric(x[i:i+8], m)
+			i += 8
+		}
+	}
+	expShiftGeneric(x[n:], m)
+}

@@ -19,6 +19,35 @@
 #define HI 416(CX)
 #define I127 448(CX)
 
+// EXP sets Y8 = Exp(Y1) with Exp's operations in Exp's order
+// (kernel/exp.go), for lanes in its fast range; it uses Y2-Y11.
+#define EXP \
+	VMULPS  LOG2E, Y1, Y2; \
+	VADDPS  ROUND, Y2, Y2; \
+	VPSUBD  ROUND, Y2, Y3; \
+	VSUBPS  ROUND, Y2, Y4; \
+	VMULPS  LN2HI, Y4, Y6; \
+	VSUBPS  Y6, Y1, Y5; \
+	VMULPS  LN2LO, Y4, Y6; \
+	VSUBPS  Y6, Y5, Y5; \
+	VMULPS  Y5, Y5, Y7; \
+	VADDPS  ONE, Y5, Y8; \
+	VMULPS  C6, Y5, Y9; \
+	VADDPS  HALF, Y9, Y9; \
+	VMULPS  C120, Y5, Y10; \
+	VADDPS  C24, Y10, Y10; \
+	VMULPS  C5040, Y5, Y11; \
+	VADDPS  C720, Y11, Y11; \
+	VMULPS  Y11, Y7, Y11; \
+	VADDPS  Y11, Y10, Y10; \
+	VMULPS  Y10, Y7, Y10; \
+	VADDPS  Y10, Y9, Y9; \
+	VMULPS  Y9, Y7, Y9; \
+	VADDPS  Y9, Y8, Y8; \
+	VPADDD  I127, Y3, Y3; \
+	VPSLLD  $23, Y3, Y3; \
+	VMULPS  Y3, Y8, Y8
+
 // func siluAVX2(n int, x *float32, c *[15][8]uint32) int
 // x[i] = x[i] / (1 + Exp(-x[i])) over blocks of 8, with Exp's operations
 // in its order (kernel/exp.go): stops before the first block with a lane
@@ -40,31 +69,7 @@ loop:
 	VMOVMSKPS Y2, BX
 	CMPQ    BX, $0xff
 	JNE     done
-	VMULPS  LOG2E, Y1, Y2            // t = xx·log2e
-	VADDPS  ROUND, Y2, Y2            //     + round
-	VPSUBD  ROUND, Y2, Y3            // n = bits(t) - bits(round)
-	VSUBPS  ROUND, Y2, Y4            // fn = t - round
-	VMULPS  LN2HI, Y4, Y6
-	VSUBPS  Y6, Y1, Y5               // r = xx - fn·ln2Hi
-	VMULPS  LN2LO, Y4, Y6
-	VSUBPS  Y6, Y5, Y5               //     - fn·ln2Lo
-	VMULPS  Y5, Y5, Y7               // r2
-	VADDPS  ONE, Y5, Y8              // a = 1 + r
-	VMULPS  C6, Y5, Y9
-	VADDPS  HALF, Y9, Y9             // b = 0.5 + r/6
-	VMULPS  C120, Y5, Y10
-	VADDPS  C24, Y10, Y10            // c = 1/24 + r/120
-	VMULPS  C5040, Y5, Y11
-	VADDPS  C720, Y11, Y11           // d = 1/720 + r/5040
-	VMULPS  Y11, Y7, Y11
-	VADDPS  Y11, Y10, Y10            // c + r2·d
-	VMULPS  Y10, Y7, Y10
-	VADDPS  Y10, Y9, Y9              // b + r2·(c + r2·d)
-	VMULPS  Y9, Y7, Y9
-	VADDPS  Y9, Y8, Y8               // poly = a + r2·(…)
-	VPADDD  I127, Y3, Y3
-	VPSLLD  $23, Y3, Y3              // 2^n
-	VMULPS  Y3, Y8, Y8               // e = poly·2^n
+	EXP
 	VADDPS  ONE, Y8, Y8              // 1 + e
 	VDIVPS  Y8, Y0, Y0               // v / (1 + e)
 	VMOVUPS Y0, (DI)(AX*4)
@@ -73,5 +78,37 @@ loop:
 	JNZ     loop
 done:
 	MOVQ    AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func expShiftAVX2(n int, x *float32, m *[8]float32, c *[15][8]uint32) int
+// x[i] = Exp(x[i] - m) over blocks of 8 (softmax's exponentials): stops
+// before the first block with a lane outside Exp's fast range and returns
+// how many floats it did (a multiple of 8 ≤ n).
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), DX
+	MOVQ x+8(FP), DI
+	MOVQ m+16(FP), SI
+	MOVQ c+24(FP), CX
+	VMOVUPS (SI), Y12
+	XORQ AX, AX
+	SHRQ $3, DX
+	JZ   edone
+eloop:
+	VMOVUPS (DI)(AX*4), Y0
+	VSUBPS  Y12, Y0, Y1              // xx = x - m
+	VCMPPS  $0x1d, LO, Y1, Y2
+	VCMPPS  $0x12, HI, Y1, Y3
+	VANDPS  Y3, Y2, Y2
+	VMOVMSKPS Y2, BX
+	CMPQ    BX, $0xff
+	JNE     edone
+	EXP
+	VMOVUPS Y8, (DI)(AX*4)
+	ADDQ    $8, AX
+	DECQ    DX
+	JNZ     eloop
+edone:
+	MOVQ    AX, ret+32(FP)
 	VZEROUPPER
 	RET

@@ -51,3 +51,34 @@ func BenchmarkSiLU(b *testing.B) {
 		SiLU(y)
 	}
 }
+
+// TestExpShift: the active ExpShift gives Exp's bits on every entry,
+// including entries far below the maximum (past Exp's fast range) and
+// -Inf (masked positions).
+func TestExpShift(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, n := range []int{0, 1, 7, 8, 9, 40, 257, 1000} {
+		x := make([]float32, n+1)
+		for i := range n {
+			x[i] = float32(r.NormFloat64() * 30)
+		}
+		if n > 20 {
+			x[3], x[11] = float32(math.Inf(-1)), -500
+		}
+		x[n] = 42
+		m := float32(17.5)
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = Exp(x[i] - m)
+		}
+		ExpShift(x[:n], m)
+		for i := range want {
+			if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: entry %d = %g, Exp gives %g", n, i, x[i], want[i])
+			}
+		}
+		if x[n] != 42 {
+			t.Fatalf("n=%d: wrote past the end", n)
+		}
+	}
+}
