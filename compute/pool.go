@@ -37,11 +37,12 @@ type job struct {
 	next   atomic.Int64
 	mu     sync.Mutex
 	closed bool
-	wg     sync.WaitGroup
-	active atomic.Int32 // workers inside run (wg's count, readable without blocking)
+	active atomic.Int32  // workers inside run (joined under mu while open)
+	asleep bool          // the caller waits on wake (under mu)
+	wake   chan struct{} // the last worker out wakes a caller that slept
 }
 
-var jobPool = sync.Pool{New: func() any { return new(job) }}
+var jobPool = sync.Pool{New: func() any { return &job{wake: make(chan struct{}, 1)} }}
 
 // NewPool starts a pool of threads workers (the caller of For counts as one
 // of them). threads <= 0 means the number of physical cores (see
@@ -89,12 +90,15 @@ func (p *Pool) worker() {
 			j.mu.Unlock()
 			continue
 		}
-		j.wg.Add(1)
 		j.active.Add(1)
 		j.mu.Unlock()
 		j.run()
-		j.active.Add(-1)
-		j.wg.Done()
+		j.mu.Lock()
+		if j.active.Add(-1) == 0 && j.asleep {
+			j.asleep = false
+			j.wake <- struct{}{}
+		}
+		j.mu.Unlock()
 	}
 }
 
@@ -139,20 +143,29 @@ func (j *job) run() {
 }
 
 // await returns once every worker that joined j has left it. It polls
-// first: blocking in the WaitGroup parks this goroutine, and the worker
-// that wakes it then runs it on its own thread while the other thread
-// idles, so the next loop starts on one thread. After spinFor it blocks.
+// first: blocking parks this goroutine, and the worker that wakes it then
+// runs it on its own thread while the other thread idles, so the next loop
+// starts on one thread. After spinFor it sleeps until the last worker
+// leaves.
 func (j *job) await() {
-	if j.active.Load() != 0 {
-		deadline := time.Now().Add(spinFor)
-		for i := 0; j.active.Load() != 0; i++ {
-			if i%64 == 63 && time.Now().After(deadline) {
-				break
-			}
-			runtime.Gosched()
-		}
+	if j.active.Load() == 0 {
+		return
 	}
-	j.wg.Wait()
+	deadline := time.Now().Add(spinFor)
+	for i := 0; j.active.Load() != 0; i++ {
+		if i%64 == 63 && time.Now().After(deadline) {
+			j.mu.Lock()
+			if j.active.Load() == 0 {
+				j.mu.Unlock()
+				return
+			}
+			j.asleep = true
+			j.mu.Unlock()
+			<-j.wake
+			return
+		}
+		runtime.Gosched()
+	}
 }
 
 // chunkBounds returns chunk c of [0,n) split into k nearly equal parts.

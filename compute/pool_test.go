@@ -1,9 +1,11 @@
 package compute
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestPoolForCoversOnce(t *testing.T) {
@@ -70,4 +72,32 @@ func TestPoolDefaults(t *testing.T) {
 		t.Fatalf("nil pool ran %d indices", ran)
 	}
 	p.Close() // twice is fine
+}
+
+// TestPoolAwaitSleeps: a caller that outlasts its polling (a worker's
+// chunk takes longer than spinFor) sleeps and is woken by the last worker
+// out, and every chunk has run when For returns.
+func TestPoolAwaitSleeps(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	for range 20 {
+		var done, started [2]atomic.Bool
+		p.For(2, func(lo, hi int) {
+			// Both chunks run at once (the caller and the worker), then
+			// chunk 1 outlasts the poll of whoever finished chunk 0.
+			started[lo].Store(true)
+			for t0 := time.Now(); !started[1-lo].Load() && time.Since(t0) < 100*time.Millisecond; {
+				runtime.Gosched()
+			}
+			if lo == 1 {
+				time.Sleep(3 * spinFor)
+			}
+			for i := lo; i < hi; i++ {
+				done[i].Store(true)
+			}
+		})
+		if !done[0].Load() || !done[1].Load() {
+			t.Fatal("For returned before every chunk ran")
+		}
+	}
 }
