@@ -134,8 +134,8 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 
 	cfg := t.Model.Config()
 	opts := req.Session.Fill(cfg)
-	if opts.CtxLen > cfg.CtxLen && cfg.CtxLen > 0 {
-		tr.OnWarning("ctx_exceeds_training", fmt.Sprintf(
+	if opts.CtxLen > cfg.CtxLen && cfg.CtxLen > 0 && !tr.Warned(plan.CtxWarningCode) {
+		tr.OnWarning(plan.CtxWarningCode, fmt.Sprintf(
 			"context of %d is more than the %d positions the model was trained on; output past %d may degrade",
 			opts.CtxLen, cfg.CtxLen, cfg.CtxLen))
 	}

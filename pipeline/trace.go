@@ -1,6 +1,9 @@
 package pipeline
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // Trace is a set of hooks an engine calls as a job moves through the
 // stages, carried in a context like net/http/httptrace.ClientTrace. Every
@@ -16,6 +19,10 @@ type Trace struct {
 	Progress func(s Stage, done, total int64)
 	Token    func(id int, text string)
 	Warning  func(code, message string)
+
+	mu     sync.Mutex
+	warned map[string]bool // codes of the warnings reported (see Warned)
+	parts  [2]*Trace       // a composed trace's two traces
 }
 
 type traceKey struct{}
@@ -82,11 +89,36 @@ func (t *Trace) OnToken(id int, text string) {
 	}
 }
 
-// OnWarning calls the Warning hook, if any.
+// OnWarning calls the Warning hook, if any, and remembers the code.
 func (t *Trace) OnWarning(code, message string) {
-	if t != nil && t.Warning != nil {
+	if t == nil {
+		return
+	}
+	if t.parts[0] == nil && t != noTrace { // a composed trace's parts remember
+		t.mu.Lock()
+		if t.warned == nil {
+			t.warned = map[string]bool{}
+		}
+		t.warned[code] = true
+		t.mu.Unlock()
+	}
+	if t.Warning != nil {
 		t.Warning(code, message)
 	}
+}
+
+// Warned reports whether a warning with this code was reported through t
+// (so that a later stage does not repeat one an earlier stage gave).
+func (t *Trace) Warned(code string) bool {
+	if t == nil || t == noTrace {
+		return false
+	}
+	if t.parts[0] != nil {
+		return t.parts[0].Warned(code) || t.parts[1].Warned(code)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.warned[code]
 }
 
 // compose returns a trace calling a's hooks, then b's.
@@ -101,5 +133,6 @@ func compose(a, b *Trace) *Trace {
 		Progress: func(s Stage, done, total int64) { a.OnProgress(s, done, total); b.OnProgress(s, done, total) },
 		Token:    func(id int, text string) { a.OnToken(id, text); b.OnToken(id, text) },
 		Warning:  func(code, message string) { a.OnWarning(code, message); b.OnWarning(code, message) },
+		parts:    [2]*Trace{a, b},
 	}
 }

@@ -47,8 +47,13 @@ func AdmitJob(ctx context.Context, p *Plan, budget int64) error {
 	if err := Admit(p, budget); err != nil {
 		return err
 	}
+	cw := p.ctxWarning()
 	for _, w := range p.Warnings {
-		tr.OnWarning("plan", w)
+		code := "plan"
+		if w == cw {
+			code = CtxWarningCode
+		}
+		tr.OnWarning(code, w)
 	}
 	tr.OnStageDone(pipeline.StagePlan, pipeline.StageStats{Bytes: p.Memory.TotalBytes,
 		Placement: p.Placement.Kind, Note: p.Verdict})

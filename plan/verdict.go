@@ -48,8 +48,8 @@ func (p *Plan) verdict() {
 	if p.Options.KV == "q8_0" {
 		p.Notes = append(p.Notes, "glassbox's engine keeps the KV cache in f16 or f32: a q8_0 cache is planned for other runtimes")
 	}
-	if m := p.Model; m.CtxTrain > 0 && p.Options.Ctx > m.CtxTrain {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("--ctx %d is beyond the %d tokens the model was trained on", p.Options.Ctx, m.CtxTrain))
+	if w := p.ctxWarning(); w != "" {
+		p.Warnings = append(p.Warnings, w)
 	}
 }
 
@@ -160,4 +160,20 @@ func pow2Floor(n int) int {
 		p *= 2
 	}
 	return p
+}
+
+// CtxWarningCode is the code of the warning that the context is longer
+// than the model was trained for (the engine gives the same one when no
+// plan stage ran).
+const CtxWarningCode = "ctx_exceeds_training"
+
+// ctxWarning is the warning that --ctx is beyond the model's trained
+// context, or "".
+func (p *Plan) ctxWarning() string {
+	m := p.Model
+	if m.CtxTrain <= 0 || p.Options.Ctx <= m.CtxTrain {
+		return ""
+	}
+	return fmt.Sprintf("--ctx %d is beyond the %d tokens the model was trained on; output past %d may degrade",
+		p.Options.Ctx, m.CtxTrain, m.CtxTrain)
 }

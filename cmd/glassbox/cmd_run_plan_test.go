@@ -276,3 +276,18 @@ func TestGenerateRoofline(t *testing.T) {
 		t.Errorf("no plan: got %g, %q", r, lim)
 	}
 }
+
+// TestRunCtxBeyondTrainingWarnsOnce: a --ctx past the model's trained
+// context is allowed with one warning (the plan's, which the engine then
+// does not repeat), naming both lengths.
+func TestRunCtxBeyondTrainingWarnsOnce(t *testing.T) {
+	t.Setenv("GLASSBOX_HOME", t.TempDir())
+	m := shared.Path(t, "models/stories260K.gguf")
+	_, errOut, code := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "4", "--ctx", "512", "Once upon a time")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if n := strings.Count(errOut, "trained on"); n != 1 || !strings.Contains(errOut, "--ctx 512 is beyond the 128 tokens") {
+		t.Errorf("want one warning naming 512 and 128, got %d:\n%s", n, errOut)
+	}
+}
