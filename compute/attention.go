@@ -68,12 +68,12 @@ func (a *attnTask) Run(lo, hi int) {
 		scores := (*sb)[:pos+1-first]
 		o := a.out[t*hd : (t+1)*hd]
 		if c.Type == tensor.F16 {
-			// The head's keys and values over positions first..pos: one
-			// kernel call each, striding over the other heads' rows.
-			rb, off := c.rowBytes(), first*c.rowBytes()+kvh*hd*c.esize
-			kernel.ScoresF16(scores, c.k[off:], rb, qh, a.scale)
+			// The head's keys and values over positions first..pos, one
+			// after another in the cache: one kernel call each.
+			hb, off := c.headBytes(), c.at(first, kvh)
+			kernel.ScoresF16(scores, c.k[off:], hb, qh, a.scale)
 			Softmax(scores)
-			kernel.MixF16(o, c.v[off:], rb, scores)
+			kernel.MixF16(o, c.v[off:], hb, scores)
 			continue
 		}
 		for k := first; k <= pos; k++ {

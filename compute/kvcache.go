@@ -7,14 +7,18 @@ import (
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
-// KVCache holds one layer's keys and values: rows [ctxLen][numKVHeads*headDim],
-// stored F16 (the default, as llama.cpp) or F32.
+// KVCache holds one layer's keys and values, stored F16 (the default, as
+// llama.cpp) or F32, head by head: [numKVHeads][ctxLen][headDim], so that
+// attention reads each head's keys and values over the positions as one
+// sequential stream. (Position-major rows, [ctxLen][numKVHeads·headDim],
+// left a head's 128 bytes per 1 KiB row: the 1B model's attention read
+// its cache at ~5 GB/s, 6.5 of a 22 ms decode step at position 1000.)
 type KVCache struct {
 	Type       tensor.DType
 	CtxLen     int
 	NumKVHeads int
 	HeadDim    int
-	k, v       []byte // [ctxLen][numKVHeads*headDim] elements of Type
+	k, v       []byte // [numKVHeads][ctxLen][headDim] elements of Type
 	esize      int    // bytes per element (Type's size, looked up once)
 }
 
@@ -30,7 +34,11 @@ func NewKVCache(dtype tensor.DType, ctxLen, numKVHeads, headDim int) *KVCache {
 		k: make([]byte, n), v: make([]byte, n), esize: dtype.TypeSize()}
 }
 
-func (c *KVCache) rowBytes() int { return c.NumKVHeads * c.HeadDim * c.esize }
+// headBytes is the size of one head's key (or value) at one position.
+func (c *KVCache) headBytes() int { return c.HeadDim * c.esize }
+
+// at returns the offset of KV head h's entry at position pos.
+func (c *KVCache) at(pos, h int) int { return (h*c.CtxLen + pos) * c.headBytes() }
 
 // Store writes the key and value rows (numKVHeads*headDim floats each) of
 // position pos.
@@ -40,12 +48,15 @@ func (c *KVCache) Store(pos int, k, v []float32) {
 		panic(fmt.Sprintf("compute: KVCache.Store(pos %d): ctxLen %d, k %d and v %d floats, need %d",
 			pos, c.CtxLen, len(k), len(v), kv))
 	}
-	rb := c.rowBytes()
-	if err := kernel.Quantize(c.Type, k[:kv], c.k[pos*rb:(pos+1)*rb]); err != nil {
-		panic(err.Error())
-	}
-	if err := kernel.Quantize(c.Type, v[:kv], c.v[pos*rb:(pos+1)*rb]); err != nil {
-		panic(err.Error())
+	hd, hb := c.HeadDim, c.headBytes()
+	for h := range c.NumKVHeads {
+		o := c.at(pos, h)
+		if err := kernel.Quantize(c.Type, k[h*hd:(h+1)*hd], c.k[o:o+hb]); err != nil {
+			panic(err.Error())
+		}
+		if err := kernel.Quantize(c.Type, v[h*hd:(h+1)*hd], c.v[o:o+hb]); err != nil {
+			panic(err.Error())
+		}
 	}
 }
 
@@ -54,13 +65,11 @@ func (c *KVCache) Bytes() int64 { return int64(len(c.k) + len(c.v)) }
 
 // key returns the bytes of KV head h's key at position pos.
 func (c *KVCache) key(pos, h int) []byte {
-	hb := c.HeadDim * c.esize
-	off := pos*c.rowBytes() + h*hb
-	return c.k[off : off+hb]
+	o := c.at(pos, h)
+	return c.k[o : o+c.headBytes()]
 }
 
 func (c *KVCache) value(pos, h int) []byte {
-	hb := c.HeadDim * c.esize
-	off := pos*c.rowBytes() + h*hb
-	return c.v[off : off+hb]
+	o := c.at(pos, h)
+	return c.v[o : o+c.headBytes()]
 }
