@@ -76,28 +76,19 @@ func LayerNorm(out, x, w, b []float32, eps float32) {
 
 // Softmax replaces x by exp(x - max x) / Σ exp(x - max x), in place.
 // Entries of -Inf become 0; a row of all -Inf becomes all 0. The
-// exponential is kernel.Exp (float32, ≤ 2 ulp); the sum is float64.
+// exponential is kernel.Exp (float32, ≤ 2 ulp); the sum is float64 in
+// kernel.SumF64's eight lanes (the same bits on every tier).
 func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	m := float32(math.Inf(-1))
-	for _, v := range x {
-		m = max(m, v)
-	}
+	m := kernel.MaxF32(x)
 	if math.IsInf(float64(m), -1) {
 		clear(x)
 		return
 	}
 	kernel.ExpShift(x, m)
-	var sum float64
-	for _, e := range x {
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
-	for i := range x {
-		x[i] *= inv
-	}
+	kernel.ScaleF32(x, float32(1/kernel.SumF64(x)))
 }
 
 // SiLU replaces x by x·σ(x), in place (Elfwing et al. 2017; "swish"),

@@ -110,6 +110,7 @@ func init() {
 		axpyF16 = axpyF16Fast
 		scoresF16, mixF16 = scoresF16Fast, mixF16Fast
 		silu, expShift = siluFast, expShiftFast
+		fastReduce = true
 		quantRowQ8_0 = quantRowQ8_0Fast
 		x16RecQ8_0 = x16RecQ8_0Fast
 		x16RecQ8K = x16RecQ8KFast

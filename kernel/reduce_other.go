@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package kernel
+
+func maxLanes(x []float32, lanes *[8]float32) { maxLanesGeneric(x, lanes) }
+func sumLanes(x []float32, lanes *[8]float64) { sumLanesGeneric(x, lanes) }
+func scaleF32(x []float32, s float32)         { scaleF32Generic(x, s) }
