@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/compute"
@@ -43,8 +44,14 @@ type benchResult struct {
 	ReadSource string  `json:"read_source"`           // where ReadGBs comes from
 	TGLimit    float64 `json:"tg_limit_tokens_per_s"` // ReadGBs / bytes per token
 	TGOfLimit  float64 `json:"tg_of_limit"`           // TGMean / TGLimit
-	KernelImpl string  `json:"kernel_impl"`
-	LoadS      float64 `json:"load_s"` // mapping the file and laying out its weights for the kernels
+	// Paired: each tg repetition divided by the limit from read passes
+	// just before and after it (their mean), median over the repetitions.
+	TGOfLimitPaired  float64 `json:"tg_of_limit_paired"`
+	TGPairedMin      float64 `json:"tg_of_limit_paired_min"`
+	TGPairedMax      float64 `json:"tg_of_limit_paired_max"`
+	ReadGBsPairedMed float64 `json:"read_gbs_paired"` // median of the pairs' bandwidths
+	KernelImpl       string  `json:"kernel_impl"`
+	LoadS            float64 `json:"load_s"` // mapping the file and laying out its weights for the kernels
 }
 
 func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
@@ -97,14 +104,23 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 			return err
 		}
 	}
+	// The roofline in this run: decode reads every weight once per token,
+	// so bandwidth ÷ bytes per token bounds the generation speed. A read
+	// pass before and after each generation repetition pairs it with the
+	// bandwidth of that moment.
+	reader := roofline.NewReader(benchProbeBytes, threads)
+	var reads []float64
+	between := func() {
+		time.Sleep(2 * time.Millisecond) // the session's idle workers stop polling (compute.spinFor)
+		reads = append(reads, reader.GBs())
+	}
 	if cfg.Gen > 0 {
-		if res.TGMean, res.TGStd, err = timeReps(tg, cfg.Reps, cfg.Gen); err != nil {
+		var rates []float64
+		if res.TGMean, res.TGStd, rates, err = timeRepsPaired(tg, cfg.Reps, cfg.Gen, between); err != nil {
 			return err
 		}
+		pairLimits(&res, rates, reads)
 	}
-
-	// The roofline in this run: decode reads every weight once per token,
-	// so bandwidth ÷ bytes per token bounds the generation speed.
 	if !cfg.JSON {
 		fmt.Fprintf(env.stderr, "measuring read bandwidth (%s buffer) ...\n", formatBytes(benchProbeBytes))
 	}
@@ -148,23 +164,63 @@ func printBench(w io.Writer, res *benchResult) {
 		fmt.Fprintf(w, "  %-8s %10.2f %10.2f   %.0f%% of the limit %.2f tokens/s (read %.1f GB/s ÷ %s per token)\n",
 			fmt.Sprintf("tg%d", res.Gen), res.TGMean, res.TGStd, 100*res.TGOfLimit, res.TGLimit, res.ReadGBs, formatBytes(res.ReadBytes))
 		fmt.Fprintf(w, "  read bandwidth: %s\n", res.ReadSource)
+		if res.TGOfLimitPaired > 0 {
+			fmt.Fprintf(w, "  paired with a read pass before and after each repetition: %.0f%% of the limit (median; %.0f–%.0f%%), read %.1f GB/s (median)\n",
+				100*res.TGOfLimitPaired, 100*res.TGPairedMin, 100*res.TGPairedMax, res.ReadGBsPairedMed)
+		}
 	}
+}
+
+// pairLimits sets the paired fractions: repetition i ran between read
+// passes i and i+1.
+func pairLimits(res *benchResult, rates, reads []float64) {
+	if res.ReadBytes <= 0 || len(reads) != len(rates)+1 {
+		return
+	}
+	fr, bw := make([]float64, len(rates)), make([]float64, len(rates))
+	for i, r := range rates {
+		bw[i] = (reads[i] + reads[i+1]) / 2
+		fr[i] = r / (bw[i] * 1e9 / float64(res.ReadBytes))
+	}
+	res.TGOfLimitPaired, res.ReadGBsPairedMed = median(fr), median(bw)
+	res.TGPairedMin, res.TGPairedMax = slices.Min(fr), slices.Max(fr)
+}
+
+func median(x []float64) float64 {
+	s := slices.Sorted(slices.Values(x))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // timeReps runs fn once to warm up, then reps times, and returns the mean
 // and sample standard deviation of tokens/s.
 func timeReps(fn func() error, reps, tokens int) (mean, std float64, err error) {
+	mean, std, _, err = timeRepsPaired(fn, reps, tokens, nil)
+	return mean, std, err
+}
+
+// timeRepsPaired is timeReps calling between (if not nil) before the first
+// timed repetition and after each, and also returning each rate.
+func timeRepsPaired(fn func() error, reps, tokens int, between func()) (mean, std float64, rates []float64, err error) {
 	if err := fn(); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
-	rates := make([]float64, reps)
+	rates = make([]float64, reps)
+	if between != nil {
+		between()
+	}
 	for i := range rates {
 		t0 := time.Now()
 		if err := fn(); err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		rates[i] = float64(tokens) / time.Since(t0).Seconds()
 		mean += rates[i]
+		if between != nil {
+			between()
+		}
 	}
 	mean /= float64(reps)
 	if reps > 1 {
@@ -173,5 +229,5 @@ func timeReps(fn func() error, reps, tokens int) (mean, std float64, err error) 
 		}
 		std = math.Sqrt(std / float64(reps-1))
 	}
-	return mean, std, nil
+	return mean, std, rates, nil
 }

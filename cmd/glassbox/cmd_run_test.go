@@ -206,6 +206,9 @@ func TestBenchModel(t *testing.T) {
 	if r.PPMean <= 0 || r.TGMean <= 0 || r.ReadGBs <= 0 || r.TGLimit <= 0 || r.Prompt != 16 || r.Gen != 8 || r.Params != 292800 {
 		t.Errorf("bench result %+v", r)
 	}
+	if r.TGOfLimitPaired <= 0 || r.ReadGBsPairedMed <= 0 || r.TGPairedMin > r.TGOfLimitPaired || r.TGPairedMax < r.TGOfLimitPaired {
+		t.Errorf("paired fractions: median %v in [%v, %v], read %v GB/s", r.TGOfLimitPaired, r.TGPairedMin, r.TGPairedMax, r.ReadGBsPairedMed)
+	}
 }
 
 // TestRunSeed checks that the same seed and settings give the same text,

@@ -80,6 +80,33 @@ func Probe(threads int, opt Options) (Result, error) {
 
 var sink uint64
 
+// Reader measures read bandwidth on demand over one buffer larger than the
+// last-level cache, so that a workload's speed can be paired with the
+// bandwidth of the same moment on a machine whose neighbours come and go.
+type Reader struct {
+	buf     []byte
+	threads int
+}
+
+// NewReader allocates and touches a buffer of bytes (<= 0: DefaultBuffer)
+// read by threads goroutines (<= 0: physical cores).
+func NewReader(bytes int64, threads int) *Reader {
+	if bytes <= 0 {
+		bytes = DefaultBuffer
+	}
+	if threads <= 0 {
+		threads = compute.PhysicalCores()
+	}
+	buf := make([]byte, bytes)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = byte(i >> 12)
+	}
+	return &Reader{buf: buf, threads: threads}
+}
+
+// GBs reads the whole buffer once and returns the rate in GB/s.
+func (r *Reader) GBs() float64 { return readBandwidth(r.buf, r.threads, 1) }
+
 // readBandwidth returns the best of passes timings of threads goroutines
 // each streaming its own contiguous share of buf, in GB/s.
 func readBandwidth(buf []byte, threads, passes int) float64 {
