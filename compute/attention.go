@@ -54,7 +54,8 @@ var attnTasks = sync.Pool{New: func() any { return new(attnTask) }}
 
 func (a *attnTask) Run(lo, hi int) {
 	c, hd := a.c, a.c.HeadDim
-	sb := getFloats(a.start + hi/a.numHeads + 1)
+	span := a.start + hi/a.numHeads + 1 // the most positions a pair here sees
+	sb := getFloats(4 * span)
 	defer floatBufs.Put(sb)
 	for t := lo; t < hi; t++ {
 		i, h := t/a.numHeads, t%a.numHeads
@@ -80,9 +81,21 @@ func (a *attnTask) Run(lo, hi int) {
 				kernel.StreamRead(c.k[off : off+n])
 				kernel.StreamRead(c.v[off : off+n])
 			}
-			kernel.ScoresF16(scores, c.k[off:], hb, qh, a.scale)
-			Softmax(scores)
-			kernel.MixF16(o, c.v[off:], hb, scores)
+			np, heads := pos+1-first, 1
+			if a.group%4 == 0 && h%4 == 0 && t+4 <= hi {
+				// Four heads of the group read each key once (the same
+				// bits as one at a time).
+				heads = 4
+				kernel.ScoresF16x4((*sb)[:4*span], np, c.k[off:], hb, a.q[t*hd:(t+4)*hd], a.scale)
+			} else {
+				kernel.ScoresF16(scores, c.k[off:], hb, qh, a.scale)
+			}
+			for j := range heads {
+				sc := (*sb)[j*span : j*span+np]
+				Softmax(sc)
+				kernel.MixF16(a.out[(t+j)*hd:(t+j+1)*hd], c.v[off:], hb, sc)
+			}
+			t += heads - 1
 			continue
 		}
 		for k := first; k <= pos; k++ {

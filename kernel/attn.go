@@ -17,6 +17,23 @@ func ScoresF16(s []float32, k []byte, stride int, q []float32, scale float32) {
 	scoresF16(s, k, stride, q, scale)
 }
 
+// ScoresF16x4 is ScoresF16 for four query heads that read the same keys
+// (a group of grouped-query attention), with the same bits as four
+// ScoresF16 calls: head j's query is q[j*w:(j+1)*w] (w = len(q)/4) and its
+// n scores go to s[j*len(s)/4:]. Each key is read and converted once for
+// the four.
+func ScoresF16x4(s []float32, n int, k []byte, stride int, q []float32, scale float32) {
+	w := len(q) / 4
+	if len(q) != 4*w || n < 0 || len(s) < 4*n || len(s)%4 != 0 {
+		panic(fmt.Sprintf("kernel: ScoresF16x4: %d query floats and %d score slots for 4 heads of %d scores", len(q), len(s), n))
+	}
+	checkStrided("ScoresF16x4", n, k, stride, w)
+	if n == 0 {
+		return
+	}
+	scoresF16x4(s, n, k, stride, q, scale)
+}
+
 // MixF16 sets o = Σ_i w[i]·half(v_i) for i < len(w), where value row v_i
 // is len(o) little-endian halves starting at v[i*stride]: one head's
 // attention output, the values weighted by the softmax of its scores.
@@ -39,8 +56,9 @@ func checkStrided(name string, rows int, b []byte, stride, width int) {
 
 // scoresF16 and mixF16 are the active implementations (impl_*.go).
 var (
-	scoresF16 = scoresF16Generic
-	mixF16    = mixF16Generic
+	scoresF16   = scoresF16Generic
+	scoresF16x4 = scoresF16x4Generic
+	mixF16      = mixF16Generic
 )
 
 // scoresF16Generic is the specification: each row's sum in column order,
@@ -53,6 +71,14 @@ func scoresF16Generic(s []float32, k []byte, stride int, q []float32, scale floa
 			sum += fp16Table[uint16(row[2*j])|uint16(row[2*j+1])<<8] * x
 		}
 		s[i] = sum * scale
+	}
+}
+
+// scoresF16x4Generic is the specification: ScoresF16 on each head.
+func scoresF16x4Generic(s []float32, n int, k []byte, stride int, q []float32, scale float32) {
+	w, sn := len(q)/4, len(s)/4
+	for j := range 4 {
+		scoresF16(s[j*sn:j*sn+n], k, stride, q[j*w:(j+1)*w], scale)
 	}
 }
 

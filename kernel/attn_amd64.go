@@ -28,3 +28,17 @@ func mixF16Fast(o []float32, v []byte, stride int, w []float32) {
 		mixF16Generic(o[m:], v[2*m:], stride, w)
 	}
 }
+
+//go:noescape
+func scoresF16x4AVX2(n int, s *float32, sn int, k *byte, stride int, q *float32, width int, scale float32)
+
+// scoresF16x4Fast runs the four-head AVX2 loop when a row is a multiple of
+// 16 halves (the bits of four scoresF16Fast calls).
+func scoresF16x4Fast(s []float32, n int, k []byte, stride int, q []float32, scale float32) {
+	width := len(q) / 4
+	if width == 0 || width%16 != 0 {
+		scoresF16x4Generic(s, n, k, stride, q, scale)
+		return
+	}
+	scoresF16x4AVX2(n, &s[0], len(s)/4, &k[0], stride, &q[0], width, scale)
+}

@@ -87,3 +87,83 @@ mrow:
 	JNZ  block
 	VZEROUPPER
 	RET
+
+// func scoresF16x4AVX2(n int, s *float32, sn int, k *byte, stride int, q *float32, width int, scale float32)
+// ScoresF16 for four query heads that share the keys (grouped-query
+// attention): head j's query is q[j*width:], its scores s[j*sn:]. Each
+// key block is converted once for the four heads; every head's sum is
+// formed in scoresF16AVX2's order (two accumulators, then high half onto
+// low, then two horizontal adds), so the bits are the same.
+TEXT ·scoresF16x4AVX2(SB), NOSPLIT, $0-60
+	MOVQ n+0(FP), CX
+	MOVQ s+8(FP), DI
+	MOVQ sn+16(FP), R11
+	SHLQ $2, R11                     // bytes between heads' scores
+	MOVQ k+24(FP), SI
+	MOVQ stride+32(FP), R8
+	MOVQ q+40(FP), R9
+	MOVQ width+48(FP), R10
+	MOVQ R10, R12
+	SHLQ $2, R12                     // bytes between heads' queries
+	SHRQ $4, R10
+	VBROADCASTSS scale+56(FP), X15
+	LEAQ (R9)(R12*2), R13            // q of head 2
+x4row:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ SI, AX
+	MOVQ R9, BX
+	MOVQ R13, R14
+	MOVQ R10, DX
+x4col:
+	VCVTPH2PS (AX), Y8
+	VCVTPH2PS 16(AX), Y9
+	VFMADD231PS (BX), Y8, Y0         // head 0: columns 0-7 and 8-15 of the block
+	VFMADD231PS 32(BX), Y9, Y1
+	VFMADD231PS (BX)(R12*1), Y8, Y2  // head 1
+	VFMADD231PS 32(BX)(R12*1), Y9, Y3
+	VFMADD231PS (R14), Y8, Y4        // head 2
+	VFMADD231PS 32(R14), Y9, Y5
+	VFMADD231PS (R14)(R12*1), Y8, Y6 // head 3
+	VFMADD231PS 32(R14)(R12*1), Y9, Y7
+	ADDQ $32, AX
+	ADDQ $64, BX
+	ADDQ $64, R14
+	DECQ DX
+	JNZ  x4col
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VADDPS Y7, Y6, Y6
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VEXTRACTF128 $1, Y2, X3
+	VADDPS X3, X2, X2
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4
+	VEXTRACTF128 $1, Y6, X7
+	VADDPS X7, X6, X6
+	VHADDPS X2, X0, X0               // [h0 01, h0 23, h1 01, h1 23]
+	VHADDPS X6, X4, X4               // [h2 01, h2 23, h3 01, h3 23]
+	VHADDPS X4, X0, X0               // [h0, h1, h2, h3]
+	VMULPS X15, X0, X0
+	MOVQ DI, AX
+	VMOVSS X0, (AX)
+	ADDQ R11, AX
+	VEXTRACTPS $1, X0, (AX)
+	ADDQ R11, AX
+	VEXTRACTPS $2, X0, (AX)
+	ADDQ R11, AX
+	VEXTRACTPS $3, X0, (AX)
+	ADDQ $4, DI
+	ADDQ R8, SI
+	DECQ CX
+	JNZ  x4row
+	VZEROUPPER
+	RET

@@ -72,3 +72,38 @@ func TestStridedBounds(t *testing.T) {
 		}()
 	}
 }
+
+// TestScoresF16x4: four heads at once give the bits of four ScoresF16
+// calls (whatever the tier), with guard floats between and after the
+// heads' scores untouched.
+func TestScoresF16x4(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 4))
+	for _, width := range []int{8, 16, 40, 64, 128} {
+		for _, n := range []int{0, 1, 5, 130} {
+			for _, stride := range []int{2 * width, 2*width*8 + 2*width} {
+				kv := quantized(t, tensor.F16, randNormal(r, (n*stride)/2+width, 1))
+				q := randNormal(r, 4*width, 1)
+				sn := n + 3
+				got := make([]float32, 4*sn)
+				for i := range got {
+					got[i] = 42
+				}
+				ScoresF16x4(got, n, kv, stride, q, 0.3)
+				for j := range 4 {
+					want := make([]float32, n)
+					ScoresF16(want, kv, stride, q[j*width:(j+1)*width], 0.3)
+					for i := range want {
+						if math.Float32bits(got[j*sn+i]) != math.Float32bits(want[i]) {
+							t.Fatalf("width %d n %d head %d: s[%d] = %g, ScoresF16 gives %g", width, n, j, i, got[j*sn+i], want[i])
+						}
+					}
+					for i := n; i < sn; i++ {
+						if got[j*sn+i] != 42 {
+							t.Fatalf("width %d n %d head %d: wrote slot %d past its scores", width, n, j, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}

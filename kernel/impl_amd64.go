@@ -108,7 +108,7 @@ func init() {
 	}
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
-		scoresF16, mixF16 = scoresF16Fast, mixF16Fast
+		scoresF16, scoresF16x4, mixF16 = scoresF16Fast, scoresF16x4Fast, mixF16Fast
 		silu, expShift = siluFast, expShiftFast
 		fastReduce = true
 		quantRowQ8_0 = quantRowQ8_0Fast
