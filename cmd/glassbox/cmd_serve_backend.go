@@ -71,20 +71,48 @@ func (b *serveBackend) resolve(name string) (string, error) {
 		"model %q: %w", name, server.ErrModelNotFound)
 }
 
-// planFor plans one generation of model name with the request's options.
-func (b *serveBackend) planFor(path string, opts model.SessionOptions, parallel int, kv string) (*plan.Plan, error) {
+// serveShapes caches each model file's plan.Shape by path, size and
+// modification time: opening a file and reading its header (the
+// vocabulary's strings included) took 5.3 ms for the 1B model, planning
+// from the shape 6 µs, and every generation request plans.
+var serveShapes sync.Map
+
+// shape returns the plan.Shape of the model file at path.
+func shape(path string) (*plan.Shape, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	key := fmt.Sprintf("%s@%d@%d", path, st.Size(), st.ModTime().UnixNano())
+	if s, ok := serveShapes.Load(key); ok {
+		return s.(*plan.Shape), nil
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
 	defer f.Close()
+	s, err := plan.ReadShape(f)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StagePlan, err, "")
+	}
+	serveShapes.Store(key, s)
+	return s, nil
+}
+
+// planFor plans one generation of model name with the request's options.
+func (b *serveBackend) planFor(path string, opts model.SessionOptions, parallel int, kv string) (*plan.Plan, error) {
+	s, err := shape(path)
+	if err != nil {
+		return nil, err
+	}
 	if kv == "" {
 		kv = "f16"
 		if opts.KVF32 {
 			kv = "f32"
 		}
 	}
-	p, err := plan.ForModel(f, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: parallel, KV: kv, Threads: opts.Threads}, b.device())
+	p, err := plan.ForShape(s, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: parallel, KV: kv, Threads: opts.Threads}, b.device())
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StagePlan, err, "")
 	}
@@ -410,12 +438,11 @@ func (b *serveBackend) Plan(ctx context.Context, req *server.PlanRequest) (json.
 	if req.Batch > 0 {
 		opts.Batch = req.Batch
 	}
-	f, err := gguf.Open(path)
+	s, err := shape(path)
 	if err != nil {
-		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+		return nil, err
 	}
-	defer f.Close()
-	p, err := plan.ForModel(f, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: req.Parallel,
+	p, err := plan.ForShape(s, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: req.Parallel,
 		KV: strings.ToLower(req.KV)}, dev)
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StagePlan, err, "")
