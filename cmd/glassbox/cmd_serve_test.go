@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -112,5 +114,35 @@ func waitServeLog(t *testing.T, b *serveLog, want string) {
 			t.Fatalf("stderr never said %q: %s", want, b.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestServeShapeCache: a model file's plan shape is read once, and read
+// again when the file changes.
+func TestServeShapeCache(t *testing.T) {
+	src, err := os.ReadFile(shared.Path(t, "models/stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := shape(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := shape(path); err != nil || b != a {
+		t.Errorf("second read of an unchanged file: %p, %v (first %p)", b, err, a)
+	}
+	later := time.Now().Add(time.Minute)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := shape(path); err != nil || c == a {
+		t.Errorf("a changed file gave the cached shape (%v)", err)
+	}
+	if _, err := shape(filepath.Join(t.TempDir(), "missing.gguf")); err == nil {
+		t.Error("a missing file gave a shape")
 	}
 }
