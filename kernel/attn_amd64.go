@@ -17,12 +17,19 @@ func scoresF16Fast(s []float32, k []byte, stride int, q []float32, scale float32
 	scoresF16AVX2(len(s), &s[0], &k[0], stride, &q[0], len(q), scale)
 }
 
-// mixF16Fast runs the AVX2 loop over the columns in whole blocks of 32 and
-// the generic one over the rest.
+//go:noescape
+func mixF16x64AVX2(n int, o *float32, v *byte, stride int, w *float32, width int)
+
+// mixF16Fast runs the AVX2 loops over the columns in whole blocks of 64,
+// then of 32, and the generic one over the rest.
 func mixF16Fast(o []float32, v []byte, stride int, w []float32) {
+	m64 := len(o) &^ 63
+	if m64 > 0 {
+		mixF16x64AVX2(len(w), &o[0], &v[0], stride, &w[0], m64)
+	}
 	m := len(o) &^ 31
-	if m > 0 {
-		mixF16AVX2(len(w), &o[0], &v[0], stride, &w[0], m)
+	if m > m64 {
+		mixF16AVX2(len(w), &o[m64], &v[2*m64], stride, &w[0], m-m64)
 	}
 	if m < len(o) {
 		mixF16Generic(o[m:], v[2*m:], stride, w)

@@ -167,3 +167,65 @@ x4col:
 	JNZ  x4row
 	VZEROUPPER
 	RET
+
+// func mixF16x64AVX2(n int, o *float32, v *byte, stride int, w *float32, width int)
+// mixF16AVX2 for width a positive multiple of 64: 64 columns at a time in
+// eight accumulators, so each row's weight feeds eight independent
+// multiply-adds (with four, the loop waited on each accumulator's previous
+// one). Every column still sums the rows in position order: the bits are
+// mixF16AVX2's.
+TEXT ·mixF16x64AVX2(SB), NOSPLIT, $0-48
+	MOVQ o+8(FP), DI
+	MOVQ v+16(FP), SI
+	MOVQ stride+24(FP), R8
+	MOVQ w+32(FP), R9
+	MOVQ width+40(FP), R10
+	SHRQ $6, R10
+block64:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	MOVQ n+0(FP), CX
+	MOVQ SI, AX
+	MOVQ R9, BX
+m64row:
+	VBROADCASTSS (BX), Y8
+	VCVTPH2PS (AX), Y9
+	VCVTPH2PS 16(AX), Y10
+	VCVTPH2PS 32(AX), Y11
+	VCVTPH2PS 48(AX), Y12
+	VFMADD231PS Y9, Y8, Y0
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y12, Y8, Y3
+	VCVTPH2PS 64(AX), Y13
+	VCVTPH2PS 80(AX), Y14
+	VCVTPH2PS 96(AX), Y15
+	VCVTPH2PS 112(AX), Y9
+	VFMADD231PS Y13, Y8, Y4
+	VFMADD231PS Y14, Y8, Y5
+	VFMADD231PS Y15, Y8, Y6
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ $4, BX
+	ADDQ R8, AX
+	DECQ CX
+	JNZ  m64row
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ $256, DI
+	ADDQ $128, SI
+	DECQ R10
+	JNZ  block64
+	VZEROUPPER
+	RET

@@ -107,3 +107,25 @@ func TestScoresF16x4(t *testing.T) {
 		}
 	}
 }
+
+// TestMixF16Blocks: the 64-column loop gives the bits of the 32-column one
+// (each column sums the rows in the same order).
+func TestMixF16Blocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 1))
+	for _, width := range []int{64, 96, 128, 256} {
+		n, stride := 37, 2*width+64
+		kv := quantized(t, tensor.F16, randNormal(r, n*stride/2+width, 1))
+		w := randNormal(r, n, 1)
+		got := make([]float32, width)
+		MixF16(got, kv, stride, w)
+		want := make([]float32, width) // 32 columns at a time, as before
+		for c := 0; c+32 <= width; c += 32 {
+			MixF16(want[c:c+32], kv[2*c:], stride, w)
+		}
+		for j := range want {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("width %d: o[%d] = %g, 32-column blocks give %g", width, j, got[j], want[j])
+			}
+		}
+	}
+}
