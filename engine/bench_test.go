@@ -16,21 +16,10 @@ import (
 // named by GLASSBOX_BENCH_MODEL, on GLASSBOX_BENCH_THREADS threads (1 when
 // unset).
 func BenchmarkDecode(b *testing.B) {
-	path := os.Getenv("GLASSBOX_BENCH_MODEL")
-	if path == "" {
-		b.Skip("set GLASSBOX_BENCH_MODEL to a GGUF file")
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, err := model.Load(f)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := benchModel(b)
 	threads := 1
 	if v := os.Getenv("GLASSBOX_BENCH_THREADS"); v != "" {
+		var err error
 		if threads, err = strconv.Atoi(v); err != nil {
 			b.Fatal(err)
 		}
@@ -53,19 +42,7 @@ func BenchmarkDecode(b *testing.B) {
 // BenchmarkPrefill measures a 128-token prompt evaluated in one batch on
 // the model named by GLASSBOX_BENCH_MODEL.
 func BenchmarkPrefill(b *testing.B) {
-	path := os.Getenv("GLASSBOX_BENCH_MODEL")
-	if path == "" {
-		b.Skip("set GLASSBOX_BENCH_MODEL to a GGUF file")
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, err := model.Load(f)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := benchModel(b)
 	s, err := m.NewSession(model.SessionOptions{CtxLen: 128, Batch: 128, Threads: 1})
 	if err != nil {
 		b.Fatal(err)
@@ -90,19 +67,7 @@ func BenchmarkPrefill(b *testing.B) {
 // together (model.DecodeStep: weights read once per step), on the model
 // named by GLASSBOX_BENCH_MODEL, at 2 threads.
 func BenchmarkDecodeStep(b *testing.B) {
-	path := os.Getenv("GLASSBOX_BENCH_MODEL")
-	if path == "" {
-		b.Skip("set GLASSBOX_BENCH_MODEL to a GGUF file")
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, err := model.Load(f)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := benchModel(b)
 	c := m.Config()
 	for _, n := range []int{1, 4} {
 		for _, together := range []bool{false, true} {
@@ -115,6 +80,7 @@ func BenchmarkDecodeStep(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				ss := make([]model.Session, n)
+				var err error
 				for i := range ss {
 					if ss[i], err = m.NewSession(model.SessionOptions{CtxLen: 256, Batch: 8, Threads: 2}); err != nil {
 						b.Fatal(err)
@@ -153,19 +119,7 @@ func BenchmarkDecodeStep(b *testing.B) {
 // the same moments of a machine whose speed varies with other work — and
 // reports each case's tokens/s and the 2- and 4-sequence ratios over one.
 func BenchmarkDecodeStepRatio(b *testing.B) {
-	path := os.Getenv("GLASSBOX_BENCH_MODEL")
-	if path == "" {
-		b.Skip("set GLASSBOX_BENCH_MODEL to a GGUF file")
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, err := model.Load(f)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := benchModel(b)
 	c := m.Config()
 	counts := []int{1, 2, 4}
 	sets := make([][]model.Session, len(counts))
@@ -209,4 +163,24 @@ func BenchmarkDecodeStepRatio(b *testing.B) {
 			b.ReportMetric(rate(k)/rate(0), fmt.Sprintf("x%d", n))
 		}
 	}
+}
+
+// benchModel loads the model named by GLASSBOX_BENCH_MODEL (skipping the
+// benchmark when it is unset); the file is closed when b ends.
+func benchModel(b *testing.B) model.Model {
+	b.Helper()
+	path := os.Getenv("GLASSBOX_BENCH_MODEL")
+	if path == "" {
+		b.Skip("set GLASSBOX_BENCH_MODEL to a GGUF file")
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	m, err := model.Load(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
 }
