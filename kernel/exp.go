@@ -15,13 +15,15 @@ import "math"
 // an ulp) evaluated in Estrin's scheme (short dependency chains), and 2^n
 // is put into the exponent bits. n is rounded by adding 1.5·2^23, which
 // leaves round-to-nearest(t) in the low mantissa bits of the sum.
+// Exp's constants (also in the SiLU and softmax loops' table, silu.go).
+const (
+	log2e = 1.44269504088896341
+	ln2Hi = 0.693359375    // 0x3f318000: 9 significant bits
+	ln2Lo = -2.12194440e-4 // ln2 - ln2Hi
+	round = 12582912       // 1.5·2^23
+)
+
 func Exp(x float32) float32 {
-	const (
-		log2e = 1.44269504088896341
-		ln2Hi = 0.693359375    // 0x3f318000: 9 significant bits
-		ln2Lo = -2.12194440e-4 // ln2 - ln2Hi
-		round = 12582912       // 1.5·2^23
-	)
 	if !(x >= -87 && x <= 88) { // n outside [-126, 127], or NaN
 		return expTail(x)
 	}
@@ -48,11 +50,8 @@ func expPoly(r float32) float32 {
 // overflow to +Inf, underflow to subnormals and to 0.
 func expTail(x float32) float32 {
 	const (
-		log2e = 1.44269504088896341
-		ln2Hi = 0.693359375
-		ln2Lo = -2.12194440e-4
-		hi    = 88.72283935546875   // above: +Inf (e^hi ≈ MaxFloat32)
-		lo    = -103.97207641601562 // below: 0 (e^lo < half the smallest subnormal)
+		hi = 88.72283935546875   // above: +Inf (e^hi ≈ MaxFloat32)
+		lo = -103.97207641601562 // below: 0 (e^lo < half the smallest subnormal)
 	)
 	switch {
 	case x != x:

@@ -22,12 +22,6 @@ func siluGeneric(x []float32) {
 // for the AVX2 loop, rows in the order of the siluC* offsets in
 // silu_amd64.s.
 var siluConsts = func() (c [15][8]uint32) {
-	const (
-		log2e = 1.44269504088896341
-		ln2Hi = 0.693359375
-		ln2Lo = -2.12194440e-4
-		round = 12582912
-	)
 	f := math.Float32bits
 	vals := [15]uint32{1 << 31, f(log2e), f(round), f(ln2Hi), f(ln2Lo), f(1), f(0.5),
 		f(1.0 / 6), f(1.0 / 24), f(1.0 / 120), f(1.0 / 720), f(1.0 / 5040), f(-87), f(88), 127}
