@@ -26,7 +26,11 @@ func MatMul(p *Pool, out []float32, w Matrix, x []float32, n int) {
 	}
 	switch w.Type {
 	case tensor.F32, tensor.F16, tensor.BF16:
-		matMulFloat(p, out, w, x, n)
+		if w.x != nil && w.x.float && w.x.typ == w.Type && w.x.cols == w.Cols {
+			matMulFloatX16(p, out, w, x, n)
+		} else {
+			matMulFloat(p, out, w, x, n)
+		}
 		return
 	}
 	if kern, ok := x16Kernel(w); ok {

@@ -93,9 +93,9 @@ func BenchmarkMatVecCycle(b *testing.B) {
 	defer p.Close()
 	type variant struct {
 		dt  tensor.DType
-		x16 bool // weights in the x16 layout (ForDecode), as the engine loads Q4_0 and Q8_0
+		x16 bool // weights in the x16 layout (ForDecode: tiles, or panels for F16), as the engine loads them
 	}
-	for _, v := range []variant{{tensor.F16, false}, {tensor.Q8_0, false}, {tensor.Q8_0, true}, {tensor.Q6_K, false},
+	for _, v := range []variant{{tensor.F16, false}, {tensor.F16, true}, {tensor.Q8_0, false}, {tensor.Q8_0, true}, {tensor.Q6_K, false},
 		{tensor.Q6_K, true}, {tensor.Q4_K, false}, {tensor.Q4_K, true}, {tensor.Q4_0, false}, {tensor.Q4_0, true}} {
 		dt := v.dt
 		name := dt.String()

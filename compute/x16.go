@@ -21,6 +21,7 @@ type x16 struct {
 	typ       tensor.DType
 	cols      int
 	tileBytes int
+	float     bool // float panels (x16float.go), not the kernel's layout
 	alloc     sync.Once
 	data      []byte
 	state     []atomic.Uint32 // tileEmpty → tilePacking → tileReady
@@ -83,9 +84,10 @@ func (a *X16Arena) take(n int) []byte {
 // so that the owner of a memory-mapped file can drop those pages (resident
 // memory stays one copy of the weights); the bytes must stay readable
 // afterwards (Row and MatMulExact still read m.Data,
-// and rows past the last full tile always do). m is returned unchanged when
-// it has no x16 kernel on this CPU (other types, purego builds, CPUs without
-// AVX-512 VNNI) or is malformed.
+// and rows past the last full tile always do). Float matrices wider than
+// one panel get panel tiles (x16float.go) where the CPU has the float tile
+// kernels. m is returned unchanged when it has no x16 kernel on this CPU
+// (other types, purego builds, CPUs without AVX-512 VNNI) or is malformed.
 func ForDecode(m Matrix, evict func([]byte)) Matrix {
 	return ForDecodeIn(m, evict, nil)
 }
@@ -93,14 +95,12 @@ func ForDecode(m Matrix, evict func([]byte)) Matrix {
 // ForDecodeIn is ForDecode with the tiles placed in arena (if not nil and
 // it has room; otherwise in memory of their own).
 func ForDecodeIn(m Matrix, evict func([]byte), arena *X16Arena) Matrix {
-	if m.Check() != nil || m.Rows < kernel.X16Rows {
-		return m
-	}
-	if _, ok := kernel.X16For(m.Type); !ok {
+	tb := x16TileBytes(m)
+	if tb == 0 {
 		return m
 	}
 	tiles := m.Rows / kernel.X16Rows
-	x := &x16{typ: m.Type, cols: m.Cols, tileBytes: kernel.X16TileBytes(m.Type, m.Cols),
+	x := &x16{typ: m.Type, cols: m.Cols, tileBytes: tb, float: floatX16(m),
 		state: make([]atomic.Uint32, tiles), evict: evict, src: m.Data[:tiles*kernel.X16Rows*m.RowBytes()], arena: arena}
 	x.left.Store(int64(tiles))
 	m.x = x
@@ -110,13 +110,23 @@ func ForDecodeIn(m Matrix, evict func([]byte), arena *X16Arena) Matrix {
 // X16Bytes is the heap ForDecode(m) takes once m is used: the bytes of its
 // full 16-row tiles, 0 when it would not be repacked.
 func X16Bytes(m Matrix) int64 {
+	return int64(m.Rows/kernel.X16Rows) * int64(x16TileBytes(m))
+}
+
+// x16TileBytes is the bytes of one of m's x16 tiles, 0 when m would not
+// be repacked: quantized types with an x16 kernel on this CPU, and float
+// matrices wider than a panel (x16float.go).
+func x16TileBytes(m Matrix) int {
 	if m.Check() != nil || m.Rows < kernel.X16Rows {
 		return 0
+	}
+	if floatX16(m) {
+		return kernel.X16Rows * m.RowBytes()
 	}
 	if _, ok := kernel.X16For(m.Type); !ok {
 		return 0
 	}
-	return int64(m.Rows/kernel.X16Rows) * int64(kernel.X16TileBytes(m.Type, m.Cols))
+	return kernel.X16TileBytes(m.Type, m.Cols)
 }
 
 // x16Alloc returns n bytes for x's tiles: from x's arena if it has room
@@ -193,7 +203,9 @@ func (m Matrix) x16Tile(rt int) []byte {
 			if !x.state[rt].CompareAndSwap(tileEmpty, tilePacking) {
 				continue
 			}
-			if err := kernel.PackX16(x.typ, x.src, m.RowBytes(), rt*kernel.X16Rows, x.cols, tile); err != nil {
+			if x.float {
+				packFloatPanels(x.src, m.RowBytes(), m.Type.TypeSize(), rt*kernel.X16Rows, x.cols, tile)
+			} else if err := kernel.PackX16(x.typ, x.src, m.RowBytes(), rt*kernel.X16Rows, x.cols, tile); err != nil {
 				panic("compute: MatMul: " + err.Error()) // ForDecode checked the shapes
 			}
 			x.state[rt].Store(tileReady)

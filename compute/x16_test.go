@@ -282,3 +282,55 @@ func TestMatMuls(t *testing.T) {
 		t.Errorf("%v allocations per token", a)
 	}
 }
+
+// TestForDecodeFloat: float matrices wider than a panel get panel tiles
+// that give the plain layout's results within rounding, the same bits on
+// any thread count, with the rows past the last tile and every batch path
+// (dots below 4 activation rows, 4×4 tiles and leftover dots above).
+func TestForDecodeFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	p1, p2 := NewPool(1), NewPool(2)
+	defer p1.Close()
+	defer p2.Close()
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16} {
+		for _, shape := range [][2]int{{16, 2*floatPanelCols + 32}, {37, 3 * floatPanelCols}, {16, floatPanelCols}, {16, floatPanelCols + 8}} {
+			rows, cols := shape[0], shape[1]
+			t.Run(fmt.Sprintf("%s/%dx%d", dt, rows, cols), func(t *testing.T) {
+				plain, _ := randMatrix(t, r, dt, rows, cols)
+				evicts := 0
+				var mu sync.Mutex
+				m := ForDecode(plain, func([]byte) { mu.Lock(); evicts++; mu.Unlock() })
+				if _, fast := kernel.FTileFor(dt); !fast || cols <= floatPanelCols || cols%kernel.FTileCols != 0 {
+					if m.ForDecoding() || X16Bytes(m) != 0 {
+						t.Fatal("tiled a matrix that should keep its layout")
+					}
+					return
+				}
+				if !m.ForDecoding() {
+					t.Fatal("no panel tiles")
+				}
+				if got, want := X16Bytes(m), int64(rows/16*16*plain.RowBytes()); got != want {
+					t.Errorf("X16Bytes %d, want %d", got, want)
+				}
+				x := randNormal(r, 9*cols, 1)
+				for _, n := range []int{1, 3, 4, 9} {
+					got, want, one := make([]float32, n*rows), make([]float32, n*rows), make([]float32, n*rows)
+					MatMul(p2, got, m, x, n)
+					MatMul(p2, want, plain, x, n)
+					MatMul(p1, one, m, x, n)
+					if e := maxRelErr(got, widen(want)); e > 1e-5 {
+						t.Errorf("n=%d: panels vs plain layout max relative error %g", n, e)
+					}
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(one[i]) {
+							t.Fatalf("n=%d: value %d is %g on 2 threads, %g on 1", n, i, got[i], one[i])
+						}
+					}
+				}
+				if evicts != 1 {
+					t.Errorf("evict called %d times, want once", evicts)
+				}
+			})
+		}
+	}
+}

@@ -54,9 +54,9 @@ func (b *Binder) X16Bytes() int64 { return b.x16Bytes }
 // off or this CPU has no GEMM kernels.
 func (b *Binder) PackBytes() int64 { return b.packBytes }
 
-// x16 is whether Q4_0 and Q8_0 matrices are rearranged into the x16
-// layout on first use (compute.ForDecode), on by default where the CPU has
-// the kernels; GLASSBOX_X16=0 keeps the GGUF layout (to compare, or if
+// x16 is whether quantized matrices are rearranged into the x16 layout,
+// and float matrices wider than 2048 columns into panels, at load
+// (compute.ForDecode), on by default where the CPU has the kernels; GLASSBOX_X16=0 keeps the GGUF layout (to compare, or if
 // the copy is unwanted). The copy replaces the mapped pages (they are
 // dropped once copied), so resident memory stays one copy of the weights.
 var x16 = os.Getenv("GLASSBOX_X16") != "0"

@@ -1,0 +1,152 @@
+package compute
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/glassbox-ai/glassbox/kernel"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+// Float panels: the x16 tiles of a float matrix (F32, F16, BF16) wider
+// than floatPanelCols. A row-by-row dot product over a long row cycles all
+// of the activations through L1 once per row: for the 1B model's down
+// matrix (8192 columns) that is 32 KiB of float32 activations beside 16 KiB
+// of weights a row, in a 48 KiB L1, and the weights streamed at 80 % of the
+// read bandwidth where 2048-column rows stream at its full speed. A tile
+// of 16 rows is therefore stored as panels of floatPanelCols columns, each
+// a row-major 16-row matrix:
+//
+//	tile = panel 0 (rows 0..15, columns 0..2047), panel 1 (columns 2048..4095), ...
+//
+// (the last panel narrower when the columns are not a multiple), the same
+// bytes as the 16 rows. One panel's activations (8 KiB) serve its 16 rows
+// from L1, and the tile is still read front to back, one stream per thread.
+// A row's result is the sum of its panels' dot products in panel order: the
+// same for any thread count, within rounding of the plain dot product.
+
+// floatPanelCols is the columns of one panel (8 KiB of float32
+// activations).
+const floatPanelCols = 2048
+
+// floatX16 reports whether m gets float panels: a float matrix wider than
+// one panel whose columns the fast tile kernels take (the generic
+// kernels, as in purego builds, keep the plain layout).
+func floatX16(m Matrix) bool {
+	switch m.Type {
+	case tensor.F32, tensor.F16, tensor.BF16:
+	default:
+		return false
+	}
+	_, ok := kernel.FTileFor(m.Type)
+	return ok && m.Cols > floatPanelCols && m.Cols%kernel.FTileCols == 0
+}
+
+// packFloatPanels writes rows r0..r0+15 of w (rows of rb bytes, ts bytes
+// per element) into dst as panels.
+func packFloatPanels(w []byte, rb, ts, r0, cols int, dst []byte) {
+	for c0 := 0; c0 < cols; c0 += floatPanelCols {
+		pb := min(floatPanelCols, cols-c0) * ts // a panel row's bytes
+		panel := dst[kernel.X16Rows*c0*ts:]
+		for r := range kernel.X16Rows {
+			src := w[(r0+r)*rb+c0*ts:]
+			copy(panel[r*pb:(r+1)*pb], src[:pb])
+		}
+	}
+}
+
+// floatX16Task is matMulFloatX16's loop body over tiles, pooled so that
+// token generation allocates nothing.
+type floatX16Task struct {
+	w      Matrix
+	out, x []float32
+	n      int
+	dot    kernel.FDot
+	tile   kernel.FTile // nil below 4 activation rows
+}
+
+var floatX16Tasks = sync.Pool{New: func() any { return new(floatX16Task) }}
+
+// matMulFloatX16 is MatMul for a float matrix with panels: each task takes
+// a range of tiles; rows past the last full tile use the plain dots.
+func matMulFloatX16(p *Pool, out []float32, w Matrix, x []float32, n int) {
+	dot, err := kernel.FDotFor(w.Type)
+	if err != nil {
+		panic("compute: MatMul: " + err.Error())
+	}
+	t := floatX16Tasks.Get().(*floatX16Task)
+	*t = floatX16Task{w: w, out: out, x: x, n: n, dot: dot}
+	if n >= 4 {
+		t.tile, _ = kernel.FTileFor(w.Type) // floatX16 checked that there is one
+	}
+	tiles := w.Rows / kernel.X16Rows
+	p.ForTask(tiles, grainFor(w.x.tileBytes*n), t)
+	*t = floatX16Task{} // keep no caller memory in the pool
+	floatX16Tasks.Put(t)
+	// The rows past the last tile: fewer than 16, one thread.
+	rb := w.RowBytes()
+	for r := tiles * kernel.X16Rows; r < w.Rows; r++ {
+		for i := range n {
+			out[i*w.Rows+r] = dot(w.Data[r*rb:(r+1)*rb], x[i*w.Cols:(i+1)*w.Cols])
+		}
+	}
+}
+
+func (t *floatX16Task) Run(lo, hi int) {
+	for rt := lo; rt < hi; rt++ {
+		t.multiply(rt)
+	}
+	runtime.KeepAlive(t.w.x) // the tiles live outside the Go heap while x does
+}
+
+// multiply computes tile rt's 16 rows for every activation row: 4×4
+// tiles for the activations in groups of 4, dots for the rest.
+func (t *floatX16Task) multiply(rt int) {
+	w := t.w
+	tile := w.x16Tile(rt)
+	ts, cols, rows := w.Type.TypeSize(), w.Cols, w.Rows
+	o := rt * kernel.X16Rows
+	ilo := 0
+	if t.tile != nil {
+		ilo = t.n / 4 * 4
+		var acc [16]float32
+		for i0 := 0; i0 < ilo; i0 += floatPanel {
+			for c0 := 0; c0 < cols; c0 += floatPanelCols {
+				pc := min(floatPanelCols, cols-c0)
+				panel := tile[kernel.X16Rows*c0*ts:]
+				for g := 0; g < kernel.X16Rows; g += 4 {
+					for i := i0; i < min(ilo, i0+floatPanel); i += 4 {
+						t.tile(panel, pc*ts, g, t.x[c0:], cols, i, pc, &acc)
+						for k := range 4 {
+							dst := t.out[(i+k)*rows+o+g:][:4]
+							for r := range 4 {
+								if c0 == 0 {
+									dst[r] = acc[4*k+r]
+								} else {
+									dst[r] += acc[4*k+r]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for i := ilo; i < t.n; i++ {
+		dst := t.out[i*rows+o:][:kernel.X16Rows]
+		xi := t.x[i*cols : (i+1)*cols]
+		for c0 := 0; c0 < cols; c0 += floatPanelCols {
+			pb := min(floatPanelCols, cols-c0) * ts
+			panel := tile[kernel.X16Rows*c0*ts:]
+			xs := xi[c0 : c0+pb/ts]
+			for r := range kernel.X16Rows {
+				v := t.dot(panel[r*pb:(r+1)*pb], xs)
+				if c0 == 0 {
+					dst[r] = v
+				} else {
+					dst[r] += v
+				}
+			}
+		}
+	}
+}
