@@ -71,7 +71,7 @@ type floatX16Task struct {
 	w      Matrix
 	out, x []float32
 	n      int
-	dot    kernel.FDot
+	rows   kernel.FRows
 	tile   kernel.FTile // nil below 4 activation rows
 }
 
@@ -80,12 +80,12 @@ var floatX16Tasks = sync.Pool{New: func() any { return new(floatX16Task) }}
 // matMulFloatX16 is MatMul for a float matrix with panels: each task takes
 // a range of tiles; rows past the last full tile use the plain dots.
 func matMulFloatX16(p *Pool, out []float32, w Matrix, x []float32, n int) {
-	dot, err := kernel.FDotFor(w.Type)
+	rows, err := kernel.FRowsFor(w.Type)
 	if err != nil {
 		panic("compute: MatMul: " + err.Error())
 	}
 	t := floatX16Tasks.Get().(*floatX16Task)
-	*t = floatX16Task{w: w, out: out, x: x, n: n, dot: dot}
+	*t = floatX16Task{w: w, out: out, x: x, n: n, rows: rows}
 	if n >= 4 {
 		t.tile, _ = kernel.FTileFor(w.Type) // floatX16 checked that there is one
 	}
@@ -94,23 +94,35 @@ func matMulFloatX16(p *Pool, out []float32, w Matrix, x []float32, n int) {
 	*t = floatX16Task{} // keep no caller memory in the pool
 	floatX16Tasks.Put(t)
 	// The rows past the last tile: fewer than 16, one thread.
-	rb := w.RowBytes()
-	for r := tiles * kernel.X16Rows; r < w.Rows; r++ {
-		for i := range n {
-			out[i*w.Rows+r] = dot(w.Data[r*rb:(r+1)*rb], x[i*w.Cols:(i+1)*w.Cols])
-		}
+	rb, r0 := w.RowBytes(), tiles*kernel.X16Rows
+	for i := range n {
+		rows(w.Data[r0*rb:], rb, x[i*w.Cols:(i+1)*w.Cols], out[i*w.Rows+r0:(i+1)*w.Rows])
 	}
 }
 
 func (t *floatX16Task) Run(lo, hi int) {
+	w := t.w
 	for rt := lo; rt < hi; rt++ {
-		t.multiply(rt)
+		w.x16Tile(rt) // copied before use (at load, normally: then this only checks)
 	}
-	runtime.KeepAlive(t.w.x) // the tiles live outside the Go heap while x does
+	if t.tile == nil && w.Cols <= floatPanelCols {
+		// One panel: the tiles' rows are the matrix's rows, one after
+		// another, so each activation row is one run of rows.
+		rb, rows := w.RowBytes(), w.Rows
+		data := w.x.data[lo*w.x.tileBytes : hi*w.x.tileBytes]
+		for i := range t.n {
+			t.rows(data, rb, t.x[i*w.Cols:(i+1)*w.Cols], t.out[i*rows+lo*kernel.X16Rows:i*rows+hi*kernel.X16Rows])
+		}
+	} else {
+		for rt := lo; rt < hi; rt++ {
+			t.multiply(rt)
+		}
+	}
+	runtime.KeepAlive(w.x) // the tiles live outside the Go heap while x does
 }
 
 // multiply computes tile rt's 16 rows for every activation row: 4×4
-// tiles for the activations in groups of 4, dots for the rest.
+// tiles for the activations in groups of 4, runs of rows for the rest.
 func (t *floatX16Task) multiply(rt int) {
 	w := t.w
 	tile := w.x16Tile(rt)
@@ -142,20 +154,20 @@ func (t *floatX16Task) multiply(rt int) {
 			}
 		}
 	}
+	var part [kernel.X16Rows]float32
 	for i := ilo; i < t.n; i++ {
 		dst := t.out[i*rows+o:][:kernel.X16Rows]
 		xi := t.x[i*cols : (i+1)*cols]
 		for c0 := 0; c0 < cols; c0 += floatPanelCols {
-			pb := min(floatPanelCols, cols-c0) * ts
-			panel := tile[kernel.X16Rows*c0*ts:]
-			xs := xi[c0 : c0+pb/ts]
-			for r := range kernel.X16Rows {
-				v := t.dot(panel[r*pb:(r+1)*pb], xs)
-				if c0 == 0 {
-					dst[r] = v
-				} else {
-					dst[r] += v
-				}
+			pc := min(floatPanelCols, cols-c0)
+			panel := tile[kernel.X16Rows*c0*ts:][:kernel.X16Rows*pc*ts]
+			if c0 == 0 {
+				t.rows(panel, pc*ts, xi[:pc], dst)
+				continue
+			}
+			t.rows(panel, pc*ts, xi[c0:c0+pc], part[:])
+			for r, v := range part {
+				dst[r] += v
 			}
 		}
 	}

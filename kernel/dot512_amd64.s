@@ -285,3 +285,54 @@ f16done:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func dotF16RowsAVX512(n, rows int, w *byte, rowBytes int, x *float32, out *float32)
+// out[r] = dotF16AVX512(n, w + r·rowBytes, x) for r < rows.
+TEXT ·dotF16RowsAVX512(SB), NOSPLIT, $0-48
+	MOVQ rows+8(FP), R9
+	MOVQ w+16(FP), R8
+	MOVQ rowBytes+24(FP), R10
+	MOVQ out+40(FP), AX
+	TESTQ R9, R9
+	JZ   frdone
+frrow:
+	MOVQ n+0(FP), CX
+	MOVQ R8, SI
+	MOVQ x+32(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	SHRQ $6, CX
+	JZ   frsum
+frloop:
+	VCVTPH2PS (SI), Z4
+	VCVTPH2PS 32(SI), Z5
+	VCVTPH2PS 64(SI), Z6
+	VCVTPH2PS 96(SI), Z7
+	VFMADD231PS (DI), Z4, Z0
+	VFMADD231PS 64(DI), Z5, Z1
+	VFMADD231PS 128(DI), Z6, Z2
+	VFMADD231PS 192(DI), Z7, Z3
+	ADDQ $128, SI
+	ADDQ $256, DI
+	DECQ CX
+	JNZ  frloop
+frsum:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, (AX)
+	ADDQ $4, AX
+	ADDQ R10, R8
+	DECQ R9
+	JNZ  frrow
+frdone:
+	VZEROUPPER
+	RET

@@ -180,3 +180,46 @@ func TestRowsDot(t *testing.T) {
 		}
 	}
 }
+
+// TestFRows: a run of rows gives each row the bits of the same
+// implementation's FDot, with rows wider than the row (padding), lengths
+// that are not a multiple of the vector width, and nothing written past
+// out.
+func TestFRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, impl := range Impls() {
+		for dt, dot := range impl.F {
+			frows := impl.FRowsFor(dt)
+			ts := dt.TypeSize()
+			for _, n := range []int{1, 64, 100, 2048} {
+				for _, pad := range []int{0, 64} {
+					const rows = 7
+					rb := (n + pad) * ts
+					w := make([]byte, rows*rb)
+					for i := range w {
+						w[i] = byte(r.Uint32())
+					}
+					if dt == tensor.F16 || dt == tensor.BF16 { // finite values only
+						for i := 0; i < len(w); i += 2 {
+							w[i+1] &= 0x3f
+						}
+					} else {
+						copy(w, f32bytes(randNormal(r, len(w)/4, 1)))
+					}
+					x := randNormal(r, n, 1)
+					out := make([]float32, rows+1)
+					out[rows] = 42
+					frows(w, rb, x, out[:rows])
+					for k := range rows {
+						if want := dot(w[k*rb:], x); math.Float32bits(out[k]) != math.Float32bits(want) {
+							t.Fatalf("%s/%s n=%d pad=%d row %d: %g, want %g", impl.Name, dt, n, pad, k, out[k], want)
+						}
+					}
+					if out[rows] != 42 {
+						t.Fatal("wrote past out")
+					}
+				}
+			}
+		}
+	}
+}

@@ -66,6 +66,9 @@ func dotF16AVX2(n int, w *byte, x *float32) float32
 func dotF16AVX512(n int, w *byte, x *float32) float32
 
 //go:noescape
+func dotF16RowsAVX512(n, rows int, w *byte, rowBytes int, x *float32, out *float32)
+
+//go:noescape
 func dotBF16AVX2(n int, w *byte, x *float32) float32
 
 //go:noescape
@@ -103,6 +106,7 @@ func init() {
 		}
 		avx512.F = maps.Clone(avx2.F)
 		avx512.F[tensor.F16] = fdotAsmW(tensor.F16, 64, dotF16AVX512)
+		avx512.FRows = map[tensor.DType]FRows{tensor.F16: frowsF16AVX512}
 		avx512.Q[tensor.Q6_K] = qdotAsm(tensor.Q6_K, dotQ6KQ8KVNNI)
 		avx512.Rows[tensor.Q6_K] = rowsAsm(tensor.Q6_K, 1, dotQ6KQ8KVNNI, nil)
 	}
@@ -217,6 +221,24 @@ func fdotAsmW(dt tensor.DType, width int, f func(n int, w *byte, x *float32) flo
 		}
 		return s
 	}
+}
+
+// frowsF16AVX512 is dotF16AVX512 over a run of rows in one call; rows
+// whose length is not a multiple of 64 take the per-row dot (its tail is
+// Go), so every row has fdotAsmW's bits.
+func frowsF16AVX512(w []byte, rowBytes int, x []float32, out []float32) {
+	n, rows := len(x), len(out)
+	if rows == 0 {
+		return
+	}
+	if n%64 != 0 || n == 0 || rowBytes < 2*n || len(w) < (rows-1)*rowBytes+2*n {
+		dot := avx512.F[tensor.F16]
+		for r := range out {
+			out[r] = dot(w[r*rowBytes:], x)
+		}
+		return
+	}
+	dotF16RowsAVX512(n, rows, &w[0], rowBytes, &x[0], &out[0])
 }
 
 // qdotSplit runs f over the largest multiple of step blocks and tail (a
