@@ -84,9 +84,8 @@ func (a *X16Arena) take(n int) []byte {
 // so that the owner of a memory-mapped file can drop those pages (resident
 // memory stays one copy of the weights); the bytes must stay readable
 // afterwards (Row and MatMulExact still read m.Data,
-// and rows past the last full tile always do). Float matrices wider than
-// one panel get panel tiles (x16float.go) where the CPU has the float tile
-// kernels. m is returned unchanged when it has no x16 kernel on this CPU
+// and rows past the last full tile always do). Float matrices get panel
+// tiles (x16float.go) where the CPU has the float tile kernels. m is returned unchanged when it has no x16 kernel on this CPU
 // (other types, purego builds, CPUs without AVX-512 VNNI) or is malformed.
 func ForDecode(m Matrix, evict func([]byte)) Matrix {
 	return ForDecodeIn(m, evict, nil)
@@ -115,7 +114,7 @@ func X16Bytes(m Matrix) int64 {
 
 // x16TileBytes is the bytes of one of m's x16 tiles, 0 when m would not
 // be repacked: quantized types with an x16 kernel on this CPU, and float
-// matrices wider than a panel (x16float.go).
+// matrices whose rows the float tile kernels take (x16float.go).
 func x16TileBytes(m Matrix) int {
 	if m.Check() != nil || m.Rows < kernel.X16Rows {
 		return 0

@@ -120,18 +120,26 @@ func TestForDecodeConcurrentFirstUse(t *testing.T) {
 // once warm.
 func TestMatVecX16Allocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 52))
-	plain, _ := randMatrix(t, r, tensor.Q4_0, 64, 256)
-	m := ForDecode(plain, nil)
-	if !m.ForDecoding() {
-		t.Skip("no x16 kernel on this CPU")
-	}
 	p := NewPool(2)
 	defer p.Close()
-	x := randNormal(r, 256, 1)
-	out := make([]float32, 64)
-	MatMul(p, out, m, x, 1)
-	if a := testing.AllocsPerRun(50, func() { MatMul(p, out, m, x, 1) }); a > 0 {
-		t.Errorf("%v allocations per token", a)
+	// Q4_0 tiles, one-panel and three-panel float tiles (n=1..3 take the row
+	// runs, the three-panel ones adding each panel into the output).
+	for _, tc := range []struct {
+		dt         tensor.DType
+		rows, cols int
+		n          int
+	}{{tensor.Q4_0, 64, 256, 1}, {tensor.F16, 64, 256, 1}, {tensor.F16, 32, 3 * floatPanelCols, 1}, {tensor.F16, 32, 3 * floatPanelCols, 3}} {
+		plain, _ := randMatrix(t, r, tc.dt, tc.rows, tc.cols)
+		m := ForDecode(plain, nil)
+		if !m.ForDecoding() {
+			continue // no x16 kernel on this CPU
+		}
+		x := randNormal(r, tc.n*tc.cols, 1)
+		out := make([]float32, tc.n*tc.rows)
+		MatMul(p, out, m, x, tc.n)
+		if a := testing.AllocsPerRun(50, func() { MatMul(p, out, m, x, tc.n) }); a > 0 {
+			t.Errorf("%s %dx%d, %d rows: %v allocations per multiplication", tc.dt, tc.rows, tc.cols, tc.n, a)
+		}
 	}
 }
 

@@ -96,7 +96,7 @@ func matMulFloatX16(p *Pool, out []float32, w Matrix, x []float32, n int) {
 	// The rows past the last tile: fewer than 16, one thread.
 	rb, r0 := w.RowBytes(), tiles*kernel.X16Rows
 	for i := range n {
-		rows(w.Data[r0*rb:], rb, x[i*w.Cols:(i+1)*w.Cols], out[i*w.Rows+r0:(i+1)*w.Rows])
+		rows(w.Data[r0*rb:], rb, x[i*w.Cols:(i+1)*w.Cols], out[i*w.Rows+r0:(i+1)*w.Rows], false)
 	}
 }
 
@@ -111,11 +111,15 @@ func (t *floatX16Task) Run(lo, hi int) {
 		rb, rows := w.RowBytes(), w.Rows
 		data := w.x.data[lo*w.x.tileBytes : hi*w.x.tileBytes]
 		for i := range t.n {
-			t.rows(data, rb, t.x[i*w.Cols:(i+1)*w.Cols], t.out[i*rows+lo*kernel.X16Rows:i*rows+hi*kernel.X16Rows])
+			t.rows(data, rb, t.x[i*w.Cols:(i+1)*w.Cols], t.out[i*rows+lo*kernel.X16Rows:i*rows+hi*kernel.X16Rows], false)
 		}
 	} else {
+		var acc *[16]float32 // the 4×4 tiles' results
+		if t.tile != nil {
+			acc = new([16]float32) // on the heap (the kernel is a func value): one a chunk
+		}
 		for rt := lo; rt < hi; rt++ {
-			t.multiply(rt)
+			t.multiply(rt, acc)
 		}
 	}
 	runtime.KeepAlive(w.x) // the tiles live outside the Go heap while x does
@@ -123,7 +127,7 @@ func (t *floatX16Task) Run(lo, hi int) {
 
 // multiply computes tile rt's 16 rows for every activation row: 4×4
 // tiles for the activations in groups of 4, runs of rows for the rest.
-func (t *floatX16Task) multiply(rt int) {
+func (t *floatX16Task) multiply(rt int, acc *[16]float32) {
 	w := t.w
 	tile := w.x16Tile(rt)
 	ts, cols, rows := w.Type.TypeSize(), w.Cols, w.Rows
@@ -131,14 +135,13 @@ func (t *floatX16Task) multiply(rt int) {
 	ilo := 0
 	if t.tile != nil {
 		ilo = t.n / 4 * 4
-		var acc [16]float32
 		for i0 := 0; i0 < ilo; i0 += floatPanel {
 			for c0 := 0; c0 < cols; c0 += floatPanelCols {
 				pc := min(floatPanelCols, cols-c0)
 				panel := tile[kernel.X16Rows*c0*ts:]
 				for g := 0; g < kernel.X16Rows; g += 4 {
 					for i := i0; i < min(ilo, i0+floatPanel); i += 4 {
-						t.tile(panel, pc*ts, g, t.x[c0:], cols, i, pc, &acc)
+						t.tile(panel, pc*ts, g, t.x[c0:], cols, i, pc, acc)
 						for k := range 4 {
 							dst := t.out[(i+k)*rows+o+g:][:4]
 							for r := range 4 {
@@ -154,21 +157,13 @@ func (t *floatX16Task) multiply(rt int) {
 			}
 		}
 	}
-	var part [kernel.X16Rows]float32
 	for i := ilo; i < t.n; i++ {
 		dst := t.out[i*rows+o:][:kernel.X16Rows]
 		xi := t.x[i*cols : (i+1)*cols]
 		for c0 := 0; c0 < cols; c0 += floatPanelCols {
 			pc := min(floatPanelCols, cols-c0)
 			panel := tile[kernel.X16Rows*c0*ts:][:kernel.X16Rows*pc*ts]
-			if c0 == 0 {
-				t.rows(panel, pc*ts, xi[:pc], dst)
-				continue
-			}
-			t.rows(panel, pc*ts, xi[c0:c0+pc], part[:])
-			for r, v := range part {
-				dst[r] += v
-			}
+			t.rows(panel, pc*ts, xi[c0:c0+pc], dst, c0 > 0)
 		}
 	}
 }

@@ -46,10 +46,11 @@ func multiFromRows(rd RowsDot) RowsDotMulti {
 type FDot func(w []byte, x []float32) float32
 
 // FRows computes out[r] = FDot(w[r*rowBytes:], x) for r < len(out), with
-// the same bits: one call for a run of rows, no call and bounds checks per
-// row (a 2048-column F16 row is about 160 ns of streaming at two threads,
-// so a few nanoseconds a row show).
-type FRows func(w []byte, rowBytes int, x []float32, out []float32)
+// the same bits, or out[r] += FDot(...) when add is set: one call for a
+// run of rows, no call and bounds checks per row (a 2048-column F16 row is
+// about 160 ns of streaming at two threads, so a few nanoseconds a row
+// show).
+type FRows func(w []byte, rowBytes int, x []float32, out []float32, add bool)
 
 // Impl is one implementation of the dot kernels: "generic" is the
 // specification; fast ones fill in what they accelerate.
@@ -171,9 +172,13 @@ func (impl Impl) FRowsFor(dt tensor.DType) FRows {
 
 // frowsFromDot is an FRows calling dot once per row.
 func frowsFromDot(dot FDot) FRows {
-	return func(w []byte, rowBytes int, x []float32, out []float32) {
+	return func(w []byte, rowBytes int, x []float32, out []float32, add bool) {
 		for r := range out {
-			out[r] = dot(w[r*rowBytes:], x)
+			if v := dot(w[r*rowBytes:], x); add {
+				out[r] += v
+			} else {
+				out[r] = v
+			}
 		}
 	}
 }

@@ -286,9 +286,10 @@ f16done:
 	MOVSS X0, ret+24(FP)
 	RET
 
-// func dotF16RowsAVX512(n, rows int, w *byte, rowBytes int, x *float32, out *float32)
-// out[r] = dotF16AVX512(n, w + r·rowBytes, x) for r < rows.
-TEXT ·dotF16RowsAVX512(SB), NOSPLIT, $0-48
+// func dotF16RowsAVX512(n, rows int, w *byte, rowBytes int, x *float32, out *float32, add bool)
+// out[r] = dotF16AVX512(n, w + r·rowBytes, x) for r < rows, or out[r] +=
+// it when add is set.
+TEXT ·dotF16RowsAVX512(SB), NOSPLIT, $0-49
 	MOVQ rows+8(FP), R9
 	MOVQ w+16(FP), R8
 	MOVQ rowBytes+24(FP), R10
@@ -328,6 +329,10 @@ frsum:
 	VADDPS X1, X0, X0
 	VHADDPS X0, X0, X0
 	VHADDPS X0, X0, X0
+	CMPB add+48(FP), $0
+	JEQ  frstore
+	VADDSS (AX), X0, X0
+frstore:
 	VMOVSS X0, (AX)
 	ADDQ $4, AX
 	ADDQ R10, R8

@@ -182,7 +182,7 @@ func TestRowsDot(t *testing.T) {
 }
 
 // TestFRows: a run of rows gives each row the bits of the same
-// implementation's FDot, with rows wider than the row (padding), lengths
+// implementation's FDot (added to out's value with add), with rows wider than the row (padding), lengths
 // that are not a multiple of the vector width, and nothing written past
 // out.
 func TestFRows(t *testing.T) {
@@ -207,16 +207,24 @@ func TestFRows(t *testing.T) {
 						copy(w, f32bytes(randNormal(r, len(w)/4, 1)))
 					}
 					x := randNormal(r, n, 1)
-					out := make([]float32, rows+1)
-					out[rows] = 42
-					frows(w, rb, x, out[:rows])
-					for k := range rows {
-						if want := dot(w[k*rb:], x); math.Float32bits(out[k]) != math.Float32bits(want) {
-							t.Fatalf("%s/%s n=%d pad=%d row %d: %g, want %g", impl.Name, dt, n, pad, k, out[k], want)
+					for _, add := range []bool{false, true} {
+						out := make([]float32, rows+1)
+						base := randNormal(r, rows, 1)
+						copy(out, base)
+						out[rows] = 42
+						frows(w, rb, x, out[:rows], add)
+						for k := range rows {
+							want := dot(w[k*rb:], x)
+							if add {
+								want = base[k] + want
+							}
+							if math.Float32bits(out[k]) != math.Float32bits(want) {
+								t.Fatalf("%s/%s n=%d pad=%d add=%v row %d: %g, want %g", impl.Name, dt, n, pad, add, k, out[k], want)
+							}
 						}
-					}
-					if out[rows] != 42 {
-						t.Fatal("wrote past out")
+						if out[rows] != 42 {
+							t.Fatal("wrote past out")
+						}
 					}
 				}
 			}

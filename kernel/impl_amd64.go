@@ -66,7 +66,7 @@ func dotF16AVX2(n int, w *byte, x *float32) float32
 func dotF16AVX512(n int, w *byte, x *float32) float32
 
 //go:noescape
-func dotF16RowsAVX512(n, rows int, w *byte, rowBytes int, x *float32, out *float32)
+func dotF16RowsAVX512(n, rows int, w *byte, rowBytes int, x *float32, out *float32, add bool)
 
 //go:noescape
 func dotBF16AVX2(n int, w *byte, x *float32) float32
@@ -226,19 +226,16 @@ func fdotAsmW(dt tensor.DType, width int, f func(n int, w *byte, x *float32) flo
 // frowsF16AVX512 is dotF16AVX512 over a run of rows in one call; rows
 // whose length is not a multiple of 64 take the per-row dot (its tail is
 // Go), so every row has fdotAsmW's bits.
-func frowsF16AVX512(w []byte, rowBytes int, x []float32, out []float32) {
+func frowsF16AVX512(w []byte, rowBytes int, x []float32, out []float32, add bool) {
 	n, rows := len(x), len(out)
 	if rows == 0 {
 		return
 	}
 	if n%64 != 0 || n == 0 || rowBytes < 2*n || len(w) < (rows-1)*rowBytes+2*n {
-		dot := avx512.F[tensor.F16]
-		for r := range out {
-			out[r] = dot(w[r*rowBytes:], x)
-		}
+		frowsFromDot(avx512.F[tensor.F16])(w, rowBytes, x, out, add)
 		return
 	}
-	dotF16RowsAVX512(n, rows, &w[0], rowBytes, &x[0], &out[0])
+	dotF16RowsAVX512(n, rows, &w[0], rowBytes, &x[0], &out[0], add)
 }
 
 // qdotSplit runs f over the largest multiple of step blocks and tail (a
