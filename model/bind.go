@@ -55,7 +55,7 @@ func (b *Binder) X16Bytes() int64 { return b.x16Bytes }
 func (b *Binder) PackBytes() int64 { return b.packBytes }
 
 // x16 is whether quantized matrices are rearranged into the x16 layout,
-// and float matrices wider than 2048 columns into panels, at load
+// and float matrices into panels of 2048 columns, at load
 // (compute.ForDecode), on by default where the CPU has the kernels; GLASSBOX_X16=0 keeps the GGUF layout (to compare, or if
 // the copy is unwanted). The copy replaces the mapped pages (they are
 // dropped once copied), so resident memory stays one copy of the weights.
