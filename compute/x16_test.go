@@ -263,6 +263,8 @@ func TestMatMuls(t *testing.T) {
 		"not x16":     {mk(tensor.Q4_0, 64), {Type: tensor.F32, Rows: 8, Cols: cols, Data: make([]byte, 8*cols*4)}},
 		"too many":    {mk(tensor.Q4_0, 16), mk(tensor.Q4_0, 16), mk(tensor.Q4_0, 16), mk(tensor.Q4_0, 16), mk(tensor.Q4_0, 16)},
 		"one":         {mk(tensor.Q5_K, 48)},
+		"float q k v": {mk(tensor.F16, 128), mk(tensor.F16, 32), mk(tensor.F16, 17)},
+		"float mixed": {mk(tensor.F16, 32), mk(tensor.F32, 32)},
 	}
 	for name, ws := range cases {
 		for _, n := range []int{1, 3, 20} {
@@ -283,11 +285,13 @@ func TestMatMuls(t *testing.T) {
 			}
 		}
 	}
-	q, k := cases["q k v"][0], cases["q k v"][1]
-	x := randNormal(r, cols, 1)
-	oq, ok := make([]float32, q.Rows), make([]float32, k.Rows)
-	if a := testing.AllocsPerRun(50, func() { MatMuls(p, x, 1, Product{oq, q}, Product{ok, k}) }); a > 0 {
-		t.Errorf("%v allocations per token", a)
+	for _, name := range []string{"q k v", "float q k v"} {
+		q, k := cases[name][0], cases[name][1]
+		x := randNormal(r, cols, 1)
+		oq, ok := make([]float32, q.Rows), make([]float32, k.Rows)
+		if a := testing.AllocsPerRun(50, func() { MatMuls(p, x, 1, Product{oq, q}, Product{ok, k}) }); a > 0 {
+			t.Errorf("%s: %v allocations per token", name, a)
+		}
 	}
 }
 

@@ -65,43 +65,65 @@ func packFloatPanels(w []byte, rb, ts, r0, cols int, dst []byte) {
 	}
 }
 
-// floatX16Task is matMulFloatX16's loop body over tiles, pooled so that
-// token generation allocates nothing.
+// floatX16Task is matMulFloatX16's loop body over the tiles of up to
+// maxShared matrices that share the input, one after another, pooled so
+// that token generation allocates nothing.
 type floatX16Task struct {
-	w      Matrix
-	out, x []float32
-	n      int
-	rows   kernel.FRows
-	tile   kernel.FTile // nil below 4 activation rows
+	ws    [maxShared]Matrix
+	outs  [maxShared][]float32
+	first [maxShared + 1]int // matrix i's tiles are loop indices first[i]..first[i+1]-1
+	count int
+	x     []float32
+	n     int
+	rows  kernel.FRows
+	tile  kernel.FTile // nil below 4 activation rows
 }
 
 var floatX16Tasks = sync.Pool{New: func() any { return new(floatX16Task) }}
 
-// matMulFloatX16 is MatMul for a float matrix with panels: each task takes
-// a range of tiles; rows past the last full tile use the plain dots.
-func matMulFloatX16(p *Pool, out []float32, w Matrix, x []float32, n int) {
-	rows, err := kernel.FRowsFor(w.Type)
+// matMulFloatX16 is MatMul (and MatMuls) for float matrices with panels,
+// all of one type and row length (1 ≤ len(ps) ≤ maxShared): one parallel
+// loop over all of their tiles; rows past a matrix's last full tile use
+// the plain row runs.
+func matMulFloatX16(p *Pool, x []float32, n int, ps ...Product) {
+	w0 := ps[0].W
+	rows, err := kernel.FRowsFor(w0.Type)
 	if err != nil {
 		panic("compute: MatMul: " + err.Error())
 	}
 	t := floatX16Tasks.Get().(*floatX16Task)
-	*t = floatX16Task{w: w, out: out, x: x, n: n, rows: rows}
-	if n >= 4 {
-		t.tile, _ = kernel.FTileFor(w.Type) // floatX16 checked that there is one
+	*t = floatX16Task{x: x, n: n, rows: rows, count: len(ps)}
+	for i, pr := range ps {
+		t.ws[i], t.outs[i] = pr.W, pr.Out
+		t.first[i+1] = t.first[i] + pr.W.Rows/kernel.X16Rows
 	}
-	tiles := w.Rows / kernel.X16Rows
-	p.ForTask(tiles, grainFor(w.x.tileBytes*n), t)
+	if n >= 4 {
+		t.tile, _ = kernel.FTileFor(w0.Type) // floatX16 checked that there is one
+	}
+	p.ForTask(t.first[t.count], grainFor(w0.x.tileBytes*n), t)
 	*t = floatX16Task{} // keep no caller memory in the pool
 	floatX16Tasks.Put(t)
-	// The rows past the last tile: fewer than 16, one thread.
-	rb, r0 := w.RowBytes(), tiles*kernel.X16Rows
-	for i := range n {
-		rows(w.Data[r0*rb:], rb, x[i*w.Cols:(i+1)*w.Cols], out[i*w.Rows+r0:(i+1)*w.Rows], false)
+	// The rows past each matrix's last tile: fewer than 16, one thread.
+	for _, pr := range ps {
+		w := pr.W
+		rb, r0 := w.RowBytes(), w.Rows/kernel.X16Rows*kernel.X16Rows
+		for i := range n {
+			rows(w.Data[r0*rb:], rb, x[i*w.Cols:(i+1)*w.Cols], pr.Out[i*w.Rows+r0:(i+1)*w.Rows], false)
+		}
 	}
 }
 
 func (t *floatX16Task) Run(lo, hi int) {
-	w := t.w
+	for i := range t.count {
+		a, b := max(lo, t.first[i]), min(hi, t.first[i+1])
+		if a < b {
+			t.span(t.ws[i], t.outs[i], a-t.first[i], b-t.first[i])
+		}
+	}
+}
+
+// span multiplies tiles lo..hi-1 of w into out.
+func (t *floatX16Task) span(w Matrix, out []float32, lo, hi int) {
 	for rt := lo; rt < hi; rt++ {
 		w.x16Tile(rt) // copied before use (at load, normally: then this only checks)
 	}
@@ -111,7 +133,7 @@ func (t *floatX16Task) Run(lo, hi int) {
 		rb, rows := w.RowBytes(), w.Rows
 		data := w.x.data[lo*w.x.tileBytes : hi*w.x.tileBytes]
 		for i := range t.n {
-			t.rows(data, rb, t.x[i*w.Cols:(i+1)*w.Cols], t.out[i*rows+lo*kernel.X16Rows:i*rows+hi*kernel.X16Rows], false)
+			t.rows(data, rb, t.x[i*w.Cols:(i+1)*w.Cols], out[i*rows+lo*kernel.X16Rows:i*rows+hi*kernel.X16Rows], false)
 		}
 	} else {
 		var acc *[16]float32 // the 4×4 tiles' results
@@ -119,7 +141,7 @@ func (t *floatX16Task) Run(lo, hi int) {
 			acc = new([16]float32) // on the heap (the kernel is a func value): one a chunk
 		}
 		for rt := lo; rt < hi; rt++ {
-			t.multiply(rt, acc)
+			t.multiply(w, out, rt, acc)
 		}
 	}
 	runtime.KeepAlive(w.x) // the tiles live outside the Go heap while x does
@@ -127,8 +149,7 @@ func (t *floatX16Task) Run(lo, hi int) {
 
 // multiply computes tile rt's 16 rows for every activation row: 4×4
 // tiles for the activations in groups of 4, runs of rows for the rest.
-func (t *floatX16Task) multiply(rt int, acc *[16]float32) {
-	w := t.w
+func (t *floatX16Task) multiply(w Matrix, out []float32, rt int, acc *[16]float32) {
 	tile := w.x16Tile(rt)
 	ts, cols, rows := w.Type.TypeSize(), w.Cols, w.Rows
 	o := rt * kernel.X16Rows
@@ -143,7 +164,7 @@ func (t *floatX16Task) multiply(rt int, acc *[16]float32) {
 					for i := i0; i < min(ilo, i0+floatPanel); i += 4 {
 						t.tile(panel, pc*ts, g, t.x[c0:], cols, i, pc, acc)
 						for k := range 4 {
-							dst := t.out[(i+k)*rows+o+g:][:4]
+							dst := out[(i+k)*rows+o+g:][:4]
 							for r := range 4 {
 								if c0 == 0 {
 									dst[r] = acc[4*k+r]
@@ -158,7 +179,7 @@ func (t *floatX16Task) multiply(rt int, acc *[16]float32) {
 		}
 	}
 	for i := ilo; i < t.n; i++ {
-		dst := t.out[i*rows+o:][:kernel.X16Rows]
+		dst := out[i*rows+o:][:kernel.X16Rows]
 		xi := t.x[i*cols : (i+1)*cols]
 		for c0 := 0; c0 < cols; c0 += floatPanelCols {
 			pc := min(floatPanelCols, cols-c0)
