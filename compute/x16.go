@@ -85,7 +85,8 @@ func (a *X16Arena) take(n int) []byte {
 // memory stays one copy of the weights); the bytes must stay readable
 // afterwards (Row and MatMulExact still read m.Data,
 // and rows past the last full tile always do). Float matrices get panel
-// tiles (x16float.go) where the CPU has the float tile kernels. m is returned unchanged when it has no x16 kernel on this CPU
+// tiles (x16float.go) where the CPU has the float tile kernels; those of
+// at most one panel only in an arena (ForDecodeIn). m is returned unchanged when it has no x16 kernel on this CPU
 // (other types, purego builds, CPUs without AVX-512 VNNI) or is malformed.
 func ForDecode(m Matrix, evict func([]byte)) Matrix {
 	return ForDecodeIn(m, evict, nil)
@@ -95,7 +96,10 @@ func ForDecode(m Matrix, evict func([]byte)) Matrix {
 // it has room; otherwise in memory of their own).
 func ForDecodeIn(m Matrix, evict func([]byte), arena *X16Arena) Matrix {
 	tb := x16TileBytes(m)
-	if tb == 0 {
+	if tb == 0 || floatX16(m) && m.Cols <= floatPanelCols && arena == nil {
+		// A float matrix of one panel gains from a copy only in an arena
+		// (x16float.go); alone, its own mapping would add page-rounding to
+		// a small model's memory for nothing.
 		return m
 	}
 	tiles := m.Rows / kernel.X16Rows

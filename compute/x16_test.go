@@ -122,6 +122,7 @@ func TestMatVecX16Allocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 52))
 	p := NewPool(2)
 	defer p.Close()
+	arena := NewX16Arena(16 << 20) // float matrices of one panel are tiled only in an arena
 	// Q4_0 tiles, one-panel and three-panel float tiles (n=1..3 take the row
 	// runs, the three-panel ones adding each panel into the output).
 	for _, tc := range []struct {
@@ -130,7 +131,7 @@ func TestMatVecX16Allocs(t *testing.T) {
 		n          int
 	}{{tensor.Q4_0, 64, 256, 1}, {tensor.F16, 64, 256, 1}, {tensor.F16, 32, 3 * floatPanelCols, 1}, {tensor.F16, 32, 3 * floatPanelCols, 3}} {
 		plain, _ := randMatrix(t, r, tc.dt, tc.rows, tc.cols)
-		m := ForDecode(plain, nil)
+		m := ForDecodeIn(plain, nil, arena)
 		if !m.ForDecoding() {
 			continue // no x16 kernel on this CPU
 		}
@@ -252,9 +253,10 @@ func TestMatMuls(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
 	const cols = 256
+	arena := NewX16Arena(16 << 20) // float matrices of one panel are tiled only in an arena
 	mk := func(dt tensor.DType, rows int) Matrix {
 		plain, _ := randMatrix(t, r, dt, rows, cols)
-		return ForDecode(plain, nil)
+		return ForDecodeIn(plain, nil, arena)
 	}
 	cases := map[string][]Matrix{
 		"q k v":       {mk(tensor.Q4_0, 128), mk(tensor.Q4_0, 32), mk(tensor.Q4_0, 32)},
@@ -265,6 +267,9 @@ func TestMatMuls(t *testing.T) {
 		"one":         {mk(tensor.Q5_K, 48)},
 		"float q k v": {mk(tensor.F16, 128), mk(tensor.F16, 32), mk(tensor.F16, 17)},
 		"float mixed": {mk(tensor.F16, 32), mk(tensor.F32, 32)},
+	}
+	if _, fast := kernel.FTileFor(tensor.F16); fast && arena != nil && !cases["float q k v"][0].ForDecoding() {
+		t.Fatal("float matrices in the arena have no panel tiles")
 	}
 	for name, ws := range cases {
 		for _, n := range []int{1, 3, 20} {
@@ -311,12 +316,27 @@ func TestForDecodeFloat(t *testing.T) {
 				plain, _ := randMatrix(t, r, dt, rows, cols)
 				evicts := 0
 				var mu sync.Mutex
-				m := ForDecode(plain, func([]byte) { mu.Lock(); evicts++; mu.Unlock() })
-				if _, fast := kernel.FTileFor(dt); !fast || cols%kernel.FTileCols != 0 {
-					if m.ForDecoding() || X16Bytes(m) != 0 {
+				evict := func([]byte) { mu.Lock(); evicts++; mu.Unlock() }
+				m := ForDecode(plain, evict)
+				_, fast := kernel.FTileFor(dt)
+				if !fast || cols%kernel.FTileCols != 0 || cols <= floatPanelCols {
+					// One panel is copied only into an arena.
+					if m.ForDecoding() {
 						t.Fatal("tiled a matrix that should keep its layout")
 					}
-					return
+					if !fast || cols%kernel.FTileCols != 0 {
+						if X16Bytes(plain) != 0 {
+							t.Fatal("X16Bytes of a matrix that keeps its layout")
+						}
+						return
+					}
+					arena := NewX16Arena(int64(len(plain.Data)) + 1<<20)
+					if arena == nil {
+						return // no lazily committed memory on this OS
+					}
+					if m = ForDecodeIn(plain, evict, arena); !m.ForDecoding() {
+						t.Fatal("a one-panel matrix was not tiled in an arena")
+					}
 				}
 				if !m.ForDecoding() {
 					t.Fatal("no panel tiles")
