@@ -15,8 +15,8 @@ import (
 //	tile = panel 0 (rows 0..15, columns 0..2047), panel 1 (columns 2048..4095), ...
 //
 // (the last panel narrower when the columns are not a multiple; a matrix
-// of at most 2048 columns keeps its rows as they are), the same bytes as
-// the 16 rows. Two things make it faster than the mapped rows:
+// of at most 2048 columns keeps its rows as they are, and is copied only
+// into an arena), the same bytes as the 16 rows. Two things make it faster than the mapped rows:
 //
 //   - A row-by-row dot product over a long row cycles all of the
 //     activations through L1 once per row: for the 1B model's down matrix
