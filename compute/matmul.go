@@ -51,6 +51,11 @@ func floatTiles(w Matrix) bool {
 	return w.x != nil && w.x.float && w.x.typ == w.Type && w.x.cols == w.Cols
 }
 
+// streamRows is the most activation rows for which a multiplication is
+// bound by streaming the weights (token generation, small batches of
+// decoding sequences) and takes Pool.ForStream's chunks.
+const streamRows = 4
+
 // x16Kernel returns the x16 kernel for w if w has x16 tiles.
 func x16Kernel(w Matrix) (kernel.X16, bool) {
 	if w.x == nil || w.x.typ != w.Type || w.x.cols != w.Cols {

@@ -201,7 +201,20 @@ func (p *Pool) ForGrain(n, grain int, fn func(lo, hi int)) {
 }
 
 // ForTask is ForGrain with the loop body as a Task.
-func (p *Pool) ForTask(n, grain int, fn Task) {
+func (p *Pool) ForTask(n, grain int, fn Task) { p.forTask(n, grain, 2, fn) }
+
+// ForStream is ForTask for a loop that streams memory once (a matrix ×
+// vector): its chunks take 1/threads of what is left, not 1/(2·threads),
+// so each thread reads fewer, longer runs (every chunk's start is a new
+// stream for the hardware prefetcher). Decode steps at 2 threads are 3–5 %
+// faster for 1B Q4_0 and Q8_0 and 1.4 % for F16 (interleaved A/B), where
+// prompt processing, compute-bound and more sensitive to how evenly the
+// threads finish, is 2–5 % slower with these chunks and keeps ForTask's.
+func (p *Pool) ForStream(n, grain int, fn Task) { p.forTask(n, grain, 1, fn) }
+
+// forTask runs fn over [0,n) with chunks of 1/(div·threads) of what is
+// left.
+func (p *Pool) forTask(n, grain, div int, fn Task) {
 	if n <= 0 {
 		return
 	}
@@ -216,7 +229,7 @@ func (p *Pool) ForTask(n, grain int, fn Task) {
 	j.mu.Lock()
 	j.fn, j.n, j.closed = fn, n, false
 	j.least = max(grain, n/(chunksPerThread*p.threads))
-	j.div = 2 * p.threads
+	j.div = div * p.threads
 	j.next.Store(0)
 	j.mu.Unlock()
 	for range min(p.threads-1, n/j.least-1) {

@@ -8,23 +8,32 @@ import (
 	"time"
 )
 
+// TestPoolForCoversOnce: ForTask's and ForStream's chunks cover every
+// index once, none smaller than the grain.
 func TestPoolForCoversOnce(t *testing.T) {
 	for _, threads := range []int{1, 2, 3, 8} {
 		p := NewPool(threads)
 		for _, n := range []int{0, 1, 2, 7, 64, 1001} {
 			for _, grain := range []int{1, 5, 100} {
-				hits := make([]int32, n)
-				p.ForGrain(n, grain, func(lo, hi int) {
-					if hi-lo < grain && n >= grain {
-						t.Errorf("threads %d n %d grain %d: chunk [%d,%d) smaller than grain", threads, n, grain, lo, hi)
+				for _, stream := range []bool{false, true} {
+					hits := make([]int32, n)
+					fn := funcTask(func(lo, hi int) {
+						if hi-lo < grain && n >= grain {
+							t.Errorf("threads %d n %d grain %d: chunk [%d,%d) smaller than grain", threads, n, grain, lo, hi)
+						}
+						for i := lo; i < hi; i++ {
+							atomic.AddInt32(&hits[i], 1)
+						}
+					})
+					if stream {
+						p.ForStream(n, grain, fn)
+					} else {
+						p.ForTask(n, grain, fn)
 					}
-					for i := lo; i < hi; i++ {
-						atomic.AddInt32(&hits[i], 1)
-					}
-				})
-				for i, h := range hits {
-					if h != 1 {
-						t.Fatalf("threads %d n %d: index %d ran %d times", threads, n, i, h)
+					for i, h := range hits {
+						if h != 1 {
+							t.Fatalf("threads %d n %d stream %v: index %d ran %d times", threads, n, stream, i, h)
+						}
 					}
 				}
 			}

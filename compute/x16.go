@@ -295,7 +295,11 @@ func matMulX16(p *Pool, x []float32, n int, kern kernel.X16, ps ...Product) {
 		p.ForTask(n, 1, t)
 	}
 	t.phase = dotRows
-	p.ForTask(t.first[t.count], grainFor(w0.x.tileBytes*t.ap.Panels()), t)
+	if n <= streamRows {
+		p.ForStream(t.first[t.count], grainFor(w0.x.tileBytes*t.ap.Panels()), t)
+	} else {
+		p.ForTask(t.first[t.count], grainFor(w0.x.tileBytes*t.ap.Panels()), t)
+	}
 	t.ws, t.outs, t.x = [maxShared]Matrix{}, [maxShared][]float32{}, nil // keep no caller memory in the pool
 	for _, pr := range ps {
 		if w := pr.W; w.Rows%kernel.X16Rows != 0 {

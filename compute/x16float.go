@@ -100,7 +100,11 @@ func matMulFloatX16(p *Pool, x []float32, n int, ps ...Product) {
 	if n >= 4 {
 		t.tile, _ = kernel.FTileFor(w0.Type) // floatX16 checked that there is one
 	}
-	p.ForTask(t.first[t.count], grainFor(w0.x.tileBytes*n), t)
+	if n <= streamRows {
+		p.ForStream(t.first[t.count], grainFor(w0.x.tileBytes*n), t)
+	} else {
+		p.ForTask(t.first[t.count], grainFor(w0.x.tileBytes*n), t)
+	}
 	*t = floatX16Task{} // keep no caller memory in the pool
 	floatX16Tasks.Put(t)
 	// The rows past each matrix's last tile: fewer than 16, one thread.
