@@ -15,7 +15,7 @@ import (
 // reads KV head h/(numHeads/numKVHeads) (grouped-query attention). The
 // query at position p sees keys k ≤ p, and with window > 0 only
 // p-window < k ≤ p. Weights are softmax(q·k·scale). Work is split over
-// (token, head) pairs.
+// (token, KV head) pairs.
 func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int, scale float32, window int) {
 	hd := c.HeadDim
 	if n < 0 || start < 0 || start+n > c.CtxLen || numHeads <= 0 || numHeads%c.NumKVHeads != 0 ||
@@ -30,15 +30,18 @@ func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int
 	}
 	t := attnTasks.Get().(*attnTask)
 	*t = attnTask{out: out, q: q, start: start, c: c, numHeads: numHeads, group: group, scale: scale, window: window, kdot: kdot}
-	// A (token, head) pair reads its keys and values once: a short context
-	// is too little work per pair to hand to another thread.
+	// A task is a (token, KV head) pair: the KV head's keys and values are
+	// read once for its group of query heads, and a chunk never splits a
+	// group (split groups lost the four-head kernel and read their KV head
+	// twice: two threads were no faster than one at position ~160). A short
+	// context is too little work per pair to hand to another thread.
 	perPair := (start + n) * hd * 2 * int(c.Type.TypeSize())
-	p.ForTask(n*numHeads, grainFor(perPair), t)
+	p.ForTask(n*c.NumKVHeads, grainFor(perPair), t)
 	*t = attnTask{}
 	attnTasks.Put(t)
 }
 
-// attnTask is Attention's loop over (token, head) pairs, pooled so a
+// attnTask is Attention's loop over (token, KV head) pairs, pooled so a
 // decode step allocates nothing.
 type attnTask struct {
 	out, q          []float32
@@ -54,57 +57,63 @@ var attnTasks = sync.Pool{New: func() any { return new(attnTask) }}
 
 func (a *attnTask) Run(lo, hi int) {
 	c, hd := a.c, a.c.HeadDim
-	span := a.start + hi/a.numHeads + 1 // the most positions a pair here sees
+	nkv := c.NumKVHeads
+	span := a.start + (hi-1)/nkv + 1 // the most positions a pair here sees
 	sb := getFloats(4 * span)
 	defer floatBufs.Put(sb)
-	for t := lo; t < hi; t++ {
-		i, h := t/a.numHeads, t%a.numHeads
+	for u := lo; u < hi; u++ {
+		i, kvh := u/nkv, u%nkv
 		pos := a.start + i
 		first := 0
 		if a.window > 0 {
 			first = max(0, pos-a.window+1)
 		}
-		qh := a.q[t*hd : (t+1)*hd]
-		kvh := h / a.group
-		scores := (*sb)[:pos+1-first]
-		o := a.out[t*hd : (t+1)*hd]
+		np := pos + 1 - first
+		h0 := i*a.numHeads + kvh*a.group // the group's first (token, head) row
 		if c.Type == tensor.F16 {
 			// The head's keys and values over positions first..pos, one
 			// after another in the cache: one kernel call each.
 			hb, off := c.headBytes(), c.at(first, kvh)
-			if n := (pos + 1 - first) * hb; 2*n <= streamAhead && (h%a.group == 0 || t == lo) {
-				// The first query head of a group (on this thread) reads
-				// the head's keys and values from DRAM: a plain streaming
-				// pass brings them into L2 at full bandwidth, where the
-				// kernels (too many instructions per byte to keep enough
-				// reads in flight) and the group's other heads find them.
+			if n := np * hb; 2*n <= streamAhead {
+				// A plain streaming pass brings the head's keys and values
+				// from DRAM into L2 at full bandwidth, where the kernels
+				// (too many instructions per byte to keep enough reads in
+				// flight) and the group's other heads find them.
 				kernel.StreamRead(c.k[off : off+n])
 				kernel.StreamRead(c.v[off : off+n])
 			}
-			np, heads := pos+1-first, 1
-			if a.group%4 == 0 && h%4 == 0 && t+4 <= hi {
-				// Four heads of the group read each key once (the same
-				// bits as one at a time).
-				heads = 4
-				kernel.ScoresF16x4((*sb)[:4*span], np, c.k[off:], hb, a.q[t*hd:(t+4)*hd], a.scale)
-			} else {
-				kernel.ScoresF16(scores, c.k[off:], hb, qh, a.scale)
+			for j := 0; j < a.group; {
+				t := h0 + j
+				heads := 1
+				if a.group-j >= 4 {
+					// Four heads of the group read each key once (the same
+					// bits as one at a time).
+					heads = 4
+					kernel.ScoresF16x4((*sb)[:4*span], np, c.k[off:], hb, a.q[t*hd:(t+4)*hd], a.scale)
+				} else {
+					kernel.ScoresF16((*sb)[:np], c.k[off:], hb, a.q[t*hd:(t+1)*hd], a.scale)
+				}
+				for k := range heads {
+					sc := (*sb)[k*span : k*span+np]
+					Softmax(sc)
+					kernel.MixF16(a.out[(t+k)*hd:(t+k+1)*hd], c.v[off:], hb, sc)
+				}
+				j += heads
 			}
-			for j := range heads {
-				sc := (*sb)[j*span : j*span+np]
-				Softmax(sc)
-				kernel.MixF16(a.out[(t+j)*hd:(t+j+1)*hd], c.v[off:], hb, sc)
-			}
-			t += heads - 1
 			continue
 		}
-		for k := first; k <= pos; k++ {
-			scores[k-first] = a.kdot(c.key(k, kvh), qh) * a.scale
-		}
-		Softmax(scores)
-		clear(o)
-		for k := first; k <= pos; k++ {
-			accumulate(o, c.value(k, kvh), c.Type, scores[k-first])
+		scores := (*sb)[:np]
+		for j := range a.group {
+			t := h0 + j
+			qh, o := a.q[t*hd:(t+1)*hd], a.out[t*hd:(t+1)*hd]
+			for k := first; k <= pos; k++ {
+				scores[k-first] = a.kdot(c.key(k, kvh), qh) * a.scale
+			}
+			Softmax(scores)
+			clear(o)
+			for k := first; k <= pos; k++ {
+				accumulate(o, c.value(k, kvh), c.Type, scores[k-first])
+			}
 		}
 	}
 }

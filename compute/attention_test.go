@@ -111,13 +111,13 @@ func TestAttentionAllocs(t *testing.T) {
 }
 
 // TestAttentionGroups: grouped-query attention with groups of 4 and 8
-// (whose heads read the keys four at a time) matches the naive reference,
-// and gives the same bits on 1, 2 and 3 threads (chunks that split a
-// group take its heads one at a time).
+// (whose heads read the keys four at a time), 6 (four, then two one at a
+// time) and 1 matches the naive reference, and gives the same bits on 1, 2
+// and 3 threads.
 func TestAttentionGroups(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 1))
 	const headDim, ctxLen = 64, 80
-	for _, g := range []struct{ heads, kvHeads, n, start int }{{8, 2, 1, 70}, {16, 2, 5, 30}, {12, 3, 3, 50}} {
+	for _, g := range []struct{ heads, kvHeads, n, start int }{{8, 2, 1, 70}, {16, 2, 5, 30}, {12, 3, 3, 50}, {12, 2, 4, 40}, {6, 6, 2, 20}} {
 		kvDim := g.kvHeads * headDim
 		total := g.start + g.n
 		k, v := randNormal(r, total*kvDim, 1), randNormal(r, total*kvDim, 1)
