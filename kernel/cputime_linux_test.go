@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"runtime"
 	"syscall"
 	"time"
 )
@@ -15,16 +14,4 @@ func threadCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// cpuRate runs f reps times on one locked thread and returns reps per
-// CPU-second.
-func cpuRate(reps int, f func()) float64 {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	t0 := threadCPU()
-	for range reps {
-		f()
-	}
-	return float64(reps) / (threadCPU() - t0).Seconds()
 }
