@@ -134,3 +134,37 @@ func TestRoPE(t *testing.T) {
 		}
 	}
 }
+
+// TestRotary: Apply gives RoPE's bits over a sequence of calls that keeps
+// or changes each of the angles' inputs, and allocates nothing while they
+// stay.
+func TestRotary(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const numHeads, headDim = 3, 16
+	ffA, ffB := []float32{1, 2, 4, 8, 1, 1, 1, 1}, []float32{1, 2, 4, 8, 1, 1, 1, 1}
+	var rot Rotary
+	for k, c := range []struct {
+		pos, ropeDim int
+		base         float32
+		neox         bool
+		ff           []float32
+	}{
+		{5, 16, 10000, false, nil}, {5, 16, 10000, true, nil}, {6, 16, 10000, false, nil}, {6, 8, 10000, false, nil},
+		{6, 8, 500000, false, nil}, {6, 16, 500000, false, ffA}, {6, 16, 500000, false, ffB}, {6, 16, 500000, false, ffB},
+		{7, 16, 10000, true, nil},
+	} {
+		x := randNormal(r, numHeads*headDim, 1)
+		want := append([]float32(nil), x...)
+		RoPE(want, numHeads, headDim, c.ropeDim, c.pos, c.base, c.neox, c.ff)
+		rot.Apply(x, numHeads, headDim, c.ropeDim, c.pos, c.base, c.neox, c.ff)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("call %d: x[%d] = %g, RoPE gives %g", k, i, x[i], want[i])
+			}
+		}
+	}
+	x := randNormal(r, numHeads*headDim, 1)
+	if a := testing.AllocsPerRun(20, func() { rot.Apply(x, numHeads, headDim, 16, 7, 10000, true, nil) }); a != 0 {
+		t.Errorf("%v allocations per call at the same position", a)
+	}
+}

@@ -15,6 +15,7 @@ type Runtime struct {
 	Pool   *compute.Pool
 	Cache  []*compute.KVCache // (layer) each (ctxLen, numKVHeads, headDim) keys and values
 	MatMul func(p *compute.Pool, out []float32, w compute.Matrix, x []float32, n int)
+	Rope   compute.Rotary // RoPE with the last position's angles kept (every layer's q and k share them)
 }
 
 // maxCtxLen bounds the KV cache a session may ask for (a typo such as

@@ -223,8 +223,8 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 			q, k, v := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim], s.v[i*kvDim:(i+1)*kvDim]
 			model.NormRows(q, q, L.QNorm, c.NumHeads, c.HeadDim, c.NormEps)
 			model.NormRows(k, k, L.KNorm, c.NumKVHeads, c.HeadDim, c.NormEps)
-			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), base, true, freqs)
-			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), base, true, freqs)
+			s.Rope.Apply(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), base, true, freqs)
+			s.Rope.Apply(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), base, true, freqs)
 			rows.Store(l, i, k, v)
 		}
 		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V; local layers see

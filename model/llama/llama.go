@@ -180,8 +180,8 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 			compute.Product{Out: s.k[:n*kvDim], W: L.K}, compute.Product{Out: s.v[:n*kvDim], W: L.V})
 		for i := range n {
 			q, k := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim]
-			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, false, w.RopeFreqs)
-			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, false, w.RopeFreqs)
+			s.Rope.Apply(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, false, w.RopeFreqs)
+			s.Rope.Apply(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, false, w.RopeFreqs)
 			rows.Store(l, i, k, s.v[i*kvDim:(i+1)*kvDim])
 		}
 		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V over each row's positions 0..p.

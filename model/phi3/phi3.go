@@ -221,8 +221,8 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 			compute.Product{Out: s.k[:n*kvDim], W: L.K}, compute.Product{Out: s.v[:n*kvDim], W: L.V})
 		for i := range n {
 			q, k := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim]
-			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, s.freqs)
-			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, s.freqs)
+			s.Rope.Apply(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, s.freqs)
+			s.Rope.Apply(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, s.freqs)
 			if a := s.m.attnFactor; a != 1 {
 				scaleRotated(q, c.NumHeads, c.HeadDim, c.RopeDim, a)
 				scaleRotated(k, c.NumKVHeads, c.HeadDim, c.RopeDim, a)

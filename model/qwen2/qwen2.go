@@ -181,8 +181,8 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 			compute.Add(q, q, L.QBias)
 			compute.Add(k, k, L.KBias)
 			compute.Add(v, v, L.VBias)
-			compute.RoPE(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, w.RopeFreqs)
-			compute.RoPE(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, w.RopeFreqs)
+			s.Rope.Apply(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, w.RopeFreqs)
+			s.Rope.Apply(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, w.RopeFreqs)
 			rows.Store(l, i, k, v)
 		}
 		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V over each row's positions 0..p.
