@@ -226,10 +226,7 @@ func (m Matrix) x16Tile(rt int) []byte {
 // nothing per multiplication. Its loop runs over the tiles of up to
 // maxShared matrices that share the input, one after another.
 type x16Task struct {
-	ws    [maxShared]Matrix
-	outs  [maxShared][]float32
-	first [maxShared + 1]int // matrix i's tiles are loop indices first[i]..first[i+1]-1
-	count int
+	tileLoop
 	x     []float32
 	n     int
 	ap    kernel.XPack
@@ -241,6 +238,37 @@ type x16Task struct {
 // and V; gate and up).
 const maxShared = 4
 
+// tileLoop is a parallel loop over the tiles of up to maxShared matrices
+// that share an input, one matrix after another (x16Task, floatX16Task).
+type tileLoop struct {
+	ws    [maxShared]Matrix
+	outs  [maxShared][]float32
+	first [maxShared + 1]int // matrix i's tiles are loop indices first[i]..first[i+1]-1
+	count int
+}
+
+// set makes the loop run over ps's full tiles.
+func (l *tileLoop) set(ps []Product) {
+	l.count = len(ps)
+	for i, pr := range ps {
+		l.ws[i], l.outs[i] = pr.W, pr.Out
+		l.first[i+1] = l.first[i] + pr.W.Rows/kernel.X16Rows
+	}
+}
+
+// total is the loop's length.
+func (l *tileLoop) total() int { return l.first[l.count] }
+
+// part returns the tiles lo'..hi'-1 of matrix i that loop indices lo..hi-1
+// cover (empty when lo' >= hi').
+func (l *tileLoop) part(i, lo, hi int) (int, int) {
+	return max(lo, l.first[i]) - l.first[i], min(hi, l.first[i+1]) - l.first[i]
+}
+
+// clear drops the matrices and outputs (a pooled task keeps no caller
+// memory alive).
+func (l *tileLoop) clear() { *l = tileLoop{} }
+
 var x16Tasks = sync.Pool{New: func() any { return new(x16Task) }}
 
 func (t *x16Task) Run(lo, hi int) {
@@ -249,15 +277,14 @@ func (t *x16Task) Run(lo, hi int) {
 		return
 	}
 	for i := range t.count {
-		a, b := max(lo, t.first[i]), min(hi, t.first[i+1])
-		if a < b {
-			t.tiles(t.ws[i], t.outs[i], a-t.first[i], b-t.first[i])
+		if a, b := t.part(i, lo, hi); a < b {
+			t.span(t.ws[i], t.outs[i], a, b)
 		}
 	}
 }
 
-// tiles multiplies tiles lo..hi-1 of w into out.
-func (t *x16Task) tiles(w Matrix, out []float32, lo, hi int) {
+// span multiplies tiles lo..hi-1 of w into out.
+func (t *x16Task) span(w Matrix, out []float32, lo, hi int) {
 	for rt := lo; rt < hi; rt++ {
 		w.x16Tile(rt) // copied before use (at load, normally: then this only checks)
 	}
@@ -282,11 +309,7 @@ func matMulX16(p *Pool, x []float32, n int, kern kernel.X16, ps ...Product) {
 	if err := t.ap.Reset(w0.Type, n, w0.Cols); err != nil {
 		panic("compute: MatMul: " + err.Error()) // ForDecode checked the type and shape
 	}
-	t.count = len(ps)
-	for i, pr := range ps {
-		t.ws[i], t.outs[i] = pr.W, pr.Out
-		t.first[i+1] = t.first[i] + pr.W.Rows/kernel.X16Rows
-	}
+	t.set(ps)
 	t.x, t.n, t.kern = x, n, kern
 	t.phase = quantizeRows
 	if n == 1 {
@@ -296,11 +319,12 @@ func matMulX16(p *Pool, x []float32, n int, kern kernel.X16, ps ...Product) {
 	}
 	t.phase = dotRows
 	if n <= streamRows {
-		p.ForStream(t.first[t.count], grainFor(w0.x.tileBytes*t.ap.Panels()), t)
+		p.ForStream(t.total(), grainFor(w0.x.tileBytes*t.ap.Panels()), t)
 	} else {
-		p.ForTask(t.first[t.count], grainFor(w0.x.tileBytes*t.ap.Panels()), t)
+		p.ForTask(t.total(), grainFor(w0.x.tileBytes*t.ap.Panels()), t)
 	}
-	t.ws, t.outs, t.x = [maxShared]Matrix{}, [maxShared][]float32{}, nil // keep no caller memory in the pool
+	t.clear()
+	t.x = nil // keep no caller memory in the pool
 	for _, pr := range ps {
 		if w := pr.W; w.Rows%kernel.X16Rows != 0 {
 			matMulDots(p, pr.Out, w, x, n, w.Rows/kernel.X16Rows*kernel.X16Rows, w.Rows)

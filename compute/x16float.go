@@ -69,14 +69,11 @@ func packFloatPanels(w []byte, rb, ts, r0, cols int, dst []byte) {
 // maxShared matrices that share the input, one after another, pooled so
 // that token generation allocates nothing.
 type floatX16Task struct {
-	ws    [maxShared]Matrix
-	outs  [maxShared][]float32
-	first [maxShared + 1]int // matrix i's tiles are loop indices first[i]..first[i+1]-1
-	count int
-	x     []float32
-	n     int
-	rows  kernel.FRows
-	tile  kernel.FTile // nil below 4 activation rows
+	tileLoop
+	x    []float32
+	n    int
+	rows kernel.FRows
+	tile kernel.FTile // nil below 4 activation rows
 }
 
 var floatX16Tasks = sync.Pool{New: func() any { return new(floatX16Task) }}
@@ -92,18 +89,15 @@ func matMulFloatX16(p *Pool, x []float32, n int, ps ...Product) {
 		panic("compute: MatMul: " + err.Error())
 	}
 	t := floatX16Tasks.Get().(*floatX16Task)
-	*t = floatX16Task{x: x, n: n, rows: rows, count: len(ps)}
-	for i, pr := range ps {
-		t.ws[i], t.outs[i] = pr.W, pr.Out
-		t.first[i+1] = t.first[i] + pr.W.Rows/kernel.X16Rows
-	}
+	*t = floatX16Task{x: x, n: n, rows: rows}
+	t.set(ps)
 	if n >= 4 {
 		t.tile, _ = kernel.FTileFor(w0.Type) // floatX16 checked that there is one
 	}
 	if n <= streamRows {
-		p.ForStream(t.first[t.count], grainFor(w0.x.tileBytes*n), t)
+		p.ForStream(t.total(), grainFor(w0.x.tileBytes*n), t)
 	} else {
-		p.ForTask(t.first[t.count], grainFor(w0.x.tileBytes*n), t)
+		p.ForTask(t.total(), grainFor(w0.x.tileBytes*n), t)
 	}
 	*t = floatX16Task{} // keep no caller memory in the pool
 	floatX16Tasks.Put(t)
@@ -119,9 +113,8 @@ func matMulFloatX16(p *Pool, x []float32, n int, ps ...Product) {
 
 func (t *floatX16Task) Run(lo, hi int) {
 	for i := range t.count {
-		a, b := max(lo, t.first[i]), min(hi, t.first[i+1])
-		if a < b {
-			t.span(t.ws[i], t.outs[i], a-t.first[i], b-t.first[i])
+		if a, b := t.part(i, lo, hi); a < b {
+			t.span(t.ws[i], t.outs[i], a, b)
 		}
 	}
 }
