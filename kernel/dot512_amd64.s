@@ -245,6 +245,39 @@ done2:
 	VZEROUPPER
 	RET
 
+// The F16 dot's parts (dotF16AVX512, dotF16RowsAVX512): four
+// accumulators Z0..Z3 of 16 lanes; F16STEP multiplies 64 weights at SI
+// (halves) by 64 activations at DI and advances both; F16SUM leaves the
+// accumulators' total in X0.
+#define F16ZERO \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3
+
+#define F16STEP \
+	VCVTPH2PS (SI), Z4; \
+	VCVTPH2PS 32(SI), Z5; \
+	VCVTPH2PS 64(SI), Z6; \
+	VCVTPH2PS 96(SI), Z7; \
+	VFMADD231PS (DI), Z4, Z0; \
+	VFMADD231PS 64(DI), Z5, Z1; \
+	VFMADD231PS 128(DI), Z6, Z2; \
+	VFMADD231PS 192(DI), Z7, Z3; \
+	ADDQ $128, SI; \
+	ADDQ $256, DI
+
+#define F16SUM \
+	VADDPS Z1, Z0, Z0; \
+	VADDPS Z3, Z2, Z2; \
+	VADDPS Z2, Z0, Z0; \
+	VEXTRACTF64X4 $1, Z0, Y1; \
+	VADDPS Y1, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS X1, X0, X0; \
+	VHADDPS X0, X0, X0; \
+	VHADDPS X0, X0, X0
+
 // func dotF16AVX512(n int, w *byte, x *float32) float32
 // Σ float(w[i])·x[i] for i < n, n a multiple of 64: dotF16AVX2 at twice
 // the width, so one iteration streams 128 weight bytes (deeper lookahead
@@ -253,35 +286,15 @@ TEXT ·dotF16AVX512(SB), NOSPLIT, $0-28
 	MOVQ n+0(FP), CX
 	MOVQ w+8(FP), SI
 	MOVQ x+16(FP), DI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	F16ZERO
 	SHRQ $6, CX
 	JZ   f16done
 f16loop:
-	VCVTPH2PS (SI), Z4
-	VCVTPH2PS 32(SI), Z5
-	VCVTPH2PS 64(SI), Z6
-	VCVTPH2PS 96(SI), Z7
-	VFMADD231PS (DI), Z4, Z0
-	VFMADD231PS 64(DI), Z5, Z1
-	VFMADD231PS 128(DI), Z6, Z2
-	VFMADD231PS 192(DI), Z7, Z3
-	ADDQ $128, SI
-	ADDQ $256, DI
+	F16STEP
 	DECQ CX
 	JNZ  f16loop
 f16done:
-	VADDPS Z1, Z0, Z0
-	VADDPS Z3, Z2, Z2
-	VADDPS Z2, Z0, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	VADDPS Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
+	F16SUM
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
@@ -300,35 +313,15 @@ frrow:
 	MOVQ n+0(FP), CX
 	MOVQ R8, SI
 	MOVQ x+32(FP), DI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
+	F16ZERO
 	SHRQ $6, CX
 	JZ   frsum
 frloop:
-	VCVTPH2PS (SI), Z4
-	VCVTPH2PS 32(SI), Z5
-	VCVTPH2PS 64(SI), Z6
-	VCVTPH2PS 96(SI), Z7
-	VFMADD231PS (DI), Z4, Z0
-	VFMADD231PS 64(DI), Z5, Z1
-	VFMADD231PS 128(DI), Z6, Z2
-	VFMADD231PS 192(DI), Z7, Z3
-	ADDQ $128, SI
-	ADDQ $256, DI
+	F16STEP
 	DECQ CX
 	JNZ  frloop
 frsum:
-	VADDPS Z1, Z0, Z0
-	VADDPS Z3, Z2, Z2
-	VADDPS Z2, Z0, Z0
-	VEXTRACTF64X4 $1, Z0, Y1
-	VADDPS Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
+	F16SUM
 	CMPB add+48(FP), $0
 	JEQ  frstore
 	VADDSS (AX), X0, X0
