@@ -16,7 +16,8 @@ import (
 //
 // (the last panel narrower when the columns are not a multiple; a matrix
 // of at most 2048 columns keeps its rows as they are, and is copied only
-// into an arena), the same bytes as the 16 rows. Two things make it faster than the mapped rows:
+// into an arena), the same bytes as the 16 rows. Two things make it
+// faster than the mapped rows:
 //
 //   - A row-by-row dot product over a long row cycles all of the
 //     activations through L1 once per row: for the 1B model's down matrix
