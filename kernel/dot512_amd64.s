@@ -270,13 +270,7 @@ done2:
 #define F16SUM \
 	VADDPS Z1, Z0, Z0; \
 	VADDPS Z3, Z2, Z2; \
-	VADDPS Z2, Z0, Z0; \
-	VEXTRACTF64X4 $1, Z0, Y1; \
-	VADDPS Y1, Y0, Y0; \
-	VEXTRACTF128 $1, Y0, X1; \
-	VADDPS X1, X0, X0; \
-	VHADDPS X0, X0, X0; \
-	VHADDPS X0, X0, X0
+	HSUM(Z0, Z2)
 
 // func dotF16AVX512(n int, w *byte, x *float32) float32
 // Σ float(w[i])·x[i] for i < n, n a multiple of 64: dotF16AVX2 at twice
