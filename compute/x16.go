@@ -222,6 +222,14 @@ func (m Matrix) x16Tile(rt int) []byte {
 	}
 }
 
+// x16Tiles returns tiles lo..hi-1, copying those no task has yet.
+func (m Matrix) x16Tiles(lo, hi int) []byte {
+	for rt := lo; rt < hi; rt++ {
+		m.x16Tile(rt) // copied before use (at load, normally: then this only checks)
+	}
+	return m.x.data[lo*m.x.tileBytes : hi*m.x.tileBytes]
+}
+
 // x16Task is matMulX16's loop body, pooled so token generation allocates
 // nothing per multiplication. Its loop runs over the tiles of up to
 // maxShared matrices that share the input, one after another.
@@ -265,6 +273,20 @@ func (l *tileLoop) part(i, lo, hi int) (int, int) {
 	return max(lo, l.first[i]) - l.first[i], min(hi, l.first[i+1]) - l.first[i]
 }
 
+// spanner multiplies tiles lo..hi-1 of w into out (a tileLoop's body).
+type spanner interface {
+	span(w Matrix, out []float32, lo, hi int)
+}
+
+// run calls s.span on each matrix's part of loop indices lo..hi-1.
+func (l *tileLoop) run(s spanner, lo, hi int) {
+	for i := range l.count {
+		if a, b := l.part(i, lo, hi); a < b {
+			s.span(l.ws[i], l.outs[i], a, b)
+		}
+	}
+}
+
 // clear drops the matrices and outputs (a pooled task keeps no caller
 // memory alive).
 func (l *tileLoop) clear() { *l = tileLoop{} }
@@ -276,20 +298,12 @@ func (t *x16Task) Run(lo, hi int) {
 		t.ap.PackRows(t.x, lo, hi)
 		return
 	}
-	for i := range t.count {
-		if a, b := t.part(i, lo, hi); a < b {
-			t.span(t.ws[i], t.outs[i], a, b)
-		}
-	}
+	t.run(t, lo, hi)
 }
 
 // span multiplies tiles lo..hi-1 of w into out.
 func (t *x16Task) span(w Matrix, out []float32, lo, hi int) {
-	for rt := lo; rt < hi; rt++ {
-		w.x16Tile(rt) // copied before use (at load, normally: then this only checks)
-	}
-	tb := w.x.tileBytes
-	tiles := w.x.data[lo*tb : hi*tb]
+	tiles := w.x16Tiles(lo, hi)
 	width := t.ap.Width
 	for pn := range t.ap.Panels() {
 		o := pn*width*w.Rows + lo*kernel.X16Rows

@@ -112,19 +112,11 @@ func matMulFloatX16(p *Pool, x []float32, n int, ps ...Product) {
 	}
 }
 
-func (t *floatX16Task) Run(lo, hi int) {
-	for i := range t.count {
-		if a, b := t.part(i, lo, hi); a < b {
-			t.span(t.ws[i], t.outs[i], a, b)
-		}
-	}
-}
+func (t *floatX16Task) Run(lo, hi int) { t.run(t, lo, hi) }
 
 // span multiplies tiles lo..hi-1 of w into out.
 func (t *floatX16Task) span(w Matrix, out []float32, lo, hi int) {
-	for rt := lo; rt < hi; rt++ {
-		w.x16Tile(rt) // copied before use (at load, normally: then this only checks)
-	}
+	data := w.x16Tiles(lo, hi)
 	ilo := 0 // activation rows the 4×4 tiles take
 	if t.tile != nil {
 		ilo = t.n / 4 * 4
@@ -134,7 +126,6 @@ func (t *floatX16Task) span(w Matrix, out []float32, lo, hi int) {
 		// One panel: the tiles' rows are the matrix's rows, one after
 		// another, so each activation row is one run of rows.
 		rb, rows := w.RowBytes(), w.Rows
-		data := w.x.data[lo*w.x.tileBytes : hi*w.x.tileBytes]
 		for i := ilo; i < t.n; i++ {
 			t.rows(data, rb, t.x[i*w.Cols:(i+1)*w.Cols], out[i*rows+lo*kernel.X16Rows:i*rows+hi*kernel.X16Rows], false)
 		}
