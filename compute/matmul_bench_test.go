@@ -294,3 +294,46 @@ func BenchmarkMatMulFew(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatVecShape: x16 Q4_0 matrices of the 1B model's gate (8192 ×
+// 2048) and down (2048 × 8192) shapes, over 1 GiB each in an arena as the
+// binder places them, at benchThreads threads, in alternating rounds
+// (the best GB/s of each over the rounds: -benchtime 5x for five). The down shape streams slower: a
+// tile's activation records (10 KB) leave L1 between uses, 73.7 KB of
+// weights apart (docs/BENCHMARKS.md, session 4).
+func BenchmarkMatVecShape(b *testing.B) {
+	p := NewPool(benchThreads())
+	defer p.Close()
+	mk := func(rows, cols int) ([]Matrix, []float32) {
+		base := quickMatrix(b, tensor.Q4_0, rows, cols, 1)
+		arena := NewX16Arena(1200 << 20)
+		var ms []Matrix
+		for range (1 << 30) / len(base.Data) {
+			m := ForDecodeIn(Matrix{Type: tensor.Q4_0, Rows: rows, Cols: cols, Data: base.Data}, nil, arena)
+			m.CopyX16()
+			ms = append(ms, m)
+		}
+		return ms, randNormal(rand.New(rand.NewPCG(2, 2)), cols, 1)
+	}
+	gate, xg := mk(8192, 2048)
+	down, xd := mk(2048, 8192)
+	if !gate[0].ForDecoding() {
+		b.Skip("no x16 kernel on this CPU")
+	}
+	out := make([]float32, 8192)
+	pass := func(ms []Matrix, x []float32) float64 {
+		t0 := time.Now()
+		for _, m := range ms {
+			MatMul(p, out[:m.Rows], m, x, 1)
+		}
+		return float64(len(ms)*len(ms[0].Data)) / time.Since(t0).Seconds() / 1e9
+	}
+	var bestGate, bestDown float64
+	for b.Loop() {
+		bestGate = max(bestGate, pass(gate, xg))
+		bestDown = max(bestDown, pass(down, xd))
+	}
+	b.ReportMetric(bestGate, "gateGB/s")
+	b.ReportMetric(bestDown, "downGB/s")
+	b.ReportMetric(bestDown/bestGate, "down/gate")
+}
