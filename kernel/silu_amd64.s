@@ -21,6 +21,16 @@
 
 // EXP sets Y8 = Exp(Y1) with Exp's operations in Exp's order
 // (kernel/exp.go), for lanes in its fast range; it uses Y2-Y11.
+// INRANGE jumps to out unless every lane of Y1 is in Exp's fast range,
+// -87 <= xx <= 88 (GE_OQ and LE_OQ: false for NaN); clobbers Y2, Y3, BX.
+#define INRANGE(out) \
+	VCMPPS  $0x1d, LO, Y1, Y2; \
+	VCMPPS  $0x12, HI, Y1, Y3; \
+	VANDPS  Y3, Y2, Y2; \
+	VMOVMSKPS Y2, BX; \
+	CMPQ    BX, $0xff; \
+	JNE     out
+
 #define EXP \
 	VMULPS  LOG2E, Y1, Y2; \
 	VADDPS  ROUND, Y2, Y2; \
@@ -63,12 +73,7 @@ TEXT ·siluAVX2(SB), NOSPLIT, $0-32
 loop:
 	VMOVUPS (DI)(AX*4), Y0          // v
 	VXORPS  SIGN, Y0, Y1             // xx = -v
-	VCMPPS  $0x1d, LO, Y1, Y2        // xx >= -87 (GE_OQ: false for NaN)
-	VCMPPS  $0x12, HI, Y1, Y3        // xx <= 88 (LE_OQ)
-	VANDPS  Y3, Y2, Y2
-	VMOVMSKPS Y2, BX
-	CMPQ    BX, $0xff
-	JNE     done
+	INRANGE(done)
 	EXP
 	VADDPS  ONE, Y8, Y8              // 1 + e
 	VDIVPS  Y8, Y0, Y0               // v / (1 + e)
@@ -97,12 +102,7 @@ TEXT ·expShiftAVX2(SB), NOSPLIT, $0-40
 eloop:
 	VMOVUPS (DI)(AX*4), Y0
 	VSUBPS  Y12, Y0, Y1              // xx = x - m
-	VCMPPS  $0x1d, LO, Y1, Y2
-	VCMPPS  $0x12, HI, Y1, Y3
-	VANDPS  Y3, Y2, Y2
-	VMOVMSKPS Y2, BX
-	CMPQ    BX, $0xff
-	JNE     edone
+	INRANGE(edone)
 	EXP
 	VMOVUPS Y8, (DI)(AX*4)
 	ADDQ    $8, AX
