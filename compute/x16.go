@@ -29,6 +29,46 @@ type x16 struct {
 	evict     func([]byte)    // called once with the tiles' source bytes when all are copied
 	src       []byte
 	arena     *X16Arena // where the tiles are placed (nil: a mapping of their own)
+	panels    []x16Panel
+}
+
+// x16Panel is one column panel of a matrix's x16 tiles: every tile's
+// columns cols.Lo..cols.Hi−1, tile after tile, from off in the tiles'
+// memory. A quantized matrix wider than x16PanelCols is stored panel after
+// panel: a thread's range of tiles is then a run through the first panel,
+// then one through the next, and so on, each against a slice of the
+// activation records small enough to stay in L1 (2.5 KiB for 2048 Q4_0
+// columns). Whole tiles of the 1B model's down matrices (8192 columns,
+// 73.7 KB a Q4_0 tile, 10 KB of records) streamed at 0.80× the speed of its
+// 2048-column gate matrices; their records left L1 between one tile and
+// the next. The kernels carry each row's sum from panel to panel through
+// the output (kernel.X16Cols), so the bits are those of whole tiles. Float
+// matrices have one panel here (their tiles hold panels of their own,
+// x16float.go).
+type x16Panel struct {
+	cols      kernel.X16Cols
+	off       int // where the panel's first tile starts
+	tileBytes int // bytes of one tile's columns
+}
+
+// x16PanelCols is the widest column panel of a quantized matrix (a
+// multiple of kernel.X16PanelAlign; a variable for the benchmarks).
+var x16PanelCols = 2048
+
+// x16Panels returns the column panels of x's tiles.
+func x16Panels(x *x16, tiles int) []x16Panel {
+	if x.float {
+		return []x16Panel{{cols: kernel.X16Cols{Hi: x.cols}, tileBytes: x.tileBytes}}
+	}
+	var ps []x16Panel
+	off := 0
+	for lo := 0; lo < x.cols; lo += x16PanelCols {
+		hi := min(x.cols, lo+x16PanelCols)
+		tb := kernel.X16TileBytes(x.typ, hi-lo)
+		ps = append(ps, x16Panel{cols: kernel.X16Cols{Lo: lo, Hi: hi, Add: lo > 0}, off: off, tileBytes: tb})
+		off += tiles * tb
+	}
+	return ps
 }
 
 // X16Arena is one reservation of memory for the x16 tiles of many matrices
@@ -106,6 +146,7 @@ func ForDecodeIn(m Matrix, evict func([]byte), arena *X16Arena) Matrix {
 	x := &x16{typ: m.Type, cols: m.Cols, tileBytes: tb, float: floatX16(m),
 		state: make([]atomic.Uint32, tiles), evict: evict, src: m.Data[:tiles*kernel.X16Rows*m.RowBytes()], arena: arena}
 	x.left.Store(int64(tiles))
+	x.panels = x16Panels(x, tiles)
 	m.x = x
 	return m
 }
@@ -191,43 +232,50 @@ var evictChunk = 16 << 20
 // ForDecoding reports whether m uses the x16 kernels.
 func (m Matrix) ForDecoding() bool { return m.x != nil }
 
-// x16Tile returns tile rt, copying it first if no task has: a task that
-// finds another one copying it waits (a few microseconds), so every call
-// reads the same layout and gives the same bits.
-func (m Matrix) x16Tile(rt int) []byte {
+// x16Tile copies tile rt if no task has: a task that finds another one
+// copying it waits (a few microseconds), so every call reads the same
+// layout and gives the same bits.
+func (m Matrix) x16Tile(rt int) {
 	x := m.x
 	x.alloc.Do(func() { x.data = x16Alloc(x, len(x.state)*x.tileBytes) })
-	tile := x.data[rt*x.tileBytes : (rt+1)*x.tileBytes]
 	for {
 		switch x.state[rt].Load() {
 		case tileReady:
-			return tile
+			return
 		case tileEmpty:
 			if !x.state[rt].CompareAndSwap(tileEmpty, tilePacking) {
 				continue
 			}
 			if x.float {
-				packFloatPanels(x.src, m.RowBytes(), m.Type.TypeSize(), rt*kernel.X16Rows, x.cols, tile)
-			} else if err := kernel.PackX16(x.typ, x.src, m.RowBytes(), rt*kernel.X16Rows, x.cols, tile); err != nil {
-				panic("compute: MatMul: " + err.Error()) // ForDecode checked the shapes
+				packFloatPanels(x.src, m.RowBytes(), m.Type.TypeSize(), rt*kernel.X16Rows, x.cols, x.data[rt*x.tileBytes:(rt+1)*x.tileBytes])
+			} else {
+				for _, p := range x.panels {
+					src := x.src[p.cols.Lo/m.Type.BlockSize()*m.Type.TypeSize():] // the panel's first column
+					dst := x.data[p.off+rt*p.tileBytes : p.off+(rt+1)*p.tileBytes]
+					if err := kernel.PackX16(x.typ, src, m.RowBytes(), rt*kernel.X16Rows, p.cols.Hi-p.cols.Lo, dst); err != nil {
+						panic("compute: MatMul: " + err.Error()) // ForDecode checked the shapes
+					}
+				}
 			}
 			x.state[rt].Store(tileReady)
 			if x.left.Add(-1) == 0 && x.evict != nil {
 				x.evict(x.src)
 			}
-			return tile
+			return
 		default:
 			runtime.Gosched()
 		}
 	}
 }
 
-// x16Tiles returns tiles lo..hi-1, copying those no task has yet.
-func (m Matrix) x16Tiles(lo, hi int) []byte {
+// x16Tiles returns tiles lo..hi-1 of column panel p, copying those no task
+// has yet.
+func (m Matrix) x16Tiles(p, lo, hi int) []byte {
 	for rt := lo; rt < hi; rt++ {
 		m.x16Tile(rt) // copied before use (at load, normally: then this only checks)
 	}
-	return m.x.data[lo*m.x.tileBytes : hi*m.x.tileBytes]
+	cp := m.x.panels[p]
+	return m.x.data[cp.off+lo*cp.tileBytes : cp.off+hi*cp.tileBytes]
 }
 
 // x16Task is matMulX16's loop body, pooled so token generation allocates
@@ -303,11 +351,12 @@ func (t *x16Task) Run(lo, hi int) {
 
 // span multiplies tiles lo..hi-1 of w into out.
 func (t *x16Task) span(w Matrix, out []float32, lo, hi int) {
-	tiles := w.x16Tiles(lo, hi)
 	width := t.ap.Width
 	for pn := range t.ap.Panels() {
 		o := pn*width*w.Rows + lo*kernel.X16Rows
-		t.kern(w.Type, tiles, hi-lo, &t.ap, pn, out[o:], w.Rows)
+		for p, cp := range w.x.panels {
+			t.kern(w.Type, w.x16Tiles(p, lo, hi), hi-lo, &t.ap, pn, out[o:], w.Rows, cp.cols)
+		}
 	}
 	runtime.KeepAlive(w.x) // the tiles live outside the Go heap while x does
 }

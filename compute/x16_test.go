@@ -16,16 +16,19 @@ import (
 // kernels, for token generation, batched decoding and prompt processing,
 // with rows past the last full tile; that a row's result is the same bits
 // at every batch size and thread count; and that evict sees the tiled
-// rows' bytes once, after the last tile is copied.
+// rows' bytes once, after the last tile is copied. Column panels of 256
+// (x16Panel) must give the same bits as whole tiles.
 func TestForDecode(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	p1, p2 := NewPool(1), NewPool(2)
 	defer p1.Close()
 	defer p2.Close()
+	defer func(c int) { x16PanelCols = c }(x16PanelCols)
+	x16PanelCols = 256
 	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
-		shapes := [][2]int{{16, 64}, {40, 96}, {256, 512}}
+		shapes := [][2]int{{16, 64}, {40, 96}, {256, 512}, {48, 800}}
 		if dt.BlockSize() == 256 {
-			shapes = [][2]int{{16, 256}, {40, 512}}
+			shapes = [][2]int{{16, 256}, {40, 512}, {48, 1280}}
 		}
 		for _, shape := range shapes {
 			rows, cols := shape[0], shape[1]
@@ -40,6 +43,12 @@ func TestForDecode(t *testing.T) {
 				if got, want := X16Bytes(m), int64(rows/16*kernel.X16TileBytes(dt, cols)); got != want {
 					t.Errorf("X16Bytes %d, want %d", got, want)
 				}
+				if got, want := len(m.x.panels), (cols+255)/256; got != want {
+					t.Errorf("%d column panels, want %d", got, want)
+				}
+				x16PanelCols = 1 << 20
+				whole := ForDecode(plain, nil)
+				x16PanelCols = 256
 				x := randNormal(r, 33*cols, 1)
 				single := make([]float32, rows)
 				MatMul(p2, single, m, x, 1)
@@ -57,9 +66,13 @@ func TestForDecode(t *testing.T) {
 					}
 					one := make([]float32, n*rows)
 					MatMul(p1, one, m, x, n)
+					MatMul(p1, want, whole, x, n)
 					for i := range got {
 						if got[i] != one[i] {
 							t.Fatalf("n=%d: value %d is %g on 2 threads, %g on 1", n, i, got[i], one[i])
+						}
+						if got[i] != want[i] {
+							t.Fatalf("n=%d: value %d is %g in column panels, %g in whole tiles", n, i, got[i], want[i])
 						}
 					}
 					for i := range rows {

@@ -116,7 +116,7 @@ func (t *floatX16Task) Run(lo, hi int) { t.run(t, lo, hi) }
 
 // span multiplies tiles lo..hi-1 of w into out.
 func (t *floatX16Task) span(w Matrix, out []float32, lo, hi int) {
-	data := w.x16Tiles(lo, hi)
+	data := w.x16Tiles(0, lo, hi)
 	ilo := 0 // activation rows the 4×4 tiles take
 	if t.tile != nil {
 		ilo = t.n / 4 * 4

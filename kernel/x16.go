@@ -109,7 +109,9 @@ func X16TileBytes(wt tensor.DType, cols int) int {
 }
 
 // PackX16 rearranges rows r0..r0+15 of w (GGUF blocks, rows of rowBytes)
-// into one tile dst of X16TileBytes(wt, cols).
+// into one tile dst of X16TileBytes(wt, cols). Only the first cols columns
+// of each row are read, so w starting at a row's block of column c packs
+// the column panel c..c+cols−1 (see X16Cols).
 func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) error {
 	l, ok := x16Layouts[wt]
 	if !ok {
@@ -117,7 +119,7 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 	}
 	ts := wt.TypeSize()
 	recs := cols / l.cols
-	if cols <= 0 || cols%l.cols != 0 || r0 < 0 || rowBytes < recs*ts || (r0+X16Rows)*rowBytes > len(w) || len(dst) < recs*l.rec {
+	if cols <= 0 || cols%l.cols != 0 || r0 < 0 || rowBytes < recs*ts || (r0+X16Rows-1)*rowBytes+recs*ts > len(w) || len(dst) < recs*l.rec {
 		return fmt.Errorf("kernel: x16 pack of rows %d..%d of %d-column %s weights over %d bytes into %d",
 			r0, r0+X16Rows, cols, wt, len(w), len(dst))
 	}
@@ -358,8 +360,27 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 //	out[k*stride + 16t + r] = Σ_c W_t[r][c]·x[Width·panel+k][c]
 //
 // (t < n, r < 16): a range of tiles' rows for every row of the panel,
-// written straight into a [rows][stride] output.
-type X16 func(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int)
+// written straight into a [rows][stride] output. cols narrows the sum to
+// a column panel (the zero X16Cols is every column).
+type X16 func(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int, cols X16Cols)
+
+// X16Cols is the columns an X16 call sums over, Lo..Hi−1 (multiples of
+// X16PanelAlign): the tiles then hold only those columns of their rows (a
+// column panel, X16TileBytes(wt, Hi−Lo) per tile), the activations are read
+// at the same columns, and with Add each row's sum continues from the
+// value in out instead of from zero. A row whose columns are split into
+// panels, summed in order with Add after the first, gets the same bits as
+// from one call over all its columns: the kernels accumulate the records
+// one after another, so carrying the sum through out changes nothing. The
+// zero value is every column, from zero.
+type X16Cols struct {
+	Lo, Hi int
+	Add    bool
+}
+
+// X16PanelAlign is the column granularity of X16Cols for every type (a
+// Q4_K super-block).
+const X16PanelAlign = qkK
 
 // X16For returns the fast x16 kernel for wt, if this CPU has one (the
 // generic one is only the specification).
@@ -371,27 +392,33 @@ func X16For(wt tensor.DType) (X16, bool) {
 	return f, f != nil
 }
 
-// checkX16 panics unless tiles, a, panel and out fit together; it returns
-// the units (32 columns) per tile, the panel's bytes and its real rows.
-func checkX16(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int) (units int, ap []byte, rows int) {
-	units = a.Cols / qk
+// checkX16 panics unless tiles, a, panel, out and cols fit together; it
+// returns the units (32 columns) per tile, the panel's records of the
+// columns and its real rows.
+func checkX16(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int, cols X16Cols) (units int, ap []byte, rows int) {
+	if cols == (X16Cols{}) {
+		cols.Hi = a.Cols
+	}
+	units = (cols.Hi - cols.Lo) / qk
 	l := x16Layouts[wt]
 	pb := a.panelBytes()
 	rows = min(a.Width, a.N-panel*a.Width)
-	if l.cols == 0 || a.lay != l || units == 0 || n <= 0 || len(tiles) < n*(a.Cols/l.cols*l.rec) || panel < 0 || panel >= a.Panels() ||
+	if l.cols == 0 || a.lay != l || units <= 0 || cols.Lo < 0 || cols.Hi > a.Cols || cols.Lo%l.cols != 0 || cols.Hi%l.cols != 0 ||
+		n <= 0 || len(tiles) < n*((cols.Hi-cols.Lo)/l.cols*l.rec) || panel < 0 || panel >= a.Panels() ||
 		len(a.Data) < (panel+1)*pb || stride < 16*n || len(out) < (rows-1)*stride+16*n {
-		panic(fmt.Sprintf("kernel: x16 %s: %d tiles in %d bytes with %d-column activations (width %d), panel %d of %d, %d outputs at stride %d",
-			wt, n, len(tiles), a.Cols, a.Width, panel, a.Panels(), len(out), stride))
+		panic(fmt.Sprintf("kernel: x16 %s: %d tiles in %d bytes with %d-column activations (width %d), columns %d..%d, panel %d of %d, %d outputs at stride %d",
+			wt, n, len(tiles), a.Cols, a.Width, cols.Lo, cols.Hi, panel, a.Panels(), len(out), stride))
 	}
-	return units, a.Data[panel*pb : (panel+1)*pb], rows
+	rec := l.actRec() * a.Width // one unit's records
+	return units, a.Data[panel*pb+cols.Lo/qk*rec : panel*pb+cols.Hi/qk*rec], rows
 }
 
 // x16Generic is the specification of the x16 kernels.
-func x16Generic(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int) {
-	units, ap, rows := checkX16(wt, tiles, n, a, panel, out, stride)
+func x16Generic(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int, cols X16Cols) {
+	units, ap, rows := checkX16(wt, tiles, n, a, panel, out, stride, cols)
 	l, w := x16Layouts[wt], a.Width
 	ar := l.actRec()
-	tb := a.Cols / l.cols * l.rec
+	tb := units * qk / l.cols * l.rec
 	le := binary.LittleEndian
 	f32 := func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) }
 	fma := func(x, y, z float32) float32 { return float32(math.FMA(float64(x), float64(y), float64(z))) }
@@ -400,6 +427,9 @@ func x16Generic(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out [
 		for k := range rows {
 			for r := range X16Rows {
 				acc := float32(0)
+				if cols.Add {
+					acc = out[k*stride+16*t+r]
+				}
 				for u := range units {
 					rec := ap[u*ar*w : (u+1)*ar*w]
 					dx := f32(rec[32*w+4*k:])

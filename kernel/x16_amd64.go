@@ -7,67 +7,67 @@ package kernel
 import "github.com/glassbox-ai/glassbox/tensor"
 
 //go:noescape
-func x16Q4W1(units, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16Q4W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16Q4W2(units, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16Q4W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16Q4W4(units, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16Q4W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16Q4W16(units, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16Q4W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16Q8W1(units, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16Q8W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16Q8W2(units, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16Q8W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16Q8W4(units, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16Q8W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16Q8W16(units, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16Q8W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K4W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K4W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K4W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K4W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K4W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K4W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K4W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K4W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K5W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K5W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K5W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K5W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K5W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K5W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K5W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K5W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K6W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K6W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K6W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K6W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K6W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K6W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 //go:noescape
-func x16K6W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
+func x16K6W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
 // x16Kernels holds the assembly kernels by type and panel width.
-var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *float32, stride, rows int){
+var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *float32, stride, rows, add int){
 	tensor.Q4_0: {x16Q4W1, x16Q4W2, x16Q4W4, x16Q4W16},
 	tensor.Q8_0: {x16Q8W1, x16Q8W2, x16Q8W4, x16Q8W16},
 	tensor.Q4_K: {x16K4W1, x16K4W2, x16K4W4, x16K4W16},
@@ -78,8 +78,12 @@ var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *flo
 // x16VNNI is the AVX-512 VNNI X16 kernel: checkX16 has validated the
 // sizes, so the assembly reads only within tiles and the panel and writes
 // only the panel's real rows of out.
-func x16VNNI(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int) {
-	units, ap, rows := checkX16(wt, tiles, n, a, panel, out, stride)
+func x16VNNI(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int, cols X16Cols) {
+	units, ap, rows := checkX16(wt, tiles, n, a, panel, out, stride, cols)
+	add := 0
+	if cols.Add {
+		add = 1
+	}
 	per := units // the kernels count records: blocks, or super-blocks for the K-quants
 	if l := x16Layouts[wt]; l.cols == qkK {
 		per = units / 8
@@ -88,12 +92,12 @@ func x16VNNI(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []fl
 	k := x16Kernels[wt]
 	switch a.Width {
 	case 1:
-		k[0](per, n, w, x, o, 4*stride, rows)
+		k[0](per, n, w, x, o, 4*stride, rows, add)
 	case 2:
-		k[1](per, n, w, x, o, 4*stride, rows)
+		k[1](per, n, w, x, o, 4*stride, rows, add)
 	case 4:
-		k[2](per, n, w, x, o, 4*stride, rows)
+		k[2](per, n, w, x, o, 4*stride, rows, add)
 	default:
-		k[3](per, n, w, x, o, 4*stride, rows)
+		k[3](per, n, w, x, o, 4*stride, rows, add)
 	}
 }

@@ -14,7 +14,8 @@
 //   Each kernel runs over consecutive tiles: R13 units (or super-blocks)
 //   per tile, R14 tiles left, AX the panel's first record, DI the tile's
 //   first output, R9 the bytes between activation rows' outputs, BX the
-//   panel's real rows (padding rows are not stored).
+//   panel's real rows (padding rows are not stored), R12 the add flag
+//   (sums start from out, X16Cols).
 
 
 // ACT1: ACT for a panel of one row, its integer sum split over two chains
@@ -231,8 +232,8 @@ GLOBL x16m10<>(SB), RODATA|NOPTR, $4
 	HI5(VPSRLW, 2, Z22); \
 	HI5(VPSRLW, 3, Z23)
 
-// func x16Q4W1(units, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16Q4W1(SB), NOSPLIT, $0-56
+// func x16Q4W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q4W1(SB), NOSPLIT, $0-64
 	MOVQ units+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -240,9 +241,15 @@ TEXT ·x16Q4W1(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 loop:
@@ -260,8 +267,8 @@ loop:
 	VZEROUPPER
 	RET
 
-// func x16Q4W2(units, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16Q4W2(SB), NOSPLIT, $0-56
+// func x16Q4W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q4W2(SB), NOSPLIT, $0-64
 	MOVQ units+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -269,10 +276,20 @@ TEXT ·x16Q4W2(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 loop:
@@ -296,8 +313,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16Q4W4(units, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16Q4W4(SB), NOSPLIT, $0-56
+// func x16Q4W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q4W4(SB), NOSPLIT, $0-64
 	MOVQ units+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -305,12 +322,30 @@ TEXT ·x16Q4W4(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 loop:
@@ -344,8 +379,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16Q4W16(units, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16Q4W16(SB), NOSPLIT, $0-56
+// func x16Q4W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q4W16(SB), NOSPLIT, $0-64
 	MOVQ units+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -353,6 +388,7 @@ TEXT ·x16Q4W16(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
@@ -371,6 +407,71 @@ tile:
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 loop:
@@ -464,8 +565,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16Q8W1(units, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16Q8W1(SB), NOSPLIT, $0-56
+// func x16Q8W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q8W1(SB), NOSPLIT, $0-64
 	MOVQ units+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -473,8 +574,14 @@ TEXT ·x16Q8W1(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 tile:
 	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 loop:
@@ -492,8 +599,8 @@ loop:
 	VZEROUPPER
 	RET
 
-// func x16Q8W2(units, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16Q8W2(SB), NOSPLIT, $0-56
+// func x16Q8W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q8W2(SB), NOSPLIT, $0-64
 	MOVQ units+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -501,9 +608,19 @@ TEXT ·x16Q8W2(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 loop:
@@ -527,8 +644,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16Q8W4(units, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16Q8W4(SB), NOSPLIT, $0-56
+// func x16Q8W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q8W4(SB), NOSPLIT, $0-64
 	MOVQ units+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -536,11 +653,29 @@ TEXT ·x16Q8W4(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 loop:
@@ -574,8 +709,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16Q8W16(units, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16Q8W16(SB), NOSPLIT, $0-56
+// func x16Q8W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q8W16(SB), NOSPLIT, $0-64
 	MOVQ units+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -583,6 +718,7 @@ TEXT ·x16Q8W16(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
@@ -600,6 +736,71 @@ tile:
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 loop:
@@ -693,8 +894,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16K4W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K4W1(SB), NOSPLIT, $0-56
+// func x16K4W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K4W1(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -702,9 +903,15 @@ TEXT ·x16K4W1(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -732,8 +939,8 @@ sub:
 	VZEROUPPER
 	RET
 
-// func x16K4W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K4W2(SB), NOSPLIT, $0-56
+// func x16K4W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K4W2(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -741,10 +948,20 @@ TEXT ·x16K4W2(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -778,8 +995,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16K4W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K4W4(SB), NOSPLIT, $0-56
+// func x16K4W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K4W4(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -787,12 +1004,30 @@ TEXT ·x16K4W4(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -836,8 +1071,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16K4W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K4W16(SB), NOSPLIT, $0-56
+// func x16K4W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K4W16(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -845,6 +1080,7 @@ TEXT ·x16K4W16(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
@@ -863,6 +1099,71 @@ tile:
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -966,8 +1267,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16K5W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K5W1(SB), NOSPLIT, $0-56
+// func x16K5W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K5W1(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -975,9 +1276,15 @@ TEXT ·x16K5W1(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -1005,8 +1312,8 @@ sub:
 	VZEROUPPER
 	RET
 
-// func x16K5W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K5W2(SB), NOSPLIT, $0-56
+// func x16K5W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K5W2(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -1014,10 +1321,20 @@ TEXT ·x16K5W2(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -1051,8 +1368,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16K5W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K5W4(SB), NOSPLIT, $0-56
+// func x16K5W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K5W4(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -1060,12 +1377,30 @@ TEXT ·x16K5W4(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -1109,8 +1444,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16K5W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K5W16(SB), NOSPLIT, $0-56
+// func x16K5W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K5W16(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -1118,6 +1453,7 @@ TEXT ·x16K5W16(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
@@ -1136,6 +1472,71 @@ tile:
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -1239,8 +1640,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16K6W1(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K6W1(SB), NOSPLIT, $0-56
+// func x16K6W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K6W1(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -1248,9 +1649,15 @@ TEXT ·x16K6W1(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -1277,8 +1684,8 @@ sub:
 	VZEROUPPER
 	RET
 
-// func x16K6W2(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K6W2(SB), NOSPLIT, $0-56
+// func x16K6W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K6W2(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -1286,10 +1693,20 @@ TEXT ·x16K6W2(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -1322,8 +1739,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16K6W4(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K6W4(SB), NOSPLIT, $0-56
+// func x16K6W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K6W4(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -1331,12 +1748,30 @@ TEXT ·x16K6W4(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:
@@ -1379,8 +1814,8 @@ stored:
 	VZEROUPPER
 	RET
 
-// func x16K6W16(supers, tiles int, w, a *byte, out *float32, stride, rows int)
-TEXT ·x16K6W16(SB), NOSPLIT, $0-56
+// func x16K6W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K6W16(SB), NOSPLIT, $0-64
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -1388,6 +1823,7 @@ TEXT ·x16K6W16(SB), NOSPLIT, $0-56
 	MOVQ out+32(FP), DI
 	MOVQ stride+40(FP), R9
 	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
 	VPBROADCASTQ x16nib<>(SB), Z31
 tile:
 	VPXORD Z0, Z0, Z0
@@ -1406,6 +1842,71 @@ tile:
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
 	MOVQ AX, SI
 	MOVQ R13, CX
 super:

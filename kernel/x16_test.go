@@ -65,8 +65,8 @@ func TestX16(t *testing.T) {
 								for i := range got {
 									got[i], want[i] = 99, 99
 								}
-								kern(wt, all[t0*tb:], nt-t0, &a, pn, got, stride)
-								x16Generic(wt, all[t0*tb:], nt-t0, &a, pn, want, stride)
+								kern(wt, all[t0*tb:], nt-t0, &a, pn, got, stride, X16Cols{})
+								x16Generic(wt, all[t0*tb:], nt-t0, &a, pn, want, stride, X16Cols{})
 								for i := range got {
 									if k, c := i/stride, i%stride; k >= real || c >= 16*(nt-t0) {
 										if got[i] != 99 {
@@ -94,6 +94,75 @@ func TestX16(t *testing.T) {
 										widthRef[key] = g
 									}
 								}
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestX16Cols checks column panels: tiles packed per panel of columns and
+// summed panel after panel (Add after the first) give every row the same
+// bits as whole tiles in one call, in every implementation and width, and
+// write nothing outside the output.
+func TestX16Cols(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, impl := range Impls() {
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+			kern := impl.X16[wt]
+			if kern == nil {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(t *testing.T) {
+				lc := x16Layouts[wt].cols
+				const rows = 48
+				cols := 7 * lc
+				// Panels of 2, 1 and 4 records: a narrow one in the middle.
+				cuts := []int{0, 2 * lc, 3 * lc, cols}
+				w := quantized(t, wt, randNormal(r, rows*cols, 1))
+				rowBytes := len(w) / rows
+				colBytes := func(c int) int { return c / wt.BlockSize() * wt.TypeSize() }
+				nt := rows / X16Rows
+				whole := make([]byte, nt*X16TileBytes(wt, cols))
+				panels := make([][]byte, len(cuts)-1)
+				for rt := range nt {
+					if err := PackX16(wt, w, rowBytes, rt*X16Rows, cols, whole[rt*X16TileBytes(wt, cols):]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for p := range panels {
+					pc := cuts[p+1] - cuts[p]
+					panels[p] = make([]byte, nt*X16TileBytes(wt, pc)) // exactly sized
+					for rt := range nt {
+						if err := PackX16(wt, w[colBytes(cuts[p]):], rowBytes, rt*X16Rows, pc, panels[p][rt*X16TileBytes(wt, pc):]); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				for _, n := range []int{1, 2, 3, 17} {
+					x := randNormal(r, n*cols, 1)
+					var a XPack
+					if err := a.Reset(wt, n, cols); err != nil {
+						t.Fatal(err)
+					}
+					a.PackRows(x, 0, n)
+					stride := rows + 3
+					for pn := range a.Panels() {
+						real := min(a.Width, n-pn*a.Width)
+						want := make([]float32, (real-1)*stride+rows+4)
+						got := make([]float32, len(want))
+						for i := range got {
+							got[i], want[i] = 99, 99
+						}
+						kern(wt, whole, nt, &a, pn, want, stride, X16Cols{})
+						for p := range panels {
+							kern(wt, panels[p], nt, &a, pn, got, stride, X16Cols{Lo: cuts[p], Hi: cuts[p+1], Add: p > 0})
+						}
+						for i := range got {
+							if got[i] != want[i] {
+								t.Fatalf("n=%d panel %d: output %d (row %d, column %d) is %g in column panels, %g whole", n, pn, i, i/stride, i%stride, got[i], want[i])
 							}
 						}
 					}
@@ -174,7 +243,7 @@ func BenchmarkX16VsRows(b *testing.B) {
 				b.SetBytes(int64(len(w)))
 				for b.Loop() {
 					a.PackRows(x, 0, 1)
-					kern(wt, tiles, rows/X16Rows, &a, 0, out, rows)
+					kern(wt, tiles, rows/X16Rows, &a, 0, out, rows, X16Cols{})
 				}
 			})
 			b.Run(fmt.Sprintf("%s/%s/rows", impl.Name, wt), func(b *testing.B) {
@@ -291,7 +360,7 @@ func BenchmarkX16Panel(b *testing.B) {
 				a.PackRows(randNormal(rand.New(rand.NewPCG(3, 4)), n*cols, 1), 0, n)
 				out := make([]float32, n*rows)
 				for b.Loop() {
-					kern(wt, tiles, rows/X16Rows, &a, 0, out, rows)
+					kern(wt, tiles, rows/X16Rows, &a, 0, out, rows, X16Cols{})
 				}
 				b.ReportMetric(2*float64(rows*cols*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOPS")
 			})

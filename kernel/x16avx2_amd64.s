@@ -81,9 +81,10 @@ lbl: \
 	VPSRLW $4, Y15, Y15; \
 	VPAND Y15, Y11, Y7
 
-// TILESTART zeroes acc and points SI at the panel; TILEEND stores the real
+// TILESTART zeroes acc, then with the add flag loads the real rows' sums
+// from out (X16Cols), and points SI at the panel; TILEEND stores the real
 // rows and moves to the next tile (jumping to tile).
-#define TILESTART(zl) \
+#define TILESTART(zl, al, dl) \
 	MOVQ R12, R10; \
 	MOVQ DX, CX; \
 	VPXOR Y9, Y9, Y9; \
@@ -93,6 +94,21 @@ zl: \
 	ADDQ $64, R10; \
 	DECQ CX; \
 	JNZ  zl; \
+	CMPQ add+72(FP), $0; \
+	JEQ  dl; \
+	MOVQ R12, R10; \
+	MOVQ DI, R11; \
+	MOVQ rows+48(FP), CX; \
+al: \
+	VMOVUPS (R11), Y9; \
+	VMOVUPS Y9, (R10); \
+	VMOVUPS 32(R11), Y9; \
+	VMOVUPS Y9, 32(R10); \
+	ADDQ $64, R10; \
+	ADDQ R9, R11; \
+	DECQ CX; \
+	JNZ  al; \
+dl: \
 	MOVQ AX, SI
 
 #define TILEEND(sl) \
@@ -118,9 +134,9 @@ sl: \
 // pointers start in a record (scales, levels), scstep/chstep their
 // advance per unit, arec the activation record's bytes per row; the l*
 // arguments name the labels.
-#define KBODY(HALF, ACTS, scoff, choff, scstep, chstep, arec, rec, ltile, lzero, lsuper, lsub, lacts0, lacts1, lstore) \
+#define KBODY(HALF, ACTS, scoff, choff, scstep, chstep, arec, rec, ltile, lzero, lload, lloaded, lsuper, lsub, lacts0, lacts1, lstore) \
 ltile: \
-	TILESTART(lzero); \
+	TILESTART(lzero, lload, lloaded); \
 	MOVQ R13, ucnt-8(SP); \
 lsuper: \
 	MOVQ $8, sub-16(SP); \
@@ -151,8 +167,8 @@ lsub: \
 	VZEROUPPER; \
 	RET
 
-// func x16Q4AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
-TEXT ·x16Q4AVX2(SB), NOSPLIT, $8-72
+// func x16Q4AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+TEXT ·x16Q4AVX2(SB), NOSPLIT, $8-80
 	MOVQ units+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -164,7 +180,7 @@ TEXT ·x16Q4AVX2(SB), NOSPLIT, $8-72
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
 tile:
-	TILESTART(zero)
+	TILESTART(zero, load, loaded)
 	MOVQ R13, ucnt-8(SP)
 unit:
 	HALF4(0)
@@ -259,8 +275,8 @@ lbl: \
 	VMOVUPS Y14, s2-64(SP); \
 	CHUNKS4(0, hoff)
 
-// func x16K4AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
-TEXT ·x16K4AVX2(SB), NOSPLIT, $64-72
+// func x16K4AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+TEXT ·x16K4AVX2(SB), NOSPLIT, $64-80
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -271,7 +287,7 @@ TEXT ·x16K4AVX2(SB), NOSPLIT, $64-72
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	KBODY(HALFK, ACTSK, 64, 320, 16, 256, 40, 2368, k4tile, k4zero, k4super, k4sub, k4acts0, k4acts1, k4store)
+	KBODY(HALFK, ACTSK, 64, 320, 16, 256, 40, 2368, k4tile, k4zero, k4load, k4loaded, k4super, k4sub, k4acts0, k4acts1, k4store)
 
 DATA x16m30y<>+0(SB)/8, $0x3030303030303030
 DATA x16m30y<>+8(SB)/8, $0x3030303030303030
@@ -347,8 +363,8 @@ lbl: \
 	DECQ CX; \
 	JNZ  lbl
 
-// func x16K6AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
-TEXT ·x16K6AVX2(SB), NOSPLIT, $64-72
+// func x16K6AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+TEXT ·x16K6AVX2(SB), NOSPLIT, $64-80
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -359,7 +375,7 @@ TEXT ·x16K6AVX2(SB), NOSPLIT, $64-72
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	KBODY(HALF6, ACTS6, 32, 288, 32, 384, 44, 3360, k6tile, k6zero, k6super, k6sub, k6acts0, k6acts1, k6store)
+	KBODY(HALF6, ACTS6, 32, 288, 32, 384, 44, 3360, k6tile, k6zero, k6load, k6loaded, k6super, k6sub, k6acts0, k6acts1, k6store)
 
 DATA x16m10y<>+0(SB)/8, $0x1010101010101010
 DATA x16m10y<>+8(SB)/8, $0x1010101010101010
@@ -389,8 +405,8 @@ GLOBL x16m10y<>(SB), RODATA|NOPTR, $32
 	HI5(VPSRLW, 2, Y6); \
 	HI5(VPSRLW, 3, Y7)
 
-// func x16K5AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32)
-TEXT ·x16K5AVX2(SB), NOSPLIT, $64-72
+// func x16K5AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+TEXT ·x16K5AVX2(SB), NOSPLIT, $64-80
 	MOVQ supers+0(FP), R13
 	MOVQ tiles+8(FP), R14
 	MOVQ w+16(FP), R8
@@ -401,4 +417,4 @@ TEXT ·x16K5AVX2(SB), NOSPLIT, $64-72
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	KBODY(HALFK5, ACTSK, 64, 320, 16, 320, 40, 2880, k5tile, k5zero, k5super, k5sub, k5acts0, k5acts1, k5store)
+	KBODY(HALFK5, ACTSK, 64, 320, 16, 320, 40, 2880, k5tile, k5zero, k5load, k5loaded, k5super, k5sub, k5acts0, k5acts1, k5store)

@@ -66,10 +66,10 @@ func kernel(k kind, w int) string {
 	if k.name[0] == 'K' {
 		units = "supers"
 	}
-	args := units + ", tiles int, w, a *byte, out *float32, stride, rows int"
+	args := units + ", tiles int, w, a *byte, out *float32, stride, rows, add int"
 	add("// func %s(%s)", name, args)
-	add("TEXT ·%s(SB), NOSPLIT, $0-56", name)
-	add("\tMOVQ %s+0(FP), R13\n\tMOVQ tiles+8(FP), R14\n\tMOVQ w+16(FP), R8\n\tMOVQ a+24(FP), AX\n\tMOVQ out+32(FP), DI\n\tMOVQ stride+40(FP), R9\n\tMOVQ rows+48(FP), BX", units)
+	add("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	add("\tMOVQ %s+0(FP), R13\n\tMOVQ tiles+8(FP), R14\n\tMOVQ w+16(FP), R8\n\tMOVQ a+24(FP), AX\n\tMOVQ out+32(FP), DI\n\tMOVQ stride+40(FP), R9\n\tMOVQ rows+48(FP), BX\n\tMOVQ add+56(FP), R12", units)
 	if k.mask {
 		add("\tVPBROADCASTQ x16nib<>(SB), Z31")
 	}
@@ -77,6 +77,13 @@ func kernel(k kind, w int) string {
 	for j := range w {
 		add("\tVPXORD Z%d, Z%d, Z%d", j, j, j)
 	}
+	// With add, the real rows' sums continue from out (the columns before
+	// these, X16Cols).
+	add("\tTESTQ R12, R12\n\tJZ   started\n\tMOVQ DI, R10\n\tVMOVUPS (R10), Z0")
+	for j := 1; j < w; j++ {
+		add("\tCMPQ BX, $%d\n\tJLT  started\n\tADDQ R9, R10\n\tVMOVUPS (R10), Z%d", j+1, j)
+	}
+	add("started:")
 	add("\tMOVQ AX, SI\n\tMOVQ R13, CX")
 	if k.name[0] == 'Q' {
 		add("loop:")
@@ -142,7 +149,8 @@ const prelude = `//go:build amd64 && !purego
 //   Each kernel runs over consecutive tiles: R13 units (or super-blocks)
 //   per tile, R14 tiles left, AX the panel's first record, DI the tile's
 //   first output, R9 the bytes between activation rows' outputs, BX the
-//   panel's real rows (padding rows are not stored).
+//   panel's real rows (padding rows are not stored), R12 the add flag
+//   (sums start from out, X16Cols).
 
 
 // ACT1: ACT for a panel of one row, its integer sum split over two chains
