@@ -43,8 +43,8 @@ type x16 struct {
 // 2048-column gate matrices; their records left L1 between one tile and
 // the next. The kernels carry each row's sum from panel to panel through
 // the output (kernel.X16Cols), so the bits are those of whole tiles. Float
-// matrices have one panel here (their tiles hold panels of their own,
-// x16float.go).
+// matrices are stored the same way in panels of floatPanelCols
+// (x16float.go): a panel's tiles are then simply its 16·tiles rows.
 type x16Panel struct {
 	cols      kernel.X16Cols
 	off       int // where the panel's first tile starts
@@ -57,14 +57,18 @@ var x16PanelCols = 2048
 
 // x16Panels returns the column panels of x's tiles.
 func x16Panels(x *x16, tiles int) []x16Panel {
+	width := x16PanelCols
 	if x.float {
-		return []x16Panel{{cols: kernel.X16Cols{Hi: x.cols}, tileBytes: x.tileBytes}}
+		width = floatPanelCols
 	}
 	var ps []x16Panel
 	off := 0
-	for lo := 0; lo < x.cols; lo += x16PanelCols {
-		hi := min(x.cols, lo+x16PanelCols)
+	for lo := 0; lo < x.cols; lo += width {
+		hi := min(x.cols, lo+width)
 		tb := kernel.X16TileBytes(x.typ, hi-lo)
+		if x.float {
+			tb = kernel.X16Rows * (hi - lo) * x.typ.TypeSize()
+		}
 		ps = append(ps, x16Panel{cols: kernel.X16Cols{Lo: lo, Hi: hi, Add: lo > 0}, off: off, tileBytes: tb})
 		off += tiles * tb
 	}
@@ -246,15 +250,15 @@ func (m Matrix) x16Tile(rt int) {
 			if !x.state[rt].CompareAndSwap(tileEmpty, tilePacking) {
 				continue
 			}
-			if x.float {
-				packFloatPanels(x.src, m.RowBytes(), m.Type.TypeSize(), rt*kernel.X16Rows, x.cols, x.data[rt*x.tileBytes:(rt+1)*x.tileBytes])
-			} else {
-				for _, p := range x.panels {
-					src := x.src[p.cols.Lo/m.Type.BlockSize()*m.Type.TypeSize():] // the panel's first column
-					dst := x.data[p.off+rt*p.tileBytes : p.off+(rt+1)*p.tileBytes]
-					if err := kernel.PackX16(x.typ, src, m.RowBytes(), rt*kernel.X16Rows, p.cols.Hi-p.cols.Lo, dst); err != nil {
-						panic("compute: MatMul: " + err.Error()) // ForDecode checked the shapes
-					}
+			for _, p := range x.panels {
+				dst := x.data[p.off+rt*p.tileBytes : p.off+(rt+1)*p.tileBytes]
+				if x.float {
+					packFloatPanel(x.src, m.RowBytes(), m.Type.TypeSize(), rt*kernel.X16Rows, p.cols, dst)
+					continue
+				}
+				src := x.src[p.cols.Lo/m.Type.BlockSize()*m.Type.TypeSize():] // the panel's first column
+				if err := kernel.PackX16(x.typ, src, m.RowBytes(), rt*kernel.X16Rows, p.cols.Hi-p.cols.Lo, dst); err != nil {
+					panic("compute: MatMul: " + err.Error()) // ForDecode checked the shapes
 				}
 			}
 			x.state[rt].Store(tileReady)
