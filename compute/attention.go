@@ -84,21 +84,22 @@ func (a *attnTask) Run(lo, hi int) {
 			}
 			for j := 0; j < a.group; {
 				t := h0 + j
-				heads := 1
 				if a.group-j >= 4 {
-					// Four heads of the group read each key once (the same
-					// bits as one at a time).
-					heads = 4
+					// Four heads of the group read each key and each value
+					// once (the same bits as one at a time).
 					kernel.ScoresF16x4((*sb)[:4*span], np, c.k[off:], hb, a.q[t*hd:(t+4)*hd], a.scale)
-				} else {
-					kernel.ScoresF16((*sb)[:np], c.k[off:], hb, a.q[t*hd:(t+1)*hd], a.scale)
+					for k := range 4 {
+						Softmax((*sb)[k*span : k*span+np])
+					}
+					kernel.MixF16x4(a.out[t*hd:(t+4)*hd], np, c.v[off:], hb, (*sb)[:4*span])
+					j += 4
+					continue
 				}
-				for k := range heads {
-					sc := (*sb)[k*span : k*span+np]
-					Softmax(sc)
-					kernel.MixF16(a.out[(t+k)*hd:(t+k+1)*hd], c.v[off:], hb, sc)
-				}
-				j += heads
+				sc := (*sb)[:np]
+				kernel.ScoresF16(sc, c.k[off:], hb, a.q[t*hd:(t+1)*hd], a.scale)
+				Softmax(sc)
+				kernel.MixF16(a.out[t*hd:(t+1)*hd], c.v[off:], hb, sc)
+				j++
 			}
 			continue
 		}

@@ -46,6 +46,24 @@ func MixF16(o []float32, v []byte, stride int, w []float32) {
 	mixF16(o, v, stride, w)
 }
 
+// MixF16x4 is MixF16 for four query heads that read the same values (a
+// group of grouped-query attention), with the same bits as four MixF16
+// calls: head j's n weights are w[j*len(w)/4:] and its output
+// o[j*len(o)/4:(j+1)*len(o)/4]. Each value row is read and converted once
+// for the four.
+func MixF16x4(o []float32, n int, v []byte, stride int, w []float32) {
+	width, wn := len(o)/4, len(w)/4
+	if len(o) != 4*width || n < 0 || wn < n || len(w)%4 != 0 {
+		panic(fmt.Sprintf("kernel: MixF16x4: %d output floats and %d weight slots for 4 heads of %d weights", len(o), len(w), n))
+	}
+	checkStrided("MixF16x4", n, v, stride, width)
+	clear(o)
+	if n == 0 || width == 0 {
+		return
+	}
+	mixF16x4(o, n, v, stride, w)
+}
+
 // checkStrided panics unless rows rows of width halves, stride bytes
 // apart, fit in b (a caller's bug, not input).
 func checkStrided(name string, rows int, b []byte, stride, width int) {
@@ -59,6 +77,7 @@ var (
 	scoresF16   = scoresF16Generic
 	scoresF16x4 = scoresF16x4Generic
 	mixF16      = mixF16Generic
+	mixF16x4    = mixF16x4Generic
 )
 
 // scoresF16Generic is the specification: each row's sum in column order,
@@ -90,5 +109,14 @@ func mixF16Generic(o []float32, v []byte, stride int, w []float32) {
 		for j := range o {
 			o[j] += a * fp16Table[uint16(row[2*j])|uint16(row[2*j+1])<<8]
 		}
+	}
+}
+
+// mixF16x4Generic is the specification: the active MixF16 loop on each
+// head (o cleared).
+func mixF16x4Generic(o []float32, n int, v []byte, stride int, w []float32) {
+	width, wn := len(o)/4, len(w)/4
+	for j := range 4 {
+		mixF16(o[j*width:(j+1)*width], v, stride, w[j*wn:j*wn+n])
 	}
 }

@@ -49,3 +49,31 @@ func scoresF16x4Fast(s []float32, n int, k []byte, stride int, q []float32, scal
 	}
 	scoresF16x4AVX2(n, &s[0], len(s)/4, &k[0], stride, &q[0], width, scale)
 }
+
+//go:noescape
+func scoresF16x4AVX512(n int, s *float32, sn int, k *byte, stride int, q *float32, width int, scale float32)
+
+// scoresF16x4Fast512 is scoresF16x4Fast with the AVX-512 loop (the same
+// bits).
+func scoresF16x4Fast512(s []float32, n int, k []byte, stride int, q []float32, scale float32) {
+	width := len(q) / 4
+	if width == 0 || width%16 != 0 {
+		scoresF16x4Generic(s, n, k, stride, q, scale)
+		return
+	}
+	scoresF16x4AVX512(n, &s[0], len(s)/4, &k[0], stride, &q[0], width, scale)
+}
+
+//go:noescape
+func mixF16x4AVX512(n int, o *float32, v *byte, stride int, w *float32, wn, width int)
+
+// mixF16x4Fast512 runs the four-head AVX-512 loop when a head is a
+// multiple of 64 columns (o cleared by MixF16x4), else four MixF16 loops.
+func mixF16x4Fast512(o []float32, n int, v []byte, stride int, w []float32) {
+	width := len(o) / 4
+	if width%64 != 0 {
+		mixF16x4Generic(o, n, v, stride, w)
+		return
+	}
+	mixF16x4AVX512(n, &o[0], &v[0], stride, &w[0], len(w)/4, width)
+}

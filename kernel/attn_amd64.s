@@ -229,3 +229,173 @@ m64row:
 	JNZ  block64
 	VZEROUPPER
 	RET
+
+// func scoresF16x4AVX512(n int, s *float32, sn int, k *byte, stride int, q *float32, width int, scale float32)
+// scoresF16x4AVX2 with one 16-lane accumulator per head: lanes 0–7 hold
+// what the AVX2 loop's first accumulator does and lanes 8–15 its second,
+// so after folding the high half onto the low one the sums are formed in
+// the same order and the bits are the same, with half the multiply-adds.
+TEXT ·scoresF16x4AVX512(SB), NOSPLIT, $0-60
+	MOVQ n+0(FP), CX
+	MOVQ s+8(FP), DI
+	MOVQ sn+16(FP), R11
+	SHLQ $2, R11                     // bytes between heads' scores
+	MOVQ k+24(FP), SI
+	MOVQ stride+32(FP), R8
+	MOVQ q+40(FP), R9
+	MOVQ width+48(FP), R10
+	MOVQ R10, R12
+	SHLQ $2, R12                     // bytes between heads' queries
+	SHRQ $4, R10
+	VBROADCASTSS scale+56(FP), X15
+	LEAQ (R9)(R12*2), R13            // q of head 2
+z4row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z2, Z2, Z2
+	VPXORD Z4, Z4, Z4
+	VPXORD Z6, Z6, Z6
+	MOVQ SI, AX
+	MOVQ R9, BX
+	MOVQ R13, R14
+	MOVQ R10, DX
+z4col:
+	VCVTPH2PS (AX), Z8
+	VFMADD231PS (BX), Z8, Z0         // head 0
+	VFMADD231PS (BX)(R12*1), Z8, Z2  // head 1
+	VFMADD231PS (R14), Z8, Z4        // head 2
+	VFMADD231PS (R14)(R12*1), Z8, Z6 // head 3
+	ADDQ $32, AX
+	ADDQ $64, BX
+	ADDQ $64, R14
+	DECQ DX
+	JNZ  z4col
+	VEXTRACTF64X4 $1, Z0, Y1
+	VEXTRACTF64X4 $1, Z2, Y3
+	VEXTRACTF64X4 $1, Z4, Y5
+	VEXTRACTF64X4 $1, Z6, Y7
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VADDPS Y7, Y6, Y6
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VEXTRACTF128 $1, Y2, X3
+	VADDPS X3, X2, X2
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4
+	VEXTRACTF128 $1, Y6, X7
+	VADDPS X7, X6, X6
+	VHADDPS X2, X0, X0               // [h0 01, h0 23, h1 01, h1 23]
+	VHADDPS X6, X4, X4               // [h2 01, h2 23, h3 01, h3 23]
+	VHADDPS X4, X0, X0               // [h0, h1, h2, h3]
+	VMULPS X15, X0, X0
+	MOVQ DI, AX
+	VMOVSS X0, (AX)
+	ADDQ R11, AX
+	VEXTRACTPS $1, X0, (AX)
+	ADDQ R11, AX
+	VEXTRACTPS $2, X0, (AX)
+	ADDQ R11, AX
+	VEXTRACTPS $3, X0, (AX)
+	ADDQ $4, DI
+	ADDQ R8, SI
+	DECQ CX
+	JNZ  z4row
+	VZEROUPPER
+	RET
+
+// func mixF16x4AVX512(n int, o *float32, v *byte, stride int, w *float32, wn, width int)
+// mixF16x64AVX2 for four heads that read the same values: head j's
+// weights are w[j·wn:], its output o[j·width:]. Per block of 64 columns
+// each value row is converted once (four 16-lane halves) and feeds sixteen
+// multiply-adds, four per head; every column sums the rows in position
+// order from zero (o is cleared), so the bits are four MixF16 calls'.
+TEXT ·mixF16x4AVX512(SB), NOSPLIT, $0-56
+	MOVQ o+8(FP), DI
+	MOVQ v+16(FP), SI
+	MOVQ stride+24(FP), R8
+	MOVQ w+32(FP), R9
+	MOVQ wn+40(FP), R11
+	SHLQ $2, R11                     // bytes between heads' weights
+	MOVQ width+48(FP), R10
+	MOVQ R10, R12
+	SHLQ $2, R12                     // bytes between heads' outputs
+	SHRQ $6, R10
+	LEAQ (R9)(R11*2), R13            // weights of head 2
+x4blk:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ n+0(FP), CX
+	MOVQ SI, AX
+	MOVQ R9, BX
+	MOVQ R13, R14
+x4mrow:
+	VCVTPH2PS (AX), Z16
+	VCVTPH2PS 32(AX), Z17
+	VCVTPH2PS 64(AX), Z18
+	VCVTPH2PS 96(AX), Z19
+	VBROADCASTSS (BX), Z20
+	VBROADCASTSS (BX)(R11*1), Z21
+	VBROADCASTSS (R14), Z22
+	VBROADCASTSS (R14)(R11*1), Z23
+	VFMADD231PS Z16, Z20, Z0
+	VFMADD231PS Z17, Z20, Z1
+	VFMADD231PS Z18, Z20, Z2
+	VFMADD231PS Z19, Z20, Z3
+	VFMADD231PS Z16, Z21, Z4
+	VFMADD231PS Z17, Z21, Z5
+	VFMADD231PS Z18, Z21, Z6
+	VFMADD231PS Z19, Z21, Z7
+	VFMADD231PS Z16, Z22, Z8
+	VFMADD231PS Z17, Z22, Z9
+	VFMADD231PS Z18, Z22, Z10
+	VFMADD231PS Z19, Z22, Z11
+	VFMADD231PS Z16, Z23, Z12
+	VFMADD231PS Z17, Z23, Z13
+	VFMADD231PS Z18, Z23, Z14
+	VFMADD231PS Z19, Z23, Z15
+	ADDQ $4, BX
+	ADDQ $4, R14
+	ADDQ R8, AX
+	DECQ CX
+	JNZ  x4mrow
+	MOVQ DI, AX
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ R12, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	VMOVUPS Z6, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	ADDQ R12, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, 64(AX)
+	VMOVUPS Z10, 128(AX)
+	VMOVUPS Z11, 192(AX)
+	ADDQ R12, AX
+	VMOVUPS Z12, (AX)
+	VMOVUPS Z13, 64(AX)
+	VMOVUPS Z14, 128(AX)
+	VMOVUPS Z15, 192(AX)
+	ADDQ $256, DI
+	ADDQ $128, SI
+	DECQ R10
+	JNZ  x4blk
+	VZEROUPPER
+	RET

@@ -61,6 +61,8 @@ func TestStridedBounds(t *testing.T) {
 		{"scores past the end", func() { ScoresF16(make([]float32, 3), make([]byte, 2*16*3-1), 32, make([]float32, 16), 1) }},
 		{"scores stride below a row", func() { ScoresF16(make([]float32, 2), make([]byte, 1000), 30, make([]float32, 16), 1) }},
 		{"mix past the end", func() { MixF16(make([]float32, 16), make([]byte, 64), 40, make([]float32, 2)) }},
+		{"mix x4 past the end", func() { MixF16x4(make([]float32, 64), 2, make([]byte, 64), 40, make([]float32, 8)) }},
+		{"mix x4 too few weights", func() { MixF16x4(make([]float32, 64), 3, make([]byte, 1000), 40, make([]float32, 8)) }},
 	} {
 		func() {
 			defer func() {
@@ -102,6 +104,42 @@ func TestScoresF16x4(t *testing.T) {
 							t.Fatalf("width %d n %d head %d: wrote slot %d past its scores", width, n, j, i)
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestMixF16x4: four heads at once give the bits of four MixF16 calls
+// (whatever the tier), each head's weights read only up to n and nothing
+// written past the outputs.
+func TestMixF16x4(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 5))
+	for _, width := range []int{8, 16, 40, 64, 96, 128, 256} {
+		for _, n := range []int{0, 1, 5, 130} {
+			for _, stride := range []int{2 * width, 2*width*8 + 2*width} {
+				kv := quantized(t, tensor.F16, randNormal(r, (n*stride)/2+width, 1))
+				wn := n + 3
+				w := randNormal(r, 4*wn, 1)
+				for j := range 4 { // slots past n must not be read
+					for i := n; i < wn; i++ {
+						w[j*wn+i] = float32(math.NaN())
+					}
+				}
+				got := randNormal(r, 4*width+1, 1) // overwritten, whatever it held
+				got[4*width] = 42
+				MixF16x4(got[:4*width], n, kv, stride, w)
+				for j := range 4 {
+					want := make([]float32, width)
+					MixF16(want, kv, stride, w[j*wn:j*wn+n])
+					for c := range want {
+						if math.Float32bits(got[j*width+c]) != math.Float32bits(want[c]) {
+							t.Fatalf("width %d n %d head %d: o[%d] = %g, MixF16 gives %g", width, n, j, c, got[j*width+c], want[c])
+						}
+					}
+				}
+				if got[4*width] != 42 {
+					t.Fatalf("width %d n %d: wrote past the outputs", width, n)
 				}
 			}
 		}

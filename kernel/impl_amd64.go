@@ -124,6 +124,7 @@ func init() {
 	case noAsm():
 	case avx512.Name != "" && os.Getenv("GLASSBOX_KERNEL") != "avx2":
 		active = avx512
+		scoresF16x4, mixF16x4 = scoresF16x4Fast512, mixF16x4Fast512
 	case hasAVX2:
 		active = avx2
 	}
