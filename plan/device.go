@@ -232,6 +232,12 @@ func (d *Device) estimateRoofline(mhz float64) {
 	d.Roofline = fmt.Sprintf("estimated from %d cores at %.0f MHz (run 'glassbox bench --roofline' to measure)", d.Cores, mhz)
 }
 
+// x16 reports whether glassbox's kernels on d copy weights into the x16
+// layout (amd64 with AVX2, FMA and F16C, the AVX2 tier's features).
+func (d *Device) x16() bool {
+	return d.hasFeature("avx2") && d.hasFeature("fma") && d.hasFeature("f16c")
+}
+
 func (d *Device) hasFeature(f string) bool {
 	for _, x := range d.CPUFeatures {
 		if x == f {

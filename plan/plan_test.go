@@ -7,6 +7,7 @@ import (
 
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/tensor"
 )
 
 // synthetic writes l as a sparse header-only GGUF and opens it.
@@ -111,9 +112,32 @@ func TestLlama3_8BHeader(t *testing.T) {
 	if p.Memory.KVCacheBytes != 1<<30 {
 		t.Errorf("KV cache = %d, want %d", p.Memory.KVCacheBytes, 1<<30)
 	}
-	sum := p.Memory.WeightsBytes + p.Memory.EmbeddingBytes + p.Memory.KVCacheBytes + p.Memory.ComputeBytes + p.Memory.OverheadBytes + p.Memory.GCSlackBytes
-	if sum != p.Memory.TotalBytes {
-		t.Errorf("components add to %d, total is %d", sum, p.Memory.TotalBytes)
+	sum := func(m Memory) int64 {
+		return m.WeightsBytes + m.EmbeddingBytes + m.LayoutBytes + m.KVCacheBytes + m.ComputeBytes + m.OverheadBytes + m.GCSlackBytes
+	}
+	if got := sum(p.Memory); got != p.Memory.TotalBytes {
+		t.Errorf("components add to %d, total is %d", got, p.Memory.TotalBytes)
+	}
+	if p.Memory.LayoutBytes != 0 {
+		t.Errorf("x16 layout %d bytes on a device without AVX2", p.Memory.LayoutBytes)
+	}
+	// With AVX2 the Q4_K matrices' tiles are 64 bytes larger per 2304
+	// (16 rows × 256 columns); the Q6_K ones and the looked-up embedding
+	// (Q4_K in this file) stay as they are.
+	d := cpuDevice(64 * gib)
+	d.CPUFeatures = []string{"avx", "avx2", "fma", "f16c"}
+	x, _ := ForShape(s, Options{Ctx: 8192}, d)
+	var want int64
+	for _, tn := range f.Tensors {
+		if tn.Type == tensor.Q4_K && tn.Name != "token_embd.weight" {
+			want += tn.Size * 64 / 2304
+		}
+	}
+	if x.Memory.LayoutBytes != want || want == 0 {
+		t.Errorf("x16 layout %d bytes, want %d", x.Memory.LayoutBytes, want)
+	}
+	if got := sum(x.Memory); got != x.Memory.TotalBytes || x.Memory.TotalBytes != p.Memory.TotalBytes+want {
+		t.Errorf("with the x16 layout: components add to %d, total %d (without it %d)", got, x.Memory.TotalBytes, p.Memory.TotalBytes)
 	}
 	q, _ := ForShape(s, Options{Ctx: 8192, KV: "q8_0"}, cpuDevice(64*gib))
 	if want := int64(1<<30) * 34 / 64; q.Memory.KVCacheBytes != want {

@@ -52,6 +52,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 		embNote = "whole table (also the output)"
 	}
 	row("token embedding", m.EmbeddingBytes, embNote)
+	if m.LayoutBytes > 0 {
+		row("x16 layout", m.LayoutBytes, "Q4_K/Q5_K tiles' unpacked scales")
+	}
 	row("KV cache", m.KVCacheBytes, fmt.Sprintf("%s per token, %s", FormatBytes(m.KVBytesPerTok), o.KV))
 	row("compute arena", m.ComputeBytes, fmt.Sprintf("activations for a batch of %d", o.Batch))
 	row("runtime overhead", m.OverheadBytes, "Go runtime, parsed header, tokenizer")

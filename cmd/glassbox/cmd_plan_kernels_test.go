@@ -11,6 +11,7 @@ import (
 	"github.com/glassbox-ai/glassbox/compute/kprobe"
 	"github.com/glassbox-ai/glassbox/compute/roofline"
 	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/tensor"
 )
@@ -25,6 +26,16 @@ func TestVectorElemsAgree(t *testing.T) {
 	for _, d := range [][4]int{{2048, 8192, 2048, 512}, {64, 172, 64, 32}, {4096, 14336, 4096, 1024}} {
 		if a, b := plan.LayerVectorElems(d[0], d[1], d[2], d[3]), kprobe.VectorElems(d[0], d[1], d[2], d[3]); a != b {
 			t.Errorf("%v: plan counts %g, kprobe %g", d, a, b)
+		}
+	}
+}
+
+// The planner's x16 growth of Q4_K and Q5_K tiles is the kernels' layout.
+func TestX16ScaleBytesAgree(t *testing.T) {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K} {
+		rb, _ := dt.RowBytes(256)
+		if got := int64(kernel.X16TileBytes(dt, 256)) - 16*rb; got != plan.X16ScaleBytes {
+			t.Errorf("%s: a tile adds %d bytes per 256 columns, the planner counts %d", dt, got, plan.X16ScaleBytes)
 		}
 	}
 }
