@@ -69,6 +69,22 @@ type Result struct {
 	ArenaBytes   int64         // the session's activation buffers (Text.Generate only)
 }
 
+// DecodeSteps is how many decode passes GenerateTime holds: the first
+// generated token is sampled from the prompt's last pass, and the last
+// one is never evaluated.
+func (r *Result) DecodeSteps() int { return max(0, len(r.Tokens)-1) }
+
+// DecodeRate is decode passes per second (llama.cpp's "eval" rate; 0
+// without one): tokens ÷ GenerateTime would count the first token, whose
+// pass belongs to the prompt, and read a one-token reply as thousands of
+// tokens/s.
+func (r *Result) DecodeRate() float64 {
+	if r.GenerateTime <= 0 || r.DecodeSteps() == 0 {
+		return 0
+	}
+	return float64(r.DecodeSteps()) / r.GenerateTime.Seconds()
+}
+
 // Generate runs req on s, which must be fresh (an empty KV cache). The
 // generated tokens are streamed through req.OnToken and the trace in ctx.
 func Generate(ctx context.Context, s model.Session, vocab int, req Request) (*Result, error) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/shared"
@@ -223,5 +224,27 @@ func TestCancel(t *testing.T) {
 	}
 	if len(res.Tokens) != 3 {
 		t.Errorf("%d tokens after cancelling at the third, want 3", len(res.Tokens))
+	}
+}
+
+// TestDecodeRate: the first token comes from the prompt's pass, so N
+// tokens are N−1 decode passes, and a one-token reply has no decode rate.
+func TestDecodeRate(t *testing.T) {
+	for _, tc := range []struct {
+		tokens int
+		d      time.Duration
+		steps  int
+		rate   float64
+	}{
+		{0, time.Second, 0, 0},
+		{1, time.Millisecond, 0, 0},
+		{2, 500 * time.Millisecond, 1, 2},
+		{65, 2 * time.Second, 64, 32},
+		{5, 0, 4, 0},
+	} {
+		r := &Result{Tokens: make([]int, tc.tokens), GenerateTime: tc.d}
+		if r.DecodeSteps() != tc.steps || r.DecodeRate() != tc.rate {
+			t.Errorf("%d tokens in %v: %d steps at %g/s, want %d at %g", tc.tokens, tc.d, r.DecodeSteps(), r.DecodeRate(), tc.steps, tc.rate)
+		}
 	}
 }

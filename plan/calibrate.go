@@ -41,10 +41,26 @@ type Observation struct {
 	WeightBytes int64  `json:"weight_bytes,omitempty"`
 	Threads     int    `json:"threads,omitempty"`
 	Layers      int    `json:"layers,omitempty"`
+	// DecodeSteps is how many decode passes MeasuredDecode timed (the
+	// first generated token comes from the prompt's pass). Runs of fewer
+	// than MinDecodeSteps, and runs recorded before it was (0), never
+	// correct a decode figure: one token "generated" in the microseconds
+	// of a sampling read as thousands of tokens/s, and such runs had
+	// moved a 1B model's prediction ×6.7.
+	DecodeSteps int `json:"decode_steps,omitempty"`
 }
 
-// Observe pairs a plan with what a run measured (zero: not measured).
-func Observe(p *Plan, peakRSS int64, prefillTokS, decodeTokS float64) Observation {
+// MinDecodeSteps is the fewest decode passes a run's decode speed is
+// recorded and used from.
+const MinDecodeSteps = 4
+
+// Observe pairs a plan with what a run measured (zero: not measured):
+// decodeTokS is decode passes per second over decodeSteps passes (not
+// kept below MinDecodeSteps).
+func Observe(p *Plan, peakRSS int64, prefillTokS, decodeTokS float64, decodeSteps int) Observation {
+	if decodeSteps < MinDecodeSteps {
+		decodeTokS, decodeSteps = 0, 0
+	}
 	name := p.Model.Name
 	if name == "" {
 		name = p.Model.Arch
@@ -54,19 +70,19 @@ func Observe(p *Plan, peakRSS int64, prefillTokS, decodeTokS float64) Observatio
 		PredictedPrefill: p.raw.prefill, MeasuredPrefill: prefillTokS,
 		PredictedDecode: p.raw.decode, MeasuredDecode: decodeTokS,
 		SpeedModel: p.raw.speedModel, Format: p.Model.FileType, WeightBytes: p.Model.WeightBytes(),
-		Threads: p.raw.threads, Layers: p.Model.Layers}
+		Threads: p.raw.threads, Layers: p.Model.Layers, DecodeSteps: decodeSteps}
 }
 
 // RecordRun stores what a finished job of plan p measured in the default
 // history: this process's peak RSS and the speeds (tokens/s, 0 when not
-// measured). Call it once per process and job, at the end (the peak is the
-// process's).
-func RecordRun(p *Plan, prefillTokS, decodeTokS float64) error {
+// measured; decode over decodeSteps passes). Call it once per process and
+// job, at the end (the peak is the process's).
+func RecordRun(p *Plan, prefillTokS, decodeTokS float64, decodeSteps int) error {
 	h, err := DefaultHistory()
 	if err != nil {
 		return err
 	}
-	return h.Record(Observe(p, PeakRSS(), prefillTokS, decodeTokS))
+	return h.Record(Observe(p, PeakRSS(), prefillTokS, decodeTokS, decodeSteps))
 }
 
 // Calibration is what history says about the planner on one device.
@@ -144,7 +160,7 @@ func (c *Calibration) correction(s *Shape, threads, model int, decode bool) (fac
 			continue
 		}
 		switch {
-		case decode && o.MeasuredDecode > 0 && o.PredictedDecode > 0:
+		case decode && o.MeasuredDecode > 0 && o.PredictedDecode > 0 && o.DecodeSteps >= MinDecodeSteps:
 			ratios = append(ratios, o.MeasuredDecode/o.PredictedDecode)
 		case !decode && o.MeasuredPrefill > 0 && o.PredictedPrefill > 0:
 			ratios = append(ratios, o.MeasuredPrefill/o.PredictedPrefill)

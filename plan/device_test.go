@@ -181,7 +181,7 @@ func TestCalibration(t *testing.T) {
 	if cor.Speed.DecodeTokensPerS != raw.Speed.DecodeTokensPerS {
 		t.Errorf("speed corrected by unversioned runs: %g, raw %g", cor.Speed.DecodeTokensPerS, raw.Speed.DecodeTokensPerS)
 	}
-	o := Observe(cor, 123, 0, 4)
+	o := Observe(cor, 123, 0, 4, 10)
 	if o.PredictedBytes != raw.Memory.TotalBytes || o.PredictedDecode != raw.Speed.DecodeTokensPerS ||
 		o.SpeedModel != SpeedModelRoofline || o.Format != "Q4_K" || o.WeightBytes != raw.Model.WeightBytes() {
 		t.Errorf("observation %+v", o)
@@ -213,7 +213,7 @@ func TestCalibrationBySimilarModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(weights int64, format string, threads int, ratio float64) Observation {
-		o := Observe(raw, 1, 0, ratio*raw.Speed.DecodeTokensPerS)
+		o := Observe(raw, 1, 0, ratio*raw.Speed.DecodeTokensPerS, 64)
 		o.WeightBytes, o.Format, o.Threads = weights, format, threads
 		return o
 	}
@@ -230,6 +230,13 @@ func TestCalibrationBySimilarModels(t *testing.T) {
 		{"other formats and threads", append(append([]Observation(nil), tiny...), others...), 0},
 		{"two similar runs", append(append([]Observation(nil), tiny...), run(wb, "Q4_K", 2, 0.9), run(wb*3/2, "Q4_K", 2, 0.9)), 0},
 		{"three similar runs", append(append([]Observation(nil), tiny...), run(wb, "Q4_K", 2, 0.9), run(wb*3/2, "Q4_K", 2, 0.8), run(wb*2/3, "Q4_K", 2, 1.0)), 0.9},
+		{"runs of a decode pass or two, or recorded without the count", func() []Observation {
+			o := []Observation{run(wb, "Q4_K", 2, 60), run(wb, "Q4_K", 2, 60), run(wb, "Q4_K", 2, 60)}
+			o[0] = Observe(raw, 1, 0, 60*raw.Speed.DecodeTokensPerS, 1) // not kept
+			o[0].WeightBytes, o[0].Format, o[0].Threads = wb, "Q4_K", 2
+			o[1].DecodeSteps, o[2].DecodeSteps = 0, 0 // recorded before the count
+			return o
+		}(), 0},
 		{"another speed model", func() []Observation {
 			o := []Observation{run(wb, "Q4_K", 2, 0.5), run(wb, "Q4_K", 2, 0.5), run(wb, "Q4_K", 2, 0.5)}
 			for i := range o {
@@ -253,7 +260,7 @@ func TestCalibrationBySimilarModels(t *testing.T) {
 				t.Errorf("decode %g (correction %g from %d runs), want %g (×%g)", p.Speed.DecodeTokensPerS,
 					p.Speed.DecodeCorrection, p.Speed.DecodeCorrectionRuns, want, tc.want)
 			}
-			if o := Observe(p, 1, 0, 1); o.PredictedDecode != raw.Speed.DecodeTokensPerS {
+			if o := Observe(p, 1, 0, 1, 64); o.PredictedDecode != raw.Speed.DecodeTokensPerS {
 				t.Errorf("observation records the corrected figure %g", o.PredictedDecode)
 			}
 		})

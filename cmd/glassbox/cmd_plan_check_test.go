@@ -131,7 +131,7 @@ func TestPlanPredictsRealRuns(t *testing.T) {
 				plan.FormatBytes(d.RuntimeBytes), plan.FormatBytes(rss), plan.FormatBytes(p.Memory.TotalBytes), 100*memErr,
 				res.GenerateTokS, p.Speed.DecodeTokensPerS, 100*speedErr)
 			if hist != nil {
-				if err := hist.Record(plan.Observe(p, rss, res.PrefillTokS, res.GenerateTokS)); err != nil {
+				if err := hist.Record(plan.Observe(p, rss, res.PrefillTokS, res.GenerateTokS, len(res.Tokens)-1)); err != nil {
 					t.Error(err)
 				}
 			}

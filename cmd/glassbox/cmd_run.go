@@ -226,7 +226,7 @@ func runResult(r *engine.Result) runResultJSON {
 		PromptTokens: r.PromptTokens,
 		PrefillMS:    ms(r.PrefillTime), GenerateMS: ms(r.GenerateTime),
 		PrefillTPS:  rate(r.PromptTokens, r.PrefillTime),
-		GenerateTPS: rate(len(r.Tokens), r.GenerateTime),
+		GenerateTPS: r.DecodeRate(),
 	}
 }
 

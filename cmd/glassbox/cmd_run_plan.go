@@ -113,5 +113,5 @@ func recordRun(p *plan.Plan, res *engine.Result) error {
 	if err != nil {
 		return err
 	}
-	return plan.RecordRun(actual, rate(res.PromptTokens, res.PrefillTime), rate(len(res.Tokens), res.GenerateTime))
+	return plan.RecordRun(actual, rate(res.PromptTokens, res.PrefillTime), res.DecodeRate(), res.DecodeSteps())
 }
