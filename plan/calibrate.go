@@ -147,8 +147,12 @@ const similarWeights = 2.0
 // model of shape s on threads workers predicted by speed model model, the
 // median distance of those runs from the corrected figure, and how many
 // runs it comes from (0: no correction — fewer than MinCalibrationRuns
-// comparable runs).
-func (c *Calibration) correction(s *Shape, threads, model int, decode bool) (factor, errBar float64, n int) {
+// comparable runs). A prefill figure for batches of batch tokens is
+// corrected only by runs whose prompt batch was within a factor of two:
+// a 9-token prompt reads every weight for 9 tokens (memory-bound), a
+// 512-token batch is compute-bound, and ratios of the one had cut the
+// other's 1B prediction from ~150 to ~32 tokens/s.
+func (c *Calibration) correction(s *Shape, threads, model int, decode bool, batch int) (factor, errBar float64, n int) {
 	if c == nil {
 		return 0, 0, 0
 	}
@@ -162,7 +166,7 @@ func (c *Calibration) correction(s *Shape, threads, model int, decode bool) (fac
 		switch {
 		case decode && o.MeasuredDecode > 0 && o.PredictedDecode > 0 && o.DecodeSteps >= MinDecodeSteps:
 			ratios = append(ratios, o.MeasuredDecode/o.PredictedDecode)
-		case !decode && o.MeasuredPrefill > 0 && o.PredictedPrefill > 0:
+		case !decode && o.MeasuredPrefill > 0 && o.PredictedPrefill > 0 && similarBatch(o.Options, batch):
 			ratios = append(ratios, o.MeasuredPrefill/o.PredictedPrefill)
 		}
 	}
@@ -171,6 +175,16 @@ func (c *Calibration) correction(s *Shape, threads, model int, decode bool) (fac
 		return 0, 0, 0
 	}
 	return factor, errBar, len(ratios)
+}
+
+// similarBatch reports whether a run of options o prefilled batches
+// within a factor of two of batch tokens.
+func similarBatch(o Options, batch int) bool {
+	b := o.Batch
+	if o.Prompt > 0 {
+		b = min(b, o.Prompt)
+	}
+	return b > 0 && batch > 0 && float64(b)/float64(batch) <= similarWeights && float64(batch)/float64(b) <= similarWeights
 }
 
 // summarize returns the median ratio, the median relative distance from

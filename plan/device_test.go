@@ -266,3 +266,46 @@ func TestCalibrationBySimilarModels(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefillCalibrationByBatch: a prefill figure is corrected only by
+// runs whose prompt batches were of a similar size (a few tokens are
+// memory-bound, a full batch compute-bound), and the basis says so.
+func TestPrefillCalibrationByBatch(t *testing.T) {
+	f := synthetic(t, Llama32_1B)
+	raw, err := ForModel(f, Options{Prompt: 400, Tokens: 464}, kernelDevice())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(prompt int, ratio float64) Observation {
+		o := Observe(raw, 1, ratio*raw.Speed.PrefillTokensPerS, 0, 0)
+		o.Options.Prompt = prompt
+		return o
+	}
+	for _, tc := range []struct {
+		name string
+		obs  []Observation
+		want float64
+	}{
+		{"short prompts", []Observation{run(9, 0.2), run(9, 0.2), run(12, 0.2)}, 0},
+		{"similar prompts", []Observation{run(9, 0.2), run(300, 0.8), run(512, 0.8), run(700, 0.8)}, 0.8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := kernelDevice()
+			d.Calibration = Calibrate(tc.obs, d.Name)
+			p, err := ForModel(f, Options{Prompt: 400, Tokens: 464}, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := raw.Speed.PrefillTokensPerS
+			if tc.want > 0 {
+				want *= tc.want
+			}
+			if math.Abs(p.Speed.PrefillTokensPerS/want-1) > 1e-9 || p.Speed.PrefillCorrection != tc.want {
+				t.Errorf("prefill %g (×%g), want %g (×%g)", p.Speed.PrefillTokensPerS, p.Speed.PrefillCorrection, want, tc.want)
+			}
+			if noted := strings.Contains(p.Speed.Basis, "prefill corrected"); noted != (tc.want > 0) {
+				t.Errorf("basis %q", p.Speed.Basis)
+			}
+		})
+	}
+}

@@ -33,6 +33,9 @@ type Speed struct {
 	DecodeCorrectionRuns int     `json:"decode_correction_runs,omitempty"`
 	DecodeErrorBar       float64 `json:"decode_error_bar,omitempty"`
 	PrefillCorrection    float64 `json:"prefill_correction,omitempty"`
+	// PrefillCorrectionRuns is how many runs of similar models and prompt
+	// batches PrefillCorrection comes from.
+	PrefillCorrectionRuns int `json:"prefill_correction_runs,omitempty"`
 
 	Estimated bool   `json:"estimated"` // roofline figures are estimates, not measurements
 	Basis     string `json:"basis"`
@@ -171,13 +174,13 @@ func (p *Plan) speed() {
 		p.raw.threads, p.raw.speedModel = kern.Threads, SpeedModel
 	}
 	if c := d.Calibration; c != nil {
-		if f, e, n := c.correction(s, p.raw.threads, p.raw.speedModel, true); n > 0 {
+		if f, e, n := c.correction(s, p.raw.threads, p.raw.speedModel, true, 1); n > 0 {
 			sp.DecodeTokensPerS *= f
 			sp.DecodeCorrection, sp.DecodeCorrectionRuns, sp.DecodeErrorBar = f, n, e
 		}
-		if f, _, n := c.correction(s, p.raw.threads, p.raw.speedModel, false); n > 0 {
+		if f, _, n := c.correction(s, p.raw.threads, p.raw.speedModel, false, nb); n > 0 {
 			sp.PrefillTokensPerS *= f
-			sp.PrefillCorrection = f
+			sp.PrefillCorrection, sp.PrefillCorrectionRuns = f, n
 		}
 	}
 	sp.DecodeTotalTokensPerS = sp.DecodeTokensPerS * par
@@ -207,6 +210,9 @@ func (p *Plan) speedBasis(cpuPeak float64) string {
 	}
 	if sp := p.Speed; sp.DecodeCorrectionRuns > 0 {
 		b += fmt.Sprintf("; generation corrected ×%.2f by %d measured runs of similar models", sp.DecodeCorrection, sp.DecodeCorrectionRuns)
+	}
+	if sp := p.Speed; sp.PrefillCorrectionRuns > 0 {
+		b += fmt.Sprintf("; prefill corrected ×%.2f by %d measured runs of similar models and prompts", sp.PrefillCorrection, sp.PrefillCorrectionRuns)
 	}
 	return b
 }
