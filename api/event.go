@@ -85,6 +85,22 @@ type StageStats struct {
 	Limiter  string  `json:"limiter,omitempty"`
 }
 
+// Rate is a finished stage's rate in Items per second over its seconds.
+// A text generation (stage "generate", unit "tokens") samples its first
+// token from the prompt's last pass, so its time holds Items−1 decode
+// passes: the rate counts those (llama.cpp's eval rate) and is 0 for a
+// one-token reply, whose stage is one sampling, not a pass.
+func (st StageStats) Rate(stage string, seconds float64) float64 {
+	n := st.Items
+	if stage == "generate" && st.Unit == "tokens" {
+		n--
+	}
+	if n <= 0 || seconds <= 0 {
+		return 0
+	}
+	return float64(n) / seconds
+}
+
 // Progress is how far a stage has come: load bytes, prefill tokens,
 // generated tokens, diffusion steps. Total is 0 when unknown. For the
 // queued stage, Done is the job's position in the queue (0 = next) and

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 )
@@ -65,5 +66,26 @@ func TestJobJSONOmitsUnsetTimes(t *testing.T) {
 	}
 	if Terminal(StateRunning) || Terminal(StateQueued) {
 		t.Error("running/queued taken as terminal")
+	}
+}
+
+// TestStageRate: a text generation's rate counts its decode passes (one
+// fewer than its tokens); other stages count their items.
+func TestStageRate(t *testing.T) {
+	for _, tc := range []struct {
+		stage string
+		st    StageStats
+		sec   float64
+		want  float64
+	}{
+		{"generate", StageStats{Items: 65, Unit: "tokens"}, 2, 32},
+		{"generate", StageStats{Items: 1, Unit: "tokens"}, 0.0001, 0},
+		{"generate", StageStats{Items: 20, Unit: "steps"}, 2, 10},
+		{"prefill", StageStats{Items: 12, Unit: "tokens"}, 0.2, 60},
+		{"prefill", StageStats{Items: 12, Unit: "tokens"}, 0, 0},
+	} {
+		if got := tc.st.Rate(tc.stage, tc.sec); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s %+v over %g s: rate %g, want %g", tc.stage, tc.st, tc.sec, got, tc.want)
+		}
 	}
 }

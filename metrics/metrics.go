@@ -121,8 +121,8 @@ func (m *Metrics) EventAppended(ev api.Event) {
 		if st := ev.Stats; st != nil && st.Items > 0 && st.Unit == "tokens" &&
 			(ev.Stage == "prefill" || ev.Stage == "generate") {
 			m.Tokens.WithLabelValues(ev.Stage).Add(float64(st.Items))
-			if sec > 0 {
-				m.TokensPerSec.WithLabelValues(ev.Stage).Observe(float64(st.Items) / sec)
+			if r := st.Rate(ev.Stage, sec); r > 0 {
+				m.TokensPerSec.WithLabelValues(ev.Stage).Observe(r)
 			}
 		}
 	case api.TypeStageStart:

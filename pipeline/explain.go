@@ -172,14 +172,14 @@ func details(r *stageRow) string {
 			unit = "items"
 		}
 		s := fmt.Sprintf("%d %s", items, unit)
-		if r.dur > 0 && (r.stage == string(StagePrefill) || r.stage == string(StageGenerate) || r.stage == string(StageDecode)) {
-			s += fmt.Sprintf(", %s %s/s", fmtRate(float64(items)/r.dur.Seconds()), unit)
+		rate := StageStats{Items: items, Unit: unit}.Rate(r.stage, r.dur.Seconds())
+		if rate > 0 && (r.stage == string(StagePrefill) || r.stage == string(StageGenerate) || r.stage == string(StageDecode)) {
+			s += fmt.Sprintf(", %s %s/s", fmtRate(rate), unit)
 		}
 		parts = append(parts, s)
-	}
-	if st.Roofline > 0 && items > 0 && r.dur > 0 {
-		rate := float64(items) / r.dur.Seconds()
-		parts = append(parts, fmt.Sprintf("%.0f%% of roofline", 100*rate/st.Roofline))
+		if st.Roofline > 0 && rate > 0 {
+			parts = append(parts, fmt.Sprintf("%.0f%% of roofline", 100*rate/st.Roofline))
+		}
 	}
 	if st.PeakRSS > 0 {
 		parts = append(parts, "peak "+fmtBytes(st.PeakRSS))
@@ -247,11 +247,11 @@ func doneVerdict(rows map[string]*stageRow, total time.Duration) []string {
 	}
 	for _, s := range []Stage{StageGenerate, StagePrefill} {
 		r := rows[string(s)]
-		if r == nil || r.stats == nil || r.stats.Items == 0 || r.dur <= 0 {
+		if r == nil || r.stats == nil || r.stats.Rate(string(s), r.dur.Seconds()) <= 0 {
 			continue
 		}
 		st := r.stats
-		rate := float64(st.Items) / r.dur.Seconds()
+		rate := st.Rate(string(s), r.dur.Seconds())
 		unit := st.Unit
 		if unit == "" {
 			unit = "items"

@@ -60,11 +60,11 @@ func TestExplain(t *testing.T) {
   plan      ▏                                  2 ms
   load      ███████████████████████▎         3.10 s  1.0 GiB read (330.3 MiB/s) · peak 1.1 GiB · cpu
   prefill   █▌                               200 ms  12 tokens, 60.0 tokens/s
-  generate  █████▏                           698 ms  128 tokens, 183 tokens/s · 87% of roofline
+  generate  █████▏                           698 ms  128 tokens, 182 tokens/s · 87% of roofline
   decode                                   skipped: text is decoded while generating
   warning: ctx_nearly_full: the context is 90% full
 verdict: 3.10 s of 4.00 s was loading the model (reading the file, laying out its weights for the kernels): it was not resident (a second run, or glassbox serve, keeps it loaded).
-  generation ran at 183 tokens/s, 87% of this machine's roofline (210 tokens/s), limited by memory bandwidth; a Q4_K_M file would be ~1.8× faster.
+  generation ran at 182 tokens/s, 87% of this machine's roofline (210 tokens/s), limited by memory bandwidth; a Q4_K_M file would be ~1.8× faster.
 `},
 		{"failed in encode", func(ctx context.Context, clk *clock) (any, error) {
 			tr := TraceFrom(ctx)

@@ -179,20 +179,30 @@ export function numbers(row, fmt, plan) {
     }
   } else if (items > 0) {
     let s = `${items} ${unit || 'items'}`;
-    if (secs > 0 && ['prefill', 'generate', 'decode'].includes(row.name)) s += `, ${fmt.rate(items / secs)} ${unit || 'items'}/s`;
+    const rate = stageRate(row.name, items, unit, secs);
+    if (rate > 0 && ['prefill', 'generate', 'decode'].includes(row.name)) s += `, ${fmt.rate(rate)} ${unit || 'items'}/s`;
     out.push(s);
-    if (st.roofline > 0 && secs > 0) {
-      out.push(`${Math.round((100 * items) / secs / st.roofline)}% of roofline (${fmt.rate(st.roofline)}/s${st.limiter ? ', ' + st.limiter : ''})`);
-    } else if (plan && plan.speed && secs > 0 && (row.name === 'prefill' || row.name === 'generate')) {
+    if (st.roofline > 0 && rate > 0) {
+      out.push(`${Math.round((100 * rate) / st.roofline)}% of roofline (${fmt.rate(st.roofline)}/s${st.limiter ? ', ' + st.limiter : ''})`);
+    } else if (plan && plan.speed && rate > 0 && (row.name === 'prefill' || row.name === 'generate')) {
       const sp = plan.speed;
       const [want, limit] = row.name === 'prefill' ? [sp.prefill_tokens_per_s, sp.prefill_limit] : [sp.decode_tokens_per_s, sp.decode_limit];
-      if (want > 0) out.push(`${Math.round((100 * items) / secs / want)}% of the planned ~${fmt.rate(want)} ${unit || 'tokens'}/s${limit ? ' (' + limit + ')' : ''}`);
+      if (want > 0) out.push(`${Math.round((100 * rate) / want)}% of the planned ~${fmt.rate(want)} ${unit || 'tokens'}/s${limit ? ' (' + limit + ')' : ''}`);
     }
   }
   if (st.peak_rss > 0) out.push('peak ' + fmt.bytes(st.peak_rss));
   if (st.placement) out.push(st.placement);
   if (st.note) out.push(st.note);
   return out;
+}
+
+// stageRate is a finished stage's rate in its items per second, as
+// api.StageStats.Rate: a text generation's first token is sampled from the
+// prompt's last pass, so its time holds items − 1 decode passes (0 for a
+// one-token reply).
+export function stageRate(name, items, unit, secs) {
+  const n = name === 'generate' && unit === 'tokens' ? items - 1 : items;
+  return n > 0 && secs > 0 ? n / secs : 0;
 }
 
 // verdict is the closing account of a finished job, in the words of
@@ -219,8 +229,8 @@ export function verdict(job, fmt) {
   for (const name of ['generate', 'prefill']) {
     const s = job.stages[name];
     const st = s && s.stats;
-    if (!st || !st.items || !(s.durMS > 0)) continue;
-    const rate = st.items / (s.durMS / 1000);
+    const rate = st ? stageRate(name, st.items, st.unit, s.durMS / 1000) : 0;
+    if (!(rate > 0)) continue;
     const unit = st.unit || 'items';
     let line = `${name === 'generate' ? 'generation' : 'prefill'} ran at ${fmt.rate(rate)} ${unit}/s`;
     if (st.roofline > 0) {
