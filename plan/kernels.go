@@ -21,7 +21,11 @@ type Kernels struct {
 	// MatMulRowS is, by weight type, what each output row costs besides
 	// its bytes (0 when not measured).
 	MatMulRowS map[string]float64 `json:"matmul_row_s,omitempty"`
-	CallS      float64            `json:"matmul_call_s"` // per MatMul, besides its bytes
+	// Prefill is, by weight type, the MatMul rate with a prompt batch of
+	// rows (operations per second, weights in cache): the prefill model's
+	// kernel figure (no entry: prefill keeps the roofline model).
+	Prefill map[string]float64 `json:"prefill_ops_per_s,omitempty"`
+	CallS   float64            `json:"matmul_call_s"` // per MatMul, besides its bytes
 	// Attention over a KV cache larger than the caches: its reads of K and
 	// V (strided by head, slower than a stream) and its arithmetic.
 	AttnKVBytesPerS float64 `json:"attention_kv_bytes_per_s"`
@@ -46,7 +50,7 @@ func LayerVectorElems(dim, hiddenDim, qDim, kvDim int) float64 {
 // runs recorded before models were versioned (0) are never used.
 const (
 	SpeedModelRoofline = 1 // bytes ÷ bandwidth vs FLOPs ÷ peak share (no measured kernels)
-	SpeedModel         = 3 // the measured kernels (measuredDecode; 3: half the kernel time hidden at one thread)
+	SpeedModel         = 4 // the measured kernels (measuredDecode; 3: half the kernel time hidden at one thread; 4: measuredPrefill)
 )
 
 // KernelsFor returns d's measured kernels for threads workers (0: the most
@@ -146,6 +150,64 @@ func (p *Plan) measuredDecode(k *Kernels, pos int) decodeParts {
 		}
 	}
 	return d
+}
+
+// prefillParts is the measured prefill model's account of one batch of n
+// tokens (seconds): the weights read once from DRAM, the kernels'
+// arithmetic at their measured batch rates, and what is paid per call,
+// per layer and per token (attention over the batch's positions, vector
+// ops).
+type prefillParts struct {
+	memory, kernel, fixed, total float64
+}
+
+// measuredPrefill is the prefill time of a batch of n tokens starting at
+// position 0, or ok false when k has no batch rate for one of the model's
+// multiplied weight types. The weights are read once per batch while the
+// kernels work (a batch gives every weight byte hundreds of operations),
+// so the two overlap: the step takes the longer, plus the fixed costs.
+// Only the last row's logits are computed.
+func (p *Plan) measuredPrefill(k *Kernels, n int) (d prefillParts, ok bool) {
+	s := p.Model
+	par := float64(p.Options.Parallel)
+	nf := float64(n)
+	for _, m := range s.mats {
+		if m.layer < 0 && m.layer != -2 && !(m.layer == -1 && s.Tied) {
+			continue // the embedding table is looked up, not multiplied
+		}
+		rate := k.Prefill[m.typ.String()]
+		if rate <= 0 {
+			return d, false
+		}
+		rows := nf * par
+		if m.layer < 0 {
+			rows = par // the output matrix: logits of the last position only
+		}
+		d.memory += float64(m.size) / k.Bandwidth
+		d.kernel += 2 * float64(m.elems) * rows / rate
+		d.fixed += k.CallS
+	}
+	if s.Layers > 0 {
+		// Token i attends over i+1 positions: n(n+1)/2 query positions.
+		attn := float64(s.NumHeads*s.HeadDim) * nf * (nf + 1) / 2
+		qDim, kvDim := s.NumHeads*s.HeadDim, s.NumKVHeads*s.HeadDim
+		vec := nf * LayerVectorElems(s.Dim, s.HiddenDim, qDim, kvDim) / k.VecElemsPerS
+		d.fixed += par * float64(s.Layers) * (attn/k.AttnElemsPerS + k.AttnCallS + vec)
+	}
+	d.total = max(d.memory, d.kernel) + d.fixed
+	return d, true
+}
+
+// prefillBasis describes the measured prefill model's inputs.
+func prefillBasis(k *Kernels, s *Shape) string {
+	types := make([]string, 0, len(s.weightTy))
+	for t := range s.weightTy {
+		if r, ok := k.Prefill[t.String()]; ok {
+			types = append(types, fmt.Sprintf("%s %s", t, FormatRate(r, "OP/s")))
+		}
+	}
+	sort.Strings(types)
+	return fmt.Sprintf("prefill: the weights read once per batch while the kernels work (in cache, a batch of rows: %s), attention and vector ops per token", strings.Join(types, ", "))
 }
 
 // kernelBasis describes the measured decode model's inputs.

@@ -143,3 +143,54 @@ func TestMeasuredDecodeLimits(t *testing.T) {
 		t.Error("kernels without a bandwidth used")
 	}
 }
+
+// TestMeasuredPrefill checks the prefill model against the sum it states:
+// per batch, the longer of the weights' DRAM read and the kernels'
+// arithmetic at their batch rates (the output matrix for the last row
+// only), plus call costs and per token the attention over its positions
+// and the vector ops; and that kernels without batch rates keep the
+// roofline model.
+func TestMeasuredPrefill(t *testing.T) {
+	f := synthetic(t, Llama32_1B) // Q4_K_M: Q4_K and Q6_K matrices
+	d := kernelDevice()
+	k := &d.Kernels[1]
+	k.Prefill = map[string]float64{"Q4_K": 400e9, "Q6_K": 300e9}
+	const n = 100
+	p, err := ForModel(f, Options{Prompt: n, Tokens: n + 10}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Model
+	var mem, kern, fixed float64
+	for _, m := range s.mats {
+		if m.layer == -1 && !s.Tied || m.layer == -3 {
+			continue
+		}
+		rows := float64(n)
+		if m.layer < 0 {
+			rows = 1
+		}
+		mem += float64(m.size) / k.Bandwidth
+		kern += 2 * float64(m.elems) * rows / k.Prefill[m.typ.String()]
+		fixed += k.CallS
+	}
+	qDim, kvDim := s.NumHeads*s.HeadDim, s.NumKVHeads*s.HeadDim
+	perLayer := float64(qDim)*n*(n+1)/2/k.AttnElemsPerS + k.AttnCallS + n*LayerVectorElems(s.Dim, s.HiddenDim, qDim, kvDim)/k.VecElemsPerS
+	fixed += float64(s.Layers) * perLayer
+	want := n / (max(mem, kern) + fixed)
+	if got := p.Speed.PrefillTokensPerS; math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("prefill %g tok/s, want %g (memory %g s, kernels %g s, fixed %g s)", got, want, mem, kern, fixed)
+	}
+	if kern > mem && p.Speed.PrefillLimit != "compute" || !strings.Contains(p.Speed.Basis, "a batch of rows: Q4_K 400 GOP/s") {
+		t.Errorf("limit %q, basis %q", p.Speed.PrefillLimit, p.Speed.Basis)
+	}
+	// A type without a batch rate: the roofline model, as before.
+	delete(k.Prefill, "Q6_K")
+	q, err := ForModel(f, Options{Prompt: n, Tokens: n + 10}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Speed.PrefillTokensPerS == p.Speed.PrefillTokensPerS || !strings.Contains(q.Speed.Basis, "prefill: CPU") {
+		t.Errorf("without every rate: prefill %g, basis %q", q.Speed.PrefillTokensPerS, q.Speed.Basis)
+	}
+}

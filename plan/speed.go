@@ -167,6 +167,14 @@ func (p *Plan) speed() {
 	roof, fixed, memBound = step(b)
 	sp.PrefillTokensPerS = b / (roof + fixed)
 	sp.PrefillLimit = limitName(memBound)
+	prefillMeasured := false
+	if kern != nil {
+		if pp, ok := p.measuredPrefill(kern, nb); ok {
+			sp.PrefillTokensPerS = b / pp.total
+			sp.PrefillLimit = limitName(pp.memory >= pp.kernel)
+			prefillMeasured = true
+		}
+	}
 
 	p.raw.prefill, p.raw.decode, p.raw.threads = sp.PrefillTokensPerS, sp.DecodeTokensPerS, o.Threads
 	p.raw.speedModel = SpeedModelRoofline
@@ -185,7 +193,10 @@ func (p *Plan) speed() {
 	}
 	sp.DecodeTotalTokensPerS = sp.DecodeTokensPerS * par
 	sp.Basis = p.speedBasis(cpuPeak)
-	if kern != nil {
+	switch {
+	case prefillMeasured:
+		sp.Basis = kernelBasis(kern, s) + "; " + prefillBasis(kern, s) + p.correctionNotes()
+	case kern != nil:
 		sp.Basis = kernelBasis(kern, s) + "; prefill: " + sp.Basis
 	}
 }
@@ -208,6 +219,13 @@ func (p *Plan) speedBasis(cpuPeak float64) string {
 	if d.GPU != nil {
 		b = fmt.Sprintf("%s %s, %s (spec sheet); ", d.GPU.Name, FormatRate(d.GPU.Bandwidth, "B/s"), FormatRate(d.GPU.PeakInt8, "OP/s int8")) + b
 	}
+	return b + p.correctionNotes()
+}
+
+// correctionNotes says which calibration corrections the speed figures
+// carry.
+func (p *Plan) correctionNotes() string {
+	b := ""
 	if sp := p.Speed; sp.DecodeCorrectionRuns > 0 {
 		b += fmt.Sprintf("; generation corrected ×%.2f by %d measured runs of similar models", sp.DecodeCorrection, sp.DecodeCorrectionRuns)
 	}

@@ -1,10 +1,11 @@
 // Package kprobe measures how fast glassbox's own kernels run on this
-// machine, for the planner's decode model: the rate at which compute.MatMul
-// with one activation row (token generation) consumes weight bytes of each
-// format when the weights sit in cache (the compute ceiling, which DRAM
-// bandwidth can only lower), the fixed cost of a MatMul call and of a
-// worker-pool round trip, the rate of the attention kernel and of the
-// per-layer vector ops. The roofline (compute/roofline) says what the
+// machine, for the planner's decode and prefill models: the rate at which
+// compute.MatMul with one activation row (token generation) consumes
+// weight bytes of each format when the weights sit in cache (the compute
+// ceiling, which DRAM bandwidth can only lower), its rate in operations
+// with a prompt batch of PrefillRows rows, the fixed cost of a MatMul call
+// and of a worker-pool round trip, the rate of the attention kernel and of
+// the per-layer vector ops. The roofline (compute/roofline) says what the
 // hardware could do; this says what the code does. Results are cached per
 // machine, thread count, kernel set and build beside the roofline.
 //
@@ -27,7 +28,7 @@ import (
 
 // Version changes whenever what the probe measures, or how, changes: a
 // cached result of another version is measured again.
-const Version = 2
+const Version = 3
 
 // Result is one probe at one thread count.
 type Result struct {
@@ -63,8 +64,12 @@ type Format struct {
 	Type       string  `json:"type"`
 	BytesPerS  float64 `json:"bytes_per_s"` // weight bytes consumed per second, weights in cache, call and row costs excluded
 	RowSeconds float64 `json:"row_s"`       // per output row, besides its bytes
-	Rows       int     `json:"rows"`        // the probed matrix: Rows × Cols
-	Cols       int     `json:"cols"`
+	// PrefillOpsPerS is the MatMul rate with PrefillRows activation rows
+	// (a prompt batch), in multiply-adds × 2 per second, the weights in
+	// cache and laid out as the engine binds them.
+	PrefillOpsPerS float64 `json:"prefill_ops_per_s"`
+	Rows           int     `json:"rows"` // the probed matrix: Rows × Cols
+	Cols           int     `json:"cols"`
 }
 
 // Rate returns the MatMul rate of dtype name (false when not probed).
@@ -109,7 +114,8 @@ const (
 	attnKVHeads = 8
 	attnHeadDim = 64
 	attnLen     = 1024
-	attnCaches  = 32 // × 2 MiB of K and V
+	PrefillRows = 128 // activation rows of the prefill timing (the issue's pp128)
+	attnCaches  = 32  // × 2 MiB of K and V
 	layerDim    = 2048
 	layerHidden = 8192
 )
@@ -207,7 +213,17 @@ func probeFormat(pool *compute.Pool, rng *rand.Rand, tm timer, dt tensor.DType, 
 	// busy moment in the short timings must not make the kernel look
 	// infinitely fast).
 	work := max(ta-call-perRow*ra, 0.5*ta)
-	return Format{Type: dt.String(), BytesPerS: float64(len(a.Data)) / work, RowSeconds: perRow, Rows: rows, Cols: probeCols}, nil
+	// Prefill: A against a batch of rows, bound as the engine binds it (the
+	// x16 tiles, or the GEMM kernels' repacked copy made on first use).
+	if !a.ForDecoding() {
+		a = compute.PackOnFirstUse(a)
+	}
+	xs := randomFloats(rng, PrefillRows*probeCols)
+	outs := make([]float32, PrefillRows*rows)
+	compute.MatMul(pool, outs, a, xs, PrefillRows) // the repacking, if any, is loading
+	tp := tm.best(func() { compute.MatMul(pool, outs, a, xs, PrefillRows) })
+	return Format{Type: dt.String(), BytesPerS: float64(len(a.Data)) / work, RowSeconds: perRow, Rows: rows, Cols: probeCols,
+		PrefillOpsPerS: 2 * float64(rows) * probeCols * PrefillRows / tp}, nil
 }
 
 // forDecode builds a probed matrix as the engine binds weights (model's
