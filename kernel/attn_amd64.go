@@ -39,30 +39,26 @@ func mixF16Fast(o []float32, v []byte, stride int, w []float32) {
 //go:noescape
 func scoresF16x4AVX2(n int, s *float32, sn int, k *byte, stride int, q *float32, width int, scale float32)
 
-// scoresF16x4Fast runs the four-head AVX2 loop when a row is a multiple of
-// 16 halves (the bits of four scoresF16Fast calls).
-func scoresF16x4Fast(s []float32, n int, k []byte, stride int, q []float32, scale float32) {
-	width := len(q) / 4
-	if width == 0 || width%16 != 0 {
-		scoresF16x4Generic(s, n, k, stride, q, scale)
-		return
+// scoresF16x4Asm is a four-head score loop in assembly: scoresF16x4AVX2
+// or scoresF16x4AVX512 (the same bits).
+type scoresF16x4Asm func(n int, s *float32, sn int, k *byte, stride int, q *float32, width int, scale float32)
+
+// scoresF16x4With returns ScoresF16x4's implementation running loop when a
+// row is a multiple of 16 halves (the bits of four scoresF16Fast calls),
+// the generic twin otherwise.
+func scoresF16x4With(loop scoresF16x4Asm) func(s []float32, n int, k []byte, stride int, q []float32, scale float32) {
+	return func(s []float32, n int, k []byte, stride int, q []float32, scale float32) {
+		width := len(q) / 4
+		if width == 0 || width%16 != 0 {
+			scoresF16x4Generic(s, n, k, stride, q, scale)
+			return
+		}
+		loop(n, &s[0], len(s)/4, &k[0], stride, &q[0], width, scale)
 	}
-	scoresF16x4AVX2(n, &s[0], len(s)/4, &k[0], stride, &q[0], width, scale)
 }
 
 //go:noescape
 func scoresF16x4AVX512(n int, s *float32, sn int, k *byte, stride int, q *float32, width int, scale float32)
-
-// scoresF16x4Fast512 is scoresF16x4Fast with the AVX-512 loop (the same
-// bits).
-func scoresF16x4Fast512(s []float32, n int, k []byte, stride int, q []float32, scale float32) {
-	width := len(q) / 4
-	if width == 0 || width%16 != 0 {
-		scoresF16x4Generic(s, n, k, stride, q, scale)
-		return
-	}
-	scoresF16x4AVX512(n, &s[0], len(s)/4, &k[0], stride, &q[0], width, scale)
-}
 
 //go:noescape
 func mixF16x4AVX512(n int, o *float32, v *byte, stride int, w *float32, wn, width int)

@@ -2,6 +2,57 @@
 
 #include "textflag.h"
 
+// The four-head score loops' common parts (scoresF16x4AVX2 and
+// scoresF16x4AVX512). X4ARGS loads the arguments: CX rows, DI the scores
+// (R11 bytes between heads'), SI the keys (R8 apart), R9 the queries of
+// heads 0 and 1 and R13 of heads 2 and 3 (R12 bytes between heads), R10
+// 16-column blocks per row, X15 the scale.
+#define X4ARGS \
+	MOVQ n+0(FP), CX; \
+	MOVQ s+8(FP), DI; \
+	MOVQ sn+16(FP), R11; \
+	SHLQ $2, R11; \
+	MOVQ k+24(FP), SI; \
+	MOVQ stride+32(FP), R8; \
+	MOVQ q+40(FP), R9; \
+	MOVQ width+48(FP), R10; \
+	MOVQ R10, R12; \
+	SHLQ $2, R12; \
+	SHRQ $4, R10; \
+	VBROADCASTSS scale+56(FP), X15; \
+	LEAQ (R9)(R12*2), R13
+
+// X4SCORES forms each head's score from its two 8-column sums (head h in
+// Y(2h) and Y(2h+1)) in scoresF16AVX2's order (the halves added, then high
+// 128 bits onto low, then two horizontal adds), scales them and stores the
+// four at DI, R11 bytes apart, then advances DI.
+#define X4SCORES \
+	VADDPS Y1, Y0, Y0; \
+	VADDPS Y3, Y2, Y2; \
+	VADDPS Y5, Y4, Y4; \
+	VADDPS Y7, Y6, Y6; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS X1, X0, X0; \
+	VEXTRACTF128 $1, Y2, X3; \
+	VADDPS X3, X2, X2; \
+	VEXTRACTF128 $1, Y4, X5; \
+	VADDPS X5, X4, X4; \
+	VEXTRACTF128 $1, Y6, X7; \
+	VADDPS X7, X6, X6; \
+	VHADDPS X2, X0, X0; \
+	VHADDPS X6, X4, X4; \
+	VHADDPS X4, X0, X0; \
+	VMULPS X15, X0, X0; \
+	MOVQ DI, AX; \
+	VMOVSS X0, (AX); \
+	ADDQ R11, AX; \
+	VEXTRACTPS $1, X0, (AX); \
+	ADDQ R11, AX; \
+	VEXTRACTPS $2, X0, (AX); \
+	ADDQ R11, AX; \
+	VEXTRACTPS $3, X0, (AX); \
+	ADDQ $4, DI
+
 // func scoresF16AVX2(n int, s *float32, k *byte, stride int, q *float32, width int, scale float32)
 // s[i] = scale·Σ_j half(k[i*stride+2j])·q[j] for i < n; width a positive
 // multiple of 16. Two accumulators of 8 columns, summed at the end of a row.
@@ -95,19 +146,7 @@ mrow:
 // formed in scoresF16AVX2's order (two accumulators, then high half onto
 // low, then two horizontal adds), so the bits are the same.
 TEXT ·scoresF16x4AVX2(SB), NOSPLIT, $0-60
-	MOVQ n+0(FP), CX
-	MOVQ s+8(FP), DI
-	MOVQ sn+16(FP), R11
-	SHLQ $2, R11                     // bytes between heads' scores
-	MOVQ k+24(FP), SI
-	MOVQ stride+32(FP), R8
-	MOVQ q+40(FP), R9
-	MOVQ width+48(FP), R10
-	MOVQ R10, R12
-	SHLQ $2, R12                     // bytes between heads' queries
-	SHRQ $4, R10
-	VBROADCASTSS scale+56(FP), X15
-	LEAQ (R9)(R12*2), R13            // q of head 2
+	X4ARGS
 x4row:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -137,31 +176,7 @@ x4col:
 	ADDQ $64, R14
 	DECQ DX
 	JNZ  x4col
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y5, Y4, Y4
-	VADDPS Y7, Y6, Y6
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VEXTRACTF128 $1, Y2, X3
-	VADDPS X3, X2, X2
-	VEXTRACTF128 $1, Y4, X5
-	VADDPS X5, X4, X4
-	VEXTRACTF128 $1, Y6, X7
-	VADDPS X7, X6, X6
-	VHADDPS X2, X0, X0               // [h0 01, h0 23, h1 01, h1 23]
-	VHADDPS X6, X4, X4               // [h2 01, h2 23, h3 01, h3 23]
-	VHADDPS X4, X0, X0               // [h0, h1, h2, h3]
-	VMULPS X15, X0, X0
-	MOVQ DI, AX
-	VMOVSS X0, (AX)
-	ADDQ R11, AX
-	VEXTRACTPS $1, X0, (AX)
-	ADDQ R11, AX
-	VEXTRACTPS $2, X0, (AX)
-	ADDQ R11, AX
-	VEXTRACTPS $3, X0, (AX)
-	ADDQ $4, DI
+	X4SCORES
 	ADDQ R8, SI
 	DECQ CX
 	JNZ  x4row
@@ -236,19 +251,7 @@ m64row:
 // so after folding the high half onto the low one the sums are formed in
 // the same order and the bits are the same, with half the multiply-adds.
 TEXT ·scoresF16x4AVX512(SB), NOSPLIT, $0-60
-	MOVQ n+0(FP), CX
-	MOVQ s+8(FP), DI
-	MOVQ sn+16(FP), R11
-	SHLQ $2, R11                     // bytes between heads' scores
-	MOVQ k+24(FP), SI
-	MOVQ stride+32(FP), R8
-	MOVQ q+40(FP), R9
-	MOVQ width+48(FP), R10
-	MOVQ R10, R12
-	SHLQ $2, R12                     // bytes between heads' queries
-	SHRQ $4, R10
-	VBROADCASTSS scale+56(FP), X15
-	LEAQ (R9)(R12*2), R13            // q of head 2
+	X4ARGS
 z4row:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z2, Z2, Z2
@@ -273,31 +276,7 @@ z4col:
 	VEXTRACTF64X4 $1, Z2, Y3
 	VEXTRACTF64X4 $1, Z4, Y5
 	VEXTRACTF64X4 $1, Z6, Y7
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y5, Y4, Y4
-	VADDPS Y7, Y6, Y6
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VEXTRACTF128 $1, Y2, X3
-	VADDPS X3, X2, X2
-	VEXTRACTF128 $1, Y4, X5
-	VADDPS X5, X4, X4
-	VEXTRACTF128 $1, Y6, X7
-	VADDPS X7, X6, X6
-	VHADDPS X2, X0, X0               // [h0 01, h0 23, h1 01, h1 23]
-	VHADDPS X6, X4, X4               // [h2 01, h2 23, h3 01, h3 23]
-	VHADDPS X4, X0, X0               // [h0, h1, h2, h3]
-	VMULPS X15, X0, X0
-	MOVQ DI, AX
-	VMOVSS X0, (AX)
-	ADDQ R11, AX
-	VEXTRACTPS $1, X0, (AX)
-	ADDQ R11, AX
-	VEXTRACTPS $2, X0, (AX)
-	ADDQ R11, AX
-	VEXTRACTPS $3, X0, (AX)
-	ADDQ $4, DI
+	X4SCORES
 	ADDQ R8, SI
 	DECQ CX
 	JNZ  z4row
