@@ -200,29 +200,29 @@ func (p *Plan) measuredPrefill(k *Kernels, n int) (d prefillParts, ok bool) {
 
 // prefillBasis describes the measured prefill model's inputs.
 func prefillBasis(k *Kernels, s *Shape) string {
+	return fmt.Sprintf("prefill: the weights read once per batch while the kernels work (in cache, a batch of rows: %s), attention and vector ops per token",
+		s.ratesOf(k.Prefill, "OP/s"))
+}
+
+// ratesOf lists rates (by weight type) of the model's weight types, as
+// "Q4_0 780 GOP/s, Q6_K 636 GOP/s".
+func (s *Shape) ratesOf(rates map[string]float64, unit string) string {
 	types := make([]string, 0, len(s.weightTy))
 	for t := range s.weightTy {
-		if r, ok := k.Prefill[t.String()]; ok {
-			types = append(types, fmt.Sprintf("%s %s", t, FormatRate(r, "OP/s")))
+		if r, ok := rates[t.String()]; ok {
+			types = append(types, fmt.Sprintf("%s %s", t, FormatRate(r, unit)))
 		}
 	}
 	sort.Strings(types)
-	return fmt.Sprintf("prefill: the weights read once per batch while the kernels work (in cache, a batch of rows: %s), attention and vector ops per token", strings.Join(types, ", "))
+	return strings.Join(types, ", ")
 }
 
 // kernelBasis describes the measured decode model's inputs.
 func kernelBasis(k *Kernels, s *Shape) string {
-	types := make([]string, 0, len(s.weightTy))
-	for t := range s.weightTy {
-		if r, ok := k.MatMul[t.String()]; ok {
-			types = append(types, fmt.Sprintf("%s %s", t, FormatRate(r, "B/s")))
-		}
-	}
-	sort.Strings(types)
 	threads := "1 thread"
 	if k.Threads != 1 {
 		threads = fmt.Sprintf("%d threads", k.Threads)
 	}
 	return fmt.Sprintf("generation: %s, DRAM %s + kernels (in cache: %s), %.1f µs per call, attention reads the KV cache at %s (%s)",
-		threads, FormatRate(k.Bandwidth, "B/s"), strings.Join(types, ", "), 1e6*k.CallS, FormatRate(k.AttnKVBytesPerS, "B/s"), k.Source)
+		threads, FormatRate(k.Bandwidth, "B/s"), s.ratesOf(k.MatMul, "B/s"), 1e6*k.CallS, FormatRate(k.AttnKVBytesPerS, "B/s"), k.Source)
 }
