@@ -15,7 +15,8 @@
 //     of the KV dtype (F16 by default), times the parallel sequences;
 //   - the compute arena holds the activations of one batch: a few vectors of
 //     max(dim, hiddenDim, vocabSize) floats per batch row plus the attention
-//     scores [numHeads][ctxLen];
+//     scores [numHeads][ctxLen]; parallel sequences share one batcher, which
+//     adds two rows per sequence (not a batch each);
 //   - runtime overhead covers the Go runtime, the program text, the parsed
 //     header and the tokenizer.
 //

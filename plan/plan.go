@@ -275,7 +275,12 @@ func (p *Plan) embeddingTouched() int64 {
 // attention output (qDim each), K and V (kvDim each), the two FFN vectors
 // (hiddenDim each), and the int8-quantized copy of the widest input that
 // MatMul makes (34 bytes per 32 values); plus one attention-score buffer of
-// the context per worker and the logits of the last position.
+// the context per worker and the logits of the last position. With
+// Parallel > 1 the sequences share one batcher (engine.Batcher): its work
+// session holds a prompt chunk and one row per sequence, and each
+// sequence's own session one row, so the rows are batch + 2·parallel, not
+// batch × parallel (at --parallel 4 the 1B model's arena was planned at
+// 234 MiB for ~60).
 func computeArena(s *Shape, o Options) int64 {
 	if s.Layers == 0 {
 		return 0
@@ -284,7 +289,10 @@ func computeArena(s *Shape, o Options) int64 {
 	if o.Prompt > 0 {
 		rows = min(rows, o.Prompt) // untouched rows of a fresh allocation are never resident
 	}
-	b := int64(rows * o.Parallel)
+	b := int64(rows)
+	if o.Parallel > 1 {
+		b += 2 * int64(o.Parallel)
+	}
 	dim, hid := int64(s.Dim), int64(s.HiddenDim)
 	qDim, kvDim := int64(s.NumHeads*s.HeadDim), int64(s.NumKVHeads*s.HeadDim)
 	perRow := 4*(3*dim+2*qDim+2*kvDim+2*hid) + max(dim, hid, qDim)*34/32

@@ -226,3 +226,28 @@ func BenchmarkForModel(b *testing.B) {
 		}
 	}
 }
+
+// TestParallelArena: sequences decoded together share one batcher, whose
+// work session holds the prompt chunk plus a row per sequence (and each
+// sequence's session one row): the arena grows by rows, not by copies of
+// the batch.
+func TestParallelArena(t *testing.T) {
+	s, err := ReadShape(synthetic(t, Llama32_1B))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arena := func(parallel int) int64 {
+		p, err := ForShape(s, Options{Ctx: 1024, Batch: 512, Parallel: parallel}, cpuDevice(64*gib))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Memory.ComputeBytes
+	}
+	one, four := arena(1), arena(4)
+	dim, hid := int64(s.Dim), int64(s.HiddenDim)
+	qDim, kvDim := int64(s.NumHeads*s.HeadDim), int64(s.NumKVHeads*s.HeadDim)
+	perRow := 4*(3*dim+2*qDim+2*kvDim+2*hid) + max(dim, hid, qDim)*34/32
+	if want := one + 8*perRow + 3*4*int64(s.VocabSize); four != want {
+		t.Errorf("arena at --parallel 4: %d, want %d (one sequence's %d, 8 rows of %d, 3 more logits rows)", four, want, one, perRow)
+	}
+}
