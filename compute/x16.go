@@ -34,8 +34,8 @@ type x16 struct {
 
 // x16Panel is one column panel of a matrix's x16 tiles: every tile's
 // columns cols.Lo..cols.Hi−1, tile after tile, from off in the tiles'
-// memory. A quantized matrix wider than x16PanelCols is stored panel after
-// panel: a thread's range of tiles is then a run through the first panel,
+// memory. A quantized matrix wider than its panels (x16PanelWidth) is
+// stored panel after panel: a thread's range of tiles is then a run through the first panel,
 // then one through the next, and so on, each against a slice of the
 // activation records small enough to stay in L1 (2.5 KiB for 2048 Q4_0
 // columns). Whole tiles of the 1B model's down matrices (8192 columns,
@@ -285,14 +285,18 @@ func (m Matrix) x16Tile(rt int) {
 	}
 }
 
-// x16Tiles returns tiles lo..hi-1 of column panel p, copying those no task
-// has yet.
-func (m Matrix) x16Tiles(p, lo, hi int) []byte {
+// x16Copied makes sure tiles lo..hi-1 are copied (at load, normally: then
+// this only checks), copying those no task has yet.
+func (m Matrix) x16Copied(lo, hi int) {
 	for rt := lo; rt < hi; rt++ {
-		m.x16Tile(rt) // copied before use (at load, normally: then this only checks)
+		m.x16Tile(rt)
 	}
-	cp := m.x.panels[p]
-	return m.x.data[cp.off+lo*cp.tileBytes : cp.off+hi*cp.tileBytes]
+}
+
+// tiles returns tiles lo..hi-1 of column panel p (copied: x16Copied).
+func (x *x16) tiles(p, lo, hi int) []byte {
+	cp := x.panels[p]
+	return x.data[cp.off+lo*cp.tileBytes : cp.off+hi*cp.tileBytes]
 }
 
 // x16Task is matMulX16's loop body, pooled so token generation allocates
@@ -368,11 +372,12 @@ func (t *x16Task) Run(lo, hi int) {
 
 // span multiplies tiles lo..hi-1 of w into out.
 func (t *x16Task) span(w Matrix, out []float32, lo, hi int) {
+	w.x16Copied(lo, hi)
 	width := t.ap.Width
 	for pn := range t.ap.Panels() {
 		o := pn*width*w.Rows + lo*kernel.X16Rows
 		for p, cp := range w.x.panels {
-			t.kern(w.Type, w.x16Tiles(p, lo, hi), hi-lo, &t.ap, pn, out[o:], w.Rows, cp.cols)
+			t.kern(w.Type, w.x.tiles(p, lo, hi), hi-lo, &t.ap, pn, out[o:], w.Rows, cp.cols)
 		}
 	}
 	runtime.KeepAlive(w.x) // the tiles live outside the Go heap while x does

@@ -115,6 +115,7 @@ func (t *floatX16Task) Run(lo, hi int) { t.run(t, lo, hi) }
 
 // span multiplies tiles lo..hi-1 of w into out.
 func (t *floatX16Task) span(w Matrix, out []float32, lo, hi int) {
+	w.x16Copied(lo, hi)
 	ilo := 0 // activation rows the 4×4 tiles take
 	if t.tile != nil {
 		ilo = t.n / 4 * 4
@@ -123,7 +124,7 @@ func (t *floatX16Task) span(w Matrix, out []float32, lo, hi int) {
 	// Each panel's rows lo·16..hi·16 are one run of rows.
 	ts, cols, rows := w.Type.TypeSize(), w.Cols, w.Rows
 	for p, cp := range w.x.panels {
-		data := w.x16Tiles(p, lo, hi)
+		data := w.x.tiles(p, lo, hi)
 		c0, pc := cp.cols.Lo, cp.cols.Hi-cp.cols.Lo
 		for i := ilo; i < t.n; i++ {
 			t.rows(data, pc*ts, t.x[i*cols+c0:i*cols+c0+pc], out[i*rows+lo*kernel.X16Rows:i*rows+hi*kernel.X16Rows], p > 0)
@@ -142,7 +143,7 @@ func (t *floatX16Task) tiles(w Matrix, out []float32, lo, hi, ilo int) {
 	ts, cols, rows := w.Type.TypeSize(), w.Cols, w.Rows
 	for i0 := 0; i0 < ilo; i0 += floatPanel {
 		for p, cp := range w.x.panels {
-			data := w.x16Tiles(p, lo, hi) // rows lo·16..hi·16 of the panel
+			data := w.x.tiles(p, lo, hi) // rows lo·16..hi·16 of the panel
 			c0, pc := cp.cols.Lo, cp.cols.Hi-cp.cols.Lo
 			for g := 0; g < (hi-lo)*kernel.X16Rows; g += 4 {
 				for i := i0; i < min(ilo, i0+floatPanel); i += 4 {
