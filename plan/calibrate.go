@@ -177,14 +177,18 @@ func (c *Calibration) correction(s *Shape, threads, model int, decode bool, batc
 	return factor, errBar, len(ratios)
 }
 
+// similarBatches is how far apart (as a ratio) two prompt batches may be
+// for one's prefill runs to correct the other's.
+const similarBatches = 2.0
+
 // similarBatch reports whether a run of options o prefilled batches
-// within a factor of two of batch tokens.
+// within similarBatches of batch tokens.
 func similarBatch(o Options, batch int) bool {
 	b := o.Batch
 	if o.Prompt > 0 {
 		b = min(b, o.Prompt)
 	}
-	return b > 0 && batch > 0 && float64(b)/float64(batch) <= similarWeights && float64(batch)/float64(b) <= similarWeights
+	return b > 0 && batch > 0 && float64(b)/float64(batch) <= similarBatches && float64(batch)/float64(b) <= similarBatches
 }
 
 // summarize returns the median ratio, the median relative distance from
