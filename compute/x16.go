@@ -52,7 +52,7 @@ type x16Panel struct {
 }
 
 // x16PanelCols is the widest column panel of a quantized matrix (a
-// multiple of kernel.X16PanelAlign; a variable for the tests).
+// multiple of 256, every type's record; a variable for the tests).
 var x16PanelCols = 2048
 
 // x16PanelWidth is the column panel width of x's tiles: Q8_0's rows are

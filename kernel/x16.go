@@ -365,7 +365,7 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 type X16 func(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []float32, stride int, cols X16Cols)
 
 // X16Cols is the columns an X16 call sums over, Lo..Hi−1 (multiples of
-// X16PanelAlign): the tiles then hold only those columns of their rows (a
+// the type's record: 32 columns, 256 for the K-quants): the tiles then hold only those columns of their rows (a
 // column panel, X16TileBytes(wt, Hi−Lo) per tile), the activations are read
 // at the same columns, and with Add each row's sum continues from the
 // value in out instead of from zero. A row whose columns are split into
@@ -377,10 +377,6 @@ type X16Cols struct {
 	Lo, Hi int
 	Add    bool
 }
-
-// X16PanelAlign is the column granularity of X16Cols for every type (a
-// Q4_K super-block).
-const X16PanelAlign = qkK
 
 // X16For returns the fast x16 kernel for wt, if this CPU has one (the
 // generic one is only the specification).
