@@ -26,20 +26,28 @@ import (
 //	Q8_0 unit (544 bytes): d [16]f16, then 8 groups of 64 bytes; group g
 //	  byte 4r+t = q[r][4g+t] + 128 (unsigned).
 //	Q4_K super-unit of 256 columns (2368 bytes, 64 more than the 16 rows'
-//	  GGUF blocks): d [16]f16, dmin [16]f16, sc [8][16]u8, m [8][16]u8 (the
-//	  6-bit sub-block scales and mins unpacked, sub-block j of row r at
-//	  16j+r), then per sub-block j of 32 columns four chunks laid out as
-//	  Q4_0's (value d·sc·level − dmin·m).
+//	  GGUF blocks): d [16]f16, dmin [16]f16, then four pairs of sub-blocks
+//	  of 32 columns. A pair is 64 bytes of scales, per sub-block sc [16]u8
+//	  and m [16]u8 (the 6-bit scale and min of row r at r and 16+r,
+//	  unpacked), then per sub-block four chunks laid out as Q4_0's (value
+//	  d·sc·level − dmin·m).
 //	Q5_K super-unit of 256 columns (2880 bytes, 2.3 % more than GGUF): as
-//	  Q4_K's, but each sub-block's four chunks of low nibbles (256 bytes)
-//	  are followed by a 64-byte chunk of fifth bits: byte 4r+t holds in bit
-//	  g the fifth bit of column 4g+t.
+//	  Q4_K's, but each sub-block's four chunks of low nibbles are followed
+//	  by a 64-byte chunk of fifth bits: byte 4r+t holds in bit g the fifth
+//	  bit of column 4g+t.
 //	Q6_K super-unit of 256 columns (3360 bytes, as the GGUF blocks): d
-//	  [16]f16, sc [16][16]i8 (sub-block j of 16 columns, row r at 16j+r),
-//	  then per unit of 32 columns the low four bits of the levels as Q4_0's
-//	  chunks (256 bytes) and their high two bits in two 64-byte chunks: chunk
-//	  H byte 4r+t holds in bits 2i..2i+1 the high bits of column 16H+4i+t
-//	  (value d·sc·(level−32), the two halves of a unit with their own scale).
+//	  [16]f16, then four pairs of units of 32 columns: 64 bytes of scales,
+//	  per unit those of its two halves of 16 columns (sc [2][16]i8, row r at
+//	  16h+r), then per unit the low four bits of the levels as Q4_0's chunks
+//	  (256 bytes) and their high two bits in two 64-byte chunks: chunk H
+//	  byte 4r+t holds in bits 2i..2i+1 the high bits of column 16H+4i+t
+//	  (value d·sc·(level−32)).
+//
+// A sub-block's scales sit just before its levels, so that a kernel reads
+// each tile in order: with all eight sub-blocks' scales at the head of the
+// super-unit, the memory-bound Q4_K matrix × vector streamed 1.1–1.2×
+// slower (docs/BENCHMARKS.md, session 6). Pairs keep the level chunks on
+// 64-byte boundaries.
 //
 // Activations are quantized to Q8_0 exactly as for the dot products and
 // packed in panels of Width rows (1, 2, 4 or 16); per unit a panel holds
@@ -70,10 +78,20 @@ import (
 type x16Layout struct {
 	cols  int   // columns per record (a block, or a Q4_K super-block)
 	rec   int   // bytes of one record of 16 rows
+	head  int   // K-quants: bytes before the first pair of sub-blocks
+	lev   int   // K-quants: level bytes of one sub-block (32 columns)
 	off   int32 // level offset folded into corr (0 with a min)
 	min   bool  // Q4_K: sub-block scales and mins
 	k     bool  // Q8_K activations (one dx per 256 columns)
 	halve bool  // Q6_K: a scale and a correction per 16 columns
+}
+
+// subK returns where sub-block j's 32 bytes of scales and its levels start
+// in a K-quant record: pairs of sub-blocks, 64 bytes of scales then the
+// two sub-blocks' levels.
+func (l x16Layout) subK(j int) (scales, levels int) {
+	pair := l.head + j/2*(64+2*l.lev)
+	return pair + 32*(j%2), pair + 64 + l.lev*(j%2)
 }
 
 // actRec is the bytes per activation row of one unit's record.
@@ -87,9 +105,9 @@ func (l x16Layout) actRec() int {
 var x16Layouts = map[tensor.DType]x16Layout{
 	tensor.Q4_0: {cols: qk, rec: 32 + 256, off: 8},
 	tensor.Q8_0: {cols: qk, rec: 32 + 512, off: 128},
-	tensor.Q4_K: {cols: qkK, rec: 64 + 256 + 8*256, min: true, k: true},
-	tensor.Q5_K: {cols: qkK, rec: 64 + 256 + 8*320, min: true, k: true},
-	tensor.Q6_K: {cols: qkK, rec: 32 + 256 + 8*384, off: 32, k: true, halve: true},
+	tensor.Q4_K: {cols: qkK, rec: 64 + 8*288, head: 64, lev: 256, min: true, k: true},
+	tensor.Q5_K: {cols: qkK, rec: 64 + 8*352, head: 64, lev: 320, min: true, k: true},
+	tensor.Q6_K: {cols: qkK, rec: 32 + 8*416, head: 32, lev: 384, off: 32, k: true, halve: true},
 }
 
 // X16Rows is the rows of one x16 tile.
@@ -144,13 +162,13 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 			case tensor.Q4_K, tensor.Q5_K:
 				du[2*r], du[2*r+1] = b[0], b[1]
 				du[32+2*r], du[33+2*r] = b[2], b[3]
-				qsOff, sub := 16, 256
+				qsOff := 16
 				if wt == tensor.Q5_K {
-					qsOff, sub = 48, 320
+					qsOff = 48
 				}
 				for j := range 8 {
-					sc, m := scaleMinK4(j, b[4:16])
-					du[64+16*j+r], du[192+16*j+r] = sc, m
+					so, lo := l.subK(j)
+					du[so+r], du[so+16+r] = scaleMinK4(j, b[4:16])
 					// Sub-block j is the low (j even) or high nibbles of
 					// bytes 32·(j/2) .. +32 of qs.
 					qs, sh := b[qsOff+32*(j/2):], uint(4*(j%2))
@@ -158,7 +176,7 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 					for i := range v {
 						v[i] = le.Uint32(qs[4*i:]) >> sh & 0x0f0f0f0f
 					}
-					putQ4Chunks(du[320+sub*j:], r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7])
+					putQ4Chunks(du[lo:], r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7])
 					if wt == tensor.Q5_K {
 						// Fifth bits: bit j of qh[l] for column l; chunk byte
 						// 4r+t gets column 4g+t's in bit g.
@@ -166,31 +184,29 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 						for g := range 8 {
 							h |= (le.Uint32(b[16+4*g:]) >> uint(j) & 0x01010101) << uint(g)
 						}
-						le.PutUint32(du[320+sub*j+256+4*r:], h)
+						le.PutUint32(du[lo+256+4*r:], h)
 					}
 				}
 			case tensor.Q6_K:
 				du[2*r], du[2*r+1] = b[208], b[209]
-				for j := range 16 {
-					du[32+16*j+r] = b[192+j]
-				}
 				for u := range 8 {
+					so, lo := l.subK(u)
+					du[so+r], du[so+16+r] = b[192+2*u], b[193+2*u]
 					// Unit u is quarter k of half n (see q6KLevel): low bits
 					// in ql[64n+32(k&1)+l] >> 4(k>>1), high bits in
 					// qh[32n+l] >> 2k, for column l of the unit.
 					n, k := u/4, u%4
 					ql, qh := b[64*n+32*(k&1):], b[128+32*n:]
 					ls, hs := uint(4*(k>>1)), uint(2*k)
-					var lo [8]uint32
+					var low [8]uint32
 					var hi [2]uint32
 					for g := range 8 {
-						lo[g] = le.Uint32(ql[4*g:]) >> ls & 0x0f0f0f0f
+						low[g] = le.Uint32(ql[4*g:]) >> ls & 0x0f0f0f0f
 						hi[g/4] |= (le.Uint32(qh[4*g:]) >> hs & 0x03030303) << (2 * (g % 4))
 					}
-					uu := du[288+384*u:]
-					putQ4Chunks(uu, r, lo[0], lo[1], lo[2], lo[3], lo[4], lo[5], lo[6], lo[7])
-					le.PutUint32(uu[256+4*r:], hi[0])
-					le.PutUint32(uu[320+4*r:], hi[1])
+					putQ4Chunks(du[lo:], r, low[0], low[1], low[2], low[3], low[4], low[5], low[6], low[7])
+					le.PutUint32(du[lo+256+4*r:], hi[0])
+					le.PutUint32(du[lo+320+4*r:], hi[1])
 				}
 			}
 		}
@@ -473,25 +489,22 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1 [2]float32
 		}
 		return [2]float32{d, d}, 0, levels
 	case tensor.Q4_K, tensor.Q5_K:
-		sub := 256
-		if wt == tensor.Q5_K {
-			sub = 320
-		}
+		so, lo := l.subK(j)
 		for c := range qk {
-			levels[c] = levelAt(rec[320+sub*j:], c)
+			levels[c] = levelAt(rec[lo:], c)
 			if wt == tensor.Q5_K {
-				levels[c] |= (rec[320+sub*j+256+4*r+c%4] >> (c / 4) & 1) << 4
+				levels[c] |= (rec[lo+256+4*r+c%4] >> (c / 4) & 1) << 4
 			}
 		}
-		s := d * float32(rec[64+16*j+r])
-		return [2]float32{s, s}, f16(rec[32+2*r:]) * float32(rec[192+16*j+r]), levels
+		s := d * float32(rec[so+r])
+		return [2]float32{s, s}, f16(rec[32+2*r:]) * float32(rec[so+16+r]), levels
 	case tensor.Q6_K:
-		uu := rec[288+384*j:]
+		so, lo := l.subK(j)
 		for c := range qk {
-			hi := uu[256+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
-			levels[c] = levelAt(uu, c) | hi<<4
+			hi := rec[lo+256+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
+			levels[c] = levelAt(rec[lo:], c) | hi<<4
 		}
-		return [2]float32{d * float32(int8(rec[32+16*(2*j)+r])), d * float32(int8(rec[32+16*(2*j+1)+r]))}, 0, levels
+		return [2]float32{d * float32(int8(rec[so+r])), d * float32(int8(rec[so+16+r]))}, 0, levels
 	}
 	for c := range qk {
 		levels[c] = levelAt(rec[32:], c)

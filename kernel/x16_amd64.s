@@ -75,8 +75,8 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 
 // K-quant registers (x16K4W*): Z24 the sub-block's s1 = d·sc, Z28 its
 // s2 = dmin·m, Z29 the rows' d, Z30 their dmin; R8 the super-block record,
-// R10 its scales (the mins 128 bytes on), R11 the sub-block's chunks, DX
-// sub-blocks left in the record.
+// R11 the pair of sub-blocks (scales and mins of each, 32 bytes per
+// sub-block, then the levels of each), DX pairs left in the super-block.
 
 // ACTK: activation row k against a Q4_K sub-block:
 //   acc[r] += float(Σ_g u[r][g]·q[g])·s1[r]·dx − s2[r]·(dx·Σq)
@@ -95,53 +95,61 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 	VFMADD231PS Z26, Z25, acc; \
 	VFNMADD231PS.BCST soff(SI), Z28, acc
 
-// ACTK1: ACTK for a panel of one row, the integer sum over two chains.
-#define ACTK1(acc) \
+// ACTK1: ACTK for a panel of one row (its record o bytes on), the integer
+// sum over two chains.
+#define ACTK1(o, acc) \
 	VPXORD Z25, Z25, Z25; \
 	VPXORD Z27, Z27, Z27; \
-	VPDPBUSD.BCST 0(SI), Z16, Z25; \
-	VPDPBUSD.BCST 4(SI), Z17, Z27; \
-	VPDPBUSD.BCST 8(SI), Z18, Z25; \
-	VPDPBUSD.BCST 12(SI), Z19, Z27; \
-	VPDPBUSD.BCST 16(SI), Z20, Z25; \
-	VPDPBUSD.BCST 20(SI), Z21, Z27; \
-	VPDPBUSD.BCST 24(SI), Z22, Z25; \
-	VPDPBUSD.BCST 28(SI), Z23, Z27; \
+	VPDPBUSD.BCST o+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST o+4(SI), Z17, Z27; \
+	VPDPBUSD.BCST o+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST o+12(SI), Z19, Z27; \
+	VPDPBUSD.BCST o+16(SI), Z20, Z25; \
+	VPDPBUSD.BCST o+20(SI), Z21, Z27; \
+	VPDPBUSD.BCST o+24(SI), Z22, Z25; \
+	VPDPBUSD.BCST o+28(SI), Z23, Z27; \
 	VPADDD Z27, Z25, Z25; \
 	VCVTDQ2PS Z25, Z25; \
-	VMULPS.BCST 32(SI), Z24, Z26; \
+	VMULPS.BCST o+32(SI), Z24, Z26; \
 	VFMADD231PS Z26, Z25, acc; \
-	VFNMADD231PS.BCST 36(SI), Z28, acc
+	VFNMADD231PS.BCST o+36(SI), Z28, acc
 
-// SUBK: a Q4_K sub-block's scales (R10) and levels (R11, as Q4_0's chunks).
-#define SUBK \
-	VPMOVZXBD 0(R10), Z24; \
-	VCVTDQ2PS Z24, Z24; \
-	VMULPS Z29, Z24, Z24; \
-	VPMOVZXBD 128(R10), Z28; \
-	VCVTDQ2PS Z28, Z28; \
-	VMULPS Z30, Z28, Z28; \
-	VMOVDQU64 0(R11), Z27; \
+// CHUNKS(lo): the four chunks of low nibbles lo bytes on from R11 (as
+// Q4_0's) into the groups Z16..Z23.
+#define CHUNKS(lo) \
+	VMOVDQU64 lo(R11), Z27; \
 	VPANDQ Z27, Z31, Z16; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z17; \
-	VMOVDQU64 64(R11), Z27; \
+	VMOVDQU64 lo+64(R11), Z27; \
 	VPANDQ Z27, Z31, Z18; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z19; \
-	VMOVDQU64 128(R11), Z27; \
+	VMOVDQU64 lo+128(R11), Z27; \
 	VPANDQ Z27, Z31, Z20; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z21; \
-	VMOVDQU64 192(R11), Z27; \
+	VMOVDQU64 lo+192(R11), Z27; \
 	VPANDQ Z27, Z31, Z22; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z23
 
+// SUBK(so, lo): a Q4_K sub-block's scales and mins (so bytes on from R11,
+// the mins 16 bytes after the scales) and its levels (lo bytes on).
+#define SUBK(so, lo) \
+	VPMOVZXBD so(R11), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z29, Z24, Z24; \
+	VPMOVZXBD so+16(R11), Z28; \
+	VCVTDQ2PS Z28, Z28; \
+	VMULPS Z30, Z28, Z28; \
+	CHUNKS(lo)
+
 // Q6_K registers (x16K6W*): Z24 and Z28 the unit's two halves' scales
 // d·sc, Z29 the rows' d; Z25 and Z27 the halves' integer sums; Z30 a
-// chunk of high bits; R8 the super-block record, R10 the unit's scales,
-// R11 its levels, DX units left in the record.
+// chunk of high bits; R8 the super-block record, R11 the pair of units
+// (the two halves' scales of each, 32 bytes per unit, then the levels of
+// each), DX pairs left in the record.
 
 DATA x16m30<>+0(SB)/4, $0x30303030
 GLOBL x16m30<>(SB), RODATA|NOPTR, $4
@@ -173,37 +181,23 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 	VPSLLW $sh, Z30, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, g
 
-// UNIT6: a Q6_K unit's two scales (R10) and 32 six-bit levels (R11).
-#define UNIT6 \
-	VPMOVSXBD 0(R10), Z24; \
+// UNIT6(so, lo): a Q6_K unit's two scales (so bytes on from R11) and 32
+// six-bit levels (lo bytes on: low bits, then two chunks of high bits).
+#define UNIT6(so, lo) \
+	VPMOVSXBD so(R11), Z24; \
 	VCVTDQ2PS Z24, Z24; \
 	VMULPS Z29, Z24, Z24; \
-	VPMOVSXBD 16(R10), Z28; \
+	VPMOVSXBD so+16(R11), Z28; \
 	VCVTDQ2PS Z28, Z28; \
 	VMULPS Z29, Z28, Z28; \
-	VMOVDQU64 0(R11), Z27; \
-	VPANDQ Z27, Z31, Z16; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z17; \
-	VMOVDQU64 64(R11), Z27; \
-	VPANDQ Z27, Z31, Z18; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z19; \
-	VMOVDQU64 128(R11), Z27; \
-	VPANDQ Z27, Z31, Z20; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z21; \
-	VMOVDQU64 192(R11), Z27; \
-	VPANDQ Z27, Z31, Z22; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z23; \
-	VMOVDQU64 256(R11), Z30; \
+	CHUNKS(lo); \
+	VMOVDQU64 lo+256(R11), Z30; \
 	HI6L(4, Z16); \
 	HI6L(2, Z17); \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z18; \
 	VPSRLW $2, Z30, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z19; \
-	VMOVDQU64 320(R11), Z30; \
+	VMOVDQU64 lo+320(R11), Z30; \
 	HI6L(4, Z20); \
 	HI6L(2, Z21); \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z22; \
@@ -219,10 +213,11 @@ GLOBL x16m10<>(SB), RODATA|NOPTR, $4
 	op $sh, Z27, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m10<>(SB), Z26, g
 
-// SUBK5: SUBK, then the fifth bits (R11+256) merged into the levels.
-#define SUBK5 \
-	SUBK; \
-	VMOVDQU64 256(R11), Z27; \
+// SUBK5(so, lo): SUBK, then the fifth bits (256 bytes after the low
+// nibbles) merged into the levels.
+#define SUBK5(so, lo) \
+	SUBK(so, lo); \
+	VMOVDQU64 lo+256(R11), Z27; \
 	HI5(VPSLLW, 4, Z16); \
 	HI5(VPSLLW, 3, Z17); \
 	HI5(VPSLLW, 2, Z18); \
@@ -917,17 +912,17 @@ started:
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK
-	ACTK1(Z0)
-	ADDQ $40, SI
-	ADDQ $16, R10
-	ADDQ $256, R11
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	SUBK(0, 64)
+	ACTK1(0, Z0)
+	SUBK(32, 320)
+	ACTK1(40, Z0)
+	ADDQ $80, SI
+	ADDQ $576, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $2368, R8
 	DECQ CX
 	JNZ  super
@@ -967,18 +962,19 @@ started:
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	SUBK(0, 64)
 	ACTK(0, 64, 72, Z0)
 	ACTK(32, 68, 76, Z1)
-	ADDQ $80, SI
-	ADDQ $16, R10
-	ADDQ $256, R11
+	SUBK(32, 320)
+	ACTK(80, 144, 152, Z0)
+	ACTK(112, 148, 156, Z1)
+	ADDQ $160, SI
+	ADDQ $576, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $2368, R8
 	DECQ CX
 	JNZ  super
@@ -1033,20 +1029,23 @@ started:
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	SUBK(0, 64)
 	ACTK(0, 128, 144, Z0)
 	ACTK(32, 132, 148, Z1)
 	ACTK(64, 136, 152, Z2)
 	ACTK(96, 140, 156, Z3)
-	ADDQ $160, SI
-	ADDQ $16, R10
-	ADDQ $256, R11
+	SUBK(32, 320)
+	ACTK(160, 288, 304, Z0)
+	ACTK(192, 292, 308, Z1)
+	ACTK(224, 296, 312, Z2)
+	ACTK(256, 300, 316, Z3)
+	ADDQ $320, SI
+	ADDQ $576, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $2368, R8
 	DECQ CX
 	JNZ  super
@@ -1169,11 +1168,10 @@ started:
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	SUBK(0, 64)
 	ACTK(0, 512, 576, Z0)
 	ACTK(32, 516, 580, Z1)
 	ACTK(64, 520, 584, Z2)
@@ -1190,11 +1188,27 @@ sub:
 	ACTK(416, 564, 628, Z13)
 	ACTK(448, 568, 632, Z14)
 	ACTK(480, 572, 636, Z15)
-	ADDQ $640, SI
-	ADDQ $16, R10
-	ADDQ $256, R11
+	SUBK(32, 320)
+	ACTK(640, 1152, 1216, Z0)
+	ACTK(672, 1156, 1220, Z1)
+	ACTK(704, 1160, 1224, Z2)
+	ACTK(736, 1164, 1228, Z3)
+	ACTK(768, 1168, 1232, Z4)
+	ACTK(800, 1172, 1236, Z5)
+	ACTK(832, 1176, 1240, Z6)
+	ACTK(864, 1180, 1244, Z7)
+	ACTK(896, 1184, 1248, Z8)
+	ACTK(928, 1188, 1252, Z9)
+	ACTK(960, 1192, 1256, Z10)
+	ACTK(992, 1196, 1260, Z11)
+	ACTK(1024, 1200, 1264, Z12)
+	ACTK(1056, 1204, 1268, Z13)
+	ACTK(1088, 1208, 1272, Z14)
+	ACTK(1120, 1212, 1276, Z15)
+	ADDQ $1280, SI
+	ADDQ $576, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $2368, R8
 	DECQ CX
 	JNZ  super
@@ -1290,17 +1304,17 @@ started:
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK5
-	ACTK1(Z0)
-	ADDQ $40, SI
-	ADDQ $16, R10
-	ADDQ $320, R11
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	SUBK5(0, 64)
+	ACTK1(0, Z0)
+	SUBK5(32, 384)
+	ACTK1(40, Z0)
+	ADDQ $80, SI
+	ADDQ $704, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $2880, R8
 	DECQ CX
 	JNZ  super
@@ -1340,18 +1354,19 @@ started:
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK5
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	SUBK5(0, 64)
 	ACTK(0, 64, 72, Z0)
 	ACTK(32, 68, 76, Z1)
-	ADDQ $80, SI
-	ADDQ $16, R10
-	ADDQ $320, R11
+	SUBK5(32, 384)
+	ACTK(80, 144, 152, Z0)
+	ACTK(112, 148, 156, Z1)
+	ADDQ $160, SI
+	ADDQ $704, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $2880, R8
 	DECQ CX
 	JNZ  super
@@ -1406,20 +1421,23 @@ started:
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK5
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	SUBK5(0, 64)
 	ACTK(0, 128, 144, Z0)
 	ACTK(32, 132, 148, Z1)
 	ACTK(64, 136, 152, Z2)
 	ACTK(96, 140, 156, Z3)
-	ADDQ $160, SI
-	ADDQ $16, R10
-	ADDQ $320, R11
+	SUBK5(32, 384)
+	ACTK(160, 288, 304, Z0)
+	ACTK(192, 292, 308, Z1)
+	ACTK(224, 296, 312, Z2)
+	ACTK(256, 300, 316, Z3)
+	ADDQ $320, SI
+	ADDQ $704, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $2880, R8
 	DECQ CX
 	JNZ  super
@@ -1542,11 +1560,10 @@ started:
 super:
 	VCVTPH2PS 0(R8), Z29
 	VCVTPH2PS 32(R8), Z30
-	LEAQ 64(R8), R10
-	LEAQ 320(R8), R11
-	MOVQ $8, DX
-sub:
-	SUBK5
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	SUBK5(0, 64)
 	ACTK(0, 512, 576, Z0)
 	ACTK(32, 516, 580, Z1)
 	ACTK(64, 520, 584, Z2)
@@ -1563,11 +1580,27 @@ sub:
 	ACTK(416, 564, 628, Z13)
 	ACTK(448, 568, 632, Z14)
 	ACTK(480, 572, 636, Z15)
-	ADDQ $640, SI
-	ADDQ $16, R10
-	ADDQ $320, R11
+	SUBK5(32, 384)
+	ACTK(640, 1152, 1216, Z0)
+	ACTK(672, 1156, 1220, Z1)
+	ACTK(704, 1160, 1224, Z2)
+	ACTK(736, 1164, 1228, Z3)
+	ACTK(768, 1168, 1232, Z4)
+	ACTK(800, 1172, 1236, Z5)
+	ACTK(832, 1176, 1240, Z6)
+	ACTK(864, 1180, 1244, Z7)
+	ACTK(896, 1184, 1248, Z8)
+	ACTK(928, 1188, 1252, Z9)
+	ACTK(960, 1192, 1256, Z10)
+	ACTK(992, 1196, 1260, Z11)
+	ACTK(1024, 1200, 1264, Z12)
+	ACTK(1056, 1204, 1268, Z13)
+	ACTK(1088, 1208, 1272, Z14)
+	ACTK(1120, 1212, 1276, Z15)
+	ADDQ $1280, SI
+	ADDQ $704, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $2880, R8
 	DECQ CX
 	JNZ  super
@@ -1662,17 +1695,17 @@ started:
 	MOVQ R13, CX
 super:
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R10
-	LEAQ 288(R8), R11
-	MOVQ $8, DX
-sub:
-	UNIT6
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT6(0, 64)
 	ACT6(0, 32, 36, 40, Z0)
-	ADDQ $44, SI
-	ADDQ $32, R10
-	ADDQ $384, R11
+	UNIT6(32, 448)
+	ACT6(44, 76, 80, 84, Z0)
+	ADDQ $88, SI
+	ADDQ $832, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $3360, R8
 	DECQ CX
 	JNZ  super
@@ -1711,18 +1744,19 @@ started:
 	MOVQ R13, CX
 super:
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R10
-	LEAQ 288(R8), R11
-	MOVQ $8, DX
-sub:
-	UNIT6
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT6(0, 64)
 	ACT6(0, 64, 72, 80, Z0)
 	ACT6(32, 68, 76, 84, Z1)
-	ADDQ $88, SI
-	ADDQ $32, R10
-	ADDQ $384, R11
+	UNIT6(32, 448)
+	ACT6(88, 152, 160, 168, Z0)
+	ACT6(120, 156, 164, 172, Z1)
+	ADDQ $176, SI
+	ADDQ $832, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $3360, R8
 	DECQ CX
 	JNZ  super
@@ -1776,20 +1810,23 @@ started:
 	MOVQ R13, CX
 super:
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R10
-	LEAQ 288(R8), R11
-	MOVQ $8, DX
-sub:
-	UNIT6
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT6(0, 64)
 	ACT6(0, 128, 144, 160, Z0)
 	ACT6(32, 132, 148, 164, Z1)
 	ACT6(64, 136, 152, 168, Z2)
 	ACT6(96, 140, 156, 172, Z3)
-	ADDQ $176, SI
-	ADDQ $32, R10
-	ADDQ $384, R11
+	UNIT6(32, 448)
+	ACT6(176, 304, 320, 336, Z0)
+	ACT6(208, 308, 324, 340, Z1)
+	ACT6(240, 312, 328, 344, Z2)
+	ACT6(272, 316, 332, 348, Z3)
+	ADDQ $352, SI
+	ADDQ $832, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $3360, R8
 	DECQ CX
 	JNZ  super
@@ -1911,11 +1948,10 @@ started:
 	MOVQ R13, CX
 super:
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R10
-	LEAQ 288(R8), R11
-	MOVQ $8, DX
-sub:
-	UNIT6
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT6(0, 64)
 	ACT6(0, 512, 576, 640, Z0)
 	ACT6(32, 516, 580, 644, Z1)
 	ACT6(64, 520, 584, 648, Z2)
@@ -1932,11 +1968,27 @@ sub:
 	ACT6(416, 564, 628, 692, Z13)
 	ACT6(448, 568, 632, 696, Z14)
 	ACT6(480, 572, 636, 700, Z15)
-	ADDQ $704, SI
-	ADDQ $32, R10
-	ADDQ $384, R11
+	UNIT6(32, 448)
+	ACT6(704, 1216, 1280, 1344, Z0)
+	ACT6(736, 1220, 1284, 1348, Z1)
+	ACT6(768, 1224, 1288, 1352, Z2)
+	ACT6(800, 1228, 1292, 1356, Z3)
+	ACT6(832, 1232, 1296, 1360, Z4)
+	ACT6(864, 1236, 1300, 1364, Z5)
+	ACT6(896, 1240, 1304, 1368, Z6)
+	ACT6(928, 1244, 1308, 1372, Z7)
+	ACT6(960, 1248, 1312, 1376, Z8)
+	ACT6(992, 1252, 1316, 1380, Z9)
+	ACT6(1024, 1256, 1320, 1384, Z10)
+	ACT6(1056, 1260, 1324, 1388, Z11)
+	ACT6(1088, 1264, 1328, 1392, Z12)
+	ACT6(1120, 1268, 1332, 1396, Z13)
+	ACT6(1152, 1272, 1336, 1400, Z14)
+	ACT6(1184, 1276, 1340, 1404, Z15)
+	ADDQ $1408, SI
+	ADDQ $832, R11
 	DECQ DX
-	JNZ  sub
+	JNZ  pair
 	ADDQ $3360, R8
 	DECQ CX
 	JNZ  super

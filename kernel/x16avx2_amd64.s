@@ -128,35 +128,44 @@ sl: \
 	DECQ R14
 
 // KBODY is a K-quant kernel's loops (after its arguments are loaded as
-// x16Q4AVX2 loads them): per tile, per super-block of rec
-// bytes, eight units of two halves, each half unpacked by HALF and run
-// against the panel's rows by ACTS; scoff/choff are where the unit
-// pointers start in a record (scales, levels), scstep/chstep their
-// advance per unit, arec the activation record's bytes per row; the l*
-// arguments name the labels.
-#define KBODY(HALF, ACTS, scoff, choff, scstep, chstep, arec, rec, ltile, lzero, lload, lloaded, lsuper, lsub, lacts0, lacts1, lstore) \
+// x16Q4AVX2 loads them): per tile, per super-block of rec bytes, four
+// pairs of units (the pair's 64 bytes of scales, 32 per unit, then each
+// unit's lev bytes of levels; the first pair head bytes into the record),
+// each unit's two halves unpacked by HALF (R10 its scales, R11 its levels)
+// and run against the panel's rows by ACTS; arec is the activation
+// record's bytes per row; the l* arguments name the labels.
+#define KBODY(HALF, ACTS, head, lev, arec, rec, ltile, lzero, lload, lloaded, lsuper, lsub, lacts0, lacts1, lacts2, lacts3, lstore) \
 ltile: \
 	TILESTART(lzero, lload, lloaded); \
 	MOVQ R13, ucnt-8(SP); \
 lsuper: \
-	MOVQ $8, sub-16(SP); \
-	LEAQ scoff(R8), R10; \
+	MOVQ $4, sub-16(SP); \
+	LEAQ head(R8), R10; \
 	MOVQ R10, scp-24(SP); \
-	LEAQ choff(R8), R10; \
-	MOVQ R10, chp-32(SP); \
 lsub: \
 	MOVQ scp-24(SP), R10; \
-	MOVQ chp-32(SP), R11; \
+	LEAQ 64(R10), R11; \
 	HALF(0); \
 	ACTS(0, lacts0); \
 	MOVQ scp-24(SP), R10; \
-	MOVQ chp-32(SP), R11; \
+	LEAQ 64(R10), R11; \
 	HALF(32); \
 	ACTS(32, lacts1); \
-	ADDQ $scstep, scp-24(SP); \
-	ADDQ $chstep, chp-32(SP); \
 	IMUL3Q $arec, DX, R10; \
 	ADDQ R10, SI; \
+	MOVQ scp-24(SP), R10; \
+	LEAQ (64+lev)(R10), R11; \
+	ADDQ $32, R10; \
+	HALF(0); \
+	ACTS(0, lacts2); \
+	MOVQ scp-24(SP), R10; \
+	LEAQ (64+lev)(R10), R11; \
+	ADDQ $32, R10; \
+	HALF(32); \
+	ACTS(32, lacts3); \
+	IMUL3Q $arec, DX, R10; \
+	ADDQ R10, SI; \
+	ADDQ $(64+2*lev), scp-24(SP); \
 	DECQ sub-16(SP); \
 	JNZ  lsub; \
 	ADDQ $rec, R8; \
@@ -261,7 +270,7 @@ lbl: \
 	VPAND Y15, Y11, Y7
 
 // HALFK(hoff): a Q4_K sub-block's half (R8 the super-block, R10 its
-// scales sc[j] and mins 128 bytes on, R11 its chunks): s1 = d·sc into Y12,
+// scales sc[j] and mins 16 bytes on, R11 its chunks): s1 = d·sc into Y12,
 // s2 = dmin·m into the frame, the levels into Y0..Y7.
 #define HALFK(hoff) \
 	VCVTPH2PS (hoff/2)(R8), Y12; \
@@ -269,7 +278,7 @@ lbl: \
 	VCVTDQ2PS Y15, Y15; \
 	VMULPS Y15, Y12, Y12; \
 	VCVTPH2PS (32+hoff/2)(R8), Y14; \
-	VPMOVZXBD (128+hoff/4)(R10), Y15; \
+	VPMOVZXBD (16+hoff/4)(R10), Y15; \
 	VCVTDQ2PS Y15, Y15; \
 	VMULPS Y15, Y14, Y14; \
 	VMOVUPS Y14, s2-64(SP); \
@@ -287,7 +296,7 @@ TEXT ·x16K4AVX2(SB), NOSPLIT, $64-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	KBODY(HALFK, ACTSK, 64, 320, 16, 256, 40, 2368, k4tile, k4zero, k4load, k4loaded, k4super, k4sub, k4acts0, k4acts1, k4store)
+	KBODY(HALFK, ACTSK, 64, 256, 40, 2368, k4tile, k4zero, k4load, k4loaded, k4super, k4sub, k4acts0, k4acts1, k4acts2, k4acts3, k4store)
 
 DATA x16m30y<>+0(SB)/8, $0x3030303030303030
 DATA x16m30y<>+8(SB)/8, $0x3030303030303030
@@ -375,7 +384,7 @@ TEXT ·x16K6AVX2(SB), NOSPLIT, $64-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	KBODY(HALF6, ACTS6, 32, 288, 32, 384, 44, 3360, k6tile, k6zero, k6load, k6loaded, k6super, k6sub, k6acts0, k6acts1, k6store)
+	KBODY(HALF6, ACTS6, 32, 384, 44, 3360, k6tile, k6zero, k6load, k6loaded, k6super, k6sub, k6acts0, k6acts1, k6acts2, k6acts3, k6store)
 
 DATA x16m10y<>+0(SB)/8, $0x1010101010101010
 DATA x16m10y<>+8(SB)/8, $0x1010101010101010
@@ -417,4 +426,4 @@ TEXT ·x16K5AVX2(SB), NOSPLIT, $64-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	KBODY(HALFK5, ACTSK, 64, 320, 16, 320, 40, 2880, k5tile, k5zero, k5load, k5loaded, k5super, k5sub, k5acts0, k5acts1, k5store)
+	KBODY(HALFK5, ACTSK, 64, 320, 40, 2880, k5tile, k5zero, k5load, k5loaded, k5super, k5sub, k5acts0, k5acts1, k5acts2, k5acts3, k5store)

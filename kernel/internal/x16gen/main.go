@@ -20,16 +20,17 @@ type kind struct {
 	unpack string // the unpacking macro (Q4, Q8: per block; K: per sub-block)
 	rec    int    // bytes of one record (a block, or a super-block for K)
 	mask   bool   // needs the nibble mask in Z31
-	step   [2]int // K: per sub-block, the advance of the scale and level pointers
+	head   int    // K: bytes before the first pair of sub-blocks
+	lev    int    // K: level bytes of one sub-block (a pair is 64 bytes of scales, then 2·lev)
 	actRec int    // activation record bytes per row
 }
 
 var kinds = []kind{
 	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: true, actRec: 40},
 	{name: "Q8", unpack: "UNPACK8", rec: 544, actRec: 40},
-	{name: "K4", unpack: "SUBK", rec: 2368, mask: true, step: [2]int{16, 256}, actRec: 40},
-	{name: "K5", unpack: "SUBK5", rec: 2880, mask: true, step: [2]int{16, 320}, actRec: 40},
-	{name: "K6", unpack: "UNIT6", rec: 3360, mask: true, step: [2]int{32, 384}, actRec: 44},
+	{name: "K4", unpack: "SUBK", rec: 2368, mask: true, head: 64, lev: 256, actRec: 40},
+	{name: "K5", unpack: "SUBK5", rec: 2880, mask: true, head: 64, lev: 320, actRec: 40},
+	{name: "K6", unpack: "UNIT6", rec: 3360, mask: true, head: 32, lev: 384, actRec: 44},
 }
 
 func main() {
@@ -98,24 +99,30 @@ func kernel(k kind, w int) string {
 		add("\tADDQ $%d, R8\n\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ  loop", k.rec, 40*w)
 	} else {
 		add("super:")
-		if k.name == "K6" {
-			add("\tVCVTPH2PS 0(R8), Z29\n\tLEAQ 32(R8), R10\n\tLEAQ 288(R8), R11\n\tMOVQ $8, DX")
-		} else {
-			add("\tVCVTPH2PS 0(R8), Z29\n\tVCVTPH2PS 32(R8), Z30\n\tLEAQ 64(R8), R10\n\tLEAQ 320(R8), R11\n\tMOVQ $8, DX")
+		add("\tVCVTPH2PS 0(R8), Z29")
+		if k.name != "K6" {
+			add("\tVCVTPH2PS 32(R8), Z30")
 		}
-		add("sub:")
-		add("\t%s", k.unpack)
-		for j := range w {
-			switch {
-			case k.name == "K6":
-				add("\tACT6(%d, %d, %d, %d, Z%d)", 32*j, 32*w+4*j, 36*w+4*j, 40*w+4*j, j)
-			case w == 1:
-				add("\tACTK1(Z0)")
-			default:
-				add("\tACTK(%d, %d, %d, Z%d)", 32*j, 32*w+4*j, 36*w+4*j, j)
+		add("\tLEAQ %d(R8), R11\n\tMOVQ $4, DX", k.head)
+		add("pair:")
+		for h := range 2 {
+			// Sub-block h of the pair: its scales 32h bytes into the pair,
+			// its levels after the pair's scales; its activation records
+			// one sub-block's records on.
+			add("\t%s(%d, %d)", k.unpack, 32*h, 64+k.lev*h)
+			o := k.actRec * w * h
+			for j := range w {
+				switch {
+				case k.name == "K6":
+					add("\tACT6(%d, %d, %d, %d, Z%d)", o+32*j, o+32*w+4*j, o+36*w+4*j, o+40*w+4*j, j)
+				case w == 1:
+					add("\tACTK1(%d, Z0)", o)
+				default:
+					add("\tACTK(%d, %d, %d, Z%d)", o+32*j, o+32*w+4*j, o+36*w+4*j, j)
+				}
 			}
 		}
-		add("\tADDQ $%d, SI\n\tADDQ $%d, R10\n\tADDQ $%d, R11\n\tDECQ DX\n\tJNZ  sub", k.actRec*w, k.step[0], k.step[1])
+		add("\tADDQ $%d, SI\n\tADDQ $%d, R11\n\tDECQ DX\n\tJNZ  pair", 2*k.actRec*w, 64+2*k.lev)
 		add("\tADDQ $%d, R8\n\tDECQ CX\n\tJNZ  super", k.rec)
 	}
 	// Store the panel's real rows (BX of them) of this tile.
@@ -210,8 +217,8 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 
 // K-quant registers (x16K4W*): Z24 the sub-block's s1 = d·sc, Z28 its
 // s2 = dmin·m, Z29 the rows' d, Z30 their dmin; R8 the super-block record,
-// R10 its scales (the mins 128 bytes on), R11 the sub-block's chunks, DX
-// sub-blocks left in the record.
+// R11 the pair of sub-blocks (scales and mins of each, 32 bytes per
+// sub-block, then the levels of each), DX pairs left in the super-block.
 
 // ACTK: activation row k against a Q4_K sub-block:
 //   acc[r] += float(Σ_g u[r][g]·q[g])·s1[r]·dx − s2[r]·(dx·Σq)
@@ -230,53 +237,61 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 	VFMADD231PS Z26, Z25, acc; \
 	VFNMADD231PS.BCST soff(SI), Z28, acc
 
-// ACTK1: ACTK for a panel of one row, the integer sum over two chains.
-#define ACTK1(acc) \
+// ACTK1: ACTK for a panel of one row (its record o bytes on), the integer
+// sum over two chains.
+#define ACTK1(o, acc) \
 	VPXORD Z25, Z25, Z25; \
 	VPXORD Z27, Z27, Z27; \
-	VPDPBUSD.BCST 0(SI), Z16, Z25; \
-	VPDPBUSD.BCST 4(SI), Z17, Z27; \
-	VPDPBUSD.BCST 8(SI), Z18, Z25; \
-	VPDPBUSD.BCST 12(SI), Z19, Z27; \
-	VPDPBUSD.BCST 16(SI), Z20, Z25; \
-	VPDPBUSD.BCST 20(SI), Z21, Z27; \
-	VPDPBUSD.BCST 24(SI), Z22, Z25; \
-	VPDPBUSD.BCST 28(SI), Z23, Z27; \
+	VPDPBUSD.BCST o+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST o+4(SI), Z17, Z27; \
+	VPDPBUSD.BCST o+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST o+12(SI), Z19, Z27; \
+	VPDPBUSD.BCST o+16(SI), Z20, Z25; \
+	VPDPBUSD.BCST o+20(SI), Z21, Z27; \
+	VPDPBUSD.BCST o+24(SI), Z22, Z25; \
+	VPDPBUSD.BCST o+28(SI), Z23, Z27; \
 	VPADDD Z27, Z25, Z25; \
 	VCVTDQ2PS Z25, Z25; \
-	VMULPS.BCST 32(SI), Z24, Z26; \
+	VMULPS.BCST o+32(SI), Z24, Z26; \
 	VFMADD231PS Z26, Z25, acc; \
-	VFNMADD231PS.BCST 36(SI), Z28, acc
+	VFNMADD231PS.BCST o+36(SI), Z28, acc
 
-// SUBK: a Q4_K sub-block's scales (R10) and levels (R11, as Q4_0's chunks).
-#define SUBK \
-	VPMOVZXBD 0(R10), Z24; \
-	VCVTDQ2PS Z24, Z24; \
-	VMULPS Z29, Z24, Z24; \
-	VPMOVZXBD 128(R10), Z28; \
-	VCVTDQ2PS Z28, Z28; \
-	VMULPS Z30, Z28, Z28; \
-	VMOVDQU64 0(R11), Z27; \
+// CHUNKS(lo): the four chunks of low nibbles lo bytes on from R11 (as
+// Q4_0's) into the groups Z16..Z23.
+#define CHUNKS(lo) \
+	VMOVDQU64 lo(R11), Z27; \
 	VPANDQ Z27, Z31, Z16; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z17; \
-	VMOVDQU64 64(R11), Z27; \
+	VMOVDQU64 lo+64(R11), Z27; \
 	VPANDQ Z27, Z31, Z18; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z19; \
-	VMOVDQU64 128(R11), Z27; \
+	VMOVDQU64 lo+128(R11), Z27; \
 	VPANDQ Z27, Z31, Z20; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z21; \
-	VMOVDQU64 192(R11), Z27; \
+	VMOVDQU64 lo+192(R11), Z27; \
 	VPANDQ Z27, Z31, Z22; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z23
 
+// SUBK(so, lo): a Q4_K sub-block's scales and mins (so bytes on from R11,
+// the mins 16 bytes after the scales) and its levels (lo bytes on).
+#define SUBK(so, lo) \
+	VPMOVZXBD so(R11), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z29, Z24, Z24; \
+	VPMOVZXBD so+16(R11), Z28; \
+	VCVTDQ2PS Z28, Z28; \
+	VMULPS Z30, Z28, Z28; \
+	CHUNKS(lo)
+
 // Q6_K registers (x16K6W*): Z24 and Z28 the unit's two halves' scales
 // d·sc, Z29 the rows' d; Z25 and Z27 the halves' integer sums; Z30 a
-// chunk of high bits; R8 the super-block record, R10 the unit's scales,
-// R11 its levels, DX units left in the record.
+// chunk of high bits; R8 the super-block record, R11 the pair of units
+// (the two halves' scales of each, 32 bytes per unit, then the levels of
+// each), DX pairs left in the record.
 
 DATA x16m30<>+0(SB)/4, $0x30303030
 GLOBL x16m30<>(SB), RODATA|NOPTR, $4
@@ -308,37 +323,23 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 	VPSLLW $sh, Z30, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, g
 
-// UNIT6: a Q6_K unit's two scales (R10) and 32 six-bit levels (R11).
-#define UNIT6 \
-	VPMOVSXBD 0(R10), Z24; \
+// UNIT6(so, lo): a Q6_K unit's two scales (so bytes on from R11) and 32
+// six-bit levels (lo bytes on: low bits, then two chunks of high bits).
+#define UNIT6(so, lo) \
+	VPMOVSXBD so(R11), Z24; \
 	VCVTDQ2PS Z24, Z24; \
 	VMULPS Z29, Z24, Z24; \
-	VPMOVSXBD 16(R10), Z28; \
+	VPMOVSXBD so+16(R11), Z28; \
 	VCVTDQ2PS Z28, Z28; \
 	VMULPS Z29, Z28, Z28; \
-	VMOVDQU64 0(R11), Z27; \
-	VPANDQ Z27, Z31, Z16; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z17; \
-	VMOVDQU64 64(R11), Z27; \
-	VPANDQ Z27, Z31, Z18; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z19; \
-	VMOVDQU64 128(R11), Z27; \
-	VPANDQ Z27, Z31, Z20; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z21; \
-	VMOVDQU64 192(R11), Z27; \
-	VPANDQ Z27, Z31, Z22; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z23; \
-	VMOVDQU64 256(R11), Z30; \
+	CHUNKS(lo); \
+	VMOVDQU64 lo+256(R11), Z30; \
 	HI6L(4, Z16); \
 	HI6L(2, Z17); \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z18; \
 	VPSRLW $2, Z30, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z19; \
-	VMOVDQU64 320(R11), Z30; \
+	VMOVDQU64 lo+320(R11), Z30; \
 	HI6L(4, Z20); \
 	HI6L(2, Z21); \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z22; \
@@ -354,10 +355,11 @@ GLOBL x16m10<>(SB), RODATA|NOPTR, $4
 	op $sh, Z27, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m10<>(SB), Z26, g
 
-// SUBK5: SUBK, then the fifth bits (R11+256) merged into the levels.
-#define SUBK5 \
-	SUBK; \
-	VMOVDQU64 256(R11), Z27; \
+// SUBK5(so, lo): SUBK, then the fifth bits (256 bytes after the low
+// nibbles) merged into the levels.
+#define SUBK5(so, lo) \
+	SUBK(so, lo); \
+	VMOVDQU64 lo+256(R11), Z27; \
 	HI5(VPSLLW, 4, Z16); \
 	HI5(VPSLLW, 3, Z17); \
 	HI5(VPSLLW, 2, Z18); \
