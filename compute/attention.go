@@ -9,14 +9,24 @@ import (
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
+// Attn is how Attention weighs the keys: score s = q·k·Scale, soft-capped
+// to Softcap·tanh(s/Softcap) when Softcap > 0 (Gemma 2's attention-logit
+// soft-capping, arXiv:2408.00118), over only the last Window positions
+// when Window > 0.
+type Attn struct {
+	Scale   float32
+	Window  int
+	Softcap float32
+}
+
 // Attention computes causal scaled dot-product attention (Vaswani et al.
 // 2017) for n query tokens at positions start..start+n-1 over cache
 // positions 0..start+n-1. q and out are [n][numHeads*headDim]. Query head h
 // reads KV head h/(numHeads/numKVHeads) (grouped-query attention). The
-// query at position p sees keys k ≤ p, and with window > 0 only
-// p-window < k ≤ p. Weights are softmax(q·k·scale). Work is split over
-// (token, KV head) pairs.
-func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int, scale float32, window int) {
+// query at position p sees keys k ≤ p, and with a.Window > 0 only
+// p-Window < k ≤ p. Weights are softmax of the scores (Attn). Work is split
+// over (token, KV head) pairs.
+func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int, a Attn) {
 	hd := c.HeadDim
 	if n < 0 || start < 0 || start+n > c.CtxLen || numHeads <= 0 || numHeads%c.NumKVHeads != 0 ||
 		len(q) < n*numHeads*hd || len(out) < n*numHeads*hd {
@@ -29,7 +39,7 @@ func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int
 		panic(err.Error())
 	}
 	t := attnTasks.Get().(*attnTask)
-	*t = attnTask{out: out, q: q, start: start, c: c, numHeads: numHeads, group: group, scale: scale, window: window, kdot: kdot}
+	*t = attnTask{out: out, q: q, start: start, c: c, numHeads: numHeads, group: group, Attn: a, kdot: kdot}
 	// A task is a (token, KV head) pair: the KV head's keys and values are
 	// read once for its group of query heads, and a chunk never splits a
 	// group (split groups lost the four-head kernel and read their KV head
@@ -48,9 +58,8 @@ type attnTask struct {
 	start           int
 	c               *KVCache
 	numHeads, group int
-	scale           float32
-	window          int
-	kdot            kernel.FDot
+	Attn
+	kdot kernel.FDot
 }
 
 var attnTasks = sync.Pool{New: func() any { return new(attnTask) }}
@@ -65,8 +74,8 @@ func (a *attnTask) Run(lo, hi int) {
 		i, kvh := u/nkv, u%nkv
 		pos := a.start + i
 		first := 0
-		if a.window > 0 {
-			first = max(0, pos-a.window+1)
+		if a.Window > 0 {
+			first = max(0, pos-a.Window+1)
 		}
 		np := pos + 1 - first
 		h0 := i*a.numHeads + kvh*a.group // the group's first (token, head) row
@@ -87,17 +96,17 @@ func (a *attnTask) Run(lo, hi int) {
 				if a.group-j >= 4 {
 					// Four heads of the group read each key and each value
 					// once (the same bits as one at a time).
-					kernel.ScoresF16x4((*sb)[:4*span], np, c.k[off:], hb, a.q[t*hd:(t+4)*hd], a.scale)
+					kernel.ScoresF16x4((*sb)[:4*span], np, c.k[off:], hb, a.q[t*hd:(t+4)*hd], a.Scale)
 					for k := range 4 {
-						Softmax((*sb)[k*span : k*span+np])
+						a.weigh((*sb)[k*span : k*span+np])
 					}
 					kernel.MixF16x4(a.out[t*hd:(t+4)*hd], np, c.v[off:], hb, (*sb)[:4*span])
 					j += 4
 					continue
 				}
 				sc := (*sb)[:np]
-				kernel.ScoresF16(sc, c.k[off:], hb, a.q[t*hd:(t+1)*hd], a.scale)
-				Softmax(sc)
+				kernel.ScoresF16(sc, c.k[off:], hb, a.q[t*hd:(t+1)*hd], a.Scale)
+				a.weigh(sc)
 				kernel.MixF16(a.out[t*hd:(t+1)*hd], c.v[off:], hb, sc)
 				j++
 			}
@@ -108,15 +117,26 @@ func (a *attnTask) Run(lo, hi int) {
 			t := h0 + j
 			qh, o := a.q[t*hd:(t+1)*hd], a.out[t*hd:(t+1)*hd]
 			for k := first; k <= pos; k++ {
-				scores[k-first] = a.kdot(c.key(k, kvh), qh) * a.scale
+				scores[k-first] = a.kdot(c.key(k, kvh), qh) * a.Scale
 			}
-			Softmax(scores)
+			a.weigh(scores)
 			clear(o)
 			for k := first; k <= pos; k++ {
 				accumulate(o, c.value(k, kvh), c.Type, scores[k-first])
 			}
 		}
 	}
+}
+
+// weigh turns scores into attention weights: soft-capped when Softcap >
+// 0, then softmax.
+func (a Attn) weigh(scores []float32) {
+	if c := a.Softcap; c > 0 {
+		for i, s := range scores {
+			scores[i] = c * float32(math.Tanh(float64(s/c)))
+		}
+	}
+	Softmax(scores)
 }
 
 // accumulate adds a·v to o, where v is a row of o's length in F16 or F32.

@@ -32,7 +32,7 @@ func BenchmarkAttention(b *testing.B) {
 				defer p.Close()
 				for b.Loop() {
 					for l := range layers {
-						Attention(p, out, q, 1, pos, cs[l], heads, 0.125, 0)
+						Attention(p, out, q, 1, pos, cs[l], heads, Attn{Scale: 0.125})
 					}
 				}
 				b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/step")

@@ -10,6 +10,11 @@ import (
 
 // naiveAttention is the float64 reference over unrounded k, v.
 func naiveAttention(q, k, v []float32, n, start, numHeads, numKVHeads, headDim int, scale float64, window int) []float64 {
+	return naiveCapped(q, k, v, n, start, numHeads, numKVHeads, headDim, scale, window, 0)
+}
+
+// naiveCapped is naiveAttention with scores soft-capped at softcap (0: off).
+func naiveCapped(q, k, v []float32, n, start, numHeads, numKVHeads, headDim int, scale float64, window int, softcap float64) []float64 {
 	out := make([]float64, n*numHeads*headDim)
 	kvDim := numKVHeads * headDim
 	for i := range n {
@@ -26,6 +31,9 @@ func naiveAttention(q, k, v []float32, n, start, numHeads, numKVHeads, headDim i
 						s += float64(q[(i*numHeads+h)*headDim+d]) * float64(k[p*kvDim+kvh*headDim+d])
 					}
 					s *= scale
+					if softcap > 0 {
+						s = softcap * math.Tanh(s/softcap)
+					}
 				}
 				ws = append(ws, s)
 				mx = max(mx, s)
@@ -55,13 +63,18 @@ func TestAttention(t *testing.T) {
 		dt       tensor.DType
 		n, start int
 		window   int
+		softcap  float64
 		tol      float64
 	}{
-		{"f32 prefill", tensor.F32, 12, 0, 0, 1e-5},
-		{"f32 decode", tensor.F32, 1, 30, 0, 1e-5},
-		{"f16 chunk", tensor.F16, 9, 20, 0, 3e-3},
-		{"f32 window", tensor.F32, 10, 25, 8, 1e-5},
-		{"f16 window", tensor.F16, 1, 39, 5, 3e-3},
+		{"f32 prefill", tensor.F32, 12, 0, 0, 0, 1e-5},
+		{"f32 decode", tensor.F32, 1, 30, 0, 0, 1e-5},
+		{"f16 chunk", tensor.F16, 9, 20, 0, 0, 3e-3},
+		{"f32 window", tensor.F32, 10, 25, 8, 0, 1e-5},
+		{"f16 window", tensor.F16, 1, 39, 5, 0, 3e-3},
+		// Scores of q ~ 4·N(0,1) reach ±16·√headDim·scale = ±16: a cap of
+		// 2 flattens them, so a missing or misplaced cap shows.
+		{"f32 softcap", tensor.F32, 6, 20, 0, 2, 1e-5},
+		{"f16 softcap window", tensor.F16, 1, 39, 7, 2, 3e-3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			total := tc.start + tc.n
@@ -74,12 +87,27 @@ func TestAttention(t *testing.T) {
 			if c.Bytes() != int64(2*ctxLen*kvDim*tc.dt.TypeSize()) {
 				t.Errorf("Bytes() = %d", c.Bytes())
 			}
-			q := randNormal(r, tc.n*numHeads*headDim, 1)
+			sd := 1.0
+			if tc.softcap > 0 {
+				sd = 4
+			}
+			q := randNormal(r, tc.n*numHeads*headDim, sd)
 			out := make([]float32, len(q)+1)
 			out[len(q)] = 7
 			scale := 1 / math.Sqrt(headDim)
-			Attention(pool, out, q, tc.n, tc.start, c, numHeads, float32(scale), tc.window)
-			want := naiveAttention(q, k, v, tc.n, tc.start, numHeads, numKVHeads, headDim, scale, tc.window)
+			Attention(pool, out, q, tc.n, tc.start, c, numHeads, Attn{Scale: float32(scale), Window: tc.window, Softcap: float32(tc.softcap)})
+			want := naiveCapped(q, k, v, tc.n, tc.start, numHeads, numKVHeads, headDim, scale, tc.window, tc.softcap)
+			if tc.softcap > 0 {
+				// The cap must matter here: uncapped attention is far off.
+				un := naiveAttention(q, k, v, tc.n, tc.start, numHeads, numKVHeads, headDim, scale, tc.window)
+				d := 0.0
+				for i := range un {
+					d = max(d, math.Abs(un[i]-want[i]))
+				}
+				if d < 0.05 {
+					t.Fatalf("the soft-cap changes the reference by only %g: the case tests nothing", d)
+				}
+			}
 			for i := range want {
 				if math.Abs(float64(out[i])-want[i]) > tc.tol {
 					t.Fatalf("out[%d] = %g, want %g", i, out[i], want[i])
@@ -104,8 +132,8 @@ func TestAttentionAllocs(t *testing.T) {
 		c.Store(pos, randNormal(r, 128, 1), randNormal(r, 128, 1))
 	}
 	q, out := randNormal(r, 4*64, 1), make([]float32, 4*64)
-	Attention(p, out, q, 1, 39, c, 4, 0.125, 0)
-	if a := testing.AllocsPerRun(50, func() { Attention(p, out, q, 1, 39, c, 4, 0.125, 0) }); a >= 1 {
+	Attention(p, out, q, 1, 39, c, 4, Attn{Scale: 0.125})
+	if a := testing.AllocsPerRun(50, func() { Attention(p, out, q, 1, 39, c, 4, Attn{Scale: 0.125}) }); a >= 1 {
 		t.Errorf("%.1f allocations per decode step", a)
 	}
 }
@@ -132,7 +160,7 @@ func TestAttentionGroups(t *testing.T) {
 		for _, threads := range []int{1, 2, 3} {
 			p := NewPool(threads)
 			out := make([]float32, len(q))
-			Attention(p, out, q, g.n, g.start, c, g.heads, float32(scale), 0)
+			Attention(p, out, q, g.n, g.start, c, g.heads, Attn{Scale: float32(scale)})
 			p.Close()
 			for i := range want {
 				if math.Abs(float64(out[i])-want[i]) > 3e-3 {

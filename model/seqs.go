@@ -50,20 +50,20 @@ func (r *Rows) Store(l, i int, k, v []float32) {
 // rather than one loop (and one barrier) per row; fewer rows take one loop
 // over the heads each. Each (row, head) is computed as compute.Attention
 // computes it, so the result is the same either way.
-func (r *Rows) Attend(p *compute.Pool, l int, out, q []float32, n, numHeads int, scale float32, window int) {
+func (r *Rows) Attend(p *compute.Pool, l int, out, q []float32, n, numHeads int, a compute.Attn) {
 	if r.one != nil {
-		compute.Attention(p, out, q, n, r.pos, r.one.Cache[l], numHeads, scale, window)
+		compute.Attention(p, out, q, n, r.pos, r.one.Cache[l], numHeads, a)
 		return
 	}
 	if n < 2*p.Threads() {
 		d := len(q) / n
 		for i := range n {
-			compute.Attention(p, out[i*d:(i+1)*d], q[i*d:(i+1)*d], 1, r.at[i], r.many[i].Cache[l], numHeads, scale, window)
+			compute.Attention(p, out[i*d:(i+1)*d], q[i*d:(i+1)*d], 1, r.at[i], r.many[i].Cache[l], numHeads, a)
 		}
 		return
 	}
 	t := rowAttnTasks.Get().(*rowAttn)
-	*t = rowAttn{rts: r.many, at: r.at, l: l, out: out, q: q, qDim: len(q) / n, numHeads: numHeads, scale: scale, window: window}
+	*t = rowAttn{rts: r.many, at: r.at, l: l, out: out, q: q, qDim: len(q) / n, numHeads: numHeads, a: a}
 	p.ForTask(n, 1, t)
 	*t = rowAttn{}
 	rowAttnTasks.Put(t)
@@ -77,8 +77,7 @@ type rowAttn struct {
 	l              int
 	out, q         []float32
 	qDim, numHeads int
-	scale          float32
-	window         int
+	a              compute.Attn
 }
 
 var rowAttnTasks = sync.Pool{New: func() any { return new(rowAttn) }}
@@ -86,7 +85,7 @@ var rowAttnTasks = sync.Pool{New: func() any { return new(rowAttn) }}
 func (a *rowAttn) Run(lo, hi int) {
 	d := a.qDim
 	for i := lo; i < hi; i++ {
-		compute.Attention(nil, a.out[i*d:(i+1)*d], a.q[i*d:(i+1)*d], 1, a.at[i], a.rts[i].Cache[a.l], a.numHeads, a.scale, a.window)
+		compute.Attention(nil, a.out[i*d:(i+1)*d], a.q[i*d:(i+1)*d], 1, a.at[i], a.rts[i].Cache[a.l], a.numHeads, a.a)
 	}
 }
 

@@ -271,7 +271,7 @@ func probeAttention(pool *compute.Pool, rng *rand.Rand, tm timer) (kvRate, rate,
 	next := 0
 	attend := func(heads, pos int) func() {
 		return func() {
-			compute.Attention(pool, out, q, 1, pos, caches[next], heads, scale, 0)
+			compute.Attention(pool, out, q, 1, pos, caches[next], heads, compute.Attn{Scale: scale})
 			next = (next + 1) % len(caches)
 		}
 	}

@@ -5,7 +5,7 @@
 package all
 
 import (
-	_ "github.com/glassbox-ai/glassbox/model/gemma3"
+	_ "github.com/glassbox-ai/glassbox/model/gemma"
 	_ "github.com/glassbox-ai/glassbox/model/llama"
 	_ "github.com/glassbox-ai/glassbox/model/phi3"
 	_ "github.com/glassbox-ai/glassbox/model/qwen2"

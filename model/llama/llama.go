@@ -185,7 +185,7 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 			rows.Store(l, i, k, s.v[i*kvDim:(i+1)*kvDim])
 		}
 		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V over each row's positions 0..p.
-		rows.Attend(s.Pool, l, s.att[:n*qDim], s.q[:n*qDim], n, c.NumHeads, scale, c.SlidingWindow)
+		rows.Attend(s.Pool, l, s.att[:n*qDim], s.q[:n*qDim], n, c.NumHeads, compute.Attn{Scale: scale, Window: c.SlidingWindow})
 		s.MatMul(s.Pool, s.out[:n*dim], L.O, s.att[:n*qDim], n)
 		compute.Add(x, x, s.out[:n*dim])
 

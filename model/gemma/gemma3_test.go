@@ -1,4 +1,4 @@
-package gemma3
+package gemma
 
 import (
 	"context"

@@ -1,18 +1,24 @@
-// Package gemma3 is the text decoder of Gemma 3: pre- and post-norms around
-// both sublayers (four RMSNorms per block; llama.cpp's converter stores the
-// norm weights with Gemma's "1 +" already added), an RMSNorm over each
-// query and key head before RoPE on the two halves of each head, a
-// GELU-gated feed-forward network, embeddings scaled by √dim, and local
-// sliding-window layers interleaved with global ones (five local, then one
-// global, by default). Local layers use RoPE base 10000 and no scaling;
-// global ones use <arch>.rope.freq_base and the file's linear scaling.
+// Package gemma is the text decoder of Gemma 2 and Gemma 3: pre- and
+// post-norms around both sublayers (four RMSNorms per block; llama.cpp's
+// converter stores the norm weights with Gemma's "1 +" already added), a
+// GELU-gated feed-forward network, embeddings scaled by √dim, RoPE on the
+// two halves of each head, and local sliding-window layers interleaved
+// with global ones. The two differ in three places:
 //
-// Reference: Gemma Team 2025, "Gemma 3 Technical Report"
-// (arXiv:2503.19786). Attention-logit soft-capping (Gemma 2) is refused at
-// load; final-logit soft-capping is applied when the file sets it.
+//   - Gemma 3 (gemma3.go) normalizes each query and key head (RMSNorm)
+//     before RoPE, has five local layers to one global by default, and
+//     gives the local layers RoPE base 10000 without scaling.
+//   - Gemma 2 (gemma2.go) alternates local and global layers (even layers
+//     local), with one RoPE base, and soft-caps the attention scores,
+//     s → 50·tanh(s/50) by default.
+//   - Both soft-cap the final logits when the file sets it (Gemma 2: 30).
+//
+// References: Gemma Team 2024, "Gemma 2: Improving Open Language Models at
+// a Practical Size" (arXiv:2408.00118); Gemma Team 2025, "Gemma 3
+// Technical Report" (arXiv:2503.19786).
 //
 // Imports: model, compute, gguf.
-package gemma3
+package gemma
 
 import (
 	"context"
@@ -23,12 +29,6 @@ import (
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/model"
 )
-
-func init() { model.Register("gemma3", Load) }
-
-// localRopeBase is the RoPE base of the sliding-window layers (the
-// reference implementation's rope_local_base_freq).
-const localRopeBase = 10000
 
 // Weights are the bound tensors. Matrices alias the mapped file.
 type Weights struct {
@@ -46,8 +46,8 @@ type Layer struct {
 	Q        compute.Matrix // (qDim, dim)
 	K        compute.Matrix // (kvDim, dim)
 	V        compute.Matrix // (kvDim, dim)
-	QNorm    []float32      // (headDim) RMSNorm weight of every query head
-	KNorm    []float32      // (headDim) RMSNorm weight of every key head
+	QNorm    []float32      // (headDim) RMSNorm weight of every query head (Gemma 3; nil in Gemma 2)
+	KNorm    []float32      // (headDim) RMSNorm weight of every key head (Gemma 3; nil in Gemma 2)
 	O        compute.Matrix // (dim, qDim)
 	PostAttn []float32      // (dim) norm of the attention output
 	FFNNorm  []float32      // (dim)
@@ -57,43 +57,22 @@ type Layer struct {
 	PostFFN  []float32      // (dim) norm of the feed-forward output
 }
 
-// Model is a loaded Gemma 3 model.
+// Model is a loaded Gemma 2 or Gemma 3 model.
 type Model struct {
-	cfg       model.Config
-	w         Weights
-	bytes     int64
-	attnScale float32 // multiplies q·k
-	softcap   float32 // final logits = softcap·tanh(logits/softcap); 0 = off
+	cfg        model.Config
+	w          Weights
+	bytes      int64
+	attnScale  float32   // multiplies q·k
+	attnCap    float32   // attention scores = attnCap·tanh(s/attnCap); 0 = off (Gemma 2)
+	softcap    float32   // final logits = softcap·tanh(logits/softcap); 0 = off
+	localBase  float32   // RoPE base of the local layers
+	localFreqs []float32 // RoPE scaling divisors of the local layers, or nil
 }
 
-// Load binds a gemma3-architecture file.
-func Load(f *gguf.File) (model.Model, error) {
-	cfg, err := model.ReadConfig(f, "gemma3")
-	if err != nil {
-		return nil, err
-	}
-	c := &cfg
-	if limit, _ := f.Meta.Float("gemma3.attn_logit_softcapping"); limit > 0 {
-		return nil, fmt.Errorf("load: gemma3: attention-logit soft-capping (%g) is not supported", limit)
-	}
-	pattern, err := model.Int(f, "gemma3", "attention.sliding_window_pattern", 6)
-	if err != nil {
-		return nil, err
-	}
-	if pattern <= 0 || c.SlidingWindow <= 0 {
-		return nil, fmt.Errorf("load: gemma3: sliding window %d with pattern %d: both must be positive", c.SlidingWindow, pattern)
-	}
-	m := &Model{cfg: cfg}
-	// Queries are scaled by 1/√head_dim, except in the 27B model (62
-	// layers), whose query_pre_attn_scalar is dim/heads.
-	m.attnScale = float32(1 / math.Sqrt(float64(c.HeadDim)))
-	if c.NumLayers == 62 {
-		m.attnScale = float32(1 / math.Sqrt(float64(c.Dim/c.NumHeads)))
-	}
-	if limit, err := f.Meta.Float("gemma3.final_logit_softcapping"); err == nil && limit > 0 {
-		m.softcap = float32(limit)
-	}
-
+// bind binds the tensors both generations share; qkNorm adds Gemma 3's
+// query and key head norms; local tells which layers use the sliding
+// window.
+func bind(f *gguf.File, c *model.Config, qkNorm bool, local func(layer int) bool) (Weights, int64, error) {
 	b := model.NewBinder(f)
 	w := Weights{
 		TokenEmbd:  b.Matrix("token_embd.weight", c.VocabSize, c.Dim),
@@ -109,14 +88,12 @@ func Load(f *gguf.File) (model.Model, error) {
 	w.Layers = make([]Layer, c.NumLayers)
 	for i := range w.Layers {
 		p := fmt.Sprintf("blk.%d.", i)
-		w.Layers[i] = Layer{
-			Local:    i%pattern < pattern-1,
+		L := Layer{
+			Local:    local(i),
 			AttnNorm: b.Vector(p+"attn_norm.weight", c.Dim),
 			Q:        b.Matrix(p+"attn_q.weight", c.QDim(), c.Dim),
 			K:        b.Matrix(p+"attn_k.weight", c.KVDim(), c.Dim),
 			V:        b.Matrix(p+"attn_v.weight", c.KVDim(), c.Dim),
-			QNorm:    b.Vector(p+"attn_q_norm.weight", c.HeadDim),
-			KNorm:    b.Vector(p+"attn_k_norm.weight", c.HeadDim),
 			O:        b.Matrix(p+"attn_output.weight", c.Dim, c.QDim()),
 			PostAttn: b.Vector(p+"post_attention_norm.weight", c.Dim),
 			FFNNorm:  b.Vector(p+"ffn_norm.weight", c.Dim),
@@ -125,12 +102,24 @@ func Load(f *gguf.File) (model.Model, error) {
 			Down:     b.Matrix(p+"ffn_down.weight", c.Dim, c.HiddenDim),
 			PostFFN:  b.Vector(p+"post_ffw_norm.weight", c.Dim),
 		}
+		if qkNorm {
+			L.QNorm = b.Vector(p+"attn_q_norm.weight", c.HeadDim)
+			L.KNorm = b.Vector(p+"attn_k_norm.weight", c.HeadDim)
+		}
+		w.Layers[i] = L
 	}
 	if err := b.Err(); err != nil {
-		return nil, err
+		return Weights{}, 0, err
 	}
-	m.w, m.bytes = w, b.ReadBytes(w.TokenEmbd, tied)
-	return m, nil
+	return w, b.ReadBytes(w.TokenEmbd, tied), nil
+}
+
+// softcap returns <arch>.<key> if the file sets it positive, else 0.
+func softcap(f *gguf.File, arch, key string) float32 {
+	if v, err := f.Meta.Float(arch + "." + key); err == nil && v > 0 {
+		return float32(v)
+	}
+	return 0
 }
 
 func (m *Model) Config() model.Config { return m.cfg }
@@ -211,25 +200,27 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 		L := &w.Layers[l]
 		base, freqs, window := c.RopeBase, w.RopeFreqs, 0
 		if L.Local {
-			base, freqs, window = localRopeBase, nil, c.SlidingWindow
+			base, freqs, window = s.m.localBase, s.m.localFreqs, c.SlidingWindow
 		}
 
-		// Attention: xb = norm(x); q,k,v = xb·Wᵀ; norm each q and k head;
-		// rotate q,k (NeoX halves); x += postnorm(attention·Woᵀ).
+		// Attention: xb = norm(x); q,k,v = xb·Wᵀ; (Gemma 3) norm each q and
+		// k head; rotate q,k (NeoX halves); x += postnorm(attention·Woᵀ).
 		model.NormRows(s.xb, x, L.AttnNorm, n, dim, c.NormEps)
 		s.MatMuls(s.xb[:n*dim], n, compute.Product{Out: s.q[:n*qDim], W: L.Q},
 			compute.Product{Out: s.k[:n*kvDim], W: L.K}, compute.Product{Out: s.v[:n*kvDim], W: L.V})
 		for i := range n {
 			q, k, v := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim], s.v[i*kvDim:(i+1)*kvDim]
-			model.NormRows(q, q, L.QNorm, c.NumHeads, c.HeadDim, c.NormEps)
-			model.NormRows(k, k, L.KNorm, c.NumKVHeads, c.HeadDim, c.NormEps)
+			if L.QNorm != nil {
+				model.NormRows(q, q, L.QNorm, c.NumHeads, c.HeadDim, c.NormEps)
+				model.NormRows(k, k, L.KNorm, c.NumKVHeads, c.HeadDim, c.NormEps)
+			}
 			s.Rope.Apply(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), base, true, freqs)
 			s.Rope.Apply(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), base, true, freqs)
 			rows.Store(l, i, k, v)
 		}
-		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V; local layers see
-		// only the last window positions.
-		rows.Attend(s.Pool, l, s.att[:n*qDim], s.q[:n*qDim], n, c.NumHeads, s.m.attnScale, window)
+		// att (n, qDim) = causal softmax(cap(q·Kᵀ·scale))·V; local layers
+		// see only the last window positions.
+		rows.Attend(s.Pool, l, s.att[:n*qDim], s.q[:n*qDim], n, c.NumHeads, compute.Attn{Scale: s.m.attnScale, Window: window, Softcap: s.m.attnCap})
 		s.MatMul(s.Pool, s.out[:n*dim], L.O, s.att[:n*qDim], n)
 		model.NormRows(s.out, s.out, L.PostAttn, n, dim, c.NormEps)
 		compute.Add(x, x, s.out[:n*dim])
