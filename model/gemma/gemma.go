@@ -125,70 +125,28 @@ func softcap(f *gguf.File, arch, key string) float32 {
 func (m *Model) Config() model.Config { return m.cfg }
 func (m *Model) WeightBytes() int64   { return m.bytes }
 
-// Session is one sequence: the KV caches and the activation buffers, all
-// allocated once.
+// Session is one sequence: the shared decoder (KV caches, activation
+// buffers, pool) running this architecture's forward pass.
 type Session struct {
-	model.Runtime
+	*model.Decoder
 	m *Model
-
-	x   []float32 // (batch, dim) residual stream
-	xb  []float32 // (batch, dim) normed input of a sublayer
-	q   []float32 // (batch, qDim)
-	k   []float32 // (batch, kvDim)
-	v   []float32 // (batch, kvDim)
-	att []float32 // (batch, qDim) attention output
-	out []float32 // (batch, dim) sublayer output
-	hb  []float32 // (batch, hiddenDim) gate
-	hb2 []float32 // (batch, hiddenDim) up
 }
 
 func (m *Model) NewSession(opts model.SessionOptions) (model.Session, error) {
-	c := &m.cfg
-	rt, err := model.NewRuntime(c, opts)
+	s := &Session{m: m}
+	d, err := model.NewDecoder(&m.cfg, opts, m, s.run)
 	if err != nil {
 		return nil, err
 	}
-	n := rt.Opts.Batch
-	return &Session{
-		Runtime: rt, m: m,
-		x: make([]float32, n*c.Dim), xb: make([]float32, n*c.Dim),
-		q: make([]float32, n*c.QDim()), k: make([]float32, n*c.KVDim()), v: make([]float32, n*c.KVDim()),
-		att: make([]float32, n*c.QDim()), out: make([]float32, n*c.Dim),
-		hb: make([]float32, n*c.HiddenDim), hb2: make([]float32, n*c.HiddenDim),
-	}, nil
-}
-
-// ArenaBytes is the size of the activation buffers.
-func (s *Session) ArenaBytes() int64 {
-	return model.FloatBytes(s.x, s.xb, s.q, s.k, s.v, s.att, s.out, s.hb, s.hb2)
-}
-
-// Forward runs the decoder over tokens at positions pos.. (see model.Session).
-func (s *Session) Forward(ctx context.Context, tokens []int, pos int, logits []float32) error {
-	all, err := model.CheckForward(&s.m.cfg, &s.Opts, tokens, pos, logits)
-	if err != nil {
-		return err
-	}
-	return s.run(ctx, model.OneSeq(&s.Runtime, pos), tokens, all, logits)
-}
-
-// SameModel reports whether o is a session of the same loaded model.
-func (s *Session) SameModel(o model.Session) bool {
-	t, ok := o.(*Session)
-	return ok && t.m == s.m
-}
-
-// StepMany runs rows of several sessions with s's buffers and pool (see
-// model.Step, which checked the rows).
-func (s *Session) StepMany(ctx context.Context, rows model.Rows, tokens []int, logits []float32) error {
-	return s.run(ctx, rows, tokens, true, logits)
+	s.Decoder = d
+	return s, nil
 }
 
 // run is the forward pass over rows of tokens (one sequence or several).
 func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bool, logits []float32) error {
 	c, w := &s.m.cfg, &s.m.w
 	n, dim, qDim, kvDim, hid := len(tokens), c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
-	x := s.x[:n*dim]
+	x := s.X[:n*dim]
 	for i, id := range tokens { // x[i] = √dim · embedding row of token i
 		w.TokenEmbd.Row(id, x[i*dim:(i+1)*dim])
 	}
@@ -205,11 +163,11 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 
 		// Attention: xb = norm(x); q,k,v = xb·Wᵀ; (Gemma 3) norm each q and
 		// k head; rotate q,k (NeoX halves); x += postnorm(attention·Woᵀ).
-		model.NormRows(s.xb, x, L.AttnNorm, n, dim, c.NormEps)
-		s.MatMuls(s.xb[:n*dim], n, compute.Product{Out: s.q[:n*qDim], W: L.Q},
-			compute.Product{Out: s.k[:n*kvDim], W: L.K}, compute.Product{Out: s.v[:n*kvDim], W: L.V})
+		model.NormRows(s.XB, x, L.AttnNorm, n, dim, c.NormEps)
+		s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.Q[:n*qDim], W: L.Q},
+			compute.Product{Out: s.K[:n*kvDim], W: L.K}, compute.Product{Out: s.V[:n*kvDim], W: L.V})
 		for i := range n {
-			q, k, v := s.q[i*qDim:(i+1)*qDim], s.k[i*kvDim:(i+1)*kvDim], s.v[i*kvDim:(i+1)*kvDim]
+			q, k, v := s.Q[i*qDim:(i+1)*qDim], s.K[i*kvDim:(i+1)*kvDim], s.V[i*kvDim:(i+1)*kvDim]
 			if L.QNorm != nil {
 				model.NormRows(q, q, L.QNorm, c.NumHeads, c.HeadDim, c.NormEps)
 				model.NormRows(k, k, L.KNorm, c.NumKVHeads, c.HeadDim, c.NormEps)
@@ -220,23 +178,23 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 		}
 		// att (n, qDim) = causal softmax(cap(q·Kᵀ·scale))·V; local layers
 		// see only the last window positions.
-		rows.Attend(s.Pool, l, s.att[:n*qDim], s.q[:n*qDim], n, c.NumHeads, compute.Attn{Scale: s.m.attnScale, Window: window, Softcap: s.m.attnCap})
-		s.MatMul(s.Pool, s.out[:n*dim], L.O, s.att[:n*qDim], n)
-		model.NormRows(s.out, s.out, L.PostAttn, n, dim, c.NormEps)
-		compute.Add(x, x, s.out[:n*dim])
+		rows.Attend(s.Pool, l, s.Att[:n*qDim], s.Q[:n*qDim], n, c.NumHeads, compute.Attn{Scale: s.m.attnScale, Window: window, Softcap: s.m.attnCap})
+		s.MatMul(s.Pool, s.Out[:n*dim], L.O, s.Att[:n*qDim], n)
+		model.NormRows(s.Out, s.Out, L.PostAttn, n, dim, c.NormEps)
+		compute.Add(x, x, s.Out[:n*dim])
 
 		// Feed-forward: x += postnorm(Down(gelu(Gate·xb) ⊙ Up·xb)), xb = norm(x).
-		model.NormRows(s.xb, x, L.FFNNorm, n, dim, c.NormEps)
-		s.MatMuls(s.xb[:n*dim], n, compute.Product{Out: s.hb[:n*hid], W: L.Gate}, compute.Product{Out: s.hb2[:n*hid], W: L.Up})
-		model.GLU(s.Pool, compute.GELU, s.hb[:n*hid], s.hb2[:n*hid])
-		s.MatMul(s.Pool, s.out[:n*dim], L.Down, s.hb[:n*hid], n)
-		model.NormRows(s.out, s.out, L.PostFFN, n, dim, c.NormEps)
-		compute.Add(x, x, s.out[:n*dim])
+		model.NormRows(s.XB, x, L.FFNNorm, n, dim, c.NormEps)
+		s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.HB[:n*hid], W: L.Gate}, compute.Product{Out: s.HB2[:n*hid], W: L.Up})
+		model.GLU(s.Pool, compute.GELU, s.HB[:n*hid], s.HB2[:n*hid])
+		s.MatMul(s.Pool, s.Out[:n*dim], L.Down, s.HB[:n*hid], n)
+		model.NormRows(s.Out, s.Out, L.PostFFN, n, dim, c.NormEps)
+		compute.Add(x, x, s.Out[:n*dim])
 	}
 
 	// Logits of the wanted rows: norm, the output matrix, soft-capping.
-	nOut := rows.NormOut(s.xb, x, w.OutputNorm, n, dim, all, c.NormEps)
-	s.MatMul(s.Pool, logits, w.Output, s.xb[:nOut*dim], nOut)
+	nOut := rows.NormOut(s.XB, x, w.OutputNorm, n, dim, all, c.NormEps)
+	s.MatMul(s.Pool, logits, w.Output, s.XB[:nOut*dim], nOut)
 	if limit := s.m.softcap; limit > 0 {
 		for i, v := range logits {
 			logits[i] = limit * float32(math.Tanh(float64(v/limit)))

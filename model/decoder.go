@@ -1,0 +1,83 @@
+package model
+
+import "context"
+
+// Buffers are the activation buffers of a decoder's forward pass over a
+// batch of rows, allocated once per session.
+type Buffers struct {
+	X   []float32 // (batch, dim) residual stream
+	XB  []float32 // (batch, dim) normed input of a sublayer
+	Q   []float32 // (batch, qDim)
+	K   []float32 // (batch, kvDim)
+	V   []float32 // (batch, kvDim)
+	Att []float32 // (batch, qDim) attention output
+	Out []float32 // (batch, dim) sublayer output
+	HB  []float32 // (batch, hiddenDim) gate
+	HB2 []float32 // (batch, hiddenDim) up
+}
+
+// Pass is an architecture's forward pass over rows of tokens (one
+// sequence, or several through Step): all asks for the logits of every
+// row the Rows want rather than of the last token only.
+type Pass func(ctx context.Context, rows Rows, tokens []int, all bool, logits []float32) error
+
+// Decoder is what every architecture's session shares: the Runtime (KV
+// caches, pool, options), the activation Buffers, and the Session and
+// MultiStepper methods, which only route to the architecture's Pass. An
+// architecture's session embeds a *Decoder and adds its forward pass.
+type Decoder struct {
+	Runtime
+	Buffers
+	cfg   *Config
+	model any // the loaded model, for SameModel
+	pass  Pass
+}
+
+// NewDecoder makes the shared part of a session of loaded model m (any
+// value identifying it, such as its pointer) with configuration c; pass is
+// the architecture's forward pass.
+func NewDecoder(c *Config, opts SessionOptions, m any, pass Pass) (*Decoder, error) {
+	rt, err := NewRuntime(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	n := rt.Opts.Batch
+	f := func(w int) []float32 { return make([]float32, n*w) }
+	return &Decoder{
+		Runtime: rt, cfg: c, model: m, pass: pass,
+		Buffers: Buffers{
+			X: f(c.Dim), XB: f(c.Dim), Q: f(c.QDim()), K: f(c.KVDim()), V: f(c.KVDim()),
+			Att: f(c.QDim()), Out: f(c.Dim), HB: f(c.HiddenDim), HB2: f(c.HiddenDim),
+		},
+	}, nil
+}
+
+// ArenaBytes is the size of the activation buffers.
+func (d *Decoder) ArenaBytes() int64 {
+	b := &d.Buffers
+	return FloatBytes(b.X, b.XB, b.Q, b.K, b.V, b.Att, b.Out, b.HB, b.HB2)
+}
+
+// Forward runs the decoder over tokens at positions pos.. (see Session).
+func (d *Decoder) Forward(ctx context.Context, tokens []int, pos int, logits []float32) error {
+	all, err := CheckForward(d.cfg, &d.Opts, tokens, pos, logits)
+	if err != nil {
+		return err
+	}
+	return d.pass(ctx, OneSeq(&d.Runtime, pos), tokens, all, logits)
+}
+
+// decoder gives SameModel another session's Decoder.
+func (d *Decoder) decoder() *Decoder { return d }
+
+// SameModel reports whether o is a session of the same loaded model.
+func (d *Decoder) SameModel(o Session) bool {
+	t, ok := o.(interface{ decoder() *Decoder })
+	return ok && t.decoder().model == d.model
+}
+
+// StepMany runs rows of several sessions with d's buffers and pool (see
+// Step, which checked the rows).
+func (d *Decoder) StepMany(ctx context.Context, rows Rows, tokens []int, logits []float32) error {
+	return d.pass(ctx, rows, tokens, true, logits)
+}
