@@ -37,26 +37,31 @@
 	VMULPS.BCST 32(SI), Z24, Z26; \
 	VFMADD231PS Z26, Z25, acc
 
-// UNPACK4: a Q4_0 unit's scales and its four chunks split into eight
-// groups of levels (chunk L: low nibbles group 2L, high nibbles 2L+1).
-#define UNPACK4 \
-	VCVTPH2PS 0(R8), Z24; \
-	VMOVDQU64 32(R8), Z27; \
+// CHUNKS(b, lo): the four chunks of nibbles lo bytes on from register b
+// split into the eight groups of levels Z16..Z23 (chunk L: low nibbles
+// group 2L, high nibbles 2L+1).
+#define CHUNKS(b, lo) \
+	VMOVDQU64 lo(b), Z27; \
 	VPANDQ Z27, Z31, Z16; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z17; \
-	VMOVDQU64 96(R8), Z27; \
+	VMOVDQU64 lo+64(b), Z27; \
 	VPANDQ Z27, Z31, Z18; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z19; \
-	VMOVDQU64 160(R8), Z27; \
+	VMOVDQU64 lo+128(b), Z27; \
 	VPANDQ Z27, Z31, Z20; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z21; \
-	VMOVDQU64 224(R8), Z27; \
+	VMOVDQU64 lo+192(b), Z27; \
 	VPANDQ Z27, Z31, Z22; \
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z23
+
+// UNPACK4: a Q4_0 unit's scales and its four chunks.
+#define UNPACK4 \
+	VCVTPH2PS 0(R8), Z24; \
+	CHUNKS(R8, 32)
 
 // UNPACK8: a Q8_0 unit's scales and eight groups of levels.
 #define UNPACK8 \
@@ -114,26 +119,6 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 	VFMADD231PS Z26, Z25, acc; \
 	VFNMADD231PS.BCST o+36(SI), Z28, acc
 
-// CHUNKS(lo): the four chunks of low nibbles lo bytes on from R11 (as
-// Q4_0's) into the groups Z16..Z23.
-#define CHUNKS(lo) \
-	VMOVDQU64 lo(R11), Z27; \
-	VPANDQ Z27, Z31, Z16; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z17; \
-	VMOVDQU64 lo+64(R11), Z27; \
-	VPANDQ Z27, Z31, Z18; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z19; \
-	VMOVDQU64 lo+128(R11), Z27; \
-	VPANDQ Z27, Z31, Z20; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z21; \
-	VMOVDQU64 lo+192(R11), Z27; \
-	VPANDQ Z27, Z31, Z22; \
-	VPSRLW $4, Z27, Z27; \
-	VPANDQ Z27, Z31, Z23
-
 // SUBK(so, lo): a Q4_K sub-block's scales and mins (so bytes on from R11,
 // the mins 16 bytes after the scales) and its levels (lo bytes on).
 #define SUBK(so, lo) \
@@ -143,7 +128,7 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 	VPMOVZXBD so+16(R11), Z28; \
 	VCVTDQ2PS Z28, Z28; \
 	VMULPS Z30, Z28, Z28; \
-	CHUNKS(lo)
+	CHUNKS(R11, lo)
 
 // Q6_K registers (x16K6W*): Z24 and Z28 the unit's two halves' scales
 // d·sc, Z29 the rows' d; Z25 and Z27 the halves' integer sums; Z30 a
@@ -190,7 +175,7 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 	VPMOVSXBD so+16(R11), Z28; \
 	VCVTDQ2PS Z28, Z28; \
 	VMULPS Z29, Z28, Z28; \
-	CHUNKS(lo); \
+	CHUNKS(R11, lo); \
 	VMOVDQU64 lo+256(R11), Z30; \
 	HI6L(4, Z16); \
 	HI6L(2, Z17); \
