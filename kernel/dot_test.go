@@ -191,7 +191,7 @@ func TestFRows(t *testing.T) {
 		for dt, dot := range impl.F {
 			frows := impl.FRowsFor(dt)
 			ts := dt.TypeSize()
-			for _, n := range []int{1, 64, 100, 2048} {
+			for _, n := range []int{1, 64, 100, 256, 320, 2048, 2240} {
 				for _, pad := range []int{0, 64} {
 					const rows = 7
 					rb := (n + pad) * ts
