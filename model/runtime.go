@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/compute"
 )
@@ -16,6 +17,9 @@ type Runtime struct {
 	Cache  []*compute.KVCache // (layer) each (ctxLen, numKVHeads, headDim) keys and values
 	MatMul func(p *compute.Pool, out []float32, w compute.Matrix, x []float32, n int)
 	Rope   compute.Rotary // RoPE with the last position's angles kept (every layer's q and k share them)
+
+	prof  *StepProfile                                                               // attached by Profile
+	plain func(p *compute.Pool, out []float32, w compute.Matrix, x []float32, n int) // MatMul without timing
 }
 
 // maxCtxLen bounds the KV cache a session may ask for (a typo such as
@@ -47,7 +51,16 @@ func (r *Runtime) MatMuls(x []float32, n int, ps ...compute.Product) {
 		}
 		return
 	}
+	if r.prof == nil {
+		compute.MatMuls(r.Pool, x, n, ps...)
+		return
+	}
+	t0 := time.Now()
 	compute.MatMuls(r.Pool, x, n, ps...)
+	r.prof.Matrix += time.Since(t0)
+	for _, pr := range ps {
+		r.prof.MatrixBytes += matrixBytes(pr.W)
+	}
 }
 
 // Options returns the session's options with defaults filled.

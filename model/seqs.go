@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/compute"
 )
@@ -52,6 +53,10 @@ func (r *Rows) Store(l, i int, k, v []float32) {
 // computes it, so the result is the same either way.
 func (r *Rows) Attend(p *compute.Pool, l int, out, q []float32, n, numHeads int, a compute.Attn) {
 	if r.one != nil {
+		if pr := r.one.prof; pr != nil {
+			t0 := time.Now()
+			defer func() { pr.Attention += time.Since(t0) }()
+		}
 		compute.Attention(p, out, q, n, r.pos, r.one.Cache[l], numHeads, a)
 		return
 	}

@@ -50,8 +50,16 @@ type benchResult struct {
 	TGPairedMin      float64 `json:"tg_of_limit_paired_min"`
 	TGPairedMax      float64 `json:"tg_of_limit_paired_max"`
 	ReadGBsPairedMed float64 `json:"read_gbs_paired"` // median of the pairs' bandwidths
-	KernelImpl       string  `json:"kernel_impl"`
-	LoadS            float64 `json:"load_s"` // mapping the file and laying out its weights for the kernels
+	// One more tg pass with the session's StepProfile attached, per token:
+	// the matrix products (and the weight bytes they read per second),
+	// attention, and the rest (norms, RoPE, activations, residual adds).
+	StepMS      float64 `json:"step_ms"`
+	MatrixMS    float64 `json:"matrix_ms"`
+	MatrixGBs   float64 `json:"matrix_gbs"`
+	AttentionMS float64 `json:"attention_ms"`
+	RestMS      float64 `json:"rest_ms"`
+	KernelImpl  string  `json:"kernel_impl"`
+	LoadS       float64 `json:"load_s"` // mapping the file and laying out its weights for the kernels
 }
 
 func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
@@ -122,6 +130,9 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 			return err
 		}
 		pairLimits(&res, rates, reads)
+		if err := profileTG(s, tg, &res); err != nil {
+			return err
+		}
 	}
 	if !cfg.JSON {
 		fmt.Fprintf(env.stderr, "measuring read bandwidth (%s buffer) ...\n", formatBytes(benchProbeBytes))
@@ -166,11 +177,40 @@ func printBench(w io.Writer, res *benchResult) {
 		fmt.Fprintf(w, "  %-8s %10.2f %10.2f   %.0f%% of the limit %.2f tokens/s (read %.1f GB/s ÷ %s per token)\n",
 			fmt.Sprintf("tg%d", res.Gen), res.TGMean, res.TGStd, 100*res.TGOfLimit, res.TGLimit, res.ReadGBs, formatBytes(res.ReadBytes))
 		fmt.Fprintf(w, "  read bandwidth: %s\n", res.ReadSource)
+		if res.StepMS > 0 {
+			fmt.Fprintf(w, "  a tg%d pass timed by part, per token: %.2f ms = matrix × vector %.2f ms (%.1f GB/s, %.0f%% of the read) + attention %.2f ms + the rest %.2f ms (norms, RoPE, activations, adds)\n",
+				res.Gen, res.StepMS, res.MatrixMS, res.MatrixGBs, 100*res.MatrixGBs/res.ReadGBs, res.AttentionMS, res.RestMS)
+		}
 		if res.TGOfLimitPaired > 0 {
 			fmt.Fprintf(w, "  paired with a read pass before and after each repetition: %.0f%% of the limit (median; %.0f–%.0f%%), read %.1f GB/s (median)\n",
 				100*res.TGOfLimitPaired, 100*res.TGPairedMin, 100*res.TGPairedMax, res.ReadGBsPairedMed)
 		}
 	}
+}
+
+// profileTG runs tg once more with a StepProfile attached to s (if its
+// architecture has one) and sets res's per-token breakdown.
+func profileTG(s model.Session, tg func() error, res *benchResult) error {
+	ps, ok := s.(interface{ Profile(*model.StepProfile) })
+	if !ok || res.Gen <= 0 {
+		return nil
+	}
+	var p model.StepProfile
+	ps.Profile(&p)
+	t0 := time.Now()
+	err := tg()
+	el := time.Since(t0)
+	ps.Profile(nil)
+	if err != nil {
+		return err
+	}
+	ms := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(res.Gen) }
+	res.StepMS, res.MatrixMS, res.AttentionMS = ms(el), ms(p.Matrix), ms(p.Attention)
+	res.RestMS = res.StepMS - res.MatrixMS - res.AttentionMS
+	if p.Matrix > 0 {
+		res.MatrixGBs = float64(p.MatrixBytes) / p.Matrix.Seconds() / 1e9
+	}
+	return nil
 }
 
 // pairLimits sets the paired fractions: repetition i ran between read

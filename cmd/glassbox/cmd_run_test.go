@@ -209,6 +209,15 @@ func TestBenchModel(t *testing.T) {
 	if r.TGOfLimitPaired <= 0 || r.ReadGBsPairedMed <= 0 || r.TGPairedMin > r.TGOfLimitPaired || r.TGPairedMax < r.TGOfLimitPaired {
 		t.Errorf("paired fractions: median %v in [%v, %v], read %v GB/s", r.TGOfLimitPaired, r.TGPairedMin, r.TGPairedMax, r.ReadGBsPairedMed)
 	}
+	// The profiled pass: its parts add up to the step, and the matrices
+	// read (per token) the bytes bench divides the bandwidth by.
+	if r.MatrixMS <= 0 || r.AttentionMS <= 0 || r.RestMS < 0 || r.MatrixGBs <= 0 ||
+		math.Abs(r.MatrixMS+r.AttentionMS+r.RestMS-r.StepMS) > 1e-9*r.StepMS+1e-12 {
+		t.Errorf("tg breakdown: step %v ms = matrix %v + attention %v + rest %v; matrix %v GB/s", r.StepMS, r.MatrixMS, r.AttentionMS, r.RestMS, r.MatrixGBs)
+	}
+	if got := r.MatrixGBs * r.MatrixMS / 1e3 * 1e9; math.Abs(got-float64(r.ReadBytes)) > 0.05*float64(r.ReadBytes) {
+		t.Errorf("matrices read %.0f bytes per token, bench's weight bytes per token are %d", got, r.ReadBytes)
+	}
 }
 
 // TestRunSeed checks that the same seed and settings give the same text,

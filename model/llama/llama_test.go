@@ -279,3 +279,55 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestStepProfile: an attached profile counts each matrix's weight bytes
+// once per pass (however many rows the pass has, in either mode), times
+// the matrices and attention, leaves the logits as they were, and counts
+// nothing once detached.
+func TestStepProfile(t *testing.T) {
+	// q 8×8, k 4×8, v 4×8, o 8×8, gate and up 16×8, down 8×16, output 10×8, F32.
+	const passBytes = 4 * (64 + 32 + 32 + 64 + 128 + 128 + 128 + 80)
+	for _, exact := range []bool{false, true} {
+		t.Run(fmt.Sprintf("exact=%v", exact), func(t *testing.T) {
+			m, err := model.Load(newTiny().file(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := model.SessionOptions{CtxLen: 8, Exact: exact}
+			plain, _ := m.NewSession(opts)
+			defer plain.Close()
+			s, _ := m.NewSession(opts)
+			defer s.Close()
+			var p model.StepProfile
+			s.(interface{ Profile(*model.StepProfile) }).Profile(&p)
+			want, got := make([]float32, 10), make([]float32, 10)
+			ctx := context.Background()
+			for i, ids := range [][]int{{1, 5, 9}, {4}} {
+				pos := 3 * i
+				if err := plain.Forward(ctx, ids, pos, want); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Forward(ctx, ids, pos, got); err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("pass %d: profiled logits %v, want %v", i, got, want)
+				}
+				if p.MatrixBytes != int64(i+1)*passBytes {
+					t.Fatalf("after pass %d: %d matrix bytes, want %d", i, p.MatrixBytes, (i+1)*passBytes)
+				}
+			}
+			if p.Matrix <= 0 || p.Attention <= 0 {
+				t.Fatalf("times not counted: %+v", p)
+			}
+			s.(interface{ Profile(*model.StepProfile) }).Profile(nil)
+			before := p
+			if err := s.Forward(ctx, []int{2}, 4, got); err != nil {
+				t.Fatal(err)
+			}
+			if p != before {
+				t.Fatalf("detached profile changed: %+v, was %+v", p, before)
+			}
+		})
+	}
+}
