@@ -16,19 +16,20 @@ type StepProfile struct {
 	Attention   time.Duration // in attention over the KV cache (single-sequence passes)
 }
 
+// Profiler is a session that can carry a StepProfile (every session built
+// on Runtime is one).
+type Profiler interface{ Profile(p *StepProfile) }
+
 // Profile attaches p to the session (nil detaches it): until then every
 // matrix product and attention adds its time to p. Timing costs two clock
 // reads per product; a detached session pays nothing.
 func (r *Runtime) Profile(p *StepProfile) {
-	if r.plain == nil {
-		r.plain = r.MatMul
-	}
 	r.prof = p
+	plain := r.plainMatMul()
 	if p == nil {
-		r.MatMul = r.plain
+		r.MatMul = plain
 		return
 	}
-	plain := r.plain
 	r.MatMul = func(pool *compute.Pool, out []float32, w compute.Matrix, x []float32, n int) {
 		t0 := time.Now()
 		plain(pool, out, w, x, n)

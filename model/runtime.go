@@ -18,8 +18,7 @@ type Runtime struct {
 	MatMul func(p *compute.Pool, out []float32, w compute.Matrix, x []float32, n int)
 	Rope   compute.Rotary // RoPE with the last position's angles kept (every layer's q and k share them)
 
-	prof  *StepProfile                                                               // attached by Profile
-	plain func(p *compute.Pool, out []float32, w compute.Matrix, x []float32, n int) // MatMul without timing
+	prof *StepProfile // attached by Profile
 }
 
 // maxCtxLen bounds the KV cache a session may ask for (a typo such as
@@ -29,10 +28,8 @@ const maxCtxLen = 1 << 20
 // NewRuntime fills opts' defaults and allocates the KV caches.
 func NewRuntime(c *Config, opts SessionOptions) (Runtime, error) {
 	opts = opts.Fill(*c)
-	r := Runtime{Opts: opts, Pool: compute.NewPool(opts.Threads), MatMul: compute.MatMul}
-	if opts.Exact {
-		r.MatMul = compute.MatMulExact
-	}
+	r := Runtime{Opts: opts, Pool: compute.NewPool(opts.Threads)}
+	r.MatMul = r.plainMatMul()
 	if opts.CtxLen > maxCtxLen {
 		return r, fmt.Errorf("load: context of %d tokens is more than the %d this build allows", opts.CtxLen, maxCtxLen)
 	}
@@ -40,6 +37,15 @@ func NewRuntime(c *Config, opts SessionOptions) (Runtime, error) {
 		r.Cache = append(r.Cache, compute.NewKVCache(opts.KVType(), opts.CtxLen, c.NumKVHeads, c.HeadDim))
 	}
 	return r, nil
+}
+
+// plainMatMul is the multiply the options choose: compute.MatMulExact in
+// exact mode, else compute.MatMul.
+func (r *Runtime) plainMatMul() func(p *compute.Pool, out []float32, w compute.Matrix, x []float32, n int) {
+	if r.Opts.Exact {
+		return compute.MatMulExact
+	}
+	return compute.MatMul
 }
 
 // MatMuls multiplies the matrices that share the input x (compute.MatMuls,

@@ -191,7 +191,7 @@ func printBench(w io.Writer, res *benchResult) {
 // profileTG runs tg once more with a StepProfile attached to s (if its
 // architecture has one) and sets res's per-token breakdown.
 func profileTG(s model.Session, tg func() error, res *benchResult) error {
-	ps, ok := s.(interface{ Profile(*model.StepProfile) })
+	ps, ok := s.(model.Profiler)
 	if !ok || res.Gen <= 0 {
 		return nil
 	}

@@ -299,7 +299,7 @@ func TestStepProfile(t *testing.T) {
 			s, _ := m.NewSession(opts)
 			defer s.Close()
 			var p model.StepProfile
-			s.(interface{ Profile(*model.StepProfile) }).Profile(&p)
+			s.(model.Profiler).Profile(&p)
 			want, got := make([]float32, 10), make([]float32, 10)
 			ctx := context.Background()
 			for i, ids := range [][]int{{1, 5, 9}, {4}} {
@@ -320,7 +320,7 @@ func TestStepProfile(t *testing.T) {
 			if p.Matrix <= 0 || p.Attention <= 0 {
 				t.Fatalf("times not counted: %+v", p)
 			}
-			s.(interface{ Profile(*model.StepProfile) }).Profile(nil)
+			s.(model.Profiler).Profile(nil)
 			before := p
 			if err := s.Forward(ctx, []int{2}, 4, got); err != nil {
 				t.Fatal(err)
