@@ -19,25 +19,23 @@ func mustLen(op string, want int, lens ...int) {
 }
 
 // RMSNorm sets out = x / sqrt(mean(x²) + eps) · w over one row (len(x)
-// elements). out may alias x; w nil means no scale.
-// Zhang & Sennrich 2019, "Root Mean Square Layer Normalization".
+// elements). out may alias x; w nil means no scale. The sum of squares is
+// float64 over float32 squares, as ggml's, in kernel.SumSqF64's eight
+// lanes. Zhang & Sennrich 2019, "Root Mean Square Layer Normalization".
 func RMSNorm(out, x, w []float32, eps float32) {
 	mustLen("RMSNorm", len(x), len(out))
 	if w != nil {
 		mustLen("RMSNorm", len(x), len(w))
 	}
-	var sum float64
-	for _, v := range x {
-		sum += float64(v * v)
-	}
+	sum := kernel.SumSqF64(x)
 	scale := float32(1 / math.Sqrt(float64(float32(sum/float64(len(x)))+eps)))
-	for i, v := range x {
-		if w != nil {
-			out[i] = v * scale * w[i]
-		} else {
-			out[i] = v * scale
-		}
+	if w != nil {
+		kernel.ScaleMulF32(out, x, w, scale)
+		return
 	}
+	out = out[:len(x)]
+	copy(out, x)
+	kernel.ScaleF32(out, scale)
 }
 
 // LayerNorm sets out = (x - mean) / sqrt(var + eps) · w + b over one row.
@@ -95,6 +93,19 @@ func Softmax(x []float32) {
 // with kernel.Exp's float32 exponential (≤ 2 ulp): kernel.SiLU.
 func SiLU(x []float32) { kernel.SiLU(x) }
 
+// SwiGLU sets gate = SiLU(gate) ⊙ up over len(gate) elements, in one pass
+// (kernel.SiLUMul: the bits of SiLU, then Mul).
+func SwiGLU(gate, up []float32) {
+	mustLen("SwiGLU", len(gate), len(up))
+	kernel.SiLUMul(gate, up)
+}
+
+// GeGLU sets gate = GELU(gate) ⊙ up over len(gate) elements.
+func GeGLU(gate, up []float32) {
+	GELU(gate)
+	Mul(gate, gate, up)
+}
+
 // GELU replaces x by the tanh approximation of x·Φ(x), in place, as ggml
 // and GPT-2 compute it (Hendrycks & Gimpel 2016):
 // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
@@ -109,17 +120,13 @@ func GELU(x []float32) {
 // Add sets out = a + b element-wise over len(out) elements.
 func Add(out, a, b []float32) {
 	mustLen("Add", len(out), len(a), len(b))
-	for i := range out {
-		out[i] = a[i] + b[i]
-	}
+	kernel.AddF32(out, a, b)
 }
 
 // Mul sets out = a · b element-wise over len(out) elements.
 func Mul(out, a, b []float32) {
 	mustLen("Mul", len(out), len(a), len(b))
-	for i := range out {
-		out[i] = a[i] * b[i]
-	}
+	kernel.MulF32(out, a, b)
 }
 
 // Scale multiplies x by s in place.

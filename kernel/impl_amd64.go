@@ -113,7 +113,7 @@ func init() {
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
 		scoresF16, scoresF16x4, mixF16 = scoresF16Fast, scoresF16x4With(scoresF16x4AVX2), mixF16Fast
-		silu, expShift = siluFast, expShiftFast
+		silu, siluMul, expShift = siluFast, siluMulFast, expShiftFast
 		fastReduce = true
 		quantRowQ8_0 = quantRowQ8_0Fast
 		x16RecQ8_0 = x16RecQ8_0Fast

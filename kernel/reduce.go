@@ -49,6 +49,57 @@ func SumF64(x []float32) float64 {
 	return (a[0] + a[2]) + (a[1] + a[3])
 }
 
+// SumSqF64 returns the sum of the squares of x in float64, each square
+// taken in float32 and widened as ggml's RMS norm does, in SumF64's eight
+// lanes and fold (so every tier gives the same bits; ggml adds them in one
+// chain, which can differ in the last bits of the float64 sum).
+func SumSqF64(x []float32) float64 {
+	var lanes [8]float64
+	m := len(x) &^ 7
+	if m > 0 {
+		sumSqLanes(x[:m], &lanes)
+	}
+	for i := m; i < len(x); i++ {
+		lanes[i%8] += float64(x[i] * x[i])
+	}
+	a := [4]float64{lanes[0] + lanes[4], lanes[1] + lanes[5], lanes[2] + lanes[6], lanes[3] + lanes[7]}
+	return (a[0] + a[2]) + (a[1] + a[3])
+}
+
+// ScaleMulF32 sets out[i] = x[i]·s·w[i] (the product taken left to
+// right), over len(x) elements: a normalized row times its weights.
+// out may alias x.
+func ScaleMulF32(out, x, w []float32, s float32) {
+	out, w = out[:len(x)], w[:len(x)]
+	m := len(x) &^ 7
+	if m > 0 {
+		scaleMulF32(out[:m], x[:m], w[:m], s)
+	}
+	scaleMulF32Generic(out[m:], x[m:], w[m:], s)
+}
+
+// AddF32 sets out = a + b element-wise over len(out) elements. out may
+// alias a or b.
+func AddF32(out, a, b []float32) {
+	a, b = a[:len(out)], b[:len(out)]
+	m := len(out) &^ 7
+	if m > 0 {
+		addF32(out[:m], a[:m], b[:m])
+	}
+	addF32Generic(out[m:], a[m:], b[m:])
+}
+
+// MulF32 sets out = a · b element-wise over len(out) elements. out may
+// alias a or b.
+func MulF32(out, a, b []float32) {
+	a, b = a[:len(out)], b[:len(out)]
+	m := len(out) &^ 7
+	if m > 0 {
+		mulF32(out[:m], a[:m], b[:m])
+	}
+	mulF32Generic(out[m:], a[m:], b[m:])
+}
+
 // ScaleF32 multiplies x by s in place.
 func ScaleF32(x []float32, s float32) {
 	m := len(x) &^ 7
@@ -60,9 +111,9 @@ func ScaleF32(x []float32, s float32) {
 	}
 }
 
-// maxLanes, sumLanes and scaleF32 (reduce_*.go) take a multiple of 8
-// floats; they are direct calls, not function values, so that the lanes
-// stay on the caller's stack.
+// maxLanes, sumLanes, sumSqLanes, scaleF32, scaleMulF32, addF32 and
+// mulF32 (reduce_*.go) take a multiple of 8 floats; they are direct calls,
+// not function values, so that the lanes stay on the caller's stack.
 
 func maxLanesGeneric(x []float32, lanes *[8]float32) {
 	for i := 0; i < len(x); i += 8 {
@@ -77,6 +128,33 @@ func sumLanesGeneric(x []float32, lanes *[8]float64) {
 		for j := range 8 {
 			lanes[j] += float64(x[i+j])
 		}
+	}
+}
+
+func sumSqLanesGeneric(x []float32, lanes *[8]float64) {
+	for i := 0; i < len(x); i += 8 {
+		for j := range 8 {
+			v := x[i+j]
+			lanes[j] += float64(v * v)
+		}
+	}
+}
+
+func scaleMulF32Generic(out, x, w []float32, s float32) {
+	for i, v := range x {
+		out[i] = v * s * w[i]
+	}
+}
+
+func addF32Generic(out, a, b []float32) {
+	for i := range out {
+		out[i] = a[i] + b[i]
+	}
+}
+
+func mulF32Generic(out, a, b []float32) {
+	for i := range out {
+		out[i] = a[i] * b[i]
 	}
 }
 

@@ -18,6 +18,21 @@ func siluGeneric(x []float32) {
 	}
 }
 
+// SiLUMul sets x[i] = SiLU(x[i])·u[i] over len(x) elements: SwiGLU's
+// gate ⊙ up (Shazeer 2020, arXiv:2002.05202) in one pass, with the bits of
+// SiLU followed by an elementwise float32 product.
+func SiLUMul(x, u []float32) { siluMul(x, u[:len(x)]) }
+
+// siluMul is the active implementation (impl_*.go).
+var siluMul = siluMulGeneric
+
+func siluMulGeneric(x, u []float32) {
+	for i, v := range x {
+		s := v / (1 + Exp(-v))
+		x[i] = s * u[i]
+	}
+}
+
 // siluConsts are Exp's constants and SiLU's, each repeated over 8 lanes
 // for the AVX2 loop, rows in the order of the siluC* offsets in
 // silu_amd64.s.

@@ -3,20 +3,33 @@
 package kernel
 
 //go:noescape
-func siluAVX2(n int, x *float32, c *[15][8]uint32) int
+func siluAVX2(n int, x, u *float32, c *[15][8]uint32) int
 
 // siluFast runs the AVX2 loop, the generic one over any block it stops at
 // and over the tail.
 func siluFast(x []float32) {
 	m := len(x) &^ 7
 	for i := 0; i < m; {
-		i += siluAVX2(m-i, &x[i], &siluConsts)
+		i += siluAVX2(m-i, &x[i], nil, &siluConsts)
 		if i < m {
 			siluGeneric(x[i : i+8])
 			i += 8
 		}
 	}
 	siluGeneric(x[m:])
+}
+
+// siluMulFast is siluFast with each result times u's.
+func siluMulFast(x, u []float32) {
+	m := len(x) &^ 7
+	for i := 0; i < m; {
+		i += siluAVX2(m-i, &x[i], &u[i], &siluConsts)
+		if i < m {
+			siluMulGeneric(x[i:i+8], u[i:i+8])
+			i += 8
+		}
+	}
+	siluMulGeneric(x[m:], u[m:])
 }
 
 //go:noescape

@@ -58,15 +58,17 @@
 	VPSLLD  $23, Y3, Y3; \
 	VMULPS  Y3, Y8, Y8
 
-// func siluAVX2(n int, x *float32, c *[15][8]uint32) int
-// x[i] = x[i] / (1 + Exp(-x[i])) over blocks of 8, with Exp's operations
-// in its order (kernel/exp.go): stops before the first block with a lane
-// outside Exp's fast range (-x not in [-87, 88], or NaN) and returns how
-// many floats it did (a multiple of 8 ≤ n).
-TEXT ·siluAVX2(SB), NOSPLIT, $0-32
+// func siluAVX2(n int, x, u *float32, c *[15][8]uint32) int
+// x[i] = x[i] / (1 + Exp(-x[i])), times u[i] when u is not nil, over
+// blocks of 8, with Exp's operations in its order (kernel/exp.go): stops
+// before the first block with a lane outside Exp's fast range (-x not in
+// [-87, 88], or NaN) and returns how many floats it did (a multiple of 8
+// ≤ n).
+TEXT ·siluAVX2(SB), NOSPLIT, $0-40
 	MOVQ n+0(FP), DX
 	MOVQ x+8(FP), DI
-	MOVQ c+16(FP), CX
+	MOVQ u+16(FP), SI
+	MOVQ c+24(FP), CX
 	XORQ AX, AX
 	SHRQ $3, DX
 	JZ   done
@@ -77,12 +79,16 @@ loop:
 	EXP
 	VADDPS  ONE, Y8, Y8              // 1 + e
 	VDIVPS  Y8, Y0, Y0               // v / (1 + e)
+	TESTQ   SI, SI
+	JZ      store
+	VMULPS  (SI)(AX*4), Y0, Y0       // · u
+store:
 	VMOVUPS Y0, (DI)(AX*4)
 	ADDQ    $8, AX
 	DECQ    DX
 	JNZ     loop
 done:
-	MOVQ    AX, ret+24(FP)
+	MOVQ    AX, ret+32(FP)
 	VZEROUPPER
 	RET
 

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestSiLU: the active SiLU gives the generic loop's bits, over a sweep of
-// [-120, 120] (through Exp's range limits at ±87/88), special values, and
-// lengths that leave tails, with guard floats untouched.
+// TestSiLU: the active SiLU gives the generic loop's bits, and SiLUMul
+// those bits times u's, over a sweep of [-120, 120] (through Exp's range
+// limits at ±87/88), special values, and lengths that leave tails, with
+// guard floats untouched.
 func TestSiLU(t *testing.T) {
 	var vals []float32
 	for v := float32(-120); v <= 120; v += 0.0137 {
@@ -22,18 +23,32 @@ func TestSiLU(t *testing.T) {
 		vals = append(vals, float32(r.NormFloat64()*4))
 	}
 	r.Shuffle(len(vals), func(i, j int) { vals[i], vals[j] = vals[j], vals[i] })
+	u := make([]float32, len(vals))
+	for i := range u {
+		u[i] = float32(r.NormFloat64() * 3)
+	}
+	u[5] = float32(math.Inf(1))
 	for _, n := range []int{len(vals), 1, 7, 8, 9, 63, 200} {
-		got := append(append([]float32(nil), vals[:n]...), 42)
-		want := append([]float32(nil), vals[:n]...)
-		SiLU(got[:n])
-		siluGeneric(want)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("n=%d: SiLU(%g) = %g (%#x), generic %g (%#x)", n, vals[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		for _, mul := range []bool{false, true} {
+			got := append(append([]float32(nil), vals[:n]...), 42)
+			want := append([]float32(nil), vals[:n]...)
+			siluGeneric(want)
+			if mul {
+				SiLUMul(got[:n], u)
+				for i := range want {
+					want[i] *= u[i]
+				}
+			} else {
+				SiLU(got[:n])
 			}
-		}
-		if got[n] != 42 {
-			t.Fatalf("n=%d: wrote past the end", n)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d mul %v: SiLU(%g) = %g (%#x), generic %g (%#x)", n, mul, vals[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+			if got[n] != 42 {
+				t.Fatalf("n=%d mul %v: wrote past the end", n, mul)
+			}
 		}
 	}
 }

@@ -12,15 +12,15 @@ import (
 // spread).
 const gluGrain = 8192
 
-// GLU sets gate = act(gate) ⊙ up, the elementwise part of a gated
-// feed-forward network (Shazeer 2020, "GLU Variants Improve Transformer",
-// arXiv:2002.05202), split over the pool: a decode step's few rows would
-// otherwise leave the other threads idle for it. Each element is computed
-// as act and compute.Mul compute it, so the result does not depend on the
-// thread count.
-func GLU(p *compute.Pool, act func([]float32), gate, up []float32) {
+// GLU runs glu(gate, up) (compute.SwiGLU or compute.GeGLU: gate =
+// act(gate) ⊙ up, the elementwise part of a gated feed-forward network;
+// Shazeer 2020, "GLU Variants Improve Transformer", arXiv:2002.05202),
+// split over the pool: a prompt's rows would otherwise leave the other
+// threads idle for it. glu computes each element apart from the others, so
+// the result does not depend on the thread count.
+func GLU(p *compute.Pool, glu func(gate, up []float32), gate, up []float32) {
 	t := gluTasks.Get().(*gluTask)
-	*t = gluTask{act: act, gate: gate, up: up}
+	*t = gluTask{glu: glu, gate: gate, up: up}
 	p.ForTask(len(gate), gluGrain, t)
 	*t = gluTask{}
 	gluTasks.Put(t)
@@ -28,14 +28,12 @@ func GLU(p *compute.Pool, act func([]float32), gate, up []float32) {
 
 // gluTask is GLU's loop body, pooled so a step allocates nothing.
 type gluTask struct {
-	act      func([]float32)
+	glu      func(gate, up []float32)
 	gate, up []float32
 }
 
 var gluTasks = sync.Pool{New: func() any { return new(gluTask) }}
 
 func (t *gluTask) Run(lo, hi int) {
-	g := t.gate[lo:hi]
-	t.act(g)
-	compute.Mul(g, g, t.up[lo:hi])
+	t.glu(t.gate[lo:hi], t.up[lo:hi])
 }

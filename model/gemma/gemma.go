@@ -186,7 +186,7 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 		// Feed-forward: x += postnorm(Down(gelu(Gate·xb) ⊙ Up·xb)), xb = norm(x).
 		model.NormRows(s.XB, x, L.FFNNorm, n, dim, c.NormEps)
 		s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.HB[:n*hid], W: L.Gate}, compute.Product{Out: s.HB2[:n*hid], W: L.Up})
-		model.GLU(s.Pool, compute.GELU, s.HB[:n*hid], s.HB2[:n*hid])
+		model.GLU(s.Pool, compute.GeGLU, s.HB[:n*hid], s.HB2[:n*hid])
 		s.MatMul(s.Pool, s.Out[:n*dim], L.Down, s.HB[:n*hid], n)
 		model.NormRows(s.Out, s.Out, L.PostFFN, n, dim, c.NormEps)
 		compute.Add(x, x, s.Out[:n*dim])

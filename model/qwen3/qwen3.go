@@ -149,7 +149,7 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x).
 		model.NormRows(s.XB, x, L.FFNNorm, n, dim, c.NormEps)
 		s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.HB[:n*hid], W: L.Gate}, compute.Product{Out: s.HB2[:n*hid], W: L.Up})
-		model.GLU(s.Pool, compute.SiLU, s.HB[:n*hid], s.HB2[:n*hid])
+		model.GLU(s.Pool, compute.SwiGLU, s.HB[:n*hid], s.HB2[:n*hid])
 		s.MatMul(s.Pool, s.Out[:n*dim], L.Down, s.HB[:n*hid], n)
 		compute.Add(x, x, s.Out[:n*dim])
 	}
