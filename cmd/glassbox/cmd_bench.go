@@ -20,6 +20,7 @@ type benchConfig struct {
 	Model    string // -m: model path or store name; empty with --roofline
 	Prompt   int    // -p: prompt tokens to process (prefill)
 	Gen      int    // -n: tokens to generate
+	Depth    int    // -d: tokens of context filled before each test (llama-bench's -d)
 	Threads  int    // -t: worker threads (0: physical cores)
 	Reps     int    // -r: repetitions
 	JSON     bool   // --json: one JSON object on stdout
@@ -33,11 +34,12 @@ type benchConfig struct {
 var modelBench func(ctx context.Context, env *cmdEnv, cfg benchConfig) error
 
 func runBench(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlags(env, "bench", "--roofline [--json] [--fresh] [-t THREADS] | -m MODEL [-p 128] [-n 64] [-t THREADS] [-r 5] [--json] [--cpuprofile FILE]")
+	fs := newFlags(env, "bench", "--roofline [--json] [--fresh] [-t THREADS] | -m MODEL [-p 128] [-n 64] [-d 0] [-t THREADS] [-r 5] [--json] [--cpuprofile FILE]")
 	var cfg benchConfig
 	fs.StringVar(&cfg.Model, "m", "", "model file path or store name")
 	fs.IntVar(&cfg.Prompt, "p", 128, "prompt tokens to process")
 	fs.IntVar(&cfg.Gen, "n", 64, "tokens to generate")
+	fs.IntVar(&cfg.Depth, "d", 0, "tokens of context in the KV cache before each test (pp and tg then run at positions d, d+1, ...)")
 	fs.IntVar(&cfg.Threads, "t", 0, "threads (0: physical cores)")
 	fs.IntVar(&cfg.Reps, "r", 5, "repetitions")
 	fs.BoolVar(&cfg.JSON, "json", false, "print JSON")
@@ -53,8 +55,8 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	} else if len(pos) > 0 {
 		return fmt.Errorf("bench: unexpected arguments %q", pos)
 	}
-	if cfg.Threads < 0 || cfg.Prompt < 0 || cfg.Gen < 0 || cfg.Reps < 1 {
-		return fmt.Errorf("bench: -t %d, -p %d, -n %d, -r %d: counts must be >= 0 and -r >= 1", cfg.Threads, cfg.Prompt, cfg.Gen, cfg.Reps)
+	if cfg.Threads < 0 || cfg.Prompt < 0 || cfg.Gen < 0 || cfg.Depth < 0 || cfg.Reps < 1 {
+		return fmt.Errorf("bench: -t %d, -p %d, -n %d, -d %d, -r %d: counts must be >= 0 and -r >= 1", cfg.Threads, cfg.Prompt, cfg.Gen, cfg.Depth, cfg.Reps)
 	}
 	switch {
 	case cfg.Roofline && cfg.Model != "":

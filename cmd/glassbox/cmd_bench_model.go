@@ -23,27 +23,34 @@ func init() { modelBench = benchModel }
 var benchProbeBytes int64 = 512 << 20
 
 // benchResult is what 'glassbox bench -m' measures, like llama-bench:
-// prompt processing (pp) of Prompt tokens in one batch from an empty
-// cache, and generation (tg) of Gen tokens one at a time from an empty
-// cache, each repeated Reps times after one warm-up.
+// prompt processing (pp) of Prompt tokens in one batch, and generation
+// (tg) of Gen tokens one at a time, each repeated Reps times after one
+// warm-up, from a cache that holds Depth tokens (filled once, before the
+// tests; llama-bench's -d).
 type benchResult struct {
-	Model      string  `json:"model"`
-	Arch       string  `json:"arch"`
-	Params     int64   `json:"params"`
-	FileBytes  int64   `json:"file_bytes"`
-	ReadBytes  int64   `json:"bytes_per_token"` // weight bytes one decode step reads
-	Threads    int     `json:"threads"`
-	Prompt     int     `json:"prompt_tokens"`
-	Gen        int     `json:"gen_tokens"`
-	Reps       int     `json:"reps"`
-	PPMean     float64 `json:"pp_tokens_per_s"`
-	PPStd      float64 `json:"pp_stddev"`
-	TGMean     float64 `json:"tg_tokens_per_s"`
-	TGStd      float64 `json:"tg_stddev"`
-	ReadGBs    float64 `json:"read_gbs"`              // roofline read bandwidth at Threads
-	ReadSource string  `json:"read_source"`           // where ReadGBs comes from
-	TGLimit    float64 `json:"tg_limit_tokens_per_s"` // ReadGBs / bytes per token
-	TGOfLimit  float64 `json:"tg_of_limit"`           // TGMean / TGLimit
+	Model     string  `json:"model"`
+	Arch      string  `json:"arch"`
+	Params    int64   `json:"params"`
+	FileBytes int64   `json:"file_bytes"`
+	ReadBytes int64   `json:"bytes_per_token"` // weight bytes one decode step reads
+	Threads   int     `json:"threads"`
+	Prompt    int     `json:"prompt_tokens"`
+	Gen       int     `json:"gen_tokens"`
+	Depth     int     `json:"depth"`   // tokens in the KV cache before each test
+	DepthS    float64 `json:"depth_s"` // filling them (prompt processing in batches)
+	// KVReadBytes is what a tg step reads of the KV cache at its mean
+	// position (Depth + (Gen+1)/2 entries per layer), added to ReadBytes
+	// for the limit.
+	KVReadBytes int64   `json:"kv_bytes_per_token"`
+	Reps        int     `json:"reps"`
+	PPMean      float64 `json:"pp_tokens_per_s"`
+	PPStd       float64 `json:"pp_stddev"`
+	TGMean      float64 `json:"tg_tokens_per_s"`
+	TGStd       float64 `json:"tg_stddev"`
+	ReadGBs     float64 `json:"read_gbs"`              // roofline read bandwidth at Threads
+	ReadSource  string  `json:"read_source"`           // where ReadGBs comes from
+	TGLimit     float64 `json:"tg_limit_tokens_per_s"` // ReadGBs / bytes per token
+	TGOfLimit   float64 `json:"tg_of_limit"`           // TGMean / TGLimit
 	// Paired: each tg repetition divided by the limit from read passes
 	// just before and after it (their mean), median over the repetitions.
 	TGOfLimitPaired  float64 `json:"tg_of_limit_paired"`
@@ -76,7 +83,8 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 		threads = compute.PhysicalCores()
 	}
 	c := m.Config()
-	s, err := m.NewSession(model.SessionOptions{CtxLen: max(cfg.Prompt, cfg.Gen, 1) + 1, Batch: max(cfg.Prompt, 1), Threads: threads})
+	batch := max(cfg.Prompt, min(cfg.Depth, 512), 1)
+	s, err := m.NewSession(model.SessionOptions{CtxLen: cfg.Depth + max(cfg.Prompt, cfg.Gen, 1) + 1, Batch: batch, Threads: threads})
 	if err != nil {
 		return pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
@@ -86,26 +94,39 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 		params += f.Tensors[i].Elements()
 	}
 	res := benchResult{Model: cfg.Model, Arch: c.Arch, Params: params, FileBytes: f.Size, ReadBytes: m.WeightBytes(),
-		Threads: threads, Prompt: cfg.Prompt, Gen: cfg.Gen, Reps: cfg.Reps, LoadS: loadS}
+		Threads: threads, Prompt: cfg.Prompt, Gen: cfg.Gen, Depth: cfg.Depth, Reps: cfg.Reps, LoadS: loadS}
+	if ctxLen := s.Options().CtxLen; ctxLen > 0 && cfg.Gen > 0 {
+		res.KVReadBytes = s.KVBytes() / int64(ctxLen) * int64(cfg.Depth+(cfg.Gen+1)/2)
+	}
 
 	rng := rand.New(rand.NewPCG(1, 2))
-	tokens := make([]int, max(cfg.Prompt, cfg.Gen, 1))
+	tokens := make([]int, cfg.Depth+max(cfg.Prompt, cfg.Gen, 1))
 	for i := range tokens {
 		tokens[i] = rng.IntN(c.VocabSize)
 	}
 	logits := make([]float32, c.VocabSize)
-	pp := func() error { return s.Forward(ctx, tokens[:cfg.Prompt], 0, logits) }
+	// The context every test starts from: the tests overwrite only the
+	// positions after it.
+	t0 = time.Now()
+	for i := 0; i < cfg.Depth; i += batch {
+		if err := s.Forward(ctx, tokens[i:min(i+batch, cfg.Depth)], i, logits); err != nil {
+			return err
+		}
+	}
+	res.DepthS = time.Since(t0).Seconds()
+	d, test := cfg.Depth, tokens[cfg.Depth:]
+	pp := func() error { return s.Forward(ctx, test[:cfg.Prompt], d, logits) }
 	tg := func() error {
 		for i := range cfg.Gen {
-			if err := s.Forward(ctx, tokens[i:i+1], i, logits); err != nil {
+			if err := s.Forward(ctx, test[i:i+1], d+i, logits); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	if !cfg.JSON {
-		fmt.Fprintf(env.stderr, "benchmarking %s (%s, %s, %d threads): warm-up, then %d × pp%d and %d × tg%d ...\n",
-			cfg.Model, c.Arch, formatBytes(f.Size), threads, cfg.Reps, cfg.Prompt, cfg.Reps, cfg.Gen)
+		fmt.Fprintf(env.stderr, "benchmarking %s (%s, %s, %d threads): warm-up, then %d × %s and %d × %s ...\n",
+			cfg.Model, c.Arch, formatBytes(f.Size), threads, cfg.Reps, res.testName("pp", cfg.Prompt), cfg.Reps, res.testName("tg", cfg.Gen))
 	}
 	if cfg.Prompt > 0 {
 		if res.PPMean, res.PPStd, err = timeReps(pp, cfg.Reps, cfg.Prompt); err != nil {
@@ -151,7 +172,7 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 		res.ReadSource = "probed in this run"
 	}
 	if res.ReadBytes > 0 {
-		res.TGLimit = res.ReadGBs * 1e9 / float64(res.ReadBytes)
+		res.TGLimit = res.ReadGBs * 1e9 / float64(res.stepBytes())
 	}
 	if res.TGLimit > 0 {
 		res.TGOfLimit = res.TGMean / res.TGLimit
@@ -169,17 +190,25 @@ func printBench(w io.Writer, res *benchResult) {
 	fmt.Fprintf(w, "%s: %s, %.2f B parameters, %s file, %s read per token; %d threads; kernels %s\n",
 		res.Model, res.Arch, float64(res.Params)/1e9, formatBytes(res.FileBytes), formatBytes(res.ReadBytes), res.Threads, res.KernelImpl)
 	fmt.Fprintf(w, "  load %.2f s (mapping the file, laying out the weights for the kernels)\n", res.LoadS)
-	fmt.Fprintf(w, "  %-8s %10s %10s\n", "test", "tokens/s", "± stddev")
+	if res.Depth > 0 {
+		fmt.Fprintf(w, "  context of %d tokens filled in %.2f s; each test starts from it\n", res.Depth, res.DepthS)
+	}
+	width := len(res.testName("pp", res.Prompt))
+	fmt.Fprintf(w, "  %-*s %10s %10s\n", width, "test", "tokens/s", "± stddev")
 	if res.Prompt > 0 {
-		fmt.Fprintf(w, "  %-8s %10.2f %10.2f\n", fmt.Sprintf("pp%d", res.Prompt), res.PPMean, res.PPStd)
+		fmt.Fprintf(w, "  %-*s %10.2f %10.2f\n", width, res.testName("pp", res.Prompt), res.PPMean, res.PPStd)
 	}
 	if res.Gen > 0 {
-		fmt.Fprintf(w, "  %-8s %10.2f %10.2f   %.0f%% of the limit %.2f tokens/s (read %.1f GB/s ÷ %s per token)\n",
-			fmt.Sprintf("tg%d", res.Gen), res.TGMean, res.TGStd, 100*res.TGOfLimit, res.TGLimit, res.ReadGBs, formatBytes(res.ReadBytes))
+		per := formatBytes(res.ReadBytes)
+		if res.KVReadBytes > 0 {
+			per = fmt.Sprintf("(%s of weights + %s of KV cache)", per, formatBytes(res.KVReadBytes))
+		}
+		fmt.Fprintf(w, "  %-*s %10.2f %10.2f   %.0f%% of the limit %.2f tokens/s (read %.1f GB/s ÷ %s per token)\n",
+			width, res.testName("tg", res.Gen), res.TGMean, res.TGStd, 100*res.TGOfLimit, res.TGLimit, res.ReadGBs, per)
 		fmt.Fprintf(w, "  read bandwidth: %s\n", res.ReadSource)
 		if res.StepMS > 0 {
-			fmt.Fprintf(w, "  a tg%d pass timed by part, per token: %.2f ms = matrix × vector %.2f ms (%.1f GB/s, %.0f%% of the read) + attention %.2f ms + the rest %.2f ms (norms, RoPE, activations, adds)\n",
-				res.Gen, res.StepMS, res.MatrixMS, res.MatrixGBs, 100*res.MatrixGBs/res.ReadGBs, res.AttentionMS, res.RestMS)
+			fmt.Fprintf(w, "  a %s pass timed by part, per token: %.2f ms = matrix × vector %.2f ms (%.1f GB/s, %.0f%% of the read) + attention %.2f ms + the rest %.2f ms (norms, RoPE, activations, adds)\n",
+				res.testName("tg", res.Gen), res.StepMS, res.MatrixMS, res.MatrixGBs, 100*res.MatrixGBs/res.ReadGBs, res.AttentionMS, res.RestMS)
 		}
 		if res.TGOfLimitPaired > 0 {
 			fmt.Fprintf(w, "  paired with a read pass before and after each repetition: %.0f%% of the limit (median; %.0f–%.0f%%), read %.1f GB/s (median)\n",
@@ -187,6 +216,19 @@ func printBench(w io.Writer, res *benchResult) {
 		}
 	}
 }
+
+// testName is llama-bench's name for a test of n tokens: pp128, or
+// tg64 @ d1000 from a context of 1000 tokens.
+func (res *benchResult) testName(kind string, n int) string {
+	if res.Depth > 0 {
+		return fmt.Sprintf("%s%d @ d%d", kind, n, res.Depth)
+	}
+	return fmt.Sprintf("%s%d", kind, n)
+}
+
+// stepBytes is what one tg step reads: the weights and, at its mean
+// position, the KV cache.
+func (res *benchResult) stepBytes() int64 { return res.ReadBytes + res.KVReadBytes }
 
 // profileTG runs tg once more with a StepProfile attached to s (if its
 // architecture has one) and sets res's per-token breakdown.
@@ -222,7 +264,7 @@ func pairLimits(res *benchResult, rates, reads []float64) {
 	fr, bw := make([]float64, len(rates)), make([]float64, len(rates))
 	for i, r := range rates {
 		bw[i] = (reads[i] + reads[i+1]) / 2
-		fr[i] = r / (bw[i] * 1e9 / float64(res.ReadBytes))
+		fr[i] = r / (bw[i] * 1e9 / float64(res.stepBytes()))
 	}
 	res.TGOfLimitPaired, res.ReadGBsPairedMed = median(fr), median(bw)
 	res.TGPairedMin, res.TGPairedMax = slices.Min(fr), slices.Max(fr)

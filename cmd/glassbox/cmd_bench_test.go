@@ -25,7 +25,7 @@ func TestBenchModelHook(t *testing.T) {
 	if got != want {
 		t.Fatalf("config %+v, want %+v", got, want)
 	}
-	for _, bad := range [][]string{{"bench", "-m", "m", "-r", "0"}, {"bench", "--roofline", "-m", "m"}, {"bench", "-t", "-1", "-m", "m"}} {
+	for _, bad := range [][]string{{"bench", "-m", "m", "-r", "0"}, {"bench", "--roofline", "-m", "m"}, {"bench", "-t", "-1", "-m", "m"}, {"bench", "-d", "-1", "-m", "m"}} {
 		if _, _, code := runCmd(t, "", bad...); code == 0 {
 			t.Errorf("%v: exit 0", bad)
 		}

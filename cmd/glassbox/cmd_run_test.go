@@ -218,6 +218,28 @@ func TestBenchModel(t *testing.T) {
 	if got := r.MatrixGBs * r.MatrixMS / 1e3 * 1e9; math.Abs(got-float64(r.ReadBytes)) > 0.05*float64(r.ReadBytes) {
 		t.Errorf("matrices read %.0f bytes per token, bench's weight bytes per token are %d", got, r.ReadBytes)
 	}
+
+	// From a context of 20 tokens: the tg steps sit at positions 20..27,
+	// so they read 20+4 entries of KV cache per layer on average, 6 times
+	// what they read from an empty one (0+4), and the limit counts them.
+	out, errOut, code = runCmd(t, "", "bench", "-m", m, "-p", "16", "-n", "8", "-d", "20", "-r", "1", "-t", "1", "--json")
+	if code != 0 {
+		t.Fatalf("-d 20: exit %d: %s", code, errOut)
+	}
+	var d benchResult
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Depth != 20 || d.DepthS <= 0 || d.PPMean <= 0 || d.TGMean <= 0 || r.KVReadBytes <= 0 || d.KVReadBytes != 6*r.KVReadBytes {
+		t.Errorf("-d 20: depth %d in %v s, pp %v, tg %v; KV bytes per token %d, from empty %d", d.Depth, d.DepthS, d.PPMean, d.TGMean, d.KVReadBytes, r.KVReadBytes)
+	}
+	if want := d.ReadGBs * 1e9 / float64(d.ReadBytes+d.KVReadBytes); math.Abs(d.TGLimit-want) > 1e-9*want {
+		t.Errorf("-d 20: limit %v tokens/s, want %v (read ÷ weights and KV per token)", d.TGLimit, want)
+	}
+	out, _, code = runCmd(t, "", "bench", "-m", m, "-p", "16", "-n", "8", "-d", "20", "-r", "1", "-t", "1")
+	if code != 0 || !strings.Contains(out, "tg8 @ d20") || !strings.Contains(out, "context of 20 tokens") {
+		t.Errorf("-d 20: exit %d, output:\n%s", code, out)
+	}
 }
 
 // TestRunSeed checks that the same seed and settings give the same text,
