@@ -107,6 +107,24 @@ func NewReader(bytes int64, threads int) *Reader {
 // GBs reads the whole buffer once and returns the rate in GB/s.
 func (r *Reader) GBs() float64 { return readBandwidth(r.buf, r.threads, 1) }
 
+// Window reads the buffer in whole passes, at least two and at least
+// bytes in all, and returns the rate over all of them (sustained: the
+// bytes over the time, which a dip of the machine's bandwidth lowers as it
+// lowers a workload's of the same length) and the better of the first two
+// passes (a short probe's figure), in GB/s.
+func (r *Reader) Window(bytes int64) (sustained, best float64) {
+	passes := max(2, int((bytes+int64(len(r.buf))-1)/int64(len(r.buf))))
+	var secs float64
+	for i := range passes {
+		g := r.GBs()
+		secs += float64(len(r.buf)) / g / 1e9
+		if i < 2 {
+			best = max(best, g)
+		}
+	}
+	return float64(passes) * float64(len(r.buf)) / secs / 1e9, best
+}
+
 // readBandwidth returns the best of passes timings of threads goroutines
 // each streaming its own contiguous share of buf, in GB/s.
 func readBandwidth(buf []byte, threads, passes int) float64 {

@@ -40,3 +40,16 @@ func TestProbeAndCache(t *testing.T) {
 		t.Fatalf("cache at %s, not in GLASSBOX_HOME", path)
 	}
 }
+
+// TestReaderWindow: a window reads whole passes (at least two, at least
+// the bytes asked), its sustained rate is at most its best pass's, and
+// both are positive.
+func TestReaderWindow(t *testing.T) {
+	r := NewReader(4<<20, 1)
+	for _, bytes := range []int64{0, 1, 4 << 20, 9 << 20, 30 << 20} {
+		sustained, best := r.Window(bytes)
+		if sustained <= 0 || best <= 0 || sustained > best*1.0000001 && bytes <= 8<<20 {
+			t.Errorf("window of %d bytes: sustained %v GB/s, best of the first two passes %v", bytes, sustained, best)
+		}
+	}
+}
