@@ -36,32 +36,31 @@ var negInf = float32(math.Inf(-1))
 // SumF64 returns the sum of x in float64, as eight lanes (lane j adds
 // x[i] for i%8 == j in order) folded as (l0+l4)+(l2+l6) + (l1+l5)+(l3+l7),
 // so every tier gives the same bits.
-func SumF64(x []float32) float64 {
-	var lanes [8]float64
-	m := len(x) &^ 7
-	if m > 0 {
-		sumLanes(x[:m], &lanes)
-	}
-	for i := m; i < len(x); i++ {
-		lanes[i%8] += float64(x[i])
-	}
-	a := [4]float64{lanes[0] + lanes[4], lanes[1] + lanes[5], lanes[2] + lanes[6], lanes[3] + lanes[7]}
-	return (a[0] + a[2]) + (a[1] + a[3])
-}
+func SumF64(x []float32) float64 { return sum8(x, false) }
 
 // SumSqF64 returns the sum of the squares of x in float64, each square
 // taken in float32 and widened as ggml's RMS norm does, in SumF64's eight
 // lanes and fold (so every tier gives the same bits; ggml adds them in one
 // chain, which can differ in the last bits of the float64 sum).
-func SumSqF64(x []float32) float64 {
+func SumSqF64(x []float32) float64 { return sum8(x, true) }
+
+// sum8 is SumF64, of the squares when sq.
+func sum8(x []float32, sq bool) float64 {
 	var lanes [8]float64
 	m := len(x) &^ 7
-	if m > 0 {
+	if m > 0 && sq {
 		sumSqLanes(x[:m], &lanes)
+	} else if m > 0 {
+		sumLanes(x[:m], &lanes)
 	}
 	for i := m; i < len(x); i++ {
-		lanes[i%8] += float64(x[i] * x[i])
+		v := x[i]
+		if sq {
+			v *= v
+		}
+		lanes[i%8] += float64(v)
 	}
+	// The tree of the AVX2 reduction.
 	a := [4]float64{lanes[0] + lanes[4], lanes[1] + lanes[5], lanes[2] + lanes[6], lanes[3] + lanes[7]}
 	return (a[0] + a[2]) + (a[1] + a[3])
 }
@@ -90,14 +89,12 @@ func AddF32(out, a, b []float32) {
 }
 
 // MulF32 sets out = a · b element-wise over len(out) elements. out may
-// alias a or b.
+// alias a or b. (No assembly: only GeGLU, behind a scalar GELU, uses it.)
 func MulF32(out, a, b []float32) {
 	a, b = a[:len(out)], b[:len(out)]
-	m := len(out) &^ 7
-	if m > 0 {
-		mulF32(out[:m], a[:m], b[:m])
+	for i := range out {
+		out[i] = a[i] * b[i]
 	}
-	mulF32Generic(out[m:], a[m:], b[m:])
 }
 
 // ScaleF32 multiplies x by s in place.
@@ -111,8 +108,8 @@ func ScaleF32(x []float32, s float32) {
 	}
 }
 
-// maxLanes, sumLanes, sumSqLanes, scaleF32, scaleMulF32, addF32 and
-// mulF32 (reduce_*.go) take a multiple of 8 floats; they are direct calls,
+// maxLanes, sumLanes, sumSqLanes, scaleF32, scaleMulF32 and addF32
+// (reduce_*.go) take a multiple of 8 floats; they are direct calls,
 // not function values, so that the lanes stay on the caller's stack.
 
 func maxLanesGeneric(x []float32, lanes *[8]float32) {
@@ -149,12 +146,6 @@ func scaleMulF32Generic(out, x, w []float32, s float32) {
 func addF32Generic(out, a, b []float32) {
 	for i := range out {
 		out[i] = a[i] + b[i]
-	}
-}
-
-func mulF32Generic(out, a, b []float32) {
-	for i := range out {
-		out[i] = a[i] * b[i]
 	}
 }
 

@@ -20,9 +20,6 @@ func scaleMulF32AVX2(n int, out, x, w *float32, s float32)
 //go:noescape
 func addF32AVX2(n int, out, a, b *float32)
 
-//go:noescape
-func mulF32AVX2(n int, out, a, b *float32)
-
 // fastReduce selects the AVX2 loops (set in impl_amd64.go's init).
 var fastReduce bool
 
@@ -72,12 +69,4 @@ func addF32(out, a, b []float32) {
 		return
 	}
 	addF32Generic(out, a, b)
-}
-
-func mulF32(out, a, b []float32) {
-	if fastReduce {
-		mulF32AVX2(len(out), &out[0], &a[0], &b[0])
-		return
-	}
-	mulF32Generic(out, a, b)
 }

@@ -122,22 +122,3 @@ aloop:
 	JNZ  aloop
 	VZEROUPPER
 	RET
-
-// func mulF32AVX2(n int, out, a, b *float32)
-// out[i] = a[i] · b[i] for i < n (a multiple of 8).
-TEXT ·mulF32AVX2(SB), NOSPLIT, $0-32
-	MOVQ n+0(FP), CX
-	MOVQ out+8(FP), DI
-	MOVQ a+16(FP), SI
-	MOVQ b+24(FP), DX
-	XORQ AX, AX
-	SHRQ $3, CX
-uloop:
-	VMOVUPS (SI)(AX*4), Y0
-	VMULPS (DX)(AX*4), Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	ADDQ $8, AX
-	DECQ CX
-	JNZ  uloop
-	VZEROUPPER
-	RET

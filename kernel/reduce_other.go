@@ -8,4 +8,3 @@ func scaleF32(x []float32, s float32)            { scaleF32Generic(x, s) }
 func sumSqLanes(x []float32, lanes *[8]float64)  { sumSqLanesGeneric(x, lanes) }
 func scaleMulF32(out, x, w []float32, s float32) { scaleMulF32Generic(out, x, w, s) }
 func addF32(out, a, b []float32)                 { addF32Generic(out, a, b) }
-func mulF32(out, a, b []float32)                 { mulF32Generic(out, a, b) }
