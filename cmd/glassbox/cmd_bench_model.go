@@ -142,9 +142,9 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 		}
 	}
 	// The roofline in this run: decode reads every weight once per token,
-	// so bandwidth ÷ bytes per token bounds the generation speed. A read
-	// pass before and after each generation repetition pairs it with the
-	// bandwidth of that moment.
+	// so bandwidth ÷ bytes per token bounds the generation speed. Reads
+	// before and after each generation repetition, each half the bytes it
+	// reads, pair it with the bandwidth of those seconds.
 	reader := roofline.NewReader(benchProbeBytes, threads)
 	var sustained, best []float64
 	between := func() {

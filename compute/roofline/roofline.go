@@ -108,11 +108,14 @@ func NewReader(bytes int64, threads int) *Reader {
 func (r *Reader) GBs() float64 { return readBandwidth(r.buf, r.threads, 1) }
 
 // Window reads the buffer in whole passes, at least two and at least
-// bytes in all, and returns the rate over all of them (sustained: the
-// bytes over the time, which a dip of the machine's bandwidth lowers as it
-// lowers a workload's of the same length) and the better of the first two
-// passes (a short probe's figure), in GB/s.
+// bytes in all, after one pass it does not count (the first pass after
+// other work reads low, by up to a third here: the buffer's pages have
+// left the TLB), and returns the rate over the counted passes (sustained:
+// the bytes over the time, which a dip of the machine's bandwidth lowers
+// as it lowers a workload's of the same length) and the better of the
+// first two (a short probe's figure), in GB/s.
 func (r *Reader) Window(bytes int64) (sustained, best float64) {
+	r.GBs()
 	passes := max(2, int((bytes+int64(len(r.buf))-1)/int64(len(r.buf))))
 	var secs float64
 	for i := range passes {
