@@ -141,77 +141,124 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 		return fmt.Errorf("kernel: x16 pack of rows %d..%d of %d-column %s weights over %d bytes into %d",
 			r0, r0+X16Rows, cols, wt, len(w), len(dst))
 	}
-	le := binary.LittleEndian
-	for u := range recs {
-		du := dst[u*l.rec : (u+1)*l.rec]
-		for r := range X16Rows {
-			b := w[(r0+r)*rowBytes+u*ts:]
-			switch wt {
-			case tensor.Q8_0:
-				du[2*r], du[2*r+1] = b[0], b[1]
-				for g := range 8 {
-					le.PutUint32(du[32+64*g+4*r:], le.Uint32(b[2+4*g:])^0x80808080)
-				}
-			case tensor.Q4_0:
-				du[2*r], du[2*r+1] = b[0], b[1]
-				// The block has column c < 16 in the low nibble of byte c and
-				// c+16 in the high nibble of byte c (dequantQ4_0's order).
-				q0, q4, q8, q12 := le.Uint32(b[2:]), le.Uint32(b[6:]), le.Uint32(b[10:]), le.Uint32(b[14:])
-				putQ4Chunks(du[32:], r, q0&0x0f0f0f0f, q4&0x0f0f0f0f, q8&0x0f0f0f0f, q12&0x0f0f0f0f,
-					q0>>4&0x0f0f0f0f, q4>>4&0x0f0f0f0f, q8>>4&0x0f0f0f0f, q12>>4&0x0f0f0f0f)
-			case tensor.Q4_K, tensor.Q5_K:
-				du[2*r], du[2*r+1] = b[0], b[1]
-				du[32+2*r], du[33+2*r] = b[2], b[3]
-				qsOff := 16
-				if wt == tensor.Q5_K {
-					qsOff = 48
-				}
-				for j := range 8 {
-					so, lo := l.subK(j)
-					du[so+r], du[so+16+r] = scaleMinK4(j, b[4:16])
-					// Sub-block j is the low (j even) or high nibbles of
-					// bytes 32·(j/2) .. +32 of qs.
-					qs, sh := b[qsOff+32*(j/2):], uint(4*(j%2))
-					var v [8]uint32
-					for i := range v {
-						v[i] = le.Uint32(qs[4*i:]) >> sh & 0x0f0f0f0f
-					}
-					putQ4Chunks(du[lo:], r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7])
-					if wt == tensor.Q5_K {
-						// Fifth bits: bit j of qh[l] for column l; chunk byte
-						// 4r+t gets column 4g+t's in bit g.
-						var h uint32
-						for g := range 8 {
-							h |= (le.Uint32(b[16+4*g:]) >> uint(j) & 0x01010101) << uint(g)
-						}
-						le.PutUint32(du[lo+256+4*r:], h)
-					}
-				}
-			case tensor.Q6_K:
-				du[2*r], du[2*r+1] = b[208], b[209]
-				for u := range 8 {
-					so, lo := l.subK(u)
-					du[so+r], du[so+16+r] = b[192+2*u], b[193+2*u]
-					// Unit u is quarter k of half n (see q6KLevel): low bits
-					// in ql[64n+32(k&1)+l] >> 4(k>>1), high bits in
-					// qh[32n+l] >> 2k, for column l of the unit.
-					n, k := u/4, u%4
-					ql, qh := b[64*n+32*(k&1):], b[128+32*n:]
-					ls, hs := uint(4*(k>>1)), uint(2*k)
-					var low [8]uint32
-					var hi [2]uint32
-					for g := range 8 {
-						low[g] = le.Uint32(ql[4*g:]) >> ls & 0x0f0f0f0f
-						hi[g/4] |= (le.Uint32(qh[4*g:]) >> hs & 0x03030303) << (2 * (g % 4))
-					}
-					putQ4Chunks(du[lo:], r, low[0], low[1], low[2], low[3], low[4], low[5], low[6], low[7])
-					le.PutUint32(du[lo+256+4*r:], hi[0])
-					le.PutUint32(du[lo+320+4*r:], hi[1])
-				}
-			}
+	dst = dst[:recs*l.rec]
+	for r := range X16Rows {
+		row := w[(r0+r)*rowBytes:][:recs*ts]
+		switch wt {
+		case tensor.Q8_0:
+			packQ8_0(row, dst, r)
+		case tensor.Q4_0:
+			packQ4_0(row, dst, r)
+		case tensor.Q4_K, tensor.Q5_K:
+			packQ45K(l, row, dst, r)
+		case tensor.Q6_K:
+			packQ6K(l, row, dst, r)
 		}
 	}
 	return nil
+}
+
+// The pack functions put row r's blocks, in order, into the records of
+// their units in dst (each record 16 rows of one block or super-block).
+
+func packQ8_0(row, dst []byte, r int) {
+	const ts, rec = 34, 32 + 512
+	le := binary.LittleEndian
+	for u := range len(row) / ts {
+		b, du := row[u*ts:u*ts+ts], dst[u*rec:u*rec+rec]
+		du[2*r], du[2*r+1] = b[0], b[1]
+		for g := range 8 {
+			le.PutUint32(du[32+64*g+4*r:], le.Uint32(b[2+4*g:])^0x80808080)
+		}
+	}
+}
+
+func packQ4_0(row, dst []byte, r int) {
+	const ts, rec = 18, 32 + 256
+	le := binary.LittleEndian
+	for u := range len(row) / ts {
+		b, du := row[u*ts:u*ts+ts], dst[u*rec:u*rec+rec]
+		du[2*r], du[2*r+1] = b[0], b[1]
+		// The block has column c < 16 in the low nibble of byte c and
+		// c+16 in the high nibble of byte c (dequantQ4_0's order).
+		q0, q4, q8, q12 := le.Uint32(b[2:]), le.Uint32(b[6:]), le.Uint32(b[10:]), le.Uint32(b[14:])
+		putQ4Chunks(du[32:], r, q0&0x0f0f0f0f, q4&0x0f0f0f0f, q8&0x0f0f0f0f, q12&0x0f0f0f0f,
+			q0>>4&0x0f0f0f0f, q4>>4&0x0f0f0f0f, q8>>4&0x0f0f0f0f, q12>>4&0x0f0f0f0f)
+	}
+}
+
+// packQ45K packs Q4_K or Q5_K super-blocks (Q5_K: l.lev 320, the fifth
+// bits after each sub-block's levels).
+func packQ45K(l x16Layout, row, dst []byte, r int) {
+	le := binary.LittleEndian
+	q5 := l.lev == x16Layouts[tensor.Q5_K].lev
+	ts := tensor.Q4_K.TypeSize()
+	if q5 {
+		ts = tensor.Q5_K.TypeSize()
+	}
+	for u := range len(row) / ts {
+		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
+		du[2*r], du[2*r+1] = b[0], b[1]
+		du[32+2*r], du[33+2*r] = b[2], b[3]
+		qsOff := 16
+		if q5 {
+			qsOff = 48
+		}
+		for j := range 8 {
+			so, lo := l.subK(j)
+			du[so+r], du[so+16+r] = scaleMinK4(j, b[4:16])
+			// Sub-blocks j and j+1 (j even) are the low and high nibbles
+			// of bytes 32·(j/2) .. +32 of qs.
+			if j%2 == 0 {
+				qs := b[qsOff+16*j:][:32]
+				var v, w [8]uint32
+				for i := range v {
+					x := le.Uint32(qs[4*i:])
+					v[i], w[i] = x&0x0f0f0f0f, x>>4&0x0f0f0f0f
+				}
+				_, lo1 := l.subK(j + 1)
+				putQ4Chunks(du[lo:], r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7])
+				putQ4Chunks(du[lo1:], r, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7])
+			}
+			if q5 {
+				// Fifth bits: bit j of qh[l] for column l; chunk byte 4r+t
+				// gets column 4g+t's in bit g.
+				var h uint32
+				for g := range 8 {
+					h |= (le.Uint32(b[16+4*g:]) >> uint(j) & 0x01010101) << uint(g)
+				}
+				le.PutUint32(du[lo+256+4*r:], h)
+			}
+		}
+	}
+}
+
+func packQ6K(l x16Layout, row, dst []byte, r int) {
+	const ts = 210
+	le := binary.LittleEndian
+	for u := range len(row) / ts {
+		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
+		du[2*r], du[2*r+1] = b[208], b[209]
+		for j := range 8 {
+			so, lo := l.subK(j)
+			du[so+r], du[so+16+r] = b[192+2*j], b[193+2*j]
+			// Sub-block j is quarter k of half n (see q6KLevel): low bits in
+			// ql[64n+32(k&1)+l] >> 4(k>>1), high bits in qh[32n+l] >> 2k, for
+			// column l of the unit.
+			n, k := j/4, j%4
+			ql, qh := b[64*n+32*(k&1):], b[128+32*n:]
+			ls, hs := uint(4*(k>>1)), uint(2*k)
+			var low [8]uint32
+			var hi [2]uint32
+			for g := range 8 {
+				low[g] = le.Uint32(ql[4*g:]) >> ls & 0x0f0f0f0f
+				hi[g/4] |= (le.Uint32(qh[4*g:]) >> hs & 0x03030303) << (2 * (g % 4))
+			}
+			putQ4Chunks(du[lo:], r, low[0], low[1], low[2], low[3], low[4], low[5], low[6], low[7])
+			le.PutUint32(du[lo+256+4*r:], hi[0])
+			le.PutUint32(du[lo+320+4*r:], hi[1])
+		}
+	}
 }
 
 // putQ4Chunks writes row r's 32 levels (v[i] = levels of columns 4i..4i+3,
