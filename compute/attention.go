@@ -68,7 +68,10 @@ func (a *attnTask) Run(lo, hi int) {
 	c, hd := a.c, a.c.HeadDim
 	nkv := c.NumKVHeads
 	span := a.start + (hi-1)/nkv + 1 // the most positions a pair here sees
-	sb := getFloats(4 * span)
+	// A head's score slots: its positions' key blocks, whose first and
+	// last may hold positions outside first..pos (scored, then dropped).
+	slots := span + kernel.KeyBlock
+	sb := getFloats(4 * slots)
 	defer floatBufs.Put(sb)
 	for u := lo; u < hi; u++ {
 		i, kvh := u/nkv, u%nkv
@@ -80,32 +83,37 @@ func (a *attnTask) Run(lo, hi int) {
 		np := pos + 1 - first
 		h0 := i*a.numHeads + kvh*a.group // the group's first (token, head) row
 		if c.Type == tensor.F16 {
-			// The head's keys and values over positions first..pos, one
-			// after another in the cache: one kernel call each.
+			// The head's keys over positions first..pos are key blocks
+			// b0..b0+nb-1 and its values np rows, each one run of the cache.
+			b0 := first / kernel.KeyBlock
+			nb, skip := pos/kernel.KeyBlock-b0+1, first-b0*kernel.KeyBlock
+			kb := c.keyBlocks(kvh, b0, nb)
 			hb, off := c.headBytes(), c.at(first, kvh)
-			if n := np * hb; 2*n <= streamAhead {
+			if len(kb)+np*hb <= streamAhead {
 				// A plain streaming pass brings the head's keys and values
 				// from DRAM into L2 at full bandwidth, where the kernels
 				// (too many instructions per byte to keep enough reads in
 				// flight) and the group's other heads find them.
-				kernel.StreamRead(c.k[off : off+n])
-				kernel.StreamRead(c.v[off : off+n])
+				kernel.StreamRead(kb)
+				kernel.StreamRead(c.v[off : off+np*hb])
 			}
 			for j := 0; j < a.group; {
 				t := h0 + j
 				if a.group-j >= 4 {
-					// Four heads of the group read each key and each value
-					// once (the same bits as one at a time).
-					kernel.ScoresF16x4((*sb)[:4*span], np, c.k[off:], hb, a.q[t*hd:(t+4)*hd], a.Scale)
+					// Four heads of the group read each key block and each
+					// value once (the same bits as one at a time).
+					s4 := (*sb)[:4*slots]
+					kernel.ScoresF16Blocks4(s4, nb, kb, a.q[t*hd:(t+4)*hd], a.Scale)
 					for k := range 4 {
-						a.weigh((*sb)[k*span : k*span+np])
+						a.weigh(dropBefore(s4[k*slots:(k+1)*slots], skip, np))
 					}
-					kernel.MixF16x4(a.out[t*hd:(t+4)*hd], np, c.v[off:], hb, (*sb)[:4*span])
+					kernel.MixF16x4(a.out[t*hd:(t+4)*hd], np, c.v[off:], hb, s4)
 					j += 4
 					continue
 				}
-				sc := (*sb)[:np]
-				kernel.ScoresF16(sc, c.k[off:], hb, a.q[t*hd:(t+1)*hd], a.Scale)
+				sc := (*sb)[:slots]
+				kernel.ScoresF16Blocks(sc, nb, kb, a.q[t*hd:(t+1)*hd], a.Scale)
+				sc = dropBefore(sc, skip, np)
 				a.weigh(sc)
 				kernel.MixF16(a.out[t*hd:(t+1)*hd], c.v[off:], hb, sc)
 				j++
@@ -126,6 +134,15 @@ func (a *attnTask) Run(lo, hi int) {
 			}
 		}
 	}
+}
+
+// dropBefore moves scores skip..skip+np-1 to the front of s (the first
+// key block's positions before the window) and returns them.
+func dropBefore(s []float32, skip, np int) []float32 {
+	if skip > 0 {
+		copy(s, s[skip:skip+np])
+	}
+	return s[:np]
 }
 
 // weigh turns scores into attention weights: soft-capped when Softcap >

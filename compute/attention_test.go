@@ -55,28 +55,33 @@ func naiveCapped(q, k, v []float32, n, start, numHeads, numKVHeads, headDim int,
 
 func TestAttention(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 2))
-	const numHeads, numKVHeads, headDim, ctxLen = 4, 2, 16, 40
+	// ctxLen is not a whole number of F16 key blocks (16 positions).
+	const numKVHeads, headDim, ctxLen = 2, 16, 40
 	pool := NewPool(2)
 	defer pool.Close()
 	for _, tc := range []struct {
 		name     string
 		dt       tensor.DType
+		numHeads int // 4: groups of 2 query heads (one at a time); 8: of 4 (four at once)
 		n, start int
 		window   int
 		softcap  float64
 		tol      float64
 	}{
-		{"f32 prefill", tensor.F32, 12, 0, 0, 0, 1e-5},
-		{"f32 decode", tensor.F32, 1, 30, 0, 0, 1e-5},
-		{"f16 chunk", tensor.F16, 9, 20, 0, 0, 3e-3},
-		{"f32 window", tensor.F32, 10, 25, 8, 0, 1e-5},
-		{"f16 window", tensor.F16, 1, 39, 5, 0, 3e-3},
+		{"f32 prefill", tensor.F32, 4, 12, 0, 0, 0, 1e-5},
+		{"f32 decode", tensor.F32, 4, 1, 30, 0, 0, 1e-5},
+		{"f16 chunk", tensor.F16, 4, 9, 20, 0, 0, 3e-3},
+		{"f16 chunk, groups of 4", tensor.F16, 8, 9, 20, 0, 0, 3e-3},
+		{"f32 window", tensor.F32, 4, 10, 25, 8, 0, 1e-5},
+		{"f16 window", tensor.F16, 4, 1, 39, 5, 0, 3e-3},
+		{"f16 window chunk, groups of 4", tensor.F16, 8, 10, 25, 8, 0, 3e-3},
 		// Scores of q ~ 4·N(0,1) reach ±16·√headDim·scale = ±16: a cap of
 		// 2 flattens them, so a missing or misplaced cap shows.
-		{"f32 softcap", tensor.F32, 6, 20, 0, 2, 1e-5},
-		{"f16 softcap window", tensor.F16, 1, 39, 7, 2, 3e-3},
+		{"f32 softcap", tensor.F32, 4, 6, 20, 0, 2, 1e-5},
+		{"f16 softcap window", tensor.F16, 4, 1, 39, 7, 2, 3e-3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			numHeads := tc.numHeads
 			total := tc.start + tc.n
 			kvDim := numKVHeads * headDim
 			k, v := randNormal(r, total*kvDim, 1), randNormal(r, total*kvDim, 1)
@@ -84,8 +89,12 @@ func TestAttention(t *testing.T) {
 			for p := range total {
 				c.Store(p, k[p*kvDim:], v[p*kvDim:])
 			}
-			if c.Bytes() != int64(2*ctxLen*kvDim*tc.dt.TypeSize()) {
-				t.Errorf("Bytes() = %d", c.Bytes())
+			keyPositions := ctxLen // F16 keys: whole blocks of 16 positions
+			if tc.dt == tensor.F16 {
+				keyPositions = (ctxLen + 15) / 16 * 16
+			}
+			if want := int64((ctxLen + keyPositions) * kvDim * tc.dt.TypeSize()); c.Bytes() != want {
+				t.Errorf("Bytes() = %d, want %d", c.Bytes(), want)
 			}
 			sd := 1.0
 			if tc.softcap > 0 {

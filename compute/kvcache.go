@@ -8,18 +8,26 @@ import (
 )
 
 // KVCache holds one layer's keys and values, stored F16 (the default, as
-// llama.cpp) or F32, head by head: [numKVHeads][ctxLen][headDim], so that
-// attention reads each head's keys and values over the positions as one
-// sequential stream. (Position-major rows, [ctxLen][numKVHeads·headDim],
-// left a head's 128 bytes per 1 KiB row: the 1B model's attention read
-// its cache at ~5 GB/s, 6.5 of a 22 ms decode step at position 1000.)
+// llama.cpp) or F32, head by head, so that attention reads each head's
+// keys and values over the positions as one sequential stream.
+// (Position-major rows, [ctxLen][numKVHeads·headDim], left a head's 128
+// bytes per 1 KiB row: the 1B model's attention read its cache at ~5 GB/s,
+// 6.5 of a 22 ms decode step at position 1000.)
+//
+//   - values: [numKVHeads][ctxLen][headDim];
+//   - F16 keys: [numKVHeads][blocks][headDim][kernel.KeyBlock], the key
+//     blocks kernel.ScoresF16Blocks reads (ctxLen rounded up to a whole
+//     block);
+//   - F32 keys: as the values.
 type KVCache struct {
 	Type       tensor.DType
 	CtxLen     int
 	NumKVHeads int
 	HeadDim    int
-	k, v       []byte // [numKVHeads][ctxLen][headDim] elements of Type
+	k, v       []byte
 	esize      int    // bytes per element (Type's size, looked up once)
+	blocks     int    // key blocks per head (F16)
+	half       []byte // Store's one head's key as halves, before it is spread into its block
 }
 
 // NewKVCache allocates a cache; dtype must be F16 or F32 (anything else
@@ -30,8 +38,15 @@ func NewKVCache(dtype tensor.DType, ctxLen, numKVHeads, headDim int) *KVCache {
 			dtype, ctxLen, numKVHeads, headDim))
 	}
 	n := ctxLen * numKVHeads * headDim * dtype.TypeSize()
-	return &KVCache{Type: dtype, CtxLen: ctxLen, NumKVHeads: numKVHeads, HeadDim: headDim,
-		k: make([]byte, n), v: make([]byte, n), esize: dtype.TypeSize()}
+	c := &KVCache{Type: dtype, CtxLen: ctxLen, NumKVHeads: numKVHeads, HeadDim: headDim, esize: dtype.TypeSize()}
+	nk := n
+	if dtype == tensor.F16 {
+		c.blocks = (ctxLen + kernel.KeyBlock - 1) / kernel.KeyBlock
+		nk = numKVHeads * c.blocks * kernel.KeyBlockBytes(headDim)
+		c.half = make([]byte, 2*headDim)
+	}
+	c.k, c.v = make([]byte, nk), make([]byte, n)
+	return c
 }
 
 // headBytes is the size of one head's key (or value) at one position.
@@ -41,29 +56,47 @@ func (c *KVCache) headBytes() int { return c.HeadDim * c.esize }
 func (c *KVCache) at(pos, h int) int { return (h*c.CtxLen + pos) * c.headBytes() }
 
 // Store writes the key and value rows (numKVHeads*headDim floats each) of
-// position pos.
+// position pos. One cache takes one Store at a time.
 func (c *KVCache) Store(pos int, k, v []float32) {
 	kv := c.NumKVHeads * c.HeadDim
 	if pos < 0 || pos >= c.CtxLen || len(k) < kv || len(v) < kv {
 		panic(fmt.Sprintf("compute: KVCache.Store(pos %d): ctxLen %d, k %d and v %d floats, need %d",
 			pos, c.CtxLen, len(k), len(v), kv))
 	}
-	hd, hb := c.HeadDim, c.headBytes()
+	hd, hb, half := c.HeadDim, c.headBytes(), c.half
 	for h := range c.NumKVHeads {
 		o := c.at(pos, h)
-		if err := kernel.Quantize(c.Type, k[h*hd:(h+1)*hd], c.k[o:o+hb]); err != nil {
-			panic(err.Error())
-		}
 		if err := kernel.Quantize(c.Type, v[h*hd:(h+1)*hd], c.v[o:o+hb]); err != nil {
 			panic(err.Error())
 		}
+		if c.Type != tensor.F16 {
+			if err := kernel.Quantize(c.Type, k[h*hd:(h+1)*hd], c.k[o:o+hb]); err != nil {
+				panic(err.Error())
+			}
+			continue
+		}
+		kernel.FP32sToFP16(half[:hb], k[h*hd:(h+1)*hd])
+		// Dimension j of position pos: row j of its block, lane pos mod 16.
+		blk := c.keyBlocks(h, pos/kernel.KeyBlock, 1)[2*(pos%kernel.KeyBlock):]
+		for j := range hd {
+			blk[2*kernel.KeyBlock*j] = half[2*j]
+			blk[2*kernel.KeyBlock*j+1] = half[2*j+1]
+		}
 	}
+}
+
+// keyBlocks returns the bytes of F16 KV head h's key blocks b0..b0+nb-1.
+func (c *KVCache) keyBlocks(h, b0, nb int) []byte {
+	bb := kernel.KeyBlockBytes(c.HeadDim)
+	o := (h*c.blocks + b0) * bb
+	return c.k[o : o+nb*bb]
 }
 
 // Bytes returns the memory the cache holds.
 func (c *KVCache) Bytes() int64 { return int64(len(c.k) + len(c.v)) }
 
-// key returns the bytes of KV head h's key at position pos.
+// key returns the bytes of KV head h's key at position pos (F32 caches:
+// F16 keys are in blocks).
 func (c *KVCache) key(pos, h int) []byte {
 	o := c.at(pos, h)
 	return c.k[o : o+c.headBytes()]

@@ -3,19 +3,7 @@
 package kernel
 
 //go:noescape
-func scoresF16AVX2(n int, s *float32, k *byte, stride int, q *float32, width int, scale float32)
-
-//go:noescape
 func mixF16AVX2(n int, o *float32, v *byte, stride int, w *float32, width int)
-
-// scoresF16Fast runs the AVX2 loop when a row is a multiple of 16 halves.
-func scoresF16Fast(s []float32, k []byte, stride int, q []float32, scale float32) {
-	if len(q) == 0 || len(q)%16 != 0 {
-		scoresF16Generic(s, k, stride, q, scale)
-		return
-	}
-	scoresF16AVX2(len(s), &s[0], &k[0], stride, &q[0], len(q), scale)
-}
 
 //go:noescape
 func mixF16x64AVX2(n int, o *float32, v *byte, stride int, w *float32, width int)
@@ -37,28 +25,28 @@ func mixF16Fast(o []float32, v []byte, stride int, w []float32) {
 }
 
 //go:noescape
-func scoresF16x4AVX2(n int, s *float32, sn int, k *byte, stride int, q *float32, width int, scale float32)
+func scoresBlocksAVX2(nb int, s *float32, k *byte, q *float32, width int, scale float32)
 
-// scoresF16x4Asm is a four-head score loop in assembly: scoresF16x4AVX2
-// or scoresF16x4AVX512 (the same bits).
-type scoresF16x4Asm func(n int, s *float32, sn int, k *byte, stride int, q *float32, width int, scale float32)
-
-// scoresF16x4With returns ScoresF16x4's implementation running loop when a
-// row is a multiple of 16 halves (the bits of four scoresF16Fast calls),
-// the generic twin otherwise.
-func scoresF16x4With(loop scoresF16x4Asm) func(s []float32, n int, k []byte, stride int, q []float32, scale float32) {
-	return func(s []float32, n int, k []byte, stride int, q []float32, scale float32) {
-		width := len(q) / 4
-		if width == 0 || width%16 != 0 {
-			scoresF16x4Generic(s, n, k, stride, q, scale)
-			return
-		}
-		loop(n, &s[0], len(s)/4, &k[0], stride, &q[0], width, scale)
-	}
+// scoresBlocksFast is ScoresF16Blocks's AVX2 loop (every tier: with one
+// head, 16-lane sums would leave the loop waiting on each multiply-add).
+func scoresBlocksFast(s []float32, nb int, k []byte, q []float32, scale float32) {
+	scoresBlocksAVX2(nb, &s[0], &k[0], &q[0], len(q), scale)
 }
 
 //go:noescape
-func scoresF16x4AVX512(n int, s *float32, sn int, k *byte, stride int, q *float32, width int, scale float32)
+func scoresBlocks4AVX2(nb int, s *float32, sn int, k *byte, q *float32, width int, scale float32)
+
+//go:noescape
+func scoresBlocks4AVX512(nb int, s *float32, sn int, k *byte, q *float32, width int, scale float32)
+
+// scoresBlocks4With returns ScoresF16Blocks4's implementation running loop
+// (scoresBlocks4AVX2 or scoresBlocks4AVX512: the same bits, and those of
+// scoresBlocksFast on each head).
+func scoresBlocks4With(loop func(nb int, s *float32, sn int, k *byte, q *float32, width int, scale float32)) func(s []float32, nb int, k []byte, q []float32, scale float32) {
+	return func(s []float32, nb int, k []byte, q []float32, scale float32) {
+		loop(nb, &s[0], len(s)/4, &k[0], &q[0], len(q)/4, scale)
+	}
+}
 
 //go:noescape
 func mixF16x4AVX512(n int, o *float32, v *byte, stride int, w *float32, wn, width int)

@@ -8,32 +8,71 @@ import (
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
-// TestScoresMixF16 checks the active strided attention kernels against
-// their generic twins over head widths the assembly takes (multiples of 16
-// and 32) and ones it leaves to the twin, with the bytes between rows and
-// past the last row holding other heads' data that must not be read into
-// the result, and guard floats past the outputs.
-func TestScoresMixF16(t *testing.T) {
+// TestScoresF16Blocks checks the active key-block score loops against
+// their generic twin over head widths and block counts (odd ones take the
+// loops' single-block tails), with bytes past the last block that must not
+// be read and guard floats past the scores; and that four heads at once
+// give the bits of four one-head calls.
+func TestScoresF16Blocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 4))
+	nan := make([]byte, 64) // halves 0xffff: NaN if read into a score
+	for i := range nan {
+		nan[i] = 0xff
+	}
+	for _, width := range []int{1, 8, 40, 64, 80, 128, 256} {
+		for _, nb := range []int{0, 1, 2, 3, 5, 40} {
+			kb := append(quantized(t, tensor.F16, randNormal(r, nb*KeyBlock*width, 1)), nan...)
+			q := randNormal(r, 4*width, 1)
+			n := KeyBlock * nb
+			want := make([]float32, n)
+			scoresBlocksGeneric(want, nb, kb, q[:width], 0.125)
+			got := make([]float32, n+1)
+			got[n] = 42
+			ScoresF16Blocks(got, nb, kb, q[:width], 0.125)
+			for i := range want {
+				if d := math.Abs(float64(got[i] - want[i])); !(d <= 1e-5*(1+math.Abs(float64(want[i])))) {
+					t.Fatalf("ScoresF16Blocks width %d blocks %d: s[%d] = %g, want %g", width, nb, i, got[i], want[i])
+				}
+			}
+			if got[n] != 42 {
+				t.Fatalf("ScoresF16Blocks width %d blocks %d: wrote past the scores", width, nb)
+			}
+			sn := n + 3
+			got4 := make([]float32, 4*sn)
+			for i := range got4 {
+				got4[i] = 42
+			}
+			ScoresF16Blocks4(got4, nb, kb, q, 0.125)
+			for h := range 4 {
+				one := make([]float32, n)
+				ScoresF16Blocks(one, nb, kb, q[h*width:(h+1)*width], 0.125)
+				for i := range one {
+					if math.Float32bits(got4[h*sn+i]) != math.Float32bits(one[i]) {
+						t.Fatalf("ScoresF16Blocks4 width %d blocks %d head %d: s[%d] = %g, one head gives %g", width, nb, h, i, got4[h*sn+i], one[i])
+					}
+				}
+				for i := n; i < sn; i++ {
+					if got4[h*sn+i] != 42 {
+						t.Fatalf("ScoresF16Blocks4 width %d blocks %d head %d: wrote slot %d past its scores", width, nb, h, i)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMixF16 checks the active strided value loop against its generic
+// twin over head widths the assembly takes (multiples of 32 and 64) and
+// ones it leaves to the twin, with the bytes between rows and past the
+// last row holding other heads' data that must not be read into the
+// result, and a guard float past the output.
+func TestMixF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 3))
 	for _, width := range []int{8, 16, 40, 64, 80, 96, 128, 256} {
 		for _, n := range []int{0, 1, 3, 17, 300} {
 			for _, pad := range []int{0, 2 * width, 6 * width} { // other heads' halves between rows
 				stride := 2*width + pad
 				kv := quantized(t, tensor.F16, randNormal(r, (n*stride+pad)/2+width, 1))
-				q := randNormal(r, width, 1)
-				got := make([]float32, n+1)
-				got[n] = 42
-				want := make([]float32, n)
-				ScoresF16(got[:n], kv, stride, q, 0.125)
-				scoresF16Generic(want, kv, stride, q, 0.125)
-				for i := range want {
-					if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
-						t.Fatalf("ScoresF16 width %d n %d stride %d: s[%d] = %g, want %g", width, n, stride, i, got[i], want[i])
-					}
-				}
-				if got[n] != 42 {
-					t.Fatalf("ScoresF16 width %d n %d: wrote past the scores", width, n)
-				}
 				w := randNormal(r, n, 1)
 				o := randNormal(r, width+1, 1) // MixF16 overwrites, whatever o held
 				o[width] = 42
@@ -58,8 +97,10 @@ func TestStridedBounds(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"scores past the end", func() { ScoresF16(make([]float32, 3), make([]byte, 2*16*3-1), 32, make([]float32, 16), 1) }},
-		{"scores stride below a row", func() { ScoresF16(make([]float32, 2), make([]byte, 1000), 30, make([]float32, 16), 1) }},
+		{"scores past the end", func() { ScoresF16Blocks(make([]float32, 48), 3, make([]byte, 3*32*16-1), make([]float32, 16), 1) }},
+		{"scores too few slots", func() { ScoresF16Blocks(make([]float32, 47), 3, make([]byte, 3*32*16), make([]float32, 16), 1) }},
+		{"scores x4 too few slots", func() { ScoresF16Blocks4(make([]float32, 4*31), 2, make([]byte, 2*32*16), make([]float32, 64), 1) }},
+		{"scores no dimensions", func() { ScoresF16Blocks(make([]float32, 16), 1, make([]byte, 64), nil, 1) }},
 		{"mix past the end", func() { MixF16(make([]float32, 16), make([]byte, 64), 40, make([]float32, 2)) }},
 		{"mix x4 past the end", func() { MixF16x4(make([]float32, 64), 2, make([]byte, 64), 40, make([]float32, 8)) }},
 		{"mix x4 too few weights", func() { MixF16x4(make([]float32, 64), 3, make([]byte, 1000), 40, make([]float32, 8)) }},
@@ -72,41 +113,6 @@ func TestStridedBounds(t *testing.T) {
 			}()
 			c.f()
 		}()
-	}
-}
-
-// TestScoresF16x4: four heads at once give the bits of four ScoresF16
-// calls (whatever the tier), with guard floats between and after the
-// heads' scores untouched.
-func TestScoresF16x4(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 4))
-	for _, width := range []int{8, 16, 40, 64, 128} {
-		for _, n := range []int{0, 1, 5, 130} {
-			for _, stride := range []int{2 * width, 2*width*8 + 2*width} {
-				kv := quantized(t, tensor.F16, randNormal(r, (n*stride)/2+width, 1))
-				q := randNormal(r, 4*width, 1)
-				sn := n + 3
-				got := make([]float32, 4*sn)
-				for i := range got {
-					got[i] = 42
-				}
-				ScoresF16x4(got, n, kv, stride, q, 0.3)
-				for j := range 4 {
-					want := make([]float32, n)
-					ScoresF16(want, kv, stride, q[j*width:(j+1)*width], 0.3)
-					for i := range want {
-						if math.Float32bits(got[j*sn+i]) != math.Float32bits(want[i]) {
-							t.Fatalf("width %d n %d head %d: s[%d] = %g, ScoresF16 gives %g", width, n, j, i, got[j*sn+i], want[i])
-						}
-					}
-					for i := n; i < sn; i++ {
-						if got[j*sn+i] != 42 {
-							t.Fatalf("width %d n %d head %d: wrote slot %d past its scores", width, n, j, i)
-						}
-					}
-				}
-			}
-		}
 	}
 }
 

@@ -112,7 +112,7 @@ func init() {
 	}
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
-		scoresF16, scoresF16x4, mixF16 = scoresF16Fast, scoresF16x4With(scoresF16x4AVX2), mixF16Fast
+		scoresBlocks, scoresBlocks4, mixF16 = scoresBlocksFast, scoresBlocks4With(scoresBlocks4AVX2), mixF16Fast
 		silu, siluMul, expShift = siluFast, siluMulFast, expShiftFast
 		fastReduce = true
 		quantRowQ8_0 = quantRowQ8_0Fast
@@ -124,7 +124,7 @@ func init() {
 	case noAsm():
 	case avx512.Name != "" && os.Getenv("GLASSBOX_KERNEL") != "avx2":
 		active = avx512
-		scoresF16x4, mixF16x4 = scoresF16x4With(scoresF16x4AVX512), mixF16x4Fast512
+		scoresBlocks4, mixF16x4 = scoresBlocks4With(scoresBlocks4AVX512), mixF16x4Fast512
 	case hasAVX2:
 		active = avx2
 	}

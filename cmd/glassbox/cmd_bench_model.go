@@ -103,8 +103,9 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 	}
 	res := benchResult{Model: cfg.Model, Arch: c.Arch, Params: params, FileBytes: f.Size, ReadBytes: m.WeightBytes(),
 		Threads: threads, Prompt: cfg.Prompt, Gen: cfg.Gen, Depth: cfg.Depth, Reps: cfg.Reps, LoadS: loadS}
-	if ctxLen := s.Options().CtxLen; ctxLen > 0 && cfg.Gen > 0 {
-		res.KVReadBytes = s.KVBytes() / int64(ctxLen) * int64(cfg.Depth+(cfg.Gen+1)/2)
+	if cfg.Gen > 0 { // the keys and values of one position in every layer, times the mean position
+		perPos := int64(c.NumLayers) * 2 * int64(c.NumKVHeads*c.HeadDim*s.Options().KVType().TypeSize())
+		res.KVReadBytes = perPos * int64(cfg.Depth+(cfg.Gen+1)/2)
 	}
 
 	rng := rand.New(rand.NewPCG(1, 2))
