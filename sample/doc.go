@@ -45,12 +45,18 @@
 //
 // # Cost
 //
-// A Sampler owns its candidate buffer: after the first call with a given
-// vocabulary size Sample allocates nothing. Top-k and top-p select with a
-// partial quickselect and sort only the prefix they keep (top-p grows the
-// prefix 64 → 256 → ... until its mass is reached), so a 150k vocabulary
-// is not fully sorted per token. A Sampler is not safe for concurrent use;
-// use one per sequence.
+// A Sampler owns its buffers: after the first call with a given
+// vocabulary size Sample allocates nothing. Greedy decoding without
+// penalties takes the argmax of the logits as they are. Top-k keeps the k
+// best with a heap that rejects almost every candidate with one
+// comparison; top-p takes its first 64 the same way and grows the sorted
+// prefix (×4) until its mass is reached, sorting larger prefixes by a
+// radix sort of the whole rest; so a 150k vocabulary is not sorted by
+// comparisons per token. The softmax pass over the survivors (expSum) has
+// AVX2 and AVX-512 versions that compute expf64's operations in the same
+// order, four or eight candidates at a time, so they give the same bits
+// as the Go code. A Sampler is not safe for concurrent use; use one per
+// sequence.
 //
 // # Inspection
 //

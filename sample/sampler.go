@@ -30,6 +30,8 @@ type Sampler struct {
 	probs  []float64 // (vocabSize) softmax scratch
 	counts []int32   // (vocabSize) occurrences in the penalty window
 	last   []cand    // the final candidate set of the last Sample (for Top)
+	sort   sortBuf   // radixSort's scratch
+	greedy []float32 // the logits of the last Sample when it skipped loading them
 }
 
 // New returns a sampler for p. Out-of-range settings are normalised as
@@ -61,6 +63,13 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 	if len(logits) == 0 {
 		return -1
 	}
+	if s.p.Temperature == 0 && !s.p.penalties() {
+		// Greedy with nothing to adjust: the argmax of the logits
+		// themselves; Top loads the candidates if it is asked.
+		s.last, s.greedy = nil, logits
+		return argmaxLogits(logits)
+	}
+	s.greedy = nil
 	s.load(logits)
 	if s.p.penalties() {
 		s.penalize(history)
@@ -79,7 +88,7 @@ func (s *Sampler) filter() []cand {
 	c := s.cands
 	sorted := 0 // c[:sorted] is in final order and holds the best
 	if s.p.TopK > 0 && s.p.TopK < len(c) {
-		sortTop(c, 0, s.p.TopK)
+		sortTop(c, 0, s.p.TopK, &s.sort)
 		c, sorted = c[:s.p.TopK], s.p.TopK
 	}
 	if s.p.TopP < 1 {
@@ -138,6 +147,18 @@ func (s *Sampler) penalize(history []int) {
 	}
 }
 
+// argmaxLogits is argmax over logits before loading: NaN counts as -Inf
+// (never wins), and the lowest id wins ties (0 when nothing beats -Inf).
+func argmaxLogits(logits []float32) int {
+	best, at := float32(math.Inf(-1)), 0
+	for i, l := range logits {
+		if l > best {
+			best, at = l, i
+		}
+	}
+	return at
+}
+
 // argmax returns the id with the highest logit; the lowest id wins ties.
 func (s *Sampler) argmax() int32 {
 	best := s.cands[0]
@@ -152,29 +173,37 @@ func (s *Sampler) argmax() int32 {
 // topP keeps the smallest sorted prefix of c whose softmax mass reaches
 // TopP (at least one candidate). c[:sorted] is already in final order; the
 // sorted prefix grows geometrically until the mass is reached, so a large
-// vocabulary is sorted only as far as needed.
+// vocabulary is sorted only as far as needed. The total mass is added in
+// c's order on entry (id order, or the sorted order top-k left), before
+// any selection moves the rest, so it does not depend on how the prefix
+// is selected.
 func (s *Sampler) topP(c []cand, sorted int) ([]cand, int) {
 	if len(c) == 0 {
 		return c, sorted
 	}
-	if sorted == 0 {
-		sortTop(c, 0, min(64, len(c)))
-		sorted = min(64, len(c))
-	}
 	mx := float64(c[0].logit)
+	if sorted == 0 {
+		mx = float64(maxLogit(c))
+	}
 	if math.IsInf(mx, -1) {
+		sortTop(c, 0, 1, &s.sort)
 		return c[:1], 1 // every logit is -Inf: nothing to weigh
 	}
-	var total float64
-	for _, x := range c {
-		total += expf64(float64(x.logit) - mx)
+	total := expSum(c, mx, 1, s.probs)
+	if sorted == 0 {
+		sorted = min(64, len(c))
+		if sortTop(c, 0, sorted, &s.sort) {
+			sorted = len(c)
+		}
 	}
 	want := float64(s.p.TopP) * total
 	var cum float64
 	for i := 0; ; i++ {
 		if i == sorted {
 			next := min(sorted*4, len(c))
-			sortTop(c, sorted, next)
+			if sortTop(c, sorted, next, &s.sort) {
+				next = len(c)
+			}
 			sorted = next
 		}
 		cum += expf64(float64(c[i].logit) - mx)
@@ -190,14 +219,9 @@ func (s *Sampler) minP(c []cand, sorted int) []cand {
 	if len(c) == 0 {
 		return c
 	}
-	var mx float32
-	if sorted > 0 {
-		mx = c[0].logit
-	} else {
-		mx = c[0].logit
-		for _, x := range c[1:] {
-			mx = max(mx, x.logit)
-		}
+	mx := c[0].logit
+	if sorted == 0 {
+		mx = maxLogit(c)
 	}
 	if math.IsInf(float64(mx), -1) {
 		return c
@@ -230,19 +254,12 @@ func (s *Sampler) draw(c []cand) int32 {
 		return c[0].id
 	}
 	invT := 1 / float64(s.p.Temperature)
-	mx := float64(c[0].logit)
-	for _, x := range c[1:] {
-		mx = max(mx, float64(x.logit))
-	}
+	mx := float64(maxLogit(c))
 	if math.IsInf(mx, -1) {
 		return lowestID(c)
 	}
 	probs := s.probs[:len(c)]
-	var total float64
-	for i, x := range c {
-		probs[i] = expf64(float64(float64(x.logit)-mx) * invT)
-		total += probs[i]
-	}
+	total := expSum(c, mx, invT, probs)
 	if !(total > 0) || math.IsInf(total, 0) {
 		return c[0].id
 	}
@@ -260,6 +277,22 @@ func (s *Sampler) draw(c []cand) int32 {
 		}
 	}
 	return c[last].id // u rounded past the final sum
+}
+
+// maxLogit returns the fold of max over the logits of c (len(c) > 0), as
+// the builtin gives it (NaN if any logit is NaN, +0 over -0), at about a
+// cycle per candidate: the builtin's NaN and signed-zero handling runs
+// only on a tie or a new maximum.
+func maxLogit(c []cand) float32 {
+	m := c[0].logit
+	for _, x := range c[1:] {
+		if x.logit >= m {
+			m = max(m, x.logit)
+		} else if !(x.logit < m) { // x or m is NaN
+			return float32(math.NaN())
+		}
+	}
+	return m
 }
 
 func lowestID(c []cand) int32 {

@@ -366,8 +366,10 @@ func TestNoAllocs(t *testing.T) {
 		logits[i] = float32(r.NormFloat64() * 3)
 	}
 	hist := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	for _, p := range []Params{{}, Defaults(1), {Temperature: 0.7, TopP: 0.9}, {Temperature: 1}} {
-		p.RepeatPenalty, p.PenaltyLastN = 1.1, 64
+	for i, p := range []Params{{}, Defaults(1), {Temperature: 0.7, TopP: 0.9}, {Temperature: 1}, {}, {Temperature: 0.7, TopP: 0.9}} {
+		if i < 4 {
+			p.RepeatPenalty, p.PenaltyLastN = 1.1, 64
+		}
 		s := New(p)
 		s.Sample(logits, hist) // warm-up
 		if n := testing.AllocsPerRun(20, func() { s.Sample(logits, hist) }); n != 0 {
@@ -403,22 +405,41 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestSortTop: the kept prefix is the sorted best of c[from:], c[:from] is
+// untouched and c stays a permutation, by the heap (k ≤ n/16) and by the
+// quickselect, with many ties and with distinct logits.
 func TestSortTop(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	for _, n := range []int{1, 2, 5, 17, 100, 1000} {
-		for _, k := range []int{1, 2, 10, 64, n} {
-			if k > n {
-				continue
-			}
-			c := make([]cand, n)
-			for i := range c {
-				c[i] = cand{int32(i), float32(r.IntN(20))} // many ties
-			}
-			want := slices.Clone(c)
-			slices.SortFunc(want, cmpCand)
-			sortTop(c, 0, k)
-			if !slices.Equal(c[:k], want[:k]) {
-				t.Fatalf("n=%d k=%d: prefix %v, want %v", n, k, c[:k], want[:k])
+	var buf sortBuf
+	for _, n := range []int{1, 2, 5, 17, 100, 1000, 32000} {
+		for _, k := range []int{1, 2, 10, 40, 64, 192, 768, 3000, n} {
+			for _, from := range []int{0, 1, 64} {
+				for _, levels := range []int{20, 1 << 30} {
+					if from+k > n {
+						continue
+					}
+					c := make([]cand, n)
+					for i := range c {
+						c[i] = cand{int32(i), float32(r.IntN(levels))}
+					}
+					r.Shuffle(n, func(i, j int) { c[i], c[j] = c[j], c[i] })
+					orig := slices.Clone(c)
+					want := slices.Clone(c[from:])
+					slices.SortFunc(want, cmpCand)
+					sortTop(c, from, from+k, &buf)
+					if !slices.Equal(c[:from], orig[:from]) {
+						t.Fatalf("n=%d k=%d from=%d: c[:from] changed", n, k, from)
+					}
+					if !slices.Equal(c[from:from+k], want[:k]) {
+						t.Fatalf("n=%d k=%d from=%d: prefix %v, want %v", n, k, from, c[from:from+min(k, 8)], want[:min(k, 8)])
+					}
+					got := slices.Clone(c)
+					slices.SortFunc(got, cmpCand)
+					slices.SortFunc(orig, cmpCand)
+					if !slices.Equal(got, orig) {
+						t.Fatalf("n=%d k=%d from=%d: not a permutation", n, k, from)
+					}
+				}
 			}
 		}
 	}

@@ -1,22 +1,45 @@
 package sample
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
-// sortTop rearranges c[from:] so that c[from:to] holds the to-from best
-// candidates of c[from:] (by less) in sorted order. It selects with an
-// introselect (quickselect with a median-of-three pivot that falls back to
-// a full sort when partitioning degenerates), then sorts only the kept
-// prefix: O(n + k log k) instead of O(n log n).
-func sortTop(c []cand, from, to int) {
+// sortBuf is the scratch of radixSort, kept by a Sampler between calls.
+type sortBuf struct{ keys, tmp []uint64 }
+
+// sortTop rearranges c[from:] so that c[from:to] holds the k = to−from
+// best candidates of c[from:] (by less) in sorted order, and c[to:] the
+// others. It reports whether it sorted all of c[from:] (then every later
+// prefix is in order too).
+//
+//   - k at most 1/64 of the candidates (top-k 40 and top-p's first 64 of
+//     a vocabulary): a heap of the k best seen so far, which rejects
+//     almost every candidate with one comparison of logits, then a sort
+//     of the k.
+//   - more: all of c[from:] by radixSort (a comparison sort of 32000
+//     candidates took ~2 ms; top-p over a flat distribution sorts most of
+//     the vocabulary).
+//
+// Since less is a strict total order, c[from:to] does not depend on the
+// method.
+func sortTop(c []cand, from, to int, buf *sortBuf) (all bool) {
 	if to <= from {
-		return
+		return false
 	}
 	rest := c[from:]
 	k := to - from
-	if k < len(rest) {
-		selectTop(rest, k)
+	switch {
+	case k < len(rest) && 64*k <= len(rest):
+		heapTop(rest, k)
+		slices.SortFunc(rest[:k], cmpCand)
+		return false
+	case len(rest) < 256:
+		slices.SortFunc(rest, cmpCand)
+	default:
+		radixSort(rest, buf)
 	}
-	slices.SortFunc(rest[:k], cmpCand)
+	return true
 }
 
 func cmpCand(a, b cand) int {
@@ -29,62 +52,116 @@ func cmpCand(a, b cand) int {
 	return 0
 }
 
-// selectTop partitions c so that c[:k] are the k best candidates (in no
-// particular order), 0 < k < len(c).
-func selectTop(c []cand, k int) {
-	lo, hi := 0, len(c) // the k-th boundary lies in c[lo:hi]
-	budget := 2 * bitsLen(len(c))
-	for hi-lo > 16 {
-		if budget == 0 {
-			slices.SortFunc(c[lo:hi], cmpCand)
-			return
-		}
-		budget--
-		p := partition(c[lo:hi]) + lo // c[lo:p] better than c[p], c[p+1:hi] not
-		switch {
-		case p == k || p+1 == k:
-			return
-		case p > k:
-			hi = p
-		default:
-			lo = p + 1
-		}
+// heapTop rearranges c so that c[:k] holds the k best candidates (in no
+// particular order) and c[k:] the rest, 0 < k < len(c). c[:k] is kept as
+// a heap of the best seen so far with the worst at its root; a later
+// candidate is almost always rejected by one comparison with the root's
+// logit, and otherwise trades places with the root.
+func heapTop(c []cand, k int) {
+	h := c[:k]
+	for i := k/2 - 1; i >= 0; i-- {
+		siftWorst(h, i)
 	}
-	slices.SortFunc(c[lo:hi], cmpCand)
+	for j := k; j < len(c); j++ {
+		x := c[j]
+		if x.logit < h[0].logit || !less(x, h[0]) {
+			continue
+		}
+		c[j], h[0] = h[0], x
+		siftWorst(h, 0)
+	}
 }
 
-// partition places a median-of-three pivot at its final position and
-// returns that position: better candidates before it, the rest after.
-func partition(c []cand) int {
+// siftWorst moves h[i] down until it is no better than either child, so
+// that every parent is worse than its children and h[0] is the worst.
+func siftWorst(h []cand, i int) {
+	for {
+		w := 2*i + 1 // the worse child
+		if w >= len(h) {
+			return
+		}
+		if r := w + 1; r < len(h) && less(h[w], h[r]) {
+			w = r
+		}
+		if !less(h[i], h[w]) {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
+}
+
+// radixSort sorts c by less with a least-significant-digit radix sort
+// over one 64-bit key per candidate: the logit's bits mapped so that
+// unsigned order is descending logit order, then the id. The passes sort
+// by the logit half only, 11 bits at a time (three passes; one in which
+// every key has the same digit is skipped), and the rare runs of equal
+// logits are then put in id order, which gives less's order. A -0 logit
+// comes out as +0 (less does not tell them apart, and nothing computed
+// from a logit does either). NaN logits (mapped to -Inf on load) would
+// sort after -Inf.
+func radixSort(c []cand, buf *sortBuf) {
+	const bits, size = 11, 1 << 11
 	n := len(c)
-	m := n / 2
-	// Order c[0], c[m], c[n-1]; the median goes to the end as the pivot.
-	if less(c[m], c[0]) {
-		c[m], c[0] = c[0], c[m]
+	if cap(buf.keys) < n {
+		buf.keys, buf.tmp = make([]uint64, n), make([]uint64, n)
 	}
-	if less(c[n-1], c[0]) {
-		c[n-1], c[0] = c[0], c[n-1]
+	src, dst := buf.keys[:n], buf.tmp[:n]
+	var hist [3][size]int32
+	for i, x := range c {
+		k := uint64(^ascending(x.logit))<<32 | uint64(uint32(x.id))
+		src[i] = k
+		hist[0][(k>>32)%size]++
+		hist[1][(k>>(32+bits))%size]++
+		hist[2][k>>(32+2*bits)]++
 	}
-	if less(c[n-1], c[m]) {
-		c[n-1], c[m] = c[m], c[n-1]
-	}
-	c[m], c[n-1] = c[n-1], c[m]
-	pivot := c[n-1]
-	i := 0
-	for j := 0; j < n-1; j++ {
-		if less(c[j], pivot) {
-			c[i], c[j] = c[j], c[i]
-			i++
+	for d := range hist {
+		h := &hist[d]
+		shift := 32 + bits*d
+		if h[(src[0]>>shift)%size] == int32(n) {
+			continue // one digit for all: the order stands
 		}
+		var sum int32
+		for b, cnt := range h {
+			h[b] = sum
+			sum += cnt
+		}
+		for _, k := range src {
+			b := (k >> shift) % size
+			dst[h[b]] = k
+			h[b]++
+		}
+		src, dst = dst, src
 	}
-	c[i], c[n-1] = c[n-1], c[i]
-	return i
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && src[hi]>>32 == src[lo]>>32 {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.Sort(src[lo:hi]) // equal logits: by id
+		}
+		lo = hi
+	}
+	for i, k := range src {
+		c[i] = cand{int32(uint32(k)), fromAscending(^uint32(k >> 32))}
+	}
 }
 
-func bitsLen(n int) int {
-	b := 0
-	for ; n > 0; n >>= 1 {
-		b++
+// ascending maps a float32 (not NaN) to a uint32 in the same order, with
+// -0 and +0 equal.
+func ascending(f float32) uint32 {
+	b := math.Float32bits(f)
+	if b == 1<<31 { // -0
+		b = 0
 	}
-	return b
+	return b ^ (uint32(int32(b)>>31) | 1<<31) // negative: all bits flipped; else the sign bit set
+}
+
+// fromAscending inverts ascending (giving +0 for either zero).
+func fromAscending(u uint32) float32 {
+	if u&(1<<31) != 0 {
+		return math.Float32frombits(u &^ (1 << 31))
+	}
+	return math.Float32frombits(^u)
 }

@@ -14,10 +14,15 @@ type Candidate struct {
 // distribution after penalties, top-k, top-p, min-p and temperature, i.e.
 // the one the token was drawn from. After a greedy call it is the softmax
 // of the penalized logits at temperature 1 over the whole vocabulary, to
-// show how sure the argmax was. It is meant for inspection (a run's
+// show how sure the argmax was (read from the logits passed to that call,
+// which must not have changed since). It is meant for inspection (a run's
 // --json output, the UI) and costs O(vocabulary) per call; Sample does not
 // pay for it. Before the first Sample it returns dst unchanged.
 func (s *Sampler) Top(dst []Candidate, n int) []Candidate {
+	if s.greedy != nil { // a greedy Sample that did not load its logits
+		s.load(s.greedy)
+		s.last, s.greedy = s.cands, nil
+	}
 	c := s.last
 	if len(c) == 0 || n <= 0 {
 		return dst
@@ -27,7 +32,7 @@ func (s *Sampler) Top(dst []Candidate, n int) []Candidate {
 		invT = 1 / float64(s.p.Temperature)
 	}
 	n = min(n, len(c))
-	sortTop(c, 0, n) // reorders the survivors; the next Sample reloads them
+	sortTop(c, 0, n, &s.sort) // reorders the survivors; the next Sample reloads them
 	mx := float64(c[0].logit)
 	if math.IsInf(mx, 0) || mx != mx {
 		for _, x := range c[:n] {
@@ -39,10 +44,7 @@ func (s *Sampler) Top(dst []Candidate, n int) []Candidate {
 		}
 		return dst
 	}
-	var total float64
-	for _, x := range c {
-		total += expf64(float64(float64(x.logit)-mx) * invT)
-	}
+	total := expSum(c, mx, invT, s.probs)
 	for _, x := range c[:n] {
 		dst = append(dst, Candidate{int(x.id), x.logit, expf64(float64(float64(x.logit)-mx)*invT) / total})
 	}
