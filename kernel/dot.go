@@ -105,6 +105,7 @@ var Generic = Impl{
 		tensor.Q4_K: x16Generic,
 		tensor.Q5_K: x16Generic,
 		tensor.Q6_K: x16Generic,
+		tensor.Q3_K: x16Generic,
 	},
 }
 

@@ -34,14 +34,14 @@ func x16RecQ8KAVX2(nsb int, x *float32, rec *byte, halve int)
 
 // x16RecQ8KFast quantizes one row as Q8_K into width-1 x16 records with
 // AVX2 (exactly PackRows' generic loop).
-func x16RecQ8KFast(x []float32, rec []byte, halve bool) {
+func x16RecQ8KFast(x []float32, rec []byte, halve bool, off int32) {
 	nsb := len(x) / qkK
 	if nsb == 0 {
 		return
 	}
 	h, rb := 0, 40
 	if halve {
-		h, rb = 1, 44
+		h, rb = int(-off), 44 // the halves' correction factor (never 0)
 	}
 	_ = rec[nsb*8*rb-1]
 	x16RecQ8KAVX2(nsb, &x[0], &rec[0], h)

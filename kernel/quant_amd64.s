@@ -180,8 +180,9 @@ GLOBL i127<>(SB), RODATA|NOPTR, $4
 // quantQ8K's quantization (per 256: the first element of largest
 // magnitude m, iscale = −127/m, q = min(127, round-to-even(iscale·x)),
 // d = 1/iscale) writing x16 activation records of one row: per 32, q[32],
-// dx = d, then (halve = 0) dx·Σq as float32, or (halve ≠ 0) −32·Σq of each
-// 16-column half as int32 (Q6_K); 40 or 44 bytes.
+// dx = d, then (halve = 0) dx·Σq as float32, or (halve ≠ 0) halve·Σq of
+// each 16-column half as int32 (Q6_K: halve = −32, Q3_K: −4); 40 or 44
+// bytes.
 TEXT ·x16RecQ8KAVX2(SB), NOSPLIT, $0-32
 	MOVQ nsb+0(FP), CX
 	MOVQ x+8(FP), SI
@@ -281,10 +282,10 @@ khalves:
 	VPSHUFD $0xb1, X4, X5
 	VPADDD X5, X4, X4
 	VMOVD X3, AX
-	IMULL $-32, AX
+	IMULL R9, AX
 	MOVL AX, 36(DI)
 	VMOVD X4, AX
-	IMULL $-32, AX
+	IMULL R9, AX
 	MOVL AX, 40(DI)
 knext:
 	ADDQ $128, SI

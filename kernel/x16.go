@@ -42,6 +42,14 @@ import (
 //	  (256 bytes) and their high two bits in two 64-byte chunks: chunk H
 //	  byte 4r+t holds in bits 2i..2i+1 the high bits of column 16H+4i+t
 //	  (value d·sc·(level−32)).
+//	Q3_K super-unit of 256 columns (1824 bytes, 64 more than the 16 rows'
+//	  GGUF blocks): d [16]f16, then four pairs of units of 32 columns: 64
+//	  bytes of scales, per unit those of its two halves of 16 columns
+//	  (sc−32 as [2][16]i8, row r at 16h+r), then per unit the low two bits
+//	  of the levels in two 64-byte chunks (chunk H byte 4r+t holds in bits
+//	  2i..2i+1 those of column 16H+4i+t) and their high bit in one (byte
+//	  4r+t holds in bit g that of column 4g+t): levels 0..7, value
+//	  d·(sc−32)·(level−4), Q6_K's arithmetic with offset 4.
 //
 // A sub-block's scales sit just before its levels, so that a kernel reads
 // each tile in order: with all eight sub-blocks' scales at the head of the
@@ -83,7 +91,7 @@ type x16Layout struct {
 	off   int32 // level offset folded into corr (0 with a min)
 	min   bool  // Q4_K: sub-block scales and mins
 	k     bool  // Q8_K activations (one dx per 256 columns)
-	halve bool  // Q6_K: a scale and a correction per 16 columns
+	halve bool  // Q6_K, Q3_K: a scale and a correction per 16 columns
 }
 
 // subK returns where sub-block j's 32 bytes of scales and its levels start
@@ -108,6 +116,7 @@ var x16Layouts = map[tensor.DType]x16Layout{
 	tensor.Q4_K: {cols: qkK, rec: 64 + 8*288, head: 64, lev: 256, min: true, k: true},
 	tensor.Q5_K: {cols: qkK, rec: 64 + 8*352, head: 64, lev: 320, min: true, k: true},
 	tensor.Q6_K: {cols: qkK, rec: 32 + 8*416, head: 32, lev: 384, off: 32, k: true, halve: true},
+	tensor.Q3_K: {cols: qkK, rec: 32 + 8*224, head: 32, lev: 192, off: 4, k: true, halve: true},
 }
 
 // X16Rows is the rows of one x16 tile.
@@ -153,6 +162,8 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 			packQ45K(l, row, dst, r)
 		case tensor.Q6_K:
 			packQ6K(l, row, dst, r)
+		case tensor.Q3_K:
+			packQ3K(l, row, dst, r)
 		}
 	}
 	return nil
@@ -261,6 +272,33 @@ func packQ6K(l x16Layout, row, dst []byte, r int) {
 	}
 }
 
+func packQ3K(l x16Layout, row, dst []byte, r int) {
+	const ts = 110
+	le := binary.LittleEndian
+	for u := range len(row) / ts {
+		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
+		du[2*r], du[2*r+1] = b[108], b[109]
+		hm, qs, sc := b[0:32], b[32:96], b[96:108]
+		for j := range 8 {
+			so, lo := l.subK(j)
+			du[so+r], du[so+16+r] = byte(int8(scaleQ3K(2*j, sc))), byte(int8(scaleQ3K(2*j+1, sc)))
+			// Unit j is quarter k of half n (see dequantQ3K): column c's
+			// low bits in qs[32n+c] >> 2k, its high bit in hm[c] bit 4n+k.
+			n, k := j/4, j%4
+			q := qs[32*n:]
+			var low [2]uint32
+			var h uint32
+			for g := range 8 { // columns 4g..4g+3
+				low[g/4] |= (le.Uint32(q[4*g:]) >> uint(2*k) & 0x03030303) << uint(2*(g%4))
+				h |= (le.Uint32(hm[4*g:]) >> uint(4*n+k) & 0x01010101) << uint(g)
+			}
+			le.PutUint32(du[lo+4*r:], low[0])
+			le.PutUint32(du[lo+64+4*r:], low[1])
+			le.PutUint32(du[lo+128+4*r:], h)
+		}
+	}
+}
+
 // putQ4Chunks writes row r's 32 levels (v[i] = levels of columns 4i..4i+3,
 // one per byte) into four 64-byte chunks: chunk L byte 4r+t holds column
 // 8L+t in its low nibble and 8L+4+t in its high nibble.
@@ -334,9 +372,9 @@ func (p *XPack) q8Row() int {
 // generation), or nil (impl_amd64.go sets it with AVX2).
 var x16RecQ8_0 func(x []float32, rec []byte, off int32)
 
-// x16RecQ8K is the same for the K-quants' Q8_K rows (halve: Q6_K's
-// records), or nil.
-var x16RecQ8K func(x []float32, rec []byte, halve bool)
+// x16RecQ8K is the same for the K-quants' Q8_K rows (halve: Q6_K's and
+// Q3_K's records, whose corrections are −off·Σq per 16 columns), or nil.
+var x16RecQ8K func(x []float32, rec []byte, halve bool, off int32)
 
 // PackRows quantizes rows [lo,hi) of x ([N][Cols]) into p; different rows
 // can be packed concurrently.
@@ -364,7 +402,7 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 				dst = blk[:units*ar]
 			}
 			if p.lay.k {
-				x16RecQ8K(row, dst, p.lay.halve)
+				x16RecQ8K(row, dst, p.lay.halve, p.lay.off)
 			} else {
 				x16RecQ8_0(row, dst, p.lay.off)
 			}
@@ -550,6 +588,13 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1 [2]float32
 		for c := range qk {
 			hi := rec[lo+256+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
 			levels[c] = levelAt(rec[lo:], c) | hi<<4
+		}
+		return [2]float32{d * float32(int8(rec[so+r])), d * float32(int8(rec[so+16+r]))}, 0, levels
+	case tensor.Q3_K:
+		so, lo := l.subK(j)
+		for c := range qk {
+			low := rec[lo+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
+			levels[c] = low | (rec[lo+128+4*r+c%4]>>(c/4)&1)<<2
 		}
 		return [2]float32{d * float32(int8(rec[so+r])), d * float32(int8(rec[so+16+r]))}, 0, levels
 	}

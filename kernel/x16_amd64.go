@@ -66,6 +66,18 @@ func x16K6W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 //go:noescape
 func x16K6W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
+//go:noescape
+func x16K3W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16K3W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16K3W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16K3W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
 // x16Kernels holds the assembly kernels by type and panel width.
 var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *float32, stride, rows, add int){
 	tensor.Q4_0: {x16Q4W1, x16Q4W2, x16Q4W4, x16Q4W16},
@@ -73,6 +85,7 @@ var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *flo
 	tensor.Q4_K: {x16K4W1, x16K4W2, x16K4W4, x16K4W16},
 	tensor.Q5_K: {x16K5W1, x16K5W2, x16K5W4, x16K5W16},
 	tensor.Q6_K: {x16K6W1, x16K6W2, x16K6W4, x16K6W16},
+	tensor.Q3_K: {x16K3W1, x16K3W2, x16K3W4, x16K3W16},
 }
 
 // x16VNNI is the AVX-512 VNNI X16 kernel: checkX16 has validated the

@@ -189,6 +189,54 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 	VPSRLW $2, Z30, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z23
 
+// Q3_K (x16K3W*): as Q6_K's registers; Z31 holds the two-bit mask, Z30 a
+// chunk of high bits.
+
+DATA x16m03<>+0(SB)/8, $0x0303030303030303
+GLOBL x16m03<>(SB), RODATA|NOPTR, $8
+DATA x16m04<>+0(SB)/4, $0x04040404
+GLOBL x16m04<>(SB), RODATA|NOPTR, $4
+
+// LOW3(b, lo, g0, g1, g2, g3): the 64-byte chunk of two-bit fields lo
+// bytes on from b split into four groups of levels (field i: group gi).
+#define LOW3(b, lo, g0, g1, g2, g3) \
+	VMOVDQU64 lo(b), Z27; \
+	VPANDQ Z27, Z31, g0; \
+	VPSRLW $2, Z27, Z26; \
+	VPANDQ Z26, Z31, g1; \
+	VPSRLW $4, Z27, Z26; \
+	VPANDQ Z26, Z31, g2; \
+	VPSRLW $6, Z27, Z26; \
+	VPANDQ Z26, Z31, g3
+
+// HI3(op, sh, g): group register g |= (high-bit chunk Z30 shifted so that
+// bit g lands in bit 2) & 0x04.
+#define HI3(op, sh, g) \
+	op $sh, Z30, Z26; \
+	VPTERNLOGD.BCST $0xF8, x16m04<>(SB), Z26, g
+
+// UNIT3(so, lo): a Q3_K unit's two scales (so bytes on from R11, signed)
+// and 32 three-bit levels (lo bytes on: two chunks of low bits, then one
+// of high bits).
+#define UNIT3(so, lo) \
+	VPMOVSXBD so(R11), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z29, Z24, Z24; \
+	VPMOVSXBD so+16(R11), Z28; \
+	VCVTDQ2PS Z28, Z28; \
+	VMULPS Z29, Z28, Z28; \
+	LOW3(R11, lo, Z16, Z17, Z18, Z19); \
+	LOW3(R11, lo+64, Z20, Z21, Z22, Z23); \
+	VMOVDQU64 lo+128(R11), Z30; \
+	HI3(VPSLLW, 2, Z16); \
+	HI3(VPSLLW, 1, Z17); \
+	VPTERNLOGD.BCST $0xF8, x16m04<>(SB), Z30, Z18; \
+	HI3(VPSRLW, 1, Z19); \
+	HI3(VPSRLW, 2, Z20); \
+	HI3(VPSRLW, 3, Z21); \
+	HI3(VPSRLW, 4, Z22); \
+	HI3(VPSRLW, 5, Z23)
+
 DATA x16m10<>+0(SB)/4, $0x10101010
 GLOBL x16m10<>(SB), RODATA|NOPTR, $4
 
@@ -1975,6 +2023,394 @@ pair:
 	DECQ DX
 	JNZ  pair
 	ADDQ $3360, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K3W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K3W1(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16m03<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT3(0, 64)
+	ACT6(0, 32, 36, 40, Z0)
+	UNIT3(32, 256)
+	ACT6(44, 76, 80, 84, Z0)
+	ADDQ $88, SI
+	ADDQ $448, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $1824, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K3W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K3W2(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16m03<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT3(0, 64)
+	ACT6(0, 64, 72, 80, Z0)
+	ACT6(32, 68, 76, 84, Z1)
+	UNIT3(32, 256)
+	ACT6(88, 152, 160, 168, Z0)
+	ACT6(120, 156, 164, 172, Z1)
+	ADDQ $176, SI
+	ADDQ $448, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $1824, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K3W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K3W4(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16m03<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT3(0, 64)
+	ACT6(0, 128, 144, 160, Z0)
+	ACT6(32, 132, 148, 164, Z1)
+	ACT6(64, 136, 152, 168, Z2)
+	ACT6(96, 140, 156, 172, Z3)
+	UNIT3(32, 256)
+	ACT6(176, 304, 320, 336, Z0)
+	ACT6(208, 308, 324, 340, Z1)
+	ACT6(240, 312, 328, 344, Z2)
+	ACT6(272, 316, 332, 348, Z3)
+	ADDQ $352, SI
+	ADDQ $448, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $1824, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K3W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K3W16(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16m03<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT3(0, 64)
+	ACT6(0, 512, 576, 640, Z0)
+	ACT6(32, 516, 580, 644, Z1)
+	ACT6(64, 520, 584, 648, Z2)
+	ACT6(96, 524, 588, 652, Z3)
+	ACT6(128, 528, 592, 656, Z4)
+	ACT6(160, 532, 596, 660, Z5)
+	ACT6(192, 536, 600, 664, Z6)
+	ACT6(224, 540, 604, 668, Z7)
+	ACT6(256, 544, 608, 672, Z8)
+	ACT6(288, 548, 612, 676, Z9)
+	ACT6(320, 552, 616, 680, Z10)
+	ACT6(352, 556, 620, 684, Z11)
+	ACT6(384, 560, 624, 688, Z12)
+	ACT6(416, 564, 628, 692, Z13)
+	ACT6(448, 568, 632, 696, Z14)
+	ACT6(480, 572, 636, 700, Z15)
+	UNIT3(32, 256)
+	ACT6(704, 1216, 1280, 1344, Z0)
+	ACT6(736, 1220, 1284, 1348, Z1)
+	ACT6(768, 1224, 1288, 1352, Z2)
+	ACT6(800, 1228, 1292, 1356, Z3)
+	ACT6(832, 1232, 1296, 1360, Z4)
+	ACT6(864, 1236, 1300, 1364, Z5)
+	ACT6(896, 1240, 1304, 1368, Z6)
+	ACT6(928, 1244, 1308, 1372, Z7)
+	ACT6(960, 1248, 1312, 1376, Z8)
+	ACT6(992, 1252, 1316, 1380, Z9)
+	ACT6(1024, 1256, 1320, 1384, Z10)
+	ACT6(1056, 1260, 1324, 1388, Z11)
+	ACT6(1088, 1264, 1328, 1392, Z12)
+	ACT6(1120, 1268, 1332, 1396, Z13)
+	ACT6(1152, 1272, 1336, 1400, Z14)
+	ACT6(1184, 1276, 1340, 1404, Z15)
+	ADDQ $1408, SI
+	ADDQ $448, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $1824, R8
 	DECQ CX
 	JNZ  super
 	MOVQ DI, R10

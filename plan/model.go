@@ -207,23 +207,24 @@ func (s *Shape) readTensors(f *gguf.File) error {
 // x16Extra is the bytes the x16 layout adds to the matrices the engine
 // copies into it (every weight matrix but a token embedding that is only
 // looked up): Q4_K's and Q5_K's tiles hold each row's 6-bit sub-block
-// scales and mins unpacked, 64 bytes more per full tile of 16 rows and
-// 256 columns (kernel/x16.go).
-func (s *Shape) x16Extra() int64 {
+// scales and mins unpacked, Q3_K's its 6-bit scales and a d per row, 64
+// bytes more per full tile of 16 rows and 256 columns (kernel/x16.go).
+// Q3_K has x16 kernels only with AVX-512 VNNI (vnni).
+func (s *Shape) x16Extra(vnni bool) int64 {
 	var n int64
 	for _, m := range s.mats {
 		if m.layer == -1 && !s.Tied || m.rows < 16 {
 			continue
 		}
-		if m.typ == tensor.Q4_K || m.typ == tensor.Q5_K {
+		if m.typ == tensor.Q4_K || m.typ == tensor.Q5_K || m.typ == tensor.Q3_K && vnni {
 			n += m.rows / 16 * (m.elems / m.rows / 256) * X16ScaleBytes
 		}
 	}
 	return n
 }
 
-// X16ScaleBytes is what a Q4_K or Q5_K x16 tile of 16 rows adds per 256
-// columns (cmd/glassbox tests it against kernel.X16TileBytes).
+// X16ScaleBytes is what a Q4_K, Q5_K or Q3_K x16 tile of 16 rows adds per
+// 256 columns (cmd/glassbox tests it against kernel.X16TileBytes).
 const X16ScaleBytes = 64
 
 func (s *Shape) dominantType() string {

@@ -30,9 +30,10 @@ func TestVectorElemsAgree(t *testing.T) {
 	}
 }
 
-// The planner's x16 growth of Q4_K and Q5_K tiles is the kernels' layout.
+// The planner's x16 growth of Q4_K, Q5_K and Q3_K tiles is the kernels'
+// layout.
 func TestX16ScaleBytesAgree(t *testing.T) {
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q3_K} {
 		rb, _ := dt.RowBytes(256)
 		if got := int64(kernel.X16TileBytes(dt, 256)) - 16*rb; got != plan.X16ScaleBytes {
 			t.Errorf("%s: a tile adds %d bytes per 256 columns, the planner counts %d", dt, got, plan.X16ScaleBytes)

@@ -1,7 +1,7 @@
 // Command x16gen writes kernel/x16_amd64.s: the AVX-512 VNNI x16 kernels
 // for each weight type and panel width, unrolled
 // per width (1, 2, 4 or 16 activation rows), over a range of tiles. The macros are written by hand (the
-// prelude below); the kernel bodies are generated so that the fifteen
+// prelude below); the kernel bodies are generated so that the twenty-four
 // kernels cannot drift apart (a test checks that the committed file is
 // this program's output). Run from the kernel folder:
 //
@@ -16,21 +16,22 @@ import (
 
 // kind is one weight type's kernel family.
 type kind struct {
-	name   string // Q4, Q8, K4, K5, K6
+	name   string // Q4, Q8, K4, K5, K6, K3
 	unpack string // the unpacking macro (Q4, Q8: per block; K: per sub-block)
 	rec    int    // bytes of one record (a block, or a super-block for K)
-	mask   bool   // needs the nibble mask in Z31
+	mask   string // the byte mask Z31 holds (the nibble mask, or K3's two bits), if any
 	head   int    // K: bytes before the first pair of sub-blocks
 	lev    int    // K: level bytes of one sub-block (a pair is 64 bytes of scales, then 2·lev)
 	actRec int    // activation record bytes per row
 }
 
 var kinds = []kind{
-	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: true, actRec: 40},
+	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: "x16nib", actRec: 40},
 	{name: "Q8", unpack: "UNPACK8", rec: 544, actRec: 40},
-	{name: "K4", unpack: "SUBK", rec: 2368, mask: true, head: 64, lev: 256, actRec: 40},
-	{name: "K5", unpack: "SUBK5", rec: 2880, mask: true, head: 64, lev: 320, actRec: 40},
-	{name: "K6", unpack: "UNIT6", rec: 3360, mask: true, head: 32, lev: 384, actRec: 44},
+	{name: "K4", unpack: "SUBK", rec: 2368, mask: "x16nib", head: 64, lev: 256, actRec: 40},
+	{name: "K5", unpack: "SUBK5", rec: 2880, mask: "x16nib", head: 64, lev: 320, actRec: 40},
+	{name: "K6", unpack: "UNIT6", rec: 3360, mask: "x16nib", head: 32, lev: 384, actRec: 44},
+	{name: "K3", unpack: "UNIT3", rec: 1824, mask: "x16m03", head: 32, lev: 192, actRec: 44},
 }
 
 func main() {
@@ -71,8 +72,8 @@ func kernel(k kind, w int) string {
 	add("// func %s(%s)", name, args)
 	add("TEXT ·%s(SB), NOSPLIT, $0-64", name)
 	add("\tMOVQ %s+0(FP), R13\n\tMOVQ tiles+8(FP), R14\n\tMOVQ w+16(FP), R8\n\tMOVQ a+24(FP), AX\n\tMOVQ out+32(FP), DI\n\tMOVQ stride+40(FP), R9\n\tMOVQ rows+48(FP), BX\n\tMOVQ add+56(FP), R12", units)
-	if k.mask {
-		add("\tVPBROADCASTQ x16nib<>(SB), Z31")
+	if k.mask != "" {
+		add("\tVPBROADCASTQ %s<>(SB), Z31", k.mask)
 	}
 	add("tile:")
 	for j := range w {
@@ -100,7 +101,7 @@ func kernel(k kind, w int) string {
 	} else {
 		add("super:")
 		add("\tVCVTPH2PS 0(R8), Z29")
-		if k.name != "K6" {
+		if k.actRec != 44 { // the halved kinds (K6, K3) have no dmin
 			add("\tVCVTPH2PS 32(R8), Z30")
 		}
 		add("\tLEAQ %d(R8), R11\n\tMOVQ $4, DX", k.head)
@@ -113,7 +114,7 @@ func kernel(k kind, w int) string {
 			o := k.actRec * w * h
 			for j := range w {
 				switch {
-				case k.name == "K6":
+				case k.actRec == 44:
 					add("\tACT6(%d, %d, %d, %d, Z%d)", o+32*j, o+32*w+4*j, o+36*w+4*j, o+40*w+4*j, j)
 				case w == 1:
 					add("\tACTK1(%d, Z0)", o)
@@ -330,6 +331,54 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z30, Z22; \
 	VPSRLW $2, Z30, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, Z23
+
+// Q3_K (x16K3W*): as Q6_K's registers; Z31 holds the two-bit mask, Z30 a
+// chunk of high bits.
+
+DATA x16m03<>+0(SB)/8, $0x0303030303030303
+GLOBL x16m03<>(SB), RODATA|NOPTR, $8
+DATA x16m04<>+0(SB)/4, $0x04040404
+GLOBL x16m04<>(SB), RODATA|NOPTR, $4
+
+// LOW3(b, lo, g0, g1, g2, g3): the 64-byte chunk of two-bit fields lo
+// bytes on from b split into four groups of levels (field i: group gi).
+#define LOW3(b, lo, g0, g1, g2, g3) \
+	VMOVDQU64 lo(b), Z27; \
+	VPANDQ Z27, Z31, g0; \
+	VPSRLW $2, Z27, Z26; \
+	VPANDQ Z26, Z31, g1; \
+	VPSRLW $4, Z27, Z26; \
+	VPANDQ Z26, Z31, g2; \
+	VPSRLW $6, Z27, Z26; \
+	VPANDQ Z26, Z31, g3
+
+// HI3(op, sh, g): group register g |= (high-bit chunk Z30 shifted so that
+// bit g lands in bit 2) & 0x04.
+#define HI3(op, sh, g) \
+	op $sh, Z30, Z26; \
+	VPTERNLOGD.BCST $0xF8, x16m04<>(SB), Z26, g
+
+// UNIT3(so, lo): a Q3_K unit's two scales (so bytes on from R11, signed)
+// and 32 three-bit levels (lo bytes on: two chunks of low bits, then one
+// of high bits).
+#define UNIT3(so, lo) \
+	VPMOVSXBD so(R11), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z29, Z24, Z24; \
+	VPMOVSXBD so+16(R11), Z28; \
+	VCVTDQ2PS Z28, Z28; \
+	VMULPS Z29, Z28, Z28; \
+	LOW3(R11, lo, Z16, Z17, Z18, Z19); \
+	LOW3(R11, lo+64, Z20, Z21, Z22, Z23); \
+	VMOVDQU64 lo+128(R11), Z30; \
+	HI3(VPSLLW, 2, Z16); \
+	HI3(VPSLLW, 1, Z17); \
+	VPTERNLOGD.BCST $0xF8, x16m04<>(SB), Z30, Z18; \
+	HI3(VPSRLW, 1, Z19); \
+	HI3(VPSRLW, 2, Z20); \
+	HI3(VPSRLW, 3, Z21); \
+	HI3(VPSRLW, 4, Z22); \
+	HI3(VPSRLW, 5, Z23)
 
 DATA x16m10<>+0(SB)/4, $0x10101010
 GLOBL x16m10<>(SB), RODATA|NOPTR, $4
