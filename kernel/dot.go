@@ -106,6 +106,7 @@ var Generic = Impl{
 		tensor.Q5_K: x16Generic,
 		tensor.Q6_K: x16Generic,
 		tensor.Q3_K: x16Generic,
+		tensor.Q2_K: x16Generic,
 	},
 }
 

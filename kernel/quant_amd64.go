@@ -30,19 +30,22 @@ func x16RecQ8_0Fast(x []float32, rec []byte, off int32) {
 }
 
 //go:noescape
-func x16RecQ8KAVX2(nsb int, x *float32, rec *byte, halve int)
+func x16RecQ8KAVX2(nsb int, x *float32, rec *byte, halve, minh int)
 
-// x16RecQ8KFast quantizes one row as Q8_K into width-1 x16 records with
-// AVX2 (exactly PackRows' generic loop).
-func x16RecQ8KFast(x []float32, rec []byte, halve bool, off int32) {
+// x16RecQ8KFast quantizes one row as Q8_K into width-1 x16 records of
+// layout l with AVX2 (exactly PackRows' generic loop).
+func x16RecQ8KFast(x []float32, rec []byte, l x16Layout) {
 	nsb := len(x) / qkK
 	if nsb == 0 {
 		return
 	}
-	h, rb := 0, 40
-	if halve {
-		h, rb = int(-off), 44 // the halves' correction factor (never 0)
+	h, minh, rb := 0, 0, 40
+	switch {
+	case l.halve && l.min:
+		h, minh, rb = 1, 1, 44
+	case l.halve:
+		h, rb = int(-l.off), 44 // the halves' correction factor (never 0)
 	}
 	_ = rec[nsb*8*rb-1]
-	x16RecQ8KAVX2(nsb, &x[0], &rec[0], h)
+	x16RecQ8KAVX2(nsb, &x[0], &rec[0], h, minh)
 }

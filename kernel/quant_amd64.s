@@ -176,18 +176,19 @@ GLOBL fm127<>(SB), RODATA|NOPTR, $4
 DATA i127<>+0(SB)/4, $127
 GLOBL i127<>(SB), RODATA|NOPTR, $4
 
-// func x16RecQ8KAVX2(nsb int, x *float32, rec *byte, halve int)
+// func x16RecQ8KAVX2(nsb int, x *float32, rec *byte, halve, minh int)
 // quantQ8K's quantization (per 256: the first element of largest
 // magnitude m, iscale = −127/m, q = min(127, round-to-even(iscale·x)),
 // d = 1/iscale) writing x16 activation records of one row: per 32, q[32],
 // dx = d, then (halve = 0) dx·Σq as float32, or (halve ≠ 0) halve·Σq of
-// each 16-column half as int32 (Q6_K: halve = −32, Q3_K: −4); 40 or 44
-// bytes.
-TEXT ·x16RecQ8KAVX2(SB), NOSPLIT, $0-32
+// each 16-column half as int32 (Q6_K: halve = −32, Q3_K: −4), or (halve ≠
+// 0, minh ≠ 0) dx·Σq of each half as float32 (Q2_K); 40 or 44 bytes.
+TEXT ·x16RecQ8KAVX2(SB), NOSPLIT, $0-40
 	MOVQ nsb+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ rec+16(FP), DI
 	MOVQ halve+24(FP), R9
+	MOVQ minh+32(FP), R11
 	MOVQ $40, R10
 	TESTQ R9, R9
 	JZ   kstride
@@ -281,12 +282,22 @@ khalves:
 	VPADDD X5, X4, X4
 	VPSHUFD $0xb1, X4, X5
 	VPADDD X5, X4, X4
+	TESTQ R11, R11
+	JNZ  kminh
 	VMOVD X3, AX
 	IMULL R9, AX
 	MOVL AX, 36(DI)
 	VMOVD X4, AX
 	IMULL R9, AX
 	MOVL AX, 40(DI)
+	JMP  knext
+kminh:
+	VCVTDQ2PS X3, X3
+	VMULSS X7, X3, X3          // dx·Σq of each half
+	VMOVSS X3, 36(DI)
+	VCVTDQ2PS X4, X4
+	VMULSS X7, X4, X4
+	VMOVSS X4, 40(DI)
 knext:
 	ADDQ $128, SI
 	ADDQ R10, DI

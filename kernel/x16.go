@@ -50,6 +50,13 @@ import (
 //	  2i..2i+1 those of column 16H+4i+t) and their high bit in one (byte
 //	  4r+t holds in bit g that of column 4g+t): levels 0..7, value
 //	  d·(sc−32)·(level−4), Q6_K's arithmetic with offset 4.
+//	Q2_K super-unit of 256 columns (1344 bytes, as the GGUF blocks): d
+//	  [16]f16, dmin [16]f16, then four pairs of units of 32 columns: 64
+//	  bytes of scales, per unit its two halves' GGUF scale bytes (scale in
+//	  the low nibble, min in the high one, [2][16]u8, row r at 16h+r), then
+//	  per unit the levels (0..3) in two 64-byte chunks laid out as Q3_K's
+//	  low bits: value d·sc·level − dmin·m, Q4_K's arithmetic per 16
+//	  columns.
 //
 // A sub-block's scales sit just before its levels, so that a kernel reads
 // each tile in order: with all eight sub-blocks' scales at the head of the
@@ -73,10 +80,12 @@ import (
 //	Σ_c w[r][c]·x[k][c] over the unit = s1[r]·dx[k]·Σ_c u[r][c]·q[k][c] − s2[r]·(dx·Σq)[k],
 //
 // accumulated as acc = fma(s1·dx, float(Σ), acc), then acc −= s2·(dx·Σq).
-// For Q6_K (Q8_K activations) each unit's halves of 16 columns have their
-// own scale and correction: the record is 44 bytes per row, q, dx, then
-// corr = −32·Σq of each half, and acc = fma(s1a·dx, float(Σa), acc), then
-// the same for the second half.
+// For Q6_K and Q3_K (Q8_K activations) each unit's halves of 16 columns
+// have their own scale and correction: the record is 44 bytes per row, q,
+// dx, then corr = −off·Σq of each half, and acc = fma(s1a·dx, float(Σa),
+// acc), then the same for the second half. Q2_K's halves have a scale and
+// a min each: the record holds dx·Σq of each half (as float32), and per
+// half acc = fma(s1·dx, float(Σ), acc), then acc −= s2·(dx·Σq).
 //
 // Each row's result is accumulated over the units in order, acc += float(s)·(d·dx)
 // with one rounding (FMA); every width gives the same bits for the same
@@ -91,7 +100,7 @@ type x16Layout struct {
 	off   int32 // level offset folded into corr (0 with a min)
 	min   bool  // Q4_K: sub-block scales and mins
 	k     bool  // Q8_K activations (one dx per 256 columns)
-	halve bool  // Q6_K, Q3_K: a scale and a correction per 16 columns
+	halve bool  // Q6_K, Q3_K, Q2_K: a scale and a correction (Q2_K: a min) per 16 columns
 }
 
 // subK returns where sub-block j's 32 bytes of scales and its levels start
@@ -117,6 +126,7 @@ var x16Layouts = map[tensor.DType]x16Layout{
 	tensor.Q5_K: {cols: qkK, rec: 64 + 8*352, head: 64, lev: 320, min: true, k: true},
 	tensor.Q6_K: {cols: qkK, rec: 32 + 8*416, head: 32, lev: 384, off: 32, k: true, halve: true},
 	tensor.Q3_K: {cols: qkK, rec: 32 + 8*224, head: 32, lev: 192, off: 4, k: true, halve: true},
+	tensor.Q2_K: {cols: qkK, rec: 64 + 8*160, head: 64, lev: 128, min: true, k: true, halve: true},
 }
 
 // X16Rows is the rows of one x16 tile.
@@ -164,6 +174,8 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 			packQ6K(l, row, dst, r)
 		case tensor.Q3_K:
 			packQ3K(l, row, dst, r)
+		case tensor.Q2_K:
+			packQ2K(l, row, dst, r)
 		}
 	}
 	return nil
@@ -299,6 +311,31 @@ func packQ3K(l x16Layout, row, dst []byte, r int) {
 	}
 }
 
+func packQ2K(l x16Layout, row, dst []byte, r int) {
+	const ts = 84
+	le := binary.LittleEndian
+	for u := range len(row) / ts {
+		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
+		du[2*r], du[2*r+1] = b[80], b[81]
+		du[32+2*r], du[33+2*r] = b[82], b[83]
+		sc, qs := b[0:16], b[16:80]
+		for j := range 8 {
+			so, lo := l.subK(j)
+			du[so+r], du[so+16+r] = sc[2*j], sc[2*j+1]
+			// Unit j is quarter k of half n (see dequantQ2K): column c's
+			// level in qs[32n+c] >> 2k.
+			n, k := j/4, j%4
+			q := qs[32*n:]
+			var low [2]uint32
+			for g := range 8 {
+				low[g/4] |= (le.Uint32(q[4*g:]) >> uint(2*k) & 0x03030303) << uint(2*(g%4))
+			}
+			le.PutUint32(du[lo+4*r:], low[0])
+			le.PutUint32(du[lo+64+4*r:], low[1])
+		}
+	}
+}
+
 // putQ4Chunks writes row r's 32 levels (v[i] = levels of columns 4i..4i+3,
 // one per byte) into four 64-byte chunks: chunk L byte 4r+t holds column
 // 8L+t in its low nibble and 8L+4+t in its high nibble.
@@ -372,9 +409,10 @@ func (p *XPack) q8Row() int {
 // generation), or nil (impl_amd64.go sets it with AVX2).
 var x16RecQ8_0 func(x []float32, rec []byte, off int32)
 
-// x16RecQ8K is the same for the K-quants' Q8_K rows (halve: Q6_K's and
-// Q3_K's records, whose corrections are −off·Σq per 16 columns), or nil.
-var x16RecQ8K func(x []float32, rec []byte, halve bool, off int32)
+// x16RecQ8K is the same for the K-quants' Q8_K rows (the layout's record:
+// dx·Σq; with halve −off·Σq per 16 columns, or with halve and min dx·Σq
+// per 16 columns), or nil.
+var x16RecQ8K func(x []float32, rec []byte, l x16Layout)
 
 // PackRows quantizes rows [lo,hi) of x ([N][Cols]) into p; different rows
 // can be packed concurrently.
@@ -402,7 +440,7 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 				dst = blk[:units*ar]
 			}
 			if p.lay.k {
-				x16RecQ8K(row, dst, p.lay.halve, p.lay.off)
+				x16RecQ8K(row, dst, p.lay)
 			} else {
 				x16RecQ8_0(row, dst, p.lay.off)
 			}
@@ -443,6 +481,9 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 			}
 			le.PutUint32(rec[32*w+4*k:], math.Float32bits(dx))
 			switch {
+			case p.lay.min && p.lay.halve:
+				le.PutUint32(rec[36*w+4*k:], math.Float32bits(dx*float32(sum[0])))
+				le.PutUint32(rec[40*w+4*k:], math.Float32bits(dx*float32(sum[1])))
 			case p.lay.min:
 				le.PutUint32(rec[36*w+4*k:], math.Float32bits(dx*float32(sum[0]+sum[1])))
 			case p.lay.halve:
@@ -539,9 +580,14 @@ func x16Generic(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out [
 						return float32(s)
 					}
 					switch {
+					case l.min && l.halve:
+						acc = fma(sum(0, 16, 0), s1[0]*dx, acc)
+						acc = fma(-s2[0], f32(rec[36*w+4*k:]), acc)
+						acc = fma(sum(16, qk, 0), s1[1]*dx, acc)
+						acc = fma(-s2[1], f32(rec[40*w+4*k:]), acc)
 					case l.min:
 						acc = fma(sum(0, qk, 0), s1[0]*dx, acc)
-						acc = fma(-s2, f32(rec[36*w+4*k:]), acc)
+						acc = fma(-s2[0], f32(rec[36*w+4*k:]), acc)
 					case l.halve:
 						acc = fma(sum(0, 16, int32(le.Uint32(rec[36*w+4*k:]))), s1[0]*dx, acc)
 						acc = fma(sum(16, qk, int32(le.Uint32(rec[40*w+4*k:]))), s1[1]*dx, acc)
@@ -555,10 +601,10 @@ func x16Generic(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out [
 	}
 }
 
-// x16Unit returns row r's scales (of the unit's two halves of 16 columns;
-// equal but for Q6_K), its min and its 32 unsigned levels in unit u (32
+// x16Unit returns row r's scales and mins (of the unit's two halves of 16
+// columns; equal but for Q6_K, Q3_K and Q2_K) and its 32 unsigned levels in unit u (32
 // columns) of a tile.
-func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1 [2]float32, s2 float32, levels [qk]byte) {
+func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]float32, levels [qk]byte) {
 	per := l.cols / qk // units per record
 	rec := tile[u/per*l.rec : (u/per+1)*l.rec]
 	j := u % per
@@ -572,7 +618,7 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1 [2]float32
 		for c := range qk {
 			levels[c] = rec[32+64*(c/4)+4*r+c%4]
 		}
-		return [2]float32{d, d}, 0, levels
+		return [2]float32{d, d}, [2]float32{}, levels
 	case tensor.Q4_K, tensor.Q5_K:
 		so, lo := l.subK(j)
 		for c := range qk {
@@ -581,25 +627,33 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1 [2]float32
 				levels[c] |= (rec[lo+256+4*r+c%4] >> (c / 4) & 1) << 4
 			}
 		}
-		s := d * float32(rec[so+r])
-		return [2]float32{s, s}, f16(rec[32+2*r:]) * float32(rec[so+16+r]), levels
+		s, m := d*float32(rec[so+r]), f16(rec[32+2*r:])*float32(rec[so+16+r])
+		return [2]float32{s, s}, [2]float32{m, m}, levels
 	case tensor.Q6_K:
 		so, lo := l.subK(j)
 		for c := range qk {
 			hi := rec[lo+256+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
 			levels[c] = levelAt(rec[lo:], c) | hi<<4
 		}
-		return [2]float32{d * float32(int8(rec[so+r])), d * float32(int8(rec[so+16+r]))}, 0, levels
+		return [2]float32{d * float32(int8(rec[so+r])), d * float32(int8(rec[so+16+r]))}, [2]float32{}, levels
 	case tensor.Q3_K:
 		so, lo := l.subK(j)
 		for c := range qk {
 			low := rec[lo+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
 			levels[c] = low | (rec[lo+128+4*r+c%4]>>(c/4)&1)<<2
 		}
-		return [2]float32{d * float32(int8(rec[so+r])), d * float32(int8(rec[so+16+r]))}, 0, levels
+		return [2]float32{d * float32(int8(rec[so+r])), d * float32(int8(rec[so+16+r]))}, [2]float32{}, levels
+	case tensor.Q2_K:
+		so, lo := l.subK(j)
+		for c := range qk {
+			levels[c] = rec[lo+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
+		}
+		dmin := f16(rec[32+2*r:])
+		a, b := rec[so+r], rec[so+16+r]
+		return [2]float32{d * float32(a&15), d * float32(b&15)}, [2]float32{dmin * float32(a>>4), dmin * float32(b>>4)}, levels
 	}
 	for c := range qk {
 		levels[c] = levelAt(rec[32:], c)
 	}
-	return [2]float32{d, d}, 0, levels
+	return [2]float32{d, d}, [2]float32{}, levels
 }

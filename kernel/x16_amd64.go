@@ -78,6 +78,18 @@ func x16K3W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 //go:noescape
 func x16K3W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
+//go:noescape
+func x16K2W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16K2W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16K2W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16K2W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
 // x16Kernels holds the assembly kernels by type and panel width.
 var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *float32, stride, rows, add int){
 	tensor.Q4_0: {x16Q4W1, x16Q4W2, x16Q4W4, x16Q4W16},
@@ -86,6 +98,7 @@ var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *flo
 	tensor.Q5_K: {x16K5W1, x16K5W2, x16K5W4, x16K5W16},
 	tensor.Q6_K: {x16K6W1, x16K6W2, x16K6W4, x16K6W16},
 	tensor.Q3_K: {x16K3W1, x16K3W2, x16K3W4, x16K3W16},
+	tensor.Q2_K: {x16K2W1, x16K2W2, x16K2W4, x16K2W16},
 }
 
 // x16VNNI is the AVX-512 VNNI X16 kernel: checkX16 has validated the

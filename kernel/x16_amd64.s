@@ -237,6 +237,57 @@ GLOBL x16m04<>(SB), RODATA|NOPTR, $4
 	HI3(VPSRLW, 4, Z22); \
 	HI3(VPSRLW, 5, Z23)
 
+// Q2_K (x16K2W*): Z24 and Z28 the unit's two halves' s1 = d·sc, Z29 and
+// Z30 their s2 = dmin·m (d and dmin converted again for each unit, as the
+// registers are full); Z25 and Z27 the halves' integer sums.
+
+DATA x16m0f<>+0(SB)/4, $0x0000000f
+GLOBL x16m0f<>(SB), RODATA|NOPTR, $4
+
+// SCALES2(so, s1, s2): one half's GGUF scale bytes (so bytes on from R11)
+// as s1 = d·(byte & 15) and s2 = dmin·(byte >> 4); Z26 is clobbered.
+#define SCALES2(so, s1, s2) \
+	VPMOVZXBD so(R11), s1; \
+	VPSRLD $4, s1, s2; \
+	VPANDD.BCST x16m0f<>(SB), s1, s1; \
+	VCVTDQ2PS s1, s1; \
+	VCVTDQ2PS s2, s2; \
+	VCVTPH2PS 0(R8), Z26; \
+	VMULPS Z26, s1, s1; \
+	VCVTPH2PS 32(R8), Z26; \
+	VMULPS Z26, s2, s2
+
+// UNIT2(so, lo): a Q2_K unit's two halves' scales and mins and its 32
+// two-bit levels (lo bytes on, two chunks).
+#define UNIT2(so, lo) \
+	SCALES2(so, Z24, Z29); \
+	SCALES2(so+16, Z28, Z30); \
+	LOW3(R11, lo, Z16, Z17, Z18, Z19); \
+	LOW3(R11, lo+64, Z20, Z21, Z22, Z23)
+
+// ACT2: activation row k against a Q2_K unit, each half of 16 columns with
+// its scale and min (maoff, mboff: dx·Σq of each half):
+//   acc[r] += float(Σa)·s1a[r]·dx, acc[r] −= s2a[r]·(dx·Σa q), then the second half
+#define ACT2(qoff, doff, maoff, mboff, acc) \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z27, Z27, Z27; \
+	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST qoff+16(SI), Z20, Z27; \
+	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
+	VPDPBUSD.BCST qoff+20(SI), Z21, Z27; \
+	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST qoff+24(SI), Z22, Z27; \
+	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
+	VPDPBUSD.BCST qoff+28(SI), Z23, Z27; \
+	VCVTDQ2PS Z25, Z25; \
+	VCVTDQ2PS Z27, Z27; \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFNMADD231PS.BCST maoff(SI), Z29, acc; \
+	VMULPS.BCST doff(SI), Z28, Z26; \
+	VFMADD231PS Z26, Z27, acc; \
+	VFNMADD231PS.BCST mboff(SI), Z30, acc
+
 DATA x16m10<>+0(SB)/4, $0x10101010
 GLOBL x16m10<>(SB), RODATA|NOPTR, $4
 
@@ -2411,6 +2462,390 @@ pair:
 	DECQ DX
 	JNZ  pair
 	ADDQ $1824, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K2W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K2W1(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16m03<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT2(0, 64)
+	ACT2(0, 32, 36, 40, Z0)
+	UNIT2(32, 192)
+	ACT2(44, 76, 80, 84, Z0)
+	ADDQ $88, SI
+	ADDQ $320, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $1344, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K2W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K2W2(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16m03<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT2(0, 64)
+	ACT2(0, 64, 72, 80, Z0)
+	ACT2(32, 68, 76, 84, Z1)
+	UNIT2(32, 192)
+	ACT2(88, 152, 160, 168, Z0)
+	ACT2(120, 156, 164, 172, Z1)
+	ADDQ $176, SI
+	ADDQ $320, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $1344, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K2W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K2W4(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16m03<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT2(0, 64)
+	ACT2(0, 128, 144, 160, Z0)
+	ACT2(32, 132, 148, 164, Z1)
+	ACT2(64, 136, 152, 168, Z2)
+	ACT2(96, 140, 156, 172, Z3)
+	UNIT2(32, 192)
+	ACT2(176, 304, 320, 336, Z0)
+	ACT2(208, 308, 324, 340, Z1)
+	ACT2(240, 312, 328, 344, Z2)
+	ACT2(272, 316, 332, 348, Z3)
+	ADDQ $352, SI
+	ADDQ $320, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $1344, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16K2W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16K2W16(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16m03<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	LEAQ 64(R8), R11
+	MOVQ $4, DX
+pair:
+	UNIT2(0, 64)
+	ACT2(0, 512, 576, 640, Z0)
+	ACT2(32, 516, 580, 644, Z1)
+	ACT2(64, 520, 584, 648, Z2)
+	ACT2(96, 524, 588, 652, Z3)
+	ACT2(128, 528, 592, 656, Z4)
+	ACT2(160, 532, 596, 660, Z5)
+	ACT2(192, 536, 600, 664, Z6)
+	ACT2(224, 540, 604, 668, Z7)
+	ACT2(256, 544, 608, 672, Z8)
+	ACT2(288, 548, 612, 676, Z9)
+	ACT2(320, 552, 616, 680, Z10)
+	ACT2(352, 556, 620, 684, Z11)
+	ACT2(384, 560, 624, 688, Z12)
+	ACT2(416, 564, 628, 692, Z13)
+	ACT2(448, 568, 632, 696, Z14)
+	ACT2(480, 572, 636, 700, Z15)
+	UNIT2(32, 192)
+	ACT2(704, 1216, 1280, 1344, Z0)
+	ACT2(736, 1220, 1284, 1348, Z1)
+	ACT2(768, 1224, 1288, 1352, Z2)
+	ACT2(800, 1228, 1292, 1356, Z3)
+	ACT2(832, 1232, 1296, 1360, Z4)
+	ACT2(864, 1236, 1300, 1364, Z5)
+	ACT2(896, 1240, 1304, 1368, Z6)
+	ACT2(928, 1244, 1308, 1372, Z7)
+	ACT2(960, 1248, 1312, 1376, Z8)
+	ACT2(992, 1252, 1316, 1380, Z9)
+	ACT2(1024, 1256, 1320, 1384, Z10)
+	ACT2(1056, 1260, 1324, 1388, Z11)
+	ACT2(1088, 1264, 1328, 1392, Z12)
+	ACT2(1120, 1268, 1332, 1396, Z13)
+	ACT2(1152, 1272, 1336, 1400, Z14)
+	ACT2(1184, 1276, 1340, 1404, Z15)
+	ADDQ $1408, SI
+	ADDQ $320, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $1344, R8
 	DECQ CX
 	JNZ  super
 	MOVQ DI, R10

@@ -1,7 +1,7 @@
 // Command x16gen writes kernel/x16_amd64.s: the AVX-512 VNNI x16 kernels
 // for each weight type and panel width, unrolled
 // per width (1, 2, 4 or 16 activation rows), over a range of tiles. The macros are written by hand (the
-// prelude below); the kernel bodies are generated so that the twenty-four
+// prelude below); the kernel bodies are generated so that the twenty-eight
 // kernels cannot drift apart (a test checks that the committed file is
 // this program's output). Run from the kernel folder:
 //
@@ -23,15 +23,18 @@ type kind struct {
 	head   int    // K: bytes before the first pair of sub-blocks
 	lev    int    // K: level bytes of one sub-block (a pair is 64 bytes of scales, then 2·lev)
 	actRec int    // activation record bytes per row
+	act    string // K: the macro for one activation row (ACTK, ACT6, ACT2)
+	heads  int    // K: f16 vectors of the record's head converted once per super-block (d, dmin)
 }
 
 var kinds = []kind{
 	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: "x16nib", actRec: 40},
 	{name: "Q8", unpack: "UNPACK8", rec: 544, actRec: 40},
-	{name: "K4", unpack: "SUBK", rec: 2368, mask: "x16nib", head: 64, lev: 256, actRec: 40},
-	{name: "K5", unpack: "SUBK5", rec: 2880, mask: "x16nib", head: 64, lev: 320, actRec: 40},
-	{name: "K6", unpack: "UNIT6", rec: 3360, mask: "x16nib", head: 32, lev: 384, actRec: 44},
-	{name: "K3", unpack: "UNIT3", rec: 1824, mask: "x16m03", head: 32, lev: 192, actRec: 44},
+	{name: "K4", unpack: "SUBK", rec: 2368, mask: "x16nib", head: 64, lev: 256, actRec: 40, act: "ACTK", heads: 2},
+	{name: "K5", unpack: "SUBK5", rec: 2880, mask: "x16nib", head: 64, lev: 320, actRec: 40, act: "ACTK", heads: 2},
+	{name: "K6", unpack: "UNIT6", rec: 3360, mask: "x16nib", head: 32, lev: 384, actRec: 44, act: "ACT6", heads: 1},
+	{name: "K3", unpack: "UNIT3", rec: 1824, mask: "x16m03", head: 32, lev: 192, actRec: 44, act: "ACT6", heads: 1},
+	{name: "K2", unpack: "UNIT2", rec: 1344, mask: "x16m03", head: 64, lev: 128, actRec: 44, act: "ACT2"},
 }
 
 func main() {
@@ -100,8 +103,10 @@ func kernel(k kind, w int) string {
 		add("\tADDQ $%d, R8\n\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ  loop", k.rec, 40*w)
 	} else {
 		add("super:")
-		add("\tVCVTPH2PS 0(R8), Z29")
-		if k.actRec != 44 { // the halved kinds (K6, K3) have no dmin
+		if k.heads > 0 {
+			add("\tVCVTPH2PS 0(R8), Z29")
+		}
+		if k.heads > 1 {
 			add("\tVCVTPH2PS 32(R8), Z30")
 		}
 		add("\tLEAQ %d(R8), R11\n\tMOVQ $4, DX", k.head)
@@ -115,7 +120,7 @@ func kernel(k kind, w int) string {
 			for j := range w {
 				switch {
 				case k.actRec == 44:
-					add("\tACT6(%d, %d, %d, %d, Z%d)", o+32*j, o+32*w+4*j, o+36*w+4*j, o+40*w+4*j, j)
+					add("\t%s(%d, %d, %d, %d, Z%d)", k.act, o+32*j, o+32*w+4*j, o+36*w+4*j, o+40*w+4*j, j)
 				case w == 1:
 					add("\tACTK1(%d, Z0)", o)
 				default:
@@ -379,6 +384,57 @@ GLOBL x16m04<>(SB), RODATA|NOPTR, $4
 	HI3(VPSRLW, 3, Z21); \
 	HI3(VPSRLW, 4, Z22); \
 	HI3(VPSRLW, 5, Z23)
+
+// Q2_K (x16K2W*): Z24 and Z28 the unit's two halves' s1 = d·sc, Z29 and
+// Z30 their s2 = dmin·m (d and dmin converted again for each unit, as the
+// registers are full); Z25 and Z27 the halves' integer sums.
+
+DATA x16m0f<>+0(SB)/4, $0x0000000f
+GLOBL x16m0f<>(SB), RODATA|NOPTR, $4
+
+// SCALES2(so, s1, s2): one half's GGUF scale bytes (so bytes on from R11)
+// as s1 = d·(byte & 15) and s2 = dmin·(byte >> 4); Z26 is clobbered.
+#define SCALES2(so, s1, s2) \
+	VPMOVZXBD so(R11), s1; \
+	VPSRLD $4, s1, s2; \
+	VPANDD.BCST x16m0f<>(SB), s1, s1; \
+	VCVTDQ2PS s1, s1; \
+	VCVTDQ2PS s2, s2; \
+	VCVTPH2PS 0(R8), Z26; \
+	VMULPS Z26, s1, s1; \
+	VCVTPH2PS 32(R8), Z26; \
+	VMULPS Z26, s2, s2
+
+// UNIT2(so, lo): a Q2_K unit's two halves' scales and mins and its 32
+// two-bit levels (lo bytes on, two chunks).
+#define UNIT2(so, lo) \
+	SCALES2(so, Z24, Z29); \
+	SCALES2(so+16, Z28, Z30); \
+	LOW3(R11, lo, Z16, Z17, Z18, Z19); \
+	LOW3(R11, lo+64, Z20, Z21, Z22, Z23)
+
+// ACT2: activation row k against a Q2_K unit, each half of 16 columns with
+// its scale and min (maoff, mboff: dx·Σq of each half):
+//   acc[r] += float(Σa)·s1a[r]·dx, acc[r] −= s2a[r]·(dx·Σa q), then the second half
+#define ACT2(qoff, doff, maoff, mboff, acc) \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z27, Z27, Z27; \
+	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST qoff+16(SI), Z20, Z27; \
+	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
+	VPDPBUSD.BCST qoff+20(SI), Z21, Z27; \
+	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST qoff+24(SI), Z22, Z27; \
+	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
+	VPDPBUSD.BCST qoff+28(SI), Z23, Z27; \
+	VCVTDQ2PS Z25, Z25; \
+	VCVTDQ2PS Z27, Z27; \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFNMADD231PS.BCST maoff(SI), Z29, acc; \
+	VMULPS.BCST doff(SI), Z28, Z26; \
+	VFMADD231PS Z26, Z27, acc; \
+	VFNMADD231PS.BCST mboff(SI), Z30, acc
 
 DATA x16m10<>+0(SB)/4, $0x10101010
 GLOBL x16m10<>(SB), RODATA|NOPTR, $4
