@@ -107,6 +107,9 @@ var Generic = Impl{
 		tensor.Q6_K: x16Generic,
 		tensor.Q3_K: x16Generic,
 		tensor.Q2_K: x16Generic,
+		tensor.Q5_0: x16Generic,
+		tensor.Q4_1: x16Generic,
+		tensor.Q5_1: x16Generic,
 	},
 }
 

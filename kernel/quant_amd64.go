@@ -16,17 +16,21 @@ func quantRowQ8_0Fast(x []float32, b []byte) {
 }
 
 //go:noescape
-func x16RecQ8_0AVX2(nb int, x *float32, rec *byte, negoff int)
+func x16RecQ8_0AVX2(nb int, x *float32, rec *byte, negoff, minh int)
 
 // x16RecQ8_0Fast quantizes one row into width-1 x16 records with AVX2
 // (exactly PackRows' generic loop).
-func x16RecQ8_0Fast(x []float32, rec []byte, off int32) {
+func x16RecQ8_0Fast(x []float32, rec []byte, l x16Layout) {
 	nb := len(x) / qk
 	if nb == 0 {
 		return
 	}
+	minh := 0
+	if l.min {
+		minh = 1
+	}
 	_ = rec[nb*40-1]
-	x16RecQ8_0AVX2(nb, &x[0], &rec[0], int(-off))
+	x16RecQ8_0AVX2(nb, &x[0], &rec[0], int(-l.off), minh)
 }
 
 //go:noescape

@@ -121,13 +121,15 @@ GLOBL ones8<>(SB), RODATA|NOPTR, $8
 DATA ones16<>+0(SB)/8, $0x0001000100010001
 GLOBL ones16<>(SB), RODATA|NOPTR, $8
 
-// func x16RecQ8_0AVX2(nb int, x *float32, rec *byte, negoff int)
+// func x16RecQ8_0AVX2(nb int, x *float32, rec *byte, negoff, minh int)
 // quantQ8_0AVX2 writing x16 activation records of one row (x16.go): per
-// block of 32, q[32], dx = float32(fp16(d)), corr = negoff·Σq, 40 bytes.
-TEXT ·x16RecQ8_0AVX2(SB), NOSPLIT, $0-32
+// block of 32, q[32], dx = float32(fp16(d)), corr = negoff·Σq, 40 bytes;
+// with minh ≠ 0 Q8_1's s = fp16(float32(Σq)·d) as float32 instead of corr.
+TEXT ·x16RecQ8_0AVX2(SB), NOSPLIT, $0-40
 	MOVQ nb+0(FP), CX
 	MOVQ x+8(FP), SI
 	MOVQ rec+16(FP), DI
+	MOVQ minh+32(FP), R11
 	VBROADCASTSS absmask<>(SB), Y15
 	VBROADCASTSS signmask<>(SB), Y14
 	VBROADCASTSS fone<>(SB), Y13
@@ -142,6 +144,7 @@ rloop:
 	VXORPS X6, X6, X6
 	VUCOMISS X6, X5
 	JEQ  rzero
+	VMOVD X5, R12              // d before f16 (Q8PACK clobbers X5, X10, X11)
 	Q8PACK
 	VMOVDQU Y0, 0(DI)
 	VPBROADCASTQ ones8<>(SB), Y1
@@ -154,9 +157,19 @@ rloop:
 	VPADDD X4, X3, X3
 	VPSHUFD $0xb1, X3, X4
 	VPADDD X4, X3, X3
+	TESTQ R11, R11
+	JNZ  rmin
 	VMOVD X3, AX
 	IMULQ negoff+24(FP), AX
 	MOVL AX, 36(DI)
+	JMP  rnext
+rmin:
+	VCVTDQ2PS X3, X3
+	VMOVD R12, X4
+	VMULSS X4, X3, X3          // float32(Σq)·d
+	VCVTPS2PH $0, X3, X3
+	VCVTPH2PS X3, X3
+	VMOVSS X3, 36(DI)
 	JMP  rnext
 rzero:
 	VPXOR Y0, Y0, Y0

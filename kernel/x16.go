@@ -25,6 +25,12 @@ import (
 //	  level−8).
 //	Q8_0 unit (544 bytes): d [16]f16, then 8 groups of 64 bytes; group g
 //	  byte 4r+t = q[r][4g+t] + 128 (unsigned).
+//	Q5_0 unit (352 bytes): Q4_0's, then a 64-byte chunk of fifth bits
+//	  (byte 4r+t holds in bit g that of column 4g+t): levels 0..31, value
+//	  level−16.
+//	Q4_1 unit (320 bytes): d [16]f16, m [16]f16, then Q4_0's four chunks:
+//	  value d·level + m.
+//	Q5_1 unit (384 bytes): Q4_1's, then Q5_0's chunk of fifth bits.
 //	Q4_K super-unit of 256 columns (2368 bytes, 64 more than the 16 rows'
 //	  GGUF blocks): d [16]f16, dmin [16]f16, then four pairs of sub-blocks
 //	  of 32 columns. A pair is 64 bytes of scales, per sub-block sc [16]u8
@@ -69,9 +75,14 @@ import (
 //
 //	q [Width][32]i8, dx [Width]f32, corr [Width]i32 = −off·Σq
 //
-// (off = 8 for Q4_0, 128 for Q8_0), so that for row r and activation k
+// (off = 8 for Q4_0, 16 for Q5_0, 128 for Q8_0), so that for row r and
+// activation k
 //
 //	Σ_c w[r][c]·x[k][c] over the block = d[r]·dx[k]·(corr[k] + Σ_c u[r][c]·q[k][c]).
+//
+// For Q4_1 and Q5_1 the third field is Q8_1's s: float32(Σq)·d (d before
+// its rounding to f16) rounded to f16, as float32, and acc = fma(d·dx,
+// float(Σ u·q), acc), then acc = fma(m, s, acc).
 //
 // For Q4_K the activations are quantized to Q8_K (one dx per 256 columns,
 // repeated in each unit) and the third field is the float dx·Σq of the
@@ -98,7 +109,7 @@ type x16Layout struct {
 	head  int   // K-quants: bytes before the first pair of sub-blocks
 	lev   int   // K-quants: level bytes of one sub-block (32 columns)
 	off   int32 // level offset folded into corr (0 with a min)
-	min   bool  // Q4_K: sub-block scales and mins
+	min   bool  // Q4_K: sub-block scales and mins (Q4_1, Q5_1: a min per block)
 	k     bool  // Q8_K activations (one dx per 256 columns)
 	halve bool  // Q6_K, Q3_K, Q2_K: a scale and a correction (Q2_K: a min) per 16 columns
 }
@@ -122,6 +133,9 @@ func (l x16Layout) actRec() int {
 var x16Layouts = map[tensor.DType]x16Layout{
 	tensor.Q4_0: {cols: qk, rec: 32 + 256, off: 8},
 	tensor.Q8_0: {cols: qk, rec: 32 + 512, off: 128},
+	tensor.Q5_0: {cols: qk, rec: 32 + 256 + 64, off: 16},
+	tensor.Q4_1: {cols: qk, rec: 64 + 256, min: true},
+	tensor.Q5_1: {cols: qk, rec: 64 + 256 + 64, min: true},
 	tensor.Q4_K: {cols: qkK, rec: 64 + 8*288, head: 64, lev: 256, min: true, k: true},
 	tensor.Q5_K: {cols: qkK, rec: 64 + 8*352, head: 64, lev: 320, min: true, k: true},
 	tensor.Q6_K: {cols: qkK, rec: 32 + 8*416, head: 32, lev: 384, off: 32, k: true, halve: true},
@@ -168,6 +182,8 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 			packQ8_0(row, dst, r)
 		case tensor.Q4_0:
 			packQ4_0(row, dst, r)
+		case tensor.Q5_0, tensor.Q4_1, tensor.Q5_1:
+			packQ451(wt, row, dst, r)
 		case tensor.Q4_K, tensor.Q5_K:
 			packQ45K(l, row, dst, r)
 		case tensor.Q6_K:
@@ -207,6 +223,45 @@ func packQ4_0(row, dst []byte, r int) {
 		q0, q4, q8, q12 := le.Uint32(b[2:]), le.Uint32(b[6:]), le.Uint32(b[10:]), le.Uint32(b[14:])
 		putQ4Chunks(du[32:], r, q0&0x0f0f0f0f, q4&0x0f0f0f0f, q8&0x0f0f0f0f, q12&0x0f0f0f0f,
 			q0>>4&0x0f0f0f0f, q4>>4&0x0f0f0f0f, q8>>4&0x0f0f0f0f, q12>>4&0x0f0f0f0f)
+	}
+}
+
+// packQ451 packs Q5_0, Q4_1 or Q5_1 blocks: d (and m), the nibbles as
+// Q4_0's chunks, then the fifth bits.
+func packQ451(wt tensor.DType, row, dst []byte, r int) {
+	l := x16Layouts[wt]
+	ts := wt.TypeSize()
+	le := binary.LittleEndian
+	head, qh, qs := 32, -1, 2 // Q5_0: d, qh[4], qs[16]
+	switch wt {
+	case tensor.Q5_0:
+		qh, qs = 2, 6
+	case tensor.Q4_1:
+		head, qs = 64, 4
+	case tensor.Q5_1:
+		head, qh, qs = 64, 4, 8
+	}
+	for u := range len(row) / ts {
+		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
+		du[2*r], du[2*r+1] = b[0], b[1]
+		if head == 64 {
+			du[32+2*r], du[33+2*r] = b[2], b[3]
+		}
+		q := b[qs:]
+		q0, q4, q8, q12 := le.Uint32(q), le.Uint32(q[4:]), le.Uint32(q[8:]), le.Uint32(q[12:])
+		putQ4Chunks(du[head:], r, q0&0x0f0f0f0f, q4&0x0f0f0f0f, q8&0x0f0f0f0f, q12&0x0f0f0f0f,
+			q0>>4&0x0f0f0f0f, q4>>4&0x0f0f0f0f, q8>>4&0x0f0f0f0f, q12>>4&0x0f0f0f0f)
+		if qh >= 0 {
+			// Column c's fifth bit is bit c of qh; chunk byte 4r+t gets
+			// column 4g+t's in bit g.
+			h, bits := uint32(0), le.Uint32(b[qh:])
+			for g := range 8 {
+				for t := range 4 {
+					h |= (bits >> uint(4*g+t) & 1) << uint(8*t+g)
+				}
+			}
+			le.PutUint32(du[head+256+4*r:], h)
+		}
 	}
 }
 
@@ -407,7 +462,7 @@ func (p *XPack) q8Row() int {
 
 // x16RecQ8_0 is a fast PackRows for one Q8_0 row at width 1 (token
 // generation), or nil (impl_amd64.go sets it with AVX2).
-var x16RecQ8_0 func(x []float32, rec []byte, off int32)
+var x16RecQ8_0 func(x []float32, rec []byte, l x16Layout)
 
 // x16RecQ8K is the same for the K-quants' Q8_K rows (the layout's record:
 // dx·Σq; with halve −off·Σq per 16 columns, or with halve and min dx·Σq
@@ -442,7 +497,7 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 			if p.lay.k {
 				x16RecQ8K(row, dst, p.lay)
 			} else {
-				x16RecQ8_0(row, dst, p.lay.off)
+				x16RecQ8_0(row, dst, p.lay)
 			}
 			if w > 1 {
 				for b := range units {
@@ -484,6 +539,8 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 			case p.lay.min && p.lay.halve:
 				le.PutUint32(rec[36*w+4*k:], math.Float32bits(dx*float32(sum[0])))
 				le.PutUint32(rec[40*w+4*k:], math.Float32bits(dx*float32(sum[1])))
+			case p.lay.min && !p.lay.k:
+				le.PutUint32(rec[36*w+4*k:], math.Float32bits(q8_1S(row[b*qk:(b+1)*qk], sum[0]+sum[1])))
 			case p.lay.min:
 				le.PutUint32(rec[36*w+4*k:], math.Float32bits(dx*float32(sum[0]+sum[1])))
 			case p.lay.halve:
@@ -494,6 +551,15 @@ func (p *XPack) PackRows(x []float32, lo, hi int) {
 			}
 		}
 	}
+}
+
+// q8_1S is quantQ8_1's s of the block x whose levels sum to sum:
+// float32(sum)·d, d = max|x|/127 before its rounding to f16, rounded to f16.
+func q8_1S(x []float32, sum int32) float32 {
+	_, amax := absMax(x)
+	var h [2]byte
+	putF16(h[:], float32(sum)*(amax/127))
+	return f16(h[:])
 }
 
 // X16 computes, for the n consecutive tiles in tiles and the panel's real
@@ -652,8 +718,16 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 		a, b := rec[so+r], rec[so+16+r]
 		return [2]float32{d * float32(a&15), d * float32(b&15)}, [2]float32{dmin * float32(a>>4), dmin * float32(b>>4)}, levels
 	}
-	for c := range qk {
-		levels[c] = levelAt(rec[32:], c)
+	head := 32 // Q4_0, Q5_0
+	var m float32
+	if wt == tensor.Q4_1 || wt == tensor.Q5_1 {
+		head, m = 64, f16(rec[32+2*r:])
 	}
-	return [2]float32{d, d}, [2]float32{}, levels
+	for c := range qk {
+		levels[c] = levelAt(rec[head:], c)
+		if wt == tensor.Q5_0 || wt == tensor.Q5_1 {
+			levels[c] |= (rec[head+256+4*r+c%4] >> (c / 4) & 1) << 4
+		}
+	}
+	return [2]float32{d, d}, [2]float32{-m, -m}, levels
 }

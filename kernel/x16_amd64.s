@@ -75,6 +75,68 @@
 	VMOVDQU64 416(R8), Z22; \
 	VMOVDQU64 480(R8), Z23
 
+// Q5_0, Q4_1, Q5_1 (x16Q5W*, x16Q41W*, x16Q51W*): Q4_0's registers; Z28
+// the rows' mins m (Q4_1, Q5_1). FIFTH(lo): the chunk of fifth bits lo
+// bytes on from R8 merged into the levels (SUBK5's merge).
+#define FIFTH(lo) \
+	VMOVDQU64 lo(R8), Z27; \
+	HI5(VPSLLW, 4, Z16); \
+	HI5(VPSLLW, 3, Z17); \
+	HI5(VPSLLW, 2, Z18); \
+	HI5(VPSLLW, 1, Z19); \
+	VPTERNLOGD.BCST $0xF8, x16m10<>(SB), Z27, Z20; \
+	HI5(VPSRLW, 1, Z21); \
+	HI5(VPSRLW, 2, Z22); \
+	HI5(VPSRLW, 3, Z23)
+
+#define UNPACK5 \
+	UNPACK4; \
+	FIFTH(288)
+
+#define UNPACK41 \
+	VCVTPH2PS 0(R8), Z24; \
+	VCVTPH2PS 32(R8), Z28; \
+	CHUNKS(R8, 64)
+
+#define UNPACK51 \
+	UNPACK41; \
+	FIFTH(320)
+
+// ACTM: activation row k against a Q4_1/Q5_1 unit (s at soff: Q8_1's
+// dx·Σq): acc[r] += float(Σ_g u[r][g]·q[g])·d[r]·dx, then acc[r] += m[r]·s.
+#define ACTM(qoff, doff, soff, acc) \
+	VPXORD Z25, Z25, Z25; \
+	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
+	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
+	VPDPBUSD.BCST qoff+16(SI), Z20, Z25; \
+	VPDPBUSD.BCST qoff+20(SI), Z21, Z25; \
+	VPDPBUSD.BCST qoff+24(SI), Z22, Z25; \
+	VPDPBUSD.BCST qoff+28(SI), Z23, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFMADD231PS.BCST soff(SI), Z28, acc
+
+// ACTM1: ACTM for a panel of one row, the integer sum over two chains.
+#define ACTM1(acc) \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z27, Z27, Z27; \
+	VPDPBUSD.BCST 0(SI), Z16, Z25; \
+	VPDPBUSD.BCST 4(SI), Z17, Z27; \
+	VPDPBUSD.BCST 8(SI), Z18, Z25; \
+	VPDPBUSD.BCST 12(SI), Z19, Z27; \
+	VPDPBUSD.BCST 16(SI), Z20, Z25; \
+	VPDPBUSD.BCST 20(SI), Z21, Z27; \
+	VPDPBUSD.BCST 24(SI), Z22, Z25; \
+	VPDPBUSD.BCST 28(SI), Z23, Z27; \
+	VPADDD Z27, Z25, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST 32(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFMADD231PS.BCST 36(SI), Z28, acc
+
 DATA x16nib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 
@@ -901,6 +963,1005 @@ loop:
 	ACT(448, 568, 632, Z14)
 	ACT(480, 572, 636, Z15)
 	ADDQ $544, R8
+	ADDQ $640, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q5W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q5W1(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK5
+	ACT1(Z0)
+	ADDQ $352, R8
+	ADDQ $40, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q5W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q5W2(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK5
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $352, R8
+	ADDQ $80, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q5W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q5W4(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK5
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $352, R8
+	ADDQ $160, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q5W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q5W16(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK5
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $352, R8
+	ADDQ $640, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q41W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q41W1(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK41
+	ACTM1(Z0)
+	ADDQ $320, R8
+	ADDQ $40, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q41W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q41W2(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK41
+	ACTM(0, 64, 72, Z0)
+	ACTM(32, 68, 76, Z1)
+	ADDQ $320, R8
+	ADDQ $80, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q41W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q41W4(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK41
+	ACTM(0, 128, 144, Z0)
+	ACTM(32, 132, 148, Z1)
+	ACTM(64, 136, 152, Z2)
+	ACTM(96, 140, 156, Z3)
+	ADDQ $320, R8
+	ADDQ $160, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q41W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q41W16(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK41
+	ACTM(0, 512, 576, Z0)
+	ACTM(32, 516, 580, Z1)
+	ACTM(64, 520, 584, Z2)
+	ACTM(96, 524, 588, Z3)
+	ACTM(128, 528, 592, Z4)
+	ACTM(160, 532, 596, Z5)
+	ACTM(192, 536, 600, Z6)
+	ACTM(224, 540, 604, Z7)
+	ACTM(256, 544, 608, Z8)
+	ACTM(288, 548, 612, Z9)
+	ACTM(320, 552, 616, Z10)
+	ACTM(352, 556, 620, Z11)
+	ACTM(384, 560, 624, Z12)
+	ACTM(416, 564, 628, Z13)
+	ACTM(448, 568, 632, Z14)
+	ACTM(480, 572, 636, Z15)
+	ADDQ $320, R8
+	ADDQ $640, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q51W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q51W1(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK51
+	ACTM1(Z0)
+	ADDQ $384, R8
+	ADDQ $40, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q51W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q51W2(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK51
+	ACTM(0, 64, 72, Z0)
+	ACTM(32, 68, 76, Z1)
+	ADDQ $384, R8
+	ADDQ $80, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q51W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q51W4(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK51
+	ACTM(0, 128, 144, Z0)
+	ACTM(32, 132, 148, Z1)
+	ACTM(64, 136, 152, Z2)
+	ACTM(96, 140, 156, Z3)
+	ADDQ $384, R8
+	ADDQ $160, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16Q51W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16Q51W16(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACK51
+	ACTM(0, 512, 576, Z0)
+	ACTM(32, 516, 580, Z1)
+	ACTM(64, 520, 584, Z2)
+	ACTM(96, 524, 588, Z3)
+	ACTM(128, 528, 592, Z4)
+	ACTM(160, 532, 596, Z5)
+	ACTM(192, 536, 600, Z6)
+	ACTM(224, 540, 604, Z7)
+	ACTM(256, 544, 608, Z8)
+	ACTM(288, 548, 612, Z9)
+	ACTM(320, 552, 616, Z10)
+	ACTM(352, 556, 620, Z11)
+	ACTM(384, 560, 624, Z12)
+	ACTM(416, 564, 628, Z13)
+	ACTM(448, 568, 632, Z14)
+	ACTM(480, 572, 636, Z15)
+	ADDQ $384, R8
 	ADDQ $640, SI
 	DECQ CX
 	JNZ  loop

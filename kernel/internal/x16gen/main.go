@@ -1,7 +1,7 @@
 // Command x16gen writes kernel/x16_amd64.s: the AVX-512 VNNI x16 kernels
 // for each weight type and panel width, unrolled
 // per width (1, 2, 4 or 16 activation rows), over a range of tiles. The macros are written by hand (the
-// prelude below); the kernel bodies are generated so that the twenty-eight
+// prelude below); the kernel bodies are generated so that the forty
 // kernels cannot drift apart (a test checks that the committed file is
 // this program's output). Run from the kernel folder:
 //
@@ -16,20 +16,23 @@ import (
 
 // kind is one weight type's kernel family.
 type kind struct {
-	name   string // Q4, Q8, K4, K5, K6, K3
+	name   string // Q4, Q8, Q5, Q41, Q51, K4, K5, K6, K3, K2
 	unpack string // the unpacking macro (Q4, Q8: per block; K: per sub-block)
 	rec    int    // bytes of one record (a block, or a super-block for K)
 	mask   string // the byte mask Z31 holds (the nibble mask, or K3's two bits), if any
 	head   int    // K: bytes before the first pair of sub-blocks
 	lev    int    // K: level bytes of one sub-block (a pair is 64 bytes of scales, then 2·lev)
 	actRec int    // activation record bytes per row
-	act    string // K: the macro for one activation row (ACTK, ACT6, ACT2)
+	act    string // the macro for one activation row (Q: ACT, ACTM; K: ACTK, ACT6, ACT2)
 	heads  int    // K: f16 vectors of the record's head converted once per super-block (d, dmin)
 }
 
 var kinds = []kind{
-	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: "x16nib", actRec: 40},
-	{name: "Q8", unpack: "UNPACK8", rec: 544, actRec: 40},
+	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT"},
+	{name: "Q8", unpack: "UNPACK8", rec: 544, actRec: 40, act: "ACT"},
+	{name: "Q5", unpack: "UNPACK5", rec: 352, mask: "x16nib", actRec: 40, act: "ACT"},
+	{name: "Q41", unpack: "UNPACK41", rec: 320, mask: "x16nib", actRec: 40, act: "ACTM"},
+	{name: "Q51", unpack: "UNPACK51", rec: 384, mask: "x16nib", actRec: 40, act: "ACTM"},
 	{name: "K4", unpack: "SUBK", rec: 2368, mask: "x16nib", head: 64, lev: 256, actRec: 40, act: "ACTK", heads: 2},
 	{name: "K5", unpack: "SUBK5", rec: 2880, mask: "x16nib", head: 64, lev: 320, actRec: 40, act: "ACTK", heads: 2},
 	{name: "K6", unpack: "UNIT6", rec: 3360, mask: "x16nib", head: 32, lev: 384, actRec: 44, act: "ACT6", heads: 1},
@@ -94,10 +97,10 @@ func kernel(k kind, w int) string {
 		add("loop:")
 		add("\t%s", k.unpack)
 		if w == 1 {
-			add("\tACT1(Z0)")
+			add("\t%s1(Z0)", k.act)
 		} else {
 			for j := range w {
-				add("\tACT(%d, %d, %d, Z%d)", 32*j, 32*w+4*j, 36*w+4*j, j)
+				add("\t%s(%d, %d, %d, Z%d)", k.act, 32*j, 32*w+4*j, 36*w+4*j, j)
 			}
 		}
 		add("\tADDQ $%d, R8\n\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ  loop", k.rec, 40*w)
@@ -222,6 +225,68 @@ const prelude = `//go:build amd64 && !purego
 	VMOVDQU64 352(R8), Z21; \
 	VMOVDQU64 416(R8), Z22; \
 	VMOVDQU64 480(R8), Z23
+
+// Q5_0, Q4_1, Q5_1 (x16Q5W*, x16Q41W*, x16Q51W*): Q4_0's registers; Z28
+// the rows' mins m (Q4_1, Q5_1). FIFTH(lo): the chunk of fifth bits lo
+// bytes on from R8 merged into the levels (SUBK5's merge).
+#define FIFTH(lo) \
+	VMOVDQU64 lo(R8), Z27; \
+	HI5(VPSLLW, 4, Z16); \
+	HI5(VPSLLW, 3, Z17); \
+	HI5(VPSLLW, 2, Z18); \
+	HI5(VPSLLW, 1, Z19); \
+	VPTERNLOGD.BCST $0xF8, x16m10<>(SB), Z27, Z20; \
+	HI5(VPSRLW, 1, Z21); \
+	HI5(VPSRLW, 2, Z22); \
+	HI5(VPSRLW, 3, Z23)
+
+#define UNPACK5 \
+	UNPACK4; \
+	FIFTH(288)
+
+#define UNPACK41 \
+	VCVTPH2PS 0(R8), Z24; \
+	VCVTPH2PS 32(R8), Z28; \
+	CHUNKS(R8, 64)
+
+#define UNPACK51 \
+	UNPACK41; \
+	FIFTH(320)
+
+// ACTM: activation row k against a Q4_1/Q5_1 unit (s at soff: Q8_1's
+// dx·Σq): acc[r] += float(Σ_g u[r][g]·q[g])·d[r]·dx, then acc[r] += m[r]·s.
+#define ACTM(qoff, doff, soff, acc) \
+	VPXORD Z25, Z25, Z25; \
+	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
+	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
+	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
+	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
+	VPDPBUSD.BCST qoff+16(SI), Z20, Z25; \
+	VPDPBUSD.BCST qoff+20(SI), Z21, Z25; \
+	VPDPBUSD.BCST qoff+24(SI), Z22, Z25; \
+	VPDPBUSD.BCST qoff+28(SI), Z23, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFMADD231PS.BCST soff(SI), Z28, acc
+
+// ACTM1: ACTM for a panel of one row, the integer sum over two chains.
+#define ACTM1(acc) \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z27, Z27, Z27; \
+	VPDPBUSD.BCST 0(SI), Z16, Z25; \
+	VPDPBUSD.BCST 4(SI), Z17, Z27; \
+	VPDPBUSD.BCST 8(SI), Z18, Z25; \
+	VPDPBUSD.BCST 12(SI), Z19, Z27; \
+	VPDPBUSD.BCST 16(SI), Z20, Z25; \
+	VPDPBUSD.BCST 20(SI), Z21, Z27; \
+	VPDPBUSD.BCST 24(SI), Z22, Z25; \
+	VPDPBUSD.BCST 28(SI), Z23, Z27; \
+	VPADDD Z27, Z25, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST 32(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFMADD231PS.BCST 36(SI), Z28, acc
 
 DATA x16nib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL x16nib<>(SB), RODATA|NOPTR, $8
