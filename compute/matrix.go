@@ -2,6 +2,7 @@ package compute
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -18,6 +19,19 @@ type Matrix struct {
 	x          *x16    // full tiles in the x16 layout (ForDecode), or nil
 }
 
+func isFloat(t tensor.DType) bool { return t == tensor.F32 || t == tensor.F16 || t == tensor.BF16 }
+
+// weightTypes lists the weight types Check accepts.
+func weightTypes() string {
+	var names []string
+	for _, t := range kernel.SupportedTypes() {
+		if _, err := kernel.QDotFor(t); err == nil || isFloat(t) {
+			names = append(names, t.String())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // NewMatrix checks and returns a Matrix over data.
 func NewMatrix(dt tensor.DType, rows, cols int, data []byte) (Matrix, error) {
 	m := Matrix{Type: dt, Rows: rows, Cols: cols, Data: data}
@@ -27,8 +41,9 @@ func NewMatrix(dt tensor.DType, rows, cols int, data []byte) (Matrix, error) {
 // Check reports whether m is well formed: a supported dtype, Cols a
 // multiple of its block size and Data exactly Rows rows long.
 func (m Matrix) Check() error {
-	if !kernel.Supported(m.Type) {
-		return fmt.Errorf("compute: matrix [%d][%d]: unsupported weight type %s", m.Rows, m.Cols, m.Type)
+	_, noDot := kernel.QDotFor(m.Type)
+	if !kernel.Supported(m.Type) || noDot != nil && !isFloat(m.Type) {
+		return fmt.Errorf("compute: matrix [%d][%d]: unsupported weight type %s (supported: %s)", m.Rows, m.Cols, m.Type, weightTypes())
 	}
 	if m.Rows < 0 || m.Cols <= 0 || m.Cols%m.Type.BlockSize() != 0 {
 		return fmt.Errorf("compute: matrix [%d][%d] %s: row length must be a positive multiple of the block size %d",

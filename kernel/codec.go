@@ -17,18 +17,20 @@ type codec struct {
 }
 
 var codecs = map[tensor.DType]codec{
-	tensor.Q4_0: {dequantQ4_0, quantQ4_0},
-	tensor.Q4_1: {dequantQ4_1, quantQ4_1},
-	tensor.Q5_0: {dequantQ5_0, quantQ5_0},
-	tensor.Q5_1: {dequantQ5_1, quantQ5_1},
-	tensor.Q8_0: {dequantQ8_0, quantQ8_0},
-	tensor.Q8_1: {dequantQ8_1, quantQ8_1},
-	tensor.Q2_K: {dequantQ2K, quantQ2K},
-	tensor.Q3_K: {dequantQ3K, quantQ3K},
-	tensor.Q4_K: {dequantQ4K, quantQ4K},
-	tensor.Q5_K: {dequantQ5K, quantQ5K},
-	tensor.Q6_K: {dequantQ6K, quantQ6K},
-	tensor.Q8_K: {dequantQ8K, quantQ8K},
+	tensor.Q4_0:   {dequantQ4_0, quantQ4_0},
+	tensor.Q4_1:   {dequantQ4_1, quantQ4_1},
+	tensor.Q5_0:   {dequantQ5_0, quantQ5_0},
+	tensor.Q5_1:   {dequantQ5_1, quantQ5_1},
+	tensor.Q8_0:   {dequantQ8_0, quantQ8_0},
+	tensor.Q8_1:   {dequantQ8_1, quantQ8_1},
+	tensor.Q2_K:   {dequantQ2K, quantQ2K},
+	tensor.Q3_K:   {dequantQ3K, quantQ3K},
+	tensor.Q4_K:   {dequantQ4K, quantQ4K},
+	tensor.Q5_K:   {dequantQ5K, quantQ5K},
+	tensor.Q6_K:   {dequantQ6K, quantQ6K},
+	tensor.Q8_K:   {dequantQ8K, quantQ8K},
+	tensor.IQ4_NL: {dequantIQ4NL, quantIQ4NL},
+	tensor.IQ4_XS: {dequantIQ4XS, quantIQ4XS},
 }
 
 // Supported reports whether this package can dequantize and quantize dt.

@@ -70,16 +70,18 @@ type Impl struct {
 var Generic = Impl{
 	Name: "generic",
 	Q: map[tensor.DType]QDot{
-		tensor.Q4_0: dotQ4_0Q8_0Generic,
-		tensor.Q4_1: dotQ4_1Q8_1Generic,
-		tensor.Q5_0: dotQ5_0Q8_0Generic,
-		tensor.Q5_1: dotQ5_1Q8_1Generic,
-		tensor.Q8_0: dotQ8_0Q8_0Generic,
-		tensor.Q2_K: dotQ2KQ8KGeneric,
-		tensor.Q3_K: dotQ3KQ8KGeneric,
-		tensor.Q4_K: dotQ4KQ8KGeneric,
-		tensor.Q5_K: dotQ5KQ8KGeneric,
-		tensor.Q6_K: dotQ6KQ8KGeneric,
+		tensor.Q4_0:   dotQ4_0Q8_0Generic,
+		tensor.Q4_1:   dotQ4_1Q8_1Generic,
+		tensor.Q5_0:   dotQ5_0Q8_0Generic,
+		tensor.Q5_1:   dotQ5_1Q8_1Generic,
+		tensor.Q8_0:   dotQ8_0Q8_0Generic,
+		tensor.Q2_K:   dotQ2KQ8KGeneric,
+		tensor.Q3_K:   dotQ3KQ8KGeneric,
+		tensor.Q4_K:   dotQ4KQ8KGeneric,
+		tensor.Q5_K:   dotQ5KQ8KGeneric,
+		tensor.Q6_K:   dotQ6KQ8KGeneric,
+		tensor.IQ4_NL: dotIQ4NLQ8_0Generic,
+		tensor.IQ4_XS: dotIQ4XSQ8KGeneric,
 	},
 	F: map[tensor.DType]FDot{
 		tensor.F32:  dotF32Generic,
@@ -100,16 +102,18 @@ var Generic = Impl{
 		tensor.BF16: fTileGeneric(tensor.BF16),
 	},
 	X16: map[tensor.DType]X16{
-		tensor.Q4_0: x16Generic,
-		tensor.Q8_0: x16Generic,
-		tensor.Q4_K: x16Generic,
-		tensor.Q5_K: x16Generic,
-		tensor.Q6_K: x16Generic,
-		tensor.Q3_K: x16Generic,
-		tensor.Q2_K: x16Generic,
-		tensor.Q5_0: x16Generic,
-		tensor.Q4_1: x16Generic,
-		tensor.Q5_1: x16Generic,
+		tensor.Q4_0:   x16Generic,
+		tensor.Q8_0:   x16Generic,
+		tensor.Q4_K:   x16Generic,
+		tensor.Q5_K:   x16Generic,
+		tensor.Q6_K:   x16Generic,
+		tensor.Q3_K:   x16Generic,
+		tensor.Q2_K:   x16Generic,
+		tensor.Q5_0:   x16Generic,
+		tensor.Q4_1:   x16Generic,
+		tensor.Q5_1:   x16Generic,
+		tensor.IQ4_NL: x16Generic,
+		tensor.IQ4_XS: x16Generic,
 	},
 }
 
@@ -130,11 +134,11 @@ func VecDotType(dt tensor.DType) (tensor.DType, error) {
 	switch dt {
 	case tensor.F32, tensor.F16, tensor.BF16:
 		return tensor.F32, nil
-	case tensor.Q4_0, tensor.Q5_0, tensor.Q8_0:
+	case tensor.Q4_0, tensor.Q5_0, tensor.Q8_0, tensor.IQ4_NL:
 		return tensor.Q8_0, nil
 	case tensor.Q4_1, tensor.Q5_1:
 		return tensor.Q8_1, nil
-	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+	case tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS:
 		return tensor.Q8_K, nil
 	}
 	return 0, fmt.Errorf("kernel: no dot product for weight type %s", dt)

@@ -127,8 +127,8 @@ func TestVecDotTypes(t *testing.T) {
 			t.Errorf("%s: vec-dot type %s, %v", dt, vt, err)
 		}
 	}
-	if _, err := VecDotType(tensor.IQ4_NL); err == nil {
-		t.Error("IQ4_NL: no error")
+	if _, err := VecDotType(tensor.IQ2_XXS); err == nil {
+		t.Error("IQ2_XXS: no error")
 	}
 	if _, err := QDotFor(tensor.F16); err == nil {
 		t.Error("QDotFor(F16): no error")

@@ -31,6 +31,14 @@ import (
 //	Q4_1 unit (320 bytes): d [16]f16, m [16]f16, then Q4_0's four chunks:
 //	  value d·level + m.
 //	Q5_1 unit (384 bytes): Q4_1's, then Q5_0's chunk of fifth bits.
+//	IQ4_NL unit (288 bytes): Q4_0's, the nibbles being indices into the
+//	  IQ4 table (quant_iq4.go); the kernels look each level up as
+//	  kv[nibble]+128 (unsigned), with offset 128.
+//	IQ4_XS super-unit of 256 columns (2208 bytes, 32 more than the 16
+//	  rows' GGUF blocks): d [16]f16, then four pairs of units of 32
+//	  columns: 32 bytes of scales, per unit ls−32 as [16]i8, then per unit
+//	  IQ4_NL's four chunks of indices; value d·(ls−32)·kv[nibble], Q6_K's
+//	  arithmetic with one scale for both halves and offset 128.
 //	Q4_K super-unit of 256 columns (2368 bytes, 64 more than the 16 rows'
 //	  GGUF blocks): d [16]f16, dmin [16]f16, then four pairs of sub-blocks
 //	  of 32 columns. A pair is 64 bytes of scales, per sub-block sc [16]u8
@@ -112,14 +120,20 @@ type x16Layout struct {
 	min   bool  // Q4_K: sub-block scales and mins (Q4_1, Q5_1: a min per block)
 	k     bool  // Q8_K activations (one dx per 256 columns)
 	halve bool  // Q6_K, Q3_K, Q2_K: a scale and a correction (Q2_K: a min) per 16 columns
+	scb   int   // K-quants: bytes of one sub-block's scales (0: 32, a scale and a min or two halves' scales)
+	table bool  // IQ4: the stored levels are indices into iq4Values
 }
 
-// subK returns where sub-block j's 32 bytes of scales and its levels start
-// in a K-quant record: pairs of sub-blocks, 64 bytes of scales then the
-// two sub-blocks' levels.
+// subK returns where sub-block j's scales (32 bytes, or l.scb) and its
+// levels start in a K-quant record: pairs of sub-blocks, both sub-blocks'
+// scales then their levels.
 func (l x16Layout) subK(j int) (scales, levels int) {
-	pair := l.head + j/2*(64+2*l.lev)
-	return pair + 32*(j%2), pair + 64 + l.lev*(j%2)
+	scb := l.scb
+	if scb == 0 {
+		scb = 32
+	}
+	pair := l.head + j/2*(2*scb+2*l.lev)
+	return pair + scb*(j%2), pair + 2*scb + l.lev*(j%2)
 }
 
 // actRec is the bytes per activation row of one unit's record.
@@ -131,16 +145,18 @@ func (l x16Layout) actRec() int {
 }
 
 var x16Layouts = map[tensor.DType]x16Layout{
-	tensor.Q4_0: {cols: qk, rec: 32 + 256, off: 8},
-	tensor.Q8_0: {cols: qk, rec: 32 + 512, off: 128},
-	tensor.Q5_0: {cols: qk, rec: 32 + 256 + 64, off: 16},
-	tensor.Q4_1: {cols: qk, rec: 64 + 256, min: true},
-	tensor.Q5_1: {cols: qk, rec: 64 + 256 + 64, min: true},
-	tensor.Q4_K: {cols: qkK, rec: 64 + 8*288, head: 64, lev: 256, min: true, k: true},
-	tensor.Q5_K: {cols: qkK, rec: 64 + 8*352, head: 64, lev: 320, min: true, k: true},
-	tensor.Q6_K: {cols: qkK, rec: 32 + 8*416, head: 32, lev: 384, off: 32, k: true, halve: true},
-	tensor.Q3_K: {cols: qkK, rec: 32 + 8*224, head: 32, lev: 192, off: 4, k: true, halve: true},
-	tensor.Q2_K: {cols: qkK, rec: 64 + 8*160, head: 64, lev: 128, min: true, k: true, halve: true},
+	tensor.Q4_0:   {cols: qk, rec: 32 + 256, off: 8},
+	tensor.Q8_0:   {cols: qk, rec: 32 + 512, off: 128},
+	tensor.Q5_0:   {cols: qk, rec: 32 + 256 + 64, off: 16},
+	tensor.IQ4_NL: {cols: qk, rec: 32 + 256, off: 128, table: true},
+	tensor.IQ4_XS: {cols: qkK, rec: 32 + 8*(16+256), head: 32, lev: 256, scb: 16, off: 128, k: true, halve: true, table: true},
+	tensor.Q4_1:   {cols: qk, rec: 64 + 256, min: true},
+	tensor.Q5_1:   {cols: qk, rec: 64 + 256 + 64, min: true},
+	tensor.Q4_K:   {cols: qkK, rec: 64 + 8*288, head: 64, lev: 256, min: true, k: true},
+	tensor.Q5_K:   {cols: qkK, rec: 64 + 8*352, head: 64, lev: 320, min: true, k: true},
+	tensor.Q6_K:   {cols: qkK, rec: 32 + 8*416, head: 32, lev: 384, off: 32, k: true, halve: true},
+	tensor.Q3_K:   {cols: qkK, rec: 32 + 8*224, head: 32, lev: 192, off: 4, k: true, halve: true},
+	tensor.Q2_K:   {cols: qkK, rec: 64 + 8*160, head: 64, lev: 128, min: true, k: true, halve: true},
 }
 
 // X16Rows is the rows of one x16 tile.
@@ -180,8 +196,10 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 		switch wt {
 		case tensor.Q8_0:
 			packQ8_0(row, dst, r)
-		case tensor.Q4_0:
+		case tensor.Q4_0, tensor.IQ4_NL: // the same nibbles and d
 			packQ4_0(row, dst, r)
+		case tensor.IQ4_XS:
+			packIQ4XS(l, row, dst, r)
 		case tensor.Q5_0, tensor.Q4_1, tensor.Q5_1:
 			packQ451(wt, row, dst, r)
 		case tensor.Q4_K, tensor.Q5_K:
@@ -387,6 +405,23 @@ func packQ2K(l x16Layout, row, dst []byte, r int) {
 			}
 			le.PutUint32(du[lo+4*r:], low[0])
 			le.PutUint32(du[lo+64+4*r:], low[1])
+		}
+	}
+}
+
+func packIQ4XS(l x16Layout, row, dst []byte, r int) {
+	const ts = 136
+	le := binary.LittleEndian
+	for u := range len(row) / ts {
+		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
+		du[2*r], du[2*r+1] = b[0], b[1]
+		for j := range 8 {
+			so, lo := l.subK(j)
+			du[so+r] = byte(int8(iq4XSScale(b, j)))
+			q := b[8+16*j:]
+			q0, q4, q8, q12 := le.Uint32(q), le.Uint32(q[4:]), le.Uint32(q[8:]), le.Uint32(q[12:])
+			putQ4Chunks(du[lo:], r, q0&0x0f0f0f0f, q4&0x0f0f0f0f, q8&0x0f0f0f0f, q12&0x0f0f0f0f,
+				q0>>4&0x0f0f0f0f, q4>>4&0x0f0f0f0f, q8>>4&0x0f0f0f0f, q12>>4&0x0f0f0f0f)
 		}
 	}
 }
@@ -709,6 +744,13 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 			levels[c] = low | (rec[lo+128+4*r+c%4]>>(c/4)&1)<<2
 		}
 		return [2]float32{d * float32(int8(rec[so+r])), d * float32(int8(rec[so+16+r]))}, [2]float32{}, levels
+	case tensor.IQ4_XS:
+		so, lo := l.subK(j)
+		for c := range qk {
+			levels[c] = byte(int(iq4Values[levelAt(rec[lo:], c)]) + 128)
+		}
+		s := d * float32(int8(rec[so+r]))
+		return [2]float32{s, s}, [2]float32{}, levels
 	case tensor.Q2_K:
 		so, lo := l.subK(j)
 		for c := range qk {
@@ -725,6 +767,9 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 	}
 	for c := range qk {
 		levels[c] = levelAt(rec[head:], c)
+		if l.table {
+			levels[c] = byte(int(iq4Values[levels[c]]) + 128)
+		}
 		if wt == tensor.Q5_0 || wt == tensor.Q5_1 {
 			levels[c] |= (rec[head+256+4*r+c%4] >> (c / 4) & 1) << 4
 		}

@@ -126,18 +126,44 @@ func x16Q51W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
 //go:noescape
 func x16Q51W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
+//go:noescape
+func x16QI4W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16QI4W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16QI4W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16QI4W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16KI4W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16KI4W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16KI4W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16KI4W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
 // x16Kernels holds the assembly kernels by type and panel width.
 var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *float32, stride, rows, add int){
-	tensor.Q4_0: {x16Q4W1, x16Q4W2, x16Q4W4, x16Q4W16},
-	tensor.Q8_0: {x16Q8W1, x16Q8W2, x16Q8W4, x16Q8W16},
-	tensor.Q4_K: {x16K4W1, x16K4W2, x16K4W4, x16K4W16},
-	tensor.Q5_K: {x16K5W1, x16K5W2, x16K5W4, x16K5W16},
-	tensor.Q6_K: {x16K6W1, x16K6W2, x16K6W4, x16K6W16},
-	tensor.Q3_K: {x16K3W1, x16K3W2, x16K3W4, x16K3W16},
-	tensor.Q2_K: {x16K2W1, x16K2W2, x16K2W4, x16K2W16},
-	tensor.Q5_0: {x16Q5W1, x16Q5W2, x16Q5W4, x16Q5W16},
-	tensor.Q4_1: {x16Q41W1, x16Q41W2, x16Q41W4, x16Q41W16},
-	tensor.Q5_1: {x16Q51W1, x16Q51W2, x16Q51W4, x16Q51W16},
+	tensor.Q4_0:   {x16Q4W1, x16Q4W2, x16Q4W4, x16Q4W16},
+	tensor.Q8_0:   {x16Q8W1, x16Q8W2, x16Q8W4, x16Q8W16},
+	tensor.Q4_K:   {x16K4W1, x16K4W2, x16K4W4, x16K4W16},
+	tensor.Q5_K:   {x16K5W1, x16K5W2, x16K5W4, x16K5W16},
+	tensor.Q6_K:   {x16K6W1, x16K6W2, x16K6W4, x16K6W16},
+	tensor.Q3_K:   {x16K3W1, x16K3W2, x16K3W4, x16K3W16},
+	tensor.Q2_K:   {x16K2W1, x16K2W2, x16K2W4, x16K2W16},
+	tensor.Q5_0:   {x16Q5W1, x16Q5W2, x16Q5W4, x16Q5W16},
+	tensor.Q4_1:   {x16Q41W1, x16Q41W2, x16Q41W4, x16Q41W16},
+	tensor.Q5_1:   {x16Q51W1, x16Q51W2, x16Q51W4, x16Q51W16},
+	tensor.IQ4_NL: {x16QI4W1, x16QI4W2, x16QI4W4, x16QI4W16},
+	tensor.IQ4_XS: {x16KI4W1, x16KI4W2, x16KI4W4, x16KI4W16},
 }
 
 // x16VNNI is the AVX-512 VNNI X16 kernel: checkX16 has validated the

@@ -137,6 +137,37 @@
 	VFMADD231PS Z26, Z25, acc; \
 	VFMADD231PS.BCST 36(SI), Z28, acc
 
+// IQ4_NL, IQ4_XS (x16QI4W*, x16KI4W*): Z30 holds the IQ4 table, kv+128
+// as bytes, in every 128-bit lane; LOOKUP4 maps the eight groups of
+// indices to levels.
+DATA x16iq4<>+0(SB)/8, $0x766a5d4f3f2d1801
+DATA x16iq4<>+8(SB)/8, $0xf1d9c5b5a6998d81
+GLOBL x16iq4<>(SB), RODATA|NOPTR, $16
+
+#define LOOKUP4 \
+	VPSHUFB Z16, Z30, Z16; \
+	VPSHUFB Z17, Z30, Z17; \
+	VPSHUFB Z18, Z30, Z18; \
+	VPSHUFB Z19, Z30, Z19; \
+	VPSHUFB Z20, Z30, Z20; \
+	VPSHUFB Z21, Z30, Z21; \
+	VPSHUFB Z22, Z30, Z22; \
+	VPSHUFB Z23, Z30, Z23
+
+#define UNPACKI4 \
+	UNPACK4; \
+	LOOKUP4
+
+// UNITI4(so, lo): an IQ4_XS unit's scale (so bytes on from R11, signed,
+// for both halves) and its 32 levels (lo bytes on).
+#define UNITI4(so, lo) \
+	VPMOVSXBD so(R11), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z29, Z24, Z24; \
+	VMOVAPS Z24, Z28; \
+	CHUNKS(R11, lo); \
+	LOOKUP4
+
 DATA x16nib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 
@@ -1962,6 +1993,343 @@ loop:
 	ACTM(448, 568, 632, Z14)
 	ACTM(480, 572, 636, Z15)
 	ADDQ $384, R8
+	ADDQ $640, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16QI4W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16QI4W1(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16iq4<>(SB), Z30
+tile:
+	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACKI4
+	ACT1(Z0)
+	ADDQ $288, R8
+	ADDQ $40, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16QI4W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16QI4W2(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16iq4<>(SB), Z30
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACKI4
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $288, R8
+	ADDQ $80, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16QI4W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16QI4W4(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16iq4<>(SB), Z30
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACKI4
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $288, R8
+	ADDQ $160, SI
+	DECQ CX
+	JNZ  loop
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16QI4W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16QI4W16(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16iq4<>(SB), Z30
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+loop:
+	UNPACKI4
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $288, R8
 	ADDQ $640, SI
 	DECQ CX
 	JNZ  loop
@@ -3907,6 +4275,398 @@ pair:
 	DECQ DX
 	JNZ  pair
 	ADDQ $1344, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16KI4W1(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16KI4W1(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16iq4<>(SB), Z30
+tile:
+	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNITI4(0, 32)
+	ACT6(0, 32, 36, 40, Z0)
+	UNITI4(16, 288)
+	ACT6(44, 76, 80, 84, Z0)
+	ADDQ $88, SI
+	ADDQ $544, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $2208, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16KI4W2(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16KI4W2(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16iq4<>(SB), Z30
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNITI4(0, 32)
+	ACT6(0, 64, 72, 80, Z0)
+	ACT6(32, 68, 76, 84, Z1)
+	UNITI4(16, 288)
+	ACT6(88, 152, 160, 168, Z0)
+	ACT6(120, 156, 164, 172, Z1)
+	ADDQ $176, SI
+	ADDQ $544, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $2208, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16KI4W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16KI4W4(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16iq4<>(SB), Z30
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNITI4(0, 32)
+	ACT6(0, 128, 144, 160, Z0)
+	ACT6(32, 132, 148, 164, Z1)
+	ACT6(64, 136, 152, 168, Z2)
+	ACT6(96, 140, 156, 172, Z3)
+	UNITI4(16, 288)
+	ACT6(176, 304, 320, 336, Z0)
+	ACT6(208, 308, 324, 340, Z1)
+	ACT6(240, 312, 328, 344, Z2)
+	ACT6(272, 316, 332, 348, Z3)
+	ADDQ $352, SI
+	ADDQ $544, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $2208, R8
+	DECQ CX
+	JNZ  super
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16KI4W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16KI4W16(SB), NOSPLIT, $0-64
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16iq4<>(SB), Z30
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+super:
+	VCVTPH2PS 0(R8), Z29
+	LEAQ 32(R8), R11
+	MOVQ $4, DX
+pair:
+	UNITI4(0, 32)
+	ACT6(0, 512, 576, 640, Z0)
+	ACT6(32, 516, 580, 644, Z1)
+	ACT6(64, 520, 584, 648, Z2)
+	ACT6(96, 524, 588, 652, Z3)
+	ACT6(128, 528, 592, 656, Z4)
+	ACT6(160, 532, 596, 660, Z5)
+	ACT6(192, 536, 600, 664, Z6)
+	ACT6(224, 540, 604, 668, Z7)
+	ACT6(256, 544, 608, 672, Z8)
+	ACT6(288, 548, 612, 676, Z9)
+	ACT6(320, 552, 616, 680, Z10)
+	ACT6(352, 556, 620, 684, Z11)
+	ACT6(384, 560, 624, 688, Z12)
+	ACT6(416, 564, 628, 692, Z13)
+	ACT6(448, 568, 632, 696, Z14)
+	ACT6(480, 572, 636, 700, Z15)
+	UNITI4(16, 288)
+	ACT6(704, 1216, 1280, 1344, Z0)
+	ACT6(736, 1220, 1284, 1348, Z1)
+	ACT6(768, 1224, 1288, 1352, Z2)
+	ACT6(800, 1228, 1292, 1356, Z3)
+	ACT6(832, 1232, 1296, 1360, Z4)
+	ACT6(864, 1236, 1300, 1364, Z5)
+	ACT6(896, 1240, 1304, 1368, Z6)
+	ACT6(928, 1244, 1308, 1372, Z7)
+	ACT6(960, 1248, 1312, 1376, Z8)
+	ACT6(992, 1252, 1316, 1380, Z9)
+	ACT6(1024, 1256, 1320, 1384, Z10)
+	ACT6(1056, 1260, 1324, 1388, Z11)
+	ACT6(1088, 1264, 1328, 1392, Z12)
+	ACT6(1120, 1268, 1332, 1396, Z13)
+	ACT6(1152, 1272, 1336, 1400, Z14)
+	ACT6(1184, 1276, 1340, 1404, Z15)
+	ADDQ $1408, SI
+	ADDQ $544, R11
+	DECQ DX
+	JNZ  pair
+	ADDQ $2208, R8
 	DECQ CX
 	JNZ  super
 	MOVQ DI, R10

@@ -17,7 +17,7 @@ import (
 func TestX16(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, impl := range Impls() {
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
 			kern := impl.X16[wt]
 			if kern == nil {
 				continue
@@ -110,7 +110,7 @@ func TestX16(t *testing.T) {
 func TestX16Cols(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	for _, impl := range Impls() {
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
 			kern := impl.X16[wt]
 			if kern == nil {
 				continue
@@ -196,7 +196,7 @@ func TestX16Errors(t *testing.T) {
 // BenchmarkPackX16: rearranging 16-row tiles of 4096 columns (MB/s of
 // GGUF bytes), what loading a model costs per byte of its weights.
 func BenchmarkPackX16(b *testing.B) {
-	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
 		b.Run(wt.String(), func(b *testing.B) {
 			const rows, cols = 256, 4096
 			w := quantized(b, wt, randNormal(rand.New(rand.NewPCG(1, 2)), rows*cols, 1))
@@ -220,7 +220,7 @@ func BenchmarkPackX16(b *testing.B) {
 func BenchmarkX16VsRows(b *testing.B) {
 	const rows, cols = 1024, 4096
 	for _, impl := range Impls() {
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
 			kern := impl.X16[wt]
 			if kern == nil || impl.Name == Generic.Name {
 				continue
@@ -292,7 +292,7 @@ func TestXPackFast(t *testing.T) {
 		t.Skip("no fast packing on this CPU")
 	}
 	r := rand.New(rand.NewPCG(71, 72))
-	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
 		for _, cols := range []int{256, 512, 2048} {
 			x := randNormal(r, cols, 3)
 			clear(x[:256]) // a zero block (and super-block)
@@ -338,7 +338,7 @@ func BenchmarkX16Panel(b *testing.B) {
 		if impl.Name == Generic.Name {
 			continue
 		}
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1} {
+		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
 			kern := impl.X16[wt]
 			if kern == nil {
 				continue

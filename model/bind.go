@@ -135,8 +135,15 @@ func (b *Binder) matrix(name string, rows, cols int) compute.Matrix {
 		b.fail("tensor %s: type %v cannot hold rows of %d elements", name, t.Type, cols)
 		return compute.Matrix{}
 	}
+	m := compute.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: b.f.Data(t)}
+	if err := m.Check(); err != nil {
+		// A type glassbox cannot multiply (or, for a token embedding, look
+		// up) fails here, at load, not in the first forward pass.
+		b.fail("tensor %s: %v", name, err)
+		return compute.Matrix{}
+	}
 	b.bytes += t.Size
-	return compute.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: b.f.Data(t)}
+	return m
 }
 
 // Vector binds name as n float32 values (norm weights, biases, rope

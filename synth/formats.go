@@ -24,6 +24,12 @@ import (
 //	Q3_K_M  Q3_K        Q3_K                   Q5_K (i<2),Q4_K Q4_K         Q5_K (i<n/16), Q4_K
 //	Q2_K    Q2_K        Q2_K                   Q4_K if GQA≥4, else Q3_K     Q3_K  Q3_K
 //
+//	IQ4_NL  IQ4_NL      IQ4_NL                 IQ4_NL          IQ4_NL       IQ4_NL (likewise IQ4_XS)
+//
+// The IQ4 rows are not llama-quantize's mixes (it also gives some tensors
+// more bits, and quantizes with its own search): one type with the output
+// in Q6_K, for benchmarks of the formats' kernels.
+//
 // more* is llama.cpp's use_more_bits(i, n): i < n/8 || i >= 7n/8 ||
 // (i-n/8)%3 == 2 — 8 of 16 layers for the 1b preset, blocks 0, 1, 4, 7,
 // 10, 13, 14, 15. This matches the shared tiny-llama files made with
@@ -37,7 +43,7 @@ func uniform(t tensor.DType) func(Config, string, int) tensor.DType {
 	return func(Config, string, int) tensor.DType { return t }
 }
 
-// legacy is a Q4_0/Q4_1/Q5_0/Q5_1 file: one type, output Q6_K.
+// legacy is a Q4_0/Q4_1/Q5_0/Q5_1 (or IQ4) file: one type, output Q6_K.
 func legacy(t tensor.DType) func(Config, string, int) tensor.DType {
 	return func(_ Config, role string, _ int) tensor.DType {
 		if role == "output" {
@@ -71,6 +77,8 @@ var formats = map[string]format{
 	"Q5_0":   {8, legacy(tensor.Q5_0)},
 	"Q5_1":   {9, legacy(tensor.Q5_1)},
 	"Q6_K":   {18, uniform(tensor.Q6_K)},
+	"IQ4_NL": {25, legacy(tensor.IQ4_NL)},
+	"IQ4_XS": {30, legacy(tensor.IQ4_XS)},
 	"Q5_K_M": {17, kMix(tensor.Q5_K)},
 	"Q4_K_M": {15, kMix(tensor.Q4_K)},
 	"Q3_K_M": {12, func(c Config, role string, i int) tensor.DType {

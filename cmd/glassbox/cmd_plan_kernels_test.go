@@ -39,6 +39,10 @@ func TestX16ScaleBytesAgree(t *testing.T) {
 			t.Errorf("%s: a tile adds %d bytes per 256 columns, the planner counts %d", dt, got, plan.X16ScaleBytes)
 		}
 	}
+	rb, _ := tensor.IQ4_XS.RowBytes(256)
+	if got := int64(kernel.X16TileBytes(tensor.IQ4_XS, 256)) - 16*rb; got != plan.X16ScaleBytes/2 {
+		t.Errorf("IQ4_XS: a tile adds %d bytes per 256 columns, the planner counts %d", got, plan.X16ScaleBytes/2)
+	}
 }
 
 func TestProbeThreads(t *testing.T) {

@@ -85,7 +85,7 @@ func (r *Result) Rate(name string) (float64, bool) {
 // Types are the weight formats probed: the float types and the quantized
 // formats llama.cpp's common files use.
 var Types = []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
-	tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K}
+	tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS}
 
 // Options tunes a probe; the zero value is the default.
 type Options struct {

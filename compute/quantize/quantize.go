@@ -57,7 +57,7 @@ type Report struct {
 var fileTypes = map[tensor.DType]uint32{
 	tensor.F32: 0, tensor.F16: 1, tensor.Q4_0: 2, tensor.Q4_1: 3, tensor.Q8_0: 7, tensor.Q5_0: 8,
 	tensor.Q5_1: 9, tensor.Q2_K: 10, tensor.Q3_K: 11 /* Q3_K_S */, tensor.Q4_K: 14, /* Q4_K_S */
-	tensor.Q5_K: 16 /* Q5_K_S */, tensor.Q6_K: 18, tensor.BF16: 32,
+	tensor.Q5_K: 16 /* Q5_K_S */, tensor.Q6_K: 18, tensor.IQ4_NL: 25, tensor.IQ4_XS: 30, tensor.BF16: 32,
 }
 
 // FileType returns the general.file_type value for a model quantized to dt.
@@ -98,6 +98,7 @@ var fallback = map[tensor.DType]tensor.DType{
 	tensor.Q5_K: tensor.Q5_1, tensor.Q6_K: tensor.Q8_0,
 	tensor.Q4_0: tensor.F16, tensor.Q4_1: tensor.F16, tensor.Q5_0: tensor.F16,
 	tensor.Q5_1: tensor.F16, tensor.Q8_0: tensor.F16,
+	tensor.IQ4_XS: tensor.IQ4_NL, tensor.IQ4_NL: tensor.F16, // as llama-quantize
 }
 
 // target picks the type for one tensor and says why it differs from want.

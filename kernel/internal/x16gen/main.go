@@ -1,7 +1,7 @@
 // Command x16gen writes kernel/x16_amd64.s: the AVX-512 VNNI x16 kernels
 // for each weight type and panel width, unrolled
 // per width (1, 2, 4 or 16 activation rows), over a range of tiles. The macros are written by hand (the
-// prelude below); the kernel bodies are generated so that the forty
+// prelude below); the kernel bodies are generated so that the forty-eight
 // kernels cannot drift apart (a test checks that the committed file is
 // this program's output). Run from the kernel folder:
 //
@@ -16,7 +16,7 @@ import (
 
 // kind is one weight type's kernel family.
 type kind struct {
-	name   string // Q4, Q8, Q5, Q41, Q51, K4, K5, K6, K3, K2
+	name   string // Q4, Q8, Q5, Q41, Q51, QI4, K4, K5, K6, K3, K2, KI4
 	unpack string // the unpacking macro (Q4, Q8: per block; K: per sub-block)
 	rec    int    // bytes of one record (a block, or a super-block for K)
 	mask   string // the byte mask Z31 holds (the nibble mask, or K3's two bits), if any
@@ -25,6 +25,8 @@ type kind struct {
 	actRec int    // activation record bytes per row
 	act    string // the macro for one activation row (Q: ACT, ACTM; K: ACTK, ACT6, ACT2)
 	heads  int    // K: f16 vectors of the record's head converted once per super-block (d, dmin)
+	scb    int    // K: bytes of one sub-block's scales (0: 32)
+	table  bool   // IQ4: the level lookup table in Z30
 }
 
 var kinds = []kind{
@@ -33,11 +35,13 @@ var kinds = []kind{
 	{name: "Q5", unpack: "UNPACK5", rec: 352, mask: "x16nib", actRec: 40, act: "ACT"},
 	{name: "Q41", unpack: "UNPACK41", rec: 320, mask: "x16nib", actRec: 40, act: "ACTM"},
 	{name: "Q51", unpack: "UNPACK51", rec: 384, mask: "x16nib", actRec: 40, act: "ACTM"},
+	{name: "QI4", unpack: "UNPACKI4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", table: true},
 	{name: "K4", unpack: "SUBK", rec: 2368, mask: "x16nib", head: 64, lev: 256, actRec: 40, act: "ACTK", heads: 2},
 	{name: "K5", unpack: "SUBK5", rec: 2880, mask: "x16nib", head: 64, lev: 320, actRec: 40, act: "ACTK", heads: 2},
 	{name: "K6", unpack: "UNIT6", rec: 3360, mask: "x16nib", head: 32, lev: 384, actRec: 44, act: "ACT6", heads: 1},
 	{name: "K3", unpack: "UNIT3", rec: 1824, mask: "x16m03", head: 32, lev: 192, actRec: 44, act: "ACT6", heads: 1},
 	{name: "K2", unpack: "UNIT2", rec: 1344, mask: "x16m03", head: 64, lev: 128, actRec: 44, act: "ACT2"},
+	{name: "KI4", unpack: "UNITI4", rec: 2208, mask: "x16nib", head: 32, lev: 256, actRec: 44, act: "ACT6", heads: 1, scb: 16, table: true},
 }
 
 func main() {
@@ -49,6 +53,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "x16gen:", err)
 		os.Exit(1)
 	}
+}
+
+// scales is the bytes of one sub-block's scales in a K record.
+func (k kind) scales() int {
+	if k.scb == 0 {
+		return 32
+	}
+	return k.scb
 }
 
 // generate returns the whole assembly file.
@@ -80,6 +92,9 @@ func kernel(k kind, w int) string {
 	add("\tMOVQ %s+0(FP), R13\n\tMOVQ tiles+8(FP), R14\n\tMOVQ w+16(FP), R8\n\tMOVQ a+24(FP), AX\n\tMOVQ out+32(FP), DI\n\tMOVQ stride+40(FP), R9\n\tMOVQ rows+48(FP), BX\n\tMOVQ add+56(FP), R12", units)
 	if k.mask != "" {
 		add("\tVPBROADCASTQ %s<>(SB), Z31", k.mask)
+	}
+	if k.table {
+		add("\tVBROADCASTI32X4 x16iq4<>(SB), Z30")
 	}
 	add("tile:")
 	for j := range w {
@@ -118,7 +133,7 @@ func kernel(k kind, w int) string {
 			// Sub-block h of the pair: its scales 32h bytes into the pair,
 			// its levels after the pair's scales; its activation records
 			// one sub-block's records on.
-			add("\t%s(%d, %d)", k.unpack, 32*h, 64+k.lev*h)
+			add("\t%s(%d, %d)", k.unpack, k.scales()*h, 2*k.scales()+k.lev*h)
 			o := k.actRec * w * h
 			for j := range w {
 				switch {
@@ -131,7 +146,7 @@ func kernel(k kind, w int) string {
 				}
 			}
 		}
-		add("\tADDQ $%d, SI\n\tADDQ $%d, R11\n\tDECQ DX\n\tJNZ  pair", 2*k.actRec*w, 64+2*k.lev)
+		add("\tADDQ $%d, SI\n\tADDQ $%d, R11\n\tDECQ DX\n\tJNZ  pair", 2*k.actRec*w, 2*k.scales()+2*k.lev)
 		add("\tADDQ $%d, R8\n\tDECQ CX\n\tJNZ  super", k.rec)
 	}
 	// Store the panel's real rows (BX of them) of this tile.
@@ -287,6 +302,37 @@ const prelude = `//go:build amd64 && !purego
 	VMULPS.BCST 32(SI), Z24, Z26; \
 	VFMADD231PS Z26, Z25, acc; \
 	VFMADD231PS.BCST 36(SI), Z28, acc
+
+// IQ4_NL, IQ4_XS (x16QI4W*, x16KI4W*): Z30 holds the IQ4 table, kv+128
+// as bytes, in every 128-bit lane; LOOKUP4 maps the eight groups of
+// indices to levels.
+DATA x16iq4<>+0(SB)/8, $0x766a5d4f3f2d1801
+DATA x16iq4<>+8(SB)/8, $0xf1d9c5b5a6998d81
+GLOBL x16iq4<>(SB), RODATA|NOPTR, $16
+
+#define LOOKUP4 \
+	VPSHUFB Z16, Z30, Z16; \
+	VPSHUFB Z17, Z30, Z17; \
+	VPSHUFB Z18, Z30, Z18; \
+	VPSHUFB Z19, Z30, Z19; \
+	VPSHUFB Z20, Z30, Z20; \
+	VPSHUFB Z21, Z30, Z21; \
+	VPSHUFB Z22, Z30, Z22; \
+	VPSHUFB Z23, Z30, Z23
+
+#define UNPACKI4 \
+	UNPACK4; \
+	LOOKUP4
+
+// UNITI4(so, lo): an IQ4_XS unit's scale (so bytes on from R11, signed,
+// for both halves) and its 32 levels (lo bytes on).
+#define UNITI4(so, lo) \
+	VPMOVSXBD so(R11), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z29, Z24, Z24; \
+	VMOVAPS Z24, Z28; \
+	CHUNKS(R11, lo); \
+	LOOKUP4
 
 DATA x16nib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL x16nib<>(SB), RODATA|NOPTR, $8
