@@ -232,15 +232,10 @@ func packQ8_0(row, dst []byte, r int) {
 
 func packQ4_0(row, dst []byte, r int) {
 	const ts, rec = 18, 32 + 256
-	le := binary.LittleEndian
 	for u := range len(row) / ts {
 		b, du := row[u*ts:u*ts+ts], dst[u*rec:u*rec+rec]
 		du[2*r], du[2*r+1] = b[0], b[1]
-		// The block has column c < 16 in the low nibble of byte c and
-		// c+16 in the high nibble of byte c (dequantQ4_0's order).
-		q0, q4, q8, q12 := le.Uint32(b[2:]), le.Uint32(b[6:]), le.Uint32(b[10:]), le.Uint32(b[14:])
-		putQ4Chunks(du[32:], r, q0&0x0f0f0f0f, q4&0x0f0f0f0f, q8&0x0f0f0f0f, q12&0x0f0f0f0f,
-			q0>>4&0x0f0f0f0f, q4>>4&0x0f0f0f0f, q8>>4&0x0f0f0f0f, q12>>4&0x0f0f0f0f)
+		putNibbles(du[32:], r, b[2:])
 	}
 }
 
@@ -265,10 +260,7 @@ func packQ451(wt tensor.DType, row, dst []byte, r int) {
 		if head == 64 {
 			du[32+2*r], du[33+2*r] = b[2], b[3]
 		}
-		q := b[qs:]
-		q0, q4, q8, q12 := le.Uint32(q), le.Uint32(q[4:]), le.Uint32(q[8:]), le.Uint32(q[12:])
-		putQ4Chunks(du[head:], r, q0&0x0f0f0f0f, q4&0x0f0f0f0f, q8&0x0f0f0f0f, q12&0x0f0f0f0f,
-			q0>>4&0x0f0f0f0f, q4>>4&0x0f0f0f0f, q8>>4&0x0f0f0f0f, q12>>4&0x0f0f0f0f)
+		putNibbles(du[head:], r, b[qs:])
 		if qh >= 0 {
 			// Column c's fifth bit is bit c of qh; chunk byte 4r+t gets
 			// column 4g+t's in bit g.
@@ -370,15 +362,11 @@ func packQ3K(l x16Layout, row, dst []byte, r int) {
 			// Unit j is quarter k of half n (see dequantQ3K): column c's
 			// low bits in qs[32n+c] >> 2k, its high bit in hm[c] bit 4n+k.
 			n, k := j/4, j%4
-			q := qs[32*n:]
-			var low [2]uint32
+			putLow2(du[lo:], r, qs[32*n:], k)
 			var h uint32
 			for g := range 8 { // columns 4g..4g+3
-				low[g/4] |= (le.Uint32(q[4*g:]) >> uint(2*k) & 0x03030303) << uint(2*(g%4))
 				h |= (le.Uint32(hm[4*g:]) >> uint(4*n+k) & 0x01010101) << uint(g)
 			}
-			le.PutUint32(du[lo+4*r:], low[0])
-			le.PutUint32(du[lo+64+4*r:], low[1])
 			le.PutUint32(du[lo+128+4*r:], h)
 		}
 	}
@@ -386,7 +374,6 @@ func packQ3K(l x16Layout, row, dst []byte, r int) {
 
 func packQ2K(l x16Layout, row, dst []byte, r int) {
 	const ts = 84
-	le := binary.LittleEndian
 	for u := range len(row) / ts {
 		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
 		du[2*r], du[2*r+1] = b[80], b[81]
@@ -397,33 +384,45 @@ func packQ2K(l x16Layout, row, dst []byte, r int) {
 			du[so+r], du[so+16+r] = sc[2*j], sc[2*j+1]
 			// Unit j is quarter k of half n (see dequantQ2K): column c's
 			// level in qs[32n+c] >> 2k.
-			n, k := j/4, j%4
-			q := qs[32*n:]
-			var low [2]uint32
-			for g := range 8 {
-				low[g/4] |= (le.Uint32(q[4*g:]) >> uint(2*k) & 0x03030303) << uint(2*(g%4))
-			}
-			le.PutUint32(du[lo+4*r:], low[0])
-			le.PutUint32(du[lo+64+4*r:], low[1])
+			putLow2(du[lo:], r, qs[32*(j/4):], j%4)
 		}
 	}
 }
 
 func packIQ4XS(l x16Layout, row, dst []byte, r int) {
 	const ts = 136
-	le := binary.LittleEndian
 	for u := range len(row) / ts {
 		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
 		du[2*r], du[2*r+1] = b[0], b[1]
 		for j := range 8 {
 			so, lo := l.subK(j)
 			du[so+r] = byte(int8(iq4XSScale(b, j)))
-			q := b[8+16*j:]
-			q0, q4, q8, q12 := le.Uint32(q), le.Uint32(q[4:]), le.Uint32(q[8:]), le.Uint32(q[12:])
-			putQ4Chunks(du[lo:], r, q0&0x0f0f0f0f, q4&0x0f0f0f0f, q8&0x0f0f0f0f, q12&0x0f0f0f0f,
-				q0>>4&0x0f0f0f0f, q4>>4&0x0f0f0f0f, q8>>4&0x0f0f0f0f, q12>>4&0x0f0f0f0f)
+			putNibbles(du[lo:], r, b[8+16*j:])
 		}
 	}
+}
+
+// putNibbles writes the 16 bytes of nibbles at q (column c < 16 in the low
+// nibble of byte c, c+16 in its high nibble: dequantQ4_0's order) as row
+// r's four chunks.
+func putNibbles(dst []byte, r int, q []byte) {
+	le := binary.LittleEndian
+	q0, q4, q8, q12 := le.Uint32(q), le.Uint32(q[4:]), le.Uint32(q[8:]), le.Uint32(q[12:])
+	putQ4Chunks(dst, r, q0&0x0f0f0f0f, q4&0x0f0f0f0f, q8&0x0f0f0f0f, q12&0x0f0f0f0f,
+		q0>>4&0x0f0f0f0f, q4>>4&0x0f0f0f0f, q8>>4&0x0f0f0f0f, q12>>4&0x0f0f0f0f)
+}
+
+// putLow2 writes row r's two-bit levels of one unit (column c's in q[c] >>
+// 2k) into two 64-byte chunks: chunk H byte 4r+t holds in bits 2i..2i+1
+// column 16H+4i+t's (Q3_K's low bits, Q2_K's levels).
+func putLow2(dst []byte, r int, q []byte, k int) {
+	le := binary.LittleEndian
+	var low [2]uint32
+	for g := range 8 { // columns 4g..4g+3
+		low[g/4] |= (le.Uint32(q[4*g:]) >> uint(2*k) & 0x03030303) << uint(2*(g%4))
+	}
+	le.PutUint32(dst[4*r:], low[0])
+	le.PutUint32(dst[64+4*r:], low[1])
 }
 
 // putQ4Chunks writes row r's 32 levels (v[i] = levels of columns 4i..4i+3,

@@ -105,34 +105,14 @@
 // ACTM: activation row k against a Q4_1/Q5_1 unit (s at soff: Q8_1's
 // dx·Σq): acc[r] += float(Σ_g u[r][g]·q[g])·d[r]·dx, then acc[r] += m[r]·s.
 #define ACTM(qoff, doff, soff, acc) \
-	VPXORD Z25, Z25, Z25; \
-	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
-	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
-	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
-	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
-	VPDPBUSD.BCST qoff+16(SI), Z20, Z25; \
-	VPDPBUSD.BCST qoff+20(SI), Z21, Z25; \
-	VPDPBUSD.BCST qoff+24(SI), Z22, Z25; \
-	VPDPBUSD.BCST qoff+28(SI), Z23, Z25; \
-	VCVTDQ2PS Z25, Z25; \
+	DOT8(qoff); \
 	VMULPS.BCST doff(SI), Z24, Z26; \
 	VFMADD231PS Z26, Z25, acc; \
 	VFMADD231PS.BCST soff(SI), Z28, acc
 
 // ACTM1: ACTM for a panel of one row, the integer sum over two chains.
 #define ACTM1(acc) \
-	VPXORD Z25, Z25, Z25; \
-	VPXORD Z27, Z27, Z27; \
-	VPDPBUSD.BCST 0(SI), Z16, Z25; \
-	VPDPBUSD.BCST 4(SI), Z17, Z27; \
-	VPDPBUSD.BCST 8(SI), Z18, Z25; \
-	VPDPBUSD.BCST 12(SI), Z19, Z27; \
-	VPDPBUSD.BCST 16(SI), Z20, Z25; \
-	VPDPBUSD.BCST 20(SI), Z21, Z27; \
-	VPDPBUSD.BCST 24(SI), Z22, Z25; \
-	VPDPBUSD.BCST 28(SI), Z23, Z27; \
-	VPADDD Z27, Z25, Z25; \
-	VCVTDQ2PS Z25, Z25; \
+	DOT8X2(0); \
 	VMULPS.BCST 32(SI), Z24, Z26; \
 	VFMADD231PS Z26, Z25, acc; \
 	VFMADD231PS.BCST 36(SI), Z28, acc
@@ -176,9 +156,9 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 // R11 the pair of sub-blocks (scales and mins of each, 32 bytes per
 // sub-block, then the levels of each), DX pairs left in the super-block.
 
-// ACTK: activation row k against a Q4_K sub-block:
-//   acc[r] += float(Σ_g u[r][g]·q[g])·s1[r]·dx − s2[r]·(dx·Σq)
-#define ACTK(qoff, doff, soff, acc) \
+// DOT8(qoff): Z25 = float(Σ_g u[r][g]·q[g]) over the unit's eight groups
+// against the activation quads at qoff(SI).
+#define DOT8(qoff) \
 	VPXORD Z25, Z25, Z25; \
 	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
 	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
@@ -188,14 +168,11 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 	VPDPBUSD.BCST qoff+20(SI), Z21, Z25; \
 	VPDPBUSD.BCST qoff+24(SI), Z22, Z25; \
 	VPDPBUSD.BCST qoff+28(SI), Z23, Z25; \
-	VCVTDQ2PS Z25, Z25; \
-	VMULPS.BCST doff(SI), Z24, Z26; \
-	VFMADD231PS Z26, Z25, acc; \
-	VFNMADD231PS.BCST soff(SI), Z28, acc
+	VCVTDQ2PS Z25, Z25
 
-// ACTK1: ACTK for a panel of one row (its record o bytes on), the integer
-// sum over two chains.
-#define ACTK1(o, acc) \
+// DOT8X2(o): DOT8 with the integer sum over two chains (Z25, Z27; exact,
+// so the same value), for panels of one row.
+#define DOT8X2(o) \
 	VPXORD Z25, Z25, Z25; \
 	VPXORD Z27, Z27, Z27; \
 	VPDPBUSD.BCST o+0(SI), Z16, Z25; \
@@ -207,7 +184,20 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 	VPDPBUSD.BCST o+24(SI), Z22, Z25; \
 	VPDPBUSD.BCST o+28(SI), Z23, Z27; \
 	VPADDD Z27, Z25, Z25; \
-	VCVTDQ2PS Z25, Z25; \
+	VCVTDQ2PS Z25, Z25
+
+// ACTK: activation row k against a Q4_K sub-block:
+//   acc[r] += float(Σ_g u[r][g]·q[g])·s1[r]·dx − s2[r]·(dx·Σq)
+#define ACTK(qoff, doff, soff, acc) \
+	DOT8(qoff); \
+	VMULPS.BCST doff(SI), Z24, Z26; \
+	VFMADD231PS Z26, Z25, acc; \
+	VFNMADD231PS.BCST soff(SI), Z28, acc
+
+// ACTK1: ACTK for a panel of one row (its record o bytes on), the integer
+// sum over two chains.
+#define ACTK1(o, acc) \
+	DOT8X2(o); \
 	VMULPS.BCST o+32(SI), Z24, Z26; \
 	VFMADD231PS Z26, Z25, acc; \
 	VFNMADD231PS.BCST o+36(SI), Z28, acc
@@ -259,15 +249,20 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 	VPSLLW $sh, Z30, Z26; \
 	VPTERNLOGD.BCST $0xF8, x16m30<>(SB), Z26, g
 
-// UNIT6(so, lo): a Q6_K unit's two scales (so bytes on from R11) and 32
-// six-bit levels (lo bytes on: low bits, then two chunks of high bits).
-#define UNIT6(so, lo) \
+// HALVES(so): the two halves' signed scales (so bytes on from R11) times
+// the rows' d into Z24 and Z28 (Q6_K, Q3_K).
+#define HALVES(so) \
 	VPMOVSXBD so(R11), Z24; \
 	VCVTDQ2PS Z24, Z24; \
 	VMULPS Z29, Z24, Z24; \
 	VPMOVSXBD so+16(R11), Z28; \
 	VCVTDQ2PS Z28, Z28; \
-	VMULPS Z29, Z28, Z28; \
+	VMULPS Z29, Z28, Z28
+
+// UNIT6(so, lo): a Q6_K unit's two scales (so bytes on from R11) and 32
+// six-bit levels (lo bytes on: low bits, then two chunks of high bits).
+#define UNIT6(so, lo) \
+	HALVES(so); \
 	CHUNKS(R11, lo); \
 	VMOVDQU64 lo+256(R11), Z30; \
 	HI6L(4, Z16); \
@@ -312,12 +307,7 @@ GLOBL x16m04<>(SB), RODATA|NOPTR, $4
 // and 32 three-bit levels (lo bytes on: two chunks of low bits, then one
 // of high bits).
 #define UNIT3(so, lo) \
-	VPMOVSXBD so(R11), Z24; \
-	VCVTDQ2PS Z24, Z24; \
-	VMULPS Z29, Z24, Z24; \
-	VPMOVSXBD so+16(R11), Z28; \
-	VCVTDQ2PS Z28, Z28; \
-	VMULPS Z29, Z28, Z28; \
+	HALVES(so); \
 	LOW3(R11, lo, Z16, Z17, Z18, Z19); \
 	LOW3(R11, lo+64, Z20, Z21, Z22, Z23); \
 	VMOVDQU64 lo+128(R11), Z30; \
