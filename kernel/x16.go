@@ -245,7 +245,7 @@ func packQ451(wt tensor.DType, row, dst []byte, r int) {
 	l := x16Layouts[wt]
 	ts := wt.TypeSize()
 	le := binary.LittleEndian
-	head, qh, qs := 32, -1, 2 // Q5_0: d, qh[4], qs[16]
+	head, qh, qs := 32, -1, 2 // where the rows' d..m end, the fifth bits (-1: none) and the nibbles start; set per type below
 	switch wt {
 	case tensor.Q5_0:
 		qh, qs = 2, 6

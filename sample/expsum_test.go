@@ -92,9 +92,8 @@ func TestExpSumMatchesExp(t *testing.T) {
 	}
 	w := make([]float64, len(c))
 	var want float64
-	for i, x := range c {
+	for _, x := range c {
 		want += math.Exp(float64(x.logit) - 5)
-		_ = i
 	}
 	got := expSum(c, 5, 1, w)
 	for i, x := range c {
