@@ -18,6 +18,12 @@ func x16K5AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width 
 func x16K6AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
 
 //go:noescape
+func x16K2AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+
+//go:noescape
+func x16K3AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+
+//go:noescape
 func x16K4AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
 
 // x16AccBufs holds the AVX2 kernels' accumulators ([16][16]f32 at most).
@@ -43,6 +49,10 @@ func x16AVX2(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []fl
 		x16K5AVX2(units/8, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0], add)
 	case tensor.Q6_K:
 		x16K6AVX2(units/8, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0], add)
+	case tensor.Q3_K:
+		x16K3AVX2(units/8, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0], add)
+	case tensor.Q2_K:
+		x16K2AVX2(units/8, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0], add)
 	default:
 		panic("kernel: no AVX2 x16 kernel for " + wt.String())
 	}

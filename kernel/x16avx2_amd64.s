@@ -427,3 +427,153 @@ TEXT ·x16K5AVX2(SB), NOSPLIT, $64-80
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
 	KBODY(HALFK5, ACTSK, 64, 320, 40, 2880, k5tile, k5zero, k5load, k5loaded, k5super, k5sub, k5acts0, k5acts1, k5acts2, k5acts3, k5store)
+
+DATA x16m03y<>+0(SB)/8, $0x0303030303030303
+GLOBL x16m03y<>(SB), RODATA|NOPTR, $8
+DATA x16m04y<>+0(SB)/8, $0x0404040404040404
+DATA x16m04y<>+8(SB)/8, $0x0404040404040404
+DATA x16m04y<>+16(SB)/8, $0x0404040404040404
+DATA x16m04y<>+24(SB)/8, $0x0404040404040404
+GLOBL x16m04y<>(SB), RODATA|NOPTR, $32
+
+// LOW3Y(off, r0, r1, r2, r3): the 32-byte half of a chunk of two-bit
+// fields at off(R11) split into four groups (field i: ri); Y11 holds 0x03.
+#define LOW3Y(off, r0, r1, r2, r3) \
+	VMOVDQU off(R11), Y15; \
+	VPAND Y15, Y11, r0; \
+	VPSRLW $2, Y15, Y13; \
+	VPAND Y13, Y11, r1; \
+	VPSRLW $4, Y15, Y13; \
+	VPAND Y13, Y11, r2; \
+	VPSRLW $6, Y15, Y13; \
+	VPAND Y13, Y11, r3
+
+// HI3Y(op, sh, reg): reg |= (the high-bit chunk half in Y14, shifted so
+// that bit g lands in bit 2) & 0x04.
+#define HI3Y(op, sh, reg) \
+	op $sh, Y14, Y15; \
+	VPAND x16m04y<>(SB), Y15, Y15; \
+	VPOR Y15, reg, reg
+
+// HALF3(hoff): a Q3_K unit's half, as HALF6 (its two halves' signed
+// scales, Y12 and the frame), the three-bit levels into Y0..Y7.
+#define HALF3(hoff) \
+	VCVTPH2PS (hoff/2)(R8), Y14; \
+	VPMOVSXBD (hoff/4)(R10), Y15; \
+	VCVTDQ2PS Y15, Y15; \
+	VMULPS Y15, Y14, Y12; \
+	VPMOVSXBD (16+hoff/4)(R10), Y15; \
+	VCVTDQ2PS Y15, Y15; \
+	VMULPS Y15, Y14, Y15; \
+	VMOVUPS Y15, s1b-64(SP); \
+	LOW3Y(hoff, Y0, Y1, Y2, Y3); \
+	LOW3Y(64+hoff, Y4, Y5, Y6, Y7); \
+	VMOVDQU (128+hoff)(R11), Y14; \
+	HI3Y(VPSLLW, 2, Y0); \
+	HI3Y(VPSLLW, 1, Y1); \
+	VPAND x16m04y<>(SB), Y14, Y15; \
+	VPOR Y15, Y2, Y2; \
+	HI3Y(VPSRLW, 1, Y3); \
+	HI3Y(VPSRLW, 2, Y4); \
+	HI3Y(VPSRLW, 3, Y5); \
+	HI3Y(VPSRLW, 4, Y6); \
+	HI3Y(VPSRLW, 5, Y7)
+
+// func x16K3AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+TEXT ·x16K3AVX2(SB), NOSPLIT, $64-80
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ width+56(FP), DX
+	MOVQ acc+64(FP), R12
+	VPBROADCASTQ x16ones<>(SB), Y10
+	VPBROADCASTQ x16m03y<>(SB), Y11
+	KBODY(HALF3, ACTS6, 32, 192, 44, 1824, k3tile, k3zero, k3load, k3loaded, k3super, k3sub, k3acts0, k3acts1, k3acts2, k3acts3, k3store)
+
+DATA x16m0fy<>+0(SB)/8, $0x0000000f0000000f
+DATA x16m0fy<>+8(SB)/8, $0x0000000f0000000f
+DATA x16m0fy<>+16(SB)/8, $0x0000000f0000000f
+DATA x16m0fy<>+24(SB)/8, $0x0000000f0000000f
+GLOBL x16m0fy<>(SB), RODATA|NOPTR, $32
+
+// SCALES2Y(soff, hoff, s1, s2): one 16-column half's scale/min bytes of the
+// half-unit's 8 rows (soff(R10)) as s1 = d·(byte & 15) into register s1
+// and s2 = dmin·(byte >> 4) into the frame slot s2.
+#define SCALES2Y(soff, hoff, s1, s2) \
+	VPMOVZXBD soff(R10), Y15; \
+	VPSRLD $4, Y15, Y13; \
+	VPAND x16m0fy<>(SB), Y15, Y15; \
+	VCVTDQ2PS Y15, Y15; \
+	VCVTDQ2PS Y13, Y13; \
+	VCVTPH2PS (hoff/2)(R8), Y14; \
+	VMULPS Y15, Y14, s1; \
+	VCVTPH2PS (32+hoff/2)(R8), Y14; \
+	VMULPS Y13, Y14, Y13; \
+	VMOVUPS Y13, s2
+
+// HALF2(hoff): a Q2_K unit's half: s1a into Y12, s1b, s2a and s2b into the
+// frame, the two-bit levels into Y0..Y7.
+#define HALF2(hoff) \
+	SCALES2Y(hoff/4, hoff, Y12, s2a-96(SP)); \
+	SCALES2Y(16+hoff/4, hoff, Y9, s2b-128(SP)); \
+	VMOVUPS Y9, s1b-64(SP); \
+	LOW3Y(hoff, Y0, Y1, Y2, Y3); \
+	LOW3Y(64+hoff, Y4, Y5, Y6, Y7)
+
+// ACTS2(hoff): every activation row against a Q2_K unit's half: per
+// 16-column half, acc += float(Σ)·s1·dx, then acc −= s2·(dx·Σq) (the
+// record's two floats, 4·width and 8·width bytes past dx).
+#define ACTS2(hoff, lbl) \
+	MOVQ SI, R10; \
+	IMUL3Q $32, DX, R11; \
+	ADDQ SI, R11; \
+	MOVQ R12, BX; \
+	MOVQ DX, CX; \
+lbl: \
+	VPXOR Y8, Y8, Y8; \
+	GRPS(0, Y0, Y8); \
+	GRPS(1, Y1, Y8); \
+	GRPS(2, Y2, Y8); \
+	GRPS(3, Y3, Y8); \
+	VCVTDQ2PS Y8, Y8; \
+	VBROADCASTSS (R11), Y14; \
+	VMULPS Y14, Y12, Y13; \
+	VMOVUPS hoff(BX), Y15; \
+	VFMADD231PS Y13, Y8, Y15; \
+	VBROADCASTSS (R11)(DX*4), Y13; \
+	VMOVUPS s2a-96(SP), Y9; \
+	VFNMADD231PS Y13, Y9, Y15; \
+	VPXOR Y8, Y8, Y8; \
+	GRPS(4, Y4, Y8); \
+	GRPS(5, Y5, Y8); \
+	GRPS(6, Y6, Y8); \
+	GRPS(7, Y7, Y8); \
+	VCVTDQ2PS Y8, Y8; \
+	VMULPS s1b-64(SP), Y14, Y13; \
+	VFMADD231PS Y13, Y8, Y15; \
+	VBROADCASTSS (R11)(DX*8), Y13; \
+	VMOVUPS s2b-128(SP), Y9; \
+	VFNMADD231PS Y13, Y9, Y15; \
+	VMOVUPS Y15, hoff(BX); \
+	ADDQ $32, R10; \
+	ADDQ $4, R11; \
+	ADDQ $64, BX; \
+	DECQ CX; \
+	JNZ  lbl
+
+// func x16K2AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+TEXT ·x16K2AVX2(SB), NOSPLIT, $128-80
+	MOVQ supers+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ width+56(FP), DX
+	MOVQ acc+64(FP), R12
+	VPBROADCASTQ x16ones<>(SB), Y10
+	VPBROADCASTQ x16m03y<>(SB), Y11
+	KBODY(HALF2, ACTS2, 64, 128, 44, 1344, k2tile, k2zero, k2load, k2loaded, k2super, k2sub, k2acts0, k2acts1, k2acts2, k2acts3, k2store)

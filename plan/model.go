@@ -209,8 +209,7 @@ func (s *Shape) readTensors(f *gguf.File) error {
 // looked up): Q4_K's and Q5_K's tiles hold each row's 6-bit sub-block
 // scales and mins unpacked, Q3_K's its 6-bit scales and a d per row, 64
 // bytes more per full tile of 16 rows and 256 columns (IQ4_XS: 32)
-// (kernel/x16.go). Q3_K and IQ4_XS have x16 kernels only with AVX-512
-// VNNI (vnni).
+// (kernel/x16.go). IQ4_XS has x16 kernels only with AVX-512 VNNI (vnni).
 func (s *Shape) x16Extra(vnni bool) int64 {
 	var n int64
 	for _, m := range s.mats {
@@ -218,7 +217,7 @@ func (s *Shape) x16Extra(vnni bool) int64 {
 			continue
 		}
 		switch {
-		case m.typ == tensor.Q4_K || m.typ == tensor.Q5_K || m.typ == tensor.Q3_K && vnni:
+		case m.typ == tensor.Q4_K || m.typ == tensor.Q5_K || m.typ == tensor.Q3_K:
 			n += m.rows / 16 * (m.elems / m.rows / 256) * X16ScaleBytes
 		case m.typ == tensor.IQ4_XS && vnni: // a d per row, the 6-bit scales as bytes
 			n += m.rows / 16 * (m.elems / m.rows / 256) * X16ScaleBytes / 2

@@ -70,8 +70,9 @@ type Memory struct {
 	// LayoutBytes is what the x16 copies of the weights add over the file
 	// (Q4_K and Q5_K tiles unpack their 6-bit sub-block scales: 64 bytes
 	// per 16 rows × 256 columns, +2.8 % and +2.3 %; Q3_K's the same 64
-	// bytes, +3.6 %, with AVX-512 VNNI) on CPUs that get them (AVX2 with
-	// FMA and F16C); the other types' tiles are the file's bytes.
+	// bytes, +3.6 %; IQ4_XS 32, +1.5 %, with AVX-512 VNNI) on CPUs that get
+	// them (AVX2 with FMA and F16C); the other types' tiles are the file's
+	// bytes.
 	LayoutBytes   int64 `json:"layout_bytes"`
 	KVCacheBytes  int64 `json:"kv_cache_bytes"`
 	KVBytesPerTok int64 `json:"kv_bytes_per_token"` // all layers, K and V, one sequence
