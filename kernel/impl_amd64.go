@@ -155,6 +155,9 @@ var avx2 = Impl{
 		tensor.Q6_K: x16AVX2,
 		tensor.Q3_K: x16AVX2,
 		tensor.Q2_K: x16AVX2,
+		tensor.Q5_0: x16AVX2,
+		tensor.Q4_1: x16AVX2,
+		tensor.Q5_1: x16AVX2,
 	},
 	Q: map[tensor.DType]QDot{
 		tensor.Q8_0:   qdotAsm(tensor.Q8_0, dotQ8_0Q8_0AVX2),

@@ -12,6 +12,15 @@ import (
 func x16Q4AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
 
 //go:noescape
+func x16Q5AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+
+//go:noescape
+func x16Q41AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+
+//go:noescape
+func x16Q51AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+
+//go:noescape
 func x16K5AVX2(supers, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
 
 //go:noescape
@@ -43,6 +52,12 @@ func x16AVX2(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []fl
 	switch wt {
 	case tensor.Q4_0:
 		x16Q4AVX2(units, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0], add)
+	case tensor.Q5_0:
+		x16Q5AVX2(units, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0], add)
+	case tensor.Q4_1:
+		x16Q41AVX2(units, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0], add)
+	case tensor.Q5_1:
+		x16Q51AVX2(units, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0], add)
 	case tensor.Q4_K:
 		x16K4AVX2(units/8, n, &tiles[0], &ap[0], &out[0], 4*stride, rows, a.Width, &acc[0], add)
 	case tensor.Q5_K:

@@ -176,35 +176,46 @@ lsub: \
 	VZEROUPPER; \
 	RET
 
+// QBODY is a Q-family kernel's loops (after its arguments are loaded): per
+// tile, per unit of rec bytes, its two halves unpacked by HALF and run
+// against the panel's rows by ACTS (activation records of 40 bytes per
+// row); the l* arguments name the labels.
+#define QBODY(HALF, ACTS, rec, ltile, lzero, lload, lloaded, lunit, lacts0, lacts1, lstore) \
+ltile: \
+	TILESTART(lzero, lload, lloaded); \
+	MOVQ R13, ucnt-8(SP); \
+lunit: \
+	HALF(0); \
+	ACTS(0, lacts0); \
+	HALF(32); \
+	ACTS(32, lacts1); \
+	ADDQ $rec, R8; \
+	IMUL3Q $40, DX, R10; \
+	ADDQ R10, SI; \
+	DECQ ucnt-8(SP); \
+	JNZ  lunit; \
+	TILEEND(lstore); \
+	JNZ  ltile; \
+	VZEROUPPER; \
+	RET
+
+// QARGS loads a kernel's arguments into their registers.
+#define QARGS \
+	MOVQ units+0(FP), R13; \
+	MOVQ tiles+8(FP), R14; \
+	MOVQ w+16(FP), R8; \
+	MOVQ a+24(FP), AX; \
+	MOVQ out+32(FP), DI; \
+	MOVQ stride+40(FP), R9; \
+	MOVQ width+56(FP), DX; \
+	MOVQ acc+64(FP), R12; \
+	VPBROADCASTQ x16ones<>(SB), Y10; \
+	VPBROADCASTQ x16nib2<>(SB), Y11
+
 // func x16Q4AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
 TEXT ·x16Q4AVX2(SB), NOSPLIT, $8-80
-	MOVQ units+0(FP), R13
-	MOVQ tiles+8(FP), R14
-	MOVQ w+16(FP), R8
-	MOVQ a+24(FP), AX
-	MOVQ out+32(FP), DI
-	MOVQ stride+40(FP), R9
-	MOVQ width+56(FP), DX
-	MOVQ acc+64(FP), R12
-	VPBROADCASTQ x16ones<>(SB), Y10
-	VPBROADCASTQ x16nib2<>(SB), Y11
-tile:
-	TILESTART(zero, load, loaded)
-	MOVQ R13, ucnt-8(SP)
-unit:
-	HALF4(0)
-	ACTS(0, acts0)
-	HALF4(32)
-	ACTS(32, acts1)
-	ADDQ $288, R8
-	IMUL3Q $40, DX, R10
-	ADDQ R10, SI
-	DECQ ucnt-8(SP)
-	JNZ  unit
-	TILEEND(store)
-	JNZ  tile
-	VZEROUPPER
-	RET
+	QARGS
+	QBODY(HALF4, ACTS, 288, tile, zero, load, loaded, unit, acts0, acts1, store)
 
 // The K-quant kernels keep the sub-block's second scale (Q4_K/Q5_K: the
 // min s2 = dmin·m; Q6_K: the second half's d·sc) in the frame, as
@@ -577,3 +588,102 @@ TEXT ·x16K2AVX2(SB), NOSPLIT, $128-80
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16m03y<>(SB), Y11
 	KBODY(HALF2, ACTS2, 64, 128, 44, 1344, k2tile, k2zero, k2load, k2loaded, k2super, k2sub, k2acts0, k2acts1, k2acts2, k2acts3, k2store)
+
+// CHUNKSQ(base, hoff): the 32-byte halves of a Q-family unit's four
+// chunks of nibbles (base bytes into the unit at R8) split into Y0..Y7.
+#define CHUNKSQ(base, hoff) \
+	VMOVDQU (base+hoff)(R8), Y15; \
+	VPAND Y15, Y11, Y0; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y1; \
+	VMOVDQU (base+64+hoff)(R8), Y15; \
+	VPAND Y15, Y11, Y2; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y3; \
+	VMOVDQU (base+128+hoff)(R8), Y15; \
+	VPAND Y15, Y11, Y4; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y5; \
+	VMOVDQU (base+192+hoff)(R8), Y15; \
+	VPAND Y15, Y11, Y6; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y7
+
+// FIFTHQ(off): the fifth bits' chunk half at off(R8) merged into Y0..Y7.
+#define FIFTHQ(off) \
+	VMOVDQU off(R8), Y14; \
+	HI5(VPSLLW, 4, Y0); \
+	HI5(VPSLLW, 3, Y1); \
+	HI5(VPSLLW, 2, Y2); \
+	HI5(VPSLLW, 1, Y3); \
+	VPAND x16m10y<>(SB), Y14, Y15; \
+	VPOR Y15, Y4, Y4; \
+	HI5(VPSRLW, 1, Y5); \
+	HI5(VPSRLW, 2, Y6); \
+	HI5(VPSRLW, 3, Y7)
+
+// HALF5(hoff): a Q5_0 unit's half: HALF4's, then the fifth bits.
+#define HALF5(hoff) \
+	VCVTPH2PS (hoff/2)(R8), Y12; \
+	CHUNKSQ(32, hoff); \
+	FIFTHQ(288+hoff)
+
+// HALF41(hoff): a Q4_1 unit's half: d into Y12, the rows' mins into the
+// frame, the nibbles.
+#define HALF41(hoff) \
+	VCVTPH2PS (hoff/2)(R8), Y12; \
+	VCVTPH2PS (32+hoff/2)(R8), Y15; \
+	VMOVUPS Y15, mrow-64(SP); \
+	CHUNKSQ(64, hoff)
+
+#define HALF51(hoff) \
+	HALF41(hoff); \
+	FIFTHQ(320+hoff)
+
+// ACTSM(hoff): every activation row against a Q4_1/Q5_1 unit's half:
+// acc += float(Σ)·d·dx, then acc += m·s (Q8_1's s, 4·width bytes past dx).
+#define ACTSM(hoff, lbl) \
+	MOVQ SI, R10; \
+	IMUL3Q $32, DX, R11; \
+	ADDQ SI, R11; \
+	MOVQ R12, BX; \
+	MOVQ DX, CX; \
+lbl: \
+	VPXOR Y8, Y8, Y8; \
+	GRP(0, Y0); \
+	GRP(1, Y1); \
+	GRP(2, Y2); \
+	GRP(3, Y3); \
+	GRP(4, Y4); \
+	GRP(5, Y5); \
+	GRP(6, Y6); \
+	GRP(7, Y7); \
+	VCVTDQ2PS Y8, Y8; \
+	VBROADCASTSS (R11), Y14; \
+	VMULPS Y14, Y12, Y14; \
+	VMOVUPS hoff(BX), Y15; \
+	VFMADD231PS Y14, Y8, Y15; \
+	VBROADCASTSS (R11)(DX*4), Y13; \
+	VMOVUPS mrow-64(SP), Y9; \
+	VFMADD231PS Y13, Y9, Y15; \
+	VMOVUPS Y15, hoff(BX); \
+	ADDQ $32, R10; \
+	ADDQ $4, R11; \
+	ADDQ $64, BX; \
+	DECQ CX; \
+	JNZ  lbl
+
+// func x16Q5AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+TEXT ·x16Q5AVX2(SB), NOSPLIT, $8-80
+	QARGS
+	QBODY(HALF5, ACTS, 352, q5tile, q5zero, q5load, q5loaded, q5unit, q5acts0, q5acts1, q5store)
+
+// func x16Q41AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+TEXT ·x16Q41AVX2(SB), NOSPLIT, $64-80
+	QARGS
+	QBODY(HALF41, ACTSM, 320, q41tile, q41zero, q41load, q41loaded, q41unit, q41acts0, q41acts1, q41store)
+
+// func x16Q51AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
+TEXT ·x16Q51AVX2(SB), NOSPLIT, $64-80
+	QARGS
+	QBODY(HALF51, ACTSM, 384, q51tile, q51zero, q51load, q51loaded, q51unit, q51acts0, q51acts1, q51store)
