@@ -199,22 +199,18 @@ lunit: \
 	VZEROUPPER; \
 	RET
 
-// QARGS loads a kernel's arguments into their registers.
-#define QARGS \
-	MOVQ units+0(FP), R13; \
-	MOVQ tiles+8(FP), R14; \
-	MOVQ w+16(FP), R8; \
-	MOVQ a+24(FP), AX; \
-	MOVQ out+32(FP), DI; \
-	MOVQ stride+40(FP), R9; \
-	MOVQ width+56(FP), DX; \
-	MOVQ acc+64(FP), R12; \
-	VPBROADCASTQ x16ones<>(SB), Y10; \
-	VPBROADCASTQ x16nib2<>(SB), Y11
-
 // func x16Q4AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
 TEXT ·x16Q4AVX2(SB), NOSPLIT, $8-80
-	QARGS
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ width+56(FP), DX
+	MOVQ acc+64(FP), R12
+	VPBROADCASTQ x16ones<>(SB), Y10
+	VPBROADCASTQ x16nib2<>(SB), Y11
 	QBODY(HALF4, ACTS, 288, tile, zero, load, loaded, unit, acts0, acts1, store)
 
 // The K-quant kernels keep the sub-block's second scale (Q4_K/Q5_K: the
@@ -675,15 +671,42 @@ lbl: \
 
 // func x16Q5AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
 TEXT ·x16Q5AVX2(SB), NOSPLIT, $8-80
-	QARGS
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ width+56(FP), DX
+	MOVQ acc+64(FP), R12
+	VPBROADCASTQ x16ones<>(SB), Y10
+	VPBROADCASTQ x16nib2<>(SB), Y11
 	QBODY(HALF5, ACTS, 352, q5tile, q5zero, q5load, q5loaded, q5unit, q5acts0, q5acts1, q5store)
 
 // func x16Q41AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
 TEXT ·x16Q41AVX2(SB), NOSPLIT, $64-80
-	QARGS
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ width+56(FP), DX
+	MOVQ acc+64(FP), R12
+	VPBROADCASTQ x16ones<>(SB), Y10
+	VPBROADCASTQ x16nib2<>(SB), Y11
 	QBODY(HALF41, ACTSM, 320, q41tile, q41zero, q41load, q41loaded, q41unit, q41acts0, q41acts1, q41store)
 
 // func x16Q51AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
 TEXT ·x16Q51AVX2(SB), NOSPLIT, $64-80
-	QARGS
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ width+56(FP), DX
+	MOVQ acc+64(FP), R12
+	VPBROADCASTQ x16ones<>(SB), Y10
+	VPBROADCASTQ x16nib2<>(SB), Y11
 	QBODY(HALF51, ACTSM, 384, q51tile, q51zero, q51load, q51loaded, q51unit, q51acts0, q51acts1, q51store)
