@@ -222,12 +222,9 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 DATA x16m30<>+0(SB)/4, $0x30303030
 GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 
-// ACT6: activation row k against a Q6_K unit, each half of 16 columns
-// with its correction (caoff, cboff) and scale:
-//   acc[r] += float(ca + Σ_{g<4} u·q)·s1a[r]·dx, then the same for the second half
-#define ACT6(qoff, doff, caoff, cboff, acc) \
-	VPBROADCASTD caoff(SI), Z25; \
-	VPBROADCASTD cboff(SI), Z27; \
+// DOTHALVES(qoff): the two 16-column halves' integer sums added into Z25
+// (groups 0..3) and Z27 (groups 4..7), then made float.
+#define DOTHALVES(qoff) \
 	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
 	VPDPBUSD.BCST qoff+16(SI), Z20, Z27; \
 	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
@@ -237,7 +234,15 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
 	VPDPBUSD.BCST qoff+28(SI), Z23, Z27; \
 	VCVTDQ2PS Z25, Z25; \
-	VCVTDQ2PS Z27, Z27; \
+	VCVTDQ2PS Z27, Z27
+
+// ACT6: activation row k against a Q6_K unit, each half of 16 columns
+// with its correction (caoff, cboff) and scale:
+//   acc[r] += float(ca + Σ_{g<4} u·q)·s1a[r]·dx, then the same for the second half
+#define ACT6(qoff, doff, caoff, cboff, acc) \
+	VPBROADCASTD caoff(SI), Z25; \
+	VPBROADCASTD cboff(SI), Z27; \
+	DOTHALVES(qoff); \
 	VMULPS.BCST doff(SI), Z24, Z26; \
 	VFMADD231PS Z26, Z25, acc; \
 	VMULPS.BCST doff(SI), Z28, Z26; \
@@ -354,16 +359,7 @@ GLOBL x16m0f<>(SB), RODATA|NOPTR, $4
 #define ACT2(qoff, doff, maoff, mboff, acc) \
 	VPXORD Z25, Z25, Z25; \
 	VPXORD Z27, Z27, Z27; \
-	VPDPBUSD.BCST qoff+0(SI), Z16, Z25; \
-	VPDPBUSD.BCST qoff+16(SI), Z20, Z27; \
-	VPDPBUSD.BCST qoff+4(SI), Z17, Z25; \
-	VPDPBUSD.BCST qoff+20(SI), Z21, Z27; \
-	VPDPBUSD.BCST qoff+8(SI), Z18, Z25; \
-	VPDPBUSD.BCST qoff+24(SI), Z22, Z27; \
-	VPDPBUSD.BCST qoff+12(SI), Z19, Z25; \
-	VPDPBUSD.BCST qoff+28(SI), Z23, Z27; \
-	VCVTDQ2PS Z25, Z25; \
-	VCVTDQ2PS Z27, Z27; \
+	DOTHALVES(qoff); \
 	VMULPS.BCST doff(SI), Z24, Z26; \
 	VFMADD231PS Z26, Z25, acc; \
 	VFNMADD231PS.BCST maoff(SI), Z29, acc; \
