@@ -206,8 +206,12 @@ const prelude = `//go:build amd64 && !purego
 // CHUNKS(b, lo): the four chunks of nibbles lo bytes on from register b
 // split into the eight groups of levels Z16..Z23 (chunk L: low nibbles
 // group 2L, high nibbles 2L+1). Each chunk is read twice, by the AND and
-// by the shift: load-operand forms stream faster than one load into Z27
-// that three instructions then wait on (1B Q4_0 decode 1.04-1.05x).
+// by the shift: in the kernels whose levels are the nibbles (Q4_0, Q4_1,
+// Q4_K, IQ4) these load-operand forms stream faster than one load into
+// Z27 that three instructions wait on (1B decode 1.03-1.05x). CHUNKSR is
+// that one-load form, which the kernels that merge more bits into the
+// levels keep (Q5_0, Q5_1, Q5_K, Q6_K: CHUNKS made their decode 4 %
+// slower).
 #define CHUNKS(b, lo) \
 	VPANDQ lo(b), Z31, Z16; \
 	VPSRLW $4, lo(b), Z27; \
@@ -220,6 +224,24 @@ const prelude = `//go:build amd64 && !purego
 	VPANDQ Z27, Z31, Z21; \
 	VPANDQ lo+192(b), Z31, Z22; \
 	VPSRLW $4, lo+192(b), Z27; \
+	VPANDQ Z27, Z31, Z23
+
+#define CHUNKSR(b, lo) \
+	VMOVDQU64 lo(b), Z27; \
+	VPANDQ Z27, Z31, Z16; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z17; \
+	VMOVDQU64 lo+64(b), Z27; \
+	VPANDQ Z27, Z31, Z18; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z19; \
+	VMOVDQU64 lo+128(b), Z27; \
+	VPANDQ Z27, Z31, Z20; \
+	VPSRLW $4, Z27, Z27; \
+	VPANDQ Z27, Z31, Z21; \
+	VMOVDQU64 lo+192(b), Z27; \
+	VPANDQ Z27, Z31, Z22; \
+	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z23
 
 // UNPACK4: a Q4_0 unit's scales and its four chunks.
@@ -254,7 +276,8 @@ const prelude = `//go:build amd64 && !purego
 	HI5(VPSRLW, 3, Z23)
 
 #define UNPACK5 \
-	UNPACK4; \
+	VCVTPH2PS 0(R8), Z24; \
+	CHUNKSR(R8, 32); \
 	FIFTH(288)
 
 #define UNPACK41 \
@@ -263,7 +286,9 @@ const prelude = `//go:build amd64 && !purego
 	CHUNKS(R8, 64)
 
 #define UNPACK51 \
-	UNPACK41; \
+	VCVTPH2PS 0(R8), Z24; \
+	VCVTPH2PS 32(R8), Z28; \
+	CHUNKSR(R8, 64); \
 	FIFTH(320)
 
 // ACTM: activation row k against a Q4_1/Q5_1 unit (s at soff: Q8_1's
@@ -366,15 +391,19 @@ GLOBL x16nib<>(SB), RODATA|NOPTR, $8
 	VFMADD231PS Z26, Z25, acc; \
 	VFNMADD231PS.BCST o+36(SI), Z28, acc
 
-// SUBK(so, lo): a Q4_K sub-block's scales and mins (so bytes on from R11,
-// the mins 16 bytes after the scales) and its levels (lo bytes on).
-#define SUBK(so, lo) \
+// SUBK(so, lo): a Q4_K sub-block's scales and mins (SUBKSC: so bytes on
+// from R11, the mins 16 bytes after the scales) and its levels (lo bytes
+// on).
+#define SUBKSC(so) \
 	VPMOVZXBD so(R11), Z24; \
 	VCVTDQ2PS Z24, Z24; \
 	VMULPS Z29, Z24, Z24; \
 	VPMOVZXBD so+16(R11), Z28; \
 	VCVTDQ2PS Z28, Z28; \
-	VMULPS Z30, Z28, Z28; \
+	VMULPS Z30, Z28, Z28
+
+#define SUBK(so, lo) \
+	SUBKSC(so); \
 	CHUNKS(R11, lo)
 
 // Q6_K registers (x16K6W*): Z24 and Z28 the unit's two halves' scales
@@ -432,7 +461,7 @@ GLOBL x16m30<>(SB), RODATA|NOPTR, $4
 // six-bit levels (lo bytes on: low bits, then two chunks of high bits).
 #define UNIT6(so, lo) \
 	HALVES(so); \
-	CHUNKS(R11, lo); \
+	CHUNKSR(R11, lo); \
 	VMOVDQU64 lo+256(R11), Z30; \
 	HI6L(4, Z16); \
 	HI6L(2, Z17); \
@@ -543,7 +572,8 @@ GLOBL x16m10<>(SB), RODATA|NOPTR, $4
 // SUBK5(so, lo): SUBK, then the fifth bits (256 bytes after the low
 // nibbles) merged into the levels.
 #define SUBK5(so, lo) \
-	SUBK(so, lo); \
+	SUBKSC(so); \
+	CHUNKSR(R11, lo); \
 	VMOVDQU64 lo+256(R11), Z27; \
 	HI5(VPSLLW, 4, Z16); \
 	HI5(VPSLLW, 3, Z17); \
