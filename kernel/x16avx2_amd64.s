@@ -256,6 +256,28 @@ lbl: \
 	DECQ CX; \
 	JNZ  lbl
 
+// CHUNKSR(reg, base, hoff): the 32-byte halves of four chunks of nibbles
+// (base bytes on from reg) split into Y0..Y7, each chunk loaded once into
+// Y15 (CHUNKS4R for the K-quants at R11, CHUNKSQ for a Q-family unit at
+// R8).
+#define CHUNKSR(reg, base, hoff) \
+	VMOVDQU (base+hoff)(reg), Y15; \
+	VPAND Y15, Y11, Y0; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y1; \
+	VMOVDQU (base+64+hoff)(reg), Y15; \
+	VPAND Y15, Y11, Y2; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y3; \
+	VMOVDQU (base+128+hoff)(reg), Y15; \
+	VPAND Y15, Y11, Y4; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y5; \
+	VMOVDQU (base+192+hoff)(reg), Y15; \
+	VPAND Y15, Y11, Y6; \
+	VPSRLW $4, Y15, Y15; \
+	VPAND Y15, Y11, Y7
+
 // CHUNKS4(base, hoff): the 32-byte halves of four chunks of low nibbles at
 // base into Y0..Y7, the low nibbles ANDed straight from memory, so that
 // the chunk's register load feeds only the shift (Q4_K: 1B Q4_K_M decode
@@ -282,22 +304,7 @@ lbl: \
 	VPAND Y15, Y11, Y7
 
 #define CHUNKS4R(base, hoff) \
-	VMOVDQU (base+hoff)(R11), Y15; \
-	VPAND Y15, Y11, Y0; \
-	VPSRLW $4, Y15, Y15; \
-	VPAND Y15, Y11, Y1; \
-	VMOVDQU (base+64+hoff)(R11), Y15; \
-	VPAND Y15, Y11, Y2; \
-	VPSRLW $4, Y15, Y15; \
-	VPAND Y15, Y11, Y3; \
-	VMOVDQU (base+128+hoff)(R11), Y15; \
-	VPAND Y15, Y11, Y4; \
-	VPSRLW $4, Y15, Y15; \
-	VPAND Y15, Y11, Y5; \
-	VMOVDQU (base+192+hoff)(R11), Y15; \
-	VPAND Y15, Y11, Y6; \
-	VPSRLW $4, Y15, Y15; \
-	VPAND Y15, Y11, Y7
+	CHUNKSR(R11, base, hoff)
 
 // HALFK(hoff): a Q4_K sub-block's half (R8 the super-block, R10 its
 // scales sc[j] and mins 16 bytes on, R11 its chunks): s1 = d·sc into Y12,
@@ -612,25 +619,8 @@ TEXT ·x16K2AVX2(SB), NOSPLIT, $128-80
 	VPBROADCASTQ x16m03y<>(SB), Y11
 	KBODY(HALF2, ACTS2, 64, 128, 44, 1344, k2tile, k2zero, k2load, k2loaded, k2super, k2sub, k2acts0, k2acts1, k2acts2, k2acts3, k2store)
 
-// CHUNKSQ(base, hoff): the 32-byte halves of a Q-family unit's four
-// chunks of nibbles (base bytes into the unit at R8) split into Y0..Y7.
 #define CHUNKSQ(base, hoff) \
-	VMOVDQU (base+hoff)(R8), Y15; \
-	VPAND Y15, Y11, Y0; \
-	VPSRLW $4, Y15, Y15; \
-	VPAND Y15, Y11, Y1; \
-	VMOVDQU (base+64+hoff)(R8), Y15; \
-	VPAND Y15, Y11, Y2; \
-	VPSRLW $4, Y15, Y15; \
-	VPAND Y15, Y11, Y3; \
-	VMOVDQU (base+128+hoff)(R8), Y15; \
-	VPAND Y15, Y11, Y4; \
-	VPSRLW $4, Y15, Y15; \
-	VPAND Y15, Y11, Y5; \
-	VMOVDQU (base+192+hoff)(R8), Y15; \
-	VPAND Y15, Y11, Y6; \
-	VPSRLW $4, Y15, Y15; \
-	VPAND Y15, Y11, Y7
+	CHUNKSR(R8, base, hoff)
 
 // FIFTHQ(off): the fifth bits' chunk half at off(R8) merged into Y0..Y7.
 #define FIFTHQ(off) \
