@@ -257,9 +257,8 @@ lbl: \
 	JNZ  lbl
 
 // CHUNKSR(reg, base, hoff): the 32-byte halves of four chunks of nibbles
-// (base bytes on from reg) split into Y0..Y7, each chunk loaded once into
-// Y15 (CHUNKS4R for the K-quants at R11, CHUNKSQ for a Q-family unit at
-// R8).
+// (base bytes on from reg: a K-quant's sub-block at R11, a Q-family unit
+// at R8) split into Y0..Y7, each chunk loaded once into Y15.
 #define CHUNKSR(reg, base, hoff) \
 	VMOVDQU (base+hoff)(reg), Y15; \
 	VPAND Y15, Y11, Y0; \
@@ -281,7 +280,7 @@ lbl: \
 // CHUNKS4(base, hoff): the 32-byte halves of four chunks of low nibbles at
 // base into Y0..Y7, the low nibbles ANDed straight from memory, so that
 // the chunk's register load feeds only the shift (Q4_K: 1B Q4_K_M decode
-// 1.01-1.06x in five in-process A/B runs). CHUNKS4R is the one-load form,
+// 1.01-1.06x in five in-process A/B runs). CHUNKSR is the one-load form,
 // which Q5_K and Q6_K keep, as their AVX-512 twins keep CHUNKSR: they
 // merge more bits into the levels (one run with CHUNKS4 there: Q5_K_M
 // 4 % slower, about the spread between identical kernels).
@@ -302,9 +301,6 @@ lbl: \
 	VMOVDQU (base+192+hoff)(R11), Y15; \
 	VPSRLW $4, Y15, Y15; \
 	VPAND Y15, Y11, Y7
-
-#define CHUNKS4R(base, hoff) \
-	CHUNKSR(R11, base, hoff)
 
 // HALFK(hoff): a Q4_K sub-block's half (R8 the super-block, R10 its
 // scales sc[j] and mins 16 bytes on, R11 its chunks): s1 = d·sc into Y12,
@@ -363,7 +359,7 @@ GLOBL x16m30y<>(SB), RODATA|NOPTR, $32
 	VCVTDQ2PS Y15, Y15; \
 	VMULPS Y15, Y14, Y15; \
 	VMOVUPS Y15, s1b-64(SP); \
-	CHUNKS4R(0, hoff); \
+	CHUNKSR(R11, 0, hoff); \
 	VMOVDQU (256+hoff)(R11), Y14; \
 	HI6(VPSLLW, 4, Y0); \
 	HI6(VPSLLW, 2, Y1); \
@@ -443,7 +439,7 @@ GLOBL x16m10y<>(SB), RODATA|NOPTR, $32
 // bits (256 bytes into the sub-block) merged into Y0..Y7.
 #define HALFK5(hoff) \
 	HALFKSC(hoff); \
-	CHUNKS4R(0, hoff); \
+	CHUNKSR(R11, 0, hoff); \
 	VMOVDQU (256+hoff)(R11), Y14; \
 	HI5(VPSLLW, 4, Y0); \
 	HI5(VPSLLW, 3, Y1); \
@@ -619,9 +615,6 @@ TEXT ·x16K2AVX2(SB), NOSPLIT, $128-80
 	VPBROADCASTQ x16m03y<>(SB), Y11
 	KBODY(HALF2, ACTS2, 64, 128, 44, 1344, k2tile, k2zero, k2load, k2loaded, k2super, k2sub, k2acts0, k2acts1, k2acts2, k2acts3, k2store)
 
-#define CHUNKSQ(base, hoff) \
-	CHUNKSR(R8, base, hoff)
-
 // FIFTHQ(off): the fifth bits' chunk half at off(R8) merged into Y0..Y7.
 #define FIFTHQ(off) \
 	VMOVDQU off(R8), Y14; \
@@ -638,7 +631,7 @@ TEXT ·x16K2AVX2(SB), NOSPLIT, $128-80
 // HALF5(hoff): a Q5_0 unit's half: HALF4's, then the fifth bits.
 #define HALF5(hoff) \
 	VCVTPH2PS (hoff/2)(R8), Y12; \
-	CHUNKSQ(32, hoff); \
+	CHUNKSR(R8, 32, hoff); \
 	FIFTHQ(288+hoff)
 
 // HALF41(hoff): a Q4_1 unit's half: d into Y12, the rows' mins into the
@@ -647,7 +640,7 @@ TEXT ·x16K2AVX2(SB), NOSPLIT, $128-80
 	VCVTPH2PS (hoff/2)(R8), Y12; \
 	VCVTPH2PS (32+hoff/2)(R8), Y15; \
 	VMOVUPS Y15, mrow-64(SP); \
-	CHUNKSQ(64, hoff)
+	CHUNKSR(R8, 64, hoff)
 
 #define HALF51(hoff) \
 	HALF41(hoff); \
