@@ -125,6 +125,7 @@ func init() {
 	case avx512.Name != "" && os.Getenv("GLASSBOX_KERNEL") != "avx2":
 		active = avx512
 		scoresBlocks4, mixF16x4 = scoresBlocks4With(scoresBlocks4AVX512), mixF16x4Fast512
+		x16RecQ8_0 = x16RecQ8_0Fast512
 	case hasAVX2:
 		active = avx2
 	}

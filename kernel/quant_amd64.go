@@ -34,6 +34,29 @@ func x16RecQ8_0Fast(x []float32, rec []byte, l x16Layout) {
 }
 
 //go:noescape
+func x16RecQ8_0AVX512(ng int, x *float32, rec *byte, negoff, minh int)
+
+// x16RecQ8_0Fast512 is x16RecQ8_0Fast with AVX-512 for whole groups of
+// eight blocks (the AVX2 loop does the rest). BenchmarkXPackRow, Q4_0
+// records: 2048 columns 935 → 363 ns, 8192 columns 3.21 → 1.35 µs
+// (docs/BENCHMARKS.md, session 12); a 1B decode step packs 3 × 2048 + 8192
+// columns per layer.
+func x16RecQ8_0Fast512(x []float32, rec []byte, l x16Layout) {
+	ng := len(x) / (8 * qk)
+	if ng > 0 {
+		minh := 0
+		if l.min {
+			minh = 1
+		}
+		_ = rec[ng*8*40-1]
+		x16RecQ8_0AVX512(ng, &x[0], &rec[0], int(-l.off), minh)
+	}
+	if done := ng * 8 * qk; done < len(x) {
+		x16RecQ8_0Fast(x[done:], rec[done/qk*40:], l)
+	}
+}
+
+//go:noescape
 func x16RecQ8KAVX2(nsb int, x *float32, rec *byte, halve, minh int)
 
 // x16RecQ8KFast quantizes one row as Q8_K into width-1 x16 records of

@@ -337,3 +337,169 @@ knextsuper:
 kdone:
 	VZEROUPPER
 	RET
+
+// ROUNDAWAY512: y = roundf(y) per lane as ROUNDAWAY (t = trunc(y); if
+// |y−t| ≥ ½ then t += copysign(1, y)); clobbers Z26, Z27, K2.
+#define ROUNDAWAY512(y) \
+	VRNDSCALEPS $3, y, Z26; \
+	VSUBPS Z26, y, Z27; \
+	VANDPS.BCST absmask<>(SB), Z27, Z27; \
+	VCMPPS.BCST $13, fhalf<>(SB), Z27, K2; \
+	VANDPS.BCST signmask<>(SB), y, Z27; \
+	VORPS.BCST fone<>(SB), Z27, Z27; \
+	VADDPS Z27, Z26, K2, Z26; \
+	VMOVAPS Z26, y
+
+// TREE4(op, a..h): eight vectors of 16 lanes reduced by op (VMAXPS or
+// VPADDD) to one, in a: lanes 4k and 4k+1 hold vector k's result (k < 4),
+// lanes 4k+2 and 4k+3 vector k+4's. Clobbers b..h's first four, Z24, Z25.
+#define TREE4(op, a, b, c, d, e, f, g, h) \
+	VSHUFF32X4 $0x44, b, a, Z24; \
+	VSHUFF32X4 $0xEE, b, a, Z25; \
+	op Z25, Z24, a; \
+	VSHUFF32X4 $0x44, d, c, Z24; \
+	VSHUFF32X4 $0xEE, d, c, Z25; \
+	op Z25, Z24, b; \
+	VSHUFF32X4 $0x44, f, e, Z24; \
+	VSHUFF32X4 $0xEE, f, e, Z25; \
+	op Z25, Z24, c; \
+	VSHUFF32X4 $0x44, h, g, Z24; \
+	VSHUFF32X4 $0xEE, h, g, Z25; \
+	op Z25, Z24, d; \
+	VSHUFF32X4 $0x88, b, a, Z24; \
+	VSHUFF32X4 $0xDD, b, a, Z25; \
+	op Z25, Z24, a; \
+	VSHUFF32X4 $0x88, d, c, Z24; \
+	VSHUFF32X4 $0xDD, d, c, Z25; \
+	op Z25, Z24, b; \
+	VSHUFPS $0x88, b, a, Z24; \
+	VSHUFPS $0xDD, b, a, Z25; \
+	op Z25, Z24, a; \
+	VPERMILPS $0xB1, a, Z24; \
+	op Z24, a, a
+
+// QBLOCK(b, lo, hi, lane): block b's 32 floats in lo, hi times its 1/d
+// (the float at lane·4(SP)) to 32 int8 levels at 40·b(DI), their int32
+// sums (16 lanes) in lo.
+#define QBLOCK(b, lo, hi, lane) \
+	VBROADCASTSS (lane*4)(SP), Z28; \
+	VMULPS Z28, lo, lo; \
+	VMULPS Z28, hi, hi; \
+	ROUNDAWAY512(lo); \
+	ROUNDAWAY512(hi); \
+	VCVTTPS2DQ lo, lo; \
+	VCVTTPS2DQ hi, hi; \
+	VPMOVSDB lo, (b*40)(DI); \
+	VPMOVSDB hi, (b*40+16)(DI); \
+	VPADDD hi, lo, lo
+
+// RECTAIL(b, lane): block b's dx and third word from the stack into its
+// record.
+#define RECTAIL(b, lane) \
+	MOVL (64+lane*4)(SP), AX; \
+	MOVL AX, (b*40+32)(DI); \
+	MOVL (128+lane*4)(SP), AX; \
+	MOVL AX, (b*40+36)(DI)
+
+// func x16RecQ8_0AVX512(ng int, x *float32, rec *byte, negoff, minh int)
+// x16RecQ8_0AVX2 for ng groups of eight blocks (256 floats) with AVX-512:
+// each group's eight absolute maxima and level sums are reduced together
+// (TREE4), and d, its fp16 rounding and 1/d are one vector operation each.
+// The same operations per lane as quantQ8_0, so the same bits.
+// Stack: 0: 1/d per lane; 64: dx; 128: the records' third words.
+TEXT ·x16RecQ8_0AVX512(SB), NOSPLIT, $192-40
+	MOVQ ng+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ rec+16(FP), DI
+	MOVQ negoff+24(FP), R10
+	MOVQ minh+32(FP), R11
+	VPBROADCASTD R10, Z29
+	VPXORD Z30, Z30, Z30
+	TESTQ CX, CX
+	JZ   gdone
+group:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 256(SI), Z4
+	VMOVUPS 320(SI), Z5
+	VMOVUPS 384(SI), Z6
+	VMOVUPS 448(SI), Z7
+	VMOVUPS 512(SI), Z8
+	VMOVUPS 576(SI), Z9
+	VMOVUPS 640(SI), Z10
+	VMOVUPS 704(SI), Z11
+	VMOVUPS 768(SI), Z12
+	VMOVUPS 832(SI), Z13
+	VMOVUPS 896(SI), Z14
+	VMOVUPS 960(SI), Z15
+	VANDPS.BCST absmask<>(SB), Z0, Z16
+	VANDPS.BCST absmask<>(SB), Z1, Z24
+	VMAXPS Z24, Z16, Z16
+	VANDPS.BCST absmask<>(SB), Z2, Z17
+	VANDPS.BCST absmask<>(SB), Z3, Z24
+	VMAXPS Z24, Z17, Z17
+	VANDPS.BCST absmask<>(SB), Z4, Z18
+	VANDPS.BCST absmask<>(SB), Z5, Z24
+	VMAXPS Z24, Z18, Z18
+	VANDPS.BCST absmask<>(SB), Z6, Z19
+	VANDPS.BCST absmask<>(SB), Z7, Z24
+	VMAXPS Z24, Z19, Z19
+	VANDPS.BCST absmask<>(SB), Z8, Z20
+	VANDPS.BCST absmask<>(SB), Z9, Z24
+	VMAXPS Z24, Z20, Z20
+	VANDPS.BCST absmask<>(SB), Z10, Z21
+	VANDPS.BCST absmask<>(SB), Z11, Z24
+	VMAXPS Z24, Z21, Z21
+	VANDPS.BCST absmask<>(SB), Z12, Z22
+	VANDPS.BCST absmask<>(SB), Z13, Z24
+	VMAXPS Z24, Z22, Z22
+	VANDPS.BCST absmask<>(SB), Z14, Z23
+	VANDPS.BCST absmask<>(SB), Z15, Z24
+	VMAXPS Z24, Z23, Z23
+	TREE4(VMAXPS, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	VDIVPS.BCST f127<>(SB), Z16, Z31 // d = amax/127, kept for the min sums
+	VCVTPS2PH $0, Z31, Y17
+	VCVTPH2PS Y17, Z17                // dx
+	VMOVUPS Z17, 64(SP)
+	VBROADCASTSS fone<>(SB), Z18
+	VDIVPS Z31, Z18, Z18              // 1/d
+	VCMPPS $0, Z30, Z31, K1           // d = 0: 1/d is 0 (inv)
+	VMOVAPS Z30, K1, Z18
+	VMOVUPS Z18, 0(SP)
+	QBLOCK(0, Z0, Z1, 0)
+	QBLOCK(1, Z2, Z3, 4)
+	QBLOCK(2, Z4, Z5, 8)
+	QBLOCK(3, Z6, Z7, 12)
+	QBLOCK(4, Z8, Z9, 2)
+	QBLOCK(5, Z10, Z11, 6)
+	QBLOCK(6, Z12, Z13, 10)
+	QBLOCK(7, Z14, Z15, 14)
+	TREE4(VPADDD, Z0, Z2, Z4, Z6, Z8, Z10, Z12, Z14)
+	TESTQ R11, R11
+	JNZ  gmin
+	VPMULLD Z29, Z0, Z0               // −off·Σq
+	JMP  gstore
+gmin:
+	VCVTDQ2PS Z0, Z0
+	VMULPS Z31, Z0, Z0                // float32(Σq)·d, to fp16 and back
+	VCVTPS2PH $0, Z0, Y0
+	VCVTPH2PS Y0, Z0
+gstore:
+	VMOVUPS Z0, 128(SP)
+	RECTAIL(0, 0)
+	RECTAIL(1, 4)
+	RECTAIL(2, 8)
+	RECTAIL(3, 12)
+	RECTAIL(4, 2)
+	RECTAIL(5, 6)
+	RECTAIL(6, 10)
+	RECTAIL(7, 14)
+	ADDQ $1024, SI
+	ADDQ $320, DI
+	DECQ CX
+	JNZ  group
+gdone:
+	VZEROUPPER
+	RET

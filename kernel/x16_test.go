@@ -293,13 +293,19 @@ func TestXPackFast(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(71, 72))
 	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
-		for _, cols := range []int{256, 512, 2048} {
+		for _, cols := range []int{256, 512, 2048, 2144} {
+			if cols%x16Layouts[wt].cols != 0 {
+				continue // 2144 = 67 blocks of 32: the AVX-512 loop's groups of eight and a tail
+			}
 			x := randNormal(r, cols, 3)
 			clear(x[:256]) // a zero block (and super-block)
 			if cols > 256 {
 				for i := 256; i < 512; i++ {
 					x[i] = float32(i%5) - 2 // equal magnitudes of both signs; rounding ties
 				}
+			}
+			if cols > 1056 {
+				clear(x[1024:1056]) // a zero block among non-zero ones
 			}
 			for _, n := range []int{1, 3, 17} {
 				xs := make([]float32, 0, n*cols)
