@@ -19,6 +19,37 @@ func siluFast(x []float32) {
 	siluGeneric(x[m:])
 }
 
+//go:noescape
+func siluAVX512(n int, x, u *float32, c *[15][8]uint32) int
+
+// siluMulFast512 is siluMulFast with AVX-512 over blocks of 16 (the AVX2
+// loop takes a block it stops at, and the tail): BenchmarkSiLU, 8192
+// floats, 5.0 → 3.0 µs (docs/BENCHMARKS.md, session 12).
+func siluMulFast512(x, u []float32) {
+	m := len(x) &^ 15
+	for i := 0; i < m; {
+		i += siluAVX512(m-i, &x[i], &u[i], &siluConsts)
+		if i < m {
+			siluMulFast(x[i:i+16], u[i:i+16])
+			i += 16
+		}
+	}
+	siluMulFast(x[m:], u[m:])
+}
+
+// siluFast512 is siluFast with AVX-512 over blocks of 16.
+func siluFast512(x []float32) {
+	m := len(x) &^ 15
+	for i := 0; i < m; {
+		i += siluAVX512(m-i, &x[i], nil, &siluConsts)
+		if i < m {
+			siluFast(x[i : i+16])
+			i += 16
+		}
+	}
+	siluFast(x[m:])
+}
+
 // siluMulFast is siluFast with each result times u's.
 func siluMulFast(x, u []float32) {
 	m := len(x) &^ 7

@@ -118,3 +118,73 @@ edone:
 	MOVQ    AX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// INRANGE512 and EXP512: INRANGE and EXP over 16 lanes (Z1 in, Z8 out,
+// Z2-Z11 and K1, K2 clobbered), the same operations in the same order;
+// the constants broadcast from their rows' first lanes.
+#define INRANGE512(out) \
+	VCMPPS.BCST $0x1d, LO, Z1, K1; \
+	VCMPPS.BCST $0x12, HI, Z1, K2; \
+	KANDW   K2, K1, K1; \
+	KMOVW   K1, BX; \
+	CMPQ    BX, $0xffff; \
+	JNE     out
+
+#define EXP512 \
+	VMULPS.BCST  LOG2E, Z1, Z2; \
+	VADDPS.BCST  ROUND, Z2, Z2; \
+	VPSUBD.BCST  ROUND, Z2, Z3; \
+	VSUBPS.BCST  ROUND, Z2, Z4; \
+	VMULPS.BCST  LN2HI, Z4, Z6; \
+	VSUBPS  Z6, Z1, Z5; \
+	VMULPS.BCST  LN2LO, Z4, Z6; \
+	VSUBPS  Z6, Z5, Z5; \
+	VMULPS  Z5, Z5, Z7; \
+	VADDPS.BCST  ONE, Z5, Z8; \
+	VMULPS.BCST  C6, Z5, Z9; \
+	VADDPS.BCST  HALF, Z9, Z9; \
+	VMULPS.BCST  C120, Z5, Z10; \
+	VADDPS.BCST  C24, Z10, Z10; \
+	VMULPS.BCST  C5040, Z5, Z11; \
+	VADDPS.BCST  C720, Z11, Z11; \
+	VMULPS  Z11, Z7, Z11; \
+	VADDPS  Z11, Z10, Z10; \
+	VMULPS  Z10, Z7, Z10; \
+	VADDPS  Z10, Z9, Z9; \
+	VMULPS  Z9, Z7, Z9; \
+	VADDPS  Z9, Z8, Z8; \
+	VPADDD.BCST  I127, Z3, Z3; \
+	VPSLLD  $23, Z3, Z3; \
+	VMULPS  Z3, Z8, Z8
+
+// func siluAVX512(n int, x, u *float32, c *[15][8]uint32) int
+// siluAVX2 over blocks of 16: stops before the first block with a lane
+// outside Exp's fast range and returns how many floats it did (a multiple
+// of 16 ≤ n).
+TEXT ·siluAVX512(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), DX
+	MOVQ x+8(FP), DI
+	MOVQ u+16(FP), SI
+	MOVQ c+24(FP), CX
+	XORQ AX, AX
+	SHRQ $4, DX
+	JZ   done512
+loop512:
+	VMOVUPS (DI)(AX*4), Z0           // v
+	VXORPS.BCST SIGN, Z0, Z1         // xx = -v
+	INRANGE512(done512)
+	EXP512
+	VADDPS.BCST ONE, Z8, Z8          // 1 + e
+	VDIVPS  Z8, Z0, Z0               // v / (1 + e)
+	TESTQ   SI, SI
+	JZ      store512
+	VMULPS  (SI)(AX*4), Z0, Z0       // · u
+store512:
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ    $16, AX
+	DECQ    DX
+	JNZ     loop512
+done512:
+	MOVQ    AX, ret+32(FP)
+	VZEROUPPER
+	RET

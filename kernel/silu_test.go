@@ -28,7 +28,7 @@ func TestSiLU(t *testing.T) {
 		u[i] = float32(r.NormFloat64() * 3)
 	}
 	u[5] = float32(math.Inf(1))
-	for _, n := range []int{len(vals), 1, 7, 8, 9, 63, 200} {
+	for _, n := range []int{len(vals), 1, 7, 8, 9, 15, 16, 17, 33, 63, 200} {
 		for _, mul := range []bool{false, true} {
 			got := append(append([]float32(nil), vals[:n]...), 42)
 			want := append([]float32(nil), vals[:n]...)
