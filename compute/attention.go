@@ -43,10 +43,19 @@ func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int
 	// A task is a (token, KV head) pair: the KV head's keys and values are
 	// read once for its group of query heads, and a chunk never splits a
 	// group (split groups lost the four-head kernel and read their KV head
-	// twice: two threads were no faster than one at position ~160). A short
-	// context is too little work per pair to hand to another thread.
+	// twice: two threads were no faster than one at position ~160). In a
+	// model the cache has left the CPU's caches since the last step (the
+	// weights streamed through them), so from attnSplitBytes of keys and
+	// values on, the pairs are handed out in chunks as small as one, and both
+	// threads' reads are in flight at once; below it, the caller takes them
+	// all.
 	perPair := (start + n) * hd * 2 * int(c.Type.TypeSize())
-	p.ForTask(n*c.NumKVHeads, grainFor(perPair), t)
+	pairs := n * c.NumKVHeads
+	grain := pairs
+	if pairs*perPair >= attnSplitBytes {
+		grain = 1
+	}
+	p.ForTask(pairs, grain, t)
 	*t = attnTask{}
 	attnTasks.Put(t)
 }
@@ -172,3 +181,13 @@ func accumulate(o []float32, v []byte, dt tensor.DType, a float32) {
 // 1B Q4_0 at 2 threads, position ~1000: attention 3.85 -> 3.29 ms per
 // decode step (A/B, two runs each); neutral at position 150.
 const streamAhead = 512 << 10
+
+// attnSplitBytes is the least KV cache one Attention call reads (over all
+// its pairs) that it splits over the pool's threads. 1B Q4_0 decode at 2
+// threads, positions 16–80 (32–160 KiB a layer): attention 12–16 % faster
+// one pair at a time than in chunks of 64 KiB, which left it on one thread
+// below position ~48 (four runs alternating steps in one process); the
+// same at positions 80–500, where the chunks were one or two pairs
+// already. A tiny model's cache, which stays in the CPU's caches, stays
+// on the calling thread below it.
+const attnSplitBytes = 32 << 10
