@@ -25,29 +25,33 @@ func siluAVX512(n int, x, u *float32, c *[15][8]uint32) int
 // siluMulFast512 is siluMulFast with AVX-512 over blocks of 16 (the AVX2
 // loop takes a block it stops at, and the tail): BenchmarkSiLU, 8192
 // floats, 5.0 → 3.0 µs (docs/BENCHMARKS.md, session 12).
-func siluMulFast512(x, u []float32) {
-	m := len(x) &^ 15
-	for i := 0; i < m; {
-		i += siluAVX512(m-i, &x[i], &u[i], &siluConsts)
-		if i < m {
-			siluMulFast(x[i:i+16], u[i:i+16])
-			i += 16
-		}
-	}
-	siluMulFast(x[m:], u[m:])
-}
+func siluMulFast512(x, u []float32) { silu512(x, u[:len(x)]) }
 
 // siluFast512 is siluFast with AVX-512 over blocks of 16.
-func siluFast512(x []float32) {
+func siluFast512(x []float32) { silu512(x, nil) }
+
+// silu512 is SiLU of x, times u's when u is not nil.
+func silu512(x, u []float32) {
+	avx2 := func(lo, hi int) {
+		if u == nil {
+			siluFast(x[lo:hi])
+		} else {
+			siluMulFast(x[lo:hi], u[lo:hi])
+		}
+	}
 	m := len(x) &^ 15
 	for i := 0; i < m; {
-		i += siluAVX512(m-i, &x[i], nil, &siluConsts)
+		var ui *float32
+		if u != nil {
+			ui = &u[i]
+		}
+		i += siluAVX512(m-i, &x[i], ui, &siluConsts)
 		if i < m {
-			siluFast(x[i : i+16])
+			avx2(i, i+16)
 			i += 16
 		}
 	}
-	siluFast(x[m:])
+	avx2(m, len(x))
 }
 
 // siluMulFast is siluFast with each result times u's.
