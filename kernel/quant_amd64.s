@@ -378,6 +378,15 @@ kdone:
 	VPERMILPS $0xB1, a, Z24; \
 	op Z24, a, a
 
+// LOADMAX(off, lo, hi, m): a block's 32 floats at off(SI) into lo, hi and
+// their lane-wise absolute maxima into m; clobbers Z24.
+#define LOADMAX(off, lo, hi, m) \
+	VMOVUPS off(SI), lo; \
+	VMOVUPS off+64(SI), hi; \
+	VANDPS.BCST absmask<>(SB), lo, m; \
+	VANDPS.BCST absmask<>(SB), hi, Z24; \
+	VMAXPS Z24, m, m
+
 // QBLOCK(b, lo, hi, lane): block b's 32 floats in lo, hi times its 1/d
 // (the float at lane·4(SP)) to 32 int8 levels at 40·b(DI), their int32
 // sums (16 lanes) in lo.
@@ -418,46 +427,14 @@ TEXT ·x16RecQ8_0AVX512(SB), NOSPLIT, $192-40
 	TESTQ CX, CX
 	JZ   gdone
 group:
-	VMOVUPS 0(SI), Z0
-	VMOVUPS 64(SI), Z1
-	VMOVUPS 128(SI), Z2
-	VMOVUPS 192(SI), Z3
-	VMOVUPS 256(SI), Z4
-	VMOVUPS 320(SI), Z5
-	VMOVUPS 384(SI), Z6
-	VMOVUPS 448(SI), Z7
-	VMOVUPS 512(SI), Z8
-	VMOVUPS 576(SI), Z9
-	VMOVUPS 640(SI), Z10
-	VMOVUPS 704(SI), Z11
-	VMOVUPS 768(SI), Z12
-	VMOVUPS 832(SI), Z13
-	VMOVUPS 896(SI), Z14
-	VMOVUPS 960(SI), Z15
-	VANDPS.BCST absmask<>(SB), Z0, Z16
-	VANDPS.BCST absmask<>(SB), Z1, Z24
-	VMAXPS Z24, Z16, Z16
-	VANDPS.BCST absmask<>(SB), Z2, Z17
-	VANDPS.BCST absmask<>(SB), Z3, Z24
-	VMAXPS Z24, Z17, Z17
-	VANDPS.BCST absmask<>(SB), Z4, Z18
-	VANDPS.BCST absmask<>(SB), Z5, Z24
-	VMAXPS Z24, Z18, Z18
-	VANDPS.BCST absmask<>(SB), Z6, Z19
-	VANDPS.BCST absmask<>(SB), Z7, Z24
-	VMAXPS Z24, Z19, Z19
-	VANDPS.BCST absmask<>(SB), Z8, Z20
-	VANDPS.BCST absmask<>(SB), Z9, Z24
-	VMAXPS Z24, Z20, Z20
-	VANDPS.BCST absmask<>(SB), Z10, Z21
-	VANDPS.BCST absmask<>(SB), Z11, Z24
-	VMAXPS Z24, Z21, Z21
-	VANDPS.BCST absmask<>(SB), Z12, Z22
-	VANDPS.BCST absmask<>(SB), Z13, Z24
-	VMAXPS Z24, Z22, Z22
-	VANDPS.BCST absmask<>(SB), Z14, Z23
-	VANDPS.BCST absmask<>(SB), Z15, Z24
-	VMAXPS Z24, Z23, Z23
+	LOADMAX(0, Z0, Z1, Z16)
+	LOADMAX(128, Z2, Z3, Z17)
+	LOADMAX(256, Z4, Z5, Z18)
+	LOADMAX(384, Z6, Z7, Z19)
+	LOADMAX(512, Z8, Z9, Z20)
+	LOADMAX(640, Z10, Z11, Z21)
+	LOADMAX(768, Z12, Z13, Z22)
+	LOADMAX(896, Z14, Z15, Z23)
 	TREE4(VMAXPS, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
 	VDIVPS.BCST f127<>(SB), Z16, Z31 // d = amax/127, kept for the min sums
 	VCVTPS2PH $0, Z31, Y17
