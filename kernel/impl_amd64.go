@@ -126,7 +126,7 @@ func init() {
 		active = avx512
 		scoresBlocks4, mixF16x4 = scoresBlocks4With(scoresBlocks4AVX512), mixF16x4Fast512
 		x16RecQ8_0 = x16RecQ8_0Fast512
-		silu, siluMul = siluFast512, siluMulFast512
+		silu, siluMul, expShift = siluFast512, siluMulFast512, expShiftFast512
 	case hasAVX2:
 		active = avx2
 	}

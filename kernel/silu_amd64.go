@@ -84,3 +84,22 @@ func expShiftFast(x []float32, m float32) {
 	}
 	expShiftGeneric(x[n:], m)
 }
+
+//go:noescape
+func expShiftAVX512(n int, x *float32, m *[8]float32, c *[15][8]uint32) int
+
+// expShiftFast512 is expShiftFast with AVX-512 over blocks of 16 (the AVX2
+// loop takes a block it stops at, and the tail): softmax's exponentials,
+// 32 heads × (position + 1) per layer of a 1B decode step.
+func expShiftFast512(x []float32, m float32) {
+	mm := [8]float32{m, m, m, m, m, m, m, m}
+	n := len(x) &^ 15
+	for i := 0; i < n; {
+		i += expShiftAVX512(n-i, &x[i], &mm, &siluConsts)
+		if i < n {
+			expShiftFast(x[i:i+16], m)
+			i += 16
+		}
+	}
+	expShiftFast(x[n:], m)
+}

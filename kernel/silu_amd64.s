@@ -188,3 +188,30 @@ done512:
 	MOVQ    AX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func expShiftAVX512(n int, x *float32, m *[8]float32, c *[15][8]uint32) int
+// expShiftAVX2 over blocks of 16 (m's first lane broadcast): stops before
+// the first block with a lane outside Exp's fast range and returns how
+// many floats it did (a multiple of 16 ≤ n).
+TEXT ·expShiftAVX512(SB), NOSPLIT, $0-40
+	MOVQ n+0(FP), DX
+	MOVQ x+8(FP), DI
+	MOVQ m+16(FP), SI
+	MOVQ c+24(FP), CX
+	VBROADCASTSS (SI), Z12
+	XORQ AX, AX
+	SHRQ $4, DX
+	JZ   edone512
+eloop512:
+	VMOVUPS (DI)(AX*4), Z0
+	VSUBPS  Z12, Z0, Z1              // xx = x - m
+	INRANGE512(edone512)
+	EXP512
+	VMOVUPS Z8, (DI)(AX*4)
+	ADDQ    $16, AX
+	DECQ    DX
+	JNZ     eloop512
+edone512:
+	MOVQ    AX, ret+32(FP)
+	VZEROUPPER
+	RET

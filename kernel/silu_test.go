@@ -72,7 +72,7 @@ func BenchmarkSiLU(b *testing.B) {
 // -Inf (masked positions).
 func TestExpShift(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
-	for _, n := range []int{0, 1, 7, 8, 9, 40, 257, 1000} {
+	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 33, 40, 257, 1000} {
 		x := make([]float32, n+1)
 		for i := range n {
 			x[i] = float32(r.NormFloat64() * 30)
@@ -95,5 +95,20 @@ func TestExpShift(t *testing.T) {
 		if x[n] != 42 {
 			t.Fatalf("n=%d: wrote past the end", n)
 		}
+	}
+}
+
+// BenchmarkExpShift: softmax's exponentials over 1024 scores (a head's at
+// position ~1000).
+func BenchmarkExpShift(b *testing.B) {
+	x := make([]float32, 1024)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 3)
+	}
+	y := make([]float32, len(x))
+	for b.Loop() {
+		copy(y, x)
+		ExpShift(y, 5)
 	}
 }
