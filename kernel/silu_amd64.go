@@ -72,18 +72,7 @@ func expShiftAVX2(n int, x *float32, m *[8]float32, c *[15][8]uint32) int
 
 // expShiftFast runs the AVX2 loop, the generic one over any block it stops
 // at and over the tail.
-func expShiftFast(x []float32, m float32) {
-	mm := [8]float32{m, m, m, m, m, m, m, m}
-	n := len(x) &^ 7
-	for i := 0; i < n; {
-		i += expShiftAVX2(n-i, &x[i], &mm, &siluConsts)
-		if i < n {
-			expShiftGeneric(x[i:i+8], m)
-			i += 8
-		}
-	}
-	expShiftGeneric(x[n:], m)
-}
+func expShiftFast(x []float32, m float32) { expShiftBlocks(x, m, false) }
 
 //go:noescape
 func expShiftAVX512(n int, x *float32, m *[8]float32, c *[15][8]uint32) int
@@ -91,15 +80,36 @@ func expShiftAVX512(n int, x *float32, m *[8]float32, c *[15][8]uint32) int
 // expShiftFast512 is expShiftFast with AVX-512 over blocks of 16 (the AVX2
 // loop takes a block it stops at, and the tail): softmax's exponentials,
 // 32 heads × (position + 1) per layer of a 1B decode step.
-func expShiftFast512(x []float32, m float32) {
-	mm := [8]float32{m, m, m, m, m, m, m, m}
-	n := len(x) &^ 15
-	for i := 0; i < n; {
-		i += expShiftAVX512(n-i, &x[i], &mm, &siluConsts)
-		if i < n {
-			expShiftFast(x[i:i+16], m)
-			i += 16
+func expShiftFast512(x []float32, m float32) { expShiftBlocks(x, m, true) }
+
+// expShiftBlocks runs the AVX-512 loop (wide) or the AVX2 one over x's
+// whole blocks of 16 or 8, and the next narrower way over any block it
+// stops at and over the tail. The loops are called directly (not as
+// function values), so m's lanes stay on the stack.
+func expShiftBlocks(x []float32, m float32, wide bool) {
+	rest := func(b []float32) {
+		if wide {
+			expShiftBlocks(b, m, false)
+		} else {
+			expShiftGeneric(b, m)
 		}
 	}
-	expShiftFast(x[n:], m)
+	mm := [8]float32{m, m, m, m, m, m, m, m}
+	w := 8
+	if wide {
+		w = 16
+	}
+	n := len(x) / w * w
+	for i := 0; i < n; {
+		if wide {
+			i += expShiftAVX512(n-i, &x[i], &mm, &siluConsts)
+		} else {
+			i += expShiftAVX2(n-i, &x[i], &mm, &siluConsts)
+		}
+		if i < n {
+			rest(x[i : i+w])
+			i += w
+		}
+	}
+	rest(x[n:])
 }
