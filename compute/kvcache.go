@@ -45,7 +45,10 @@ func NewKVCache(dtype tensor.DType, ctxLen, numKVHeads, headDim int) *KVCache {
 		nk = numKVHeads * c.blocks * kernel.KeyBlockBytes(headDim)
 		c.half = make([]byte, 2*headDim)
 	}
-	c.k, c.v = make([]byte, nk), make([]byte, n)
+	// Outside the Go heap (LazyFloats): positions are committed as they
+	// are stored, and a long context does not raise the collector's goal.
+	b := lazyBytes(c, roundPage(nk)+n)
+	c.k, c.v = b[:nk:nk], b[roundPage(nk):]
 	return c
 }
 

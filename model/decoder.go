@@ -1,6 +1,11 @@
 package model
 
-import "context"
+import (
+	"context"
+	"runtime"
+
+	"github.com/glassbox-ai/glassbox/compute"
+)
 
 // Buffers are the activation buffers of a decoder's forward pass over a
 // batch of rows, allocated once per session.
@@ -41,15 +46,15 @@ func NewDecoder(c *Config, opts SessionOptions, m any, pass Pass) (*Decoder, err
 	if err != nil {
 		return nil, err
 	}
+	d := &Decoder{Runtime: rt, cfg: c, model: m, pass: pass}
+	// Outside the Go heap: a batch's rows are committed as they are used
+	// (a 5-token prompt touches 5 of 512), and they do not raise the
+	// collector's goal.
 	n := rt.Opts.Batch
-	f := func(w int) []float32 { return make([]float32, n*w) }
-	return &Decoder{
-		Runtime: rt, cfg: c, model: m, pass: pass,
-		Buffers: Buffers{
-			X: f(c.Dim), XB: f(c.Dim), Q: f(c.QDim()), K: f(c.KVDim()), V: f(c.KVDim()),
-			Att: f(c.QDim()), Out: f(c.Dim), HB: f(c.HiddenDim), HB2: f(c.HiddenDim),
-		},
-	}, nil
+	b := compute.LazyFloats(d, n*c.Dim, n*c.Dim, n*c.QDim(), n*c.KVDim(), n*c.KVDim(),
+		n*c.QDim(), n*c.Dim, n*c.HiddenDim, n*c.HiddenDim)
+	d.Buffers = Buffers{X: b[0], XB: b[1], Q: b[2], K: b[3], V: b[4], Att: b[5], Out: b[6], HB: b[7], HB2: b[8]}
+	return d, nil
 }
 
 // ArenaBytes is the size of the activation buffers.
@@ -64,7 +69,9 @@ func (d *Decoder) Forward(ctx context.Context, tokens []int, pos int, logits []f
 	if err != nil {
 		return err
 	}
-	return d.pass(ctx, OneSeq(&d.Runtime, pos), tokens, all, logits)
+	err = d.pass(ctx, OneSeq(&d.Runtime, pos), tokens, all, logits)
+	runtime.KeepAlive(d) // its buffers and caches live outside the heap until d is unreachable
+	return err
 }
 
 // decoder gives SameModel another session's Decoder.
@@ -79,5 +86,7 @@ func (d *Decoder) SameModel(o Session) bool {
 // StepMany runs rows of several sessions with d's buffers and pool (see
 // Step, which checked the rows).
 func (d *Decoder) StepMany(ctx context.Context, rows Rows, tokens []int, logits []float32) error {
-	return d.pass(ctx, rows, tokens, true, logits)
+	err := d.pass(ctx, rows, tokens, true, logits)
+	runtime.KeepAlive(d)
+	return err
 }

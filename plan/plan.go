@@ -98,7 +98,8 @@ type Memory struct {
 //   - every generated token leaves a few KiB of garbage (text, events,
 //     sampler scratch: 2-8 KiB per token on the shared models with
 //     CGO_ENABLED=0) that the collector lets accumulate up to the larger
-//     of its 4 MiB minimum heap and the live heap (GOGC=100).
+//     of its 4 MiB minimum heap and the live heap (GOGC=100), of which the
+//     KV cache and activations are no part (they are mapped, not heap).
 const (
 	baseOverhead     = 10 * mib
 	headerOverheadX  = 3
@@ -237,7 +238,10 @@ func (p *Plan) memory(kvType tensor.DType) error {
 	}
 	m.RuntimeBytes = base
 	m.OverheadBytes = base + headerOverheadX*s.HeaderSize + vocabEntryBytes*int64(s.VocabSize) + 4*s.vecElems
-	live := m.KVCacheBytes + m.ComputeBytes + m.OverheadBytes - base
+	// The KV cache and the activation rows live outside the Go heap
+	// (compute.LazyFloats), so the collector's goal follows the parsed
+	// header, tokenizer and vectors only.
+	live := m.OverheadBytes - base
 	m.GCSlackBytes = min(int64(p.tokens()*o.Parallel)*garbagePerToken, max(gcMinHeap, live))
 	if p.Device.x16() {
 		m.LayoutBytes = s.x16Extra(p.Device.hasFeature("avx512_vnni"))

@@ -58,6 +58,26 @@ func Anon(size int) ([]byte, func() error, error) {
 	return b, release, nil
 }
 
+// Lazy returns size bytes of zeroed memory outside the Go heap whose pages
+// are committed only when first written, in the system's default page size
+// (no huge-page advice), and the function that releases it. It is for
+// buffers sized to a bound of which a job touches a part: a session's
+// activation rows and KV cache. Outside the heap they do not raise the
+// collector's goal, so garbage does not pile up in proportion to them; no
+// reuse of freed heap memory makes untouched pages resident; and release
+// gives the memory back at once. Where anonymous mappings are missing it is
+// heap memory. The bytes must not be used after release.
+func Lazy(size int) ([]byte, func() error, error) {
+	if size <= 0 {
+		return nil, func() error { return nil }, nil
+	}
+	b, release, err := lazy(size)
+	if err != nil {
+		return nil, nil, fmt.Errorf("map %d bytes of memory: %w", size, err)
+	}
+	return b, release, nil
+}
+
 // errNoReserve is Reserve's error where the OS gives no lazily committed
 // anonymous memory.
 var errNoReserve = errors.New("lazily committed anonymous memory is not available on this OS")
