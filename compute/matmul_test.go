@@ -1,6 +1,8 @@
 package compute
 
 import (
+	"bytes"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -143,6 +145,51 @@ func TestMatrixRow(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixRowFrom: with ReadRowsFrom, Row reads its rows through the
+// reader (here the true bytes, while Data is zeroed), falls back to Data when
+// a read fails, and allocates nothing.
+func TestMatrixRowFrom(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 3))
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q6_K, tensor.F32} {
+		m, wf := randMatrix(t, r, dt, 5, 512)
+		zeroed := m
+		zeroed.Data = make([]byte, len(m.Data))
+		row := make([]float32, 512)
+		for _, tc := range []struct {
+			name string
+			m    Matrix
+			want func(i int) float32
+		}{
+			{"reader", zeroed.ReadRowsFrom(bytes.NewReader(m.Data)), func(i int) float32 { return wf[i] }},
+			// The last row's read comes up one byte short: it is read from Data.
+			{"short reader", zeroed.ReadRowsFrom(bytes.NewReader(m.Data[:len(m.Data)-1])), func(i int) float32 {
+				if i >= 4*512 {
+					return 0
+				}
+				return wf[i]
+			}},
+			{"failing reader", zeroed.ReadRowsFrom(failingReader{}), func(int) float32 { return 0 }},
+		} {
+			for i := range 5 {
+				tc.m.Row(i, row)
+				for c, v := range row {
+					if w := tc.want(i*512 + c); v != w {
+						t.Fatalf("%s %s: Row(%d)[%d] = %g, want %g", dt, tc.name, i, c, v, w)
+					}
+				}
+			}
+		}
+		rm := zeroed.ReadRowsFrom(bytes.NewReader(m.Data))
+		if a := testing.AllocsPerRun(50, func() { rm.Row(3, row) }); a >= 1 && !raceEnabled {
+			t.Errorf("%s: %.1f allocations per Row", dt, a)
+		}
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) ReadAt([]byte, int64) (int, error) { return 0, errors.New("read failed") }
 
 // TestMatMulBatchMatchesRows: a batch (tile kernels where available) must
 // give what one row at a time (dot kernels) gives, up to float rounding.

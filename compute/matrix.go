@@ -2,7 +2,9 @@ package compute
 
 import (
 	"fmt"
+	"io"
 	"strings"
+	"sync"
 
 	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -15,8 +17,9 @@ type Matrix struct {
 	Type       tensor.DType
 	Rows, Cols int
 	Data       []byte
-	pack       *packed // weights repacked for the GEMM kernels (Prepare), or nil
-	x          *x16    // full tiles in the x16 layout (ForDecode), or nil
+	pack       *packed     // weights repacked for the GEMM kernels (Prepare), or nil
+	x          *x16        // full tiles in the x16 layout (ForDecode), or nil
+	rows       io.ReaderAt // Data's bytes from their file, for Row (ReadRowsFrom), or nil
 }
 
 func isFloat(t tensor.DType) bool { return t == tensor.F32 || t == tensor.F16 || t == tensor.BF16 }
@@ -69,9 +72,45 @@ func (m Matrix) Row(r int, dst []float32) {
 	if r < 0 || r >= m.Rows || len(dst) < m.Cols {
 		panic(fmt.Sprintf("compute: Row(%d) of matrix [%d][%d] into %d floats", r, m.Rows, m.Cols, len(dst)))
 	}
-	if err := kernel.Dequantize(m.Type, m.RowData(r), dst[:m.Cols]); err != nil {
+	src := m.RowData(r)
+	var bp *[]byte
+	if m.rows != nil {
+		bp = rowBufs.Get().(*[]byte)
+		if cap(*bp) < len(src) {
+			*bp = make([]byte, len(src))
+		}
+		if b := (*bp)[:len(src)]; readFull(m.rows, b, int64(r*len(src))) {
+			src = b
+		}
+	}
+	if err := kernel.Dequantize(m.Type, src, dst[:m.Cols]); err != nil {
 		panic(err.Error()) // Check would have caught it
 	}
+	if bp != nil {
+		rowBufs.Put(bp)
+	}
+}
+
+// ReadRowsFrom returns m with Row reading each row through r, which holds
+// Data's bytes (a model file: gguf.File.TensorReader), rather than through
+// Data. A lookup-only table such as a token embedding then stays in the
+// OS's page cache and out of this process's resident set: read through a
+// mapping, each looked-up row would bring in the pages the kernel maps
+// around a fault (64 KiB, or a whole large folio of a file just written:
+// ~400 KiB per token for the 1B model's table), and a long generation would
+// grow toward the whole table. A failed read falls back to Data.
+func (m Matrix) ReadRowsFrom(r io.ReaderAt) Matrix {
+	m.rows = r
+	return m
+}
+
+// rowBufs holds Row's read buffers (*[]byte), so a lookup allocates nothing.
+var rowBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// readFull reads len(b) bytes at off, reporting whether all were read.
+func readFull(r io.ReaderAt, b []byte, off int64) bool {
+	n, err := r.ReadAt(b, off)
+	return n == len(b) && (err == nil || err == io.EOF)
 }
 
 // mustFit panics if w, out and x do not fit n activation rows.

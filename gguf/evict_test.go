@@ -44,11 +44,23 @@ func TestEvict(t *testing.T) {
 	if !bytes.Equal(own, data) {
 		t.Fatal("Evict changed a slice that is not the file's")
 	}
+	// TensorReader reads the tensor's bytes from the file, offsets
+	// relative to the tensor, and stops at its end.
+	got := make([]byte, 100)
+	if n, err := f.TensorReader(ti).ReadAt(got, 1000); n != 100 || err != nil || !bytes.Equal(got, data[1000:1100]) {
+		t.Fatalf("TensorReader.ReadAt(100 bytes at 1000) = %d, %v, equal %v", n, err, bytes.Equal(got, data[1000:1100]))
+	}
+	if n, _ := f.TensorReader(ti).ReadAt(got, int64(len(data)-10)); n != 10 {
+		t.Fatalf("TensorReader read %d bytes past the tensor's last 10", n)
+	}
 	parsed, err := Parse(bytes.Clone(mustRead(t, p)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pt, _ := parsed.Tensor("w")
+	if r := parsed.TensorReader(pt); r != nil {
+		t.Fatal("a parsed (unmapped) file has a TensorReader")
+	}
 	pb := parsed.Data(pt)
 	parsed.Evict(pb) // parsed from memory: nothing to drop
 	if !bytes.Equal(pb, data) {

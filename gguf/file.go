@@ -2,6 +2,8 @@ package gguf
 
 import (
 	"errors"
+	"io"
+	"os"
 	"unsafe"
 
 	"github.com/glassbox-ai/glassbox/internal/mmap"
@@ -21,21 +23,28 @@ type File struct {
 	index map[string]int
 	data  []byte
 	unmap func() error
+	fh    *os.File // the open file, for TensorReader (nil after Parse)
 }
 
 // Open maps path read-only and parses its header. Opening touches only the
 // pages that hold the header and tensor directory.
 func Open(path string) (*File, error) {
-	data, unmap, err := mmap.Map(path)
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Path: path, Offset: -1, Err: err}
+	}
+	data, unmap, err := mmap.MapFile(fh)
 	if errors.Is(err, mmap.ErrIsDir) {
 		err = errors.New("is a directory, not a model file")
 	}
 	if err != nil {
+		fh.Close()
 		return nil, &Error{Path: path, Offset: -1, Err: err}
 	}
 	f, err := Parse(data)
 	if err != nil {
 		unmap()
+		fh.Close()
 		var e *Error
 		if errors.As(err, &e) {
 			e.Path = path
@@ -43,7 +52,7 @@ func Open(path string) (*File, error) {
 		return nil, err
 	}
 	f.Path = path
-	f.unmap = unmap
+	f.unmap, f.fh = unmap, fh
 	return f, nil
 }
 
@@ -53,8 +62,22 @@ func (f *File) Close() error {
 		return nil
 	}
 	err := f.unmap()
-	f.unmap, f.data = nil, nil
+	if f.fh != nil {
+		err = errors.Join(err, f.fh.Close())
+	}
+	f.unmap, f.data, f.fh = nil, nil, nil
 	return err
+}
+
+// TensorReader reads t's data from the file (pread) rather than through
+// the mapping: what it reads stays in the OS's page cache, out of this
+// process's resident set (compute.Matrix.ReadRowsFrom). It is nil where f
+// was not opened from a file (Parse).
+func (f *File) TensorReader(t *TensorInfo) io.ReaderAt {
+	if f.fh == nil {
+		return nil
+	}
+	return io.NewSectionReader(f.fh, f.DataOffset+t.Offset, t.Size)
 }
 
 // Evict drops the resident pages of b, a slice of f's tensor data, from

@@ -69,6 +69,14 @@ func (b *Binder) prepare(name string, m compute.Matrix) compute.Matrix {
 	if b.err != nil {
 		return m
 	}
+	if name == "token_embd.weight" {
+		// Lookups read their rows from the file, not the mapping, so the
+		// table's pages never join the resident set (a tied table's are
+		// dropped as its copy for the output is made).
+		if r := b.f.TensorReader(b.tensor(name)); r != nil {
+			m = m.ReadRowsFrom(r)
+		}
+	}
 	lookupOnly := name == "token_embd.weight" && b.f.HasTensor("output.weight")
 	if x16 && !lookupOnly {
 		if m = compute.ForDecodeIn(m, b.f.Evict, b.x16Arena()); m.ForDecoding() {

@@ -73,16 +73,14 @@ func (p *Plan) place() {
 	if n > 0 {
 		pl.VRAMBytes += g.Overhead
 	}
-	// RAM: everything not on the GPU, plus the runtime overhead and the
-	// embedding rows (always looked up on the host).
+	// RAM: everything not on the GPU, plus the runtime overhead (the host
+	// looks embedding rows up by reading them from the file, which keeps
+	// them out of its resident memory).
 	ram := m.TotalBytes - vramFor(n)
 	if n == 0 {
 		ram = m.TotalBytes
 	} else if pl.CPULayers > 0 {
 		ram += m.ComputeBytes // the CPU layers need their own activations
-	}
-	if pl.OutputGPU && s.Tied {
-		ram += p.embeddingTouched() // the host still looks rows up in the mapped table
 	}
 	pl.RAMBytes = ram
 	m.RAMBytes, m.VRAMBytes = pl.RAMBytes, pl.VRAMBytes

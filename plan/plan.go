@@ -101,13 +101,12 @@ type Memory struct {
 //     of its 4 MiB minimum heap and the live heap (GOGC=100), of which the
 //     KV cache and activations are no part (they are mapped, not heap).
 const (
-	baseOverhead     = 10 * mib
-	headerOverheadX  = 3
-	vocabEntryBytes  = 96
-	garbagePerToken  = 5 * kib
-	jobRuntime       = 4 * mib // what a job adds to a bare process: the journal (SQLite, page cache bounded at 256 KiB: 2.1–2.7 MiB on a fresh journal, up to 3.5 on 15 MB), job manager, worker pool, engine and tokenizer code; fitted to runs of the shared tiny models (2026-11-30: run peak − planned components 3.6–5.3 MiB with 512 KiB here)
-	gcMinHeap        = 4 * mib
-	faultAroundBytes = 64 * kib // Linux maps file pages around each fault (fault_around_bytes)
+	baseOverhead    = 10 * mib
+	headerOverheadX = 3
+	vocabEntryBytes = 96
+	garbagePerToken = 5 * kib
+	jobRuntime      = 4 * mib // what a job adds to a bare process: the journal (SQLite, page cache bounded at 256 KiB: 2.1–2.7 MiB on a fresh journal, up to 3.5 on 15 MB), job manager, worker pool, engine and tokenizer code; fitted to runs of the shared tiny models (2026-11-30: run peak − planned components 3.6–5.3 MiB with 512 KiB here)
+	gcMinHeap       = 4 * mib
 )
 
 // ForModel plans a job for the model whose header f holds, reading no
@@ -220,7 +219,9 @@ func (p *Plan) memory(kvType tensor.DType) error {
 	m.EmbeddingTable = s.EmbeddingBytes
 	m.EmbeddingBytes = s.EmbeddingBytes
 	if !s.Tied {
-		m.EmbeddingBytes = p.embeddingTouched()
+		// Lookups read their rows from the file (compute.Matrix.ReadRowsFrom):
+		// the table stays in the page cache, not in the process.
+		m.EmbeddingBytes = 0
 	}
 	if s.Layers > 0 {
 		row, err := kvType.RowBytes(int64(s.NumKVHeads * s.HeadDim))
@@ -262,18 +263,6 @@ func (p *Plan) memory(kvType tensor.DType) error {
 // rather than to the process: what a server holding several models should
 // count per resident model (TotalBytes less the runtime).
 func (m *Memory) ModelBytes() int64 { return m.TotalBytes - m.RuntimeBytes }
-
-// embeddingTouched is the resident part of the mapped token-embedding table
-// when only lookups touch it: the rows of tokens used, each bringing the
-// pages the kernel maps around the fault.
-func (p *Plan) embeddingTouched() int64 {
-	s := p.Model
-	if s.EmbeddingRow <= 0 {
-		return s.EmbeddingBytes
-	}
-	used := int64(min(p.tokens()*p.Options.Parallel, max(s.VocabSize, 1)))
-	return min(s.EmbeddingBytes, used*(s.EmbeddingRow+faultAroundBytes))
-}
 
 // computeArena is the activation memory of one batch, as the engine
 // allocates it (model/llama's Session, float32): per batch row the residual

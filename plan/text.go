@@ -47,7 +47,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		row("output matrix", m.OutputBytes, "")
 	}
 	row("norms and other", m.OtherBytes, "")
-	embNote := fmt.Sprintf("rows touched, of a %s table", FormatBytes(m.EmbeddingTable))
+	embNote := fmt.Sprintf("rows read from the file as used, of a %s table", FormatBytes(m.EmbeddingTable))
 	if s.Tied {
 		embNote = "whole table (also the output)"
 	}

@@ -29,7 +29,7 @@ func TestVerdicts(t *testing.T) {
 		{"cpu fits", "q4", Options{}, cpuDevice(16 * gib), "fits, ~", true, "cpu"},
 		{"all on gpu", "q4", Options{}, rtx, "fits in RTX 4090 memory, ~", true, "gpu"},
 		{"split", "q4", Options{}, small, "fits with ", true, "split"},
-		{"does not fit", "f16", Options{}, tiny, "does not fit: needs 14.9 GiB, 6.50 GiB available", false, "cpu"},
+		{"does not fit", "f16", Options{}, tiny, "does not fit: needs 14.6 GiB, 6.50 GiB available", false, "cpu"},
 		{"f16 fits a 4090", "f16", Options{Ctx: 2048}, rtx, "fits in RTX 4090 memory", true, "gpu"},
 	}
 	for _, tc := range tests {
@@ -135,8 +135,8 @@ func TestAdmitJobWarns(t *testing.T) {
 
 func TestAlternatives(t *testing.T) {
 	q4 := synthetic(t, Llama3_8B)
-	// 5.5 GiB available: the full 8k context does not fit, 4k does.
-	dev := cpuDevice(11 * gib / 2)
+	// 5.25 GiB available: the full 8k context (5.44 GiB) does not fit, 4k does.
+	dev := cpuDevice(21 * gib / 4)
 	p, err := ForModel(q4, Options{Ctx: 8192}, dev)
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,12 @@ func Map(path string) ([]byte, func() error, error) {
 		return nil, nil, err
 	}
 	defer fh.Close()
+	return MapFile(fh)
+}
+
+// MapFile maps the open file fh as Map does; fh may be closed afterwards or
+// kept for reads (pread) that bypass the mapping.
+func MapFile(fh *os.File) ([]byte, func() error, error) {
 	st, err := fh.Stat()
 	if err != nil {
 		return nil, nil, err
