@@ -28,6 +28,7 @@ type KVCache struct {
 	esize      int    // bytes per element (Type's size, looked up once)
 	blocks     int    // key blocks per head (F16)
 	half       []byte // Store's one head's key as halves, before it is spread into its block
+	free       func() // releases k and v (Free)
 }
 
 // NewKVCache allocates a cache; dtype must be F16 or F32 (anything else
@@ -47,9 +48,17 @@ func NewKVCache(dtype tensor.DType, ctxLen, numKVHeads, headDim int) *KVCache {
 	}
 	// Outside the Go heap (LazyFloats): positions are committed as they
 	// are stored, and a long context does not raise the collector's goal.
-	b := lazyBytes(c, roundPage(nk)+n)
-	c.k, c.v = b[:nk:nk], b[roundPage(nk):]
+	b, free := lazyBytes(c, roundPage(nk)+n)
+	c.k, c.v, c.free = b[:nk:nk], b[roundPage(nk):], free
 	return c
+}
+
+// Free releases the cache's memory now rather than when the cache becomes
+// unreachable (a session's Close); the cache must not be used afterwards
+// (Store and Attention then panic). It may be called again.
+func (c *KVCache) Free() {
+	c.free()
+	c.k, c.v = nil, nil
 }
 
 // headBytes is the size of one head's key (or value) at one position.

@@ -3,6 +3,7 @@ package compute
 import (
 	"os"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/glassbox-ai/glassbox/internal/mmap"
@@ -12,10 +13,11 @@ import (
 // (internal/mmap.Lazy), each on pages of its own: a page is committed only
 // when first written, so a buffer sized for a whole batch or context costs
 // only the rows a job touches, and it does not raise the collector's goal.
-// The memory is released when owner becomes unreachable: the slices must
-// not be used past owner's life. Where mapping fails they are heap memory.
-func LazyFloats[T any](owner *T, sizes ...int) [][]float32 {
-	b := lazyBytes(owner, pageBytes(sizes, 4))
+// The memory is released by free (at once; it may be called again) or else
+// when owner becomes unreachable: the slices must not be used after either.
+// Where mapping fails they are heap memory.
+func LazyFloats[T any](owner *T, sizes ...int) (bufs [][]float32, free func()) {
+	b, free := lazyBytes(owner, pageBytes(sizes, 4))
 	out := make([][]float32, len(sizes))
 	for i, n := range sizes {
 		if n == 0 {
@@ -24,21 +26,24 @@ func LazyFloats[T any](owner *T, sizes ...int) [][]float32 {
 		out[i] = unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 		b = b[roundPage(4*n):]
 	}
-	return out
+	return out, free
 }
 
-// lazyBytes is n bytes of mmap.Lazy memory released when owner becomes
-// unreachable, or heap memory where mapping fails.
-func lazyBytes[T any](owner *T, n int) []byte {
-	if n == 0 {
-		return nil
-	}
+// lazyBytes is n bytes of mmap.Lazy memory released by free or else when
+// owner becomes unreachable, or heap memory where mapping fails.
+func lazyBytes[T any](owner *T, n int) (b []byte, free func()) {
 	b, release, err := mmap.Lazy(n)
-	if err != nil {
-		return make([]byte, n)
+	if err != nil || n == 0 {
+		return make([]byte, n), func() {}
 	}
-	runtime.AddCleanup(owner, func(release func() error) { _ = release() }, release)
-	return b
+	c := runtime.AddCleanup(owner, func(release func() error) { _ = release() }, release)
+	var once sync.Once
+	return b, func() {
+		once.Do(func() {
+			c.Stop()
+			_ = release()
+		})
+	}
 }
 
 // pageBytes is the bytes of the sizes (in elements of esize bytes), each

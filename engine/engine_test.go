@@ -248,3 +248,26 @@ func TestDecodeRate(t *testing.T) {
 		}
 	}
 }
+
+// TestClosedSession checks that Close releases a session's memory at once
+// (its peak is not held until the collector runs) and that a closed session
+// refuses work with an error, not a crash.
+func TestClosedSession(t *testing.T) {
+	m := stories(t)
+	s, err := m.NewSession(model.SessionOptions{CtxLen: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := make([]float32, m.Config().VocabSize)
+	if err := s.Forward(context.Background(), []int{1, 2, 3}, 0, logits); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if n := s.KVBytes(); n != 0 {
+		t.Errorf("KVBytes() = %d after Close", n)
+	}
+	if err := s.Forward(context.Background(), []int{4}, 3, logits); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Forward after Close: %v, want a closed-session error", err)
+	}
+	s.Close()
+}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"runtime"
 
 	"github.com/glassbox-ai/glassbox/compute"
@@ -36,6 +37,7 @@ type Decoder struct {
 	cfg   *Config
 	model any // the loaded model, for SameModel
 	pass  Pass
+	free  func() // releases Buffers (Close)
 }
 
 // NewDecoder makes the shared part of a session of loaded model m (any
@@ -51,10 +53,24 @@ func NewDecoder(c *Config, opts SessionOptions, m any, pass Pass) (*Decoder, err
 	// (a 5-token prompt touches 5 of 512), and they do not raise the
 	// collector's goal.
 	n := rt.Opts.Batch
-	b := compute.LazyFloats(d, n*c.Dim, n*c.Dim, n*c.QDim(), n*c.KVDim(), n*c.KVDim(),
+	b, free := compute.LazyFloats(d, n*c.Dim, n*c.Dim, n*c.QDim(), n*c.KVDim(), n*c.KVDim(),
 		n*c.QDim(), n*c.Dim, n*c.HiddenDim, n*c.HiddenDim)
 	d.Buffers = Buffers{X: b[0], XB: b[1], Q: b[2], K: b[3], V: b[4], Att: b[5], Out: b[6], HB: b[7], HB2: b[8]}
+	d.free = free
 	return d, nil
+}
+
+// errClosed is Forward's error on a closed session.
+var errClosed = errors.New("infer: the session is closed")
+
+// Close stops the session's workers and gives its activation buffers and
+// KV caches back to the OS at once, rather than when the session becomes
+// unreachable (a server that opens sessions faster than the collector runs
+// would otherwise hold the old ones' pages). Forward then fails.
+func (d *Decoder) Close() {
+	d.Runtime.Close()
+	d.free()
+	d.Buffers = Buffers{}
 }
 
 // ArenaBytes is the size of the activation buffers.
@@ -65,6 +81,9 @@ func (d *Decoder) ArenaBytes() int64 {
 
 // Forward runs the decoder over tokens at positions pos.. (see Session).
 func (d *Decoder) Forward(ctx context.Context, tokens []int, pos int, logits []float32) error {
+	if d.X == nil {
+		return errClosed
+	}
 	all, err := CheckForward(d.cfg, &d.Opts, tokens, pos, logits)
 	if err != nil {
 		return err
@@ -86,6 +105,9 @@ func (d *Decoder) SameModel(o Session) bool {
 // StepMany runs rows of several sessions with d's buffers and pool (see
 // Step, which checked the rows).
 func (d *Decoder) StepMany(ctx context.Context, rows Rows, tokens []int, logits []float32) error {
+	if d.X == nil {
+		return errClosed
+	}
 	err := d.pass(ctx, rows, tokens, true, logits)
 	runtime.KeepAlive(d)
 	return err

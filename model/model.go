@@ -34,7 +34,8 @@ type Session interface {
 	// ArenaBytes is the size of the activation buffers, allocated once
 	// for batches of Options().Batch tokens.
 	ArenaBytes() int64
-	// Close stops the session's worker goroutines.
+	// Close stops the session's worker goroutines and releases its KV
+	// cache and activation buffers; the session must not be used after.
 	Close()
 }
 

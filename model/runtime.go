@@ -81,8 +81,13 @@ func (r *Runtime) KVBytes() int64 {
 	return n
 }
 
-// Close stops the worker pool.
-func (r *Runtime) Close() { r.Pool.Close() }
+// Close stops the worker pool and releases the KV caches.
+func (r *Runtime) Close() {
+	r.Pool.Close()
+	for _, c := range r.Cache {
+		c.Free()
+	}
+}
 
 // NormRows applies RMSNorm with weight w to n rows of x of width dim.
 func NormRows(out, x, w []float32, n, dim int, eps float32) {
