@@ -105,7 +105,7 @@ const (
 	headerOverheadX = 3
 	vocabEntryBytes = 96
 	garbagePerToken = 5 * kib
-	jobRuntime      = 4 * mib // what a job adds to a bare process: the journal (SQLite, page cache bounded at 256 KiB: 2.1–2.7 MiB on a fresh journal, up to 3.5 on 15 MB), job manager, worker pool, engine and tokenizer code; fitted to runs of the shared tiny models (2026-11-30: run peak − planned components 3.6–5.3 MiB with 512 KiB here)
+	jobRuntime      = 4 * mib // what a job adds to a bare process: the journal (SQLite, page cache bounded at 256 KiB: 2.1–2.7 MiB on a fresh journal, up to 3.5 on 15 MB), job manager, worker pool, engine and tokenizer code; fitted to runs of the shared tiny models (2026-11-30: run peak − planned components 3.6–5.3 MiB with 512 KiB here; 3.2–4.2 MiB once the KV cache and activations left Go's heap, docs/BENCHMARKS.md session 13)
 	gcMinHeap       = 4 * mib
 )
 
