@@ -83,6 +83,71 @@ func MixF16x4(o []float32, n int, v []byte, stride int, w []float32) {
 	mixF16x4(o, n, v, stride, w)
 }
 
+// KeyBlockQ8Bytes is the size of one Q8_0 key block of width dimensions (a
+// multiple of 32): per 32 dimensions a group of the 16 positions' scales
+// (halves, 32 bytes) and then the group's 32 dimensions, each the 16
+// positions' int8 levels (16 bytes): 544 bytes, Q8_0's 34 per position
+// and 32 dimensions.
+func KeyBlockQ8Bytes(width int) int { return width / 32 * keyGroupQ8 }
+
+// keyGroupQ8 is the bytes of one group of 32 dimensions of a Q8_0 key block.
+const keyGroupQ8 = 2*KeyBlock + 32*KeyBlock
+
+// ScoresQ8Blocks4 is ScoresF16Blocks4 over Q8_0 key blocks (KeyBlockQ8Bytes;
+// a Q8_0 KV cache): head h's query is q[h*w:(h+1)*w] (w = len(q)/4, a
+// multiple of 32, in float: the queries are not rounded) and its 16·nb
+// scores go to s[h*len(s)/4:]. For each position and group of 32
+// dimensions, the even and the odd dimensions' products are summed apart,
+// in order, their sum multiplied by the position's scale and added to the
+// position's total; the total is then scaled by scale.
+func ScoresQ8Blocks4(s []float32, nb int, k []byte, q []float32, scale float32) {
+	w := len(q) / 4
+	if len(q) != 4*w || w%32 != 0 || len(s)%4 != 0 || nb < 0 || len(s)/4 < KeyBlock*nb || nb*KeyBlockQ8Bytes(w) > len(k) {
+		panic(fmt.Sprintf("kernel: ScoresQ8Blocks4: %d key blocks of %d dimensions (%d bytes, %d score slots) for 4 heads do not fit", nb, w, len(k), len(s)))
+	}
+	if nb == 0 {
+		return
+	}
+	scoresQ8x4(s, nb, k, q, scale)
+}
+
+// PutKeyQ8 writes one position's key, row (width/32 Q8_0 blocks: a half
+// scale and 32 int8 levels each), into lane lane (< KeyBlock) of the Q8_0
+// key block blk (KeyBlockQ8Bytes(width)).
+func PutKeyQ8(blk []byte, lane int, row []byte) {
+	groups := len(row) / 34
+	if len(row) != 34*groups || lane < 0 || lane >= KeyBlock || len(blk) < groups*keyGroupQ8 {
+		panic(fmt.Sprintf("kernel: PutKeyQ8: a %d-byte row into lane %d of a %d-byte block", len(row), lane, len(blk)))
+	}
+	for g := range groups {
+		gc, src := blk[g*keyGroupQ8:(g+1)*keyGroupQ8], row[34*g:34*g+34]
+		gc[2*lane], gc[2*lane+1] = src[0], src[1]
+		for j, q := range src[2:] {
+			gc[2*KeyBlock+KeyBlock*j+lane] = q
+		}
+	}
+}
+
+// MixQ8_0x4 is MixF16x4 over value rows stored as Q8_0 (a Q8_0 KV
+// cache): row i holds width = len(o)/4 values, a multiple of 32, as width/32
+// blocks of a half scale d and 32 int8 levels at v[i*stride:]; head j's n
+// weights are w[j*len(w)/4:] and o[j*width:(j+1)*width] = Σ_i w_j[i]·(d·q)
+// per column, summed in position order from zero.
+func MixQ8_0x4(o []float32, n int, v []byte, stride int, w []float32) {
+	width, wn := len(o)/4, len(w)/4
+	if len(o) != 4*width || width%32 != 0 || n < 0 || wn < n || len(w)%4 != 0 {
+		panic(fmt.Sprintf("kernel: MixQ8_0x4: %d output floats (4 heads of a multiple of 32) and %d weight slots for 4 heads of %d weights", len(o), len(w), n))
+	}
+	if rb := width / 32 * 34; n > 0 && (stride < rb || (n-1)*stride+rb > len(v)) {
+		panic(fmt.Sprintf("kernel: MixQ8_0x4: %d rows of %d Q8_0 bytes %d bytes apart do not fit in %d bytes", n, rb, stride, len(v)))
+	}
+	clear(o)
+	if n == 0 || width == 0 {
+		return
+	}
+	mixQ8x4(o, n, v, stride, w)
+}
+
 // checkStrided panics unless rows rows of width halves, stride bytes
 // apart, fit in b (a caller's bug, not input).
 func checkStrided(name string, rows int, b []byte, stride, width int) {
@@ -97,6 +162,8 @@ var (
 	scoresBlocks4 = scoresBlocks4Generic
 	mixF16        = mixF16Generic
 	mixF16x4      = mixF16x4Generic
+	mixQ8x4       = mixQ8x4Generic
+	scoresQ8x4    = scoresQ8x4Generic
 )
 
 // scoresBlocksGeneric is the specification: each position's sum over
@@ -142,5 +209,51 @@ func mixF16x4Generic(o []float32, n int, v []byte, stride int, w []float32) {
 	width, wn := len(o)/4, len(w)/4
 	for j := range 4 {
 		mixF16(o[j*width:(j+1)*width], v, stride, w[j*wn:j*wn+n])
+	}
+}
+
+// mixQ8x4Generic is the specification of MixQ8_0x4: for each head, each
+// value row in position order, each column += w·(d·q).
+func mixQ8x4Generic(o []float32, n int, v []byte, stride int, w []float32) {
+	width, wn := len(o)/4, len(w)/4
+	for h := range 4 {
+		oh := o[h*width : (h+1)*width]
+		for i, a := range w[h*wn : h*wn+n] {
+			row := v[i*stride:]
+			for b := range width / 32 {
+				blk := row[34*b : 34*b+34]
+				d := fp16Table[uint16(blk[0])|uint16(blk[1])<<8]
+				for j, q := range blk[2:] {
+					oh[32*b+j] += a * (d * float32(int8(q)))
+				}
+			}
+		}
+	}
+}
+
+// scoresQ8x4Generic is the specification of ScoresQ8Blocks4.
+func scoresQ8x4Generic(s []float32, nb int, k []byte, q []float32, scale float32) {
+	w, sn := len(q)/4, len(s)/4
+	bb := KeyBlockQ8Bytes(w)
+	for b := range nb {
+		blk := k[b*bb : (b+1)*bb]
+		for h := range 4 {
+			qh := q[h*w : (h+1)*w]
+			for i := range KeyBlock {
+				var tot float32
+				for g := range w / 32 {
+					gc := blk[g*keyGroupQ8 : (g+1)*keyGroupQ8]
+					d := fp16Table[uint16(gc[2*i])|uint16(gc[2*i+1])<<8]
+					lv := gc[2*KeyBlock:]
+					var even, odd float32
+					for j := 0; j < 32; j += 2 {
+						even += float32(int8(lv[KeyBlock*j+i])) * qh[32*g+j]
+						odd += float32(int8(lv[KeyBlock*(j+1)+i])) * qh[32*g+j+1]
+					}
+					tot += (even + odd) * d
+				}
+				s[h*sn+b*KeyBlock+i] = tot * scale
+			}
+		}
 	}
 }

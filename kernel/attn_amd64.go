@@ -61,3 +61,25 @@ func mixF16x4Fast512(o []float32, n int, v []byte, stride int, w []float32) {
 	}
 	mixF16x4AVX512(n, &o[0], &v[0], stride, &w[0], len(w)/4, width)
 }
+
+//go:noescape
+func mixQ8x4AVX512(n int, o *float32, v *byte, stride int, w *float32, wn, width int)
+
+// mixQ8x4Fast512 runs the four-head AVX-512 Q8_0 loop when a head is a
+// multiple of 64 columns (o cleared by MixQ8_0x4), else the generic one.
+func mixQ8x4Fast512(o []float32, n int, v []byte, stride int, w []float32) {
+	width := len(o) / 4
+	if width%64 != 0 {
+		mixQ8x4Generic(o, n, v, stride, w)
+		return
+	}
+	mixQ8x4AVX512(n, &o[0], &v[0], stride, &w[0], len(w)/4, width)
+}
+
+//go:noescape
+func scoresQ8x4AVX512(nb int, s *float32, sn int, k *byte, q *float32, width int, scale float32)
+
+// scoresQ8x4Fast512 is ScoresQ8Blocks4's AVX-512 loop.
+func scoresQ8x4Fast512(s []float32, nb int, k []byte, q []float32, scale float32) {
+	scoresQ8x4AVX512(nb, &s[0], len(s)/4, &k[0], &q[0], len(q)/4, scale)
+}

@@ -379,3 +379,187 @@ b4adim:
 	JNZ  b4ablk
 	VZEROUPPER
 	RET
+
+// func mixQ8x4AVX512(n int, o *float32, v *byte, stride int, w *float32, wn, width int)
+// MixQ8_0x4 for width a multiple of 64: mixF16x4AVX512's loop over Q8_0
+// value rows. Per row and 64 columns (two blocks, 68 bytes) the levels are
+// widened and converted once, multiplied by their block's d, and feed
+// sixteen multiply-adds, four per head: w·(d·q), the generic order.
+TEXT ·mixQ8x4AVX512(SB), NOSPLIT, $0-56
+	MOVQ o+8(FP), DI
+	MOVQ v+16(FP), SI
+	MOVQ stride+24(FP), R8
+	MOVQ w+32(FP), R9
+	MOVQ wn+40(FP), R11
+	SHLQ $2, R11                     // bytes between heads' weights
+	MOVQ width+48(FP), R10
+	MOVQ R10, R12
+	SHLQ $2, R12                     // bytes between heads' outputs
+	SHRQ $6, R10
+	LEAQ (R9)(R11*2), R13            // weights of head 2
+q8blk:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ n+0(FP), CX
+	MOVQ SI, AX
+	MOVQ R9, BX
+	MOVQ R13, R14
+q8row:
+	VPBROADCASTW (AX), Y20
+	VPBROADCASTW 34(AX), Y21
+	VCVTPH2PS Y20, Z20
+	VCVTPH2PS Y21, Z21
+	VPMOVSXBD 2(AX), Z16
+	VPMOVSXBD 18(AX), Z17
+	VPMOVSXBD 36(AX), Z18
+	VPMOVSXBD 52(AX), Z19
+	VCVTDQ2PS Z16, Z16
+	VCVTDQ2PS Z17, Z17
+	VCVTDQ2PS Z18, Z18
+	VCVTDQ2PS Z19, Z19
+	VMULPS Z20, Z16, Z16
+	VMULPS Z20, Z17, Z17
+	VMULPS Z21, Z18, Z18
+	VMULPS Z21, Z19, Z19
+	VBROADCASTSS (BX), Z22
+	VBROADCASTSS (BX)(R11*1), Z23
+	VBROADCASTSS (R14), Z24
+	VBROADCASTSS (R14)(R11*1), Z25
+	VFMADD231PS Z16, Z22, Z0
+	VFMADD231PS Z17, Z22, Z1
+	VFMADD231PS Z18, Z22, Z2
+	VFMADD231PS Z19, Z22, Z3
+	VFMADD231PS Z16, Z23, Z4
+	VFMADD231PS Z17, Z23, Z5
+	VFMADD231PS Z18, Z23, Z6
+	VFMADD231PS Z19, Z23, Z7
+	VFMADD231PS Z16, Z24, Z8
+	VFMADD231PS Z17, Z24, Z9
+	VFMADD231PS Z18, Z24, Z10
+	VFMADD231PS Z19, Z24, Z11
+	VFMADD231PS Z16, Z25, Z12
+	VFMADD231PS Z17, Z25, Z13
+	VFMADD231PS Z18, Z25, Z14
+	VFMADD231PS Z19, Z25, Z15
+	ADDQ $4, BX
+	ADDQ $4, R14
+	ADDQ R8, AX
+	DECQ CX
+	JNZ  q8row
+	MOVQ DI, AX
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ R12, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	VMOVUPS Z6, 128(AX)
+	VMOVUPS Z7, 192(AX)
+	ADDQ R12, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, 64(AX)
+	VMOVUPS Z10, 128(AX)
+	VMOVUPS Z11, 192(AX)
+	ADDQ R12, AX
+	VMOVUPS Z12, (AX)
+	VMOVUPS Z13, 64(AX)
+	VMOVUPS Z14, 128(AX)
+	VMOVUPS Z15, 192(AX)
+	ADDQ $256, DI
+	ADDQ $68, SI
+	DECQ R10
+	JNZ  q8blk
+	VZEROUPPER
+	RET
+
+// func scoresQ8x4AVX512(nb int, s *float32, sn int, k *byte, q *float32, width int, scale float32)
+// ScoresQ8Blocks4: scoresBlocks4AVX512 over Q8_0 key blocks. Per group of
+// 32 dimensions the 16 positions' scales are converted once; each pair of
+// dimensions' levels is widened and converted and feeds eight
+// multiply-adds (the even dimension's four heads, the odd one's four:
+// eight sums in flight from one stream); the group's even + odd sums then
+// add scale × sum to the positions' totals.
+TEXT ·scoresQ8x4AVX512(SB), NOSPLIT, $0-52
+	BLK4ARGS
+	VBROADCASTSS scale+48(FP), Z15
+	SHRQ $5, R10                     // groups of 32 dimensions
+q8sblk:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ R9, BX
+	MOVQ R13, R14
+	MOVQ R10, DX
+q8sgrp:
+	VCVTPH2PS (SI), Z12
+	ADDQ $32, SI
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ $16, AX
+q8sdim:
+	VPMOVSXBD (SI), Z13
+	VPMOVSXBD 16(SI), Z14
+	VCVTDQ2PS Z13, Z13
+	VCVTDQ2PS Z14, Z14
+	VFMADD231PS.BCST (BX), Z13, Z4
+	VFMADD231PS.BCST (BX)(R12*1), Z13, Z5
+	VFMADD231PS.BCST (R14), Z13, Z6
+	VFMADD231PS.BCST (R14)(R12*1), Z13, Z7
+	VFMADD231PS.BCST 4(BX), Z14, Z8
+	VFMADD231PS.BCST 4(BX)(R12*1), Z14, Z9
+	VFMADD231PS.BCST 4(R14), Z14, Z10
+	VFMADD231PS.BCST 4(R14)(R12*1), Z14, Z11
+	ADDQ $32, SI
+	ADDQ $8, BX
+	ADDQ $8, R14
+	DECQ AX
+	JNZ  q8sdim
+	VADDPS Z8, Z4, Z4
+	VADDPS Z9, Z5, Z5
+	VADDPS Z10, Z6, Z6
+	VADDPS Z11, Z7, Z7
+	VFMADD231PS Z12, Z4, Z0
+	VFMADD231PS Z12, Z5, Z1
+	VFMADD231PS Z12, Z6, Z2
+	VFMADD231PS Z12, Z7, Z3
+	DECQ DX
+	JNZ  q8sgrp
+	VMULPS Z15, Z0, Z0
+	VMULPS Z15, Z1, Z1
+	VMULPS Z15, Z2, Z2
+	VMULPS Z15, Z3, Z3
+	MOVQ DI, AX
+	VMOVUPS Z0, (AX)
+	ADDQ R11, AX
+	VMOVUPS Z1, (AX)
+	ADDQ R11, AX
+	VMOVUPS Z2, (AX)
+	ADDQ R11, AX
+	VMOVUPS Z3, (AX)
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  q8sblk
+	VZEROUPPER
+	RET

@@ -173,3 +173,107 @@ func TestMixF16Blocks(t *testing.T) {
 		}
 	}
 }
+
+// TestMixQ8_0x4 checks the active Q8_0 value loop against its generic twin
+// over head widths the assembly takes (multiples of 64) and ones it leaves
+// to the twin, with other heads' bytes between rows that must not be read,
+// weight slots past n holding NaN, and a guard float past the outputs.
+func TestMixQ8_0x4(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 6))
+	for _, width := range []int{32, 64, 96, 128, 256} {
+		rb := width / 32 * 34
+		for _, n := range []int{0, 1, 5, 130} {
+			for _, stride := range []int{rb, 8 * rb} {
+				kv := quantized(t, tensor.Q8_0, randNormal(r, (n*stride)/34*32+width, 1))
+				wn := n + 3
+				w := randNormal(r, 4*wn, 1)
+				for j := range 4 {
+					for i := n; i < wn; i++ {
+						w[j*wn+i] = float32(math.NaN())
+					}
+				}
+				got := randNormal(r, 4*width+1, 1) // overwritten, whatever it held
+				got[4*width] = 42
+				MixQ8_0x4(got[:4*width], n, kv, stride, w)
+				want := make([]float32, 4*width)
+				mixQ8x4Generic(want, n, kv, stride, w)
+				for c := range want {
+					if d := math.Abs(float64(got[c] - want[c])); !(d <= 1e-5*(1+math.Abs(float64(want[c])))) {
+						t.Fatalf("width %d n %d stride %d: o[%d] = %g, want %g", width, n, stride, c, got[c], want[c])
+					}
+				}
+				if got[4*width] != 42 {
+					t.Fatalf("width %d n %d: wrote past the outputs", width, n)
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"width not a multiple of 32", func() { MixQ8_0x4(make([]float32, 4*40), 1, make([]byte, 100), 50, make([]float32, 4)) }},
+		{"rows past the end", func() { MixQ8_0x4(make([]float32, 4*64), 2, make([]byte, 100), 68, make([]float32, 8)) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", c.name)
+				}
+			}()
+			c.f()
+		}()
+	}
+}
+
+// TestScoresQ8Blocks4 checks the active Q8_0 key-block score loop against
+// its generic twin, and the twin against scores computed from the keys'
+// Q8_0 rows directly (PutKeyQ8's layout read back), with guard slots past
+// the scores and bytes past the last block that must not be read.
+func TestScoresQ8Blocks4(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, width := range []int{32, 64, 128} {
+		bb, rb := KeyBlockQ8Bytes(width), width/32*34
+		for _, nb := range []int{0, 1, 2, 3, 9} {
+			kb := make([]byte, nb*bb+64)
+			for i := nb * bb; i < len(kb); i++ {
+				kb[i] = 0x7f // levels of 127 with NaN-free scales: would show in the sums
+			}
+			rows := make([][]byte, nb*KeyBlock)
+			for p := range rows {
+				rows[p] = quantized(t, tensor.Q8_0, randNormal(r, width, 1))[:rb]
+				PutKeyQ8(kb[p/KeyBlock*bb:], p%KeyBlock, rows[p])
+			}
+			q := randNormal(r, 4*width, 1)
+			sn := KeyBlock*nb + 3
+			got, want := make([]float32, 4*sn), make([]float32, 4*sn)
+			for i := range got {
+				got[i], want[i] = 42, 42
+			}
+			ScoresQ8Blocks4(got, nb, kb, q, 0.125)
+			scoresQ8x4Generic(want, nb, kb, q, 0.125)
+			for h := range 4 {
+				for p := range KeyBlock * nb {
+					deq := make([]float32, width)
+					if err := Dequantize(tensor.Q8_0, rows[p], deq); err != nil {
+						t.Fatal(err)
+					}
+					var ref float64
+					for j := range width {
+						ref += float64(deq[j]) * float64(q[h*width+j])
+					}
+					ref *= 0.125
+					g, w := float64(got[h*sn+p]), float64(want[h*sn+p])
+					if math.Abs(g-w) > 1e-5*(1+math.Abs(w)) || math.Abs(w-ref) > 1e-4*(1+math.Abs(ref)) {
+						t.Fatalf("width %d blocks %d head %d: s[%d] = %g, twin %g, from the rows %g", width, nb, h, p, g, w, ref)
+					}
+				}
+				for i := KeyBlock * nb; i < sn; i++ {
+					if got[h*sn+i] != 42 {
+						t.Fatalf("width %d blocks %d head %d: wrote slot %d past its scores", width, nb, h, i)
+					}
+				}
+			}
+		}
+	}
+}

@@ -124,7 +124,7 @@ func init() {
 	case noAsm():
 	case avx512.Name != "" && os.Getenv("GLASSBOX_KERNEL") != "avx2":
 		active = avx512
-		scoresBlocks4, mixF16x4 = scoresBlocks4With(scoresBlocks4AVX512), mixF16x4Fast512
+		scoresBlocks4, mixF16x4, mixQ8x4, scoresQ8x4 = scoresBlocks4With(scoresBlocks4AVX512), mixF16x4Fast512, mixQ8x4Fast512, scoresQ8x4Fast512
 		x16RecQ8_0 = x16RecQ8_0Fast512
 		silu, siluMul, expShift = siluFast512, siluMulFast512, expShiftFast512
 	case hasAVX2:
