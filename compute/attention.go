@@ -34,12 +34,15 @@ func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int
 			n, start, c.CtxLen, numHeads, c.NumKVHeads, hd, len(q), len(out)))
 	}
 	group := numHeads / c.NumKVHeads
-	kdot, err := kernel.FDotFor(c.Type)
-	if err != nil {
-		panic(err.Error())
-	}
 	t := attnTasks.Get().(*attnTask)
-	*t = attnTask{out: out, q: q, start: start, c: c, numHeads: numHeads, group: group, Attn: a, kdot: kdot}
+	*t = attnTask{out: out, q: q, start: start, c: c, numHeads: numHeads, group: group, Attn: a}
+	if c.Type != tensor.Q8_0 {
+		kdot, err := kernel.FDotFor(c.Type)
+		if err != nil {
+			panic(err.Error())
+		}
+		t.kdot = kdot
+	}
 	// A task is a (token, KV head) pair: the KV head's keys and values are
 	// read once for its group of query heads, and a chunk never splits a
 	// group (split groups lost the four-head kernel and read their KV head
@@ -49,7 +52,7 @@ func Attention(p *Pool, out, q []float32, n, start int, c *KVCache, numHeads int
 	// values on, the pairs are handed out in chunks as small as one, and both
 	// threads' reads are in flight at once; below it, the caller takes them
 	// all.
-	perPair := (start + n) * hd * 2 * int(c.Type.TypeSize())
+	perPair := (start + n) * 2 * c.headBytes()
 	pairs := n * c.NumKVHeads
 	grain := pairs
 	if pairs*perPair >= attnSplitBytes {
@@ -68,7 +71,7 @@ type attnTask struct {
 	c               *KVCache
 	numHeads, group int
 	Attn
-	kdot kernel.FDot
+	kdot kernel.FDot // F32 keys
 }
 
 var attnTasks = sync.Pool{New: func() any { return new(attnTask) }}
@@ -129,6 +132,10 @@ func (a *attnTask) Run(lo, hi int) {
 			}
 			continue
 		}
+		if c.Type == tensor.Q8_0 {
+			a.q8(i, kvh, pos, first, slots, *sb)
+			continue
+		}
 		scores := (*sb)[:np]
 		for j := range a.group {
 			t := h0 + j
@@ -141,6 +148,45 @@ func (a *attnTask) Run(lo, hi int) {
 			for k := first; k <= pos; k++ {
 				accumulate(o, c.value(k, kvh), c.Type, scores[k-first])
 			}
+		}
+	}
+}
+
+// q8 is Run's (token i, KV head kvh) pair over a Q8_0 cache at position
+// pos, positions first..pos, with sb's 4·slots floats for scores: the
+// group's query heads are scored four at a time over the head's key blocks
+// (kernel.ScoresQ8Blocks4: each block read once for the four) and mix the
+// values four at a time (kernel.MixQ8_0x4); a group's last heads are
+// padded to four with zero queries, and their outputs dropped.
+func (a *attnTask) q8(i, kvh, pos, first, slots int, sb []float32) {
+	c, hd := a.c, a.c.HeadDim
+	hb := c.headBytes()
+	np := pos + 1 - first
+	b0 := first / kernel.KeyBlock
+	nb, skip := pos/kernel.KeyBlock-b0+1, first-b0*kernel.KeyBlock
+	kb := c.keyBlocks(kvh, b0, nb)
+	vals := c.v[c.at(first, kvh):c.at(pos+1, kvh)]
+	h0 := i*a.numHeads + kvh*a.group
+	s4 := sb[:4*slots]
+	for j := 0; j < a.group; j += 4 {
+		m := min(4, a.group-j)
+		q, out := a.q[(h0+j)*hd:(h0+j+m)*hd], a.out[(h0+j)*hd:(h0+j+m)*hd]
+		var pad *[]float32
+		if m < 4 {
+			pad = getFloats(8 * hd) // four queries, then four outputs
+			q = append((*pad)[:0], q...)
+			q = q[:4*hd]
+			clear(q[m*hd:])
+			out = (*pad)[4*hd : 8*hd]
+		}
+		kernel.ScoresQ8Blocks4(s4, nb, kb, q, a.Scale)
+		for k := range 4 {
+			a.weigh(dropBefore(s4[k*slots:(k+1)*slots], skip, np))
+		}
+		kernel.MixQ8_0x4(out, np, vals, hb, s4)
+		if pad != nil {
+			copy(a.out[(h0+j)*hd:(h0+j+m)*hd], out[:m*hd])
+			floatBufs.Put(pad)
 		}
 	}
 }

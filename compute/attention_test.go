@@ -56,7 +56,7 @@ func naiveCapped(q, k, v []float32, n, start, numHeads, numKVHeads, headDim int,
 func TestAttention(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 2))
 	// ctxLen is not a whole number of F16 key blocks (16 positions).
-	const numKVHeads, headDim, ctxLen = 2, 16, 40
+	const numKVHeads, ctxLen = 2, 40
 	pool := NewPool(2)
 	defer pool.Close()
 	for _, tc := range []struct {
@@ -67,21 +67,32 @@ func TestAttention(t *testing.T) {
 		window   int
 		softcap  float64
 		tol      float64
+		headDim  int // 0: 16
 	}{
-		{"f32 prefill", tensor.F32, 4, 12, 0, 0, 0, 1e-5},
-		{"f32 decode", tensor.F32, 4, 1, 30, 0, 0, 1e-5},
-		{"f16 chunk", tensor.F16, 4, 9, 20, 0, 0, 3e-3},
-		{"f16 chunk, groups of 4", tensor.F16, 8, 9, 20, 0, 0, 3e-3},
-		{"f32 window", tensor.F32, 4, 10, 25, 8, 0, 1e-5},
-		{"f16 window", tensor.F16, 4, 1, 39, 5, 0, 3e-3},
-		{"f16 window chunk, groups of 4", tensor.F16, 8, 10, 25, 8, 0, 3e-3},
+		{"f32 prefill", tensor.F32, 4, 12, 0, 0, 0, 1e-5, 0},
+		{"f32 decode", tensor.F32, 4, 1, 30, 0, 0, 1e-5, 0},
+		{"f16 chunk", tensor.F16, 4, 9, 20, 0, 0, 3e-3, 0},
+		{"f16 chunk, groups of 4", tensor.F16, 8, 9, 20, 0, 0, 3e-3, 0},
+		{"f32 window", tensor.F32, 4, 10, 25, 8, 0, 1e-5, 0},
+		{"f16 window", tensor.F16, 4, 1, 39, 5, 0, 3e-3, 0},
+		{"f16 window chunk, groups of 4", tensor.F16, 8, 10, 25, 8, 0, 3e-3, 0},
 		// Scores of q ~ 4·N(0,1) reach ±16·√headDim·scale = ±16: a cap of
 		// 2 flattens them, so a missing or misplaced cap shows.
-		{"f32 softcap", tensor.F32, 4, 6, 20, 0, 2, 1e-5},
-		{"f16 softcap window", tensor.F16, 4, 1, 39, 7, 2, 3e-3},
+		{"f32 softcap", tensor.F32, 4, 6, 20, 0, 2, 1e-5, 0},
+		{"f16 softcap window", tensor.F16, 4, 1, 39, 7, 2, 3e-3, 0},
+		// Q8_0 rounds q, k and v to 8 bits per 32 dimensions: int8 row dots
+		// for the scores, the four-head value loop (64 dimensions: the
+		// assembly; 32: the generic twin) with a group's heads padded to four.
+		{"q8_0 decode, groups of 4", tensor.Q8_0, 8, 1, 30, 0, 0, 0.03, 64},
+		{"q8_0 prefill, groups of 2", tensor.Q8_0, 4, 12, 0, 0, 0, 0.03, 64},
+		{"q8_0 window chunk, groups of 4", tensor.Q8_0, 8, 10, 25, 8, 0, 0.03, 32},
+		{"q8_0 softcap, groups of 2", tensor.Q8_0, 4, 6, 20, 0, 2, 0.03, 64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			numHeads := tc.numHeads
+			numHeads, headDim := tc.numHeads, tc.headDim
+			if headDim == 0 {
+				headDim = 16
+			}
 			total := tc.start + tc.n
 			kvDim := numKVHeads * headDim
 			k, v := randNormal(r, total*kvDim, 1), randNormal(r, total*kvDim, 1)
@@ -89,12 +100,12 @@ func TestAttention(t *testing.T) {
 			for p := range total {
 				c.Store(p, k[p*kvDim:], v[p*kvDim:])
 			}
-			keyPositions := ctxLen // F16 keys: whole blocks of 16 positions
-			if tc.dt == tensor.F16 {
+			keyPositions := ctxLen // F16 and Q8_0 keys: whole blocks of 16 positions
+			if tc.dt == tensor.F16 || tc.dt == tensor.Q8_0 {
 				keyPositions = (ctxLen + 15) / 16 * 16
 			}
-			if want := int64((ctxLen + keyPositions) * kvDim * tc.dt.TypeSize()); c.Bytes() != want {
-				t.Errorf("Bytes() = %d, want %d", c.Bytes(), want)
+			if hb, _ := tc.dt.RowBytes(int64(headDim)); c.Bytes() != int64(ctxLen+keyPositions)*numKVHeads*hb {
+				t.Errorf("Bytes() = %d, want %d", c.Bytes(), int64(ctxLen+keyPositions)*numKVHeads*hb)
 			}
 			sd := 1.0
 			if tc.softcap > 0 {
@@ -103,7 +114,7 @@ func TestAttention(t *testing.T) {
 			q := randNormal(r, tc.n*numHeads*headDim, sd)
 			out := make([]float32, len(q)+1)
 			out[len(q)] = 7
-			scale := 1 / math.Sqrt(headDim)
+			scale := 1 / math.Sqrt(float64(headDim))
 			Attention(pool, out, q, tc.n, tc.start, c, numHeads, Attn{Scale: float32(scale), Window: tc.window, Softcap: float32(tc.softcap)})
 			want := naiveCapped(q, k, v, tc.n, tc.start, numHeads, numKVHeads, headDim, scale, tc.window, tc.softcap)
 			if tc.softcap > 0 {
@@ -117,11 +128,14 @@ func TestAttention(t *testing.T) {
 					t.Fatalf("the soft-cap changes the reference by only %g: the case tests nothing", d)
 				}
 			}
+			worst := 0.0
 			for i := range want {
+				worst = max(worst, math.Abs(float64(out[i])-want[i]))
 				if math.Abs(float64(out[i])-want[i]) > tc.tol {
 					t.Fatalf("out[%d] = %g, want %g", i, out[i], want[i])
 				}
 			}
+			t.Logf("largest error %.2g", worst)
 			if out[len(q)] != 7 {
 				t.Fatal("wrote past the output")
 			}

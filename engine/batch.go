@@ -81,8 +81,8 @@ func NewBatcher(m model.Model, opts model.SessionOptions, maxSeqs int) *Batcher 
 	rows := maxSeqs + f.Batch
 	b := &Batcher{m: m, prefillRows: f.Batch, slots: make(chan struct{}, maxSeqs), join: make(chan *batchSeq),
 		quit: make(chan struct{}), done: make(chan struct{})}
-	b.seqOpts = model.SessionOptions{CtxLen: opts.CtxLen, Batch: 1, Threads: 1, KVF32: opts.KVF32, Exact: opts.Exact}
-	b.work, b.err = m.NewSession(model.SessionOptions{CtxLen: rows, Batch: rows, Threads: f.Threads, KVF32: opts.KVF32, Exact: opts.Exact})
+	b.seqOpts = model.SessionOptions{CtxLen: opts.CtxLen, Batch: 1, Threads: 1, KVF32: opts.KVF32, KVQ8: opts.KVQ8, Exact: opts.Exact}
+	b.work, b.err = m.NewSession(model.SessionOptions{CtxLen: rows, Batch: rows, Threads: f.Threads, KVF32: opts.KVF32, KVQ8: opts.KVQ8, Exact: opts.Exact})
 	if b.err != nil {
 		b.err = pipeline.Wrap(pipeline.StageLoad, fmt.Errorf("batcher for %d sequences: %w", maxSeqs, b.err), "")
 		close(b.done)

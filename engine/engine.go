@@ -66,6 +66,7 @@ type Result struct {
 	PrefillTime  time.Duration
 	GenerateTime time.Duration // from the first sampled token to the end
 	KVBytes      int64         // the session's KV cache (Text.Generate only)
+	KVType       string        // its type: f16, q8_0 or f32 (Text.Generate only)
 	ArenaBytes   int64         // the session's activation buffers (Text.Generate only)
 }
 

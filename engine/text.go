@@ -147,6 +147,7 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 	res, err := Generate(ctx, s, cfg.VocabSize, r)
 	if res != nil {
 		res.EncodeTime, res.KVBytes, res.ArenaBytes = encodeTime, s.KVBytes(), s.ArenaBytes()
+		res.KVType = s.Options().KVName()
 	}
 	if err != nil {
 		return res, err

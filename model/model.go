@@ -2,6 +2,8 @@ package model
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/glassbox-ai/glassbox/tensor"
 )
@@ -46,6 +48,7 @@ type SessionOptions struct {
 	Batch   int  // max tokens per Forward; default 512 (capped at CtxLen)
 	Threads int  // worker goroutines; default 1
 	KVF32   bool // F32 KV cache instead of the default F16
+	KVQ8    bool // Q8_0 KV cache (half of F16's bytes, 8 bits per value and a scale per 32) instead of F16
 	// Exact dequantizes every weight to F32 and multiplies in F32 (the
 	// golden "f32ref" path); the default rounds activations like llama.cpp.
 	Exact bool
@@ -75,8 +78,29 @@ func (o SessionOptions) Fill(c Config) SessionOptions {
 
 // KVType is the dtype of the session's KV cache.
 func (o SessionOptions) KVType() tensor.DType {
-	if o.KVF32 {
+	switch {
+	case o.KVF32:
 		return tensor.F32
+	case o.KVQ8:
+		return tensor.Q8_0
 	}
 	return tensor.F16
+}
+
+// KVName is the KV cache type as --kv and the planner name it.
+func (o SessionOptions) KVName() string { return strings.ToLower(o.KVType().String()) }
+
+// SetKV sets the KV cache type from its name: f16, q8_0 or f32.
+func (o *SessionOptions) SetKV(name string) error {
+	switch strings.ToLower(name) {
+	case "", "f16":
+		o.KVF32, o.KVQ8 = false, false
+	case "f32":
+		o.KVF32, o.KVQ8 = true, false
+	case "q8_0":
+		o.KVF32, o.KVQ8 = false, true
+	default:
+		return fmt.Errorf("KV cache type %q is not supported (supported: f16, q8_0, f32)", name)
+	}
+	return nil
 }

@@ -28,11 +28,17 @@ const maxCtxLen = 1 << 20
 // NewRuntime fills opts' defaults and allocates the KV caches.
 func NewRuntime(c *Config, opts SessionOptions) (Runtime, error) {
 	opts = opts.Fill(*c)
+	if opts.CtxLen > maxCtxLen {
+		return Runtime{}, fmt.Errorf("load: context of %d tokens is more than the %d this build allows", opts.CtxLen, maxCtxLen)
+	}
+	if opts.KVF32 && opts.KVQ8 {
+		return Runtime{}, fmt.Errorf("load: the KV cache cannot be both f32 and q8_0")
+	}
+	if err := compute.KVTypeFits(opts.KVType(), c.HeadDim); err != nil {
+		return Runtime{}, fmt.Errorf("load: %w", err)
+	}
 	r := Runtime{Opts: opts, Pool: compute.NewPool(opts.Threads)}
 	r.MatMul = r.plainMatMul()
-	if opts.CtxLen > maxCtxLen {
-		return r, fmt.Errorf("load: context of %d tokens is more than the %d this build allows", opts.CtxLen, maxCtxLen)
-	}
 	for range c.NumLayers {
 		r.Cache = append(r.Cache, compute.NewKVCache(opts.KVType(), opts.CtxLen, c.NumKVHeads, c.HeadDim))
 	}

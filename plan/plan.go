@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -109,6 +110,11 @@ const (
 	gcMinHeap       = 4 * mib
 )
 
+// ErrSettings marks a plan error caused by the job's settings rather than by
+// the model's header: the job cannot run as asked (a runner fails it in the
+// plan stage instead of running it unplanned).
+var ErrSettings = errors.New("the settings do not fit this model")
+
 // ForModel plans a job for the model whose header f holds, reading no
 // tensor data.
 func ForModel(f *gguf.File, opts Options, dev *Device) (*Plan, error) {
@@ -194,8 +200,10 @@ func (o Options) resolve(s *Shape) (Options, tensor.DType, error) {
 		return o, 0, fmt.Errorf("plan: --kv %q: want f16, q8_0 or f32", o.KV)
 	}
 	o.KV = strings.ToLower(o.KV)
-	if kv == tensor.Q8_0 && s.NumKVHeads*s.HeadDim%32 != 0 {
-		return o, 0, fmt.Errorf("plan: --kv q8_0 needs KV rows that are a multiple of 32 (this model's are %d)", s.NumKVHeads*s.HeadDim)
+	if kv == tensor.Q8_0 && s.HeadDim%32 != 0 {
+		// The engine's q8_0 cache rounds each head on its own
+		// (compute.KVTypeFits).
+		return o, 0, fmt.Errorf("plan: %w: --kv q8_0 needs head dimensions in multiples of 32 (this model's heads have %d)", ErrSettings, s.HeadDim)
 	}
 	return o, kv, nil
 }

@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/glassbox-ai/glassbox/compute/roofline"
+	"github.com/glassbox-ai/glassbox/model"
 )
 
 func init() {
@@ -17,16 +18,17 @@ func init() {
 
 // benchConfig is everything 'glassbox bench' was asked for.
 type benchConfig struct {
-	Model    string // -m: model path or store name; empty with --roofline
-	Prompt   int    // -p: prompt tokens to process (prefill)
-	Gen      int    // -n: tokens to generate
-	Depth    int    // -d: tokens of context filled before each test (llama-bench's -d)
-	Threads  int    // -t: worker threads (0: physical cores)
-	Reps     int    // -r: repetitions
-	JSON     bool   // --json: one JSON object on stdout
-	Roofline bool   // --roofline: measure (or show the cached) machine limits
-	Fresh    bool   // --fresh: re-measure the roofline even if cached
-	Profile  string // --cpuprofile: write a Go CPU profile of the run here
+	Model    string               // -m: model path or store name; empty with --roofline
+	Prompt   int                  // -p: prompt tokens to process (prefill)
+	Gen      int                  // -n: tokens to generate
+	Depth    int                  // -d: tokens of context filled before each test (llama-bench's -d)
+	KV       model.SessionOptions // --kv: the KV cache type (llama-bench's -ctk/-ctv)
+	Threads  int                  // -t: worker threads (0: physical cores)
+	Reps     int                  // -r: repetitions
+	JSON     bool                 // --json: one JSON object on stdout
+	Roofline bool                 // --roofline: measure (or show the cached) machine limits
+	Fresh    bool                 // --fresh: re-measure the roofline even if cached
+	Profile  string               // --cpuprofile: write a Go CPU profile of the run here
 }
 
 // modelBench runs a model benchmark; the inference engine sets it. nil
@@ -41,6 +43,7 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.IntVar(&cfg.Gen, "n", 64, "tokens to generate")
 	fs.IntVar(&cfg.Depth, "d", 0, "tokens of context in the KV cache before each test (pp and tg then run at positions d, d+1, ...)")
 	fs.IntVar(&cfg.Threads, "t", 0, "threads (0: physical cores)")
+	fs.Func("kv", "KV cache type: f16 (default), q8_0 or f32", cfg.KV.SetKV)
 	fs.IntVar(&cfg.Reps, "r", 5, "repetitions")
 	fs.BoolVar(&cfg.JSON, "json", false, "print JSON")
 	fs.BoolVar(&cfg.Roofline, "roofline", false, "measure read bandwidth and int8/f32 peak (cached per machine)")

@@ -92,7 +92,8 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 	}
 	c := m.Config()
 	batch := max(cfg.Prompt, min(cfg.Depth, 512), 1)
-	s, err := m.NewSession(model.SessionOptions{CtxLen: cfg.Depth + max(cfg.Prompt, cfg.Gen, 1) + 1, Batch: batch, Threads: threads})
+	s, err := m.NewSession(model.SessionOptions{CtxLen: cfg.Depth + max(cfg.Prompt, cfg.Gen, 1) + 1, Batch: batch, Threads: threads,
+		KVF32: cfg.KV.KVF32, KVQ8: cfg.KV.KVQ8})
 	if err != nil {
 		return pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
@@ -104,7 +105,8 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 	res := benchResult{Model: cfg.Model, Arch: c.Arch, Params: params, FileBytes: f.Size, ReadBytes: m.WeightBytes(),
 		Threads: threads, Prompt: cfg.Prompt, Gen: cfg.Gen, Depth: cfg.Depth, Reps: cfg.Reps, LoadS: loadS}
 	if cfg.Gen > 0 { // the keys and values of one position in every layer, times the mean position
-		perPos := int64(c.NumLayers) * 2 * int64(c.NumKVHeads*c.HeadDim*s.Options().KVType().TypeSize())
+		hb, _ := s.Options().KVType().RowBytes(int64(c.HeadDim))
+		perPos := int64(c.NumLayers) * 2 * int64(c.NumKVHeads) * hb
 		res.KVReadBytes = perPos * int64(cfg.Depth+(cfg.Gen+1)/2)
 	}
 

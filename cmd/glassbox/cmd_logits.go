@@ -106,16 +106,19 @@ func writeF32(path string, v []float32) error {
 type sessionOpts struct {
 	ctx, batch, threads *int
 	exact, kvF32        *bool
+	kv                  model.SessionOptions // the KV cache type --kv chose
 }
 
 func sessionFlags(fs *flag.FlagSet) *sessionOpts {
-	return &sessionOpts{
+	o := &sessionOpts{
 		ctx:     fs.Int("ctx", 0, "context length in tokens (default: min(model's trained context, 4096))"),
 		batch:   fs.Int("batch", 0, "prompt tokens per forward pass (default 512)"),
 		threads: fs.Int("threads", 0, "worker threads (default: physical cores)"),
 		exact:   fs.Bool("exact", false, "dequantize weights to F32 and multiply in F32 (slow reference path)"),
-		kvF32:   fs.Bool("kv-f32", false, "F32 KV cache instead of F16"),
+		kvF32:   fs.Bool("kv-f32", false, "F32 KV cache instead of F16 (the same as --kv f32)"),
 	}
+	fs.Func("kv", "KV cache type: f16 (default), q8_0 (half of f16's memory; scores and values rounded to 8 bits) or f32", o.kv.SetKV)
+	return o
 }
 
 func (o *sessionOpts) options() model.SessionOptions {
@@ -123,7 +126,8 @@ func (o *sessionOpts) options() model.SessionOptions {
 	if threads <= 0 {
 		threads = compute.PhysicalCores()
 	}
-	return model.SessionOptions{CtxLen: *o.ctx, Batch: *o.batch, Threads: threads, Exact: *o.exact, KVF32: *o.kvF32}
+	return model.SessionOptions{CtxLen: *o.ctx, Batch: *o.batch, Threads: threads, Exact: *o.exact,
+		KVF32: *o.kvF32 || o.kv.KVF32, KVQ8: o.kv.KVQ8}
 }
 
 // loadText resolves a -m argument, maps the file and binds its

@@ -269,8 +269,8 @@ func (r *runRecorder) memory(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "  stop: %s (%s); seed %d\n", r.result.StopReason, r.result.StopDetail, r.seed)
-	fmt.Fprintf(w, "  memory: weights read per token %s (mapped), KV cache %s, activations %s\n",
-		formatBytes(r.weightBytes), formatBytes(r.result.KVBytes), formatBytes(r.result.ArenaBytes))
+	fmt.Fprintf(w, "  memory: weights read per token %s (mapped), KV cache %s (%s), activations %s\n",
+		formatBytes(r.weightBytes), formatBytes(r.result.KVBytes), r.result.KVType, formatBytes(r.result.ArenaBytes))
 	if r.plan != nil && r.peakRSS > 0 {
 		fmt.Fprintf(w, "  peak resident: %s measured; the plan predicted %s for a full context of %d\n",
 			formatBytes(r.peakRSS), formatBytes(r.plan.Memory.TotalBytes), r.plan.Options.Ctx)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/glassbox-ai/glassbox/engine"
@@ -35,6 +36,9 @@ func admitRun(ctx context.Context, path string, f *runFlags, dev *plan.Device, d
 	}
 	defer hdr.Close()
 	p, err := plan.ForModel(hdr, f.planOptions(), dev)
+	if errors.Is(err, plan.ErrSettings) {
+		return nil, pipeline.Wrap(pipeline.StagePlan, err, "")
+	}
 	if err != nil {
 		tr.OnStageSkipped(pipeline.StagePlan, fmt.Sprintf("the planner cannot read this header (%v): the job runs unplanned", err))
 		return nil, nil
@@ -50,11 +54,7 @@ func admitRun(ctx context.Context, path string, f *runFlags, dev *plan.Device, d
 
 // planOptions are the job's settings as the planner sees them.
 func (f *runFlags) planOptions() plan.Options {
-	kv := "f16"
-	if *f.session.kvF32 {
-		kv = "f32"
-	}
-	return plan.Options{Ctx: *f.session.ctx, Batch: *f.session.batch, Parallel: 1, KV: kv, Threads: *f.session.threads}
+	return plan.Options{Ctx: *f.session.ctx, Batch: *f.session.batch, Parallel: 1, KV: f.session.options().KVName(), Threads: *f.session.threads}
 }
 
 // generateRoofline is the best generation rate p's device allows a model

@@ -91,6 +91,9 @@ func TestRunErrors(t *testing.T) {
 		{"bad temperature", []string{"run", "-m", m, "--temp", "-1", "x"}, []string{"temperature"}},
 		{"unsupported arch", []string{"run", "-m", writeArch(t, "mamba"), "x"}, []string{"load:", `"mamba" is not supported`, "llama"}},
 		{"no model", []string{"run", "x"}, []string{"load:", "no model"}},
+		// stories260K's heads have 8 dimensions: a q8_0 cache is refused
+		// before loading, with the number.
+		{"q8_0 cache on small heads", []string{"run", "-m", m, "--kv", "q8_0", "x"}, []string{"plan:", "--kv q8_0", "multiples of 32", "have 8"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,6 +107,26 @@ func TestRunErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunKVQ8 runs a model whose heads take a q8_0 KV cache with one:
+// the job's plan and stages name the cache type, and the greedy text is
+// made (it may differ from F16's after a few tokens on the synthetic
+// model: the cache rounds keys and values). An unknown type is a usage
+// error.
+func TestRunKVQ8(t *testing.T) {
+	m := shared.Path(t, "models/tiny-llama-Q8_0.gguf")
+	out, errOut, code := runCmd(t, "", "run", "-m", m, "--kv", "q8_0", "--temp", "0", "-n", "8", "--ctx", "64", "--verbose", "Once upon a time")
+	if code != 0 || out == "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "q8_0") {
+		t.Errorf("the verbose explanation does not name the q8_0 cache:\n%s", errOut)
+	}
+	_, errOut, code = runCmd(t, "", "run", "-m", m, "--kv", "q4_0", "x")
+	if code != 2 || !strings.Contains(errOut, "supported: f16, q8_0, f32") {
+		t.Errorf("--kv q4_0: exit %d, stderr %q", code, errOut)
 	}
 }
 

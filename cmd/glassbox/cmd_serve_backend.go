@@ -107,10 +107,7 @@ func (b *serveBackend) planFor(path string, opts model.SessionOptions, parallel 
 		return nil, err
 	}
 	if kv == "" {
-		kv = "f16"
-		if opts.KVF32 {
-			kv = "f32"
-		}
+		kv = opts.KVName()
 	}
 	p, err := plan.ForShape(s, plan.Options{Ctx: opts.CtxLen, Batch: opts.Batch, Parallel: parallel, KV: kv, Threads: opts.Threads}, b.device())
 	if err != nil {
