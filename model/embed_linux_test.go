@@ -1,7 +1,6 @@
-package engine
+package model
 
 import (
-	"context"
 	"encoding/binary"
 	"os"
 	"testing"
@@ -9,40 +8,47 @@ import (
 
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/shared"
-	"github.com/glassbox-ai/glassbox/model"
+	"github.com/glassbox-ai/glassbox/kernel"
 )
 
-// TestEmbeddingLookupsStayOut checks that token-embedding lookups read
-// their rows from the file: after a generation that looked up every
-// token, no more of the mapped table's pages are mapped in than before it.
-// Through the mapping, each lookup brought in the pages around its row.
+// TestEmbeddingLookupsStayOut checks that the binder gives a token
+// embedding whose lookups read their rows from the file: after looking up
+// every row, no more of the mapped table's pages are mapped in than before
+// (through the mapping, each lookup brought in the pages around its row:
+// all 35 of this table's), and the rows are the file's.
 func TestEmbeddingLookupsStayOut(t *testing.T) {
 	f, err := gguf.Open(shared.Path(t, "models/tiny-llama-Q8_0.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
-	if !f.HasTensor("output.weight") {
-		t.Fatal("tiny-llama-Q8_0 has no output matrix: its embedding table is not lookup-only")
-	}
-	m, err := model.Load(f)
-	if err != nil {
+	defer f.Close()
+	const rows, cols = 512, 256
+	b := NewBinder(f)
+	m := b.Matrix("token_embd.weight", rows, cols)
+	if err := b.Err(); err != nil {
 		t.Fatal(err)
 	}
 	table, _, err := f.TensorData("token_embd.weight")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Evict(table) // what parsing the header or loading brought in (not the pages shared with neighbours)
+	f.Evict(table) // what parsing the header brought in (not the pages shared with neighbours)
 	before := mappedPages(t, table)
-	s := newSession(t, m, model.SessionOptions{CtxLen: 128})
-	res, err := Generate(context.Background(), s, m.Config().VocabSize, Request{
-		Prompt: []int{1, 100, 200, 300, 400}, MaxTokens: 60, Decoder: &idText{}})
-	if err != nil {
-		t.Fatal(err)
+	got := make([]float32, rows*cols)
+	for r := range rows {
+		m.Row(r, got[r*cols:(r+1)*cols])
 	}
 	if n := mappedPages(t, table); n != before {
-		t.Errorf("after %d lookups, %d pages of the %d-byte embedding table are mapped in, want the %d before them", len(res.Tokens)+5, n, len(table), before)
+		t.Errorf("after %d lookups, %d pages of the %d-byte table are mapped in, want the %d before them", rows, n, len(table), before)
+	}
+	want := make([]float32, rows*cols)
+	if err := kernel.Dequantize(m.Type, table, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("row %d column %d: %g, the file has %g", i/cols, i%cols, got[i], want[i])
+		}
 	}
 }
 
