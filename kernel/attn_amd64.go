@@ -83,3 +83,20 @@ func scoresQ8x4AVX512(nb int, s *float32, sn int, k *byte, q *float32, width int
 func scoresQ8x4Fast512(s []float32, nb int, k []byte, q []float32, scale float32) {
 	scoresQ8x4AVX512(nb, &s[0], len(s)/4, &k[0], &q[0], len(q)/4, scale)
 }
+
+//go:noescape
+func scoresQ8x4AVX2(nb int, s *float32, sn int, k *byte, q *float32, width int, scale float32)
+
+// scoresQ8x4Fast is ScoresQ8Blocks4's AVX2 loop (the AVX-512 loop's bits).
+func scoresQ8x4Fast(s []float32, nb int, k []byte, q []float32, scale float32) {
+	scoresQ8x4AVX2(nb, &s[0], len(s)/4, &k[0], &q[0], len(q)/4, scale)
+}
+
+//go:noescape
+func mixQ8x4AVX2(n int, o *float32, v *byte, stride int, w *float32, wn, width int)
+
+// mixQ8x4Fast is MixQ8_0x4's AVX2 loop (width a multiple of 32, as
+// MixQ8_0x4 requires).
+func mixQ8x4Fast(o []float32, n int, v []byte, stride int, w []float32) {
+	mixQ8x4AVX2(n, &o[0], &v[0], stride, &w[0], len(w)/4, len(o)/4)
+}

@@ -563,3 +563,177 @@ q8sdim:
 	JNZ  q8sblk
 	VZEROUPPER
 	RET
+
+// func scoresQ8x4AVX2(nb int, s *float32, sn int, k *byte, q *float32, width int, scale float32)
+// ScoresQ8Blocks4 in 8-lane halves: each block's 16 positions as two runs
+// of 8 over its groups (the second from L1), with scoresQ8x4AVX512's sums
+// (even and odd dimensions apart, then scale × sum into the totals), so
+// the same bits.
+TEXT ·scoresQ8x4AVX2(SB), NOSPLIT, $0-52
+	BLK4ARGS
+	SHRQ $5, R10                     // groups of 32 dimensions
+	XORQ R15, R15                    // the half: 0 or 8 (bytes and lanes)
+q2blk:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ R9, BX
+	MOVQ R13, R14
+	MOVQ R10, DX
+	LEAQ (SI)(R15*1), R8             // this half's bytes in the block
+q2grp:
+	VCVTPH2PS (R8)(R15*1), Y12       // scales at 2·lane: the half's 8 at +2·R15
+	ADDQ $32, R8
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ $16, AX
+q2dim:
+	VPMOVSXBD (R8), Y13
+	VPMOVSXBD 16(R8), Y14
+	VCVTDQ2PS Y13, Y13
+	VCVTDQ2PS Y14, Y14
+	VBROADCASTSS (BX), Y15
+	VFMADD231PS Y15, Y13, Y4
+	VBROADCASTSS (BX)(R12*1), Y15
+	VFMADD231PS Y15, Y13, Y5
+	VBROADCASTSS (R14), Y15
+	VFMADD231PS Y15, Y13, Y6
+	VBROADCASTSS (R14)(R12*1), Y15
+	VFMADD231PS Y15, Y13, Y7
+	VBROADCASTSS 4(BX), Y15
+	VFMADD231PS Y15, Y14, Y8
+	VBROADCASTSS 4(BX)(R12*1), Y15
+	VFMADD231PS Y15, Y14, Y9
+	VBROADCASTSS 4(R14), Y15
+	VFMADD231PS Y15, Y14, Y10
+	VBROADCASTSS 4(R14)(R12*1), Y15
+	VFMADD231PS Y15, Y14, Y11
+	ADDQ $32, R8
+	ADDQ $8, BX
+	ADDQ $8, R14
+	DECQ AX
+	JNZ  q2dim
+	VADDPS Y8, Y4, Y4
+	VADDPS Y9, Y5, Y5
+	VADDPS Y10, Y6, Y6
+	VADDPS Y11, Y7, Y7
+	VFMADD231PS Y12, Y4, Y0
+	VFMADD231PS Y12, Y5, Y1
+	VFMADD231PS Y12, Y6, Y2
+	VFMADD231PS Y12, Y7, Y3
+	DECQ DX
+	JNZ  q2grp
+	VBROADCASTSS scale+48(FP), Y15
+	VMULPS Y15, Y0, Y0
+	VMULPS Y15, Y1, Y1
+	VMULPS Y15, Y2, Y2
+	VMULPS Y15, Y3, Y3
+	LEAQ (DI)(R15*4), AX
+	VMOVUPS Y0, (AX)
+	ADDQ R11, AX
+	VMOVUPS Y1, (AX)
+	ADDQ R11, AX
+	VMOVUPS Y2, (AX)
+	ADDQ R11, AX
+	VMOVUPS Y3, (AX)
+	XORQ $8, R15
+	JNZ  q2blk                       // the second half of the same block
+	MOVQ R8, SI                      // past the block: R8 ran from SI+8 to its end+8
+	SUBQ $8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  q2blk
+	VZEROUPPER
+	RET
+
+// func mixQ8x4AVX2(n int, o *float32, v *byte, stride int, w *float32, wn, width int)
+// MixQ8_0x4 in chunks of 16 columns (half a Q8_0 block), width a multiple
+// of 32: per row the chunk's levels are widened, converted and multiplied
+// by the block's d once and feed eight multiply-adds, two per head:
+// w·(d·q), the generic order. Each chunk reads the rows again (from cache
+// after the first).
+TEXT ·mixQ8x4AVX2(SB), NOSPLIT, $0-56
+	MOVQ o+8(FP), DI
+	MOVQ v+16(FP), SI
+	MOVQ stride+24(FP), R8
+	MOVQ w+32(FP), R9
+	MOVQ wn+40(FP), R11
+	SHLQ $2, R11                     // bytes between heads' weights
+	MOVQ width+48(FP), R10
+	MOVQ R10, R12
+	SHLQ $2, R12                     // bytes between heads' outputs
+	SHRQ $4, R10                     // chunks of 16 columns
+	LEAQ (R9)(R11*2), R13            // weights of head 2
+	XORQ R15, R15                    // the chunk
+m2chunk:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ R15, AX
+	SHRQ $1, AX
+	IMULQ $34, AX
+	ADDQ SI, AX                      // row 0's block of this chunk
+	MOVQ R15, DX
+	ANDQ $1, DX
+	SHLQ $4, DX
+	ADDQ $2, DX                      // the chunk's levels in the block
+	MOVQ R9, BX
+	MOVQ R13, R14
+	MOVQ n+0(FP), CX
+m2row:
+	VPBROADCASTW (AX), X12
+	VCVTPH2PS X12, Y12
+	VPMOVSXBD (AX)(DX*1), Y8
+	VPMOVSXBD 8(AX)(DX*1), Y9
+	VCVTDQ2PS Y8, Y8
+	VCVTDQ2PS Y9, Y9
+	VMULPS Y12, Y8, Y8
+	VMULPS Y12, Y9, Y9
+	VBROADCASTSS (BX), Y10
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VBROADCASTSS (BX)(R11*1), Y10
+	VFMADD231PS Y8, Y10, Y2
+	VFMADD231PS Y9, Y10, Y3
+	VBROADCASTSS (R14), Y10
+	VFMADD231PS Y8, Y10, Y4
+	VFMADD231PS Y9, Y10, Y5
+	VBROADCASTSS (R14)(R11*1), Y10
+	VFMADD231PS Y8, Y10, Y6
+	VFMADD231PS Y9, Y10, Y7
+	ADDQ $4, BX
+	ADDQ $4, R14
+	ADDQ R8, AX
+	DECQ CX
+	JNZ  m2row
+	MOVQ R15, AX
+	SHLQ $6, AX
+	ADDQ DI, AX
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ R12, AX
+	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, 32(AX)
+	ADDQ R12, AX
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y5, 32(AX)
+	ADDQ R12, AX
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y7, 32(AX)
+	INCQ R15
+	CMPQ R15, R10
+	JLT  m2chunk
+	VZEROUPPER
+	RET

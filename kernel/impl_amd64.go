@@ -113,6 +113,7 @@ func init() {
 	if hasAVX2 && !noAsm() {
 		axpyF16 = axpyF16Fast
 		scoresBlocks, scoresBlocks4, mixF16 = scoresBlocksFast, scoresBlocks4With(scoresBlocks4AVX2), mixF16Fast
+		scoresQ8x4, mixQ8x4 = scoresQ8x4Fast, mixQ8x4Fast
 		silu, siluMul, expShift = siluFast, siluMulFast, expShiftFast
 		fastReduce = true
 		quantRowQ8_0 = quantRowQ8_0Fast
