@@ -28,6 +28,64 @@
 	SHLQ $5, R8; \
 	LEAQ (R9)(R12*2), R13
 
+// The four-head value loops' parts (mixF16x4AVX512, mixQ8x4AVX512):
+// MIX4ARGS loads the arguments (R11: bytes between heads' weights, R12:
+// between heads' outputs, R10: 64-column blocks, R13: head 2's weights);
+// MIX4ZERO clears the sixteen sums (four heads × 64 columns); MIX4STORE
+// writes them to the four heads' outputs at DI.
+#define MIX4ARGS \
+	MOVQ o+8(FP), DI; \
+	MOVQ v+16(FP), SI; \
+	MOVQ stride+24(FP), R8; \
+	MOVQ w+32(FP), R9; \
+	MOVQ wn+40(FP), R11; \
+	SHLQ $2, R11; \
+	MOVQ width+48(FP), R10; \
+	MOVQ R10, R12; \
+	SHLQ $2, R12; \
+	SHRQ $6, R10; \
+	LEAQ (R9)(R11*2), R13
+
+#define MIX4ZERO \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7; \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15
+
+#define MIX4STORE \
+	MOVQ DI, AX; \
+	VMOVUPS Z0, (AX); \
+	VMOVUPS Z1, 64(AX); \
+	VMOVUPS Z2, 128(AX); \
+	VMOVUPS Z3, 192(AX); \
+	ADDQ R12, AX; \
+	VMOVUPS Z4, (AX); \
+	VMOVUPS Z5, 64(AX); \
+	VMOVUPS Z6, 128(AX); \
+	VMOVUPS Z7, 192(AX); \
+	ADDQ R12, AX; \
+	VMOVUPS Z8, (AX); \
+	VMOVUPS Z9, 64(AX); \
+	VMOVUPS Z10, 128(AX); \
+	VMOVUPS Z11, 192(AX); \
+	ADDQ R12, AX; \
+	VMOVUPS Z12, (AX); \
+	VMOVUPS Z13, 64(AX); \
+	VMOVUPS Z14, 128(AX); \
+	VMOVUPS Z15, 192(AX)
+
 // func mixF16AVX2(n int, o *float32, v *byte, stride int, w *float32, width int)
 // o[j] += Σ_i w[i]·half(v[i*stride+2j]) for i < n, j < width; width a
 // positive multiple of 32. Columns go 32 at a time in four accumulators,
@@ -142,34 +200,9 @@ m64row:
 // multiply-adds, four per head; every column sums the rows in position
 // order from zero (o is cleared), so the bits are four MixF16 calls'.
 TEXT ·mixF16x4AVX512(SB), NOSPLIT, $0-56
-	MOVQ o+8(FP), DI
-	MOVQ v+16(FP), SI
-	MOVQ stride+24(FP), R8
-	MOVQ w+32(FP), R9
-	MOVQ wn+40(FP), R11
-	SHLQ $2, R11                     // bytes between heads' weights
-	MOVQ width+48(FP), R10
-	MOVQ R10, R12
-	SHLQ $2, R12                     // bytes between heads' outputs
-	SHRQ $6, R10
-	LEAQ (R9)(R11*2), R13            // weights of head 2
+	MIX4ARGS
 x4blk:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	MIX4ZERO
 	MOVQ n+0(FP), CX
 	MOVQ SI, AX
 	MOVQ R9, BX
@@ -204,26 +237,7 @@ x4mrow:
 	ADDQ R8, AX
 	DECQ CX
 	JNZ  x4mrow
-	MOVQ DI, AX
-	VMOVUPS Z0, (AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-	ADDQ R12, AX
-	VMOVUPS Z4, (AX)
-	VMOVUPS Z5, 64(AX)
-	VMOVUPS Z6, 128(AX)
-	VMOVUPS Z7, 192(AX)
-	ADDQ R12, AX
-	VMOVUPS Z8, (AX)
-	VMOVUPS Z9, 64(AX)
-	VMOVUPS Z10, 128(AX)
-	VMOVUPS Z11, 192(AX)
-	ADDQ R12, AX
-	VMOVUPS Z12, (AX)
-	VMOVUPS Z13, 64(AX)
-	VMOVUPS Z14, 128(AX)
-	VMOVUPS Z15, 192(AX)
+	MIX4STORE
 	ADDQ $256, DI
 	ADDQ $128, SI
 	DECQ R10
@@ -386,34 +400,9 @@ b4adim:
 // widened and converted once, multiplied by their block's d, and feed
 // sixteen multiply-adds, four per head: w·(d·q), the generic order.
 TEXT ·mixQ8x4AVX512(SB), NOSPLIT, $0-56
-	MOVQ o+8(FP), DI
-	MOVQ v+16(FP), SI
-	MOVQ stride+24(FP), R8
-	MOVQ w+32(FP), R9
-	MOVQ wn+40(FP), R11
-	SHLQ $2, R11                     // bytes between heads' weights
-	MOVQ width+48(FP), R10
-	MOVQ R10, R12
-	SHLQ $2, R12                     // bytes between heads' outputs
-	SHRQ $6, R10
-	LEAQ (R9)(R11*2), R13            // weights of head 2
+	MIX4ARGS
 q8blk:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	MIX4ZERO
 	MOVQ n+0(FP), CX
 	MOVQ SI, AX
 	MOVQ R9, BX
@@ -460,26 +449,7 @@ q8row:
 	ADDQ R8, AX
 	DECQ CX
 	JNZ  q8row
-	MOVQ DI, AX
-	VMOVUPS Z0, (AX)
-	VMOVUPS Z1, 64(AX)
-	VMOVUPS Z2, 128(AX)
-	VMOVUPS Z3, 192(AX)
-	ADDQ R12, AX
-	VMOVUPS Z4, (AX)
-	VMOVUPS Z5, 64(AX)
-	VMOVUPS Z6, 128(AX)
-	VMOVUPS Z7, 192(AX)
-	ADDQ R12, AX
-	VMOVUPS Z8, (AX)
-	VMOVUPS Z9, 64(AX)
-	VMOVUPS Z10, 128(AX)
-	VMOVUPS Z11, 192(AX)
-	ADDQ R12, AX
-	VMOVUPS Z12, (AX)
-	VMOVUPS Z13, 64(AX)
-	VMOVUPS Z14, 128(AX)
-	VMOVUPS Z15, 192(AX)
+	MIX4STORE
 	ADDQ $256, DI
 	ADDQ $68, SI
 	DECQ R10
