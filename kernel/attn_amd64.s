@@ -28,6 +28,24 @@
 	SHLQ $5, R8; \
 	LEAQ (R9)(R12*2), R13
 
+// SCORE4STORE scales the four heads' 16 scores (Z0..Z3) by Z15 and writes
+// them at DI, R11 bytes apart, then advances DI by a block's 16 scores
+// (scoresBlocks4AVX512, scoresQ8x4AVX512).
+#define SCORE4STORE \
+	VMULPS Z15, Z0, Z0; \
+	VMULPS Z15, Z1, Z1; \
+	VMULPS Z15, Z2, Z2; \
+	VMULPS Z15, Z3, Z3; \
+	MOVQ DI, AX; \
+	VMOVUPS Z0, (AX); \
+	ADDQ R11, AX; \
+	VMOVUPS Z1, (AX); \
+	ADDQ R11, AX; \
+	VMOVUPS Z2, (AX); \
+	ADDQ R11, AX; \
+	VMOVUPS Z3, (AX); \
+	ADDQ $64, DI
+
 // The four-head value loops' parts (mixF16x4AVX512, mixQ8x4AVX512):
 // MIX4ARGS loads the arguments (R11: bytes between heads' weights, R12:
 // between heads' outputs, R10: 64-column blocks, R13: head 2's weights);
@@ -274,19 +292,7 @@ b4dim:
 	ADDQ $4, R14
 	DECQ DX
 	JNZ  b4dim
-	VMULPS Z15, Z0, Z0
-	VMULPS Z15, Z1, Z1
-	VMULPS Z15, Z2, Z2
-	VMULPS Z15, Z3, Z3
-	MOVQ DI, AX
-	VMOVUPS Z0, (AX)
-	ADDQ R11, AX
-	VMOVUPS Z1, (AX)
-	ADDQ R11, AX
-	VMOVUPS Z2, (AX)
-	ADDQ R11, AX
-	VMOVUPS Z3, (AX)
-	ADDQ $64, DI
+	SCORE4STORE
 	ADDQ R8, SI
 	DECQ CX
 	JNZ  b4blk
@@ -516,19 +522,7 @@ q8sdim:
 	VFMADD231PS Z12, Z7, Z3
 	DECQ DX
 	JNZ  q8sgrp
-	VMULPS Z15, Z0, Z0
-	VMULPS Z15, Z1, Z1
-	VMULPS Z15, Z2, Z2
-	VMULPS Z15, Z3, Z3
-	MOVQ DI, AX
-	VMOVUPS Z0, (AX)
-	ADDQ R11, AX
-	VMOVUPS Z1, (AX)
-	ADDQ R11, AX
-	VMOVUPS Z2, (AX)
-	ADDQ R11, AX
-	VMOVUPS Z3, (AX)
-	ADDQ $64, DI
+	SCORE4STORE
 	DECQ CX
 	JNZ  q8sblk
 	VZEROUPPER
