@@ -31,8 +31,12 @@ type Kernels struct {
 	AttnKVBytesPerS float64 `json:"attention_kv_bytes_per_s"`
 	AttnElemsPerS   float64 `json:"attention_elems_per_s"` // query heads × positions × headDim
 	AttnCallS       float64 `json:"attention_call_s"`
-	VecElemsPerS    float64 `json:"vector_elems_per_s"` // LayerVectorElems per second
-	Source          string  `json:"source"`
+	// AttnQ8KVBytesPerS is the rate of attention over a Q8_0 cache (KV
+	// bytes per second, arithmetic included, groups of four query heads);
+	// 0: not measured (the F16 figures then stand in).
+	AttnQ8KVBytesPerS float64 `json:"attention_q8_kv_bytes_per_s,omitempty"`
+	VecElemsPerS      float64 `json:"vector_elems_per_s"` // LayerVectorElems per second
+	Source            string  `json:"source"`
 }
 
 // LayerVectorElems counts the vector work of one decoder layer at one
@@ -146,6 +150,13 @@ func (p *Plan) measuredDecode(k *Kernels, pos int) decodeParts {
 			kvRate = k.Bandwidth
 		}
 		for range s.Layers {
+			if q8 := k.AttnQ8KVBytesPerS; p.Options.KV == "q8_0" && q8 > 0 {
+				// The Q8_0 loops take a group's query heads four at a time
+				// (the last four padded), each pass over the head's keys.
+				passes := float64((s.NumHeads/max(s.NumKVHeads, 1) + 3) / 4)
+				add(par*kvLayer*passes/q8, 0, par*(k.AttnCallS+vec), 0)
+				continue
+			}
 			add(par*kvLayer/kvRate, par*attn/k.AttnElemsPerS, par*(k.AttnCallS+vec), 0) // its own strided read rate: summed
 		}
 	}
@@ -217,12 +228,17 @@ func (s *Shape) ratesOf(rates map[string]float64, unit string) string {
 	return strings.Join(types, ", ")
 }
 
-// kernelBasis describes the measured decode model's inputs.
-func kernelBasis(k *Kernels, s *Shape) string {
+// kernelBasis describes the measured decode model's inputs for a KV cache
+// of type kv.
+func kernelBasis(k *Kernels, s *Shape, kv string) string {
 	threads := "1 thread"
 	if k.Threads != 1 {
 		threads = fmt.Sprintf("%d threads", k.Threads)
 	}
-	return fmt.Sprintf("generation: %s, DRAM %s + kernels (in cache: %s), %.1f µs per call, attention reads the KV cache at %s (%s)",
-		threads, FormatRate(k.Bandwidth, "B/s"), s.ratesOf(k.MatMul, "B/s"), 1e6*k.CallS, FormatRate(k.AttnKVBytesPerS, "B/s"), k.Source)
+	attn := "attention reads the KV cache at " + FormatRate(k.AttnKVBytesPerS, "B/s")
+	if kv == "q8_0" && k.AttnQ8KVBytesPerS > 0 {
+		attn = "attention goes through the q8_0 KV cache at " + FormatRate(k.AttnQ8KVBytesPerS, "B/s")
+	}
+	return fmt.Sprintf("generation: %s, DRAM %s + kernels (in cache: %s), %.1f µs per call, %s (%s)",
+		threads, FormatRate(k.Bandwidth, "B/s"), s.ratesOf(k.MatMul, "B/s"), 1e6*k.CallS, attn, k.Source)
 }

@@ -194,3 +194,35 @@ func TestMeasuredPrefill(t *testing.T) {
 		t.Errorf("without every rate: prefill %g, basis %q", q.Speed.PrefillTokensPerS, q.Speed.Basis)
 	}
 }
+
+// TestMeasuredDecodeQ8KV: with --kv q8_0 each layer's attention takes the
+// probed Q8_0 rate over the cache's bytes (its arithmetic included), once
+// per four query heads of a group; an F16 cache ignores that rate, and
+// without it the F16 model stands in.
+func TestMeasuredDecodeQ8KV(t *testing.T) {
+	f := synthetic(t, Llama32_1B)
+	step := func(kv string, q8Rate float64) (float64, *Plan) {
+		t.Helper()
+		d := kernelDevice()
+		d.Kernels[1].AttnQ8KVBytesPerS = q8Rate
+		p, err := ForModel(f, Options{Ctx: 4096, Threads: 2, KV: kv}, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 1 / p.Speed.DecodeTokensPerS, p
+	}
+	slow, p := step("q8_0", 1e9)
+	fast, _ := step("q8_0", 1e12)
+	kvBytes := float64(p.Memory.KVBytesPerTok) * float64(p.Speed.AtPosition+1) // all layers; groups of 4: one pass
+	if want := kvBytes * (1/1e9 - 1/1e12); math.Abs((slow-fast)/want-1) > 1e-6 {
+		t.Errorf("q8_0 rate 1e9 vs 1e12 B/s: %.6f s per token apart, want %.6f", slow-fast, want)
+	}
+	if unmeasured, _ := step("q8_0", 0); unmeasured == slow || unmeasured == fast {
+		t.Errorf("an unmeasured q8_0 rate was used: %.6f s per token", unmeasured)
+	}
+	a, _ := step("f16", 1e9)
+	b, _ := step("f16", 1e12)
+	if a != b {
+		t.Errorf("an F16 cache's plan depends on the q8_0 rate: %.6f vs %.6f s per token", a, b)
+	}
+}

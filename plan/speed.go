@@ -195,9 +195,9 @@ func (p *Plan) speed() {
 	sp.Basis = p.speedBasis(cpuPeak)
 	switch {
 	case prefillMeasured:
-		sp.Basis = kernelBasis(kern, s) + "; " + prefillBasis(kern, s) + p.correctionNotes()
+		sp.Basis = kernelBasis(kern, s, p.Options.KV) + "; " + prefillBasis(kern, s) + p.correctionNotes()
 	case kern != nil:
-		sp.Basis = kernelBasis(kern, s) + "; prefill: " + sp.Basis
+		sp.Basis = kernelBasis(kern, s, p.Options.KV) + "; prefill: " + sp.Basis
 	}
 }
 

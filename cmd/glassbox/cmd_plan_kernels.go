@@ -93,7 +93,7 @@ func localKernels(dev *plan.Device, threads int) []plan.Kernels {
 		}
 		bw, bsrc := bandwidth(t)
 		pk := plan.Kernels{Threads: t, Bandwidth: bw, MatMul: map[string]float64{}, MatMulRowS: map[string]float64{}, Prefill: map[string]float64{}, CallS: k.CallSeconds,
-			AttnKVBytesPerS: k.AttnKVBytesPerS, AttnElemsPerS: k.AttnElemsPerS, AttnCallS: k.AttnCallSeconds, VecElemsPerS: k.VecElemsPerS,
+			AttnKVBytesPerS: k.AttnKVBytesPerS, AttnElemsPerS: k.AttnElemsPerS, AttnCallS: k.AttnCallSeconds, AttnQ8KVBytesPerS: k.AttnQ8KVBytesPerS, VecElemsPerS: k.VecElemsPerS,
 			Source: fmt.Sprintf("kernel probe of %s, %s; %s", k.Measured.Format("2006-01-02 15:04"), k.KernelImpl, bsrc)}
 		for _, f := range k.Formats {
 			pk.MatMul[f.Type] = f.BytesPerS

@@ -53,6 +53,11 @@ type Result struct {
 	AttnKVBytesPerS float64 `json:"attention_kv_bytes_per_s"`
 	AttnElemsPerS   float64 `json:"attention_elems_per_s"`
 	AttnCallSeconds float64 `json:"attention_call_s"`
+	// AttnQ8KVBytesPerS is the rate the same attention goes through Q8_0
+	// caches (--kv q8_0) in KV bytes per second, groups of four query
+	// heads, its arithmetic included: the Q8_0 loops take four heads at a
+	// time whatever the group, so their time follows the bytes.
+	AttnQ8KVBytesPerS float64 `json:"attention_q8_kv_bytes_per_s"`
 	// VecElemsPerS is the speed of a decoder layer's vector ops (norms,
 	// residual adds, RoPE, SiLU and gating, KV store), in elements of
 	// VectorElems per second.
@@ -171,9 +176,10 @@ func Probe(threads int, opt Options) (Result, error) {
 	}
 
 	res.AttnKVBytesPerS, res.AttnElemsPerS, res.AttnCallSeconds = probeAttention(pool, rng, tm)
+	res.AttnQ8KVBytesPerS = probeAttentionQ8(pool, rng, tm)
 	res.VecElemsPerS = probeVectors(rng, tm)
 	res.Seconds = time.Since(start).Seconds()
-	for _, v := range []float64{res.CallSeconds, res.AttnKVBytesPerS, res.AttnElemsPerS, res.VecElemsPerS} {
+	for _, v := range []float64{res.CallSeconds, res.AttnKVBytesPerS, res.AttnElemsPerS, res.AttnQ8KVBytesPerS, res.VecElemsPerS} {
 		if !(v > 0) || math.IsInf(v, 0) {
 			return res, fmt.Errorf("kprobe: implausible measurement %+v", res)
 		}
@@ -287,6 +293,32 @@ func probeAttention(pool *compute.Pool, rng *rand.Rand, tm timer) (kvRate, rate,
 	rate = (g - 1) * e1 / max(t4-t1, 0.1*t4)
 	mem := max(t1-e1/rate, 0.1*t1)
 	return kvBytes / mem, rate, call
+}
+
+// probeAttentionQ8 times probeAttention's grouped query over Q8_0 caches
+// of the same shape and returns their KV bytes per second.
+func probeAttentionQ8(pool *compute.Pool, rng *rand.Rand, tm timer) float64 {
+	kv := attnKVHeads * attnHeadDim
+	rows := make([][]float32, 8)
+	for i := range rows {
+		rows[i] = randomFloats(rng, kv)
+	}
+	caches := make([]*compute.KVCache, attnCaches)
+	for i := range caches {
+		caches[i] = compute.NewKVCache(tensor.Q8_0, attnLen, attnKVHeads, attnHeadDim)
+		for pos := range attnLen {
+			caches[i].Store(pos, rows[pos%8], rows[(pos+i)%8])
+		}
+	}
+	q := randomFloats(rng, attnHeads*attnHeadDim)
+	out := make([]float32, len(q))
+	scale := float32(1 / math.Sqrt(attnHeadDim))
+	next := 0
+	t4 := tm.best(func() {
+		compute.Attention(pool, out, q, 1, attnLen-1, caches[next], attnHeads, compute.Attn{Scale: scale})
+		next = (next + 1) % len(caches)
+	})
+	return float64(caches[0].Bytes()) / t4
 }
 
 // probeVectors times the vector ops of one decoder layer of the reference
