@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
@@ -317,6 +319,54 @@ func TestBatcherReusesSessions(t *testing.T) {
 		}
 		if got := idle(); got != tc.idle {
 			t.Errorf("after request %d: %d idle sessions, want %d", i, got, tc.idle)
+		}
+	}
+}
+
+// TestBatcherQ8KV: sequences stepped together over q8_0 caches make the
+// tokens each makes alone (attention reads only its own sequence's cache,
+// and the matrix kernels give a row the same bits in any batch).
+func TestBatcherQ8KV(t *testing.T) {
+	f, err := gguf.Open(shared.Path(t, "models/tiny-llama-F32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	m, err := model.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := model.SessionOptions{CtxLen: 128, KVQ8: true}
+	prompts := [][]int{{1, 300, 301, 302}, {1, 77}, {1, 400, 12, 9, 250, 251}}
+	alone := make([][]int, len(prompts))
+	for i, p := range prompts {
+		s := newSession(t, m, opts)
+		res, err := Generate(context.Background(), s, m.Config().VocabSize, Request{Prompt: p, MaxTokens: 24, Decoder: &idText{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[i] = res.Tokens
+	}
+	b := NewBatcher(m, opts, len(prompts))
+	defer b.Close()
+	var wg sync.WaitGroup
+	together := make([][]int, len(prompts))
+	errs := make([]error, len(prompts))
+	for i, p := range prompts {
+		wg.Go(func() {
+			res, err := b.Generate(context.Background(), Request{Prompt: p, MaxTokens: 24, Decoder: &idText{}}, 0)
+			if errs[i] = err; err == nil {
+				together[i] = res.Tokens
+			}
+		})
+	}
+	wg.Wait()
+	for i := range prompts {
+		if errs[i] != nil {
+			t.Fatalf("prompt %d: %v", i, errs[i])
+		}
+		if !slices.Equal(together[i], alone[i]) {
+			t.Errorf("prompt %d: together %v, alone %v", i, together[i], alone[i])
 		}
 	}
 }
