@@ -62,17 +62,19 @@ func TestPlanPredictsRealRuns(t *testing.T) {
 		ctx, n  int
 		prompt  string
 		threads int
+		kv      string // --kv ("": the default f16)
 	}
 	jobs := []job{
-		{shared.Path(t, "models/stories260K.gguf"), 256, 200, "Once upon a time", 0},
-		{shared.Path(t, "models/stories260K.gguf"), 256, 20, "Once upon a time", 1},
-		{shared.Path(t, "models/tiny-llama-F32.gguf"), 256, 100, "Once upon a time", 0},
-		{shared.Path(t, "models/tiny-llama-Q4_K_M.gguf"), 256, 100, "Once upon a time", 0},
-		{shared.Path(t, "models/tiny-qwen2-F32.gguf"), 256, 100, "Once upon a time", 0},
+		{shared.Path(t, "models/stories260K.gguf"), 256, 200, "Once upon a time", 0, ""},
+		{shared.Path(t, "models/stories260K.gguf"), 256, 20, "Once upon a time", 1, ""},
+		{shared.Path(t, "models/tiny-llama-F32.gguf"), 256, 100, "Once upon a time", 0, ""},
+		{shared.Path(t, "models/tiny-llama-Q4_K_M.gguf"), 256, 100, "Once upon a time", 0, ""},
+		{shared.Path(t, "models/tiny-qwen2-F32.gguf"), 256, 100, "Once upon a time", 0, ""},
+		{shared.Path(t, "models/tiny-llama-F32.gguf"), 256, 100, "Once upon a time", 0, "q8_0"},
 	}
 	for _, m := range strings.Split(os.Getenv("GLASSBOX_PLAN_MODELS"), ",") {
 		if m != "" {
-			jobs = append(jobs, job{m, 1024, 64, "Once upon a time", 0}, job{m, 2048, 16, "Once upon a time", 0})
+			jobs = append(jobs, job{m, 1024, 64, "Once upon a time", 0, ""}, job{m, 2048, 16, "Once upon a time", 0, ""}, job{m, 2048, 16, "Once upon a time", 0, "q8_0"})
 		}
 	}
 	dev, err := planDevice("", false)
@@ -89,11 +91,14 @@ func TestPlanPredictsRealRuns(t *testing.T) {
 		hist, _ = plan.DefaultHistory()
 	}
 	for _, j := range jobs {
-		name := fmt.Sprintf("%s/ctx%d/n%d/t%d", filepath.Base(j.model), j.ctx, j.n, j.threads)
+		name := fmt.Sprintf("%s/ctx%d/n%d/t%d%s", filepath.Base(j.model), j.ctx, j.n, j.threads, map[string]string{"": "", "q8_0": "/kv-q8_0"}[j.kv])
 		t.Run(name, func(t *testing.T) {
 			args := []string{"run", "-m", j.model, "--temp", "0", "-n", strconv.Itoa(j.n), "--ctx", strconv.Itoa(j.ctx), "--json"}
 			if j.threads > 0 {
 				args = append(args, "--threads", strconv.Itoa(j.threads))
+			}
+			if j.kv != "" {
+				args = append(args, "--kv", j.kv)
 			}
 			// Each run records itself in the private history; start every job
 			// without one, so no job's plan is corrected by an earlier run.
@@ -114,14 +119,14 @@ func TestPlanPredictsRealRuns(t *testing.T) {
 			d := *dev
 			if res.PlanBytes > 0 {
 				d.RuntimeBytes = 1
-				bare, err := plan.ForModel(f, plan.Options{Ctx: j.ctx, Threads: j.threads}, &d)
+				bare, err := plan.ForModel(f, plan.Options{Ctx: j.ctx, Threads: j.threads, KV: j.kv}, &d)
 				if err != nil {
 					t.Fatal(err)
 				}
 				d.RuntimeBytes = 1 + res.PlanBytes - bare.Memory.TotalBytes
 			}
 			tokens := res.PromptTokens + len(res.Tokens)
-			p, err := plan.ForModel(f, plan.Options{Ctx: j.ctx, Tokens: tokens, Prompt: res.PromptTokens, Threads: j.threads}, &d)
+			p, err := plan.ForModel(f, plan.Options{Ctx: j.ctx, Tokens: tokens, Prompt: res.PromptTokens, Threads: j.threads, KV: j.kv}, &d)
 			if err != nil {
 				t.Fatal(err)
 			}
