@@ -26,6 +26,10 @@ var (
 	ErrInternal = errors.New("internal error")
 	// ErrInterrupted marks a job that was running when its process stopped.
 	ErrInterrupted = errors.New("interrupted by shutdown")
+	// ErrSettings marks a job whose settings are invalid, or do not fit its
+	// model (a negative context, an unknown or unusable KV cache type): the
+	// request is at fault, not the machine.
+	ErrSettings = errors.New("invalid settings")
 )
 
 // Errorf returns an *Error for stage with a cause formatted as fmt.Errorf

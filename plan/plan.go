@@ -1,11 +1,11 @@
 package plan
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
@@ -112,8 +112,8 @@ const (
 
 // ErrSettings marks a plan error caused by the job's settings rather than by
 // the model's header: the job cannot run as asked (a runner fails it in the
-// plan stage instead of running it unplanned).
-var ErrSettings = errors.New("the settings do not fit this model")
+// plan stage instead of running it unplanned; a server answers 400).
+var ErrSettings = pipeline.ErrSettings
 
 // ForModel plans a job for the model whose header f holds, reading no
 // tensor data.
@@ -154,11 +154,14 @@ func plan(s *Shape, opts Options, dev *Device) (*Plan, error) {
 }
 
 func (o Options) resolve(s *Shape) (Options, tensor.DType, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("plan: %w: "+format, append([]any{ErrSettings}, args...)...)
+	}
 	if o.Ctx < 0 || o.Batch < 0 || o.Parallel < 0 || o.Tokens < 0 || o.Threads < 0 {
-		return o, 0, fmt.Errorf("plan: negative setting (ctx %d, batch %d, parallel %d, tokens %d, threads %d)", o.Ctx, o.Batch, o.Parallel, o.Tokens, o.Threads)
+		return o, 0, bad("negative setting (ctx %d, batch %d, parallel %d, tokens %d, threads %d)", o.Ctx, o.Batch, o.Parallel, o.Tokens, o.Threads)
 	}
 	if o.Threads > 4096 {
-		return o, 0, fmt.Errorf("plan: --threads %d is out of range (max 4096)", o.Threads)
+		return o, 0, bad("--threads %d is out of range (max 4096)", o.Threads)
 	}
 	if o.Ctx == 0 {
 		o.Ctx = DefaultCtx
@@ -167,7 +170,7 @@ func (o Options) resolve(s *Shape) (Options, tensor.DType, error) {
 		}
 	}
 	if o.Ctx > 1<<24 {
-		return o, 0, fmt.Errorf("plan: --ctx %d is beyond any model (max %d)", o.Ctx, 1<<24)
+		return o, 0, bad("--ctx %d is beyond any model (max %d)", o.Ctx, 1<<24)
 	}
 	if o.Batch == 0 {
 		o.Batch = DefaultBatch
@@ -177,13 +180,13 @@ func (o Options) resolve(s *Shape) (Options, tensor.DType, error) {
 		o.Parallel = 1
 	}
 	if o.Parallel > 4096 {
-		return o, 0, fmt.Errorf("plan: --parallel %d is out of range (max 4096)", o.Parallel)
+		return o, 0, bad("--parallel %d is out of range (max 4096)", o.Parallel)
 	}
 	if o.Prompt < 0 || (o.Tokens > 0 && o.Prompt > o.Tokens) {
-		return o, 0, fmt.Errorf("plan: prompt of %d tokens does not fit the %d tokens planned", o.Prompt, o.Tokens)
+		return o, 0, bad("prompt of %d tokens does not fit the %d tokens planned", o.Prompt, o.Tokens)
 	}
 	if o.Tokens > o.Ctx {
-		return o, 0, fmt.Errorf("plan: %d tokens do not fit a context of %d (raise --ctx)", o.Tokens, o.Ctx)
+		return o, 0, bad("%d tokens do not fit a context of %d (raise --ctx)", o.Tokens, o.Ctx)
 	}
 	if o.KV == "" {
 		o.KV = "f16"
@@ -197,13 +200,13 @@ func (o Options) resolve(s *Shape) (Options, tensor.DType, error) {
 	case "q8_0":
 		kv = tensor.Q8_0
 	default:
-		return o, 0, fmt.Errorf("plan: --kv %q: want f16, q8_0 or f32", o.KV)
+		return o, 0, bad("--kv %q: want f16, q8_0 or f32", o.KV)
 	}
 	o.KV = strings.ToLower(o.KV)
 	if kv == tensor.Q8_0 && s.HeadDim%32 != 0 {
 		// The engine's q8_0 cache rounds each head on its own
 		// (compute.KVTypeFits).
-		return o, 0, fmt.Errorf("plan: %w: --kv q8_0 needs head dimensions in multiples of 32 (this model's heads have %d)", ErrSettings, s.HeadDim)
+		return o, 0, bad("--kv q8_0 needs head dimensions in multiples of 32 (this model's heads have %d)", s.HeadDim)
 	}
 	return o, kv, nil
 }

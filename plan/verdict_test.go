@@ -160,21 +160,23 @@ func TestAlternatives(t *testing.T) {
 	}
 }
 
+// TestOptionErrors: settings the planner refuses fail with their numbers
+// and as ErrSettings (a runner fails the plan stage, a server answers 400).
 func TestOptionErrors(t *testing.T) {
 	q4 := synthetic(t, Llama3_8B)
 	for _, tc := range []struct {
 		opts Options
 		want string
 	}{
-		{Options{KV: "q4"}, `plan: --kv "q4": want f16, q8_0 or f32`},
-		{Options{Ctx: -1}, "plan: negative setting (ctx -1, batch 0, parallel 0, tokens 0, threads 0)"},
-		{Options{Ctx: 1 << 25}, "plan: --ctx 33554432 is beyond any model (max 16777216)"},
-		{Options{Ctx: 256, Tokens: 300}, "plan: 300 tokens do not fit a context of 256 (raise --ctx)"},
-		{Options{Parallel: 5000}, "plan: --parallel 5000 is out of range (max 4096)"},
+		{Options{KV: "q4"}, `plan: invalid settings: --kv "q4": want f16, q8_0 or f32`},
+		{Options{Ctx: -1}, "plan: invalid settings: negative setting (ctx -1, batch 0, parallel 0, tokens 0, threads 0)"},
+		{Options{Ctx: 1 << 25}, "plan: invalid settings: --ctx 33554432 is beyond any model (max 16777216)"},
+		{Options{Ctx: 256, Tokens: 300}, "plan: invalid settings: 300 tokens do not fit a context of 256 (raise --ctx)"},
+		{Options{Parallel: 5000}, "plan: invalid settings: --parallel 5000 is out of range (max 4096)"},
 	} {
 		_, err := ForModel(q4, tc.opts, cpuDevice(gib))
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("%+v: error %v, want %q", tc.opts, err, tc.want)
+		if err == nil || err.Error() != tc.want || !errors.Is(err, ErrSettings) {
+			t.Errorf("%+v: error %v, want %q (ErrSettings)", tc.opts, err, tc.want)
 		}
 	}
 }

@@ -76,6 +76,10 @@ func toError(err error) *Error {
 		out.Status, out.Code = http.StatusGatewayTimeout, "timeout"
 	case errors.Is(err, pipeline.ErrInternal):
 		out.Code = "internal"
+	case errors.Is(err, pipeline.ErrSettings):
+		// Invalid settings, or ones the model cannot take (a q8_0 cache
+		// on heads it cannot round): the request is at fault.
+		out.Status, out.Code = http.StatusBadRequest, "bad_settings"
 	case pe != nil && pe.Numbers["ctx"] > 0 && pe.Numbers["tokens"] > pe.Numbers["ctx"]:
 		// A prompt longer than the context, whichever stage found it.
 		out.Status, out.Code = http.StatusBadRequest, "bad_prompt"

@@ -23,6 +23,8 @@ func TestToError(t *testing.T) {
 			400, "prefill", "bad_prompt", "prompt has 300 tokens but the context holds 128", "try --ctx 300"},
 		{"plan refusal", pipeline.Errorf(pipeline.StagePlan, "try Q4_K_M", "needs 9 GiB, 6 GiB available"),
 			507, "plan", "does_not_fit", "needs 9 GiB, 6 GiB available", "try Q4_K_M"},
+		{"settings the model cannot take", pipeline.Wrap(pipeline.StagePlan, fmt.Errorf("plan: %w: --kv q8_0 needs head dimensions in multiples of 32 (this model's heads have 8)", pipeline.ErrSettings), ""),
+			400, "plan", "bad_settings", "invalid settings: --kv q8_0 needs head dimensions in multiples of 32 (this model's heads have 8)", ""},
 		{"unknown model", fmt.Errorf("model %q: %w", "x", ErrModelNotFound), 404, "load", "model_not_found", `model "x": model not found`, ""},
 		{"load failure", pipeline.Errorf(pipeline.StageLoad, "", "bad tensor"), 500, "load", "load_failed", "bad tensor", ""},
 		{"internal", &pipeline.Error{Stage: pipeline.StageGenerate, Err: fmt.Errorf("%w: panic: boom", pipeline.ErrInternal)},
