@@ -372,9 +372,13 @@ func TestUI(t *testing.T) {
 		b.set("#plan-device", "pi5-8g")
 		b.click(`form[aria-label="Plan"] button[type="submit"]`)
 		b.waitFor("a plan", `document.querySelector('#plan-verdict')`, 10*time.Second)
-		if got := eval[string](b, `document.querySelector('#plan-out').textContent`); !strings.Contains(got, "pi5-8g") {
-			t.Errorf("plan for pi5-8g does not name the device: %q", got)
+		if got := eval[string](b, `document.querySelector('#plan-out').textContent`); !strings.Contains(got, "pi5-8g") || !strings.Contains(got, "(f16)") {
+			t.Errorf("plan for pi5-8g does not name the device and the f16 KV cache: %q", got)
 		}
+		// A q8_0 KV cache: the plan is made again with it and says so.
+		b.set("#plan-kv", "q8_0")
+		b.click(`form[aria-label="Plan"] button[type="submit"]`)
+		b.waitFor("a q8_0 plan", `document.querySelector('#plan-out').textContent.includes('(q8_0)')`, 10*time.Second)
 		b.shot("models")
 		b.labelled()
 		b.contrast()

@@ -19,6 +19,8 @@ export function modelsView(root, cfg) {
   const planDevice = fmt.el('select', { id: 'plan-device' }, fmt.el('option', { value: '' }, 'this machine'),
     ...(cfg.profiles || []).map((p) => fmt.el('option', { value: p }, p)));
   const planCtx = fmt.el('input', { id: 'plan-ctx', type: 'number', min: 0, step: 1, placeholder: "model's" });
+  const planKV = fmt.el('select', { id: 'plan-kv' },
+    ...['f16', 'q8_0', 'f32'].map((k) => fmt.el('option', { value: k }, k)));
   const planGo = fmt.el('button', { type: 'submit' }, 'Plan');
   const planOut = fmt.el('div', { id: 'plan-out', 'aria-live': 'polite' });
   const planForm = fmt.el('form', { class: 'panel', 'aria-label': 'Plan' },
@@ -26,6 +28,7 @@ export function modelsView(root, cfg) {
       fmt.el('div', {}, fmt.el('label', { for: 'plan-model' }, 'Model'), planModel),
       fmt.el('div', {}, fmt.el('label', { for: 'plan-device' }, 'Device'), planDevice),
       fmt.el('div', {}, fmt.el('label', { for: 'plan-ctx' }, 'Context'), planCtx),
+      fmt.el('div', {}, fmt.el('label', { for: 'plan-kv' }, 'KV cache'), planKV),
       fmt.el('div', {}, planGo)),
     planOut);
 
@@ -94,6 +97,7 @@ export function modelsView(root, cfg) {
     if (!planModel.value) return;
     const req = { model: planModel.value, device: planDevice.value };
     if (planCtx.value) req.ctx = Number(planCtx.value);
+    if (planKV.value !== 'f16') req.kv = planKV.value;
     planGo.disabled = true;
     planOut.replaceChildren(fmt.el('p', { class: 'muted' }, 'planning…'));
     try {
@@ -118,7 +122,7 @@ function drawPlan(p) {
   const rows = [
     ['Device', `${dev.name || ''}${dev.source ? ' (' + dev.source + ')' : ''}`],
     ['Placement', (p.placement && p.placement.summary) || ''],
-    ['Memory', `${fmt.bytes(mem.total_bytes)} = weights ${fmt.bytes(mem.weights_bytes)} + KV cache ${fmt.bytes(mem.kv_cache_bytes)} + compute ${fmt.bytes(mem.compute_bytes)} + overhead ${fmt.bytes(mem.overhead_bytes)}`],
+    ['Memory', `${fmt.bytes(mem.total_bytes)} = weights ${fmt.bytes(mem.weights_bytes)} + KV cache ${fmt.bytes(mem.kv_cache_bytes)} (${(p.options && p.options.kv) || 'f16'}) + compute ${fmt.bytes(mem.compute_bytes)} + overhead ${fmt.bytes(mem.overhead_bytes)}`],
     ['Available', `${fmt.bytes(dev.ram_available_bytes)} of ${fmt.bytes(dev.ram_total_bytes)} RAM`],
     ['Prefill', sp.prefill_tokens_per_s ? `~${fmt.rate(sp.prefill_tokens_per_s)} tokens/s (${sp.prefill_limit || ''})` : ''],
     ['Decode', sp.decode_tokens_per_s ? `~${fmt.rate(sp.decode_tokens_per_s)} tokens/s (${sp.decode_limit || ''})` : ''],
