@@ -42,6 +42,7 @@ type benchResult struct {
 	// position (Depth + (Gen+1)/2 entries per layer), added to ReadBytes
 	// for the limit.
 	KVReadBytes int64   `json:"kv_bytes_per_token"`
+	KV          string  `json:"kv"` // the KV cache type: f16, q8_0 or f32
 	Reps        int     `json:"reps"`
 	PPMean      float64 `json:"pp_tokens_per_s"`
 	PPStd       float64 `json:"pp_stddev"`
@@ -103,7 +104,7 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 		params += f.Tensors[i].Elements()
 	}
 	res := benchResult{Model: cfg.Model, Arch: c.Arch, Params: params, FileBytes: f.Size, ReadBytes: m.WeightBytes(),
-		Threads: threads, Prompt: cfg.Prompt, Gen: cfg.Gen, Depth: cfg.Depth, Reps: cfg.Reps, LoadS: loadS}
+		Threads: threads, Prompt: cfg.Prompt, Gen: cfg.Gen, Depth: cfg.Depth, Reps: cfg.Reps, LoadS: loadS, KV: s.Options().KVName()}
 	if cfg.Gen > 0 { // the keys and values of one position in every layer, times the mean position
 		hb, _ := s.Options().KVType().RowBytes(int64(c.HeadDim))
 		perPos := int64(c.NumLayers) * 2 * int64(c.NumKVHeads) * hb
@@ -136,8 +137,8 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 		return nil
 	}
 	if !cfg.JSON {
-		fmt.Fprintf(env.stderr, "benchmarking %s (%s, %s, %d threads): warm-up, then %d × %s and %d × %s ...\n",
-			cfg.Model, c.Arch, formatBytes(f.Size), threads, cfg.Reps, res.testName("pp", cfg.Prompt), cfg.Reps, res.testName("tg", cfg.Gen))
+		fmt.Fprintf(env.stderr, "benchmarking %s (%s, %s, %d threads, %s KV cache): warm-up, then %d × %s and %d × %s ...\n",
+			cfg.Model, c.Arch, formatBytes(f.Size), threads, res.KV, cfg.Reps, res.testName("pp", cfg.Prompt), cfg.Reps, res.testName("tg", cfg.Gen))
 	}
 	if cfg.Prompt > 0 {
 		if res.PPMean, res.PPStd, err = timeReps(pp, cfg.Reps, cfg.Prompt); err != nil {
