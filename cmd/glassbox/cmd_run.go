@@ -143,7 +143,7 @@ func (f *runFlags) params(prompt string, p sample.Params) map[string]any {
 	return map[string]any{"prompt": prompt, "prompt_ids": f.promptIDs, "chat": f.chat, "system": f.system,
 		"max_tokens": f.maxTokens, "temperature": p.Temperature, "top_k": p.TopK, "top_p": p.TopP, "min_p": p.MinP,
 		"repeat_penalty": p.RepeatPenalty, "seed": p.Seed, "stop": []string(f.stops), "ctx": *f.session.ctx,
-		"mem_budget": f.memBudget}
+		"kv": f.session.options().KVName(), "mem_budget": f.memBudget}
 }
 
 func (f *runFlags) sampling() sample.Params {
