@@ -259,31 +259,11 @@ func x16Off() bool { return os.Getenv("GLASSBOX_X16") == "0" }
 // rate its arithmetic. call is the time of a call over 16 positions (what
 // a call costs besides).
 func probeAttention(pool *compute.Pool, rng *rand.Rand, tm timer) (kvRate, rate, call float64) {
-	kv := attnKVHeads * attnHeadDim
-	rows := make([][]float32, 8)
-	for i := range rows {
-		rows[i] = randomFloats(rng, kv)
-	}
-	caches := make([]*compute.KVCache, attnCaches)
-	for i := range caches {
-		caches[i] = compute.NewKVCache(tensor.F16, attnLen, attnKVHeads, attnHeadDim)
-		for pos := range attnLen {
-			caches[i].Store(pos, rows[pos%8], rows[(pos+i)%8])
-		}
-	}
-	q := randomFloats(rng, attnHeads*attnHeadDim)
-	out := make([]float32, len(q))
-	scale := float32(1 / math.Sqrt(attnHeadDim))
-	next := 0
-	attend := func(heads, pos int) func() {
-		return func() {
-			compute.Attention(pool, out, q, 1, pos, caches[next], heads, compute.Attn{Scale: scale})
-			next = (next + 1) % len(caches)
-		}
-	}
+	attend, _ := attentionOver(pool, rng, tensor.F16)
 	t1 := tm.best(attend(attnKVHeads, attnLen-1))
 	t4 := tm.best(attend(attnHeads, attnLen-1))
 	call = tm.best(attend(attnHeads, 15))
+	kv := attnKVHeads * attnHeadDim
 	kvBytes := float64(2 * attnLen * kv * 2)
 	e1 := float64(attnKVHeads * attnLen * attnHeadDim)
 	g := float64(attnHeads / attnKVHeads)
@@ -298,6 +278,15 @@ func probeAttention(pool *compute.Pool, rng *rand.Rand, tm timer) (kvRate, rate,
 // probeAttentionQ8 times probeAttention's grouped query over Q8_0 caches
 // of the same shape and returns their KV bytes per second.
 func probeAttentionQ8(pool *compute.Pool, rng *rand.Rand, tm timer) float64 {
+	attend, bytes := attentionOver(pool, rng, tensor.Q8_0)
+	return float64(bytes) / tm.best(attend(attnHeads, attnLen-1))
+}
+
+// attentionOver fills attnCaches layers' caches of type dt and returns a
+// step of one query of heads heads at position pos over the next cache
+// (cycling through them, as a decode step goes through its layers) and
+// the bytes of one cache.
+func attentionOver(pool *compute.Pool, rng *rand.Rand, dt tensor.DType) (attend func(heads, pos int) func(), cacheBytes int64) {
 	kv := attnKVHeads * attnHeadDim
 	rows := make([][]float32, 8)
 	for i := range rows {
@@ -305,7 +294,7 @@ func probeAttentionQ8(pool *compute.Pool, rng *rand.Rand, tm timer) float64 {
 	}
 	caches := make([]*compute.KVCache, attnCaches)
 	for i := range caches {
-		caches[i] = compute.NewKVCache(tensor.Q8_0, attnLen, attnKVHeads, attnHeadDim)
+		caches[i] = compute.NewKVCache(dt, attnLen, attnKVHeads, attnHeadDim)
 		for pos := range attnLen {
 			caches[i].Store(pos, rows[pos%8], rows[(pos+i)%8])
 		}
@@ -314,11 +303,12 @@ func probeAttentionQ8(pool *compute.Pool, rng *rand.Rand, tm timer) float64 {
 	out := make([]float32, len(q))
 	scale := float32(1 / math.Sqrt(attnHeadDim))
 	next := 0
-	t4 := tm.best(func() {
-		compute.Attention(pool, out, q, 1, attnLen-1, caches[next], attnHeads, compute.Attn{Scale: scale})
-		next = (next + 1) % len(caches)
-	})
-	return float64(caches[0].Bytes()) / t4
+	return func(heads, pos int) func() {
+		return func() {
+			compute.Attention(pool, out, q, 1, pos, caches[next], heads, compute.Attn{Scale: scale})
+			next = (next + 1) % len(caches)
+		}
+	}, caches[0].Bytes()
 }
 
 // probeVectors times the vector ops of one decoder layer of the reference
