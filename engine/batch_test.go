@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
@@ -327,15 +326,7 @@ func TestBatcherReusesSessions(t *testing.T) {
 // tokens each makes alone (attention reads only its own sequence's cache,
 // and the matrix kernels give a row the same bits in any batch).
 func TestBatcherQ8KV(t *testing.T) {
-	f, err := gguf.Open(shared.Path(t, "models/tiny-llama-F32.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := model.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := sharedModel(t, "models/tiny-llama-F32.gguf")
 	opts := model.SessionOptions{CtxLen: 128, KVQ8: true}
 	prompts := [][]int{{1, 300, 301, 302}, {1, 77}, {1, 400, 12, 9, 250, 251}}
 	alone := make([][]int, len(prompts))

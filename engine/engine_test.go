@@ -18,9 +18,12 @@ import (
 	"github.com/glassbox-ai/glassbox/pipeline"
 )
 
-func stories(t *testing.T) model.Model {
+func stories(t *testing.T) model.Model { t.Helper(); return sharedModel(t, "models/stories260K.gguf") }
+
+// sharedModel loads the shared model file rel (closed when t ends).
+func sharedModel(t *testing.T, rel string) model.Model {
 	t.Helper()
-	f, err := gguf.Open(shared.Path(t, "models/stories260K.gguf"))
+	f, err := gguf.Open(shared.Path(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}
