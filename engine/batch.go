@@ -45,7 +45,7 @@ type Batcher struct {
 
 	mu     sync.Mutex
 	closed bool
-	idle   []model.Session // finished requests' sessions kept for reuse (at most maxSeqs)
+	idle   *SessionCache // finished requests' sessions kept for reuse (at most maxSeqs), with their prompts' caches
 	quit   chan struct{}
 	done   chan struct{}
 }
@@ -80,7 +80,7 @@ func NewBatcher(m model.Model, opts model.SessionOptions, maxSeqs int) *Batcher 
 	f := opts.Fill(m.Config())
 	rows := maxSeqs + f.Batch
 	b := &Batcher{m: m, prefillRows: f.Batch, slots: make(chan struct{}, maxSeqs), join: make(chan *batchSeq),
-		quit: make(chan struct{}), done: make(chan struct{})}
+		idle: NewSessionCache(maxSeqs), quit: make(chan struct{}), done: make(chan struct{})}
 	b.seqOpts = model.SessionOptions{CtxLen: opts.CtxLen, Batch: 1, Threads: 1, KVF32: opts.KVF32, KVQ8: opts.KVQ8, Exact: opts.Exact}
 	b.work, b.err = m.NewSession(model.SessionOptions{CtxLen: rows, Batch: rows, Threads: f.Threads, KVF32: opts.KVF32, KVQ8: opts.KVQ8, Exact: opts.Exact})
 	if b.err != nil {
@@ -107,50 +107,24 @@ func (b *Batcher) Close() {
 	if b.work != nil {
 		b.work.Close()
 	}
-	b.mu.Lock()
-	idle := b.idle
-	b.idle = nil
-	b.mu.Unlock()
-	for _, s := range idle {
-		s.Close()
-	}
+	b.idle.Close()
 }
 
 // session returns an idle session with the context length asked for
-// (ctxLen ≤ 0: the batcher's), or a new one. Reuse is safe because a
-// sequence writes every cache position before attending to it: what an
-// earlier request left beyond the prompt is never read.
-func (b *Batcher) session(ctxLen int) (model.Session, error) {
+// (ctxLen ≤ 0: the batcher's) and how many leading prompt tokens its
+// cache holds (see SessionCache), or a new one. Reuse is safe because a
+// sequence writes every cache position past those before attending to
+// it: what an earlier request left beyond them is never read.
+func (b *Batcher) session(ctxLen int, prompt []int) (model.Session, int, error) {
 	opts := b.seqOpts
 	if ctxLen > 0 {
 		opts.CtxLen = ctxLen
 	}
-	want := opts.Fill(b.m.Config()).CtxLen
-	b.mu.Lock()
-	for i, s := range b.idle {
-		if s.Options().CtxLen == want {
-			last := len(b.idle) - 1
-			b.idle[i], b.idle[last] = b.idle[last], nil
-			b.idle = b.idle[:last]
-			b.mu.Unlock()
-			return s, nil
-		}
+	if s, cached := b.idle.Take(opts.Fill(b.m.Config()), prompt); s != nil {
+		return s, cached, nil
 	}
-	b.mu.Unlock()
-	return b.m.NewSession(opts)
-}
-
-// release keeps s for a later request (its KV cache need not be allocated
-// again) unless the batcher is closed or already keeps maxSeqs.
-func (b *Batcher) release(s model.Session) {
-	b.mu.Lock()
-	if !b.closed && len(b.idle) < cap(b.slots) {
-		b.idle = append(b.idle, s)
-		b.mu.Unlock()
-		return
-	}
-	b.mu.Unlock()
-	s.Close()
+	s, err := b.m.NewSession(opts)
+	return s, 0, err
 }
 
 // Generate runs req like the package-level Generate, on a session of its
@@ -168,16 +142,18 @@ func (b *Batcher) Generate(ctx context.Context, req Request, ctxLen int) (*Resul
 		return nil, ErrBatcherClosed
 	}
 	defer func() { <-b.slots }()
-	s, err := b.session(ctxLen)
+	s, cached, err := b.session(ctxLen, req.Prompt)
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
 	}
-	// Generate returns only once the loop is done with the sequence.
-	defer b.release(s)
-	q, err := newSeq(ctx, s, b.m.Config().VocabSize, req)
+	q, err := newSeq(ctx, s, b.m.Config().VocabSize, req, cached)
 	if err != nil {
+		b.idle.Put(s, req.Prompt[:cached])
 		return nil, err
 	}
+	// Generate returns only once the loop is done with the sequence; the
+	// session is then kept with what its cache holds.
+	defer func() { b.idle.Put(s, q.history[:q.evaluated()]) }()
 	q.threads = b.work.Options().Threads
 	bs := &batchSeq{q: q, err: make(chan error, 1)}
 	select {

@@ -301,11 +301,7 @@ func TestBatcherReusesSessions(t *testing.T) {
 	b := NewBatcher(m, model.SessionOptions{CtxLen: 256, Batch: 16}, 2)
 	defer b.Close()
 	ps := prompts(t)
-	idle := func() int {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return len(b.idle)
-	}
+	idle := b.idle.Len
 	for i, tc := range []struct {
 		p, n, ctx, idle int
 	}{{0, 120, 0, 1}, {3, 40, 0, 1}, {1, 30, 0, 1}, {2, 20, 128, 2}} {
@@ -359,5 +355,30 @@ func TestBatcherQ8KV(t *testing.T) {
 		if !slices.Equal(together[i], alone[i]) {
 			t.Errorf("prompt %d: together %v, alone %v", i, together[i], alone[i])
 		}
+	}
+}
+
+// TestBatcherPromptCache: a request that continues an earlier one (its
+// prompt, then part of its reply) evaluates only what its session's cache
+// does not hold, and still gets the reference tokens.
+func TestBatcherPromptCache(t *testing.T) {
+	m := stories(t)
+	b := NewBatcher(m, model.SessionOptions{CtxLen: 256, Batch: 16}, 1)
+	defer b.Close()
+	p := prompts(t)[0]
+	first, err := b.Generate(context.Background(), Request{Prompt: p.IDs, MaxTokens: 30}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := slices.Concat(p.IDs, p.Greedy200[:20])
+	second, err := b.Generate(context.Background(), Request{Prompt: prompt, MaxTokens: 10}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.CachedTokens != 0 || second.CachedTokens != len(prompt)-1 {
+		t.Errorf("cached tokens: %d then %d, want 0 then %d", first.CachedTokens, second.CachedTokens, len(prompt)-1)
+	}
+	if !equalInts(second.Tokens, p.Greedy200[20:30]) {
+		t.Errorf("continued: got %v, want %v", second.Tokens, p.Greedy200[20:30])
 	}
 }

@@ -62,6 +62,10 @@ type Result struct {
 	StopReason   string
 	StopDetail   string // human sentence with the numbers, e.g. "context full: 256 of 256 positions"
 	PromptTokens int
+	// CachedTokens is how many leading prompt tokens were already in the
+	// session's KV cache (a SessionCache's prompt caching): not evaluated,
+	// not in PrefillTime.
+	CachedTokens int
 	EncodeTime   time.Duration // Text.Generate only
 	PrefillTime  time.Duration
 	GenerateTime time.Duration // from the first sampled token to the end
@@ -89,25 +93,34 @@ func (r *Result) DecodeRate() float64 {
 // Generate runs req on s, which must be fresh (an empty KV cache). The
 // generated tokens are streamed through req.OnToken and the trace in ctx.
 func Generate(ctx context.Context, s model.Session, vocab int, req Request) (*Result, error) {
-	q, err := prefill(ctx, s, vocab, req)
+	_, res, err := generate(ctx, s, vocab, req, 0)
+	return res, err
+}
+
+// generate is Generate on a session whose cache already holds the first
+// cached prompt tokens (0 ≤ cached < len(req.Prompt)); it also returns the
+// sequence (nil if it never started), whose evaluated ids the session's
+// cache then holds.
+func generate(ctx context.Context, s model.Session, vocab int, req Request, cached int) (*seq, *Result, error) {
+	q, err := prefill(ctx, s, vocab, req, cached)
 	if err != nil {
-		return nil, err
+		return q, nil, err
 	}
 	for {
 		done, err := q.next()
 		if err != nil {
-			return q.res, err
+			return q, q.res, err
 		}
 		if done {
 			break
 		}
 		if err := s.Forward(ctx, q.history[q.pos:q.pos+1], q.pos, q.logits); err != nil {
-			return q.res, pipeline.Wrap(pipeline.StageGenerate, err, "")
+			return q, q.res, pipeline.Wrap(pipeline.StageGenerate, err, "")
 		}
 		q.pos++
 	}
 	q.finish()
-	return q.res, nil
+	return q, q.res, nil
 }
 
 // seq is one generation in progress: what the decode loop keeps between
@@ -123,6 +136,7 @@ type seq struct {
 	logits  []float32 // (vocab) logits of the last evaluated position
 	pos     int       // position of the token to evaluate next
 	done    int       // prompt tokens evaluated (len(Prompt) once prefilled)
+	cached  int       // leading prompt tokens the session's cache held already
 	stops   *sample.StopMatcher
 	text    []byte
 	t0      time.Time // start of the current stage
@@ -138,11 +152,12 @@ func (q *seq) placement() string {
 	return fmt.Sprintf("cpu:%d threads", th)
 }
 
-// prefill checks that the prompt fits, evaluates it in chunks of the
-// session's batch size (only the last row's logits are kept), and starts
-// the generate stage.
-func prefill(ctx context.Context, s model.Session, vocab int, req Request) (*seq, error) {
-	q, err := newSeq(ctx, s, vocab, req)
+// prefill checks that the prompt fits, evaluates it after the cached
+// tokens in chunks of the session's batch size (only the last row's
+// logits are kept), and starts the generate stage. On a failed chunk it
+// returns the sequence with the error (nil if it never started).
+func prefill(ctx context.Context, s model.Session, vocab int, req Request, cached int) (*seq, error) {
+	q, err := newSeq(ctx, s, vocab, req, cached)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +165,7 @@ func prefill(ctx context.Context, s model.Session, vocab int, req Request) (*seq
 	for q.done < np {
 		n := min(batch, np-q.done)
 		if err := s.Forward(ctx, req.Prompt[q.done:q.done+n], q.done, q.logits); err != nil {
-			return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
+			return q, pipeline.Wrap(pipeline.StagePrefill, err, "")
 		}
 		q.prefilled(n)
 	}
@@ -158,8 +173,9 @@ func prefill(ctx context.Context, s model.Session, vocab int, req Request) (*seq
 }
 
 // newSeq checks that the prompt fits s's context and starts the prefill
-// stage of a sequence whose prompt is still to be evaluated (q.done = 0).
-func newSeq(ctx context.Context, s model.Session, vocab int, req Request) (*seq, error) {
+// stage of a sequence whose prompt is still to be evaluated after the
+// cached tokens s's cache holds (q.done = cached < len(req.Prompt)).
+func newSeq(ctx context.Context, s model.Session, vocab int, req Request, cached int) (*seq, error) {
 	tr := pipeline.TraceFrom(ctx)
 	opts := s.Options()
 	np := len(req.Prompt)
@@ -177,15 +193,30 @@ func newSeq(ctx context.Context, s model.Session, vocab int, req Request) (*seq,
 			"prompt has %d tokens but the context holds %d", np, opts.CtxLen).
 			With("tokens", int64(np)).With("ctx", int64(opts.CtxLen))
 	}
-	q := &seq{ctx: ctx, tr: tr, req: req, s: s, res: &Result{PromptTokens: np},
-		history: make([]int, np, opts.CtxLen+1), logits: make([]float32, vocab), pos: np}
+	cached = max(0, min(cached, np-1))
+	q := &seq{ctx: ctx, tr: tr, req: req, s: s, res: &Result{PromptTokens: np, CachedTokens: cached},
+		history: make([]int, np, opts.CtxLen+1), logits: make([]float32, vocab), pos: np, done: cached, cached: cached}
 	copy(q.history, req.Prompt)
 	if len(req.Stops) > 0 {
 		q.stops = sample.NewStopMatcher(req.Stops)
 	}
 	tr.OnStageStart(pipeline.StagePrefill)
+	if cached > 0 {
+		tr.OnProgress(pipeline.StagePrefill, int64(cached), int64(np))
+	}
 	q.t0 = time.Now()
 	return q, nil
+}
+
+// evaluated is how many positions of q's history its session's cache
+// holds: the prompt tokens evaluated so far, then every token fed back
+// (the last generated one never is). A step that failed counts none of
+// its rows.
+func (q *seq) evaluated() int {
+	if q.prefilling() {
+		return q.done
+	}
+	return q.pos
 }
 
 // prefilled records that the next n prompt tokens were evaluated (q.logits
@@ -199,8 +230,13 @@ func (q *seq) prefilled(n int) {
 		return
 	}
 	q.res.PrefillTime = time.Since(q.t0)
-	q.tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(np), Unit: "tokens",
-		Placement: q.placement(), PeakRSS: plan.PeakRSS()})
+	note := ""
+	if q.cached > 0 {
+		note = fmt.Sprintf("%d of the prompt's %d tokens were in the KV cache already (prompt cache); %d evaluated",
+			q.cached, np, np-q.cached)
+	}
+	q.tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(np - q.cached), Unit: "tokens",
+		Placement: q.placement(), PeakRSS: plan.PeakRSS(), Note: note})
 	q.tr.OnStageStart(pipeline.StageGenerate)
 	q.t0 = time.Now()
 }

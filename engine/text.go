@@ -82,6 +82,11 @@ type TextRequest struct {
 	MaxTokens int            // ≤ 0: until EOG or a full context
 	Stops     []string
 	Session   model.SessionOptions
+	// Cache, when set, gives the request a kept session whose KV cache
+	// holds the longest start of its prompt (those tokens are not
+	// evaluated again) and keeps the session there afterwards; nil: a
+	// new session, closed at the end.
+	Cache *SessionCache
 	// OnToken receives each generated token and the text it releases.
 	OnToken func(id int, text string) error
 	// Roofline and Limiter go to the generate stage (see Request).
@@ -139,12 +144,25 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 			"context of %d is more than the %d positions the model was trained on; output past %d may degrade",
 			opts.CtxLen, cfg.CtxLen, cfg.CtxLen))
 	}
-	s, err := t.Model.NewSession(opts)
-	if err != nil {
-		return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
+	var s model.Session
+	cached := 0
+	if req.Cache != nil {
+		s, cached = req.Cache.Take(opts, r.Prompt)
 	}
-	defer s.Close()
-	res, err := Generate(ctx, s, cfg.VocabSize, r)
+	if s == nil {
+		if s, err = t.Model.NewSession(opts); err != nil {
+			return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
+		}
+	}
+	q, res, err := generate(ctx, s, cfg.VocabSize, r, cached)
+	switch {
+	case req.Cache == nil:
+		defer s.Close()
+	case q == nil: // the prompt was refused: the cache still holds what matched
+		req.Cache.Put(s, r.Prompt[:cached])
+	default:
+		defer req.Cache.Put(s, q.history[:q.evaluated()])
+	}
 	if res != nil {
 		res.EncodeTime, res.KVBytes, res.ArenaBytes = encodeTime, s.KVBytes(), s.ArenaBytes()
 		res.KVType = s.Options().KVName()

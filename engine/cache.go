@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/glassbox-ai/glassbox/model"
+)
+
+// SessionCache keeps the sessions of finished generations with the token
+// ids their KV caches hold, so that a later request whose prompt starts
+// with the same tokens — the next turn of a chat, which repeats the
+// conversation so far — evaluates only the tokens after them (prompt
+// caching, as llama-server's cache_prompt and Ollama's kept slots do).
+//
+// The keys and values of position p depend only on the tokens at
+// positions ≤ p, so a prompt continued from the cache gets the logits it
+// would get evaluated whole: the same bits for quantized weights, whose
+// kernels give a row the same bits in any batch; for float weights within
+// rounding (their rows sum in another order in batches of four or more),
+// as when a prompt is cut into other chunks. Positions past the reused
+// prefix are written before anything reads them.
+//
+// A kept session holds its KV cache's memory (what a generation of its
+// context length holds while it runs), at most max of them; the oldest
+// is closed to keep another. Methods may be called from any goroutine.
+type SessionCache struct {
+	mu     sync.Mutex
+	max    int
+	closed bool
+	kept   []keptSession // oldest first
+}
+
+// keptSession is a session and the ids at its cache's positions 0..len-1.
+type keptSession struct {
+	s   model.Session
+	ids []int
+}
+
+// NewSessionCache returns a cache that keeps up to max sessions (at
+// least one).
+func NewSessionCache(n int) *SessionCache {
+	return &SessionCache{max: max(n, 1)}
+}
+
+// Take removes and returns a kept session made with opts (filled, as
+// Session.Options reports them) and how many leading tokens of prompt its
+// cache already holds: the longest such match, the most recent on a tie;
+// s is nil when none was made with opts. The count is at most
+// len(prompt)−1, since the last prompt token is evaluated for its logits.
+func (c *SessionCache) Take(opts model.SessionOptions, prompt []int) (s model.Session, reuse int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	best := -1
+	for i, k := range c.kept {
+		if k.s.Options() != opts {
+			continue
+		}
+		if n := commonPrefix(k.ids, prompt); best < 0 || n >= reuse {
+			best, reuse = i, n
+		}
+	}
+	if best < 0 {
+		return nil, 0
+	}
+	s = c.kept[best].s
+	c.kept = append(c.kept[:best], c.kept[best+1:]...)
+	return s, min(reuse, max(len(prompt)-1, 0))
+}
+
+// Put keeps s, whose KV cache holds ids at positions 0..len(ids)−1 (ids is
+// copied), for a later Take. Beyond max sessions the oldest is closed;
+// after Close, s is.
+func (c *SessionCache) Put(s model.Session, ids []int) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		s.Close()
+		return
+	}
+	c.kept = append(c.kept, keptSession{s: s, ids: append([]int(nil), ids...)})
+	var drop []model.Session
+	for len(c.kept) > c.max {
+		drop = append(drop, c.kept[0].s)
+		c.kept[0] = keptSession{}
+		c.kept = c.kept[1:]
+	}
+	c.mu.Unlock()
+	for _, s := range drop {
+		s.Close()
+	}
+}
+
+// Len returns how many sessions are kept.
+func (c *SessionCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.kept)
+}
+
+// Close closes every kept session; later Puts close theirs.
+func (c *SessionCache) Close() {
+	c.mu.Lock()
+	kept := c.kept
+	c.kept, c.closed = nil, true
+	c.mu.Unlock()
+	for _, k := range kept {
+		k.s.Close()
+	}
+}
+
+// commonPrefix is how many leading elements a and b share.
+func commonPrefix(a, b []int) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
