@@ -25,7 +25,13 @@ test('non-streaming completion is the reference greedy text with usage', async (
   assert.equal(r.object, 'text_completion');
   assert.ok(golden().startsWith(r.choices[0].text), JSON.stringify(r.choices[0].text));
   assert.equal(r.choices[0].finish_reason, 'length');
-  assert.deepEqual(r.usage, { prompt_tokens: 5, completion_tokens: 25, total_tokens: 30 });
+  assert.deepEqual(r.usage, { prompt_tokens: 5, completion_tokens: 25, total_tokens: 30,
+    prompt_tokens_details: { cached_tokens: 0 } });
+  // The next request continues this one: its prompt's start comes from the KV cache.
+  const next = await client.completions.create({ model, prompt: 'Once upon a time' + r.choices[0].text, max_tokens: 5,
+    temperature: 0 });
+  const { prompt_tokens: p, prompt_tokens_details: { cached_tokens: c } } = next.usage;
+  assert.ok(c >= 5 && c < p, `${c} of ${p} prompt tokens cached`);
 });
 
 test('streaming chat ends with usage and equals the non-streaming answer', async () => {

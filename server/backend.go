@@ -105,7 +105,10 @@ type Options struct {
 type Result struct {
 	Text         string `json:"text"`
 	PromptTokens int    `json:"prompt_tokens"` // tokens of the prompt after the template
-	Tokens       int    `json:"tokens"`        // tokens generated
+	// CachedTokens is how many of them the model's KV cache held from an
+	// earlier request (prompt caching): not evaluated again.
+	CachedTokens int `json:"cached_tokens"`
+	Tokens       int `json:"tokens"` // tokens generated
 	// DoneReason is "stop" (end of generation token or stop string) or
 	// "length" (NumPredict reached or context full).
 	DoneReason     string        `json:"done_reason"`

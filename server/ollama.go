@@ -70,9 +70,11 @@ type ollamaChatChunk struct {
 
 func metricsOf(g *generation, res *Result) ollamaMetrics {
 	return ollamaMetrics{
-		TotalDuration:      int64(time.Since(g.start)),
-		LoadDuration:       int64(res.LoadDuration),
-		PromptEvalCount:    res.PromptTokens,
+		TotalDuration: int64(time.Since(g.start)),
+		LoadDuration:  int64(res.LoadDuration),
+		// Ollama counts the prompt tokens it evaluated: those the KV
+		// cache held from an earlier request are not (prompt caching).
+		PromptEvalCount:    res.PromptTokens - res.CachedTokens,
 		PromptEvalDuration: int64(res.PromptDuration),
 		EvalCount:          res.Tokens,
 		EvalDuration:       int64(res.EvalDuration),

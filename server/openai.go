@@ -61,6 +61,11 @@ type openAIUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// PromptDetails.CachedTokens: the prompt tokens the KV cache held from
+	// an earlier request (OpenAI's prompt caching field).
+	PromptDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
 type openAIChatMessage struct {
@@ -187,8 +192,10 @@ func finish(reason string) *string {
 }
 
 func usageOf(res *Result) *openAIUsage {
-	return &openAIUsage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens,
+	u := &openAIUsage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens,
 		TotalTokens: res.PromptTokens + res.Tokens}
+	u.PromptDetails.CachedTokens = res.CachedTokens
+	return u
 }
 
 func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {

@@ -42,17 +42,25 @@ type serveBackend struct {
 
 // servedModel is a resident model: engine.Text (the path glassbox run
 // takes too), whether the file has a chat template of its own, and with
-// --parallel > 1 the batcher that steps its parallel streams together.
+// --parallel > 1 the batcher that steps its parallel streams together
+// (which keeps its sessions for prompt caching itself); with --parallel 1
+// the last request's session, kept for prompt caching (see
+// engine.SessionCache) when its KV cache and buffers are no more than the
+// load's plan counted (sessionBytes), so the residency's figure stays
+// true.
 type servedModel struct {
-	text     *engine.Text
-	template bool
-	batch    *engine.Batcher // nil with --parallel 1
+	text         *engine.Text
+	template     bool
+	batch        *engine.Batcher // nil with --parallel 1
+	cache        *engine.SessionCache
+	sessionBytes int64
 }
 
 func (m *servedModel) Close() {
 	if m.batch != nil {
 		m.batch.Close()
 	}
+	m.cache.Close()
 	m.text.Close()
 }
 
@@ -129,10 +137,15 @@ func (b *serveBackend) device() *plan.Device {
 
 // acquire makes model name resident (loading it if needed) and returns the
 // lease; the load stage is reported through ctx's trace.
-func (b *serveBackend) acquire(ctx context.Context, name, path string, bytes int64, keep *time.Duration) (*sched.Lease[*servedModel], error) {
+func (b *serveBackend) acquire(ctx context.Context, name, path string, mem plan.Memory, keep *time.Duration) (*sched.Lease[*servedModel], error) {
+	bytes := mem.ModelBytes()
 	req := sched.Request[*servedModel]{Model: name, Bytes: bytes, Placement: "cpu",
 		Load: func(ctx context.Context) (*servedModel, int64, error) {
-			return loadServed(ctx, path, b.session, b.parallel, bytes)
+			sm, n, err := loadServed(ctx, path, b.session, b.parallel, bytes)
+			if sm != nil {
+				sm.sessionBytes = mem.KVCacheBytes + mem.ComputeBytes
+			}
+			return sm, n, err
 		}}
 	if keep != nil {
 		req.KeepAlive = sched.Keep(*keep)
@@ -157,7 +170,7 @@ func loadServed(ctx context.Context, path string, opts model.SessionOptions, par
 		return nil, 0, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
 	_, terr := t.File.Meta.String(chat.KeyTemplate)
-	sm := &servedModel{text: t, template: terr == nil}
+	sm := &servedModel{text: t, template: terr == nil, cache: engine.NewSessionCache(1)}
 	if parallel > 1 {
 		sm.batch = engine.NewBatcher(t.Model, opts, parallel)
 	}
@@ -188,7 +201,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		return nil, err
 	}
 	t0 := time.Now()
-	lease, err := b.acquire(ctx, req.Model, path, p.Memory.ModelBytes(), req.KeepAlive)
+	lease, err := b.acquire(ctx, req.Model, path, p.Memory, req.KeepAlive)
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +220,9 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	// The generate stage reports the plan's roofline, so explain places
 	// the measured rate against this machine's memory bandwidth.
 	treq.Roofline, treq.Limiter = generateRoofline(p, sm.text.Model.WeightBytes(), opts.Threads)
+	if p.Memory.KVCacheBytes+p.Memory.ComputeBytes <= sm.sessionBytes {
+		treq.Cache = sm.cache
+	}
 	for _, m := range req.Messages {
 		treq.Messages = append(treq.Messages, chat.Message{Role: m.Role, Content: m.Content})
 	}
@@ -225,7 +241,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	if res.StopReason == engine.StopEOG && n > 0 {
 		n-- // the end-of-generation token is not part of the answer
 	}
-	return &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, Tokens: n, DoneReason: reason,
+	return &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, Tokens: n, DoneReason: reason,
 		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime}, nil
 }
 
@@ -395,7 +411,7 @@ func (b *serveBackend) Load(ctx context.Context, name string, keep *time.Duratio
 	if err := plan.Admit(p, b.budget); err != nil {
 		return err
 	}
-	lease, err := b.acquire(ctx, name, path, p.Memory.ModelBytes(), keep)
+	lease, err := b.acquire(ctx, name, path, p.Memory, keep)
 	if err != nil {
 		return err
 	}

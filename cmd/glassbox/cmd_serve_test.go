@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -144,5 +145,80 @@ func TestServeShapeCache(t *testing.T) {
 	}
 	if _, err := shape(filepath.Join(t.TempDir(), "missing.gguf")); err == nil {
 		t.Error("a missing file gave a shape")
+	}
+}
+
+// TestServePromptCache: a request that repeats an earlier one's prompt and
+// reply evaluates only what follows them, with --parallel 1 (the kept
+// session) and 2 (the batcher's), and both APIs say how many tokens came
+// from the cache; the text is the one a fresh server gives.
+func TestServePromptCache(t *testing.T) {
+	model := shared.Path(t, "models/stories260K.gguf")
+	t.Setenv(home.Env, t.TempDir())
+	type reply struct {
+		Response        string `json:"response"`
+		PromptEvalCount int    `json:"prompt_eval_count"`
+		Usage           struct {
+			PromptTokens  int `json:"prompt_tokens"`
+			PromptDetails struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+		Choices []struct {
+			Text string `json:"text"`
+		} `json:"choices"`
+	}
+	serve := func(parallel string) (base string, stop func()) {
+		var errb serveLog
+		env := &cmdEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &errb}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int, 1)
+		go func() {
+			done <- runMain(ctx, env, []string{"serve", "--addr", "127.0.0.1:0", "--home", t.TempDir(), "--model", model, "--parallel", parallel})
+		}()
+		waitServeLog(t, &errb, "listening on http://127.0.0.1:")
+		return regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(errb.String()), func() { cancel(); <-done }
+	}
+	post := func(url, body string) reply {
+		t.Helper()
+		resp, err := http.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: HTTP %d %s", url, resp.StatusCode, b)
+		}
+		var r reply
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	const first = "Once upon a time"
+	for _, parallel := range []string{"1", "2"} {
+		base, stop := serve(parallel)
+		r1 := post(base+"/api/generate", `{"model":"stories260K","prompt":"`+first+`","stream":false,"options":{"temperature":0,"num_predict":24}}`)
+		second := first + r1.Response + " One day"
+		body := `{"model":"stories260K","prompt":"` + second + `","max_tokens":16,"temperature":0}`
+		r2 := post(base+"/v1/completions", body)
+		r3 := post(base+"/api/generate", `{"model":"stories260K","prompt":"`+second+` she","stream":false,"options":{"temperature":0,"num_predict":8}}`)
+		stop()
+		fresh, stopFresh := serve(parallel)
+		want := post(fresh+"/v1/completions", body)
+		stopFresh()
+		if c := r2.Usage.PromptDetails.CachedTokens; c < 5 || c >= r2.Usage.PromptTokens {
+			t.Errorf("parallel %s: %d of %d prompt tokens cached", parallel, c, r2.Usage.PromptTokens)
+		}
+		if want.Usage.PromptDetails.CachedTokens != 0 {
+			t.Errorf("parallel %s: a fresh server says %d tokens were cached", parallel, want.Usage.PromptDetails.CachedTokens)
+		}
+		if len(r2.Choices) != 1 || len(want.Choices) != 1 || r2.Choices[0].Text != want.Choices[0].Text {
+			t.Errorf("parallel %s: with the cache %+v, fresh %+v", parallel, r2.Choices, want.Choices)
+		}
+		if r3.PromptEvalCount <= 0 || r3.PromptEvalCount > 4 {
+			t.Errorf("parallel %s: the third request evaluated %d prompt tokens, want 1 to 4 (the rest cached)", parallel, r3.PromptEvalCount)
+		}
 	}
 }
