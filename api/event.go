@@ -72,6 +72,7 @@ type Event struct {
 type StageStats struct {
 	Bytes     int64  `json:"bytes,omitempty"`     // bytes read (load) or written (deliver)
 	Items     int64  `json:"items,omitempty"`     // units of work done: tokens, steps, frames
+	Cached    int64  `json:"cached,omitempty"`    // units a cache held, not counted in Items (prefill: prompt tokens whose KV an earlier request left)
 	Unit      string `json:"unit,omitempty"`      // what Items counts: "tokens", "steps", "frames"
 	PeakRSS   int64  `json:"peak_rss,omitempty"`  // resident memory high-water mark, bytes
 	Placement string `json:"placement,omitempty"` // where it ran: "cpu", "cpu:8 threads", ...

@@ -184,10 +184,10 @@ func TestTextPromptCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var note string
+	var prefill pipeline.StageStats
 	tr := &pipeline.Trace{StageDone: func(st pipeline.Stage, s pipeline.StageStats) {
 		if st == pipeline.StagePrefill {
-			note = s.Note
+			prefill = s
 		}
 	}}
 	second, err := tx.Generate(pipeline.WithTrace(ctx, tr), TextRequest{Prompt: "Once upon a time there was", MaxTokens: 20, Session: opts, Cache: c})
@@ -197,8 +197,9 @@ func TestTextPromptCache(t *testing.T) {
 	if first.CachedTokens != 0 || second.CachedTokens == 0 || second.CachedTokens >= second.PromptTokens {
 		t.Fatalf("cached tokens: first %d, second %d of %d", first.CachedTokens, second.CachedTokens, second.PromptTokens)
 	}
-	if note == "" {
-		t.Error("the prefill stage does not say that tokens came from the cache")
+	if prefill.Note == "" || prefill.Cached != int64(second.CachedTokens) || prefill.Items != int64(second.PromptTokens-second.CachedTokens) {
+		t.Errorf("prefill stage: %+v, want %d cached and %d evaluated tokens with a note", prefill,
+			second.CachedTokens, second.PromptTokens-second.CachedTokens)
 	}
 	fresh, err := tx.Generate(ctx, TextRequest{Prompt: "Once upon a time there was", MaxTokens: 20, Session: opts})
 	if err != nil {

@@ -201,9 +201,6 @@ func newSeq(ctx context.Context, s model.Session, vocab int, req Request, cached
 		q.stops = sample.NewStopMatcher(req.Stops)
 	}
 	tr.OnStageStart(pipeline.StagePrefill)
-	if cached > 0 {
-		tr.OnProgress(pipeline.StagePrefill, int64(cached), int64(np))
-	}
 	q.t0 = time.Now()
 	return q, nil
 }
@@ -225,7 +222,9 @@ func (q *seq) evaluated() int {
 func (q *seq) prefilled(n int) {
 	np := len(q.req.Prompt)
 	q.done += n
-	q.tr.OnProgress(pipeline.StagePrefill, int64(q.done), int64(np))
+	// Progress counts the tokens to evaluate (its rate is a speed): not
+	// those the cache held.
+	q.tr.OnProgress(pipeline.StagePrefill, int64(q.done-q.cached), int64(np-q.cached))
 	if q.done < np {
 		return
 	}
@@ -235,7 +234,7 @@ func (q *seq) prefilled(n int) {
 		note = fmt.Sprintf("%d of the prompt's %d tokens were in the KV cache already (prompt cache); %d evaluated",
 			q.cached, np, np-q.cached)
 	}
-	q.tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(np - q.cached), Unit: "tokens",
+	q.tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(np - q.cached), Cached: int64(q.cached), Unit: "tokens",
 		Placement: q.placement(), PeakRSS: plan.PeakRSS(), Note: note})
 	q.tr.OnStageStart(pipeline.StageGenerate)
 	q.t0 = time.Now()

@@ -8,6 +8,7 @@
 //	stage_duration_seconds{stage}      histogram of each stage's wall time
 //	tokens_per_second{stage}           histogram of prefill/generate speed per job
 //	tokens_total{stage}                tokens processed (prefill) or generated
+//	tokens_cached_total{stage}         prompt tokens a KV cache held (prompt caching), not processed
 //	jobs_total{state}                  jobs ended, by done/failed/cancelled
 //	errors_total{stage}                failed jobs by the stage that failed
 //	queue_depth                        jobs waiting in the queue now
@@ -39,6 +40,7 @@ type Metrics struct {
 	StageDuration *prometheus.HistogramVec
 	TokensPerSec  *prometheus.HistogramVec
 	Tokens        *prometheus.CounterVec
+	TokensCached  *prometheus.CounterVec
 	Jobs          *prometheus.CounterVec
 	Errors        *prometheus.CounterVec
 	QueueDepth    prometheus.Gauge
@@ -67,6 +69,9 @@ func New() *Metrics {
 		Tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "glassbox_tokens_total", Help: "Tokens read (prefill) and generated.",
 		}, []string{"stage"}),
+		TokensCached: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "glassbox_tokens_cached_total", Help: "Prompt tokens whose KV cache an earlier request left (prompt caching): not read again.",
+		}, []string{"stage"}),
 		Jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "glassbox_jobs_total", Help: "Jobs ended, by final state.",
 		}, []string{"state"}),
@@ -86,7 +91,7 @@ func New() *Metrics {
 		running:  map[string]bool{},
 		failedIn: map[string]string{},
 	}
-	m.Registry.MustRegister(m.StageDuration, m.TokensPerSec, m.Tokens, m.Jobs, m.Errors, m.QueueDepth,
+	m.Registry.MustRegister(m.StageDuration, m.TokensPerSec, m.Tokens, m.TokensCached, m.Jobs, m.Errors, m.QueueDepth,
 		m.Running, m.ModelResident,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	return m
@@ -121,6 +126,9 @@ func (m *Metrics) EventAppended(ev api.Event) {
 		if st := ev.Stats; st != nil && st.Items > 0 && st.Unit == "tokens" &&
 			(ev.Stage == "prefill" || ev.Stage == "generate") {
 			m.Tokens.WithLabelValues(ev.Stage).Add(float64(st.Items))
+			if st.Cached > 0 {
+				m.TokensCached.WithLabelValues(ev.Stage).Add(float64(st.Cached))
+			}
 			if r := st.Rate(ev.Stage, sec); r > 0 {
 				m.TokensPerSec.WithLabelValues(ev.Stage).Observe(r)
 			}

@@ -21,7 +21,7 @@ func TestMetricsFromJobs(t *testing.T) {
 		tr := pipeline.TraceFrom(ctx)
 		tr.OnStageStart(pipeline.StagePrefill)
 		time.Sleep(5 * time.Millisecond)
-		tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: 10, Unit: "tokens"})
+		tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: 10, Cached: 30, Unit: "tokens"})
 		tr.OnStageStart(pipeline.StageGenerate)
 		time.Sleep(5 * time.Millisecond)
 		tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: 20, Unit: "tokens"})
@@ -67,6 +67,7 @@ func TestMetricsFromJobs(t *testing.T) {
 	}{
 		{"tokens generate", val(t, m, `glassbox_tokens_total{stage="generate"}`), 20},
 		{"tokens prefill", val(t, m, `glassbox_tokens_total{stage="prefill"}`), 10},
+		{"tokens cached", val(t, m, `glassbox_tokens_cached_total{stage="prefill"}`), 30},
 		{"jobs done", val(t, m, `glassbox_jobs_total{state="done"}`), 1},
 		{"jobs failed", val(t, m, `glassbox_jobs_total{state="failed"}`), 1},
 		{"jobs cancelled", val(t, m, `glassbox_jobs_total{state="cancelled"}`), 1},
