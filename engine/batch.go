@@ -124,6 +124,9 @@ func (b *Batcher) session(ctxLen int, prompt []int) (model.Session, int, error) 
 		return s, cached, nil
 	}
 	s, err := b.m.NewSession(opts)
+	if err != nil {
+		b.idle.Put(nil, nil) // ends the Take
+	}
 	return s, 0, err
 }
 

@@ -291,11 +291,12 @@ func TestBatcherCancelInsideStep(t *testing.T) {
 	}
 }
 
-// TestBatcherReusesSessions runs requests one after another: the second
-// and third reuse the first one's session (its cache still holding a
-// longer sequence beyond their prompts) and must still get exactly their
-// reference tokens; a request with another context length gets a session
-// of its own.
+// TestBatcherReusesSessions runs requests one after another, each with
+// another prompt: the second gets a session of its own (there is room for
+// two, and the first one's cache is kept), the third reuses the oldest
+// (its cache still holding a longer sequence beyond the third's prompt)
+// and must still get exactly its reference tokens; a request with another
+// context length gets a session of its own, and the oldest is closed.
 func TestBatcherReusesSessions(t *testing.T) {
 	m := stories(t)
 	b := NewBatcher(m, model.SessionOptions{CtxLen: 256, Batch: 16}, 2)
@@ -304,7 +305,7 @@ func TestBatcherReusesSessions(t *testing.T) {
 	idle := b.idle.Len
 	for i, tc := range []struct {
 		p, n, ctx, idle int
-	}{{0, 120, 0, 1}, {3, 40, 0, 1}, {1, 30, 0, 1}, {2, 20, 128, 2}} {
+	}{{0, 120, 0, 1}, {3, 40, 0, 2}, {1, 30, 0, 2}, {2, 20, 128, 2}} {
 		res, err := b.Generate(context.Background(), Request{Prompt: ps[tc.p].IDs, MaxTokens: tc.n}, tc.ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -360,10 +361,11 @@ func TestBatcherQ8KV(t *testing.T) {
 
 // TestBatcherPromptCache: a request that continues an earlier one (its
 // prompt, then part of its reply) evaluates only what its session's cache
-// does not hold, and still gets the reference tokens.
+// does not hold, and still gets the reference tokens — also after another
+// conversation ran in between (two sequences: each keeps a session).
 func TestBatcherPromptCache(t *testing.T) {
 	m := stories(t)
-	b := NewBatcher(m, model.SessionOptions{CtxLen: 256, Batch: 16}, 1)
+	b := NewBatcher(m, model.SessionOptions{CtxLen: 256, Batch: 16}, 2)
 	defer b.Close()
 	p := prompts(t)[0]
 	first, err := b.Generate(context.Background(), Request{Prompt: p.IDs, MaxTokens: 30}, 0)
@@ -380,5 +382,18 @@ func TestBatcherPromptCache(t *testing.T) {
 	}
 	if !equalInts(second.Tokens, p.Greedy200[20:30]) {
 		t.Errorf("continued: got %v, want %v", second.Tokens, p.Greedy200[20:30])
+	}
+	other := prompts(t)[1]
+	if res, err := b.Generate(context.Background(), Request{Prompt: other.IDs, MaxTokens: 10}, 0); err != nil || res.CachedTokens > 1 {
+		t.Fatalf("another conversation: %v, %+v", err, res)
+	}
+	prompt = slices.Concat(p.IDs, p.Greedy200[:28])
+	third, err := b.Generate(context.Background(), Request{Prompt: prompt, MaxTokens: 5}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.CachedTokens != len(p.IDs)+29-1-1 || !equalInts(third.Tokens, p.Greedy200[28:33]) {
+		t.Errorf("continued after another conversation: %d cached (want %d), tokens %v, want %v",
+			third.CachedTokens, len(p.IDs)+27, third.Tokens, p.Greedy200[28:33])
 	}
 }

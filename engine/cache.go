@@ -21,11 +21,14 @@ import (
 // prefix are written before anything reads them.
 //
 // A kept session holds its KV cache's memory (what a generation of its
-// context length holds while it runs), at most max of them; the oldest
-// is closed to keep another. Methods may be called from any goroutine.
+// context length holds while it runs). The cache counts the sessions in
+// use — kept, or taken and not yet put back — and keeps them to max: Take
+// answers "make a new one" only while there is room, and Put beyond max
+// closes the oldest kept. Methods may be called from any goroutine.
 type SessionCache struct {
 	mu     sync.Mutex
 	max    int
+	out    int // sessions taken (or to be made) and not yet put back
 	closed bool
 	kept   []keptSession // oldest first
 }
@@ -36,42 +39,59 @@ type keptSession struct {
 	ids []int
 }
 
-// NewSessionCache returns a cache that keeps up to max sessions (at
-// least one).
+// NewSessionCache returns a cache for up to n sessions (at least one).
 func NewSessionCache(n int) *SessionCache {
 	return &SessionCache{max: max(n, 1)}
 }
 
-// Take removes and returns a kept session made with opts (filled, as
-// Session.Options reports them) and how many leading tokens of prompt its
-// cache already holds: the longest such match, the most recent on a tie;
-// s is nil when none was made with opts. The count is at most
-// len(prompt)−1, since the last prompt token is evaluated for its logits.
+// Take picks a session for prompt among the kept ones made with opts
+// (filled, as Session.Options reports them) and returns it with how many
+// leading tokens of prompt its cache already holds (at most len(prompt)−1:
+// the last prompt token is evaluated for its logits). It takes the
+// longest match among the sessions it would reuse at least half of
+// (llama-server's slot similarity rule, so that another conversation does
+// not wipe a cache it shares only a system prompt with); failing that, a
+// new session while fewer than max are in use, else the oldest kept one.
+// s is nil when the caller is to make a new session. Every Take is paired
+// with one Put: of the session, or of nil when making one failed.
 func (c *SessionCache) Take(opts model.SessionOptions, prompt []int) (s model.Session, reuse int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	best := -1
+	c.out++
+	best, oldest := -1, -1
 	for i, k := range c.kept {
 		if k.s.Options() != opts {
 			continue
 		}
-		if n := commonPrefix(k.ids, prompt); best < 0 || n >= reuse {
+		if oldest < 0 {
+			oldest = i
+		}
+		if n := commonPrefix(k.ids, prompt); 2*n >= len(k.ids) && (best < 0 || n >= reuse) {
 			best, reuse = i, n
 		}
 	}
 	if best < 0 {
-		return nil, 0
+		if oldest < 0 || len(c.kept)+c.out <= c.max {
+			return nil, 0
+		}
+		best, reuse = oldest, commonPrefix(c.kept[oldest].ids, prompt)
 	}
 	s = c.kept[best].s
 	c.kept = append(c.kept[:best], c.kept[best+1:]...)
 	return s, min(reuse, max(len(prompt)-1, 0))
 }
 
-// Put keeps s, whose KV cache holds ids at positions 0..len(ids)−1 (ids is
-// copied), for a later Take. Beyond max sessions the oldest is closed;
-// after Close, s is.
+// Put gives back what Take gave (or s made after Take said to): s, whose
+// KV cache holds ids at positions 0..len(ids)−1 (ids is copied), is kept
+// for a later Take. Beyond max sessions the oldest kept is closed; after
+// Close, s is. A nil s only ends the Take.
 func (c *SessionCache) Put(s model.Session, ids []int) {
 	c.mu.Lock()
+	c.out = max(c.out-1, 0)
+	if s == nil {
+		c.mu.Unlock()
+		return
+	}
 	if c.closed {
 		c.mu.Unlock()
 		s.Close()

@@ -138,22 +138,40 @@ func TestSessionCache(t *testing.T) {
 	if s, n := c.Take(b, []int{1, 2, 3}); s != nil || n != 0 {
 		t.Fatalf("other options: got a session with %d tokens", n)
 	}
+	c.Put(nil, nil) // making one failed
 	if s, n := c.Take(a, []int{1, 2, 3, 4, 5}); s != s1 || n != 4 {
 		t.Fatalf("longest prefix: got %d tokens (want s1, 4)", n)
 	}
 	if s, n := c.Take(a, []int{1, 2, 9}); s != s2 || n != 2 {
 		t.Fatalf("whole prompt cached: got %d tokens, want 2 (the last is evaluated)", n)
 	}
-	s3 := mk(b)
+	c.Put(s1, []int{1, 2, 3, 4, 5, 6, 7, 8})
+	c.Put(s2, []int{1, 5, 9, 9})
+	// A prompt that would reuse less than half of every cache: no room
+	// for a new session (two kept, max two), so the oldest is taken.
+	if s, n := c.Take(a, []int{1, 2, 3, 7}); s != s1 || n != 3 {
+		t.Fatalf("no room: got %d tokens (want s1, the oldest, 3)", n)
+	}
+	c.Put(s1, []int{1, 2, 3, 4, 5, 6, 7, 8})
+	// With one session in use and room for two, such a prompt gets a new
+	// session.
+	roomy := NewSessionCache(2)
+	s1, _ = c.Take(a, []int{1, 2, 3, 4})
+	roomy.Put(s1, []int{1, 2, 3, 4, 5, 6, 7, 8})
+	if s, n := roomy.Take(a, []int{1, 2, 3, 7}); s != nil || n != 0 {
+		t.Fatalf("room for a new session: got a kept one with %d tokens", n)
+	}
+	roomy.Put(nil, nil)
+	s1, _ = roomy.Take(a, []int{1, 2, 3, 4, 5, 6, 7, 8, 9})
 	c.Put(s1, []int{1})
-	c.Put(s2, []int{2})
-	c.Put(s3, []int{3}) // closes s1, the oldest
+	s3 := mk(b)
+	c.Put(s3, []int{3}) // three kept: closes s2, the oldest
 	ctx := context.Background()
 	logits := make([]float32, m.Config().VocabSize)
-	if err := s1.Forward(ctx, []int{1}, 0, logits); err == nil {
+	if err := s2.Forward(ctx, []int{1}, 0, logits); err == nil {
 		t.Fatal("the oldest session was not closed")
 	}
-	if err := s2.Forward(ctx, []int{1}, 0, logits); err != nil {
+	if err := s1.Forward(ctx, []int{1}, 0, logits); err != nil {
 		t.Fatalf("a kept session: %v", err)
 	}
 	c.Close()

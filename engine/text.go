@@ -151,6 +151,9 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 	}
 	if s == nil {
 		if s, err = t.Model.NewSession(opts); err != nil {
+			if req.Cache != nil {
+				req.Cache.Put(nil, nil) // ends the Take
+			}
 			return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
 		}
 	}
