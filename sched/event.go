@@ -17,6 +17,7 @@ const (
 	EventEvict      = "evict"       // an idle model was unloaded to make room for another
 	EventExpire     = "expire"      // an idle model's keep-alive ran out
 	EventUnload     = "unload"      // unloaded on request: keep-alive 0, Unload or Close
+	EventResize     = "resize"      // a resident model now holds another amount of memory (Lease.Resize)
 )
 
 // Event is one residency change, with its reason in words.

@@ -104,6 +104,30 @@ func (l *Lease[T]) Value() T { return l.e.val }
 // Calling it more than once does nothing.
 func (l *Lease[T]) Release() { l.once.Do(func() { l.r.release(l.e) }) }
 
+// Resize records that the leased model now holds bytes of memory (it kept
+// a larger or smaller session between requests, say), reported as an
+// EventResize with why; when that takes the total over the budget, idle
+// models are evicted, least recently used first, as after a load larger
+// than planned. A model unloaded (or to be, once its jobs end) is left
+// alone.
+func (l *Lease[T]) Resize(bytes int64, why string) {
+	r, e := l.r, l.e
+	r.mu.Lock()
+	if r.models[e.key] != e || e.loading != nil || e.unloadNow || bytes == e.bytes {
+		r.mu.Unlock()
+		return
+	}
+	r.used += bytes - e.bytes
+	e.bytes = bytes
+	r.event(Event{Kind: EventResize, Model: e.key, Bytes: bytes, Reason: why})
+	closing := r.trim(e)
+	r.mu.Unlock()
+	r.deliver()
+	for _, v := range closing {
+		closeValue(v)
+	}
+}
+
 // Acquire returns a lease on req.Model, loading it if it is not resident.
 // A model too large for the budget fails at once in stage "plan"; one that
 // fits only after running jobs release memory waits for them (stage
@@ -318,7 +342,7 @@ func (r *Residency[T]) trim(grown *entry[T]) []T {
 		if r.used <= r.cfg.Budget {
 			break
 		}
-		reason := fmt.Sprintf("%s took %s, more than planned, and the budget is %s", grown.key, fmtBytes(grown.bytes), fmtBytes(r.cfg.Budget))
+		reason := fmt.Sprintf("%s holds %s, more than planned, and the budget is %s", grown.key, fmtBytes(grown.bytes), fmtBytes(r.cfg.Budget))
 		closing = append(closing, r.remove(v, Event{Kind: EventEvict, Reason: reason}))
 	}
 	return closing

@@ -446,6 +446,37 @@ func TestLargerThanPlannedTrims(t *testing.T) {
 	}
 }
 
+// TestResize: a resident model that grows past the budget evicts the
+// idle ones, least recently used first; shrinking frees the room; a model
+// unloaded in the meantime is left alone.
+func TestResize(t *testing.T) {
+	h := newHarness(t, Config{Budget: 10})
+	h.use("a", 3)
+	h.use("b", 3)
+	l := h.acquire("c", 3, KeepAlive{})
+	h.takeEvents()
+	l.Resize(6, "keeps a larger session")
+	if got := h.takeEvents(); got != "resize c, evict a" {
+		t.Errorf("events %q", got)
+	}
+	if h.r.Used() != 9 || h.resident() != "b c" {
+		t.Errorf("used %d, resident %q", h.r.Used(), h.resident())
+	}
+	l.Resize(2, "keeps a smaller session")
+	l.Resize(2, "no change: no event")
+	if got := h.takeEvents(); got != "resize c" || h.r.Used() != 5 {
+		t.Errorf("events %q, used %d", got, h.r.Used())
+	}
+	if err := h.r.Unload("c"); err != nil {
+		t.Fatal(err)
+	}
+	l.Resize(9, "after unload")
+	l.Release()
+	if h.r.Used() != 3 || h.resident() != "b" {
+		t.Errorf("after unload: used %d, resident %q", h.r.Used(), h.resident())
+	}
+}
+
 func TestLoadFailure(t *testing.T) {
 	h := newHarness(t, Config{Budget: 100})
 	boom := errors.New("tensor blk.0.attn_q.weight: shape [3 3], want [64 64]")
