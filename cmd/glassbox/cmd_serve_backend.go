@@ -45,15 +45,16 @@ type serveBackend struct {
 // --parallel > 1 the batcher that steps its parallel streams together
 // (which keeps its sessions for prompt caching itself); with --parallel 1
 // the last request's session, kept for prompt caching (see
-// engine.SessionCache) when its KV cache and buffers are no more than the
-// load's plan counted (sessionBytes), so the residency's figure stays
-// true.
+// engine.SessionCache). baseBytes is the model's memory without a session
+// (the load's plan less its KV cache and buffers): the residency counts
+// it plus the kept session's, so its figure stays true when a request
+// with another context is kept.
 type servedModel struct {
-	text         *engine.Text
-	template     bool
-	batch        *engine.Batcher // nil with --parallel 1
-	cache        *engine.SessionCache
-	sessionBytes int64
+	text      *engine.Text
+	template  bool
+	batch     *engine.Batcher // nil with --parallel 1
+	cache     *engine.SessionCache
+	baseBytes int64
 }
 
 func (m *servedModel) Close() {
@@ -143,7 +144,7 @@ func (b *serveBackend) acquire(ctx context.Context, name, path string, mem plan.
 		Load: func(ctx context.Context) (*servedModel, int64, error) {
 			sm, n, err := loadServed(ctx, path, b.session, b.parallel, bytes)
 			if sm != nil {
-				sm.sessionBytes = mem.KVCacheBytes + mem.ComputeBytes
+				sm.baseBytes = bytes - mem.KVCacheBytes - mem.ComputeBytes
 			}
 			return sm, n, err
 		}}
@@ -220,7 +221,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	// The generate stage reports the plan's roofline, so explain places
 	// the measured rate against this machine's memory bandwidth.
 	treq.Roofline, treq.Limiter = generateRoofline(p, sm.text.Model.WeightBytes(), opts.Threads)
-	if p.Memory.KVCacheBytes+p.Memory.ComputeBytes <= sm.sessionBytes {
+	if sm.batch == nil {
 		treq.Cache = sm.cache
 	}
 	for _, m := range req.Messages {
@@ -230,6 +231,13 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		treq.Prompt = req.System + "\n\n" + req.Prompt
 	}
 	res, err := b.generate(ctx, sm, treq, req.Options.NumCtx)
+	if treq.Cache != nil && sm.cache.Len() > 0 {
+		// The kept session is this request's (the last one put; with
+		// requests of other contexts in flight at once, the last to end).
+		kept := p.Memory.KVCacheBytes + p.Memory.ComputeBytes
+		lease.Resize(sm.baseBytes+kept, fmt.Sprintf("keeps the last request's session for prompt caching: its KV cache for %d positions and buffers, %s",
+			opts.Fill(sm.text.Model.Config()).CtxLen, plan.FormatBytes(kept)))
+	}
 	if err != nil {
 		return nil, err
 	}

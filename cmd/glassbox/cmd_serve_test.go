@@ -204,6 +204,15 @@ func TestServePromptCache(t *testing.T) {
 		body := `{"model":"stories260K","prompt":"` + second + `","max_tokens":16,"temperature":0}`
 		r2 := post(base+"/v1/completions", body)
 		r3 := post(base+"/api/generate", `{"model":"stories260K","prompt":"`+second+` she","stream":false,"options":{"temperature":0,"num_predict":8}}`)
+		if parallel == "1" {
+			// A kept session of a longer context: the resident model's
+			// memory counts it.
+			before := resident(t, base)
+			post(base+"/api/generate", `{"model":"stories260K","prompt":"Hi","stream":false,"options":{"num_predict":2,"num_ctx":1024}}`)
+			if after := resident(t, base); after <= before {
+				t.Errorf("resident memory %d after keeping a session of 1024 positions, %d before", after, before)
+			}
+		}
 		stop()
 		fresh, stopFresh := serve(parallel)
 		want := post(fresh+"/v1/completions", body)
@@ -221,4 +230,23 @@ func TestServePromptCache(t *testing.T) {
 			t.Errorf("parallel %s: the third request evaluated %d prompt tokens, want 1 to 4 (the rest cached)", parallel, r3.PromptEvalCount)
 		}
 	}
+}
+
+// resident is the first resident model's size_resident in GET /v1/ps.
+func resident(t *testing.T, base string) int64 {
+	t.Helper()
+	resp, err := http.Get(base + "/v1/ps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ps struct {
+		Models []struct {
+			Bytes int64 `json:"size_resident"`
+		} `json:"models"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&ps); err != nil || len(ps.Models) == 0 {
+		t.Fatalf("/v1/ps: %v, %+v", err, ps)
+	}
+	return ps.Models[0].Bytes
 }

@@ -168,6 +168,22 @@ func TestUI(t *testing.T) {
 			t.Errorf("no ctx_exceeds_training warning naming the context of 512 (%q)", w)
 		}
 		b.shot("chat")
+		// The second turn repeats the first: its start comes from the KV
+		// cache the first turn left (prompt caching).
+		var res struct {
+			Prompt int `json:"prompt_tokens"`
+			Cached int `json:"cached_tokens"`
+		}
+		if err := json.Unmarshal(s.job(t, id).Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Cached < 10 || res.Cached >= res.Prompt {
+			t.Errorf("second turn: %d of %d prompt tokens from the cache", res.Cached, res.Prompt)
+		}
+		b.navigate(px.url + "/#/jobs/" + id)
+		b.waitFor("the job's prefill note", `(document.querySelector('.stage[data-stage="prefill"]')?.textContent ?? '').includes('KV cache') && (document.querySelector('#job-head')?.textContent ?? '').includes('from the KV cache')`, 10*time.Second)
+		b.navigate(px.url + "/")
+		b.waitFor("the Generate view", `document.querySelector('#model option[value="slow"]')`, 10*time.Second)
 		b.checkJS()
 	})
 
@@ -196,11 +212,13 @@ func TestUI(t *testing.T) {
 		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(4), "temperature": "0"})
 		// Tokens stream: the text grows in several steps. The page redraws at
 		// most ten times a second, so on a fast machine (100+ tokens/s) each
-		// step adds many tokens: watch the first 80 and want at least three
-		// growth steps (a page that showed the text only at the end has one).
+		// step adds many tokens: watch the first 160 and want at least four
+		// lengths (a page that showed the text only at the end has one). The
+		// prompt is the queued step's, so its KV is cached and tokens may
+		// come before the page first looks: the first length is not 0.
 		var lengths []int
 		deadline := time.Now().Add(30 * time.Second)
-		for tokens() < 80 && time.Now().Before(deadline) {
+		for tokens() < 160 && time.Now().Before(deadline) {
 			if n := len(output()); len(lengths) == 0 || n != lengths[len(lengths)-1] {
 				lengths = append(lengths, n)
 			}

@@ -75,7 +75,11 @@ export function jobView(root, id) {
     if (state === 'running' && job.open && job.open.name === 'queued') state = 'queued';
     const parts = [fmt.el('span', { class: 'badge', 'data-state': state, id: 'job-state' }, state)];
     if (info) parts.push(` ${info.kind || ''} · ${info.model || ''} · created ${fmt.when(info.created)}`);
-    if (job.result && job.result.tokens != null) parts.push(` · ${job.result.prompt_tokens} prompt tokens, ${job.result.tokens} generated (${job.result.done_reason})`);
+    if (job.result && job.result.tokens != null) {
+      const r = job.result;
+      const cached = r.cached_tokens > 0 ? ` (${r.cached_tokens} from the KV cache)` : '';
+      parts.push(` · ${r.prompt_tokens} prompt tokens${cached}, ${r.tokens} generated (${r.done_reason})`);
+    }
     head.replaceChildren(...parts);
   };
   api.get('/v1/jobs/' + encodeURIComponent(id)).then((j) => {
