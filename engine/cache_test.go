@@ -38,12 +38,19 @@ func TestPromptCache(t *testing.T) {
 	for _, tc := range []struct {
 		rel  string
 		nmse float64 // 0: the same bits
-	}{{"models/stories260K.gguf", 1e-6}, {"models/tiny-llama-Q4_K_M.gguf", 0}, {"models/tiny-llama-Q8_0.gguf", 0}} {
+		kvq8 bool    // a q8_0 KV cache (positions written into key blocks others already hold)
+	}{{"models/stories260K.gguf", 1e-6, false}, {"models/tiny-llama-Q4_K_M.gguf", 0, false},
+		{"models/tiny-llama-Q8_0.gguf", 0, false}, {"models/tiny-llama-Q8_0.gguf", 0, true},
+		{"models/tiny-qwen2-Q8_0.gguf", 0, false}, {"models/tiny-phi3-F32.gguf", 1e-6, false}} {
 		rel := tc.rel
-		t.Run(rel, func(t *testing.T) {
+		name := rel
+		if tc.kvq8 {
+			name += "/kv-q8_0"
+		}
+		t.Run(name, func(t *testing.T) {
 			m := sharedModel(t, rel)
 			vocab := m.Config().VocabSize
-			opts := model.SessionOptions{CtxLen: 192, Batch: 16}.Fill(m.Config())
+			opts := model.SessionOptions{CtxLen: 192, Batch: 16, KVQ8: tc.kvq8}.Fill(m.Config())
 			run := func(c *SessionCache, prompt []int) (*Result, [][]float32) {
 				t.Helper()
 				rec := &logitsRecorder{}
