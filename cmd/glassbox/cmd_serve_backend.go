@@ -194,7 +194,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	if req.Options.NumThread > 0 {
 		opts.Threads = req.Options.NumThread
 	}
-	p, err := b.planFor(path, opts, 1, "")
+	p, err := b.planFor(path, opts, b.parallel, "")
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +412,7 @@ func (b *serveBackend) Load(ctx context.Context, name string, keep *time.Duratio
 	if err != nil {
 		return err
 	}
-	p, err := b.planFor(path, b.session, 1, "")
+	p, err := b.planFor(path, b.session, b.parallel, "")
 	if err != nil {
 		return err
 	}
