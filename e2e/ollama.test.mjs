@@ -34,6 +34,15 @@ test('non-streaming generate is the reference greedy text with real timings', as
   assert.ok(r.total_duration >= r.eval_duration + r.prompt_eval_duration);
 });
 
+test('format json gives a JSON object (or its start, when cut by num_predict)', async () => {
+  const r = await ollama.generate({ model, prompt: 'Once upon a time', stream: false, format: 'json',
+    options: { ...greedy, num_predict: 40 } });
+  assert.ok(r.response.trimStart().startsWith('{'), JSON.stringify(r.response));
+  if (r.done_reason === 'stop') JSON.parse(r.response);
+  await assert.rejects(ollama.generate({ model, prompt: 'x', stream: false, format: { type: 'object' } }),
+    (e) => /JSON schema is not supported/.test(e.message));
+});
+
 test('streaming chat delivers chunks and a final chunk with counts', async () => {
   const stream = await ollama.chat({ model, stream: true, options: { ...greedy, num_predict: 12 },
     messages: [{ role: 'system', content: 'You tell stories.' }, { role: 'user', content: 'Tell me a story.' }] });

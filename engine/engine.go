@@ -17,6 +17,14 @@ type Sampler interface {
 	Sample(logits []float32, history []int) int
 }
 
+// Constraint limits the tokens a generation may pick (sample.JSON: one
+// JSON object). Mask sets the logits of the tokens that may not come next
+// to −Inf and reports whether any may; Accept advances past the pick.
+type Constraint interface {
+	Mask(logits []float32) bool
+	Accept(id int)
+}
+
 // TextDecoder turns ids into text incrementally without splitting a UTF-8
 // character; the tokenizer's stream decoder implements it.
 type TextDecoder interface {
@@ -32,6 +40,9 @@ type Request struct {
 	IsEOG     func(int) bool // nil: never stop on a token
 	Decoder   TextDecoder    // nil: no text (ids only)
 	Stops     []string       // stop strings (need Decoder); cut from the output
+	// Constraint, when set, masks the logits before every pick (the
+	// sampler sees only the tokens it allows).
+	Constraint Constraint
 	// OnToken receives each generated token and the text it releases
 	// (empty while held back). Returning an error stops generation.
 	OnToken func(id int, text string) error
@@ -248,6 +259,9 @@ func (q *seq) next() (done bool, err error) { return q.accept(q.pick()) }
 // pick chooses the next token from q.logits. It touches nothing but q's
 // sampler, so the picks of several sequences may run in parallel.
 func (q *seq) pick() int {
+	if q.req.Constraint != nil && !q.req.Constraint.Mask(q.logits) {
+		return -1
+	}
 	if q.req.Sampler != nil {
 		return q.req.Sampler.Sample(q.logits, q.history)
 	}
@@ -255,9 +269,17 @@ func (q *seq) pick() int {
 }
 
 // accept is next after the pick: it appends id, streams its text and
-// decides whether the generation ends.
+// decides whether the generation ends. A pick of −1 is a constraint that
+// allowed no token.
 func (q *seq) accept(id int) (done bool, err error) {
 	req, res := &q.req, q.res
+	if id < 0 {
+		return true, pipeline.Errorf(pipeline.StageGenerate, "raise the token limit, or drop the format",
+			"no token of the vocabulary continues the constrained output after %d tokens", len(res.Tokens))
+	}
+	if req.Constraint != nil {
+		req.Constraint.Accept(id)
+	}
 	q.history = append(q.history, id)
 	res.Tokens = append(res.Tokens, id)
 	ctxLen := q.s.Options().CtxLen

@@ -81,7 +81,10 @@ type TextRequest struct {
 	Sampling  sample.Params  // temperature 0 = greedy
 	MaxTokens int            // ≤ 0: until EOG or a full context
 	Stops     []string
-	Session   model.SessionOptions
+	// Format "json" constrains the output to one JSON object
+	// (sample.JSON); "" leaves it free.
+	Format  string
+	Session model.SessionOptions
 	// Cache, when set, gives the request a kept session whose KV cache
 	// holds the longest start of its prompt (those tokens are not
 	// evaluated again) and keeps the session there afterwards; nil: a
@@ -105,6 +108,9 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 		// checked before encoding so that a bad request fails at once.
 		return Request{}, pipeline.Wrap(pipeline.StageGenerate, err, "")
 	}
+	if req.Format != "" && req.Format != "json" {
+		return Request{}, pipeline.Errorf(pipeline.StageGenerate, `give format "json" or none`, "unknown output format %q", req.Format)
+	}
 	tr.OnStageStart(pipeline.StageEncode)
 	tok, err := t.Tokenizer()
 	if err != nil {
@@ -121,9 +127,13 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	for _, id := range ids {
 		dec.Add(id)
 	}
-	return Request{Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
+	r := Request{Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
 		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken, WeightBytes: t.Model.WeightBytes(),
-		Roofline: req.Roofline, Limiter: req.Limiter}, nil
+		Roofline: req.Roofline, Limiter: req.Limiter}
+	if req.Format == "json" {
+		r.Constraint = sample.NewJSON(tok.TextPiece, tok.IsEOG)
+	}
+	return r, nil
 }
 
 // Generate encodes the prompt, allocates a session, and runs prefill and

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -80,3 +81,39 @@ func fmtErr(err error) string {
 }
 
 func sampleBadTemp() sample.Params { return sample.Params{Temperature: -1} }
+
+// TestTextJSON: format "json" makes stories260K (a model of children's
+// stories, which never writes JSON by itself) produce one JSON object, in
+// greedy and in sampled runs, ending at end of generation once the object
+// is closed.
+func TestTextJSON(t *testing.T) {
+	ctx := context.Background()
+	tx, err := LoadText(ctx, shared.Path(t, "models/stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	for _, sp := range []sample.Params{{}, {Temperature: 0.8, TopK: 40, TopP: 0.95, Seed: 3}} {
+		res, err := tx.Generate(ctx, TextRequest{Prompt: "Once upon a time", MaxTokens: 120, Format: "json", Sampling: sp,
+			Session: model.SessionOptions{CtxLen: 256}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%+v: %q (%s)", sp, res.Text, res.StopDetail)
+		switch res.StopReason {
+		case StopEOG:
+			if !json.Valid([]byte(res.Text)) || !sample.JSONValid(res.Text) {
+				t.Errorf("%+v: ended with %q, not one JSON object", sp, res.Text)
+			}
+		case StopLength: // cut by the token limit: a prefix of an object
+		default:
+			t.Errorf("%+v: stop %q", sp, res.StopReason)
+		}
+		if !strings.HasPrefix(strings.TrimSpace(res.Text), "{") {
+			t.Errorf("%+v: %q does not start an object", sp, res.Text)
+		}
+	}
+	if _, err := tx.Generate(ctx, TextRequest{Prompt: "x", Format: "yaml"}); err == nil {
+		t.Error("format yaml was accepted")
+	}
+}

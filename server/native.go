@@ -18,6 +18,7 @@ type jobRequest struct {
 	System    string          `json:"system"`
 	Messages  []Message       `json:"messages"`
 	Raw       bool            `json:"raw"`
+	Format    json.RawMessage `json:"format"` // "json": one JSON object, as Ollama's
 	Options   map[string]any  `json:"options"`
 	KeepAlive json.RawMessage `json:"keep_alive"`
 }
@@ -38,7 +39,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		writeNativeError(w, e)
 		return
 	}
-	opts, ka, e := optionsWith(nativeDefaults(), req.Model, nil, req.Options, req.KeepAlive)
+	opts, ka, e := optionsWith(nativeDefaults(), req.Model, req.Format, req.Options, req.KeepAlive)
 	if e == nil && req.Prompt == "" && len(req.Messages) == 0 {
 		e = badRequest("missing_prompt", "prompt", "a prompt or messages are required")
 	}

@@ -92,8 +92,15 @@ func optionsWith(o Options, model string, format json.RawMessage, options map[st
 	if model == "" {
 		return o, nil, badRequest("missing_model", "model", "model is required")
 	}
-	if f := string(format); f != "" && f != "null" && f != `""` {
-		return o, nil, badRequest("unsupported", "format", "format (structured output) is not supported yet")
+	switch f := string(format); f {
+	case "", "null", `""`:
+	case `"json"`:
+		o.Format = "json"
+	default:
+		if len(f) > 0 && f[0] == '{' {
+			return o, nil, badRequest("unsupported", "format", `format as a JSON schema is not supported yet; format "json" gives one JSON object`)
+		}
+		return o, nil, badRequest("invalid_format", "format", `format must be "json" or a JSON schema, not %s`, f)
 	}
 	if e := applyOllamaOptions(&o, options); e != nil {
 		return o, nil, e

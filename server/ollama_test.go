@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -144,5 +145,34 @@ func TestOllamaInfo(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("HEAD / = %d", resp.StatusCode)
+	}
+}
+
+// TestFormatJSON: each dialect's JSON mode reaches the backend as
+// Options.Format "json"; without it the format is free.
+func TestFormatJSON(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	msgs := `[{"role":"user","content":"x"}]`
+	for _, tc := range []struct {
+		path, body, want string
+	}{
+		{"/api/generate", `{"model":"tiny","prompt":"hi","stream":false,"format":"json"}`, "json"},
+		{"/api/chat", `{"model":"tiny","messages":` + msgs + `,"stream":false,"format":"json"}`, "json"},
+		{"/api/generate", `{"model":"tiny","prompt":"hi","stream":false,"format":""}`, ""},
+		{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"response_format":{"type":"json_object"}}`, "json"},
+		{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"response_format":{"type":"text"}}`, ""},
+	} {
+		resp := ts.do("POST", tc.path, tc.body)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s %s: HTTP %d", tc.path, tc.body, resp.StatusCode)
+		}
+		ts.f.mu.Lock()
+		got := ts.f.requests[len(ts.f.requests)-1].Options.Format
+		ts.f.mu.Unlock()
+		if got != tc.want {
+			t.Errorf("%s %s: format %q, want %q", tc.path, tc.body, got, tc.want)
+		}
 	}
 }

@@ -219,8 +219,14 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	if t := string(req.Tools); e == nil && t != "" && t != "null" && t != "[]" {
 		e = badRequest("unsupported", "tools", "tool calling is not supported yet")
 	}
-	if e == nil && req.ResponseFormat != nil && req.ResponseFormat.Type != "" && req.ResponseFormat.Type != "text" {
-		e = badRequest("unsupported", "response_format", "response_format %q is not supported yet", req.ResponseFormat.Type)
+	if e == nil && req.ResponseFormat != nil {
+		switch req.ResponseFormat.Type {
+		case "", "text":
+		case "json_object":
+			opts.Format = "json"
+		default:
+			e = badRequest("unsupported", "response_format", `response_format %q is not supported yet (json_object is)`, req.ResponseFormat.Type)
+		}
 	}
 	for i, m := range req.Messages {
 		if e != nil {

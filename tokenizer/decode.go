@@ -51,6 +51,12 @@ func (t *Tokenizer) Token(id int) string {
 	return t.tokens[id]
 }
 
+// TextPiece returns the text token id adds to a decoded continuation:
+// its bytes, or "" for control and unknown tokens and ids outside the
+// vocabulary (what a StreamDecoder that has seen the prompt emits for it,
+// before joining split characters).
+func (t *Tokenizer) TextPiece(id int) string { return t.textPiece(id, false) }
+
 // textPiece is the piece Decode uses: control and unknown tokens are not
 // text and decode to nothing (llama.cpp's detokenize with special=false).
 func (t *Tokenizer) textPiece(id int, special bool) string {

@@ -213,7 +213,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		b.metrics.SetModelResident(req.Model, sm.text.File.TensorBytes())
 	}
 	treq := engine.TextRequest{Prompt: req.Prompt, System: req.System, Sampling: serveSampling(req.Options),
-		MaxTokens: max(req.Options.NumPredict, 0), Stops: req.Options.Stop, Session: opts,
+		MaxTokens: max(req.Options.NumPredict, 0), Stops: req.Options.Stop, Session: opts, Format: req.Options.Format,
 		// A prompt goes through the template only when the model has one
 		// of its own and the client did not ask for raw: base models (no
 		// template) continue the text as given.

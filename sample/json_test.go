@@ -1,0 +1,106 @@
+package sample
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestJSONValid(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{`{}`, true},
+		{` {"a": 1, "b": [true, false, null, -0.5e+3, 0, 12.25E-1, "x\\n\u00e9\"", {}], "c": {"d": []}}`, true},
+		{`{"u": "\u00E9\ud83d\ude00"}`, true},
+		{"{\n  \"a\": 1\n}", true},
+		{`[]`, false},          // the top level is an object
+		{`"a"`, false},         // likewise
+		{`{"a" 1}`, false},     // no colon
+		{`{"a": 01}`, false},   // leading zero
+		{`{"a": 1.}`, false},   // no fraction digits
+		{`{"a": -}`, false},    // no digits
+		{`{"a": tru}`, false},  // a broken literal
+		{`{"a": 1,}`, false},   // trailing comma
+		{`{"a": [1,]}`, false}, // likewise
+		{`{"a": "x}`, false},   // an open string
+		{`{"a": "\x"}`, false}, // a bad escape
+		{"{\"a\": \"\x01\"}", false},
+		{`{"a": 1]`, false},
+		{`{"a": 1} `, false}, // nothing after the object
+		{"{\n" + strings.Repeat(" ", 21) + `}`, false},
+		{"{\n" + strings.Repeat("\t", 20) + `}`, true},
+		{`{  }`, false},    // one space at a time
+		{"{\n\n}", false},  // one newline
+		{"{\t}", false},    // a newline or a space first
+		{`{"a": 1`, false}, // not closed
+	} {
+		if got := JSONValid(tc.in); got != tc.want {
+			t.Errorf("JSONValid(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+		if tc.want && !json.Valid([]byte(tc.in)) {
+			t.Errorf("%q: the table says valid, encoding/json does not", tc.in)
+		}
+	}
+}
+
+// FuzzJSONValid: whatever the recognizer accepts, encoding/json accepts,
+// and every prefix of an accepted text is accepted as a prefix.
+func FuzzJSONValid(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a": [1, 2.5e3, "x", {"b": null}]}`, `{"a":-0}`, `{"\u0041":true}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !JSONValid(s) {
+			return
+		}
+		if !json.Valid([]byte(s)) || !strings.HasPrefix(strings.TrimLeft(s, " \t\r\n"), "{") {
+			t.Fatalf("accepted %q, which is not one JSON object", s)
+		}
+		for i := range len(s) {
+			st := jsonState{mode: jValue}
+			if !st.feed(s[:i]) || st.complete() {
+				t.Fatalf("prefix %q of %q: refused or complete", s[:i], s)
+			}
+		}
+	})
+}
+
+// TestJSONMask: over a toy vocabulary, Mask allows exactly the tokens
+// that continue the object, and end-of-generation only once it is closed.
+func TestJSONMask(t *testing.T) {
+	vocab := []string{"", `{"`, `a`, `":`, ` 1`, `}`, `,`, `]`, `x"`, `"`, ` `}
+	const eos = 0
+	j := NewJSON(func(id int) string { return vocab[id] }, func(id int) bool { return id == eos })
+	allowed := func() string {
+		l := make([]float32, len(vocab))
+		j.Mask(l)
+		var out []string
+		for id, v := range l {
+			if !math.IsInf(float64(v), -1) {
+				out = append(out, vocab[id])
+			}
+		}
+		return strings.Join(out, "|")
+	}
+	for _, step := range []struct {
+		id   int
+		want string // allowed before the step
+	}{
+		{1, `{"| `},                    // an object, or whitespace first
+		{2, `{"|a|":| 1|}|,|]|x"|"| `}, // in a key anything printable goes, '"' ends it
+		{3, `{"|a|":| 1|}|,|]|x"|"| `},
+		{4, `{"|":| 1|"| `}, // a value (":, a string starting with a colon)
+		{5, `}|,| `},        // after a number: ',' or '}' (not ']': an object is open)
+	} {
+		if got := allowed(); got != step.want {
+			t.Fatalf("before %q: allowed %s, want %s", vocab[step.id], got, step.want)
+		}
+		j.Accept(step.id)
+	}
+	if got := allowed(); got != "" || !j.Complete() {
+		t.Fatalf("after the object: allowed %q (want only end of generation), complete %v", got, j.Complete())
+	}
+}
