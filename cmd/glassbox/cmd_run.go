@@ -37,7 +37,7 @@ type runFlags struct {
 	stops                      stringList
 	chat, noBOS, json, verbose bool
 	noJournal                  bool
-	system, promptIDs          string
+	system, promptIDs, format  string
 	memBudget                  string
 	session                    *sessionOpts
 }
@@ -62,6 +62,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&f.system, "system", "", "system message (with --chat)")
 	fs.BoolVar(&f.noBOS, "no-bos", false, "do not add the BOS token")
 	fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of text")
+	fs.StringVar(&f.format, "format", "", `"json": generate one JSON object (JSON mode)`)
 	fs.BoolVar(&f.verbose, "verbose", false, "print the job's explanation (as 'glassbox explain') and its memory on stderr at the end")
 	fs.StringVar(&f.memBudget, "mem-budget", "", "refuse the job in stage plan, before loading, when it needs more memory than this (e.g. 2GiB)")
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "the prompt as space-separated token ids instead of text")
@@ -143,7 +144,7 @@ func (f *runFlags) params(prompt string, p sample.Params) map[string]any {
 	return map[string]any{"prompt": prompt, "prompt_ids": f.promptIDs, "chat": f.chat, "system": f.system,
 		"max_tokens": f.maxTokens, "temperature": p.Temperature, "top_k": p.TopK, "top_p": p.TopP, "min_p": p.MinP,
 		"repeat_penalty": p.RepeatPenalty, "seed": p.Seed, "stop": []string(f.stops), "ctx": *f.session.ctx,
-		"kv": f.session.options().KVName(), "mem_budget": f.memBudget}
+		"kv": f.session.options().KVName(), "mem_budget": f.memBudget, "format": f.format}
 }
 
 func (f *runFlags) sampling() sample.Params {
@@ -177,7 +178,7 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 	defer t.Close()
 	req := engine.TextRequest{
 		Prompt: prompt, Chat: f.chat, System: f.system, NoBOS: f.noBOS,
-		Sampling: params, MaxTokens: f.maxTokens, Stops: f.stops, Session: f.session.options(),
+		Sampling: params, MaxTokens: f.maxTokens, Stops: f.stops, Session: f.session.options(), Format: f.format,
 	}
 	req.Roofline, req.Limiter = generateRoofline(p, t.Model.WeightBytes(), req.Session.Threads)
 	if f.promptIDs != "" {
@@ -300,6 +301,9 @@ func (f *runFlags) validate(p sample.Params) error {
 	if f.lastN < -1 {
 		return fmt.Errorf("--repeat-last-n: %s: sample: penalty window %d is out of range (want -1 for the whole history, 0 for none, or a number of tokens)",
 			sample.Stage, f.lastN)
+	}
+	if f.format != "" && f.format != "json" {
+		return fmt.Errorf(`--format: %s: unknown output format %q (give "json" or none)`, sample.Stage, f.format)
 	}
 	return p.Validate()
 }

@@ -36,6 +36,23 @@ func TestRunGreedyText(t *testing.T) {
 	}
 }
 
+// TestRunFormatJSON: --format json makes the story model write a JSON
+// object (cut by -n here: its start).
+func TestRunFormatJSON(t *testing.T) {
+	m := shared.Path(t, "models/stories260K.gguf")
+	out, errOut, code := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "30", "--format", "json", "Once upon a time")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(strings.TrimSpace(out), `{ "`) {
+		t.Errorf("output %q does not start a JSON object", out)
+	}
+	free, _, _ := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "30", "Once upon a time")
+	if free == out {
+		t.Error("--format json changed nothing")
+	}
+}
+
 func readText(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -89,6 +106,7 @@ func TestRunErrors(t *testing.T) {
 		{"prompt too long", []string{"run", "-m", m, "--ctx", "16", long}, []string{"encode:", "tokens", "context holds 16"}},
 		{"id outside vocab", []string{"run", "-m", m, "--prompt-ids", "1 9999"}, []string{"encode:", "9999", "512"}},
 		{"bad temperature", []string{"run", "-m", m, "--temp", "-1", "x"}, []string{"temperature"}},
+		{"unknown format", []string{"run", "-m", m, "--format", "yaml", "x"}, []string{"--format", `"yaml"`, `"json"`}},
 		{"unsupported arch", []string{"run", "-m", writeArch(t, "mamba"), "x"}, []string{"load:", `"mamba" is not supported`, "llama"}},
 		{"no model", []string{"run", "x"}, []string{"load:", "no model"}},
 		// stories260K's heads have 8 dimensions: a q8_0 cache is refused
