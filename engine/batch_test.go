@@ -397,3 +397,48 @@ func TestBatcherPromptCache(t *testing.T) {
 			third.CachedTokens, len(p.IDs)+27, third.Tokens, p.Greedy200[28:33])
 	}
 }
+
+// TestBatcherJSON: JSON-mode requests stepped together each keep their
+// own constraint and make the text each makes alone.
+func TestBatcherJSON(t *testing.T) {
+	ctx := context.Background()
+	tx, err := LoadText(ctx, shared.Path(t, "models/stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	opts := model.SessionOptions{CtxLen: 128}
+	prompts := []string{"Once upon a time", "Lily and Ben went to the park.", "The little dog was sad because"}
+	alone := make([]string, len(prompts))
+	for i, p := range prompts {
+		res, err := tx.Generate(ctx, TextRequest{Prompt: p, MaxTokens: 30, Format: "json", Session: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[i] = res.Text
+	}
+	b := NewBatcher(tx.Model, opts, len(prompts))
+	defer b.Close()
+	var wg sync.WaitGroup
+	together := make([]string, len(prompts))
+	for i, p := range prompts {
+		wg.Go(func() {
+			r, err := tx.Prepare(ctx, TextRequest{Prompt: p, MaxTokens: 30, Format: "json"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if res, err := b.Generate(ctx, r, 0); err != nil {
+				t.Error(err)
+			} else {
+				together[i] = res.Text
+			}
+		})
+	}
+	wg.Wait()
+	for i := range prompts {
+		if together[i] != alone[i] || !strings.HasPrefix(strings.TrimSpace(alone[i]), "{") {
+			t.Errorf("prompt %d: together %q, alone %q", i, together[i], alone[i])
+		}
+	}
+}
