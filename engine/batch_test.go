@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/sample"
@@ -81,11 +80,7 @@ func TestBatcherClosed(t *testing.T) {
 // TestBatcherText runs two text requests through Text.Prepare and a
 // batcher.
 func TestBatcherText(t *testing.T) {
-	tx, err := LoadText(context.Background(), shared.Path(t, "models/stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Close()
+	tx := storiesText(t)
 	b := NewBatcher(tx.Model, model.SessionOptions{CtxLen: 64}, 2)
 	defer b.Close()
 	var wg sync.WaitGroup
@@ -402,11 +397,7 @@ func TestBatcherPromptCache(t *testing.T) {
 // own constraint and make the text each makes alone.
 func TestBatcherJSON(t *testing.T) {
 	ctx := context.Background()
-	tx, err := LoadText(ctx, shared.Path(t, "models/stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Close()
+	tx := storiesText(t)
 	opts := model.SessionOptions{CtxLen: 128}
 	prompts := []string{"Once upon a time", "Lily and Ben went to the park.", "The little dog was sad because"}
 	alone := make([]string, len(prompts))

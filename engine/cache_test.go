@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
 )
@@ -197,11 +196,7 @@ func TestSessionCache(t *testing.T) {
 // stage; a prompt that does not fit leaves the cache intact.
 func TestTextPromptCache(t *testing.T) {
 	ctx := context.Background()
-	tx, err := LoadText(ctx, shared.Path(t, "models/stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Close()
+	tx := storiesText(t)
 	c := NewSessionCache(1)
 	defer c.Close()
 	opts := model.SessionOptions{CtxLen: 128, Batch: 8}

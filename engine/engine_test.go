@@ -20,6 +20,17 @@ import (
 
 func stories(t *testing.T) model.Model { t.Helper(); return sharedModel(t, "models/stories260K.gguf") }
 
+// storiesText loads stories260K with its tokenizer (closed when t ends).
+func storiesText(t *testing.T) *Text {
+	t.Helper()
+	tx, err := LoadText(context.Background(), shared.Path(t, "models/stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Close() })
+	return tx
+}
+
 // sharedModel loads the shared model file rel (closed when t ends).
 func sharedModel(t *testing.T, rel string) model.Model {
 	t.Helper()

@@ -8,18 +8,13 @@ import (
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/chat"
-	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/sample"
 )
 
 func TestText(t *testing.T) {
-	tx, err := LoadText(context.Background(), shared.Path(t, "models/stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Close()
+	tx := storiesText(t)
 	g := prompts(t)[0]
 	opts := model.SessionOptions{CtxLen: 128}
 	tests := []struct {
@@ -57,7 +52,7 @@ func TestText(t *testing.T) {
 			}
 		})
 	}
-	_, err = tx.Generate(context.Background(), TextRequest{PromptIDs: []int{1, 600}, Session: opts})
+	_, err := tx.Generate(context.Background(), TextRequest{PromptIDs: []int{1, 600}, Session: opts})
 	if st, _ := pipeline.StageOf(err); st != pipeline.StageEncode || !strings.Contains(fmtErr(err), "600") {
 		t.Errorf("id 600: got %v, want an encode error naming it", err)
 	}
@@ -88,11 +83,7 @@ func sampleBadTemp() sample.Params { return sample.Params{Temperature: -1} }
 // is closed.
 func TestTextJSON(t *testing.T) {
 	ctx := context.Background()
-	tx, err := LoadText(ctx, shared.Path(t, "models/stories260K.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Close()
+	tx := storiesText(t)
 	for _, sp := range []sample.Params{{}, {Temperature: 0.8, TopK: 40, TopP: 0.95, Seed: 3}} {
 		res, err := tx.Generate(ctx, TextRequest{Prompt: "Once upon a time", MaxTokens: 120, Format: "json", Sampling: sp,
 			Session: model.SessionOptions{CtxLen: 256}})
