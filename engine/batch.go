@@ -120,14 +120,7 @@ func (b *Batcher) session(ctxLen int, prompt []int) (model.Session, int, error) 
 	if ctxLen > 0 {
 		opts.CtxLen = ctxLen
 	}
-	if s, cached := b.idle.Take(opts.Fill(b.m.Config()), prompt); s != nil {
-		return s, cached, nil
-	}
-	s, err := b.m.NewSession(opts)
-	if err != nil {
-		b.idle.Put(nil, nil) // ends the Take
-	}
-	return s, 0, err
+	return b.idle.Session(b.m, opts.Fill(b.m.Config()), prompt)
 }
 
 // Generate runs req like the package-level Generate, on a session of its

@@ -81,6 +81,19 @@ func (c *SessionCache) Take(opts model.SessionOptions, prompt []int) (s model.Se
 	return s, min(reuse, max(len(prompt)-1, 0))
 }
 
+// Session is Take, making a new session of m with opts when Take gives
+// none (a failure to make one ends the Take). Put the session back after
+// use.
+func (c *SessionCache) Session(m model.Model, opts model.SessionOptions, prompt []int) (s model.Session, reuse int, err error) {
+	if s, reuse = c.Take(opts, prompt); s != nil {
+		return s, reuse, nil
+	}
+	if s, err = m.NewSession(opts); err != nil {
+		c.Put(nil, nil)
+	}
+	return s, 0, err
+}
+
 // Put gives back what Take gave (or s made after Take said to): s, whose
 // KV cache holds ids at positions 0..len(ids)−1 (ids is copied), is kept
 // for a later Take. Beyond max sessions the oldest kept is closed; after

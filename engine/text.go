@@ -157,15 +157,12 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 	var s model.Session
 	cached := 0
 	if req.Cache != nil {
-		s, cached = req.Cache.Take(opts, r.Prompt)
+		s, cached, err = req.Cache.Session(t.Model, opts, r.Prompt)
+	} else {
+		s, err = t.Model.NewSession(opts)
 	}
-	if s == nil {
-		if s, err = t.Model.NewSession(opts); err != nil {
-			if req.Cache != nil {
-				req.Cache.Put(nil, nil) // ends the Take
-			}
-			return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
-		}
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
 	}
 	q, res, err := generate(ctx, s, cfg.VocabSize, r, cached)
 	switch {
