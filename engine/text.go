@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,8 +82,9 @@ type TextRequest struct {
 	Sampling  sample.Params  // temperature 0 = greedy
 	MaxTokens int            // ≤ 0: until EOG or a full context
 	Stops     []string
-	// Format "json" constrains the output to one JSON object
-	// (sample.JSON); "" leaves it free.
+	// Format constrains the output (sample.JSON): "json" to one JSON
+	// object, a JSON schema's text (starting with '{') to a value the
+	// schema allows (sample.CompileSchema); "" leaves it free.
 	Format  string
 	Session model.SessionOptions
 	// Cache, when set, gives the request a kept session whose KV cache
@@ -108,8 +110,9 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 		// checked before encoding so that a bad request fails at once.
 		return Request{}, pipeline.Wrap(pipeline.StageGenerate, err, "")
 	}
-	if req.Format != "" && req.Format != "json" {
-		return Request{}, pipeline.Errorf(pipeline.StageGenerate, `give format "json" or none`, "unknown output format %q", req.Format)
+	schema, err := OutputSchema(req.Format)
+	if err != nil {
+		return Request{}, pipeline.Wrap(pipeline.StageGenerate, err, `give format "json", a JSON schema this supports, or none`)
 	}
 	tr.OnStageStart(pipeline.StageEncode)
 	tok, err := t.Tokenizer()
@@ -130,10 +133,24 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	r := Request{Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
 		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken, WeightBytes: t.Model.WeightBytes(),
 		Roofline: req.Roofline, Limiter: req.Limiter}
-	if req.Format == "json" {
-		r.Constraint = sample.NewJSON(tok.TextPiece, tok.IsEOG)
+	if schema != nil {
+		r.Constraint = schema.Constraint(tok.TextPiece, tok.IsEOG)
 	}
 	return r, nil
+}
+
+// OutputSchema reads a request's output format: nil for none (""), the
+// one-object schema for "json", else format compiled as a JSON schema.
+func OutputSchema(format string) (*sample.Schema, error) {
+	switch {
+	case format == "":
+		return nil, nil
+	case format == "json":
+		return sample.ObjectSchema(), nil
+	case strings.HasPrefix(strings.TrimLeft(format, " \t\r\n"), "{"):
+		return sample.CompileSchema([]byte(format))
+	}
+	return nil, fmt.Errorf("unknown output format %q (give \"json\" or a JSON schema)", format)
 }
 
 // Generate encodes the prompt, allocates a session, and runs prefill and

@@ -1,12 +1,16 @@
 package sample
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
-// JSON constrains a generation to one JSON object (RFC 8259), what
-// Ollama's format "json" and OpenAI's response_format json_object give:
-// before each pick, Mask rules out every token whose text would not
-// continue a valid object, and an end-of-generation token until the
-// object is closed; once it is, only an end-of-generation token may come.
+// JSON constrains a generation to one JSON value: any object (Ollama's
+// format "json", OpenAI's response_format json_object) or what a Schema
+// allows (format as a schema, json_schema). Before each pick, Mask rules
+// out every token whose text would not continue a valid value, and an
+// end-of-generation token until the value is whole; once it is closed,
+// only an end-of-generation token may come.
 // Between tokens of the JSON text, whitespace is one space, or a newline
 // and at most maxJSONSpace spaces or tabs of indent, so a model cannot idle
 // in it (llama.cpp's JSON grammar bounds it the same way).
@@ -18,34 +22,36 @@ type JSON struct {
 	piece   func(id int) string
 	eog     func(id int) bool
 	st      jsonState
-	scratch []byte // a trial's container stack
+	scratch []frame // a trial's opened containers
 }
 
 // maxJSONSpace is the most indent (spaces or tabs after a newline) JSON
 // allows.
 const maxJSONSpace = 20
 
-// NewJSON returns a JSON constraint over a vocabulary whose token texts
-// piece returns, eog telling which ids end a generation.
-func NewJSON(piece func(id int) string, eog func(id int) bool) *JSON {
-	return &JSON{piece: piece, eog: eog, st: jsonState{mode: jValue}}
+// ObjectSchema returns JSON mode's schema: any one object.
+func ObjectSchema() *Schema { return objectSchema }
+
+// Constraint returns a constraint to the values s allows, as NewJSON.
+func (s *Schema) Constraint(piece func(id int) string, eog func(id int) bool) *JSON {
+	return &JSON{piece: piece, eog: eog, st: newJSONState(s)}
 }
 
 // Mask sets logits[id] to −Inf for every id that may not come next, and
 // reports whether any id may.
 func (j *JSON) Mask(logits []float32) bool {
 	inf := float32(math.Inf(-1))
-	done, any := j.st.complete(), false
+	done, any := j.st.mode == jDone, false
+	whole := j.st.complete()
 	for id := range logits {
 		ok := false
 		if j.eog(id) {
-			ok = done
+			ok = whole
 		} else if p := j.piece(id); p != "" && !done {
-			j.scratch = append(j.scratch[:0], j.st.stack...)
 			t := j.st
-			t.stack = j.scratch
+			t.pushed = j.scratch[:0]
 			ok = t.feed(p)
-			j.scratch = t.stack[:0]
+			j.scratch = t.pushed[:0]
 		}
 		if ok {
 			any = true
@@ -59,33 +65,73 @@ func (j *JSON) Mask(logits []float32) bool {
 // Accept advances past token id (one Mask allowed).
 func (j *JSON) Accept(id int) {
 	if !j.eog(id) {
-		j.st.feed(j.piece(id))
+		j.acceptText(j.piece(id))
 	}
 }
 
-// Complete reports whether the text so far is a whole JSON object.
+// acceptText advances past text (which Mask allowed).
+func (j *JSON) acceptText(text string) {
+	t := j.st
+	t.pushed = j.scratch[:0]
+	t.feed(text)
+	// The frames the token opened join the stack (t.stack is a prefix of
+	// j.st.stack: a trial only slices it).
+	t.stack = append(j.st.stack[:len(t.stack)], t.pushed...)
+	t.pushed = nil
+	j.scratch = j.scratch[:0]
+	j.st = t
+}
+
+// Complete reports whether the text so far is a whole value.
 func (j *JSON) Complete() bool { return j.st.complete() }
 
 // JSONValid reports whether text is one JSON object as the constraint
 // accepts it: whitespace as JSON allows it, nothing after the object.
-func JSONValid(text string) bool {
-	s := jsonState{mode: jValue}
-	return s.feed(text) && s.complete()
+func JSONValid(text string) bool { return objectSchema.Valid(text) }
+
+// Valid reports whether text is one value s allows, as the constraint
+// accepts it.
+func (s *Schema) Valid(text string) bool {
+	st := newJSONState(s)
+	return st.feed(text) && st.complete()
 }
 
-// jsonState is a byte-level recognizer of a JSON object's prefixes.
+// jsonState is a byte-level recognizer of the prefixes of one JSON value
+// that a Schema allows.
 type jsonState struct {
-	stack []byte // open containers, '{' or '['
+	s     *Schema
 	mode  uint8
-	sub   uint8 // a literal's remaining bytes (index into jLiterals) or hex digits left
-	lit   string
-	key   bool // the string being read is an object key
-	space int  // the whitespace run: 0 none, −1 one space, n > 0 a newline and n−1 indent bytes
+	sub   uint8 // hex digits left in \uXXXX
+	cont  uint8 // UTF-8 continuation bytes left; the next is in lo…hi
+	lo    uint8
+	hi    uint8
+	high  bool   // the last character was a \u escape of a high surrogate
+	hex   uint16 // the \uXXXX value so far
+	key   bool   // the string being read is an object key
+	space int8   // the whitespace run: 0 none, −1 one space, n > 0 a newline and n−1 indent bytes
+	node  int32  // the schema of the value being read or about to start
+	n     int32  // string: characters so far; literal and key: bytes matched
+	alive uint64 // literal: alternatives still matching; key: declared properties still matching
+	depth int32  // containers open; top is the innermost when > 0
+	top   frame
+	// The containers under top, outermost first: stack, then pushed.
+	// A trial (Mask) shares stack with the real state and only slices
+	// it; frames it opens go to pushed, its own scratch.
+	stack  []frame
+	pushed []frame
+}
+
+// frame is an open container.
+type frame struct {
+	node  int32
+	array bool
+	count int32 // array: items so far; object: the first declared property that may still come
+	prop  int32 // object: the property whose value is being read (−1: an additional one)
 }
 
 // Modes: what the next byte may be.
 const (
-	jValue      uint8 = iota // a value (at the top: an object)
+	jValue      uint8 = iota // a value of schema node
 	jKeyOrEnd                // after '{': a key or '}'
 	jKey                     // after ',' in an object: a key
 	jColon                   // after a key
@@ -94,7 +140,7 @@ const (
 	jString                  // inside a string
 	jEscape                  // after '\' in a string
 	jHex                     // in \uXXXX
-	jLiteral                 // inside true, false or null
+	jLiteral                 // inside one of a literal set's texts
 	jMinus                   // after '-': a digit
 	jZero                    // a number's leading 0
 	jInt                     // integer digits
@@ -103,11 +149,24 @@ const (
 	jExp                     // after e/E: sign or digit
 	jExpSign                 // after the exponent's sign: a digit
 	jExpDigits               // exponent digits
-	jDone                    // the object is closed
+	jDone                    // the value is complete; nothing may follow
 )
 
-// complete reports whether the top-level object is closed.
-func (s *jsonState) complete() bool { return s.mode == jDone }
+func newJSONState(s *Schema) jsonState { return jsonState{s: s, mode: jValue, node: s.root} }
+
+// complete reports whether the text so far is a whole value: closed, or
+// a top-level number or literal that may end here.
+func (s *jsonState) complete() bool {
+	switch s.mode {
+	case jDone:
+		return true
+	case jZero, jInt, jFrac, jExpDigits:
+		return s.depth == 0
+	case jLiteral:
+		return s.depth == 0 && s.litDone()
+	}
+	return false
+}
 
 // feed advances over p; false if p does not continue a valid prefix (s
 // is then undefined).
@@ -128,45 +187,92 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func (s *jsonState) step(c byte) bool {
 	switch s.mode {
 	case jString:
+		if s.cont > 0 { // inside a UTF-8 sequence
+			if c < s.lo || c > s.hi {
+				return false
+			}
+			s.cont, s.lo, s.hi = s.cont-1, 0x80, 0xBF
+			return !s.key || s.keyByte(c)
+		}
+		s.high = s.high && c == '\\'
 		switch {
 		case c == '"':
 			if s.key {
-				s.key, s.mode = false, jColon
-			} else {
-				s.mode = jAfter
+				return s.endKey()
 			}
-		case c == '\\':
-			s.mode = jEscape
+			if s.n < s.s.nodes[s.node].minLen {
+				return false
+			}
+			return s.endValue()
 		case c < 0x20:
 			return false
+		case c == '\\':
+			s.mode = jEscape
+			return !s.key || s.keyByte(c)
+		case c >= 0x80:
+			if !s.utf8Lead(c) {
+				return false
+			}
 		}
-		return true
+		if s.key {
+			return s.keyByte(c)
+		}
+		return s.char()
 	case jEscape:
 		switch c {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			s.mode = jString
+			s.mode, s.high = jString, false
+			if !s.key && !s.char() {
+				return false
+			}
 		case 'u':
-			s.mode, s.sub = jHex, 4
+			s.mode, s.sub, s.hex = jHex, 4, 0
 		default:
 			return false
 		}
-		return true
+		return !s.key || s.keyByte(c)
 	case jHex:
-		if !isDigit(c) && (c|0x20 < 'a' || c|0x20 > 'f') {
+		var d byte
+		switch {
+		case isDigit(c):
+			d = c - '0'
+		case c|0x20 >= 'a' && c|0x20 <= 'f':
+			d = c | 0x20 - 'a' + 10
+		default:
 			return false
 		}
+		s.hex = s.hex<<4 | uint16(d)
 		if s.sub--; s.sub == 0 {
 			s.mode = jString
+			// A low surrogate right after a high one is the same
+			// character (RFC 8259 section 7).
+			pair := s.high && s.hex >= 0xDC00 && s.hex <= 0xDFFF
+			s.high = !pair && s.hex >= 0xD800 && s.hex <= 0xDBFF
+			if !s.key && !pair && !s.char() {
+				return false
+			}
 		}
-		return true
+		return !s.key || s.keyByte(c)
 	case jLiteral:
-		if c != s.lit[s.sub] {
+		lits := s.s.nodes[s.node].lits
+		var next uint64
+		for a := s.alive; a != 0; a &= a - 1 {
+			i := bits.TrailingZeros64(a)
+			if l := lits[i]; int(s.n) < len(l) && l[s.n] == c {
+				next |= 1 << i
+			}
+		}
+		if next != 0 {
+			s.alive = next
+			s.n++
+			return true
+		}
+		// Nothing continues: the value ends here if a text is whole (a
+		// number literal is not self-delimiting), and c follows it.
+		if !s.litDone() || !s.endValue() {
 			return false
 		}
-		if s.sub++; int(s.sub) == len(s.lit) {
-			s.mode = jAfter
-		}
-		return true
+		return s.step(c)
 	case jMinus:
 		switch {
 		case c == '0':
@@ -178,11 +284,12 @@ func (s *jsonState) step(c byte) bool {
 		}
 		return true
 	case jZero, jInt:
+		integer := s.s.nodes[s.node].kind == sInteger
 		switch {
 		case isDigit(c) && s.mode == jInt:
-		case c == '.':
+		case c == '.' && !integer:
 			s.mode = jDot
-		case c == 'e' || c == 'E':
+		case (c == 'e' || c == 'E') && !integer:
 			s.mode = jExp
 		default:
 			return s.endNumber(c)
@@ -237,22 +344,29 @@ func (s *jsonState) step(c byte) bool {
 	}
 	s.space = 0
 	switch s.mode {
-	case jValue, jValueOrEnd:
-		if s.mode == jValueOrEnd && c == ']' {
-			return s.close('[')
+	case jValue:
+		return s.begin(c)
+	case jValueOrEnd:
+		if c == ']' {
+			return s.close()
 		}
-		if len(s.stack) == 0 && c != '{' {
-			return false // the top level is an object
+		if s.s.nodes[s.top.node].maxItems == 0 {
+			return false
 		}
-		return s.value(c)
+		s.node = s.s.nodes[s.top.node].items
+		return s.begin(c)
 	case jKeyOrEnd, jKey:
 		if c == '}' && s.mode == jKeyOrEnd {
-			return s.close('{')
+			return s.close()
 		}
 		if c != '"' {
 			return false
 		}
-		s.mode, s.key = jString, true
+		s.alive = s.keyCandidates()
+		if s.alive == 0 && !s.extraAllowed() {
+			return false
+		}
+		s.mode, s.key, s.n, s.high = jString, true, 0, false
 		return true
 	case jColon:
 		if c != ':' {
@@ -261,14 +375,20 @@ func (s *jsonState) step(c byte) bool {
 		s.mode = jValue
 		return true
 	case jAfter:
-		top := s.stack[len(s.stack)-1]
+		nd := &s.s.nodes[s.top.node]
 		switch {
-		case c == ',' && top == '{':
-			s.mode = jKey
+		case c == ',' && s.top.array:
+			if nd.maxItems >= 0 && s.top.count >= nd.maxItems {
+				return false
+			}
+			s.mode, s.node = jValue, nd.items
 		case c == ',':
-			s.mode = jValue
-		case c == '}' || c == ']':
-			return s.close(c - 2) // '}'-2 = '{', ']'-2 = '['
+			if s.keyCandidates() == 0 && !s.extraAllowed() {
+				return false
+			}
+			s.mode = jKey
+		case c == '}' && !s.top.array, c == ']' && s.top.array:
+			return s.close()
 		default:
 			return false
 		}
@@ -277,53 +397,255 @@ func (s *jsonState) step(c byte) bool {
 	return false
 }
 
-// value starts a value at c.
-func (s *jsonState) value(c byte) bool {
+// char counts one more character of a string value, failing past its
+// maxLength.
+func (s *jsonState) char() bool {
+	s.n++
+	max := s.s.nodes[s.node].maxLen
+	return max < 0 || s.n <= max
+}
+
+// utf8Lead starts a UTF-8 sequence at lead byte c, setting the bytes that
+// must follow (RFC 3629 section 4: no overlong forms, no surrogates,
+// nothing past U+10FFFF); false if c cannot lead one.
+func (s *jsonState) utf8Lead(c byte) bool {
+	s.lo, s.hi = 0x80, 0xBF
 	switch {
-	case c == '{':
-		s.stack = append(s.stack, '{')
-		s.mode = jKeyOrEnd
-	case c == '[':
-		s.stack = append(s.stack, '[')
-		s.mode = jValueOrEnd
-	case c == '"':
-		s.mode, s.key = jString, false
-	case c == '-':
-		s.mode = jMinus
-	case c == '0':
-		s.mode = jZero
-	case isDigit(c):
-		s.mode = jInt
-	case c == 't':
-		s.mode, s.lit, s.sub = jLiteral, "true", 1
-	case c == 'f':
-		s.mode, s.lit, s.sub = jLiteral, "false", 1
-	case c == 'n':
-		s.mode, s.lit, s.sub = jLiteral, "null", 1
+	case c >= 0xC2 && c <= 0xDF:
+		s.cont = 1
+	case c == 0xE0:
+		s.cont, s.lo = 2, 0xA0
+	case c == 0xED:
+		s.cont, s.hi = 2, 0x9F
+	case c >= 0xE1 && c <= 0xEF:
+		s.cont = 2
+	case c == 0xF0:
+		s.cont, s.lo = 3, 0x90
+	case c >= 0xF1 && c <= 0xF3:
+		s.cont = 3
+	case c == 0xF4:
+		s.cont, s.hi = 3, 0x8F
 	default:
 		return false
 	}
 	return true
 }
 
-// endNumber ends a number at c, which then follows it as after a value
-// (numbers are never at the top, so a container is open).
-func (s *jsonState) endNumber(c byte) bool {
-	s.mode = jAfter
-	return s.step(c)
+// begin starts a value of schema s.node at c.
+func (s *jsonState) begin(c byte) bool {
+	nd := &s.s.nodes[s.node]
+	switch nd.kind {
+	case sUnion:
+		for _, a := range nd.alts {
+			if s.s.first(a, c) {
+				s.node = a
+				return s.begin(c)
+			}
+		}
+		return false
+	case sAny:
+		switch {
+		case c == '{':
+			s.node = nodeAnyObject
+		case c == '[':
+			s.node = nodeAnyArray
+		case c == '"':
+			s.node = nodeAnyString
+		case c == '-' || isDigit(c):
+			s.node = nodeAnyNumber
+		case c == 't' || c == 'f':
+			s.node = nodeBool
+		case c == 'n':
+			s.node = nodeNull
+		default:
+			return false
+		}
+		return s.begin(c)
+	case sObject, sArray:
+		if c != "[{"[b2i(nd.kind == sObject)] {
+			return false
+		}
+		if s.depth > 0 {
+			s.pushed = append(s.pushed, s.top)
+		}
+		s.depth++
+		s.top = frame{node: s.node, array: nd.kind == sArray, prop: -1}
+		s.mode = jValueOrEnd
+		if nd.kind == sObject {
+			s.mode = jKeyOrEnd
+		}
+		return true
+	case sString:
+		if c != '"' {
+			return false
+		}
+		s.mode, s.key, s.n, s.high = jString, false, 0, false
+		return true
+	case sNumber, sInteger:
+		switch {
+		case c == '-':
+			s.mode = jMinus
+		case c == '0':
+			s.mode = jZero
+		case isDigit(c):
+			s.mode = jInt
+		default:
+			return false
+		}
+		return true
+	case sLiteral:
+		var alive uint64
+		for i, l := range nd.lits {
+			if l[0] == c {
+				alive |= 1 << i
+			}
+		}
+		if alive == 0 {
+			return false
+		}
+		s.mode, s.alive, s.n = jLiteral, alive, 1
+		return true
+	}
+	return false
 }
 
-// close ends the innermost container, which must be open (a '{' or '[').
-func (s *jsonState) close(open byte) bool {
-	n := len(s.stack)
-	if n == 0 || s.stack[n-1] != open {
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// first reports whether a value of node n may start with c.
+func (sc *Schema) first(n int32, c byte) bool {
+	nd := &sc.nodes[n]
+	switch nd.kind {
+	case sAny:
+		return c == '{' || c == '[' || c == '"' || c == '-' || isDigit(c) || c == 't' || c == 'f' || c == 'n'
+	case sObject:
+		return c == '{'
+	case sArray:
+		return c == '['
+	case sString:
+		return c == '"'
+	case sNumber, sInteger:
+		return c == '-' || isDigit(c)
+	case sLiteral:
+		for _, l := range nd.lits {
+			if l[0] == c {
+				return true
+			}
+		}
+		return false
+	case sUnion:
+		return nd.first[c>>6]&(1<<(c&63)) != 0
+	}
+	return false
+}
+
+// litDone reports whether one of the alive literal texts is whole.
+func (s *jsonState) litDone() bool {
+	lits := s.s.nodes[s.node].lits
+	for a := s.alive; a != 0; a &= a - 1 {
+		if len(lits[bits.TrailingZeros64(a)]) == int(s.n) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyCandidates returns the declared properties that may come next in the
+// open object: from the first that may still come up to the first
+// required one (properties come in the schema's order; a required one
+// cannot be skipped).
+func (s *jsonState) keyCandidates() uint64 {
+	nd := &s.s.nodes[s.top.node]
+	var m uint64
+	for i := int(s.top.count); i < len(nd.props); i++ {
+		m |= 1 << i
+		if nd.required&(1<<i) != 0 {
+			break
+		}
+	}
+	return m
+}
+
+// extraAllowed reports whether an additional property may come next: the
+// object takes them, and no required property is still to come.
+func (s *jsonState) extraAllowed() bool {
+	nd := &s.s.nodes[s.top.node]
+	return nd.extra >= 0 && nd.required>>uint(s.top.count) == 0
+}
+
+// keyByte matches byte c of a key against the candidate properties.
+func (s *jsonState) keyByte(c byte) bool {
+	props := s.s.nodes[s.top.node].props
+	var next uint64
+	for a := s.alive; a != 0; a &= a - 1 {
+		i := bits.TrailingZeros64(a)
+		if k := props[i].key; int(s.n) < len(k) && k[s.n] == c {
+			next |= 1 << i
+		}
+	}
+	s.alive = next
+	s.n++
+	return next != 0 || s.extraAllowed()
+}
+
+// endKey ends a key: a declared property (the next value's schema is its)
+// or, if none matches whole, an additional one.
+func (s *jsonState) endKey() bool {
+	nd := &s.s.nodes[s.top.node]
+	s.key, s.mode = false, jColon
+	for a := s.alive; a != 0; a &= a - 1 {
+		i := bits.TrailingZeros64(a)
+		if len(nd.props[i].key) == int(s.n) {
+			s.top.prop, s.top.count, s.node = int32(i), int32(i+1), nd.props[i].node
+			return true
+		}
+	}
+	if !s.extraAllowed() {
 		return false
 	}
-	s.stack = s.stack[:n-1]
-	if len(s.stack) == 0 {
+	s.top.prop, s.top.count, s.node = -1, int32(len(nd.props)), nd.extra
+	return true
+}
+
+// endValue ends the value being read: the top-level one is then
+// complete; in an array it is one more item.
+func (s *jsonState) endValue() bool {
+	if s.depth == 0 {
 		s.mode = jDone
-	} else {
-		s.mode = jAfter
+		return true
+	}
+	s.mode = jAfter
+	if s.top.array {
+		s.top.count++
 	}
 	return true
+}
+
+// endNumber ends a number at c, which then follows it.
+func (s *jsonState) endNumber(c byte) bool {
+	return s.endValue() && s.step(c)
+}
+
+// close ends the innermost container if it may end: an object with no
+// required property still to come, an array with enough items.
+func (s *jsonState) close() bool {
+	nd := &s.s.nodes[s.top.node]
+	if s.top.array && s.top.count < nd.minItems || !s.top.array && nd.required>>uint(s.top.count) != 0 {
+		return false
+	}
+	s.depth--
+	switch {
+	case s.depth == 0:
+	case len(s.pushed) > 0:
+		s.top = s.pushed[len(s.pushed)-1]
+		s.pushed = s.pushed[:len(s.pushed)-1]
+	default:
+		s.top = s.stack[len(s.stack)-1]
+		s.stack = s.stack[:len(s.stack)-1]
+	}
+	return s.endValue()
 }

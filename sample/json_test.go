@@ -3,6 +3,7 @@ package sample
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -32,10 +33,17 @@ func TestJSONValid(t *testing.T) {
 		{`{"a": 1} `, false}, // nothing after the object
 		{"{\n" + strings.Repeat(" ", 21) + `}`, false},
 		{"{\n" + strings.Repeat("\t", 20) + `}`, true},
-		{`{  }`, false},    // one space at a time
-		{"{\n\n}", false},  // one newline
-		{"{\t}", false},    // a newline or a space first
-		{`{"a": 1`, false}, // not closed
+		{`{  }`, false},                          // one space at a time
+		{"{\n\n}", false},                        // one newline
+		{"{\t}", false},                          // a newline or a space first
+		{`{"a": 1`, false},                       // not closed
+		{"{\"€\": \"\xe2\x82\xac\"}", true},      // UTF-8
+		{"{\"a\": \"\xff\"}", false},             // not UTF-8
+		{"{\"a\": \"\xc0\x80\"}", false},         // overlong
+		{"{\"a\": \"\xed\xa0\x80\"}", false},     // a surrogate
+		{"{\"a\": \"\xf4\x90\x80\x80\"}", false}, // past U+10FFFF
+		{"{\"a\": \"\xe2\x82\"}", false},         // cut short
+		{"{\"\xe2\": 1}", false},                 // likewise, in a key
 	} {
 		if got := JSONValid(tc.in); got != tc.want {
 			t.Errorf("JSONValid(%q) = %v, want %v", tc.in, got, tc.want)
@@ -60,7 +68,7 @@ func FuzzJSONValid(f *testing.F) {
 			t.Fatalf("accepted %q, which is not one JSON object", s)
 		}
 		for i := range len(s) {
-			st := jsonState{mode: jValue}
+			st := newJSONState(objectSchema)
 			if !st.feed(s[:i]) || st.complete() {
 				t.Fatalf("prefix %q of %q: refused or complete", s[:i], s)
 			}
@@ -73,7 +81,7 @@ func FuzzJSONValid(f *testing.F) {
 func TestJSONMask(t *testing.T) {
 	vocab := []string{"", `{"`, `a`, `":`, ` 1`, `}`, `,`, `]`, `x"`, `"`, ` `}
 	const eos = 0
-	j := NewJSON(func(id int) string { return vocab[id] }, func(id int) bool { return id == eos })
+	j := ObjectSchema().Constraint(func(id int) string { return vocab[id] }, func(id int) bool { return id == eos })
 	allowed := func() string {
 		l := make([]float32, len(vocab))
 		j.Mask(l)
@@ -102,5 +110,33 @@ func TestJSONMask(t *testing.T) {
 	}
 	if got := allowed(); got != "" || !j.Complete() {
 		t.Fatalf("after the object: allowed %q (want only end of generation), complete %v", got, j.Complete())
+	}
+}
+
+// BenchmarkJSONMask: one Mask over a 32000-token vocabulary of word-like
+// pieces (every token tried from the state), inside an object's string
+// value (most pieces continue it) and after a value (few do).
+func BenchmarkJSONMask(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alpha = `abcdefghijklmnopqrstuvwxyz ,.:"{}[]0123456789`
+	vocab := make([]string, 32000)
+	for i := 1; i < len(vocab); i++ {
+		p := make([]byte, 1+rng.IntN(8))
+		for k := range p {
+			p[k] = alpha[rng.IntN(len(alpha))]
+		}
+		vocab[i] = string(p)
+	}
+	piece := func(id int) string { return vocab[id] }
+	eog := func(id int) bool { return id == 0 }
+	logits := make([]float32, len(vocab))
+	for _, tc := range []struct{ name, prefix string }{{"in string", `{"a": [{"b": "x`}, {"after value", `{"a": [{"b": 12}`}} {
+		b.Run(tc.name, func(b *testing.B) {
+			j := ObjectSchema().Constraint(piece, eog)
+			j.acceptText(tc.prefix)
+			for b.Loop() {
+				j.Mask(logits)
+			}
+		})
 	}
 }

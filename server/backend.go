@@ -85,9 +85,11 @@ type Message struct {
 // handlers fill every field (with their dialect's defaults) and validate
 // them before a Backend sees them.
 type Options struct {
-	// Format "json" constrains the output to one JSON object (Ollama's
-	// format "json", OpenAI's response_format json_object); "" leaves it
-	// free.
+	// Format constrains the output: "json" to one JSON object (Ollama's
+	// format "json", OpenAI's response_format json_object), a JSON
+	// schema's compact text to a value it allows (Ollama's format object,
+	// OpenAI's json_schema; checked with sample.CompileSchema); "" leaves
+	// it free.
 	Format           string   `json:"format,omitempty"`
 	NumCtx           int      `json:"num_ctx,omitempty"`    // context length; 0 = the model's default
 	NumPredict       int      `json:"num_predict"`          // tokens to generate; -1 = until end or context full

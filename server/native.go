@@ -18,7 +18,7 @@ type jobRequest struct {
 	System    string          `json:"system"`
 	Messages  []Message       `json:"messages"`
 	Raw       bool            `json:"raw"`
-	Format    json.RawMessage `json:"format"` // "json": one JSON object, as Ollama's
+	Format    json.RawMessage `json:"format"` // "json" or a JSON schema, as Ollama's
 	Options   map[string]any  `json:"options"`
 	KeepAlive json.RawMessage `json:"keep_alive"`
 }

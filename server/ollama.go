@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/glassbox-ai/glassbox/sample"
 )
 
 // Ollama's API: https://github.com/ollama/ollama/blob/main/docs/api.md
@@ -87,6 +90,19 @@ func ollamaCommon(model string, format json.RawMessage, options map[string]any, 
 	return optionsWith(ollamaDefaults(), model, format, options, keepAlive)
 }
 
+// schemaFormat checks a JSON schema given in field and returns it as the
+// compact text Options.Format carries.
+func schemaFormat(schema json.RawMessage, field string) (string, *Error) {
+	if _, err := sample.CompileSchema(schema); err != nil {
+		return "", badRequest("unsupported_schema", field, "%v", err)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, schema); err != nil {
+		return "", badRequest("invalid_format", field, "%s is not valid JSON: %v", field, err)
+	}
+	return b.String(), nil
+}
+
 // optionsWith applies Ollama-style options over the defaults o.
 func optionsWith(o Options, model string, format json.RawMessage, options map[string]any, keepAlive json.RawMessage) (Options, *time.Duration, *Error) {
 	if model == "" {
@@ -97,10 +113,14 @@ func optionsWith(o Options, model string, format json.RawMessage, options map[st
 	case `"json"`:
 		o.Format = "json"
 	default:
-		if len(f) > 0 && f[0] == '{' {
-			return o, nil, badRequest("unsupported", "format", `format as a JSON schema is not supported yet; format "json" gives one JSON object`)
+		if len(f) == 0 || f[0] != '{' {
+			return o, nil, badRequest("invalid_format", "format", `format must be "json" or a JSON schema, not %s`, f)
 		}
-		return o, nil, badRequest("invalid_format", "format", `format must be "json" or a JSON schema, not %s`, f)
+		text, e := schemaFormat(format, "format")
+		if e != nil {
+			return o, nil, e
+		}
+		o.Format = text
 	}
 	if e := applyOllamaOptions(&o, options); e != nil {
 		return o, nil, e

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestOllamaGenerate(t *testing.T) {
@@ -161,12 +162,22 @@ func TestFormatJSON(t *testing.T) {
 		{"/api/generate", `{"model":"tiny","prompt":"hi","stream":false,"format":""}`, ""},
 		{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"response_format":{"type":"json_object"}}`, "json"},
 		{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"response_format":{"type":"text"}}`, ""},
+		// A schema reaches the backend as its compact text.
+		{"/api/chat", `{"model":"tiny","messages":` + msgs + `,"stream":false,"format":{"type": "object", "properties": {"a": {"type": "integer"}}}}`, `{"type":"object","properties":{"a":{"type":"integer"}}}`},
+		{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"response_format":{"type":"json_schema","json_schema":{"name":"n","strict":true,"schema":{"enum": ["x", "y"]}}}}`, `{"enum":["x","y"]}`},
+		{"/v1/jobs", `{"model":"tiny","prompt":"hi","format":{"type":"array", "items":{"type":"boolean"}}}`, `{"type":"array","items":{"type":"boolean"}}`},
 	} {
+		_, _, before := ts.f.stats()
 		resp := ts.do("POST", tc.path, tc.body)
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 {
+		if resp.StatusCode != 200 && resp.StatusCode != 201 && resp.StatusCode != 202 {
 			t.Fatalf("%s %s: HTTP %d", tc.path, tc.body, resp.StatusCode)
+		}
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) { // jobs run after the answer
+			if _, _, n := ts.f.stats(); n > before || time.Now().After(deadline) {
+				break
+			}
 		}
 		ts.f.mu.Lock()
 		got := ts.f.requests[len(ts.f.requests)-1].Options.Format

@@ -49,7 +49,10 @@ type openAIStreamOpts struct {
 }
 
 type openAIResponseFmt struct {
-	Type string `json:"type"`
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Schema json.RawMessage `json:"schema"` // enforced whatever "strict" says
+	} `json:"json_schema"`
 }
 
 type openAIMessage struct {
@@ -224,8 +227,15 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		case "", "text":
 		case "json_object":
 			opts.Format = "json"
+		case "json_schema":
+			js := req.ResponseFormat.JSONSchema
+			if js == nil || len(js.Schema) == 0 || string(js.Schema) == "null" {
+				e = badRequest("missing_schema", "response_format.json_schema.schema", "response_format json_schema needs json_schema.schema")
+				break
+			}
+			opts.Format, e = schemaFormat(js.Schema, "response_format.json_schema.schema")
 		default:
-			e = badRequest("unsupported", "response_format", `response_format %q is not supported yet (json_object is)`, req.ResponseFormat.Type)
+			e = badRequest("unsupported", "response_format", `response_format %q is not supported (text, json_object and json_schema are)`, req.ResponseFormat.Type)
 		}
 	}
 	for i, m := range req.Messages {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"time"
 
@@ -62,7 +63,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&f.system, "system", "", "system message (with --chat)")
 	fs.BoolVar(&f.noBOS, "no-bos", false, "do not add the BOS token")
 	fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of text")
-	fs.StringVar(&f.format, "format", "", `"json": generate one JSON object (JSON mode)`)
+	fs.StringVar(&f.format, "format", "", `"json": generate one JSON object (JSON mode); a JSON schema, or @FILE holding one: generate a value it allows`)
 	fs.BoolVar(&f.verbose, "verbose", false, "print the job's explanation (as 'glassbox explain') and its memory on stderr at the end")
 	fs.StringVar(&f.memBudget, "mem-budget", "", "refuse the job in stage plan, before loading, when it needs more memory than this (e.g. 2GiB)")
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "the prompt as space-separated token ids instead of text")
@@ -302,8 +303,15 @@ func (f *runFlags) validate(p sample.Params) error {
 		return fmt.Errorf("--repeat-last-n: %s: sample: penalty window %d is out of range (want -1 for the whole history, 0 for none, or a number of tokens)",
 			sample.Stage, f.lastN)
 	}
-	if f.format != "" && f.format != "json" {
-		return fmt.Errorf(`--format: %s: unknown output format %q (give "json" or none)`, sample.Stage, f.format)
+	if name, ok := strings.CutPrefix(f.format, "@"); ok {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("--format: %s: reading the schema: %w", sample.Stage, err)
+		}
+		f.format = string(b)
+	}
+	if _, err := engine.OutputSchema(f.format); err != nil {
+		return fmt.Errorf("--format: %s: %w", sample.Stage, err)
 	}
 	return p.Validate()
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,6 +51,51 @@ func TestRunFormatJSON(t *testing.T) {
 	free, _, _ := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "30", "Once upon a time")
 	if free == out {
 		t.Error("--format json changed nothing")
+	}
+}
+
+// TestRunFormatSchema: --format @FILE makes the story model write a value
+// of the schema, keys in its order; a keyword the constraint cannot
+// enforce is refused before loading.
+func TestRunFormatSchema(t *testing.T) {
+	m := shared.Path(t, "models/stories260K.gguf")
+	schema := `{"type": "object", "properties": {"name": {"type": "string", "maxLength": 20},
+		"age": {"type": "integer"}, "friends": {"type": "array", "items": {"type": "string", "maxLength": 12}, "maxItems": 3},
+		"happy": {"type": "boolean"}}, "required": ["name", "age", "friends", "happy"]}`
+	file := filepath.Join(t.TempDir(), "person.json")
+	if err := os.WriteFile(file, []byte(schema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for seed := range 3 {
+		out, errOut, code := runCmd(t, "", "run", "-m", m, "--temp", "0.8", "--seed", strconv.Itoa(seed), "-n", "200", "--ctx", "256",
+			"--format", "@"+file, "Once upon a time")
+		if code != 0 {
+			t.Fatalf("seed %d: exit %d: %s", seed, code, errOut)
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		dec.DisallowUnknownFields()
+		var v struct {
+			Name    *string
+			Age     *int
+			Friends []string
+			Happy   *bool
+		}
+		if err := dec.Decode(&v); err != nil || v.Name == nil || v.Age == nil || v.Friends == nil || v.Happy == nil {
+			t.Fatalf("seed %d: %q is not a value of the schema: %v %+v", seed, out, err, v)
+		}
+		order := []string{`"name"`, `"age"`, `"friends"`, `"happy"`}
+		for i := 1; i < len(order); i++ {
+			if strings.Index(out, order[i-1]) > strings.Index(out, order[i]) {
+				t.Errorf("seed %d: %q: keys out of the schema's order", seed, out)
+			}
+		}
+		if len([]rune(*v.Name)) > 20 || len(v.Friends) > 3 {
+			t.Errorf("seed %d: %q: over maxLength or maxItems", seed, out)
+		}
+	}
+	_, errOut, code := runCmd(t, "", "run", "-m", "/nonexistent.gguf", "--format", `{"type": "string", "pattern": "^a"}`, "hi")
+	if code == 0 || !strings.Contains(errOut, `keyword "pattern" is not supported`) {
+		t.Errorf("pattern: exit %d, %q; want the schema refused (before the missing model)", code, errOut)
 	}
 }
 

@@ -1,0 +1,748 @@
+package sample
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// Schema is a JSON Schema (a subset of draft 2020-12, the one structured
+// outputs use: Ollama's format objects, OpenAI's json_schema) compiled
+// for the JSON constraint. What it enforces:
+//
+//   - type (one name or a list), enum, const, anyOf and oneOf whose
+//     alternatives start with different bytes (an object and a string,
+//     say: then one byte decides, and oneOf means anyOf), allOf of one
+//     schema, $ref to "#", "#/$defs/…" or "#/definitions/…" (recursion
+//     allowed);
+//   - objects: properties, written in the schema's order (llama.cpp's and
+//     llguidance's rule), required, additionalProperties (false when
+//     absent and properties are given: llama.cpp's default; additional
+//     keys come after the declared ones);
+//   - arrays: items, minItems, maxItems; strings: minLength, maxLength (in
+//     characters; an escape counts as one).
+//
+// Annotations (title, description, default, examples, …) are ignored;
+// any other keyword is an error that names it and where it is, never a
+// constraint silently dropped.
+type Schema struct {
+	nodes []snode
+	root  int32
+}
+
+// Node kinds.
+const (
+	sAny uint8 = iota
+	sObject
+	sArray
+	sString
+	sNumber
+	sInteger
+	sLiteral // enum, const, boolean, null: one of lits
+	sUnion
+	sPending // a $ref not resolved yet
+)
+
+// snode is one compiled schema.
+type snode struct {
+	kind     uint8
+	props    []sprop // object, in the schema's order
+	required uint64  // object: bit i set if props[i] is required
+	extra    int32   // object: the schema of additional properties' values; −1: none
+	items    int32   // array
+	minItems int32
+	maxItems int32 // −1: unbounded
+	minLen   int32 // string
+	maxLen   int32 // −1: unbounded
+	lits     []string
+	alts     []int32   // union
+	first    [4]uint64 // union: the bytes a value may start with
+}
+
+// sprop is one declared property: its key as JSON writes it between the
+// quotes, and its value's schema.
+type sprop struct {
+	key  string
+	node int32
+}
+
+// The built-in nodes every schema starts with (JSON mode's root is
+// nodeAnyObject).
+const (
+	nodeAny int32 = iota
+	nodeAnyObject
+	nodeAnyArray
+	nodeAnyString
+	nodeAnyNumber
+	nodeBool
+	nodeNull
+	nodeBuiltins
+)
+
+// Limits: a bitmask covers an object's properties and a literal set.
+const (
+	maxSchemaProps = 64
+	maxSchemaLits  = 64
+	maxSchemaNodes = 10000
+	maxSchemaBytes = 1 << 20
+)
+
+func builtinNodes() []snode {
+	return []snode{
+		nodeAny:       {kind: sAny},
+		nodeAnyObject: {kind: sObject, extra: nodeAny},
+		nodeAnyArray:  {kind: sArray, items: nodeAny, maxItems: -1},
+		nodeAnyString: {kind: sString, maxLen: -1},
+		nodeAnyNumber: {kind: sNumber},
+		nodeBool:      {kind: sLiteral, lits: []string{"true", "false"}},
+		nodeNull:      {kind: sLiteral, lits: []string{"null"}},
+	}
+}
+
+// objectSchema is JSON mode's: any one object.
+var objectSchema = &Schema{nodes: builtinNodes(), root: nodeAnyObject}
+
+// CompileSchema compiles a JSON Schema given as JSON text.
+func CompileSchema(text []byte) (*Schema, error) {
+	if len(text) > maxSchemaBytes {
+		return nil, fmt.Errorf("JSON schema of %d bytes is over the limit of %d", len(text), maxSchemaBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	root, err := readOrdered(dec, 0)
+	if err != nil {
+		return nil, fmt.Errorf("JSON schema is not valid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("JSON schema is not valid JSON: text after the schema")
+	}
+	c := &schemaCompiler{root: root, s: &Schema{nodes: builtinNodes()}, refs: map[string]int32{}}
+	r, err := c.compile(root, "#")
+	if err != nil {
+		return nil, err
+	}
+	c.s.root = r
+	for i := range c.s.nodes {
+		if c.s.nodes[i].kind == sPending {
+			return nil, errors.New("JSON schema: a $ref refers only to itself (circular)")
+		}
+	}
+	for i := range c.s.nodes {
+		if c.s.nodes[i].kind == sUnion {
+			if err := c.unionFirsts(int32(i), map[int32]bool{}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c.s, nil
+}
+
+// ordered is a decoded JSON value whose objects keep their keys' order.
+type ordered struct {
+	obj   []kv // an object (non-nil, possibly empty, when isObj)
+	isObj bool
+	arr   []ordered
+	isArr bool
+	v     any // a scalar: string, json.Number, bool or nil
+}
+
+type kv struct {
+	k string
+	v ordered
+}
+
+func readOrdered(dec *json.Decoder, depth int) (ordered, error) {
+	if depth > 512 {
+		return ordered{}, errors.New("nested more than 512 deep")
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return ordered{}, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := ordered{isObj: true, obj: []kv{}}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return o, err
+				}
+				v, err := readOrdered(dec, depth+1)
+				if err != nil {
+					return o, err
+				}
+				o.obj = append(o.obj, kv{k.(string), v})
+			}
+			_, err := dec.Token()
+			return o, err
+		case '[':
+			a := ordered{isArr: true}
+			for dec.More() {
+				v, err := readOrdered(dec, depth+1)
+				if err != nil {
+					return a, err
+				}
+				a.arr = append(a.arr, v)
+			}
+			_, err := dec.Token()
+			return a, err
+		}
+		return ordered{}, fmt.Errorf("unexpected %v", t)
+	default:
+		return ordered{v: t}, nil
+	}
+}
+
+// get returns an object's member k.
+func (o ordered) get(k string) (ordered, bool) {
+	for _, m := range o.obj {
+		if m.k == k {
+			return m.v, true
+		}
+	}
+	return ordered{}, false
+}
+
+// text writes o as compact JSON (keys in their order, no HTML escaping):
+// the one way a literal may be written.
+func (o ordered) text(b *strings.Builder) {
+	switch {
+	case o.isObj:
+		b.WriteByte('{')
+		for i, m := range o.obj {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(jsonString(m.k))
+			b.WriteByte(':')
+			m.v.text(b)
+		}
+		b.WriteByte('}')
+	case o.isArr:
+		b.WriteByte('[')
+		for i, e := range o.arr {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			e.text(b)
+		}
+		b.WriteByte(']')
+	default:
+		switch v := o.v.(type) {
+		case string:
+			b.WriteString(jsonString(v))
+		case json.Number:
+			b.WriteString(v.String())
+		case bool:
+			b.WriteString(strconv.FormatBool(v))
+		case nil:
+			b.WriteString("null")
+		}
+	}
+}
+
+// jsonString is s as a JSON string, without the HTML escapes
+// encoding/json adds by default.
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// typeOf names a decoded value's JSON type as "type" does.
+func (o ordered) typeOf() string {
+	switch v := o.v.(type) {
+	case string:
+		return "string"
+	case json.Number:
+		if !strings.ContainsAny(v.String(), ".eE") {
+			return "integer"
+		}
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	switch {
+	case o.isObj:
+		return "object"
+	case o.isArr:
+		return "array"
+	}
+	return "null"
+}
+
+type schemaCompiler struct {
+	root ordered
+	s    *Schema
+	refs map[string]int32 // $ref target → node
+}
+
+// annotations are keywords that do not constrain a value.
+var annotations = map[string]bool{
+	"title": true, "description": true, "default": true, "examples": true, "$schema": true, "$id": true,
+	"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true, "$defs": true, "definitions": true,
+}
+
+// supportedKeywords lists what CompileSchema enforces, for its errors.
+const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, minItems, maxItems, minLength, maxLength"
+
+func (c *schemaCompiler) add(n snode) (int32, error) {
+	if len(c.s.nodes) >= maxSchemaNodes {
+		return 0, fmt.Errorf("JSON schema has more than %d parts", maxSchemaNodes)
+	}
+	c.s.nodes = append(c.s.nodes, n)
+	return int32(len(c.s.nodes) - 1), nil
+}
+
+func schemaErr(path, format string, args ...any) error {
+	return fmt.Errorf("JSON schema at %s: %s", path, fmt.Sprintf(format, args...))
+}
+
+// compile compiles the schema o found at path (a JSON pointer).
+func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
+	if !o.isObj {
+		if b, ok := o.v.(bool); ok && !o.isArr {
+			if b {
+				return nodeAny, nil
+			}
+			return 0, schemaErr(path, "false (no value allowed) cannot be generated")
+		}
+		return 0, schemaErr(path, "a schema must be an object or a boolean")
+	}
+	// Split the keywords: the ones that decide the shape, and the rest.
+	var kw = map[string]ordered{}
+	for _, m := range o.obj {
+		if annotations[m.k] {
+			continue
+		}
+		switch m.k {
+		case "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
+			"additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength":
+			kw[m.k] = m.v
+		default:
+			return 0, schemaErr(path, "keyword %q is not supported (supported: %s)", m.k, supportedKeywords)
+		}
+	}
+	alone := func(k string) error {
+		for o := range kw {
+			if o != k {
+				return schemaErr(path, "%q beside %q is not supported", o, k)
+			}
+		}
+		return nil
+	}
+	if ref, ok := kw["$ref"]; ok {
+		if err := alone("$ref"); err != nil {
+			return 0, err
+		}
+		return c.ref(ref, path)
+	}
+	if all, ok := kw["allOf"]; ok {
+		if err := alone("allOf"); err != nil {
+			return 0, err
+		}
+		if !all.isArr || len(all.arr) != 1 {
+			return 0, schemaErr(path, "allOf is supported with one schema only")
+		}
+		return c.compile(all.arr[0], path+"/allOf/0")
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		alts, ok := kw[k]
+		if !ok {
+			continue
+		}
+		if err := alone(k); err != nil {
+			return 0, err
+		}
+		if !alts.isArr || len(alts.arr) == 0 {
+			return 0, schemaErr(path, "%s must be a non-empty array", k)
+		}
+		u := snode{kind: sUnion}
+		for i, a := range alts.arr {
+			n, err := c.compile(a, fmt.Sprintf("%s/%s/%d", path, k, i))
+			if err != nil {
+				return 0, err
+			}
+			u.alts = append(u.alts, n)
+		}
+		return c.add(u)
+	}
+	if e, ok := kw["const"]; ok {
+		kw["enum"] = ordered{isArr: true, arr: []ordered{e}}
+		delete(kw, "const")
+	}
+	var types []string
+	if t, ok := kw["type"]; ok {
+		switch {
+		case t.isArr:
+			for _, e := range t.arr {
+				s, ok := e.v.(string)
+				if !ok || e.isObj || e.isArr {
+					return 0, schemaErr(path, "type must be a name or a list of names")
+				}
+				types = append(types, s)
+			}
+		default:
+			s, ok := t.v.(string)
+			if !ok || t.isObj {
+				return 0, schemaErr(path, "type must be a name or a list of names")
+			}
+			types = []string{s}
+		}
+		if len(types) == 0 {
+			return 0, schemaErr(path, "type is an empty list")
+		}
+	}
+	if e, ok := kw["enum"]; ok {
+		return c.enum(e, types, kw, path)
+	}
+	if types == nil {
+		// No type: what the keywords imply, or anything.
+		switch {
+		case has(kw, "properties", "required", "additionalProperties"):
+			types = []string{"object"}
+		case has(kw, "items", "minItems", "maxItems"):
+			types = []string{"array"}
+		case has(kw, "minLength", "maxLength"):
+			types = []string{"string"}
+		default:
+			return nodeAny, nil
+		}
+	}
+	if err := checkTypes(types, kw, path); err != nil {
+		return 0, err
+	}
+	var alts []int32
+	for _, t := range types {
+		n, err := c.typed(t, kw, path)
+		if err != nil {
+			return 0, err
+		}
+		alts = append(alts, n)
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return c.add(snode{kind: sUnion, alts: alts})
+}
+
+func has(kw map[string]ordered, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := kw[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// enum compiles enum (const arrives as an enum of one): each value
+// written as compact JSON, the one way the output may write it.
+func (c *schemaCompiler) enum(e ordered, types []string, kw map[string]ordered, path string) (int32, error) {
+	for k := range kw {
+		if k != "enum" && k != "type" {
+			return 0, schemaErr(path, "%q beside enum or const is not supported", k)
+		}
+	}
+	if !e.isArr || len(e.arr) == 0 {
+		return 0, schemaErr(path, "enum must be a non-empty array")
+	}
+	if len(e.arr) > maxSchemaLits {
+		return 0, schemaErr(path, "enum has %d values, over the limit of %d", len(e.arr), maxSchemaLits)
+	}
+	n := snode{kind: sLiteral}
+	seen := map[string]bool{}
+	for i, v := range e.arr {
+		if types != nil && !typeAllows(types, v.typeOf()) {
+			return 0, schemaErr(path, "enum value %d is a %s, not of type %s", i, v.typeOf(), strings.Join(types, " or "))
+		}
+		var b strings.Builder
+		v.text(&b)
+		if !seen[b.String()] {
+			seen[b.String()] = true
+			n.lits = append(n.lits, b.String())
+		}
+	}
+	return c.add(n)
+}
+
+func typeAllows(types []string, t string) bool {
+	for _, s := range types {
+		if s == t || s == "number" && t == "integer" {
+			return true
+		}
+	}
+	return false
+}
+
+// typeKeywords lists the keywords that apply to each type.
+var typeKeywords = map[string][]string{
+	"object":  {"properties", "required", "additionalProperties"},
+	"array":   {"items", "minItems", "maxItems"},
+	"string":  {"minLength", "maxLength"},
+	"number":  nil,
+	"integer": nil,
+	"boolean": nil,
+	"null":    nil,
+}
+
+// checkTypes fails on an unknown type name and on a keyword that applies
+// to none of types.
+func checkTypes(types []string, kw map[string]ordered, path string) error {
+	for _, t := range types {
+		if _, ok := typeKeywords[t]; !ok {
+			return schemaErr(path, "unknown type %q (types: object, array, string, number, integer, boolean, null)", t)
+		}
+	}
+	for k := range kw {
+		if k == "type" {
+			continue
+		}
+		applies := false
+		for _, t := range types {
+			for _, m := range typeKeywords[t] {
+				applies = applies || m == k
+			}
+		}
+		if !applies {
+			return schemaErr(path, "%q does not apply to type %s", k, strings.Join(types, " or "))
+		}
+	}
+	return nil
+}
+
+// typed compiles the schema's keywords for type t.
+func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (int32, error) {
+	switch t {
+	case "object":
+		return c.object(kw, path)
+	case "array":
+		n := snode{kind: sArray, items: nodeAny, maxItems: -1}
+		if it, ok := kw["items"]; ok {
+			if it.isArr {
+				return 0, schemaErr(path, "items as an array (tuples) is not supported")
+			}
+			var err error
+			if n.items, err = c.compile(it, path+"/items"); err != nil {
+				return 0, err
+			}
+		}
+		var err error
+		if n.minItems, err = count(kw, "minItems", 0, path); err != nil {
+			return 0, err
+		}
+		if n.maxItems, err = count(kw, "maxItems", -1, path); err != nil {
+			return 0, err
+		}
+		if n.maxItems >= 0 && n.maxItems < n.minItems {
+			return 0, schemaErr(path, "maxItems %d is below minItems %d", n.maxItems, n.minItems)
+		}
+		return c.add(n)
+	case "string":
+		n := snode{kind: sString}
+		var err error
+		if n.minLen, err = count(kw, "minLength", 0, path); err != nil {
+			return 0, err
+		}
+		if n.maxLen, err = count(kw, "maxLength", -1, path); err != nil {
+			return 0, err
+		}
+		if n.maxLen >= 0 && n.maxLen < n.minLen {
+			return 0, schemaErr(path, "maxLength %d is below minLength %d", n.maxLen, n.minLen)
+		}
+		return c.add(n)
+	case "number":
+		return nodeAnyNumber, nil
+	case "integer":
+		return c.add(snode{kind: sInteger})
+	case "boolean":
+		return nodeBool, nil
+	}
+	return nodeNull, nil
+}
+
+// count reads a non-negative integer keyword (def when absent).
+func count(kw map[string]ordered, k string, def int32, path string) (int32, error) {
+	v, ok := kw[k]
+	if !ok {
+		return def, nil
+	}
+	n, isNum := v.v.(json.Number)
+	i, err := n.Int64()
+	if !isNum || err != nil || i < 0 || i > 1<<30 {
+		return 0, schemaErr(path, "%s must be a non-negative integer", k)
+	}
+	return int32(i), nil
+}
+
+func (c *schemaCompiler) object(kw map[string]ordered, path string) (int32, error) {
+	n := snode{kind: sObject, extra: nodeAny}
+	props, hasProps := kw["properties"]
+	if hasProps {
+		if !props.isObj {
+			return 0, schemaErr(path, "properties must be an object")
+		}
+		if len(props.obj) > maxSchemaProps {
+			return 0, schemaErr(path, "%d properties, over the limit of %d", len(props.obj), maxSchemaProps)
+		}
+		n.extra = -1 // llama.cpp's default when properties are given
+		for _, m := range props.obj {
+			for _, p := range n.props {
+				if p.key == keyText(m.k) {
+					return 0, schemaErr(path, "property %q is declared twice", m.k)
+				}
+			}
+			v, err := c.compile(m.v, path+"/properties/"+pointerEscape(m.k))
+			if err != nil {
+				return 0, err
+			}
+			n.props = append(n.props, sprop{key: keyText(m.k), node: v})
+		}
+	}
+	if req, ok := kw["required"]; ok {
+		if !req.isArr {
+			return 0, schemaErr(path, "required must be an array of property names")
+		}
+		for _, r := range req.arr {
+			name, ok := r.v.(string)
+			if !ok || r.isObj || r.isArr {
+				return 0, schemaErr(path, "required must be an array of property names")
+			}
+			i := -1
+			for j, p := range n.props {
+				if p.key == keyText(name) {
+					i = j
+				}
+			}
+			if i < 0 {
+				return 0, schemaErr(path, "required property %q is not among the properties", name)
+			}
+			n.required |= 1 << i
+		}
+	}
+	if ap, ok := kw["additionalProperties"]; ok {
+		if b, isBool := ap.v.(bool); isBool && !ap.isObj && !ap.isArr {
+			n.extra = -1
+			if b {
+				n.extra = nodeAny
+			}
+		} else {
+			v, err := c.compile(ap, path+"/additionalProperties")
+			if err != nil {
+				return 0, err
+			}
+			n.extra = v
+		}
+	}
+	return c.add(n)
+}
+
+// keyText is a key as JSON writes it between its quotes.
+func keyText(k string) string { s := jsonString(k); return s[1 : len(s)-1] }
+
+func pointerEscape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// ref resolves a local $ref.
+func (c *schemaCompiler) ref(r ordered, path string) (int32, error) {
+	target, ok := r.v.(string)
+	if !ok || r.isObj || r.isArr {
+		return 0, schemaErr(path, "$ref must be a string")
+	}
+	if n, ok := c.refs[target]; ok {
+		return n, nil
+	}
+	if target != "#" && !strings.HasPrefix(target, "#/") {
+		return 0, schemaErr(path, "$ref %q is not local (only #, #/$defs/… and #/definitions/… are supported)", target)
+	}
+	o := c.root
+	if target != "#" {
+		for _, part := range strings.Split(target[2:], "/") {
+			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+			next, ok := o.get(part)
+			if !o.isObj || !ok {
+				return 0, schemaErr(path, "$ref %q points at nothing", target)
+			}
+			o = next
+		}
+	}
+	idx, err := c.add(snode{kind: sPending})
+	if err != nil {
+		return 0, err
+	}
+	c.refs[target] = idx
+	n, err := c.compile(o, target)
+	if err != nil {
+		return 0, err
+	}
+	c.s.nodes[idx] = c.s.nodes[n]
+	return idx, nil
+}
+
+// firsts returns the bytes a value of node n may start with.
+func (c *schemaCompiler) firsts(n int32, visiting map[int32]bool) ([4]uint64, error) {
+	var f [4]uint64
+	set := func(s string) {
+		for i := 0; i < len(s); i++ {
+			f[s[i]>>6] |= 1 << (s[i] & 63)
+		}
+	}
+	nd := &c.s.nodes[n]
+	switch nd.kind {
+	case sAny:
+		set(`{["-0123456789tfn`)
+	case sObject:
+		set("{")
+	case sArray:
+		set("[")
+	case sString:
+		set(`"`)
+	case sNumber, sInteger:
+		set("-0123456789")
+	case sLiteral:
+		for _, l := range nd.lits {
+			set(l[:1])
+		}
+	case sUnion:
+		if err := c.unionFirsts(n, visiting); err != nil {
+			return f, err
+		}
+		f = c.s.nodes[n].first
+	}
+	return f, nil
+}
+
+// unionFirsts fills a union's first bytes, failing when two alternatives
+// may start with the same byte (one byte would not decide between them).
+func (c *schemaCompiler) unionFirsts(n int32, visiting map[int32]bool) error {
+	if visiting[n] {
+		return errors.New("JSON schema: an anyOf contains itself before any object or array")
+	}
+	visiting[n] = true
+	defer delete(visiting, n)
+	var all [4]uint64
+	for _, a := range c.s.nodes[n].alts {
+		f, err := c.firsts(a, visiting)
+		if err != nil {
+			return err
+		}
+		for i := range f {
+			if both := all[i] & f[i]; both != 0 {
+				b := byte(i<<6 + bits.TrailingZeros64(both))
+				return fmt.Errorf("JSON schema: two alternatives of an anyOf/oneOf (or a type list) may both start with %q; only alternatives that one byte tells apart are supported", string(rune(b)))
+			}
+			all[i] |= f[i]
+		}
+	}
+	c.s.nodes[n].first = all
+	return nil
+}

@@ -1,0 +1,421 @@
+package sample
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// The schemas of the tests.
+var (
+	personSchema = `{"type": "object", "title": "Person",
+		"properties": {
+			"name": {"type": "string", "minLength": 1, "maxLength": 8},
+			"age": {"type": "integer", "description": "years"},
+			"tags": {"type": "array", "items": {"enum": ["a", "b", 7]}, "maxItems": 2},
+			"nick": {"type": ["string", "null"]}
+		},
+		"required": ["name", "age"]}`
+	treeSchema = `{"$defs": {"node": {"type": "object",
+			"properties": {"v": {"type": "number"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+			"required": ["v"]}},
+		"$ref": "#/$defs/node"}`
+	looseSchema = `{"type": "object", "properties": {"id": {"const": 3}}, "required": ["id"],
+		"additionalProperties": {"type": "boolean"}}`
+	unionSchema = `{"anyOf": [{"type": "array", "minItems": 1, "items": {"type": "integer"}}, {"type": "string", "maxLength": 2}, {"type": "null"}]}`
+)
+
+func TestSchemaValid(t *testing.T) {
+	for _, tc := range []struct {
+		schema, in string
+		want       bool
+	}{
+		{personSchema, `{"name": "Ann", "age": 41}`, true},
+		{personSchema, `{"name": "Ann", "age": 41, "tags": ["a", 7], "nick": null}`, true},
+		{personSchema, `{"name": "Ann", "age": 41, "nick": "x"}`, true}, // an optional one skipped
+		{personSchema, "{\n  \"name\": \"Zoë\",\n  \"age\": -3\n}", true},
+		{personSchema, `{"age": 41, "name": "Ann"}`, false},               // properties in the schema's order
+		{personSchema, `{"name": "Ann"}`, false},                          // age is required
+		{personSchema, `{"name": "", "age": 1}`, false},                   // minLength 1
+		{personSchema, `{"name": "Ann Smith", "age": 1}`, false},          // maxLength 8
+		{personSchema, `{"name": "\u00e9\n\"", "age": 1}`, true},          // escapes count as one
+		{personSchema, `{"name": "Ann", "age": 4.5}`, false},              // an integer
+		{personSchema, `{"name": "Ann", "age": 4e1}`, false},              // likewise
+		{personSchema, `{"name": "Ann", "age": 1, "tags": ["c"]}`, false}, // not in the enum
+		{personSchema, `{"name": "Ann", "age": 1, "tags": [7, 7, 7]}`, false},
+		{personSchema, `{"name": "Ann", "age": 1, "tags": [70]}`, false},
+		{personSchema, `{"name": "Ann", "age": 1, "extra": 1}`, false}, // no additional properties
+		{personSchema, `{"name": "Ann", "age": 1, "nick": 2}`, false},
+		{personSchema, `{"name": "Ann", "age": 1, "name": "Bo"}`, false},
+		{personSchema, `[]`, false},
+		{treeSchema, `{"v": 1, "kids": [{"v": 2}, {"v": 3.5e-1, "kids": []}]}`, true},
+		{treeSchema, `{"v": 1, "kids": [{"kids": []}]}`, false},
+		{looseSchema, `{"id": 3, "x": true, "y": false}`, true},
+		{looseSchema, `{"id": 3}`, true},
+		{looseSchema, `{"x": true, "id": 3}`, false}, // required first
+		{looseSchema, `{"id": 3, "x": 1}`, false},
+		{looseSchema, `{"id": 30}`, false},
+		{unionSchema, `[1, -2]`, true},
+		{unionSchema, `[]`, false},
+		{unionSchema, `"ab"`, true},
+		{unionSchema, `"abc"`, false},
+		{unionSchema, `null`, true},
+		{unionSchema, `[1.5]`, false},
+		{`{"type": "integer"}`, `12`, true},
+		{`{"type": "integer"}`, `12 `, false}, // nothing after the value (form, see below)
+		{`{"enum": [1, 12, "x"]}`, `1`, true},
+		{`{"enum": [1, 12, "x"]}`, `12`, true},
+		{`{"enum": [1, 12, "x"]}`, `123`, false},
+		{`{"enum": [{"a": [1, true]}]}`, `{"a":[1,true]}`, true},
+		{`{"enum": [{"a": [1, true]}]}`, `{"a": [1, true]}`, false}, // a literal is written compactly
+		{`{}`, `[1, {"a": "b"}, null]`, true},
+		{`{"maxLength": 1}`, `"\ud83d\ude00"`, true}, // a surrogate pair is one character
+		{`{"maxLength": 1}`, "\"\xf0\x9f\x98\x80\"", true},
+		{`{"maxLength": 1}`, `"\u00e9\u00e9"`, false},
+		{`{"minLength": 2}`, `"\ud83d\ude00"`, false},
+		{`{"minLength": 2}`, `"\ud83d\ud83d"`, true}, // two lone high surrogates
+		{`true`, `"anything"`, true},
+		{`{"type": "object"}`, `{"k": [1]}`, true},
+		{`{"type": "array", "maxItems": 0}`, `[]`, true},
+		{`{"type": "array", "maxItems": 0}`, `[1]`, false},
+		{`{"type": "object", "properties": {"a<b": {"const": "<&>"}}}`, `{"a<b": "<&>"}`, true},
+		{`{"type": "object", "properties": {"q\"": {"type": "boolean"}}}`, `{"q\"": false}`, true},
+	} {
+		s, err := CompileSchema([]byte(tc.schema))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.schema, err)
+		}
+		if got := s.Valid(tc.in); got != tc.want {
+			t.Errorf("%s\n  Valid(%q) = %v, want %v", tc.schema, tc.in, got, tc.want)
+		}
+		// The recognizer's form rules (bounded whitespace, compact
+		// literals) refuse some values the schema allows.
+		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}`
+		if ref := refValid(t, tc.schema, tc.in); ref != (tc.want || form) {
+			t.Errorf("%s\n  %q: the reference validator says %v, the table %v", tc.schema, tc.in, ref, tc.want)
+		}
+	}
+}
+
+func TestCompileSchemaErrors(t *testing.T) {
+	for _, tc := range []struct{ schema, want string }{
+		{`{"type": "string", "pattern": "^a"}`, `at #: keyword "pattern" is not supported`},
+		{`{"properties": {"d": {"type": "string", "format": "date"}}}`, `at #/properties/d: keyword "format"`},
+		{`{"type": "strin"}`, `unknown type "strin"`},
+		{`{"type": "string", "minItems": 1}`, `"minItems" does not apply to type string`},
+		{`{"anyOf": [{"type": "object"}, {"type": "object", "properties": {}}]}`, `may both start with "{"`},
+		{`{"type": ["number", "integer"]}`, `may both start with "-"`},
+		{`{"$ref": "#/$defs/x"}`, `points at nothing`},
+		{`{"$ref": "https://example.com/s.json"}`, `is not local`},
+		{`{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}`, `circular`},
+		{`{"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}}, "$ref": "#/$defs/a"}`, `contains itself`},
+		{`{"type": "object", "properties": {"a": {}}, "required": ["b"]}`, `required property "b" is not among`},
+		{`{"type": "string", "minLength": 3, "maxLength": 2}`, `maxLength 2 is below minLength 3`},
+		{`{"type": "string", "maxLength": -1}`, `maxLength must be a non-negative integer`},
+		{`{"enum": []}`, `non-empty`},
+		{`{"type": "string", "enum": [1]}`, `enum value 0 is a integer, not of type string`},
+		{`{"allOf": [{}, {}]}`, `allOf is supported with one schema only`},
+		{`{"items": [{}]}`, `tuples`},
+		{`false`, `cannot be generated`},
+		{`{"type": "object"`, `not valid JSON`},
+		{`{} {}`, `text after the schema`},
+		{`[1]`, `must be an object or a boolean`},
+	} {
+		_, err := CompileSchema([]byte(tc.schema))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CompileSchema(%s) = %v, want an error with %q", tc.schema, err, tc.want)
+		}
+	}
+}
+
+// TestSchemaMask: over a toy vocabulary, Mask allows exactly the tokens
+// that continue a value of the schema.
+func TestSchemaMask(t *testing.T) {
+	s, err := CompileSchema([]byte(`{"type": "object", "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer"}}, "required": ["ok"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := []string{"", `{"`, `ok`, `n`, `":`, ` true`, ` 1`, `.5`, `,"`, `}`, `"`, ` `, `o`}
+	const eos = 0
+	j := s.Constraint(func(id int) string { return vocab[id] }, func(id int) bool { return id == eos })
+	allowed := func() string {
+		l := make([]float32, len(vocab))
+		j.Mask(l)
+		var out []string
+		for id, v := range l {
+			if !math.IsInf(float64(v), -1) {
+				out = append(out, vocab[id])
+			}
+		}
+		return strings.Join(out, "|")
+	}
+	for _, step := range []struct {
+		id   int
+		want string // allowed before the step
+	}{
+		{1, `{"| `},    // the object
+		{2, `ok|o`},    // "ok" is required, so only it
+		{4, `":|"`},    // the key is whole
+		{5, ` true| `}, // a boolean
+		{8, `,"|}| `},  // "n" may follow, or the end
+		{3, `n`},       // only "n" is left
+		{4, `":|"`},
+		{6, ` 1| `}, // an integer: no fraction
+		{9, `}| `},  // the end or a space ("n" was the last key; " 1" is no digit)
+	} {
+		if got := allowed(); got != step.want {
+			t.Fatalf("before %q: allowed %s, want %s", vocab[step.id], got, step.want)
+		}
+		j.Accept(step.id)
+	}
+	if got := allowed(); got != "" || !j.Complete() {
+		t.Fatalf("after the object: allowed %q (want only end of generation), complete %v", got, j.Complete())
+	}
+}
+
+// TestSchemaTopLevelNumber: a top-level number is whole at every digit,
+// so end of generation is allowed there, and digits too.
+func TestSchemaTopLevelNumber(t *testing.T) {
+	s, err := CompileSchema([]byte(`{"type": "integer"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := []string{"", "4", "2", " ", "-"}
+	j := s.Constraint(func(id int) string { return vocab[id] }, func(id int) bool { return id == 0 })
+	l := make([]float32, len(vocab))
+	j.Mask(l)
+	if !math.IsInf(float64(l[0]), -1) || math.IsInf(float64(l[4]), -1) {
+		t.Fatalf("at the start: %v (want no end, '-' allowed)", l)
+	}
+	j.Accept(1)
+	l = make([]float32, len(vocab))
+	j.Mask(l)
+	if math.IsInf(float64(l[0]), -1) || math.IsInf(float64(l[2]), -1) || !math.IsInf(float64(l[3]), -1) {
+		t.Fatalf("after 4: %v (want end and digits, no space)", l)
+	}
+}
+
+// FuzzSchemaValid: what the recognizer accepts for each test schema is a
+// value the reference validator accepts, and its every prefix is accepted
+// as a prefix.
+func FuzzSchemaValid(f *testing.F) {
+	schemas := []string{personSchema, treeSchema, looseSchema, unionSchema}
+	compiled := make([]*Schema, len(schemas))
+	for i, s := range schemas {
+		var err error
+		if compiled[i], err = CompileSchema([]byte(s)); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`} {
+		for i := range schemas {
+			f.Add(uint8(i), s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, s string) {
+		i := int(which) % len(schemas)
+		if !compiled[i].Valid(s) {
+			return
+		}
+		if !json.Valid([]byte(s)) || !refValid(t, schemas[i], s) {
+			t.Fatalf("schema %d accepted %q, which the reference validator refuses", i, s)
+		}
+		for k := range len(s) {
+			st := newJSONState(compiled[i])
+			if !st.feed(s[:k]) {
+				t.Fatalf("prefix %q of %q refused", s[:k], s)
+			}
+		}
+	})
+}
+
+// FuzzCompileSchema: no schema text panics the compiler, and a compiled
+// schema takes any text without panicking.
+func FuzzCompileSchema(f *testing.F) {
+	for _, s := range []string{personSchema, treeSchema, looseSchema, unionSchema, `{"enum": [1, "a", null]}`, `{"$ref": "#"}`} {
+		f.Add(s, `{"name": "x", "v": [1, {"a": null}], "id": 3}`)
+	}
+	f.Fuzz(func(t *testing.T, schema, text string) {
+		s, err := CompileSchema([]byte(schema))
+		if err != nil {
+			return
+		}
+		st := newJSONState(s)
+		for i := 0; i < len(text) && st.step(text[i]); i++ {
+			st.complete()
+		}
+	})
+}
+
+// refValid is the tests' own reading of the schema subset over a decoded
+// value: written from the JSON Schema text, not from the recognizer.
+func refValid(t testing.TB, schema, text string) bool {
+	sd := json.NewDecoder(strings.NewReader(schema))
+	sd.UseNumber()
+	root, err := readOrdered(sd, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	v, err := readOrdered(dec, 0)
+	if err != nil || dec.More() || !utf8.ValidString(text) {
+		return false
+	}
+	return refCheck(root, root, v)
+}
+
+func refCheck(root, sch, v ordered) bool {
+	if b, ok := sch.v.(bool); ok && !sch.isObj {
+		return b
+	}
+	if r, ok := sch.get("$ref"); ok {
+		target := root
+		if ref := r.v.(string); ref != "#" {
+			for _, p := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+				target, _ = target.get(p)
+			}
+		}
+		return refCheck(root, target, v)
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if alts, ok := sch.get(k); ok {
+			n := 0
+			for _, a := range alts.arr {
+				if refCheck(root, a, v) {
+					n++
+				}
+			}
+			return n > 0 && (k == "anyOf" || n == 1)
+		}
+	}
+	if all, ok := sch.get("allOf"); ok {
+		for _, a := range all.arr {
+			if !refCheck(root, a, v) {
+				return false
+			}
+		}
+	}
+	var lits []ordered
+	if c, ok := sch.get("const"); ok {
+		lits = []ordered{c}
+	}
+	if e, ok := sch.get("enum"); ok {
+		lits = e.arr
+	}
+	if lits != nil {
+		found := false
+		for _, l := range lits {
+			found = found || jsonEqual(l, v)
+		}
+		if !found {
+			return false
+		}
+	}
+	if ty, ok := sch.get("type"); ok {
+		types := []ordered{ty}
+		if ty.isArr {
+			types = ty.arr
+		}
+		match := false
+		for _, x := range types {
+			match = match || x.v == v.typeOf() || x.v == "number" && v.typeOf() == "integer"
+		}
+		if !match {
+			return false
+		}
+	}
+	props, hasProps := sch.get("properties")
+	switch {
+	case v.isObj:
+		last, extra := -1, false
+		seen := map[string]bool{}
+		for _, m := range v.obj {
+			if seen[m.k] {
+				return false
+			}
+			seen[m.k] = true
+			idx := -1
+			for i, p := range props.obj {
+				if p.k == m.k {
+					idx = i
+				}
+			}
+			if idx >= 0 {
+				if idx <= last || extra {
+					return false // declared ones in the schema's order, before any additional one
+				}
+				last = idx
+				if !refCheck(root, props.obj[idx].v, m.v) {
+					return false
+				}
+				continue
+			}
+			ap, has := sch.get("additionalProperties")
+			if !has {
+				ap = ordered{v: !hasProps} // llama.cpp's default: none when properties are given
+			}
+			if !refCheck(root, ap, m.v) {
+				return false
+			}
+			extra = true
+		}
+		req, _ := sch.get("required")
+		for _, r := range req.arr {
+			if !seen[r.v.(string)] {
+				return false
+			}
+		}
+	case v.isArr:
+		if it, ok := sch.get("items"); ok {
+			for _, e := range v.arr {
+				if !refCheck(root, it, e) {
+					return false
+				}
+			}
+		}
+		if n, ok := refInt(sch, "minItems"); ok && len(v.arr) < n {
+			return false
+		}
+		if n, ok := refInt(sch, "maxItems"); ok && len(v.arr) > n {
+			return false
+		}
+	default:
+		if s, ok := v.v.(string); ok {
+			n := utf8.RuneCountInString(s)
+			if m, ok := refInt(sch, "minLength"); ok && n < m {
+				return false
+			}
+			if m, ok := refInt(sch, "maxLength"); ok && n > m {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func refInt(sch ordered, k string) (int, bool) {
+	v, ok := sch.get(k)
+	if !ok {
+		return 0, false
+	}
+	n, _ := v.v.(json.Number).Int64()
+	return int(n), true
+}
+
+// jsonEqual compares two decoded values as JSON values.
+func jsonEqual(a, b ordered) bool {
+	var x, y any
+	var sa, sb strings.Builder
+	a.text(&sa)
+	b.text(&sb)
+	if json.Unmarshal([]byte(sa.String()), &x) != nil || json.Unmarshal([]byte(sb.String()), &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
