@@ -39,8 +39,31 @@ test('format json gives a JSON object (or its start, when cut by num_predict)', 
     options: { ...greedy, num_predict: 40 } });
   assert.ok(r.response.trimStart().startsWith('{'), JSON.stringify(r.response));
   if (r.done_reason === 'stop') JSON.parse(r.response);
-  await assert.rejects(ollama.generate({ model, prompt: 'x', stream: false, format: { type: 'object' } }),
-    (e) => /JSON schema is not supported/.test(e.message));
+});
+
+// The CLI's TestRunFormatSchema schema: a value of it decodes into these keys, in this order.
+const person = { type: 'object', required: ['name', 'age', 'friends', 'happy'], properties: {
+  name: { type: 'string', maxLength: 20 }, age: { type: 'integer' },
+  friends: { type: 'array', items: { type: 'string', maxLength: 12 }, maxItems: 3 }, happy: { type: 'boolean' } } };
+function checkPerson(text) {
+  const v = JSON.parse(text);
+  assert.deepEqual(Object.keys(v), ['name', 'age', 'friends', 'happy'], text);
+  assert.ok(typeof v.name === 'string' && v.name.length <= 20 && Number.isInteger(v.age) && typeof v.happy === 'boolean', text);
+  assert.ok(Array.isArray(v.friends) && v.friends.length <= 3 && v.friends.every((f) => typeof f === 'string'), text);
+}
+
+test('format as a JSON schema gives a value of the schema; a schema it cannot enforce is a 400', async () => {
+  let whole = 0;
+  for (const seed of [0, 1, 2]) {
+    const r = await ollama.generate({ model, prompt: 'Once upon a time', stream: false, format: person,
+      options: { temperature: 0.8, seed, num_predict: 200, num_ctx: 512 } });
+    assert.ok(r.response.trimStart().startsWith('{ "name"') || r.response.trimStart().startsWith('{"name"'), JSON.stringify(r.response));
+    if (r.done_reason === 'stop') { checkPerson(r.response); whole++; }
+  }
+  assert.ok(whole >= 2, `only ${whole} of 3 generations closed the object within 200 tokens`);
+  await assert.rejects(ollama.generate({ model, prompt: 'x', stream: false,
+    format: { type: 'object', properties: { zip: { type: 'string', pattern: '^[0-9]+$' } } } }),
+  (e) => /keyword "pattern" is not supported/.test(e.message));
 });
 
 test('streaming chat delivers chunks and a final chunk with counts', async () => {

@@ -54,6 +54,21 @@ test('streaming chat ends with usage and equals the non-streaming answer', async
   assert.equal(same.usage.completion_tokens, 20);
 });
 
+test('response_format json_schema gives a value of the schema', async () => {
+  const schema = { type: 'object', properties: { color: { enum: ['red', 'green', 'blue'] },
+    count: { type: 'integer' } }, required: ['color', 'count'], additionalProperties: false };
+  for (const seed of [0, 1]) {
+    const r = await client.chat.completions.create({ model, seed, temperature: 0.8, max_tokens: 60,
+      messages: [{ role: 'user', content: 'Pick a color.' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'pick', strict: true, schema } } });
+    const text = r.choices[0].message.content;
+    assert.equal(r.choices[0].finish_reason, 'stop', text);
+    const v = JSON.parse(text);
+    assert.deepEqual(Object.keys(v), ['color', 'count'], text);
+    assert.ok(['red', 'green', 'blue'].includes(v.color) && Number.isInteger(v.count), text);
+  }
+});
+
 test('errors are OpenAI error objects with the stage', async () => {
   await assert.rejects(client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }),
     (e) => e instanceof OpenAI.NotFoundError && e.code === 'model_not_found' && e.error.stage === 'load');

@@ -400,36 +400,38 @@ func TestBatcherJSON(t *testing.T) {
 	tx := storiesText(t)
 	opts := model.SessionOptions{CtxLen: 128}
 	prompts := []string{"Once upon a time", "Lily and Ben went to the park.", "The little dog was sad because"}
-	alone := make([]string, len(prompts))
-	for i, p := range prompts {
-		res, err := tx.Generate(ctx, TextRequest{Prompt: p, MaxTokens: 30, Format: "json", Session: opts})
-		if err != nil {
-			t.Fatal(err)
-		}
-		alone[i] = res.Text
-	}
-	b := NewBatcher(tx.Model, opts, len(prompts))
-	defer b.Close()
-	var wg sync.WaitGroup
-	together := make([]string, len(prompts))
-	for i, p := range prompts {
-		wg.Go(func() {
-			r, err := tx.Prepare(ctx, TextRequest{Prompt: p, MaxTokens: 30, Format: "json"})
+	for _, format := range []string{"json", `{"type": "object", "properties": {"who": {"type": "string", "maxLength": 10}, "n": {"type": "integer"}}}`} {
+		alone := make([]string, len(prompts))
+		for i, p := range prompts {
+			res, err := tx.Generate(ctx, TextRequest{Prompt: p, MaxTokens: 30, Format: format, Session: opts})
 			if err != nil {
-				t.Error(err)
-				return
+				t.Fatal(err)
 			}
-			if res, err := b.Generate(ctx, r, 0); err != nil {
-				t.Error(err)
-			} else {
-				together[i] = res.Text
+			alone[i] = res.Text
+		}
+		b := NewBatcher(tx.Model, opts, len(prompts))
+		var wg sync.WaitGroup
+		together := make([]string, len(prompts))
+		for i, p := range prompts {
+			wg.Go(func() {
+				r, err := tx.Prepare(ctx, TextRequest{Prompt: p, MaxTokens: 30, Format: format})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if res, err := b.Generate(ctx, r, 0); err != nil {
+					t.Error(err)
+				} else {
+					together[i] = res.Text
+				}
+			})
+		}
+		wg.Wait()
+		b.Close()
+		for i := range prompts {
+			if together[i] != alone[i] || !strings.HasPrefix(strings.TrimSpace(alone[i]), "{") {
+				t.Errorf("format %s, prompt %d: together %q, alone %q", format, i, together[i], alone[i])
 			}
-		})
-	}
-	wg.Wait()
-	for i := range prompts {
-		if together[i] != alone[i] || !strings.HasPrefix(strings.TrimSpace(alone[i]), "{") {
-			t.Errorf("prompt %d: together %q, alone %q", i, together[i], alone[i])
 		}
 	}
 }
