@@ -110,6 +110,10 @@ func (b *Batcher) Close() {
 	b.idle.Close()
 }
 
+// Kept returns how many finished requests' sessions the batcher keeps
+// for prompt caching, and the size of their KV caches.
+func (b *Batcher) Kept() (sessions int, kvBytes int64) { return b.idle.Len(), b.idle.KVBytes() }
+
 // session returns an idle session with the context length asked for
 // (ctxLen ≤ 0: the batcher's) and how many leading prompt tokens its
 // cache holds (see SessionCache), or a new one. Reuse is safe because a

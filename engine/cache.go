@@ -123,6 +123,17 @@ func (c *SessionCache) Put(s model.Session, ids []int) {
 	}
 }
 
+// KVBytes returns the size of the kept sessions' KV caches.
+func (c *SessionCache) KVBytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, k := range c.kept {
+		n += k.s.KVBytes()
+	}
+	return n
+}
+
 // Len returns how many sessions are kept.
 func (c *SessionCache) Len() int {
 	c.mu.Lock()

@@ -55,6 +55,9 @@ type servedModel struct {
 	batch     *engine.Batcher // nil with --parallel 1
 	cache     *engine.SessionCache
 	baseBytes int64
+	// With --parallel > 1: the KV caches the load planned (--parallel
+	// of them) and the batcher's buffers.
+	plannedKV, computeBytes int64
 }
 
 func (m *servedModel) Close() {
@@ -145,6 +148,7 @@ func (b *serveBackend) acquire(ctx context.Context, name, path string, mem plan.
 			sm, n, err := loadServed(ctx, path, b.session, b.parallel, bytes)
 			if sm != nil {
 				sm.baseBytes = bytes - mem.KVCacheBytes - mem.ComputeBytes
+				sm.plannedKV, sm.computeBytes = mem.KVCacheBytes, mem.ComputeBytes
 			}
 			return sm, n, err
 		}}
@@ -237,6 +241,15 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		kept := p.Memory.KVCacheBytes + p.Memory.ComputeBytes
 		lease.Resize(sm.baseBytes+kept, fmt.Sprintf("keeps the last request's session for prompt caching: its KV cache for %d positions and buffers, %s",
 			opts.Fill(sm.text.Model.Config()).CtxLen, plan.FormatBytes(kept)))
+	}
+	if sm.batch != nil {
+		// The batcher keeps up to --parallel finished sessions, each of
+		// its request's context: counted when they hold more than the
+		// load planned for.
+		n, kv := sm.batch.Kept()
+		lease.Resize(sm.baseBytes+sm.computeBytes+max(kv, sm.plannedKV), fmt.Sprintf(
+			"keeps %d finished requests' sessions for prompt caching: KV caches of %s (the load planned %s for %d)",
+			n, plan.FormatBytes(kv), plan.FormatBytes(sm.plannedKV), b.parallel))
 	}
 	if err != nil {
 		return nil, err
