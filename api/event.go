@@ -118,6 +118,32 @@ type Progress struct {
 type Token struct {
 	ID   int    `json:"id"`
 	Text string `json:"text"`
+	// Logprob, when the request asked for it, is how likely the model
+	// found the token, and its most likely alternatives.
+	Logprob *Logprob `json:"logprob,omitempty"`
+}
+
+// Logprob is a generated token's natural-log probability under the model:
+// the softmax of its logits at temperature 1, before penalties, top-k/p,
+// min-p and format constraints change them (what the model predicted, not
+// what the sampler then allowed).
+type Logprob struct {
+	Piece   string  `json:"piece"` // the token's own text
+	Logprob float64 `json:"logprob"`
+	// Bytes are the piece's bytes when they are not valid UTF-8 (part of a
+	// character: Piece then shows U+FFFD for them).
+	Bytes []byte `json:"bytes,omitempty"`
+	// Top are the most likely tokens at this step, most likely first
+	// (lower id first on a tie); the picked one may be among them.
+	Top []Alt `json:"top,omitempty"`
+}
+
+// Alt is one of the most likely tokens at a step.
+type Alt struct {
+	ID      int     `json:"id"`
+	Piece   string  `json:"piece"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []byte  `json:"bytes,omitempty"` // as Logprob.Bytes
 }
 
 // Warning is a condition worth telling the user about that does not stop

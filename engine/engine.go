@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
+	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
@@ -46,6 +48,13 @@ type Request struct {
 	// OnToken receives each generated token and the text it releases
 	// (empty while held back). Returning an error stops generation.
 	OnToken func(id int, text string) error
+	// Logprobs asks for each generated token's log-probability under the
+	// model and its TopLogprobs (at most MaxTopLogprobs) most likely
+	// alternatives (api.Logprob), on the token events and in
+	// Result.Logprobs, their texts from Piece (nil: none).
+	Logprobs    bool
+	TopLogprobs int
+	Piece       func(id int) string
 	// WeightBytes is what one decode step reads (Model.WeightBytes); the
 	// generate stage reports WeightBytes per token as the bytes it read,
 	// from which 'glassbox explain' derives the roofline. 0: unknown.
@@ -83,7 +92,18 @@ type Result struct {
 	KVBytes      int64         // the session's KV cache (Text.Generate only)
 	KVType       string        // its type: f16, q8_0 or f32 (Text.Generate only)
 	ArenaBytes   int64         // the session's activation buffers (Text.Generate only)
+	// Logprobs holds each generated token's log-probability, with
+	// Request.Logprobs.
+	Logprobs []api.Logprob
 }
+
+// MaxTopLogprobs is the most alternatives a token's logprob lists
+// (OpenAI's limit).
+const MaxTopLogprobs = 20
+
+// impossibleLogprob stands for a log-probability of −Inf, which JSON
+// cannot carry (OpenAI's value for it).
+const impossibleLogprob = -9999
 
 // DecodeSteps is how many decode passes GenerateTime holds: the first
 // generated token is sampled from the prompt's last pass, and the last
@@ -152,6 +172,11 @@ type seq struct {
 	text    []byte
 	t0      time.Time // start of the current stage
 	threads int       // worker threads that evaluate it (0: its session's)
+	// With Request.Logprobs, the step's distribution before the
+	// constraint and the sampler change the logits.
+	lpLogits []float32
+	lpLSE    float64
+	lpTop    []int
 }
 
 // placement is where the sequence runs, for the stage reports.
@@ -259,6 +284,11 @@ func (q *seq) next() (done bool, err error) { return q.accept(q.pick()) }
 // pick chooses the next token from q.logits. It touches nothing but q's
 // sampler, so the picks of several sequences may run in parallel.
 func (q *seq) pick() int {
+	if q.req.Logprobs {
+		q.lpLogits = append(q.lpLogits[:0], q.logits...)
+		q.lpLSE = sample.LogSumExp(q.lpLogits)
+		q.lpTop = sample.TopIDs(q.lpLogits, q.req.TopLogprobs, q.lpTop)
+	}
 	if q.req.Constraint != nil && !q.req.Constraint.Mask(q.logits) {
 		return -1
 	}
@@ -313,7 +343,13 @@ func (q *seq) accept(id int) (done bool, err error) {
 		}
 	}
 	q.text = append(q.text, piece...)
-	q.tr.OnToken(id, piece)
+	tok := api.Token{ID: id, Text: piece}
+	if req.Logprobs {
+		lp := q.logprob(id)
+		res.Logprobs = append(res.Logprobs, lp)
+		tok.Logprob = &lp
+	}
+	q.tr.OnTokenInfo(tok)
 	if req.OnToken != nil {
 		if err := req.OnToken(id, piece); err != nil {
 			return true, pipeline.Wrap(pipeline.StageGenerate, err, "")
@@ -321,6 +357,29 @@ func (q *seq) accept(id int) (done bool, err error) {
 	}
 	q.tr.OnProgress(pipeline.StageGenerate, int64(len(res.Tokens)), int64(max(req.MaxTokens, 0)))
 	return res.StopReason != "", nil
+}
+
+// logprob is token id's log-probability at the step pick read.
+func (q *seq) logprob(id int) api.Logprob {
+	alt := func(id int) api.Alt {
+		a := api.Alt{ID: id, Logprob: impossibleLogprob}
+		if v := float64(q.lpLogits[id]) - q.lpLSE; v > impossibleLogprob {
+			a.Logprob = v
+		}
+		if q.req.Piece != nil {
+			a.Piece = q.req.Piece(id)
+			if !utf8.ValidString(a.Piece) {
+				a.Bytes = []byte(a.Piece)
+			}
+		}
+		return a
+	}
+	a := alt(id)
+	lp := api.Logprob{Piece: a.Piece, Logprob: a.Logprob, Bytes: a.Bytes}
+	for _, t := range q.lpTop {
+		lp.Top = append(lp.Top, alt(t))
+	}
+	return lp
 }
 
 // finish records the text and timing and ends the generate stage.

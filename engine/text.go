@@ -94,6 +94,10 @@ type TextRequest struct {
 	Cache *SessionCache
 	// OnToken receives each generated token and the text it releases.
 	OnToken func(id int, text string) error
+	// Logprobs and TopLogprobs ask for each token's log-probability and
+	// its most likely alternatives (see Request).
+	Logprobs    bool
+	TopLogprobs int
 	// Roofline and Limiter go to the generate stage (see Request).
 	Roofline float64
 	Limiter  string
@@ -109,6 +113,10 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 		// The sampler's settings belong to the generate stage; they are
 		// checked before encoding so that a bad request fails at once.
 		return Request{}, pipeline.Wrap(pipeline.StageGenerate, err, "")
+	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs || req.TopLogprobs > 0 && !req.Logprobs {
+		return Request{}, pipeline.Errorf(pipeline.StageGenerate, fmt.Sprintf("ask for 0 to %d alternatives, with logprobs on", MaxTopLogprobs),
+			"top logprobs %d is out of range (0 to %d, and only with logprobs)", req.TopLogprobs, MaxTopLogprobs)
 	}
 	schema, err := OutputSchema(req.Format)
 	if err != nil {
@@ -132,7 +140,10 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	}
 	r := Request{Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
 		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken, WeightBytes: t.Model.WeightBytes(),
-		Roofline: req.Roofline, Limiter: req.Limiter}
+		Roofline: req.Roofline, Limiter: req.Limiter, Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs}
+	if req.Logprobs {
+		r.Piece = tok.Piece
+	}
 	if schema != nil {
 		r.Constraint = schema.Constraint(tok.TextPiece, tok.IsEOG)
 	}

@@ -2,12 +2,19 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/chat"
+	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/sample"
@@ -107,4 +114,127 @@ func TestTextJSON(t *testing.T) {
 	if _, err := tx.Generate(ctx, TextRequest{Prompt: "x", Format: "yaml"}); err == nil {
 		t.Error("format yaml was accepted")
 	}
+}
+
+// TestLogprobs: each greedy token's logprob is the log-softmax of the
+// reference's logits for that step (golden gen32, llama.cpp one token at a
+// time), the picked token heads its alternatives, and the numbers reach
+// the token events.
+func TestLogprobs(t *testing.T) {
+	tx := storiesText(t)
+	ids := readIDs(t, "golden/seq48.ids")
+	want := readIDs(t, "golden/stories260K.seq48.greedy32.ids")
+	raw, err := os.ReadFile(shared.Path(t, "golden/stories260K.seq48.gen32.logits.f32"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := tx.Model.Config().VocabSize
+	var events []api.Token
+	ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{Token: func(tok api.Token) { events = append(events, tok) }})
+	res, err := tx.Generate(ctx, TextRequest{PromptIDs: ids, NoBOS: true, MaxTokens: len(want), Logprobs: true, TopLogprobs: 3,
+		Session: model.SessionOptions{CtxLen: 128}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Tokens, want) || len(res.Logprobs) != len(want) || len(events) != len(want) {
+		t.Fatalf("tokens %v (%d logprobs, %d events), want %v", res.Tokens, len(res.Logprobs), len(events), want)
+	}
+	tok, _ := tx.Tokenizer()
+	for k, lp := range res.Logprobs {
+		row := make([]float32, vocab)
+		for i := range row {
+			row[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*(k*vocab+i):]))
+		}
+		var sum, sq float64
+		for _, v := range row {
+			sum += math.Exp(float64(v))
+			sq += float64(v) * float64(v)
+		}
+		ref := float64(row[want[k]]) - math.Log(sum)
+		// Our logits match these within NMSE 2e-6 (the golden README's
+		// "vs default" tolerance): an RMS error of √(2e-6·mean square).
+		// A logprob moves by the token's logit error less the
+		// probability-weighted mean error: within 4× that RMS.
+		bound := 4 * math.Sqrt(2e-6*sq/float64(vocab))
+		if d := math.Abs(lp.Logprob - ref); d > bound {
+			t.Errorf("token %d: logprob %.6f, the reference's logits give %.6f (%.2g apart, bound %.2g)", k, lp.Logprob, ref, d, bound)
+		}
+		if len(lp.Top) != 3 || lp.Top[0].ID != want[k] || lp.Top[0].Logprob != lp.Logprob ||
+			lp.Top[1].Logprob > lp.Top[0].Logprob || lp.Top[2].Logprob > lp.Top[1].Logprob {
+			t.Errorf("token %d: alternatives %+v do not start with the greedy pick %d, most likely first", k, lp.Top, want[k])
+		}
+		if lp.Piece != tok.Piece(want[k]) {
+			t.Errorf("token %d: piece %q, want %q", k, lp.Piece, tok.Piece(want[k]))
+		}
+		if e := events[k].Logprob; e == nil || e.Logprob != lp.Logprob {
+			t.Errorf("token %d: event logprob %+v, result %+v", k, e, lp)
+		}
+	}
+	// The same steps through a bare session: the logprobs are exactly its
+	// logits' log-softmax (float64, math.Exp).
+	s, err := tx.Model.NewSession(model.SessionOptions{CtxLen: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	logits := make([]float32, vocab)
+	seq := append(slices.Clone(ids), want...)
+	if err := s.Forward(context.Background(), ids, 0, logits); err != nil {
+		t.Fatal(err)
+	}
+	for k := range want {
+		if k > 0 {
+			if err := s.Forward(context.Background(), seq[len(ids)+k-1:len(ids)+k], len(ids)+k-1, logits); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mx := float64(slices.Max(logits))
+		var sum float64
+		for _, v := range logits {
+			sum += math.Exp(float64(v) - mx)
+		}
+		if self := float64(logits[want[k]]) - mx - math.Log(sum); math.Abs(self-res.Logprobs[k].Logprob) > 1e-9 {
+			t.Errorf("token %d: logprob %.12f, the session's logits give %.12f", k, res.Logprobs[k].Logprob, self)
+		}
+	}
+	// Through the batcher, as served with --parallel.
+	b := NewBatcher(tx.Model, model.SessionOptions{CtxLen: 128}, 2)
+	defer b.Close()
+	r, err := tx.Prepare(context.Background(), TextRequest{PromptIDs: ids, NoBOS: true, MaxTokens: len(want), Logprobs: true, TopLogprobs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bres, err := b.Generate(context.Background(), r, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range want {
+		if k >= len(bres.Logprobs) || math.Abs(bres.Logprobs[k].Logprob-res.Logprobs[k].Logprob) > 1e-5 || len(bres.Logprobs[k].Top) != 3 {
+			t.Fatalf("batched: logprobs %+v, alone %+v", bres.Logprobs, res.Logprobs)
+		}
+	}
+	if _, err := tx.Generate(context.Background(), TextRequest{Prompt: "x", TopLogprobs: 2}); err == nil {
+		t.Error("top logprobs without logprobs was accepted")
+	}
+	if _, err := tx.Generate(context.Background(), TextRequest{Prompt: "x", Logprobs: true, TopLogprobs: 21}); err == nil {
+		t.Error("21 top logprobs were accepted")
+	}
+}
+
+// readIDs reads a shared file of space-separated token ids.
+func readIDs(t *testing.T, rel string) []int {
+	t.Helper()
+	b, err := os.ReadFile(shared.Path(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	for _, f := range strings.Fields(string(b)) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, n)
+	}
+	return ids
 }

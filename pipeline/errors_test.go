@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/gguf"
 )
 
@@ -105,7 +106,7 @@ func TestTraceNilSafeAndCompose(t *testing.T) {
 	var got []string
 	inner := &Trace{StageStart: func(s Stage) { got = append(got, "inner:"+string(s)) }}
 	outer := &Trace{StageStart: func(s Stage) { got = append(got, "outer:"+string(s)) },
-		Token: func(id int, text string) { got = append(got, fmt.Sprintf("tok:%d:%s", id, text)) }}
+		Token: func(tok api.Token) { got = append(got, fmt.Sprintf("tok:%d:%s", tok.ID, tok.Text)) }}
 	ctx = WithTrace(WithTrace(ctx, outer), inner)
 	TraceFrom(ctx).OnStageStart(StageLoad)
 	TraceFrom(ctx).OnToken(7, "hi")

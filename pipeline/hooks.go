@@ -89,10 +89,10 @@ func (j *Job) unit(s Stage) string {
 	return ""
 }
 
-func (j *Job) onToken(id int, text string) {
+func (j *Job) onToken(tok api.Token) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.emitLocked(api.Event{Type: api.TypeToken, Stage: string(j.current), Token: &api.Token{ID: id, Text: text}})
+	j.emitLocked(api.Event{Type: api.TypeToken, Stage: string(j.current), Token: &tok})
 }
 
 func (j *Job) onWarning(code, message string) {

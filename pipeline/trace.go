@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"sync"
+
+	"github.com/glassbox-ai/glassbox/api"
 )
 
 // Trace is a set of hooks an engine calls as a job moves through the
@@ -17,7 +19,7 @@ type Trace struct {
 	// diffusion steps; for StageQueued, done is the position (0 = next) and
 	// total the queue length. total is 0 when unknown.
 	Progress func(s Stage, done, total int64)
-	Token    func(id int, text string)
+	Token    func(tok api.Token) // a generated token, with its logprob when asked for
 	Warning  func(code, message string)
 
 	mu     sync.Mutex
@@ -82,10 +84,13 @@ func (t *Trace) OnProgress(s Stage, done, total int64) {
 	}
 }
 
-// OnToken calls the Token hook, if any.
-func (t *Trace) OnToken(id int, text string) {
+// OnToken calls the Token hook, if any, with a token and its text.
+func (t *Trace) OnToken(id int, text string) { t.OnTokenInfo(api.Token{ID: id, Text: text}) }
+
+// OnTokenInfo calls the Token hook, if any.
+func (t *Trace) OnTokenInfo(tok api.Token) {
 	if t != nil && t.Token != nil {
-		t.Token(id, text)
+		t.Token(tok)
 	}
 }
 
@@ -131,7 +136,7 @@ func compose(a, b *Trace) *Trace {
 			b.OnStageSkipped(s, reason)
 		},
 		Progress: func(s Stage, done, total int64) { a.OnProgress(s, done, total); b.OnProgress(s, done, total) },
-		Token:    func(id int, text string) { a.OnToken(id, text); b.OnToken(id, text) },
+		Token:    func(tok api.Token) { a.OnTokenInfo(tok); b.OnTokenInfo(tok) },
 		Warning:  func(code, message string) { a.OnWarning(code, message); b.OnWarning(code, message) },
 		parts:    [2]*Trace{a, b},
 	}

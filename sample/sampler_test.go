@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -467,5 +468,57 @@ func BenchmarkSample(b *testing.B) {
 				s.Sample(logits, nil)
 			}
 		})
+	}
+}
+
+func TestLogSumExpAndTopIDs(t *testing.T) {
+	inf := float32(math.Inf(-1))
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		logits []float32
+		k      int
+		top    []int
+	}{
+		{[]float32{1, 3, 2, 3}, 3, []int{1, 3, 2}}, // a tie: lower id first
+		{[]float32{0.5}, 4, []int{0}},
+		{[]float32{nan, -1, inf}, 3, []int{1, 0, 2}}, // NaN as −Inf, then lower id
+		{[]float32{1000, 999, -1000}, 2, []int{0, 1}},
+		{[]float32{2, 1}, 0, []int{}},
+	} {
+		if got := TopIDs(tc.logits, tc.k, nil); !slices.Equal(got, tc.top) {
+			t.Errorf("TopIDs(%v, %d) = %v, want %v", tc.logits, tc.k, got, tc.top)
+		}
+		mx := float64(slices.MaxFunc(tc.logits, func(a, b float32) int {
+			if a != a {
+				return -1
+			}
+			if b != b {
+				return 1
+			}
+			return cmp.Compare(a, b)
+		}))
+		var want float64
+		for _, v := range tc.logits {
+			if v == v {
+				want += math.Exp(float64(v) - mx)
+			}
+		}
+		want = mx + math.Log(want)
+		if got := LogSumExp(tc.logits); math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("LogSumExp(%v) = %v, want %v", tc.logits, got, want)
+		}
+	}
+	if got := LogSumExp([]float32{inf, nan}); !math.IsInf(got, -1) {
+		t.Errorf("LogSumExp of no finite logit = %v, want −Inf", got)
+	}
+	// Probabilities from it sum to 1.
+	l := []float32{0.1, -2, 3.5, 3.5, 0}
+	lse := LogSumExp(l)
+	var sum float64
+	for _, v := range l {
+		sum += math.Exp(float64(v) - lse)
+	}
+	if math.Abs(sum-1) > 1e-12 {
+		t.Errorf("probabilities sum to %v", sum)
 	}
 }

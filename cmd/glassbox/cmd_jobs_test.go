@@ -165,7 +165,7 @@ func TestRunJournaled(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("GLASSBOX_HOME", dir)
 	var live []string
-	ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{Token: func(id int, text string) { live = append(live, text) }})
+	ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{Token: func(tok api.Token) { live = append(live, tok.Text) }})
 	var out, errb bytes.Buffer
 	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
 	job, err := runJournaled(ctx, env, pipeline.Params{Kind: "text", Model: "m"}, func(ctx context.Context) (any, error) {
