@@ -105,6 +105,10 @@ type Options struct {
 	Stop             []string `json:"stop,omitempty"`       // stop strings, never part of the output
 	NumBatch         int      `json:"num_batch,omitempty"`  // prefill chunk; 0 = the engine's default
 	NumThread        int      `json:"num_thread,omitempty"` // 0 = the engine's default
+	// Logprobs asks for each token's log-probability under the model and
+	// its TopLogprobs (0–20) most likely alternatives (api.Logprob).
+	Logprobs    bool `json:"logprobs,omitempty"`
+	TopLogprobs int  `json:"top_logprobs,omitempty"`
 }
 
 // Result is a finished generation with its real measurements.
@@ -121,6 +125,9 @@ type Result struct {
 	LoadDuration   time.Duration `json:"load_ns"`    // 0 when the model was resident
 	PromptDuration time.Duration `json:"prefill_ns"` // encoding + prefill
 	EvalDuration   time.Duration `json:"generate_ns"`
+	// Logprobs, with Options.Logprobs: every generated token's (the
+	// end-of-generation token's excepted), also those of a stop string.
+	Logprobs []api.Logprob `json:"logprobs,omitempty"`
 }
 
 // ModelInfo is one model the server can run.

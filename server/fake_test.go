@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/pipeline"
 )
 
@@ -131,7 +132,19 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 		}
 		count++
 		out.WriteString(text)
-		tr.OnToken(i, text)
+		if req.Options.Logprobs {
+			// As the engine with a character split across tokens: the
+			// first half's text is held back and comes with the second
+			// (" upon" here is the tokens " up" and "on").
+			piece := text
+			if i == 1 {
+				tr.OnTokenInfo(api.Token{ID: 1000, Logprob: fakeLogprob(1000, text[:3], req.Options.TopLogprobs)})
+				piece = text[3:]
+			}
+			tr.OnTokenInfo(api.Token{ID: i, Text: text, Logprob: fakeLogprob(i, piece, req.Options.TopLogprobs)})
+		} else {
+			tr.OnToken(i, text)
+		}
 		if i == 0 && f.inDecode != nil {
 			f.inDecode <- struct{}{}
 		}
@@ -139,6 +152,15 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 	tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(count), Unit: "tokens"})
 	return &Result{Text: out.String(), PromptTokens: n, Tokens: count, DoneReason: reason,
 		PromptDuration: t1.Sub(t0), EvalDuration: time.Since(t1)}, nil
+}
+
+// fakeLogprob is token id's made-up logprob with top alternatives.
+func fakeLogprob(id int, piece string, top int) *api.Logprob {
+	lp := &api.Logprob{Piece: piece, Logprob: -0.25 * float64(id%4+1)}
+	for k := range top {
+		lp.Top = append(lp.Top, api.Alt{ID: 2000 + k, Piece: fmt.Sprintf("alt%d", k), Logprob: -0.1 * float64(k+1)})
+	}
+	return lp
 }
 
 func (f *fakeBackend) Models(ctx context.Context) ([]ModelInfo, error) { return fakeModels, nil }

@@ -7,21 +7,33 @@ import (
 )
 
 // follow relays a generation's token texts to onToken, in order, until the
-// job ends, and returns the Backend's result. It returns early with
-// onToken's error (a client that stopped reading); the caller then cancels
-// the context the generation was started with.
-func (s *Server) follow(ctx context.Context, g *generation, onToken func(text string) error) (*Result, error) {
+// job ends, and returns the Backend's result. With logprobs asked for,
+// each text comes with the logprobs of the tokens that released it (a
+// token whose text is held back — part of a character, a possible stop
+// string — passes its logprob on to the next text; those of a stop string
+// never arrive). It returns early with onToken's error (a client that
+// stopped reading); the caller then cancels the context the generation
+// was started with.
+func (s *Server) follow(ctx context.Context, g *generation, onToken func(text string, lps []api.Logprob) error) (*Result, error) {
 	events, err := s.cfg.Jobs.Events(ctx, g.job.ID, 0)
 	if err != nil {
 		return nil, err
 	}
+	var pending []api.Logprob
 	for ev := range events {
-		if ev.Type != api.TypeToken || ev.Token == nil || ev.Token.Text == "" {
+		if ev.Type != api.TypeToken || ev.Token == nil {
 			continue
 		}
-		if err := onToken(ev.Token.Text); err != nil {
+		if lp := ev.Token.Logprob; lp != nil {
+			pending = append(pending, *lp)
+		}
+		if ev.Token.Text == "" {
+			continue
+		}
+		if err := onToken(ev.Token.Text, pending); err != nil {
 			return nil, err
 		}
+		pending = nil
 	}
 	select {
 	case <-g.done:

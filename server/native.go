@@ -13,14 +13,15 @@ import (
 
 // jobRequest is the body of POST /v1/jobs.
 type jobRequest struct {
-	Model     string          `json:"model"`
-	Prompt    string          `json:"prompt"`
-	System    string          `json:"system"`
-	Messages  []Message       `json:"messages"`
-	Raw       bool            `json:"raw"`
-	Format    json.RawMessage `json:"format"` // "json" or a JSON schema, as Ollama's
-	Options   map[string]any  `json:"options"`
-	KeepAlive json.RawMessage `json:"keep_alive"`
+	Model                 string          `json:"model"`
+	Prompt                string          `json:"prompt"`
+	System                string          `json:"system"`
+	Messages              []Message       `json:"messages"`
+	Raw                   bool            `json:"raw"`
+	Format                json.RawMessage `json:"format"` // "json" or a JSON schema, as Ollama's
+	Options               map[string]any  `json:"options"`
+	KeepAlive             json.RawMessage `json:"keep_alive"`
+	ollamaLogprobsRequest                 // on the token events and in the result
 }
 
 // jobCreated answers POST /v1/jobs.
@@ -40,6 +41,9 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, ka, e := optionsWith(nativeDefaults(), req.Model, req.Format, req.Options, req.KeepAlive)
+	if e == nil {
+		e = setLogprobs(&opts, req.Logprobs, req.TopLogprobs, "top_logprobs")
+	}
 	if e == nil && req.Prompt == "" && len(req.Messages) == 0 {
 		e = badRequest("missing_prompt", "prompt", "a prompt or messages are required")
 	}

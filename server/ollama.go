@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/sample"
 )
 
@@ -23,6 +24,45 @@ type ollamaGenerateRequest struct {
 	Images    []string        `json:"images"`
 	Options   map[string]any  `json:"options"`
 	KeepAlive json.RawMessage `json:"keep_alive"`
+	ollamaLogprobsRequest
+}
+
+// ollamaLogprobsRequest are the logprobs fields of generate and chat.
+type ollamaLogprobsRequest struct {
+	Logprobs    bool `json:"logprobs"`
+	TopLogprobs int  `json:"top_logprobs"`
+}
+
+// ollamaLogprob is one token's entry in a chunk's "logprobs".
+type ollamaLogprob struct {
+	ollamaTokenLogprob
+	TopLogprobs []ollamaTokenLogprob `json:"top_logprobs,omitempty"`
+}
+
+type ollamaTokenLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes,omitempty"` // only when the token is part of a character
+}
+
+// ollamaLogprobs converts the engine's logprobs (nil for none).
+func ollamaLogprobs(lps []api.Logprob) []ollamaLogprob {
+	var out []ollamaLogprob
+	for _, lp := range lps {
+		o := ollamaLogprob{ollamaTokenLogprob: ollamaTokenLogprob{Token: lp.Piece, Logprob: lp.Logprob}}
+		if lp.Bytes != nil {
+			o.Bytes = tokenBytes(lp.Piece, lp.Bytes)
+		}
+		for _, a := range lp.Top {
+			t := ollamaTokenLogprob{Token: a.Piece, Logprob: a.Logprob}
+			if a.Bytes != nil {
+				t.Bytes = tokenBytes(a.Piece, a.Bytes)
+			}
+			o.TopLogprobs = append(o.TopLogprobs, t)
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 type ollamaChatRequest struct {
@@ -33,6 +73,7 @@ type ollamaChatRequest struct {
 	Tools     json.RawMessage `json:"tools"`
 	Options   map[string]any  `json:"options"`
 	KeepAlive json.RawMessage `json:"keep_alive"`
+	ollamaLogprobsRequest
 }
 
 type ollamaMessage struct {
@@ -52,22 +93,24 @@ type ollamaMetrics struct {
 }
 
 type ollamaGenerateChunk struct {
-	Model      string    `json:"model"`
-	CreatedAt  time.Time `json:"created_at"`
-	Response   string    `json:"response"`
-	Done       bool      `json:"done"`
-	DoneReason string    `json:"done_reason,omitempty"`
-	JobID      string    `json:"job_id,omitempty"` // glassbox: the job in the journal
+	Model      string          `json:"model"`
+	CreatedAt  time.Time       `json:"created_at"`
+	Response   string          `json:"response"`
+	Done       bool            `json:"done"`
+	DoneReason string          `json:"done_reason,omitempty"`
+	JobID      string          `json:"job_id,omitempty"` // glassbox: the job in the journal
+	Logprobs   []ollamaLogprob `json:"logprobs,omitempty"`
 	ollamaMetrics
 }
 
 type ollamaChatChunk struct {
-	Model      string         `json:"model"`
-	CreatedAt  time.Time      `json:"created_at"`
-	Message    *ollamaMessage `json:"message,omitempty"`
-	Done       bool           `json:"done"`
-	DoneReason string         `json:"done_reason,omitempty"`
-	JobID      string         `json:"job_id,omitempty"`
+	Model      string          `json:"model"`
+	CreatedAt  time.Time       `json:"created_at"`
+	Message    *ollamaMessage  `json:"message,omitempty"`
+	Done       bool            `json:"done"`
+	DoneReason string          `json:"done_reason,omitempty"`
+	JobID      string          `json:"job_id,omitempty"`
+	Logprobs   []ollamaLogprob `json:"logprobs,omitempty"`
 	ollamaMetrics
 }
 
@@ -136,6 +179,9 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, ka, e := ollamaCommon(req.Model, req.Format, req.Options, req.KeepAlive)
+	if e == nil {
+		e = setLogprobs(&opts, req.Logprobs, req.TopLogprobs, "top_logprobs")
+	}
 	if e == nil && len(req.Images) > 0 {
 		e = badRequest("unsupported", "images", "images are not supported by text models")
 	}
@@ -156,12 +202,12 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		Options: opts, KeepAlive: ka}
 	stream := req.Stream == nil || *req.Stream
 	s.ollamaRun(w, r, "text", greq, stream,
-		func(text string) any {
-			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: text}
+		func(text string, lps []api.Logprob) any {
+			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: text, Logprobs: ollamaLogprobs(lps)}
 		},
-		func(g *generation, res *Result, full string) any {
+		func(g *generation, res *Result, full string, lps []api.Logprob) any {
 			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: full, Done: true,
-				DoneReason: res.DoneReason, JobID: g.job.ID, ollamaMetrics: metricsOf(g, res)}
+				DoneReason: res.DoneReason, JobID: g.job.ID, Logprobs: ollamaLogprobs(lps), ollamaMetrics: metricsOf(g, res)}
 		})
 }
 
@@ -172,6 +218,9 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, ka, e := ollamaCommon(req.Model, req.Format, req.Options, req.KeepAlive)
+	if e == nil {
+		e = setLogprobs(&opts, req.Logprobs, req.TopLogprobs, "top_logprobs")
+	}
 	if e == nil {
 		if t := string(req.Tools); t != "" && t != "null" && t != "[]" {
 			e = badRequest("unsupported", "tools", "tool calling is not supported yet")
@@ -202,14 +251,14 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	greq := &GenerateRequest{Model: req.Model, Messages: msgs, Options: opts, KeepAlive: ka}
 	stream := req.Stream == nil || *req.Stream
 	s.ollamaRun(w, r, "chat", greq, stream,
-		func(text string) any {
+		func(text string, lps []api.Logprob) any {
 			return ollamaChatChunk{Model: req.Model, CreatedAt: time.Now().UTC(),
-				Message: &ollamaMessage{Role: "assistant", Content: text}}
+				Message: &ollamaMessage{Role: "assistant", Content: text}, Logprobs: ollamaLogprobs(lps)}
 		},
-		func(g *generation, res *Result, full string) any {
+		func(g *generation, res *Result, full string, lps []api.Logprob) any {
 			return ollamaChatChunk{Model: req.Model, CreatedAt: time.Now().UTC(),
 				Message: &ollamaMessage{Role: "assistant", Content: full}, Done: true,
-				DoneReason: res.DoneReason, JobID: g.job.ID, ollamaMetrics: metricsOf(g, res)}
+				DoneReason: res.DoneReason, JobID: g.job.ID, Logprobs: ollamaLogprobs(lps), ollamaMetrics: metricsOf(g, res)}
 		})
 }
 
@@ -245,7 +294,7 @@ func (s *Server) ollamaPreload(w http.ResponseWriter, r *http.Request, model str
 // one JSON object. Errors before the first chunk get their HTTP status;
 // errors after it arrive as a final {"error": ...} line, as Ollama does.
 func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, req *GenerateRequest, stream bool,
-	chunk func(text string) any, final func(g *generation, res *Result, full string) any) {
+	chunk func(text string, lps []api.Logprob) any, final func(g *generation, res *Result, full string, lps []api.Logprob) any) {
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
 	g, e := s.startGeneration(ctx, jobSpec(kind, req), req)
@@ -255,20 +304,21 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 	}
 	w.Header().Set("X-Glassbox-Job", g.job.ID)
 	if !stream {
-		res, err := s.follow(ctx, g, func(string) error { return nil })
+		var all []api.Logprob
+		res, err := s.follow(ctx, g, func(_ string, lps []api.Logprob) error { all = append(all, lps...); return nil })
 		if err != nil {
 			writeOllamaError(w, toError(err))
 			return
 		}
-		writeJSON(w, http.StatusOK, final(g, res, res.Text))
+		writeJSON(w, http.StatusOK, final(g, res, res.Text, all))
 		return
 	}
 	var sw *streamWriter
-	res, err := s.follow(ctx, g, func(text string) error {
+	res, err := s.follow(ctx, g, func(text string, lps []api.Logprob) error {
 		if sw == nil {
 			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
 		}
-		return sw.ndjson(chunk(text))
+		return sw.ndjson(chunk(text, lps))
 	})
 	switch {
 	case err != nil && sw == nil:
@@ -279,6 +329,6 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 		if sw == nil {
 			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
 		}
-		sw.ndjson(final(g, res, ""))
+		sw.ndjson(final(g, res, "", nil))
 	}
 }

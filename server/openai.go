@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/glassbox-ai/glassbox/api"
 )
 
 // OpenAI's API: https://platform.openai.com/docs/api-reference/chat and
@@ -20,6 +23,8 @@ type openAIChatRequest struct {
 	openAISampling
 	Tools          json.RawMessage    `json:"tools"`
 	ResponseFormat *openAIResponseFmt `json:"response_format"`
+	Logprobs       *bool              `json:"logprobs"`
+	TopLogprobs    *float64           `json:"top_logprobs"`
 }
 
 type openAICompletionRequest struct {
@@ -30,6 +35,7 @@ type openAICompletionRequest struct {
 	Stream        bool              `json:"stream"`
 	StreamOptions *openAIStreamOpts `json:"stream_options"`
 	MaxTokens     *float64          `json:"max_tokens"` // default 16
+	Logprobs      *float64          `json:"logprobs"`   // alternatives per token, 0–5; null: none
 	openAISampling
 }
 
@@ -77,11 +83,45 @@ type openAIChatMessage struct {
 }
 
 type openAIChatChoice struct {
-	Index        int                `json:"index"`
-	Message      *openAIChatMessage `json:"message,omitempty"`
-	Delta        *openAIChatMessage `json:"delta,omitempty"`
-	FinishReason *string            `json:"finish_reason"`
-	Logprobs     *struct{}          `json:"logprobs"`
+	Index        int                 `json:"index"`
+	Message      *openAIChatMessage  `json:"message,omitempty"`
+	Delta        *openAIChatMessage  `json:"delta,omitempty"`
+	FinishReason *string             `json:"finish_reason"`
+	Logprobs     *openAIChatLogprobs `json:"logprobs"`
+}
+
+// openAIChatLogprobs are a chat choice's (or chunk's) token logprobs.
+type openAIChatLogprobs struct {
+	Content []openAILogprob `json:"content"`
+	Refusal []openAILogprob `json:"refusal"` // always null: no refusals here
+}
+
+type openAILogprob struct {
+	openAITopLogprob
+	TopLogprobs []openAITopLogprob `json:"top_logprobs"`
+}
+
+type openAITopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+// chatLogprobs converts the engine's logprobs; nil when not asked for.
+func chatLogprobs(asked bool, lps []api.Logprob) *openAIChatLogprobs {
+	if !asked {
+		return nil
+	}
+	out := &openAIChatLogprobs{Content: []openAILogprob{}}
+	for _, lp := range lps {
+		o := openAILogprob{openAITopLogprob: openAITopLogprob{Token: lp.Piece, Logprob: lp.Logprob, Bytes: tokenBytes(lp.Piece, lp.Bytes)},
+			TopLogprobs: []openAITopLogprob{}}
+		for _, a := range lp.Top {
+			o.TopLogprobs = append(o.TopLogprobs, openAITopLogprob{Token: a.Piece, Logprob: a.Logprob, Bytes: tokenBytes(a.Piece, a.Bytes)})
+		}
+		out.Content = append(out.Content, o)
+	}
+	return out
 }
 
 type openAIChatResponse struct {
@@ -95,10 +135,41 @@ type openAIChatResponse struct {
 }
 
 type openAICompletionChoice struct {
-	Index        int       `json:"index"`
-	Text         string    `json:"text"`
-	FinishReason *string   `json:"finish_reason"`
-	Logprobs     *struct{} `json:"logprobs"`
+	Index        int                       `json:"index"`
+	Text         string                    `json:"text"`
+	FinishReason *string                   `json:"finish_reason"`
+	Logprobs     *openAICompletionLogprobs `json:"logprobs"`
+}
+
+// openAICompletionLogprobs is the legacy completions' logprobs object.
+type openAICompletionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float64            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+// completionLogprobs converts the engine's logprobs, the first token's
+// text starting at character offset (nil when not asked for).
+func completionLogprobs(asked bool, lps []api.Logprob, offset int) *openAICompletionLogprobs {
+	if !asked {
+		return nil
+	}
+	out := &openAICompletionLogprobs{Tokens: []string{}, TokenLogprobs: []float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+	for _, lp := range lps {
+		out.Tokens = append(out.Tokens, lp.Piece)
+		out.TokenLogprobs = append(out.TokenLogprobs, lp.Logprob)
+		top := map[string]float64{}
+		for _, a := range lp.Top {
+			if _, seen := top[a.Piece]; !seen {
+				top[a.Piece] = a.Logprob
+			}
+		}
+		out.TopLogprobs = append(out.TopLogprobs, top)
+		out.TextOffset = append(out.TextOffset, offset)
+		offset += utf8.RuneCountInString(lp.Piece)
+	}
+	return out
 }
 
 type openAICompletionResponse struct {
@@ -212,6 +283,16 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		maxTok, maxParam = req.MaxTokens, "max_tokens"
 	}
 	opts, e := req.options(maxTok, maxParam, -1)
+	if e == nil && (req.Logprobs != nil || req.TopLogprobs != nil) {
+		top := 0
+		if req.TopLogprobs != nil {
+			top = int(*req.TopLogprobs)
+			if float64(top) != *req.TopLogprobs {
+				top = -1
+			}
+		}
+		e = setLogprobs(&opts, req.Logprobs != nil && *req.Logprobs, top, "top_logprobs")
+	}
 	var msgs []Message
 	if e == nil && req.Model == "" {
 		e = badRequest("missing_model", "model", "model is required")
@@ -260,15 +341,15 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	greq := &GenerateRequest{Model: req.Model, Messages: msgs, Options: opts}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	s.openAIRun(w, r, "chat", greq, req.Stream, includeUsage, "chatcmpl-",
-		func(id string, created int64, text string, first bool) any {
+		func(id string, created int64, text string, first bool, lps []api.Logprob) any {
 			d := &openAIChatMessage{Content: text}
 			if first {
 				d.Role = "assistant"
 			}
 			return openAIChatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
-				SystemFingerprint: "glassbox", Choices: []openAIChatChoice{{Delta: d}}}
+				SystemFingerprint: "glassbox", Choices: []openAIChatChoice{{Delta: d, Logprobs: chatLogprobs(opts.Logprobs, lps)}}}
 		},
-		func(id string, created int64, res *Result, streaming bool) any {
+		func(id string, created int64, res *Result, streaming bool, lps []api.Logprob) any {
 			out := openAIChatResponse{ID: id, Created: created, Model: req.Model, SystemFingerprint: "glassbox"}
 			if streaming {
 				out.Object = "chat.completion.chunk"
@@ -276,7 +357,7 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 			} else {
 				out.Object = "chat.completion"
 				out.Choices = []openAIChatChoice{{Message: &openAIChatMessage{Role: "assistant", Content: res.Text},
-					FinishReason: finish(res.DoneReason)}}
+					FinishReason: finish(res.DoneReason), Logprobs: chatLogprobs(opts.Logprobs, lps)}}
 				out.Usage = usageOf(res)
 			}
 			return out
@@ -301,6 +382,14 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 	if e == nil {
 		prompt, e = completionPrompt(req.Prompt)
 	}
+	if e == nil && req.Logprobs != nil {
+		top := int(*req.Logprobs)
+		if float64(top) != *req.Logprobs || top < 0 || top > 5 {
+			e = badRequest("invalid_value", "logprobs", "logprobs is %v, not an integer 0..5", *req.Logprobs)
+		} else {
+			e = setLogprobs(&opts, true, top, "logprobs")
+		}
+	}
 	if e == nil && req.Suffix != "" {
 		e = badRequest("unsupported", "suffix", "suffix (fill-in-the-middle) is not supported yet")
 	}
@@ -311,15 +400,23 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 	greq := &GenerateRequest{Model: req.Model, Prompt: prompt, Raw: true, Options: opts}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	echoed := false
+	// Logprobs' text offsets count characters of the returned text (the
+	// prompt first, when echoed).
+	base, done := 0, 0
+	if req.Echo {
+		base = utf8.RuneCountInString(prompt)
+	}
 	s.openAIRun(w, r, "text", greq, req.Stream, includeUsage, "cmpl-",
-		func(id string, created int64, text string, first bool) any {
+		func(id string, created int64, text string, first bool, lps []api.Logprob) any {
+			lp := completionLogprobs(opts.Logprobs, lps, base+done)
+			done += utf8.RuneCountInString(text)
 			if req.Echo && !echoed {
 				text, echoed = prompt+text, true
 			}
 			return openAICompletionResponse{ID: id, Object: "text_completion", Created: created, Model: req.Model,
-				SystemFingerprint: "glassbox", Choices: []openAICompletionChoice{{Text: text}}}
+				SystemFingerprint: "glassbox", Choices: []openAICompletionChoice{{Text: text, Logprobs: lp}}}
 		},
-		func(id string, created int64, res *Result, streaming bool) any {
+		func(id string, created int64, res *Result, streaming bool, lps []api.Logprob) any {
 			text := ""
 			if !streaming {
 				text = res.Text
@@ -330,6 +427,9 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 			out := openAICompletionResponse{ID: id, Object: "text_completion", Created: created, Model: req.Model,
 				SystemFingerprint: "glassbox",
 				Choices:           []openAICompletionChoice{{Text: text, FinishReason: finish(res.DoneReason)}}}
+			if !streaming {
+				out.Choices[0].Logprobs = completionLogprobs(opts.Logprobs, lps, base)
+			}
 			if !streaming {
 				out.Usage = usageOf(res)
 			}
@@ -371,8 +471,8 @@ func completionPrompt(raw json.RawMessage) (string, *Error) {
 // error object, which the official clients raise as an APIError.
 func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, req *GenerateRequest, stream, includeUsage bool,
 	idPrefix string,
-	chunk func(id string, created int64, text string, first bool) any,
-	final func(id string, created int64, res *Result, streaming bool) any,
+	chunk func(id string, created int64, text string, first bool, lps []api.Logprob) any,
+	final func(id string, created int64, res *Result, streaming bool, lps []api.Logprob) any,
 	usage func(id string, created int64, res *Result) any) {
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
@@ -385,12 +485,13 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 	created := g.start.Unix()
 	w.Header().Set("X-Glassbox-Job", g.job.ID)
 	if !stream {
-		res, err := s.follow(ctx, g, func(string) error { return nil })
+		var all []api.Logprob
+		res, err := s.follow(ctx, g, func(_ string, lps []api.Logprob) error { all = append(all, lps...); return nil })
 		if err != nil {
 			writeOpenAIError(w, toError(err))
 			return
 		}
-		writeJSON(w, http.StatusOK, final(id, created, res, false))
+		writeJSON(w, http.StatusOK, final(id, created, res, false, all))
 		return
 	}
 	var sw *streamWriter
@@ -402,11 +503,11 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		return sw.sse("", "", b)
 	}
 	first := true
-	res, err := s.follow(ctx, g, func(text string) error {
+	res, err := s.follow(ctx, g, func(text string, lps []api.Logprob) error {
 		if sw == nil {
 			sw = newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
 		}
-		err := send(chunk(id, created, text, first))
+		err := send(chunk(id, created, text, first, lps))
 		first = false
 		return err
 	})
@@ -423,9 +524,9 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		return
 	}
 	if first {
-		send(chunk(id, created, "", true))
+		send(chunk(id, created, "", true, nil))
 	}
-	send(final(id, created, res, true))
+	send(final(id, created, res, true, nil))
 	if includeUsage {
 		send(usage(id, created, res))
 	}

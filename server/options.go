@@ -44,6 +44,36 @@ func openAIDefaults() Options {
 	return Options{NumPredict: -1, Temperature: 1, TopP: 1, RepeatPenalty: 1, RepeatLastN: 64}
 }
 
+// maxTopLogprobs is the most alternatives a token's logprob may list
+// (OpenAI's limit; engine.MaxTopLogprobs).
+const maxTopLogprobs = 20
+
+// setLogprobs checks a request's logprobs settings (field names the
+// alternatives' field) and applies them to o.
+func setLogprobs(o *Options, logprobs bool, top int, field string) *Error {
+	if top < 0 || top > maxTopLogprobs {
+		return badRequest("invalid_value", field, "%s is %d, outside 0..%d", field, top, maxTopLogprobs)
+	}
+	if top > 0 && !logprobs {
+		return badRequest("invalid_value", field, "%s needs logprobs: true", field)
+	}
+	o.Logprobs, o.TopLogprobs = logprobs, top
+	return nil
+}
+
+// tokenBytes is a logprob's token as bytes (OpenAI's and Ollama's
+// "bytes": the piece may be part of a character).
+func tokenBytes(piece string, raw []byte) []int {
+	if raw == nil {
+		raw = []byte(piece)
+	}
+	out := make([]int, len(raw))
+	for i, b := range raw {
+		out[i] = int(b)
+	}
+	return out
+}
+
 // applyOllamaOptions reads Ollama's "options" object into o, checking
 // types and ranges. Unknown keys are ignored, as Ollama does.
 func applyOllamaOptions(o *Options, raw map[string]any) *Error {

@@ -218,6 +218,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	}
 	treq := engine.TextRequest{Prompt: req.Prompt, System: req.System, Sampling: serveSampling(req.Options),
 		MaxTokens: max(req.Options.NumPredict, 0), Stops: req.Options.Stop, Session: opts, Format: req.Options.Format,
+		Logprobs: req.Options.Logprobs, TopLogprobs: req.Options.TopLogprobs,
 		// A prompt goes through the template only when the model has one
 		// of its own and the client did not ask for raw: base models (no
 		// template) continue the text as given.
@@ -263,7 +264,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		n-- // the end-of-generation token is not part of the answer
 	}
 	return &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, Tokens: n, DoneReason: reason,
-		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime}, nil
+		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime, Logprobs: res.Logprobs}, nil
 }
 
 // generate runs treq alone (engine.Text) or, with --parallel > 1, through
