@@ -66,6 +66,26 @@ test('format as a JSON schema gives a value of the schema; a schema it cannot en
   (e) => /keyword "pattern" is not supported/.test(e.message));
 });
 
+test('logprobs: one per generated token, greedy picks the most likely', async () => {
+  const r = await ollama.generate({ model, prompt: 'Once upon a time', stream: false, logprobs: true, top_logprobs: 3,
+    options: { ...greedy, num_predict: 12 } });
+  assert.equal(r.logprobs.length, r.eval_count, JSON.stringify(r.logprobs));
+  assert.equal(r.logprobs.map((l) => l.token).join(''), r.response);
+  for (const l of r.logprobs) {
+    assert.ok(l.logprob <= 0 && l.top_logprobs.length === 3, JSON.stringify(l));
+    assert.equal(l.top_logprobs[0].token, l.token);
+    assert.equal(l.top_logprobs[0].logprob, l.logprob);
+  }
+  const stream = await ollama.chat({ model, stream: true, logprobs: true, options: { ...greedy, num_predict: 12 },
+    messages: [{ role: 'user', content: 'Tell me a story.' }] });
+  let n = 0, done;
+  for await (const part of stream) {
+    if (part.done) { done = part; break; }
+    n += (part.logprobs ?? []).length;
+  }
+  assert.equal(n, done.eval_count);
+});
+
 test('streaming chat delivers chunks and a final chunk with counts', async () => {
   const stream = await ollama.chat({ model, stream: true, options: { ...greedy, num_predict: 12 },
     messages: [{ role: 'system', content: 'You tell stories.' }, { role: 'user', content: 'Tell me a story.' }] });

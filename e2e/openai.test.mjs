@@ -69,6 +69,23 @@ test('response_format json_schema gives a value of the schema', async () => {
   }
 });
 
+test('logprobs in chat completions, whole and streamed', async () => {
+  const ask = { model, temperature: 0, max_tokens: 10, logprobs: true, top_logprobs: 2,
+    messages: [{ role: 'user', content: 'Tell me a story.' }] };
+  const r = await client.chat.completions.create(ask);
+  const content = r.choices[0].logprobs.content;
+  assert.equal(content.length, r.usage.completion_tokens);
+  assert.equal(content.map((l) => l.token).join(''), r.choices[0].message.content);
+  for (const l of content) {
+    assert.ok(l.logprob <= 0 && l.top_logprobs.length === 2 && l.top_logprobs[0].token === l.token, JSON.stringify(l));
+    assert.deepEqual(l.bytes, [...Buffer.from(l.token)]);
+  }
+  const stream = await client.chat.completions.create({ ...ask, stream: true });
+  const streamed = [];
+  for await (const chunk of stream) streamed.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+  assert.deepEqual(streamed, content);
+});
+
 test('errors are OpenAI error objects with the stage', async () => {
   await assert.rejects(client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }),
     (e) => e instanceof OpenAI.NotFoundError && e.code === 'model_not_found' && e.error.stage === 'load');

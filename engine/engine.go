@@ -177,6 +177,7 @@ type seq struct {
 	lpLogits []float32
 	lpLSE    float64
 	lpTop    []int
+	lpBuf    sample.LogSumExpBuf
 }
 
 // placement is where the sequence runs, for the stage reports.
@@ -286,7 +287,7 @@ func (q *seq) next() (done bool, err error) { return q.accept(q.pick()) }
 func (q *seq) pick() int {
 	if q.req.Logprobs {
 		q.lpLogits = append(q.lpLogits[:0], q.logits...)
-		q.lpLSE = sample.LogSumExp(q.lpLogits)
+		q.lpLSE = q.lpBuf.LogSumExp(q.lpLogits)
 		q.lpTop = sample.TopIDs(q.lpLogits, q.req.TopLogprobs, q.lpTop)
 	}
 	if q.req.Constraint != nil && !q.req.Constraint.Mask(q.logits) {

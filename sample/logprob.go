@@ -9,22 +9,39 @@ import "math"
 // package's exp (the same value on every platform). NaN logits count as
 // −Inf; with every logit −Inf (or none) it returns −Inf.
 func LogSumExp(logits []float32) float64 {
+	var b LogSumExpBuf
+	return b.LogSumExp(logits)
+}
+
+// LogSumExpBuf keeps LogSumExp's scratch between calls (one per
+// generation: not safe for concurrent use).
+type LogSumExpBuf struct {
+	c []cand
+	w []float64
+}
+
+// LogSumExp is the package-level LogSumExp with b's scratch: the sum runs
+// through the softmax pass's expSum (AVX2/AVX-512 where present, the same
+// bits as its Go twin).
+func (b *LogSumExpBuf) LogSumExp(logits []float32) float64 {
 	mx := math.Inf(-1)
-	for _, v := range logits {
+	b.c = b.c[:0]
+	for i, v := range logits {
+		if v != v {
+			continue // NaN: as −Inf, adds nothing
+		}
 		if float64(v) > mx {
 			mx = float64(v)
 		}
+		b.c = append(b.c, cand{id: int32(i), logit: v})
 	}
 	if math.IsInf(mx, 0) {
 		return mx
 	}
-	var sum float64
-	for _, v := range logits {
-		if v == v {
-			sum += expf64(float64(v) - mx)
-		}
+	if cap(b.w) < len(b.c) {
+		b.w = make([]float64, len(b.c))
 	}
-	return mx + math.Log(sum)
+	return mx + math.Log(expSum(b.c, mx, 1, b.w))
 }
 
 // TopIDs appends to dst[:0] the k ids with the largest logits, largest

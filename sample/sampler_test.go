@@ -522,3 +522,21 @@ func TestLogSumExpAndTopIDs(t *testing.T) {
 		t.Errorf("probabilities sum to %v", sum)
 	}
 }
+
+// BenchmarkLogprobs: what a step with logprobs adds (engine's pick): a
+// copy of the logits, LogSumExp and TopIDs of 5, over 32000 logits.
+func BenchmarkLogprobs(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	logits := make([]float32, 32000)
+	for i := range logits {
+		logits[i] = float32(rng.NormFloat64() * 3)
+	}
+	cp := make([]float32, len(logits))
+	var top []int
+	var buf LogSumExpBuf
+	for b.Loop() {
+		copy(cp, logits)
+		_ = buf.LogSumExp(cp)
+		top = TopIDs(cp, 5, top)
+	}
+}

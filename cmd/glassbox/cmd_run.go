@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/engine"
 	"github.com/glassbox-ai/glassbox/journal"
 	"github.com/glassbox-ai/glassbox/pipeline"
@@ -33,7 +35,7 @@ type runFlags struct {
 	maxTokens                  int
 	temp, topP, minP, repeat   float64
 	freqPen, presPen           float64
-	topK, lastN                int
+	topK, lastN, logprobs      int
 	seed                       int64
 	stops                      stringList
 	chat, noBOS, json, verbose bool
@@ -68,6 +70,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&f.memBudget, "mem-budget", "", "refuse the job in stage plan, before loading, when it needs more memory than this (e.g. 2GiB)")
 	fs.StringVar(&f.promptIDs, "prompt-ids", "", "the prompt as space-separated token ids instead of text")
 	fs.BoolVar(&f.noJournal, "no-journal", false, "do not record the job in the journal of the glassbox home")
+	fs.IntVar(&f.logprobs, "logprobs", -1, "report each token's probability under the model and its N most likely alternatives (0-20; -1: off): on the token events with --json, else as a table on stderr at the end")
 	f.session = sessionFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -180,6 +183,7 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 	req := engine.TextRequest{
 		Prompt: prompt, Chat: f.chat, System: f.system, NoBOS: f.noBOS,
 		Sampling: params, MaxTokens: f.maxTokens, Stops: f.stops, Session: f.session.options(), Format: f.format,
+		Logprobs: f.logprobs >= 0, TopLogprobs: max(f.logprobs, 0),
 	}
 	req.Roofline, req.Limiter = generateRoofline(p, t.Model.WeightBytes(), req.Session.Threads)
 	if f.promptIDs != "" {
@@ -201,12 +205,28 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 	if !f.json && isTerminal(env.stdout) {
 		fmt.Fprintln(env.stdout)
 	}
+	if !f.json && req.Logprobs {
+		printLogprobs(env.stderr, res.Logprobs)
+	}
 	if recordRuns && !*f.session.exact {
 		if err := recordRun(p, res); err != nil {
 			pipeline.TraceFrom(ctx).OnWarning("calibration", "the run was not stored in the calibration history: "+err.Error())
 		}
 	}
 	return res, nil
+}
+
+// printLogprobs writes --logprobs' table: each generated token with its
+// probability under the model and the most likely alternatives.
+func printLogprobs(w io.Writer, lps []api.Logprob) {
+	fmt.Fprintf(w, "%5s  %-18s %8s  %s\n", "#", "token", "p", "most likely (p)")
+	for i, lp := range lps {
+		var alts []string
+		for _, a := range lp.Top {
+			alts = append(alts, fmt.Sprintf("%q %.3f", a.Piece, math.Exp(a.Logprob)))
+		}
+		fmt.Fprintf(w, "%5d  %-18q %8.4f  %s\n", i, lp.Piece, math.Exp(lp.Logprob), strings.Join(alts, ", "))
+	}
 }
 
 // runResultJSON is the result event's payload.
@@ -298,6 +318,9 @@ func (f *runFlags) validate(p sample.Params) error {
 		if err := c.p.Validate(); err != nil {
 			return fmt.Errorf("--%s: %w", c.flag, err)
 		}
+	}
+	if f.logprobs < -1 || f.logprobs > engine.MaxTopLogprobs {
+		return fmt.Errorf("--logprobs: %s: %d alternatives is out of range (0 to %d, or -1 for none)", sample.Stage, f.logprobs, engine.MaxTopLogprobs)
 	}
 	if f.lastN < -1 {
 		return fmt.Errorf("--repeat-last-n: %s: sample: penalty window %d is out of range (want -1 for the whole history, 0 for none, or a number of tokens)",

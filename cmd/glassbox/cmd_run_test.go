@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,6 +97,63 @@ func TestRunFormatSchema(t *testing.T) {
 	_, errOut, code := runCmd(t, "", "run", "-m", "/nonexistent.gguf", "--format", `{"type": "string", "pattern": "^a"}`, "hi")
 	if code == 0 || !strings.Contains(errOut, `keyword "pattern" is not supported`) {
 		t.Errorf("pattern: exit %d, %q; want the schema refused (before the missing model)", code, errOut)
+	}
+}
+
+// TestRunLogprobs: --logprobs N prints each token's probability and N
+// alternatives on stderr (stdout keeps only the text), and with --json
+// puts them on the token events.
+func TestRunLogprobs(t *testing.T) {
+	m := shared.Path(t, "models/stories260K.gguf")
+	out, errOut, code := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "8", "--logprobs", "3", "Once upon a time")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	plain, _, _ := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "8", "Once upon a time")
+	if out != plain {
+		t.Errorf("stdout %q, without --logprobs %q", out, plain)
+	}
+	rows := 0
+	quoted := `"(?:[^"\\]|\\.)*"`
+	row := regexp.MustCompile(`^\s*(\d+)\s+` + quoted + `\s+([0-9.]+)\s+((?:` + quoted + ` [0-9.]+(?:, )?)*)$`)
+	for _, line := range strings.Split(errOut, "\n") {
+		m := row.FindStringSubmatch(line)
+		if m == nil || m[1] != strconv.Itoa(rows) {
+			continue
+		}
+		if p, err := strconv.ParseFloat(m[2], 64); err != nil || p <= 0 || p > 1 || len(regexp.MustCompile(quoted).FindAllString(m[3], -1)) != 3 {
+			t.Errorf("row %q: want a probability and three alternatives", line)
+		}
+		rows++
+	}
+	if rows != 8 {
+		t.Errorf("%d rows for 8 tokens:\n%s", rows, errOut)
+	}
+	js, errOut, code := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "4", "--logprobs", "0", "--json", "Once upon a time")
+	if code != 0 {
+		t.Fatalf("--json: exit %d: %s", code, errOut)
+	}
+	tokens := 0
+	for _, line := range strings.Split(strings.TrimSpace(js), "\n") {
+		var e struct {
+			Type  string
+			Token *struct {
+				Logprob *struct {
+					Logprob float64
+					Top     []any
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil || e.Type != "token" {
+			continue
+		}
+		tokens++
+		if lp := e.Token.Logprob; lp == nil || lp.Logprob > 0 || len(lp.Top) != 0 {
+			t.Errorf("token event %s: want a logprob ≤ 0 and no alternatives", line)
+		}
+	}
+	if tokens != 4 {
+		t.Errorf("%d token events, want 4", tokens)
 	}
 }
 
