@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,6 +117,36 @@ func TestUI(t *testing.T) {
 			t.Errorf("%d tokens shown, want 60", n)
 		}
 		b.shot("generate")
+		b.checkJS()
+	})
+
+	t.Run("token probabilities", func(t *testing.T) {
+		b.t = t
+		b.click("#opt-logprobs")
+		id := start("stories260K", "Once upon a time", map[string]string{"num_predict": "24", "seed": "3"})
+		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
+		b.shot("token-probabilities")
+		b.click("#opt-logprobs") // off again for the later tests
+		sameAsJournal(id)
+		_, evs := s.journaled(t, id)
+		var pieces []string
+		for _, ev := range evs {
+			if ev.Type == api.TypeToken && ev.Token.Text != "" {
+				if ev.Token.Logprob == nil || len(ev.Token.Logprob.Top) != 5 {
+					t.Fatalf("token event %+v: want a logprob with five alternatives", ev.Token)
+				}
+				pieces = append(pieces, ev.Token.Text)
+			}
+		}
+		spans := eval[[]string](b, `[...document.querySelectorAll('#output .tok')].map((s) => s.textContent)`)
+		if !slices.Equal(spans, pieces) {
+			t.Errorf("token spans %q, the journal's tokens %q", spans, pieces)
+		}
+		bad := eval[[]string](b, `[...document.querySelectorAll('#output .tok')].filter((s) => !(Number(s.dataset.p) > 0 && Number(s.dataset.p) <= 1) || !/: p [0-9.]+ · most likely: /.test(s.title)).map((s) => s.outerHTML)`)
+		if len(bad) > 0 {
+			t.Errorf("spans without a probability and alternatives: %q", bad)
+		}
+		b.contrast()
 		b.checkJS()
 	})
 

@@ -44,6 +44,11 @@ export function generateView(root) {
     fmt.el('option', { value: 'complete' }, 'Complete (raw prompt)'));
   const system = fmt.el('textarea', { id: 'system', rows: 2, placeholder: 'You are a helpful assistant.' });
   const settings = samplingSettings(st, save);
+  const probs = fmt.el('input', { id: 'opt-logprobs', type: 'checkbox', checked: !!st.settings.logprobs });
+  probs.addEventListener('change', () => { st.settings.logprobs = probs.checked; save(); });
+  const probsWrap = fmt.el('div', { class: 'check' },
+    fmt.el('label', { for: 'opt-logprobs' }, probs, ' Show token probabilities'),
+    fmt.el('div', { class: 'small muted' }, 'The less likely the model found a token, the stronger its shade; hover a token for its probability and the five most likely alternatives.'));
   const chat = fmt.el('div', { class: 'chat', id: 'chat', 'aria-label': 'Conversation' });
   const prompt = fmt.el('textarea', { id: 'prompt', rows: 3, placeholder: 'Once upon a time' });
   const send = fmt.el('button', { id: 'send', type: 'submit' }, 'Send');
@@ -63,7 +68,7 @@ export function generateView(root) {
       fmt.el('label', { for: 'model' }, 'Model'), model, verdict,
       fmt.el('label', { for: 'mode' }, 'Mode'), mode,
       systemWrap,
-      fmt.el('details', { open: true }, fmt.el('summary', {}, 'Sampling settings'), settings.node)),
+      fmt.el('details', { open: true }, fmt.el('summary', {}, 'Sampling settings'), settings.node, probsWrap)),
     fmt.el('div', { style: null }, jobLink), pipe.node);
   root.replaceChildren(fmt.el('h1', {}, 'Generate'), fmt.el('div', { class: 'cols' }, form, side));
 
@@ -218,6 +223,7 @@ function samplingSettings(st, save) {
 // result) and the new message; in completion mode the raw prompt.
 export function requestBody(st, model, text, options) {
   const body = { model, options };
+  if (st.settings.logprobs) Object.assign(body, { logprobs: true, top_logprobs: 5 });
   if (st.mode !== 'chat') return { ...body, prompt: text, raw: true };
   const msgs = [];
   if (st.system.trim()) msgs.push({ role: 'system', content: st.system });

@@ -17,6 +17,12 @@ export function newJob(id) {
     open: null,         // the stage started and not yet done
     text: '',           // the generated text, token by token
     tokens: 0,          // token events applied
+    // With logprobs asked for: the text as pieces, each with the logprobs
+    // of the tokens that released it (a token whose text was held back
+    // comes with the next piece).
+    pieces: [],
+    pendingLogprobs: [],
+    logprobs: false,    // some token carried a logprob
     warnings: [],
     result: null,
     error: null,
@@ -89,6 +95,11 @@ export function apply(job, ev) {
       if (ev.token) {
         job.text += ev.token.text || '';
         job.tokens++;
+        if (ev.token.logprob) { job.pendingLogprobs.push(ev.token.logprob); job.logprobs = true; }
+        if (ev.token.text) {
+          job.pieces.push({ text: ev.token.text, lps: job.pendingLogprobs });
+          job.pendingLogprobs = [];
+        }
         const s = job.stages[ev.stage || 'generate'];
         if (s) s.tokens = (s.tokens || 0) + 1;
       }

@@ -55,6 +55,18 @@ export function watch(id, { onChange, onStatus = () => {}, onFail = () => {} }) 
 // Only the new text is appended, so a long answer costs O(tokens), not
 // O(tokens²), to show.
 export function setOutput(pre, job) {
+  if (job.logprobs) {
+    setPieces(pre, job);
+  } else {
+    setText(pre, job);
+  }
+  const ds = pre.dataset;
+  if (ds.state !== job.state) ds.state = job.state;
+  ds.tokens = String(job.tokens);
+  ds.seq = String(job.lastSeq);
+}
+
+function setText(pre, job) {
   const node = pre.firstChild;
   const shown = node && node.nodeType === Node.TEXT_NODE && pre.childNodes.length === 1 ? node.data.length : -1;
   if (shown >= 0 && shown <= job.text.length && job.text.startsWith(node.data.slice(-64), Math.max(shown - 64, 0))) {
@@ -62,8 +74,34 @@ export function setOutput(pre, job) {
   } else if (pre.textContent !== job.text) {
     pre.textContent = job.text;
   }
-  const ds = pre.dataset;
-  if (ds.state !== job.state) ds.state = job.state;
-  ds.tokens = String(job.tokens);
-  ds.seq = String(job.lastSeq);
+  delete pre.dataset.pieces;
+}
+
+// setPieces shows the text as one span per piece, shaded by how unlikely
+// the model found its token (the last of the piece's tokens), with the
+// probability and the alternatives in its title. New pieces are appended.
+function setPieces(pre, job) {
+  let shown = Number(pre.dataset.pieces || 0);
+  if (!pre.dataset.pieces || shown > job.pieces.length) {
+    pre.replaceChildren();
+    shown = 0;
+  }
+  for (const p of job.pieces.slice(shown)) pre.append(pieceSpan(p));
+  pre.dataset.pieces = String(job.pieces.length);
+}
+
+function pieceSpan(piece) {
+  const span = document.createElement('span');
+  span.className = 'tok';
+  span.textContent = piece.text;
+  const last = piece.lps[piece.lps.length - 1];
+  if (!last) return span;
+  const p = Math.exp(last.logprob);
+  span.dataset.p = p.toFixed(4);
+  span.style.setProperty('--q', (1 - p).toFixed(3));
+  span.title = piece.lps.map((lp) => {
+    const alts = (lp.top || []).map((a) => `${JSON.stringify(a.piece)} ${Math.exp(a.logprob).toFixed(3)}`).join(', ');
+    return `${JSON.stringify(lp.piece)}: p ${Math.exp(lp.logprob).toFixed(3)}${alts ? ' · most likely: ' + alts : ''}`;
+  }).join('\n');
+  return span;
 }
