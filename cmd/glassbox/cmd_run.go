@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -39,6 +40,7 @@ type runFlags struct {
 	seed                       int64
 	stops                      stringList
 	chat, noBOS, json, verbose bool
+	interactive                bool
 	noJournal                  bool
 	system, promptIDs, format  string
 	memBudget                  string
@@ -62,6 +64,8 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Int64Var(&f.seed, "seed", -1, "random seed (-1: pick one; same seed and settings give the same text)")
 	fs.Var(&f.stops, "stop", "stop when this text appears (repeatable); it is not printed")
 	fs.BoolVar(&f.chat, "chat", false, "apply the model's chat template to the prompt")
+	fs.BoolVar(&f.interactive, "i", false, "chat interactively: read messages line by line, keep the model and its KV cache between turns (the default with no prompt on a terminal)")
+	fs.BoolVar(&f.interactive, "interactive", false, "same as -i")
 	fs.StringVar(&f.system, "system", "", "system message (with --chat)")
 	fs.BoolVar(&f.noBOS, "no-bos", false, "do not add the BOS token")
 	fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of text")
@@ -87,6 +91,20 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	prompt := strings.Join(pos, " ")
+	if !f.interactive && len(pos) == 0 && f.promptIDs == "" && stdinIsTerminal(env.stdin) && !f.json {
+		f.interactive = true
+	}
+	if f.interactive {
+		switch {
+		case f.json:
+			return errors.New("-i: an interactive chat prints text; --json is for one generation")
+		case f.promptIDs != "":
+			return errors.New("-i: an interactive chat reads messages; --prompt-ids is for one generation")
+		case f.logprobs >= 0:
+			return errors.New("-i: --logprobs is for one generation")
+		}
+		return runInteractive(ctx, env, &f, prompt, params, budget)
+	}
 	if len(pos) == 0 && f.promptIDs == "" {
 		b, err := io.ReadAll(env.stdin)
 		if err != nil {
