@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -73,14 +74,19 @@ func (t *Text) Tokenizer() (*tokenizer.Tokenizer, error) {
 
 // TextRequest is one text generation.
 type TextRequest struct {
-	Prompt    string         // plain text (with Chat: the user message)
-	Chat      bool           // render Prompt (and System) with the model's chat template
-	System    string         // system message, with Chat
-	Messages  []chat.Message // a whole conversation, rendered with the template; overrides Prompt
-	PromptIDs []int          // token ids instead of text: no tokenizer involved in encoding
-	NoBOS     bool           // do not add BOS (and other special tokens the vocabulary adds)
-	Sampling  sample.Params  // temperature 0 = greedy
-	MaxTokens int            // ≤ 0: until EOG or a full context
+	Prompt   string         // plain text (with Chat: the user message)
+	Chat     bool           // render Prompt (and System) with the model's chat template
+	System   string         // system message, with Chat
+	Messages []chat.Message // a whole conversation, rendered with the template; overrides Prompt
+	// Tools are the function definitions offered to the model (a JSON
+	// array of {"type": "function", "function": {"name", "description",
+	// "parameters"}}), given to the chat template as its tools variable;
+	// a template that does not use them is an encode-stage error.
+	Tools     json.RawMessage
+	PromptIDs []int         // token ids instead of text: no tokenizer involved in encoding
+	NoBOS     bool          // do not add BOS (and other special tokens the vocabulary adds)
+	Sampling  sample.Params // temperature 0 = greedy
+	MaxTokens int           // ≤ 0: until EOG or a full context
 	Stops     []string
 	// Format constrains the output (sample.JSON): "json" to one JSON
 	// object, a JSON schema's text (starting with '{') to a value the
@@ -240,7 +246,15 @@ func (t *Text) encode(tok *tokenizer.Tokenizer, req *TextRequest) ([]int, error)
 			}
 			msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
 		}
-		if prompt, err = tmpl.Render(msgs, true, nil); err != nil {
+		var vars map[string]any
+		if len(req.Tools) > 0 {
+			if !strings.Contains(tmpl.Source, "tools") {
+				return nil, pipeline.Errorf(pipeline.StageEncode, "use a model whose chat template takes tools (Qwen 2.5/3, Llama 3.1+, Mistral, Hermes…)",
+					"the chat template (%s) does not use tools: the model would never see them", tmpl.Origin)
+			}
+			vars = map[string]any{"tools": req.Tools}
+		}
+		if prompt, err = tmpl.Render(msgs, true, vars); err != nil {
 			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
 		}
 		special = true // the template writes control tokens as text

@@ -70,6 +70,13 @@ type GenerateRequest struct {
 	// Raw sends Prompt as is, without the model's template.
 	Raw     bool    `json:"raw,omitempty"`
 	Options Options `json:"options"`
+	// Tools are the functions offered (a JSON list for the chat template),
+	// ToolNames their names, ToolChoice auto, none, required or a name.
+	// Unless it is none, the Backend looks for calls in the reply
+	// (Result.ToolCalls) and the API streams the reply only once whole.
+	Tools      json.RawMessage `json:"tools,omitempty"`
+	ToolNames  []string        `json:"tool_names,omitempty"`
+	ToolChoice string          `json:"tool_choice,omitempty"`
 	// KeepAlive is how long the model stays resident after this request;
 	// nil means the server's default, 0 unload at once, negative forever.
 	KeepAlive *time.Duration `json:"keep_alive,omitempty"`
@@ -79,6 +86,11 @@ type GenerateRequest struct {
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are the calls an assistant turn made; ToolCallID and Name
+	// say which call a tool turn answers.
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
 }
 
 // Options are the sampling and context settings of a generation. The API
@@ -128,6 +140,9 @@ type Result struct {
 	// Logprobs, with Options.Logprobs: every generated token's (the
 	// end-of-generation token's excepted), also those of a stop string.
 	Logprobs []api.Logprob `json:"logprobs,omitempty"`
+	// ToolCalls are the calls found in the reply (Text is then what is
+	// left of it, often nothing).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // ModelInfo is one model the server can run.

@@ -149,6 +149,14 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 			f.inDecode <- struct{}{}
 		}
 	}
+	if len(req.Tools) > 0 {
+		// As the serve backend finds a call in the reply: the fake
+		// "model" answers with a call to the first tool offered.
+		tr.OnToken(100, "<tool_call>{}</tool_call>")
+		tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(count + 1), Unit: "tokens"})
+		return &Result{Text: out.String(), PromptTokens: n, Tokens: count + 1, DoneReason: "stop",
+			ToolCalls: []ToolCall{{ID: "call_0", Name: req.ToolNames[0], Arguments: json.RawMessage(`{"city":"Paris"}`)}}}, nil
+	}
 	tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(count), Unit: "tokens"})
 	return &Result{Text: out.String(), PromptTokens: n, Tokens: count, DoneReason: reason,
 		PromptDuration: t1.Sub(t0), EvalDuration: time.Since(t1)}, nil

@@ -77,9 +77,30 @@ type ollamaChatRequest struct {
 }
 
 type ollamaMessage struct {
-	Role    string   `json:"role"`
-	Content string   `json:"content"`
-	Images  []string `json:"images,omitempty"`
+	Role      string           `json:"role"`
+	Content   string           `json:"content"`
+	Images    []string         `json:"images,omitempty"`
+	ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
+	ToolName  string           `json:"tool_name,omitempty"` // a tool turn: the function it answers for
+}
+
+// ollamaToolCall is a call as Ollama writes it: arguments as an object.
+type ollamaToolCall struct {
+	ID       string `json:"id,omitempty"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+func ollamaToolCalls(calls []ToolCall) []ollamaToolCall {
+	var out []ollamaToolCall
+	for _, c := range calls {
+		var o ollamaToolCall
+		o.ID, o.Function.Name, o.Function.Arguments = c.ID, c.Name, c.Arguments
+		out = append(out, o)
+	}
+	return out
 }
 
 // ollamaMetrics are the final chunk's measurements, in nanoseconds.
@@ -202,10 +223,10 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		Options: opts, KeepAlive: ka}
 	stream := req.Stream == nil || *req.Stream
 	s.ollamaRun(w, r, "text", greq, stream,
-		func(text string, lps []api.Logprob) any {
+		func(text string, lps []api.Logprob, _ []ToolCall) any {
 			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: text, Logprobs: ollamaLogprobs(lps)}
 		},
-		func(g *generation, res *Result, full string, lps []api.Logprob) any {
+		func(g *generation, res *Result, full string, lps []api.Logprob, _ []ToolCall) any {
 			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: full, Done: true,
 				DoneReason: res.DoneReason, JobID: g.job.ID, Logprobs: ollamaLogprobs(lps), ollamaMetrics: metricsOf(g, res)}
 		})
@@ -221,10 +242,10 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	if e == nil {
 		e = setLogprobs(&opts, req.Logprobs, req.TopLogprobs, "top_logprobs")
 	}
+	var tools []toolDef
+	var toolsJSON json.RawMessage
 	if e == nil {
-		if t := string(req.Tools); t != "" && t != "null" && t != "[]" {
-			e = badRequest("unsupported", "tools", "tool calling is not supported yet")
-		}
+		tools, toolsJSON, e = parseTools(req.Tools)
 	}
 	var msgs []Message
 	for i, m := range req.Messages {
@@ -235,7 +256,15 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		if e == nil && len(m.Images) > 0 {
 			e = badRequest("unsupported", "messages", "messages[%d]: images are not supported by text models", i)
 		}
-		msgs = append(msgs, Message{Role: m.Role, Content: m.Content})
+		msg := Message{Role: m.Role, Content: m.Content, Name: m.ToolName}
+		for _, c := range m.ToolCalls {
+			var args json.RawMessage
+			if args, e = argumentsObject(c.Function.Arguments, i); e != nil {
+				break
+			}
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args})
+		}
+		msgs = append(msgs, msg)
 	}
 	if e != nil {
 		writeOllamaError(w, e)
@@ -249,15 +278,19 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	greq := &GenerateRequest{Model: req.Model, Messages: msgs, Options: opts, KeepAlive: ka}
+	if e := applyTools(greq, tools, toolsJSON, ""); e != nil {
+		writeOllamaError(w, e)
+		return
+	}
 	stream := req.Stream == nil || *req.Stream
 	s.ollamaRun(w, r, "chat", greq, stream,
-		func(text string, lps []api.Logprob) any {
+		func(text string, lps []api.Logprob, calls []ToolCall) any {
 			return ollamaChatChunk{Model: req.Model, CreatedAt: time.Now().UTC(),
-				Message: &ollamaMessage{Role: "assistant", Content: text}, Logprobs: ollamaLogprobs(lps)}
+				Message: &ollamaMessage{Role: "assistant", Content: text, ToolCalls: ollamaToolCalls(calls)}, Logprobs: ollamaLogprobs(lps)}
 		},
-		func(g *generation, res *Result, full string, lps []api.Logprob) any {
+		func(g *generation, res *Result, full string, lps []api.Logprob, calls []ToolCall) any {
 			return ollamaChatChunk{Model: req.Model, CreatedAt: time.Now().UTC(),
-				Message: &ollamaMessage{Role: "assistant", Content: full}, Done: true,
+				Message: &ollamaMessage{Role: "assistant", Content: full, ToolCalls: ollamaToolCalls(calls)}, Done: true,
 				DoneReason: res.DoneReason, JobID: g.job.ID, Logprobs: ollamaLogprobs(lps), ollamaMetrics: metricsOf(g, res)}
 		})
 }
@@ -267,9 +300,9 @@ func checkRole(role string, i int) *Error {
 	case "system", "user", "assistant", "developer":
 		return nil
 	case "tool":
-		return badRequest("unsupported", "messages", "messages[%d]: role \"tool\" is not supported yet", i)
+		return nil
 	}
-	return badRequest("invalid_role", "messages", "messages[%d]: role %q is not one of system, user, assistant", i, role)
+	return badRequest("invalid_role", "messages", "messages[%d]: role %q is not one of system, user, assistant, tool", i, role)
 }
 
 // ollamaPreload handles an empty prompt: load the model (or, with
@@ -294,7 +327,7 @@ func (s *Server) ollamaPreload(w http.ResponseWriter, r *http.Request, model str
 // one JSON object. Errors before the first chunk get their HTTP status;
 // errors after it arrive as a final {"error": ...} line, as Ollama does.
 func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, req *GenerateRequest, stream bool,
-	chunk func(text string, lps []api.Logprob) any, final func(g *generation, res *Result, full string, lps []api.Logprob) any) {
+	chunk func(text string, lps []api.Logprob, calls []ToolCall) any, final func(g *generation, res *Result, full string, lps []api.Logprob, calls []ToolCall) any) {
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
 	g, e := s.startGeneration(ctx, jobSpec(kind, req), req)
@@ -310,15 +343,23 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 			writeOllamaError(w, toError(err))
 			return
 		}
-		writeJSON(w, http.StatusOK, final(g, res, res.Text, all))
+		writeJSON(w, http.StatusOK, final(g, res, res.Text, all, res.ToolCalls))
 		return
 	}
 	var sw *streamWriter
+	// With tools, the reply is sent once whole: only then can a call be
+	// told from an answer (and its text kept out of the content).
+	hold := len(req.Tools) > 0 && req.ToolChoice != ToolChoiceNone
+	var held []api.Logprob
 	res, err := s.follow(ctx, g, func(text string, lps []api.Logprob) error {
+		if hold {
+			held = append(held, lps...)
+			return nil
+		}
 		if sw == nil {
 			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
 		}
-		return sw.ndjson(chunk(text, lps))
+		return sw.ndjson(chunk(text, lps, nil))
 	})
 	switch {
 	case err != nil && sw == nil:
@@ -329,6 +370,9 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 		if sw == nil {
 			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
 		}
-		sw.ndjson(final(g, res, "", nil))
+		if hold && (res.Text != "" || len(res.ToolCalls) > 0) {
+			sw.ndjson(chunk(res.Text, held, res.ToolCalls))
+		}
+		sw.ndjson(final(g, res, "", nil, nil))
 	}
 }

@@ -22,6 +22,7 @@ type openAIChatRequest struct {
 	MaxCompletionTokens *float64          `json:"max_completion_tokens"`
 	openAISampling
 	Tools          json.RawMessage    `json:"tools"`
+	ToolChoice     json.RawMessage    `json:"tool_choice"`
 	ResponseFormat *openAIResponseFmt `json:"response_format"`
 	Logprobs       *bool              `json:"logprobs"`
 	TopLogprobs    *float64           `json:"top_logprobs"`
@@ -62,8 +63,65 @@ type openAIResponseFmt struct {
 }
 
 type openAIMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"` // string or array of parts
+	Role       string           `json:"role"`
+	Content    json.RawMessage  `json:"content"` // string or array of parts
+	ToolCalls  []openAIToolCall `json:"tool_calls"`
+	ToolCallID string           `json:"tool_call_id"`
+	Name       string           `json:"name"`
+}
+
+// openAIToolCall is a call as OpenAI writes it: arguments as a JSON string.
+type openAIToolCall struct {
+	Index    *int   `json:"index,omitempty"` // stream chunks only
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// openAIToolCalls writes calls with their arguments as JSON strings
+// (indexed in stream chunks).
+func openAIToolCalls(calls []ToolCall, indexed bool) []openAIToolCall {
+	var out []openAIToolCall
+	for i, c := range calls {
+		o := openAIToolCall{ID: c.ID, Type: "function"}
+		if indexed {
+			o.Index = &i
+		}
+		o.Function.Name = c.Name
+		o.Function.Arguments, _ = json.Marshal(string(c.Arguments))
+		out = append(out, o)
+	}
+	return out
+}
+
+// toolChoice reads OpenAI's tool_choice: "none", "auto", "required" or
+// {"type": "function", "function": {"name"}} (its name is the choice).
+func toolChoice(raw json.RawMessage) (string, *Error) {
+	t := strings.TrimSpace(string(raw))
+	if t == "" || t == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case ToolChoiceAuto, ToolChoiceNone, ToolChoiceRequired:
+			return s, nil
+		}
+		return "", badRequest("invalid_value", "tool_choice", "tool_choice %q is not none, auto, required or a function", s)
+	}
+	var o struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &o) != nil || o.Type != "function" || o.Function.Name == "" {
+		return "", badRequest("invalid_value", "tool_choice", `tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": …}}`)
+	}
+	return o.Function.Name, nil
 }
 
 type openAIUsage struct {
@@ -78,9 +136,12 @@ type openAIUsage struct {
 }
 
 type openAIChatMessage struct {
-	Role    string `json:"role,omitempty"`
-	Content string `json:"content"`
+	Role      string           `json:"role,omitempty"`
+	Content   *string          `json:"content"` // null in a reply that only calls tools
+	ToolCalls []openAIToolCall `json:"tool_calls,omitempty"`
 }
+
+func strp(s string) *string { return &s }
 
 type openAIChatChoice struct {
 	Index        int                 `json:"index"`
@@ -300,8 +361,14 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	if e == nil && len(req.Messages) == 0 {
 		e = badRequest("missing_messages", "messages", "messages must hold at least one message")
 	}
-	if t := string(req.Tools); e == nil && t != "" && t != "null" && t != "[]" {
-		e = badRequest("unsupported", "tools", "tool calling is not supported yet")
+	var tools []toolDef
+	var toolsJSON json.RawMessage
+	choice := ""
+	if e == nil {
+		tools, toolsJSON, e = parseTools(req.Tools)
+	}
+	if e == nil {
+		choice, e = toolChoice(req.ToolChoice)
 	}
 	if e == nil && req.ResponseFormat != nil {
 		switch req.ResponseFormat.Type {
@@ -332,17 +399,34 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		if role == "developer" {
 			role = "system"
 		}
-		msgs = append(msgs, Message{Role: role, Content: text})
+		msg := Message{Role: role, Content: text, ToolCallID: m.ToolCallID, Name: m.Name}
+		for _, c := range m.ToolCalls {
+			if e != nil {
+				break
+			}
+			var args json.RawMessage
+			if args, e = argumentsObject(c.Function.Arguments, i); e == nil {
+				msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args})
+			}
+		}
+		msgs = append(msgs, msg)
 	}
 	if e != nil {
 		writeOpenAIError(w, e)
 		return
 	}
 	greq := &GenerateRequest{Model: req.Model, Messages: msgs, Options: opts}
+	if e := applyTools(greq, tools, toolsJSON, choice); e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	s.openAIRun(w, r, "chat", greq, req.Stream, includeUsage, "chatcmpl-",
-		func(id string, created int64, text string, first bool, lps []api.Logprob) any {
-			d := &openAIChatMessage{Content: text}
+		func(id string, created int64, text string, first bool, lps []api.Logprob, calls []ToolCall) any {
+			d := &openAIChatMessage{Content: strp(text), ToolCalls: openAIToolCalls(calls, true)}
+			if len(calls) > 0 && text == "" {
+				d.Content = nil
+			}
 			if first {
 				d.Role = "assistant"
 			}
@@ -351,13 +435,20 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		},
 		func(id string, created int64, res *Result, streaming bool, lps []api.Logprob) any {
 			out := openAIChatResponse{ID: id, Created: created, Model: req.Model, SystemFingerprint: "glassbox"}
+			reason := finish(res.DoneReason)
+			if len(res.ToolCalls) > 0 {
+				reason = strp("tool_calls")
+			}
 			if streaming {
 				out.Object = "chat.completion.chunk"
-				out.Choices = []openAIChatChoice{{Delta: &openAIChatMessage{}, FinishReason: finish(res.DoneReason)}}
+				out.Choices = []openAIChatChoice{{Delta: &openAIChatMessage{}, FinishReason: reason}}
 			} else {
+				msg := &openAIChatMessage{Role: "assistant", Content: strp(res.Text), ToolCalls: openAIToolCalls(res.ToolCalls, false)}
+				if len(res.ToolCalls) > 0 && res.Text == "" {
+					msg.Content = nil
+				}
 				out.Object = "chat.completion"
-				out.Choices = []openAIChatChoice{{Message: &openAIChatMessage{Role: "assistant", Content: res.Text},
-					FinishReason: finish(res.DoneReason), Logprobs: chatLogprobs(opts.Logprobs, lps)}}
+				out.Choices = []openAIChatChoice{{Message: msg, FinishReason: reason, Logprobs: chatLogprobs(opts.Logprobs, lps)}}
 				out.Usage = usageOf(res)
 			}
 			return out
@@ -407,7 +498,7 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 		base = utf8.RuneCountInString(prompt)
 	}
 	s.openAIRun(w, r, "text", greq, req.Stream, includeUsage, "cmpl-",
-		func(id string, created int64, text string, first bool, lps []api.Logprob) any {
+		func(id string, created int64, text string, first bool, lps []api.Logprob, _ []ToolCall) any {
 			lp := completionLogprobs(opts.Logprobs, lps, base+done)
 			done += utf8.RuneCountInString(text)
 			if req.Echo && !echoed {
@@ -471,7 +562,7 @@ func completionPrompt(raw json.RawMessage) (string, *Error) {
 // error object, which the official clients raise as an APIError.
 func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, req *GenerateRequest, stream, includeUsage bool,
 	idPrefix string,
-	chunk func(id string, created int64, text string, first bool, lps []api.Logprob) any,
+	chunk func(id string, created int64, text string, first bool, lps []api.Logprob, calls []ToolCall) any,
 	final func(id string, created int64, res *Result, streaming bool, lps []api.Logprob) any,
 	usage func(id string, created int64, res *Result) any) {
 	ctx, cancel := s.requestContext(r)
@@ -503,11 +594,19 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		return sw.sse("", "", b)
 	}
 	first := true
+	// With tools, the reply is sent once whole: only then can a call be
+	// told from an answer (and its text kept out of the content).
+	hold := len(req.Tools) > 0 && req.ToolChoice != ToolChoiceNone
+	var held []api.Logprob
 	res, err := s.follow(ctx, g, func(text string, lps []api.Logprob) error {
+		if hold {
+			held = append(held, lps...)
+			return nil
+		}
 		if sw == nil {
 			sw = newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
 		}
-		err := send(chunk(id, created, text, first, lps))
+		err := send(chunk(id, created, text, first, lps, nil))
 		first = false
 		return err
 	})
@@ -523,8 +622,10 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		sw.write([]byte("data: [DONE]\n\n"))
 		return
 	}
-	if first {
-		send(chunk(id, created, "", true, nil))
+	if hold {
+		send(chunk(id, created, res.Text, true, held, res.ToolCalls))
+	} else if first {
+		send(chunk(id, created, "", true, nil, nil))
 	}
 	send(final(id, created, res, true, nil))
 	if includeUsage {

@@ -40,7 +40,9 @@ func TestOpenAIChat(t *testing.T) {
 			}
 			switch {
 			case i < 3:
-				text.WriteString(c.Choices[0].Delta.Content)
+				if d := c.Choices[0].Delta.Content; d != nil {
+					text.WriteString(*d)
+				}
 				if (i == 0) != (c.Choices[0].Delta.Role == "assistant") {
 					t.Errorf("chunk %d role %q", i, c.Choices[0].Delta.Role)
 				}
@@ -66,7 +68,7 @@ func TestOpenAIChat(t *testing.T) {
 		var c openAIChatResponse
 		decode(t, ts.do("POST", "/v1/chat/completions", map[string]any{"model": "tiny", "messages": msgs,
 			"stop": "cat", "temperature": 0}), 200, &c)
-		if c.Object != "chat.completion" || c.Choices[0].Message.Content != "Once upon a time, there was a" ||
+		if c.Object != "chat.completion" || *c.Choices[0].Message.Content != "Once upon a time, there was a" ||
 			*c.Choices[0].FinishReason != "stop" || c.Usage.CompletionTokens != 8 {
 			t.Errorf("%+v %+v", c, c.Choices[0].Message)
 		}

@@ -230,8 +230,14 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		treq.Cache = sm.cache
 	}
 	for _, m := range req.Messages {
-		treq.Messages = append(treq.Messages, chat.Message{Role: m.Role, Content: m.Content})
+		msg := chat.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		for _, c := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: c.ID, Type: "function",
+				Function: chat.ToolFunction{Name: c.Name, Arguments: c.Arguments}})
+		}
+		treq.Messages = append(treq.Messages, msg)
 	}
+	treq.Tools = req.Tools
 	if !treq.Chat && len(treq.Messages) == 0 && req.System != "" {
 		treq.Prompt = req.System + "\n\n" + req.Prompt
 	}
@@ -263,8 +269,18 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	if res.StopReason == engine.StopEOG && n > 0 {
 		n-- // the end-of-generation token is not part of the answer
 	}
-	return &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, Tokens: n, DoneReason: reason,
-		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime, Logprobs: res.Logprobs}, nil
+	out := &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, Tokens: n, DoneReason: reason,
+		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime, Logprobs: res.Logprobs}
+	if len(req.Tools) > 0 && req.ToolChoice != server.ToolChoiceNone {
+		content, calls := chat.ParseToolCalls(res.Text, req.ToolNames)
+		if len(calls) > 0 {
+			out.Text = content
+			for _, c := range calls {
+				out.ToolCalls = append(out.ToolCalls, server.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+			}
+		}
+	}
+	return out, nil
 }
 
 // generate runs treq alone (engine.Text) or, with --parallel > 1, through

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const weatherTools = `[{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
+	"parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+	{"type": "function", "function": {"name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}}]`
+
+func TestTools(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	last := func() *GenerateRequest {
+		ts.f.mu.Lock()
+		defer ts.f.mu.Unlock()
+		return ts.f.requests[len(ts.f.requests)-1]
+	}
+	t.Run("ollama", func(t *testing.T) {
+		body := `{"model": "tiny", "stream": false, "options": {"num_predict": 3}, "tools": ` + weatherTools + `,
+			"messages": [{"role": "user", "content": "Weather in Paris?"},
+				{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+				{"role": "tool", "tool_name": "get_weather", "content": "sunny"}]}`
+		var r struct {
+			Message struct {
+				Content   string
+				ToolCalls []struct {
+					Function struct {
+						Name      string
+						Arguments map[string]any
+					}
+				} `json:"tool_calls"`
+			}
+			DoneReason string `json:"done_reason"`
+		}
+		decode(t, ts.do("POST", "/api/chat", body), 200, &r)
+		if len(r.Message.ToolCalls) != 1 || r.Message.ToolCalls[0].Function.Name != "get_weather" || r.Message.ToolCalls[0].Function.Arguments["city"] != "Paris" {
+			t.Errorf("reply %+v: want a get_weather call", r)
+		}
+		req := last()
+		if string(req.Tools) == "" || req.ToolChoice != "auto" || strings.Join(req.ToolNames, ",") != "get_weather,add" {
+			t.Errorf("request tools %s, choice %q, names %v", req.Tools, req.ToolChoice, req.ToolNames)
+		}
+		if m := req.Messages[1]; len(m.ToolCalls) != 1 || string(m.ToolCalls[0].Arguments) != `{"city": "Paris"}` {
+			t.Errorf("history's call %+v", m)
+		}
+		if m := req.Messages[2]; m.Role != "tool" || m.Name != "get_weather" {
+			t.Errorf("tool turn %+v", m)
+		}
+		// Streamed: the reply comes whole, the call in one chunk, then done.
+		lines := ndjson(t, ts.do("POST", "/api/chat", strings.Replace(body, `"stream": false`, `"stream": true`, 1)))
+		if len(lines) != 2 || lines[0]["message"].(map[string]any)["tool_calls"] == nil || lines[1]["done"] != true {
+			t.Errorf("stream %v: want the call, then done", lines)
+		}
+	})
+	t.Run("openai", func(t *testing.T) {
+		body := map[string]any{"model": "tiny", "max_tokens": 3, "tools": json.RawMessage(weatherTools),
+			"messages": []any{
+				map[string]any{"role": "user", "content": "Weather in Paris?"},
+				map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "c1", "type": "function",
+					"function": map[string]any{"name": "get_weather", "arguments": `{"city": "Paris"}`}}}},
+				map[string]any{"role": "tool", "tool_call_id": "c1", "content": "sunny"}}}
+		var r struct {
+			Choices []struct {
+				Message struct {
+					Content   *string
+					ToolCalls []struct {
+						ID       string
+						Type     string
+						Function struct{ Name, Arguments string }
+					} `json:"tool_calls"`
+				}
+				FinishReason string `json:"finish_reason"`
+			}
+		}
+		decode(t, ts.do("POST", "/v1/chat/completions", body), 200, &r)
+		c := r.Choices[0]
+		if c.FinishReason != "tool_calls" || len(c.Message.ToolCalls) != 1 || c.Message.ToolCalls[0].Function.Arguments != `{"city":"Paris"}` ||
+			c.Message.ToolCalls[0].Type != "function" || c.Message.ToolCalls[0].ID != "call_0" {
+			t.Errorf("choice %+v: want a get_weather call with arguments as a JSON string", c)
+		}
+		req := last()
+		if m := req.Messages[1]; len(m.ToolCalls) != 1 || string(m.ToolCalls[0].Arguments) != `{"city": "Paris"}` || m.ToolCalls[0].ID != "c1" {
+			t.Errorf("history's call %+v: arguments sent as a string are read as the object", m)
+		}
+		if m := req.Messages[2]; m.ToolCallID != "c1" {
+			t.Errorf("tool turn %+v", m)
+		}
+		body["stream"] = true
+		resp := ts.do("POST", "/v1/chat/completions", body)
+		defer resp.Body.Close()
+		var calls, finish int
+		for _, ev := range readSSE(t, resp.Body, 0) {
+			if strings.Contains(ev.data, `"tool_calls":[{"index":0,"id":"call_0"`) {
+				calls++
+			}
+			if strings.Contains(ev.data, `"finish_reason":"tool_calls"`) {
+				finish++
+			}
+		}
+		if calls != 1 || finish != 1 {
+			t.Errorf("stream: %d call chunks, %d tool_calls finishes; want 1 and 1", calls, finish)
+		}
+	})
+	t.Run("tool_choice", func(t *testing.T) {
+		msgs := []any{map[string]any{"role": "user", "content": "hi"}}
+		for _, tc := range []struct {
+			choice any
+			format string
+		}{
+			{"required", `{"type":"object","properties":{"name":{"enum":["get_weather","add"]},"arguments":{"type":"object"}},"required":["name","arguments"]}`},
+			{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}},
+				`{"type":"object","properties":{"name":{"const":"get_weather"},"arguments":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},"required":["name","arguments"]}`},
+			{"auto", ""},
+			{"none", ""},
+		} {
+			var r map[string]any
+			decode(t, ts.do("POST", "/v1/chat/completions", map[string]any{"model": "tiny", "messages": msgs, "tools": json.RawMessage(weatherTools), "tool_choice": tc.choice}), 200, &r)
+			if got := last().Options.Format; got != tc.format {
+				t.Errorf("tool_choice %v: format %s, want %s", tc.choice, got, tc.format)
+			}
+		}
+	})
+	t.Run("bad", func(t *testing.T) {
+		msgs := `[{"role":"user","content":"x"}]`
+		for _, tc := range []struct{ path, body, want string }{
+			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":[{"type":"function","function":{}}]}`, "function.name is required"},
+			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":[{"type":"retrieval"}]}`, `type "retrieval" is not supported`},
+			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":` + weatherTools + `,"tool_choice":"always"}`, `tool_choice "always"`},
+			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":` + weatherTools + `,"tool_choice":{"type":"function","function":{"name":"nope"}}}`, `"nope", which is not among the tools`},
+			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tool_choice":"required"}`, "needs tools"},
+			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"d":{"type":"string","format":"date"}}}}}],"tool_choice":"required"}`, `forcing a call to the tool's parameters: JSON schema at #/properties/arguments/properties/d: keyword "format"`},
+			{"/api/chat", `{"model":"tiny","messages":[{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":[1]}}]}]}`, "arguments must be a JSON object"},
+		} {
+			resp := ts.do("POST", tc.path, tc.body)
+			b := make([]byte, 4096)
+			n, _ := resp.Body.Read(b)
+			resp.Body.Close()
+			if resp.StatusCode != 400 || !strings.Contains(strings.ReplaceAll(string(b[:n]), `\"`, `"`), tc.want) {
+				t.Errorf("%s %s: %d %s, want 400 with %q", tc.path, tc.body, resp.StatusCode, b[:n], tc.want)
+			}
+		}
+	})
+}
