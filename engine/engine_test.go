@@ -178,18 +178,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // and the cumulative value after every window.
 func TestPerplexity(t *testing.T) {
 	m := stories(t)
-	b, err := os.ReadFile(shared.Path(t, "golden/ppl.ids"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int
-	for _, f := range strings.Fields(string(b)) {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, n)
-	}
+	ids := readIDs(t, "golden/ppl.ids")
 	if len(ids) != 1444 {
 		t.Fatalf("ppl.ids has %d ids, want 1444", len(ids))
 	}

@@ -274,15 +274,7 @@ func (s *jsonState) step(c byte) bool {
 		}
 		return s.step(c)
 	case jMinus:
-		switch {
-		case c == '0':
-			s.mode = jZero
-		case isDigit(c):
-			s.mode = jInt
-		default:
-			return false
-		}
-		return true
+		return s.intStart(c)
 	case jZero, jInt:
 		integer := s.s.nodes[s.node].kind == sInteger
 		switch {
@@ -431,6 +423,19 @@ func (s *jsonState) utf8Lead(c byte) bool {
 	return true
 }
 
+// intStart reads a number's first digit.
+func (s *jsonState) intStart(c byte) bool {
+	switch {
+	case c == '0':
+		s.mode = jZero
+	case isDigit(c):
+		s.mode = jInt
+	default:
+		return false
+	}
+	return true
+}
+
 // begin starts a value of schema s.node at c.
 func (s *jsonState) begin(c byte) bool {
 	nd := &s.s.nodes[s.node]
@@ -482,17 +487,11 @@ func (s *jsonState) begin(c byte) bool {
 		s.mode, s.key, s.n, s.high = jString, false, 0, false
 		return true
 	case sNumber, sInteger:
-		switch {
-		case c == '-':
+		if c == '-' {
 			s.mode = jMinus
-		case c == '0':
-			s.mode = jZero
-		case isDigit(c):
-			s.mode = jInt
-		default:
-			return false
+			return true
 		}
-		return true
+		return s.intStart(c)
 	case sLiteral:
 		var alive uint64
 		for i, l := range nd.lits {

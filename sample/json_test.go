@@ -82,17 +82,7 @@ func TestJSONMask(t *testing.T) {
 	vocab := []string{"", `{"`, `a`, `":`, ` 1`, `}`, `,`, `]`, `x"`, `"`, ` `}
 	const eos = 0
 	j := ObjectSchema().Constraint(func(id int) string { return vocab[id] }, func(id int) bool { return id == eos })
-	allowed := func() string {
-		l := make([]float32, len(vocab))
-		j.Mask(l)
-		var out []string
-		for id, v := range l {
-			if !math.IsInf(float64(v), -1) {
-				out = append(out, vocab[id])
-			}
-		}
-		return strings.Join(out, "|")
-	}
+	allowed := func() string { return allowedTexts(j, vocab) }
 	for _, step := range []struct {
 		id   int
 		want string // allowed before the step
@@ -111,6 +101,20 @@ func TestJSONMask(t *testing.T) {
 	if got := allowed(); got != "" || !j.Complete() {
 		t.Fatalf("after the object: allowed %q (want only end of generation), complete %v", got, j.Complete())
 	}
+}
+
+// allowedTexts runs j's mask over vocab and returns the texts it lets
+// through, joined by "|" (the end-of-generation token's text is "").
+func allowedTexts(j *JSON, vocab []string) string {
+	l := make([]float32, len(vocab))
+	j.Mask(l)
+	var out []string
+	for id, v := range l {
+		if !math.IsInf(float64(v), -1) {
+			out = append(out, vocab[id])
+		}
+	}
+	return strings.Join(out, "|")
 }
 
 // BenchmarkJSONMask: one Mask over a 32000-token vocabulary of word-like

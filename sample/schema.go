@@ -536,27 +536,15 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 			}
 		}
 		var err error
-		if n.minItems, err = count(kw, "minItems", 0, path); err != nil {
+		if n.minItems, n.maxItems, err = minMax(kw, "minItems", "maxItems", path); err != nil {
 			return 0, err
-		}
-		if n.maxItems, err = count(kw, "maxItems", -1, path); err != nil {
-			return 0, err
-		}
-		if n.maxItems >= 0 && n.maxItems < n.minItems {
-			return 0, schemaErr(path, "maxItems %d is below minItems %d", n.maxItems, n.minItems)
 		}
 		return c.add(n)
 	case "string":
 		n := snode{kind: sString}
 		var err error
-		if n.minLen, err = count(kw, "minLength", 0, path); err != nil {
+		if n.minLen, n.maxLen, err = minMax(kw, "minLength", "maxLength", path); err != nil {
 			return 0, err
-		}
-		if n.maxLen, err = count(kw, "maxLength", -1, path); err != nil {
-			return 0, err
-		}
-		if n.maxLen >= 0 && n.maxLen < n.minLen {
-			return 0, schemaErr(path, "maxLength %d is below minLength %d", n.maxLen, n.minLen)
 		}
 		return c.add(n)
 	case "number":
@@ -567,6 +555,20 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 		return nodeBool, nil
 	}
 	return nodeNull, nil
+}
+
+// minMax reads a pair of bounds (0 and −1, unbounded, when absent).
+func minMax(kw map[string]ordered, minKey, maxKey, path string) (lo, hi int32, err error) {
+	if lo, err = count(kw, minKey, 0, path); err != nil {
+		return 0, 0, err
+	}
+	if hi, err = count(kw, maxKey, -1, path); err != nil {
+		return 0, 0, err
+	}
+	if hi >= 0 && hi < lo {
+		return 0, 0, schemaErr(path, "%s %d is below %s %d", maxKey, hi, minKey, lo)
+	}
+	return lo, hi, nil
 }
 
 // count reads a non-negative integer keyword (def when absent).

@@ -141,17 +141,7 @@ func TestSchemaMask(t *testing.T) {
 	vocab := []string{"", `{"`, `ok`, `n`, `":`, ` true`, ` 1`, `.5`, `,"`, `}`, `"`, ` `, `o`}
 	const eos = 0
 	j := s.Constraint(func(id int) string { return vocab[id] }, func(id int) bool { return id == eos })
-	allowed := func() string {
-		l := make([]float32, len(vocab))
-		j.Mask(l)
-		var out []string
-		for id, v := range l {
-			if !math.IsInf(float64(v), -1) {
-				out = append(out, vocab[id])
-			}
-		}
-		return strings.Join(out, "|")
-	}
+	allowed := func() string { return allowedTexts(j, vocab) }
 	for _, step := range []struct {
 		id   int
 		want string // allowed before the step

@@ -82,6 +82,13 @@ type GenerateRequest struct {
 	KeepAlive *time.Duration `json:"keep_alive,omitempty"`
 }
 
+// wholeReply reports whether the reply must be sent once whole: with
+// tools, a call can be told from an answer only at the end, and its text
+// must not leak into the content.
+func (r *GenerateRequest) wholeReply() bool {
+	return len(r.Tools) > 0 && r.ToolChoice != ToolChoiceNone
+}
+
 // Message is one chat message.
 type Message struct {
 	Role    string `json:"role"`

@@ -347,9 +347,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 		return
 	}
 	var sw *streamWriter
-	// With tools, the reply is sent once whole: only then can a call be
-	// told from an answer (and its text kept out of the content).
-	hold := len(req.Tools) > 0 && req.ToolChoice != ToolChoiceNone
+	hold := req.wholeReply()
 	var held []api.Logprob
 	res, err := s.follow(ctx, g, func(text string, lps []api.Logprob) error {
 		if hold {

@@ -91,7 +91,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	prompt := strings.Join(pos, " ")
-	if !f.interactive && len(pos) == 0 && f.promptIDs == "" && stdinIsTerminal(env.stdin) && !f.json {
+	if !f.interactive && len(pos) == 0 && f.promptIDs == "" && isTerminal(env.stdin) && !f.json {
 		f.interactive = true
 	}
 	if f.interactive {
@@ -124,16 +124,8 @@ func runJob(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params
 	// This process has loaded nothing yet: the device is inventoried now,
 	// so its resident memory is the runtime's share of the job's peak.
 	dev, devErr := planDevice("", true)
-	var sinks []pipeline.Sink
-	if !f.noJournal {
-		jr, err := journal.OpenDefault(journal.Options{})
-		if err != nil {
-			fmt.Fprintf(env.stderr, "glassbox run: warning: the job will not be journaled: %v\n", err)
-		} else {
-			sinks = append(sinks, jr)
-			defer jr.Close()
-		}
-	}
+	sinks, closeSinks := f.journalSinks(env, "job")
+	defer closeSinks()
 	rec := newRunRecorder(env)
 	mgr := pipeline.NewManager(pipeline.Options{Sinks: sinks})
 	job := mgr.Submit(pipeline.WithTrace(ctx, rec.trace(!f.json)), pipeline.Params{Kind: "text", Model: f.model, Params: f.params(prompt, params)},
@@ -159,6 +151,21 @@ func runJob(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, params
 		rec.memory(env.stderr)
 	}
 	return err
+}
+
+// journalSinks opens the journal for run's jobs (none with --no-journal,
+// or with a warning naming what will not be journaled when it cannot be
+// opened); close closes it.
+func (f *runFlags) journalSinks(env *cmdEnv, what string) (sinks []pipeline.Sink, close func()) {
+	if f.noJournal {
+		return nil, func() {}
+	}
+	jr, err := journal.OpenDefault(journal.Options{})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "glassbox run: warning: the %s will not be journaled: %v\n", what, err)
+		return nil, func() {}
+	}
+	return []pipeline.Sink{jr}, func() { jr.Close() }
 }
 
 // params is the request as the journal records it.

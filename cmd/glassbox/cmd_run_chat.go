@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/glassbox-ai/glassbox/chat"
 	"github.com/glassbox-ai/glassbox/engine"
-	"github.com/glassbox-ai/glassbox/journal"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/sample"
@@ -28,16 +26,8 @@ const chatHelp = `/bye (or end of input) leaves, /clear forgets the conversation
 // when not empty, is the first message.
 func runInteractive(ctx context.Context, env *cmdEnv, f *runFlags, first string, params sample.Params, budget int64) error {
 	dev, devErr := planDevice("", true)
-	var sinks []pipeline.Sink
-	if !f.noJournal {
-		jr, err := journal.OpenDefault(journal.Options{})
-		if err != nil {
-			fmt.Fprintf(env.stderr, "glassbox run: warning: the chat will not be journaled: %v\n", err)
-		} else {
-			sinks = append(sinks, jr)
-			defer jr.Close()
-		}
-	}
+	sinks, closeSinks := f.journalSinks(env, "chat")
+	defer closeSinks()
 	mgr := pipeline.NewManager(pipeline.Options{Sinks: sinks})
 	c := &chatState{cache: engine.NewSessionCache(1), warned: map[string]bool{}}
 	// Warnings go to stderr once per chat, not once per turn.
@@ -176,14 +166,4 @@ func (f *runFlags) chatParams(msgs []chat.Message, p sample.Params) map[string]a
 	delete(m, "prompt_ids")
 	m["messages"] = msgs
 	return m
-}
-
-// stdinIsTerminal reports whether r is a terminal (an interactive user).
-func stdinIsTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
