@@ -14,6 +14,21 @@ import (
 // never arrive). It returns early with onToken's error (a client that
 // stopped reading); the caller then cancels the context the generation
 // was started with.
+// followStream is follow for a streamed answer: texts go to send as they
+// come, or, when the reply must be sent whole (GenerateRequest.wholeReply),
+// nothing is sent and the logprobs are kept and returned with the result.
+func (s *Server) followStream(ctx context.Context, g *generation, req *GenerateRequest, send func(text string, lps []api.Logprob) error) (*Result, []api.Logprob, error) {
+	var held []api.Logprob
+	res, err := s.follow(ctx, g, func(text string, lps []api.Logprob) error {
+		if req.wholeReply() {
+			held = append(held, lps...)
+			return nil
+		}
+		return send(text, lps)
+	})
+	return res, held, err
+}
+
 func (s *Server) follow(ctx context.Context, g *generation, onToken func(text string, lps []api.Logprob) error) (*Result, error) {
 	events, err := s.cfg.Jobs.Events(ctx, g.job.ID, 0)
 	if err != nil {

@@ -347,13 +347,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 		return
 	}
 	var sw *streamWriter
-	hold := req.wholeReply()
-	var held []api.Logprob
-	res, err := s.follow(ctx, g, func(text string, lps []api.Logprob) error {
-		if hold {
-			held = append(held, lps...)
-			return nil
-		}
+	res, held, err := s.followStream(ctx, g, req, func(text string, lps []api.Logprob) error {
 		if sw == nil {
 			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
 		}
@@ -368,7 +362,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 		if sw == nil {
 			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
 		}
-		if hold && (res.Text != "" || len(res.ToolCalls) > 0) {
+		if req.wholeReply() && (res.Text != "" || len(res.ToolCalls) > 0) {
 			sw.ndjson(chunk(res.Text, held, res.ToolCalls))
 		}
 		sw.ndjson(final(g, res, "", nil, nil))

@@ -594,13 +594,7 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		return sw.sse("", "", b)
 	}
 	first := true
-	hold := req.wholeReply()
-	var held []api.Logprob
-	res, err := s.follow(ctx, g, func(text string, lps []api.Logprob) error {
-		if hold {
-			held = append(held, lps...)
-			return nil
-		}
+	res, held, err := s.followStream(ctx, g, req, func(text string, lps []api.Logprob) error {
 		if sw == nil {
 			sw = newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
 		}
@@ -620,7 +614,7 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		sw.write([]byte("data: [DONE]\n\n"))
 		return
 	}
-	if hold {
+	if req.wholeReply() {
 		send(chunk(id, created, res.Text, true, held, res.ToolCalls))
 	} else if first {
 		send(chunk(id, created, "", true, nil, nil))
