@@ -28,6 +28,9 @@ type Text struct {
 	tokOnce sync.Once
 	tok     *tokenizer.Tokenizer
 	tokErr  error
+
+	vocabOnce sync.Once
+	vocab     *sample.Vocab // what output constraints read of the vocabulary
 }
 
 // LoadText maps the model file at path and binds its architecture,
@@ -70,6 +73,13 @@ func (t *Text) Tokenizer() (*tokenizer.Tokenizer, error) {
 		}
 	})
 	return t.tok, t.tokErr
+}
+
+// constraintVocab returns the vocabulary as output constraints read it,
+// built on first use (a pass over every token's text).
+func (t *Text) constraintVocab(tok *tokenizer.Tokenizer) *sample.Vocab {
+	t.vocabOnce.Do(func() { t.vocab = sample.NewVocab(tok.VocabSize(), tok.TextPiece, tok.IsEOG) })
+	return t.vocab
 }
 
 // TextRequest is one text generation.
@@ -151,7 +161,7 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 		r.Piece = tok.Piece
 	}
 	if schema != nil {
-		r.Constraint = schema.Constraint(tok.TextPiece, tok.IsEOG)
+		r.Constraint = schema.Constraint(t.constraintVocab(tok))
 	}
 	return r, nil
 }

@@ -3,6 +3,8 @@ package sample
 import (
 	"math"
 	"math/bits"
+	"strings"
+	"unicode/utf8"
 )
 
 // JSON constrains a generation to one JSON value: any object (Ollama's
@@ -15,14 +17,59 @@ import (
 // and at most maxJSONSpace spaces or tabs of indent, so a model cannot idle
 // in it (llama.cpp's JSON grammar bounds it the same way).
 //
-// It reads token text through piece (the bytes a token adds to the
-// output; "" for control tokens, which are never allowed) and eog. A JSON
-// is used by one generation, from one goroutine.
+// A JSON is used by one generation, from one goroutine.
 type JSON struct {
-	piece   func(id int) string
-	eog     func(id int) bool
-	st      jsonState
-	scratch []frame // a trial's opened containers
+	v        *Vocab
+	st       jsonState
+	scratch  []frame // a trial's opened containers
+	scratch2 []frame // a second-byte trial's
+}
+
+// Vocab is what the JSON constraint reads of a vocabulary, built once per
+// tokenizer and shared by its generations: each token's text (the bytes it
+// adds to the output; "" for control tokens, which are never allowed),
+// whether it ends a generation, its first byte, and — for a "plain" token,
+// whose text is whole UTF-8 characters with no quote, backslash or control
+// character — its characters, so that inside a string its fate is a matter
+// of length alone.
+type Vocab struct {
+	piece  []string
+	eog    []bool
+	first  []byte
+	second []int16 // the second byte; −1 for a one-byte token
+	runes  []int32 // a plain token's characters; −1 for the others
+}
+
+// NewVocab reads a vocabulary of n tokens through piece and eog.
+func NewVocab(n int, piece func(id int) string, eog func(id int) bool) *Vocab {
+	v := &Vocab{piece: make([]string, n), eog: make([]bool, n), first: make([]byte, n), second: make([]int16, n), runes: make([]int32, n)}
+	for id := range n {
+		p := piece(id)
+		v.piece[id], v.eog[id], v.runes[id], v.second[id] = p, eog(id), -1, -1
+		if p == "" {
+			continue
+		}
+		v.first[id] = p[0]
+		if len(p) > 1 {
+			v.second[id] = int16(p[1])
+		}
+		if plainString(p) {
+			v.runes[id] = int32(utf8.RuneCountInString(p))
+		}
+	}
+	return v
+}
+
+// plainString reports whether p goes into a JSON string as it is: valid
+// UTF-8 (RFC 3629, as the recognizer checks it), no '"', '\\' or control
+// character.
+func plainString(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.ValidString(p)
 }
 
 // maxJSONSpace is the most indent (spaces or tabs after a newline) JSON
@@ -32,26 +79,100 @@ const maxJSONSpace = 20
 // ObjectSchema returns JSON mode's schema: any one object.
 func ObjectSchema() *Schema { return objectSchema }
 
-// Constraint returns a constraint to the values s allows, as NewJSON.
-func (s *Schema) Constraint(piece func(id int) string, eog func(id int) bool) *JSON {
-	return &JSON{piece: piece, eog: eog, st: newJSONState(s)}
+// Constraint returns a constraint to the values s allows over vocabulary v.
+func (s *Schema) Constraint(v *Vocab) *JSON {
+	return &JSON{v: v, st: newJSONState(s)}
 }
 
 // Mask sets logits[id] to −Inf for every id that may not come next, and
-// reports whether any id may.
+// reports whether any id may. Most tokens are settled without feeding
+// their text to a copy of the state:
+//   - each byte is tried once, so a token whose first byte may not come is
+//     ruled out; when only a few bytes may come (after a value: a comma,
+//     a bracket, whitespace), each byte after each of them is tried too,
+//     and a token is ruled out by its first two bytes;
+//   - inside a string, a plain token (whole characters, no quote,
+//     backslash or control character) is settled by its length (a value
+//     string's maxLength), or, in a key, by the keys it may still start.
+//
+// The others are fed to a copy of the state (TestMaskMatchesTrials).
 func (j *JSON) Mask(logits []float32) bool {
 	inf := float32(math.Inf(-1))
-	done, any := j.st.mode == jDone, false
-	whole := j.st.complete()
+	v, st := j.v, &j.st
+	done, any := st.mode == jDone, false
+	whole := st.complete()
+	var next [256]bool
+	var after [][256]bool // after[k]: the bytes that may follow the k-th allowed first byte
+	var afterOf [256]int8 // index into after, −1: not computed
+	if !done {
+		var firsts []byte
+		for c := range next {
+			t := *st
+			t.pushed = j.scratch[:0]
+			next[c] = t.step(byte(c))
+			j.scratch = t.pushed[:0]
+			if next[c] {
+				firsts = append(firsts, byte(c))
+			}
+		}
+		for c := range afterOf {
+			afterOf[c] = -1
+		}
+		if len(firsts) <= maxSecondBytes {
+			after = make([][256]bool, len(firsts))
+			for k, c := range firsts {
+				t := *st
+				t.pushed = j.scratch[:0]
+				t.step(c)
+				for d := range after[k] {
+					u := t
+					u.pushed = append(j.scratch2[:0], t.pushed...)
+					after[k][d] = u.step(byte(d))
+					j.scratch2 = u.pushed[:0]
+				}
+				j.scratch = t.pushed[:0]
+				afterOf[c] = int8(k)
+			}
+		}
+	}
+	inString := st.mode == jString && st.cont == 0
+	room := int32(-1) // characters a value string may still take; −1: any
+	var keys []string // a key's candidates: what each may still add
+	anyKey := false
+	if inString && !st.key {
+		if max := st.s.nodes[st.node].maxLen; max >= 0 {
+			room = max - st.n
+		}
+	} else if inString {
+		anyKey = st.extraAllowed()
+		props := st.s.nodes[st.top.node].props
+		for a := st.alive; a != 0; a &= a - 1 {
+			if k := props[bits.TrailingZeros64(a)].key; int(st.n) <= len(k) {
+				keys = append(keys, k[st.n:])
+			}
+		}
+	}
 	for id := range logits {
 		ok := false
-		if j.eog(id) {
+		if id < len(v.eog) && v.eog[id] {
 			ok = whole
-		} else if p := j.piece(id); p != "" && !done {
-			t := j.st
-			t.pushed = j.scratch[:0]
-			ok = t.feed(p)
-			j.scratch = t.pushed[:0]
+		} else if id < len(v.piece) && v.piece[id] != "" && next[v.first[id]] {
+			k, second := afterOf[v.first[id]], v.second[id]
+			switch r := v.runes[id]; {
+			case k >= 0 && second >= 0 && !after[k][second]:
+			case inString && r >= 0 && !st.key:
+				ok = room < 0 || r <= room
+			case inString && r >= 0:
+				ok = anyKey
+				for _, rest := range keys {
+					ok = ok || strings.HasPrefix(rest, v.piece[id])
+				}
+			default:
+				t := *st
+				t.pushed = j.scratch[:0]
+				ok = t.feed(v.piece[id])
+				j.scratch = t.pushed[:0]
+			}
 		}
 		if ok {
 			any = true
@@ -62,10 +183,14 @@ func (j *JSON) Mask(logits []float32) bool {
 	return any
 }
 
+// maxSecondBytes is the most allowed first bytes for which Mask tries
+// every second byte (256 trials each).
+const maxSecondBytes = 8
+
 // Accept advances past token id (one Mask allowed).
 func (j *JSON) Accept(id int) {
-	if !j.eog(id) {
-		j.acceptText(j.piece(id))
+	if id >= 0 && id < len(j.v.piece) && !j.v.eog[id] {
+		j.acceptText(j.v.piece[id])
 	}
 }
 

@@ -81,7 +81,7 @@ func FuzzJSONValid(f *testing.F) {
 func TestJSONMask(t *testing.T) {
 	vocab := []string{"", `{"`, `a`, `":`, ` 1`, `}`, `,`, `]`, `x"`, `"`, ` `}
 	const eos = 0
-	j := ObjectSchema().Constraint(func(id int) string { return vocab[id] }, func(id int) bool { return id == eos })
+	j := ObjectSchema().Constraint(toyVocab(vocab, eos))
 	allowed := func() string { return allowedTexts(j, vocab) }
 	for _, step := range []struct {
 		id   int
@@ -101,6 +101,12 @@ func TestJSONMask(t *testing.T) {
 	if got := allowed(); got != "" || !j.Complete() {
 		t.Fatalf("after the object: allowed %q (want only end of generation), complete %v", got, j.Complete())
 	}
+}
+
+// toyVocab is a test vocabulary: token id's text is vocab[id], eos ends
+// a generation.
+func toyVocab(vocab []string, eos int) *Vocab {
+	return NewVocab(len(vocab), func(id int) string { return vocab[id] }, func(id int) bool { return id == eos })
 }
 
 // allowedTexts runs j's mask over vocab and returns the texts it lets
@@ -131,12 +137,11 @@ func BenchmarkJSONMask(b *testing.B) {
 		}
 		vocab[i] = string(p)
 	}
-	piece := func(id int) string { return vocab[id] }
-	eog := func(id int) bool { return id == 0 }
+	v := toyVocab(vocab, 0)
 	logits := make([]float32, len(vocab))
 	for _, tc := range []struct{ name, prefix string }{{"in string", `{"a": [{"b": "x`}, {"after value", `{"a": [{"b": 12}`}} {
 		b.Run(tc.name, func(b *testing.B) {
-			j := ObjectSchema().Constraint(piece, eog)
+			j := ObjectSchema().Constraint(v)
 			j.acceptText(tc.prefix)
 			for b.Loop() {
 				j.Mask(logits)

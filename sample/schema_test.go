@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -140,7 +141,7 @@ func TestSchemaMask(t *testing.T) {
 	}
 	vocab := []string{"", `{"`, `ok`, `n`, `":`, ` true`, ` 1`, `.5`, `,"`, `}`, `"`, ` `, `o`}
 	const eos = 0
-	j := s.Constraint(func(id int) string { return vocab[id] }, func(id int) bool { return id == eos })
+	j := s.Constraint(toyVocab(vocab, eos))
 	allowed := func() string { return allowedTexts(j, vocab) }
 	for _, step := range []struct {
 		id   int
@@ -174,7 +175,7 @@ func TestSchemaTopLevelNumber(t *testing.T) {
 		t.Fatal(err)
 	}
 	vocab := []string{"", "4", "2", " ", "-"}
-	j := s.Constraint(func(id int) string { return vocab[id] }, func(id int) bool { return id == 0 })
+	j := s.Constraint(toyVocab(vocab, 0))
 	l := make([]float32, len(vocab))
 	j.Mask(l)
 	if !math.IsInf(float64(l[0]), -1) || math.IsInf(float64(l[4]), -1) {
@@ -408,4 +409,57 @@ func jsonEqual(a, b ordered) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
+}
+
+// TestMaskMatchesTrials: Mask's shortcuts (the next-byte table, plain
+// tokens inside strings judged by length) rule out exactly the tokens a
+// trial of each token's text rules out, along random walks through
+// several schemas over a vocabulary of structural pieces, escapes, split
+// UTF-8 and plain words.
+func TestMaskMatchesTrials(t *testing.T) {
+	vocab := []string{"", `{"`, `"`, `":`, `:`, ` `, "\n  ", `,`, `}`, `]`, `[`, `{`, `\`, `\"`, `\n`, `\u00`, `e9`, `é`,
+		"\xc3", "\xa9", "\xe2\x82", "\xac", `abc`, `a`, ` word`, `name`, `age`, `ok`, `1`, `23`, `-`, `.5`, `e+`, `true`, `fal`, `se`,
+		`null`, `x"`, `"}`, `},`, `"]`, `red`, `"red"`, "\x01", `ab"c`, `😀`}
+	v := toyVocab(vocab, 0)
+	schemas := []string{`{"type":"object"}`, personSchema, treeSchema, looseSchema, unionSchema,
+		`{"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 4}, "c": {"enum": ["red", 7]}}}`}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, text := range schemas {
+		s, err := CompileSchema([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for walk := range 150 {
+			j := s.Constraint(v)
+			for step := range 60 {
+				fast := make([]float32, len(vocab))
+				j.Mask(fast)
+				var allowed []int
+				for id, p := range vocab {
+					want := false
+					if id == 0 {
+						want = j.st.complete()
+					} else if p != "" && j.st.mode != jDone {
+						tr := j.st
+						tr.pushed = nil
+						want = tr.feed(p)
+					}
+					if got := !math.IsInf(float64(fast[id]), -1); got != want {
+						t.Fatalf("schema %s, walk %d step %d, state %+v: token %q allowed %v, a trial says %v", text, walk, step, j.st, p, got, want)
+					}
+					if want {
+						allowed = append(allowed, id)
+					}
+				}
+				if len(allowed) == 0 {
+					break
+				}
+				id := allowed[rng.IntN(len(allowed))]
+				if id == 0 {
+					break
+				}
+				j.Accept(id)
+			}
+		}
+	}
 }
