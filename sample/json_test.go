@@ -6,6 +6,10 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/tokenizer"
 )
 
 func TestJSONValid(t *testing.T) {
@@ -147,5 +151,51 @@ func BenchmarkJSONMask(b *testing.B) {
 				j.Mask(logits)
 			}
 		})
+	}
+}
+
+// BenchmarkJSONMaskVocabs: Mask against a trial of every token's text (what
+// it saves), over real vocabularies (../shared/vocab: llama's 32000 SPM
+// tokens, deepseek-llm's 102400 BPE tokens), in four states of a JSON-mode
+// object: inside a string value, after a value, inside a key, before a value.
+func BenchmarkJSONMaskVocabs(b *testing.B) {
+	for _, name := range []string{"llama-spm", "deepseek-llm"} {
+		f, err := gguf.Open(shared.Path(b, "vocab/ggml-vocab-"+name+".gguf"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		tok, err := tokenizer.FromGGUF(f)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		v := NewVocab(tok.VocabSize(), tok.TextPiece, tok.IsEOG)
+		logits := make([]float32, tok.VocabSize())
+		for _, state := range []struct{ name, prefix string }{{"string", `{"a": [{"b": "x`}, {"after", `{"a": [{"b": 12}`},
+			{"key", `{"a": [{"`}, {"value", `{"a": `}} {
+			j := ObjectSchema().Constraint(v)
+			j.acceptText(state.prefix)
+			b.Run(name+"/"+state.name+"/mask", func(b *testing.B) {
+				for b.Loop() {
+					j.Mask(logits)
+				}
+			})
+			b.Run(name+"/"+state.name+"/trial", func(b *testing.B) {
+				for b.Loop() {
+					for id := range logits {
+						ok := v.eog[id] && j.st.complete()
+						if p := v.piece[id]; !v.eog[id] && p != "" {
+							t := j.st
+							t.pushed = j.scratch[:0]
+							ok = t.feed(p)
+							j.scratch = t.pushed[:0]
+						}
+						if !ok {
+							logits[id] = float32(math.Inf(-1))
+						}
+					}
+				}
+			})
+		}
 	}
 }
