@@ -224,21 +224,24 @@ func (s *Schema) Valid(text string) bool {
 // jsonState is a byte-level recognizer of the prefixes of one JSON value
 // that a Schema allows.
 type jsonState struct {
-	s     *Schema
-	mode  uint8
-	sub   uint8 // hex digits left in \uXXXX
-	cont  uint8 // UTF-8 continuation bytes left; the next is in lo…hi
-	lo    uint8
-	hi    uint8
-	high  bool   // the last character was a \u escape of a high surrogate
-	hex   uint16 // the \uXXXX value so far
-	key   bool   // the string being read is an object key
-	space int8   // the whitespace run: 0 none, −1 one space, n > 0 a newline and n−1 indent bytes
-	node  int32  // the schema of the value being read or about to start
-	n     int32  // string: characters so far; literal and key: bytes matched
-	alive uint64 // literal: alternatives still matching; key: declared properties still matching
-	depth int32  // containers open; top is the innermost when > 0
-	top   frame
+	s    *Schema
+	mode uint8
+	sub  uint8 // hex digits left in \uXXXX
+	cont uint8 // UTF-8 continuation bytes left; the next is in lo…hi
+	lo   uint8
+	hi   uint8
+	high bool // the last character was a \u escape of a high surrogate
+	// lowOnly: a string at its maxLength after a high surrogate; the
+	// escape being read may only be the pair's low half.
+	lowOnly bool
+	hex     uint16 // the \uXXXX value so far
+	key     bool   // the string being read is an object key
+	space   int8   // the whitespace run: 0 none, −1 one space, n > 0 a newline and n−1 indent bytes
+	node    int32  // the schema of the value being read or about to start
+	n       int32  // string: characters so far; literal and key: bytes matched
+	alive   uint64 // literal: alternatives still matching; key: declared properties still matching
+	depth   int32  // containers open; top is the innermost when > 0
+	top     frame
 	// The containers under top, outermost first: stack, then pushed.
 	// A trial (Mask) shares stack with the real state and only slices
 	// it; frames it opens go to pushed, its own scratch.
@@ -333,6 +336,17 @@ func (s *jsonState) step(c byte) bool {
 			return false
 		case c == '\\':
 			s.mode = jEscape
+			if !s.key {
+				// An escape is counted once whole: at maxLength, it may
+				// only finish a surrogate pair (a \u of a low surrogate
+				// after a high one), or it would end in a dead end.
+				if max := s.s.nodes[s.node].maxLen; max >= 0 && s.n >= max {
+					if !s.high {
+						return false
+					}
+					s.lowOnly = true
+				}
+			}
 			return !s.key || s.keyByte(c)
 		case c >= 0x80:
 			if !s.utf8Lead(c) {
@@ -344,6 +358,9 @@ func (s *jsonState) step(c byte) bool {
 		}
 		return s.char()
 	case jEscape:
+		if s.lowOnly && c != 'u' {
+			return false
+		}
 		switch c {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			s.mode, s.high = jString, false
@@ -366,6 +383,9 @@ func (s *jsonState) step(c byte) bool {
 		default:
 			return false
 		}
+		if s.lowOnly && (s.sub == 4 && d != 0xD || s.sub == 3 && d < 0xC) {
+			return false // not a low surrogate: DC00–DFFF
+		}
 		s.hex = s.hex<<4 | uint16(d)
 		if s.sub--; s.sub == 0 {
 			s.mode = jString
@@ -373,6 +393,7 @@ func (s *jsonState) step(c byte) bool {
 			// character (RFC 8259 section 7).
 			pair := s.high && s.hex >= 0xDC00 && s.hex <= 0xDFFF
 			s.high = !pair && s.hex >= 0xD800 && s.hex <= 0xDBFF
+			s.lowOnly = false
 			if !s.key && !pair && !s.char() {
 				return false
 			}

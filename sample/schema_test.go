@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -78,6 +79,9 @@ func TestSchemaValid(t *testing.T) {
 		{`{"maxLength": 1}`, `"\u00e9\u00e9"`, false},
 		{`{"minLength": 2}`, `"\ud83d\ude00"`, false},
 		{`{"minLength": 2}`, `"\ud83d\ud83d"`, true}, // two lone high surrogates
+		{`{"maxLength": 1}`, `"a\n"`, false},          // an escape past maxLength
+		{`{"maxLength": 1}`, `"\ud83d\ude00"`, true},  // at maxLength, the pair's low half still fits
+		{`{"maxLength": 1}`, `"\ud83d\u0041"`, false}, // but nothing else
 		{`true`, `"anything"`, true},
 		{`{"type": "object"}`, `{"k": [1]}`, true},
 		{`{"type": "array", "maxItems": 0}`, `[]`, true},
@@ -191,9 +195,11 @@ func TestSchemaTopLevelNumber(t *testing.T) {
 
 // FuzzSchemaValid: what the recognizer accepts for each test schema is a
 // value the reference validator accepts, and its every prefix is accepted
-// as a prefix.
+// as a prefix; and no accepted prefix is a dead end: unless the value is
+// complete, some byte continues it (a constrained generation never runs
+// out of tokens it may pick because of the recognizer).
 func FuzzSchemaValid(f *testing.F) {
-	schemas := []string{personSchema, treeSchema, looseSchema, unionSchema}
+	schemas := []string{personSchema, treeSchema, looseSchema, unionSchema, `{"type": "array", "items": {"type": "string", "maxLength": 1}}`}
 	compiled := make([]*Schema, len(schemas))
 	for i, s := range schemas {
 		var err error
@@ -201,13 +207,24 @@ func FuzzSchemaValid(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`} {
+	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`} {
 		for i := range schemas {
 			f.Add(uint8(i), s)
 		}
 	}
 	f.Fuzz(func(t *testing.T, which uint8, s string) {
 		i := int(which) % len(schemas)
+		if st := newJSONState(compiled[i]); st.feed(s) && !st.complete() {
+			live := false
+			for c := 0; c < 256 && !live; c++ {
+				u := st
+				u.pushed = slices.Clone(st.pushed)
+				live = u.step(byte(c))
+			}
+			if !live {
+				t.Fatalf("schema %d: %q is accepted but nothing may follow it", i, s)
+			}
+		}
 		if !compiled[i].Valid(s) {
 			return
 		}
