@@ -78,7 +78,7 @@ func TestSchemaValid(t *testing.T) {
 		{`{"maxLength": 1}`, "\"\xf0\x9f\x98\x80\"", true},
 		{`{"maxLength": 1}`, `"\u00e9\u00e9"`, false},
 		{`{"minLength": 2}`, `"\ud83d\ude00"`, false},
-		{`{"minLength": 2}`, `"\ud83d\ud83d"`, true}, // two lone high surrogates
+		{`{"minLength": 2}`, `"\ud83d\ud83d"`, true},  // two lone high surrogates
 		{`{"maxLength": 1}`, `"a\n"`, false},          // an escape past maxLength
 		{`{"maxLength": 1}`, `"\ud83d\ude00"`, true},  // at maxLength, the pair's low half still fits
 		{`{"maxLength": 1}`, `"\ud83d\u0041"`, false}, // but nothing else
