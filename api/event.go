@@ -118,6 +118,10 @@ type Progress struct {
 type Token struct {
 	ID   int    `json:"id"`
 	Text string `json:"text"`
+	// Thinking is the text the token adds to a reasoning model's thinking
+	// (its <think> block), when the request separates it from the answer:
+	// Text is then the answer's part only.
+	Thinking string `json:"thinking,omitempty"`
 	// Logprob, when the request asked for it, is how likely the model
 	// found the token, and its most likely alternatives.
 	Logprob *Logprob `json:"logprob,omitempty"`

@@ -55,6 +55,12 @@ type Request struct {
 	Logprobs    bool
 	TopLogprobs int
 	Piece       func(id int) string
+	// SplitThinking separates a reasoning model's thinking (a <think>
+	// block at the start of the reply; ThinkingOpen: the prompt opened it)
+	// from its answer: the token events carry it as Thinking, OnToken and
+	// Result.Text get the answer only, Result.Thinking the thinking.
+	SplitThinking bool
+	ThinkingOpen  bool
 	// WeightBytes is what one decode step reads (Model.WeightBytes); the
 	// generate stage reports WeightBytes per token as the bytes it read,
 	// from which 'glassbox explain' derives the roofline. 0: unknown.
@@ -95,6 +101,8 @@ type Result struct {
 	// Logprobs holds each generated token's log-probability, with
 	// Request.Logprobs.
 	Logprobs []api.Logprob
+	// Thinking is the reasoning separated from Text (Request.SplitThinking).
+	Thinking string
 }
 
 // MaxTopLogprobs is the most alternatives a token's logprob lists
@@ -178,6 +186,8 @@ type seq struct {
 	lpLSE    float64
 	lpTop    []int
 	lpBuf    sample.LogSumExpBuf
+	think    *thinkSplitter // with Request.SplitThinking
+	thinking []byte
 }
 
 // placement is where the sequence runs, for the stage reports.
@@ -236,6 +246,9 @@ func newSeq(ctx context.Context, s model.Session, vocab int, req Request, cached
 	copy(q.history, req.Prompt)
 	if len(req.Stops) > 0 {
 		q.stops = sample.NewStopMatcher(req.Stops)
+	}
+	if req.SplitThinking {
+		q.think = newThinkSplitter(req.ThinkingOpen)
 	}
 	tr.OnStageStart(pipeline.StagePrefill)
 	q.t0 = time.Now()
@@ -343,8 +356,17 @@ func (q *seq) accept(id int) (done bool, err error) {
 			piece += q.stops.Flush()
 		}
 	}
+	var thought string
+	if q.think != nil {
+		thought, piece = q.think.push(piece)
+		if res.StopReason != "" {
+			t, a := q.think.flush()
+			thought, piece = thought+t, piece+a
+		}
+		q.thinking = append(q.thinking, thought...)
+	}
 	q.text = append(q.text, piece...)
-	tok := api.Token{ID: id, Text: piece}
+	tok := api.Token{ID: id, Text: piece, Thinking: thought}
 	if req.Logprobs {
 		lp := q.logprob(id)
 		res.Logprobs = append(res.Logprobs, lp)
@@ -386,6 +408,7 @@ func (q *seq) logprob(id int) api.Logprob {
 // finish records the text and timing and ends the generate stage.
 func (q *seq) finish() {
 	q.res.Text = string(q.text)
+	q.res.Thinking = string(q.thinking)
 	q.res.GenerateTime = time.Since(q.t0)
 	n := int64(len(q.res.Tokens))
 	q.tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: n, Unit: "tokens", Bytes: q.req.WeightBytes * n,

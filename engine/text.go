@@ -110,6 +110,13 @@ type TextRequest struct {
 	Cache *SessionCache
 	// OnToken receives each generated token and the text it releases.
 	OnToken func(id int, text string) error
+	// Think, when set, goes to the chat template as enable_thinking
+	// (Qwen3's switch for its reasoning).
+	Think *bool
+	// SplitThinking separates a reasoning model's thinking from its answer
+	// (see Request); whether the rendered prompt opened the block is found
+	// here.
+	SplitThinking bool
 	// Logprobs and TopLogprobs ask for each token's log-probability and
 	// its most likely alternatives (see Request).
 	Logprobs    bool
@@ -143,7 +150,7 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	ids, err := t.encode(tok, &req)
+	ids, thinkOpen, err := t.encode(tok, &req)
 	if err != nil {
 		return Request{}, err
 	}
@@ -156,7 +163,8 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	}
 	r := Request{Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
 		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken, WeightBytes: t.Model.WeightBytes(),
-		Roofline: req.Roofline, Limiter: req.Limiter, Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs}
+		Roofline: req.Roofline, Limiter: req.Limiter, Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs,
+		SplitThinking: req.SplitThinking, ThinkingOpen: thinkOpen}
 	if req.Logprobs {
 		r.Piece = tok.Piece
 	}
@@ -230,24 +238,26 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 
 // encode turns the request's prompt (ids, text, or a conversation through
 // the chat template) into token ids.
-func (t *Text) encode(tok *tokenizer.Tokenizer, req *TextRequest) ([]int, error) {
+// encode also reports whether the rendered prompt leaves a thinking block
+// open.
+func (t *Text) encode(tok *tokenizer.Tokenizer, req *TextRequest) ([]int, bool, error) {
 	if req.PromptIDs != nil {
 		for i, id := range req.PromptIDs {
 			if id < 0 || id >= tok.VocabSize() {
-				return nil, pipeline.Errorf(pipeline.StageEncode, "",
+				return nil, false, pipeline.Errorf(pipeline.StageEncode, "",
 					"prompt id %d (number %d) is outside the vocabulary of %d", id, i+1, tok.VocabSize())
 			}
 		}
 		if len(req.PromptIDs) == 0 {
-			return nil, pipeline.Errorf(pipeline.StageEncode, "", "the prompt has no token ids")
+			return nil, false, pipeline.Errorf(pipeline.StageEncode, "", "the prompt has no token ids")
 		}
-		return req.PromptIDs, nil
+		return req.PromptIDs, false, nil
 	}
 	prompt, special := req.Prompt, false
 	if req.Chat || len(req.Messages) > 0 {
 		tmpl, err := chat.FromGGUF(t.File)
 		if err != nil {
-			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+			return nil, false, pipeline.Wrap(pipeline.StageEncode, err, "")
 		}
 		msgs := req.Messages
 		if len(msgs) == 0 {
@@ -256,31 +266,34 @@ func (t *Text) encode(tok *tokenizer.Tokenizer, req *TextRequest) ([]int, error)
 			}
 			msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
 		}
-		var vars map[string]any
+		vars := map[string]any{}
+		if req.Think != nil {
+			vars["enable_thinking"] = *req.Think
+		}
 		if len(req.Tools) > 0 {
 			if !strings.Contains(tmpl.Source, "tools") {
-				return nil, pipeline.Errorf(pipeline.StageEncode, "use a model whose chat template takes tools (Qwen 2.5/3, Llama 3.1+, Mistral, Hermes…)",
+				return nil, false, pipeline.Errorf(pipeline.StageEncode, "use a model whose chat template takes tools (Qwen 2.5/3, Llama 3.1+, Mistral, Hermes…)",
 					"the chat template (%s) does not use tools: the model would never see them", tmpl.Origin)
 			}
-			vars = map[string]any{"tools": req.Tools}
+			vars["tools"] = req.Tools
 		}
 		if prompt, err = tmpl.Render(msgs, true, vars); err != nil {
-			return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+			return nil, false, pipeline.Wrap(pipeline.StageEncode, err, "")
 		}
 		special = true // the template writes control tokens as text
 	}
 	ids, err := tok.Encode(prompt, !req.NoBOS, special)
 	if err != nil {
-		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+		return nil, false, pipeline.Wrap(pipeline.StageEncode, err, "")
 	}
 	// A template that writes the BOS text itself would give BOS twice.
 	if len(ids) >= 2 && ids[0] == tok.BOS() && ids[1] == tok.BOS() {
 		ids = ids[1:]
 	}
 	if len(ids) == 0 {
-		return nil, pipeline.Errorf(pipeline.StageEncode, "give a prompt, or allow BOS", "the prompt encodes to no tokens")
+		return nil, false, pipeline.Errorf(pipeline.StageEncode, "give a prompt, or allow BOS", "the prompt encodes to no tokens")
 	}
-	return ids, nil
+	return ids, (req.Chat || len(req.Messages) > 0) && promptOpensThink(prompt), nil
 }
 
 func byteSize(n int64) string {

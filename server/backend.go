@@ -128,6 +128,9 @@ type Options struct {
 	// its TopLogprobs (0–20) most likely alternatives (api.Logprob).
 	Logprobs    bool `json:"logprobs,omitempty"`
 	TopLogprobs int  `json:"top_logprobs,omitempty"`
+	// Think, when set, turns a reasoning model's thinking on or off where
+	// its chat template has the switch (Qwen3's enable_thinking).
+	Think *bool `json:"think,omitempty"`
 }
 
 // Result is a finished generation with its real measurements.
@@ -150,6 +153,9 @@ type Result struct {
 	// ToolCalls are the calls found in the reply (Text is then what is
 	// left of it, often nothing).
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Thinking is a reasoning model's thinking (its <think> block),
+	// separated from Text, in replies rendered with a chat template.
+	Thinking string `json:"thinking,omitempty"`
 }
 
 // ModelInfo is one model the server can run.

@@ -115,6 +115,14 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 	}
 	var out strings.Builder
 	count := 0
+	thinking := ""
+	if t := req.Options.Think; t != nil && *t {
+		// A reasoning "model": two tokens of thinking first.
+		for i, th := range []string{"Hmm, ", "a story."} {
+			tr.OnTokenInfo(api.Token{ID: 200 + i, Thinking: th})
+			thinking += th
+		}
+	}
 	for i := 0; i < limit; i++ {
 		if err := f.sleep(ctx); err != nil {
 			return nil, err
@@ -158,7 +166,7 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 			ToolCalls: []ToolCall{{ID: "call_0", Name: req.ToolNames[0], Arguments: json.RawMessage(`{"city":"Paris"}`)}}}, nil
 	}
 	tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(count), Unit: "tokens"})
-	return &Result{Text: out.String(), PromptTokens: n, Tokens: count, DoneReason: reason,
+	return &Result{Text: out.String(), Thinking: thinking, PromptTokens: n, Tokens: count, DoneReason: reason,
 		PromptDuration: t1.Sub(t0), EvalDuration: time.Since(t1)}, nil
 }
 

@@ -42,7 +42,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	}
 	opts, ka, e := optionsWith(nativeDefaults(), req.Model, req.Format, req.Options, req.KeepAlive)
 	if e == nil {
-		e = setLogprobs(&opts, req.Logprobs, req.TopLogprobs, "top_logprobs")
+		e = req.apply(&opts)
 	}
 	if e == nil && req.Prompt == "" && len(req.Messages) == 0 {
 		e = badRequest("missing_prompt", "prompt", "a prompt or messages are required")

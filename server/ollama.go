@@ -27,10 +27,31 @@ type ollamaGenerateRequest struct {
 	ollamaLogprobsRequest
 }
 
-// ollamaLogprobsRequest are the logprobs fields of generate and chat.
+// ollamaLogprobsRequest are the fields generate, chat (and the jobs API)
+// share beside the options: logprobs, and think (a bool; Ollama's effort
+// levels "low", "medium", "high" mean true here).
 type ollamaLogprobsRequest struct {
-	Logprobs    bool `json:"logprobs"`
-	TopLogprobs int  `json:"top_logprobs"`
+	Logprobs    bool            `json:"logprobs"`
+	TopLogprobs int             `json:"top_logprobs"`
+	Think       json.RawMessage `json:"think"`
+}
+
+// apply checks the shared fields and sets them in o.
+func (r *ollamaLogprobsRequest) apply(o *Options) *Error {
+	if e := setLogprobs(o, r.Logprobs, r.TopLogprobs, "top_logprobs"); e != nil {
+		return e
+	}
+	switch t := string(bytes.TrimSpace(r.Think)); t {
+	case "", "null":
+	case "true", `"low"`, `"medium"`, `"high"`:
+		o.Think = new(bool)
+		*o.Think = true
+	case "false":
+		o.Think = new(bool)
+	default:
+		return badRequest("invalid_value", "think", "think must be true or false (or \"low\", \"medium\", \"high\"), not %s", t)
+	}
+	return nil
 }
 
 // ollamaLogprob is one token's entry in a chunk's "logprobs".
@@ -79,6 +100,7 @@ type ollamaChatRequest struct {
 type ollamaMessage struct {
 	Role      string           `json:"role"`
 	Content   string           `json:"content"`
+	Thinking  string           `json:"thinking,omitempty"`
 	Images    []string         `json:"images,omitempty"`
 	ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
 	ToolName  string           `json:"tool_name,omitempty"` // a tool turn: the function it answers for
@@ -117,6 +139,7 @@ type ollamaGenerateChunk struct {
 	Model      string          `json:"model"`
 	CreatedAt  time.Time       `json:"created_at"`
 	Response   string          `json:"response"`
+	Thinking   string          `json:"thinking,omitempty"`
 	Done       bool            `json:"done"`
 	DoneReason string          `json:"done_reason,omitempty"`
 	JobID      string          `json:"job_id,omitempty"` // glassbox: the job in the journal
@@ -201,7 +224,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	opts, ka, e := ollamaCommon(req.Model, req.Format, req.Options, req.KeepAlive)
 	if e == nil {
-		e = setLogprobs(&opts, req.Logprobs, req.TopLogprobs, "top_logprobs")
+		e = req.apply(&opts)
 	}
 	if e == nil && len(req.Images) > 0 {
 		e = badRequest("unsupported", "images", "images are not supported by text models")
@@ -223,11 +246,12 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		Options: opts, KeepAlive: ka}
 	stream := req.Stream == nil || *req.Stream
 	s.ollamaRun(w, r, "text", greq, stream,
-		func(text string, lps []api.Logprob, _ []ToolCall) any {
-			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: text, Logprobs: ollamaLogprobs(lps)}
+		func(d delta, _ []ToolCall) any {
+			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: d.Text, Thinking: d.Thinking, Logprobs: ollamaLogprobs(d.Logprobs)}
 		},
-		func(g *generation, res *Result, full string, lps []api.Logprob, _ []ToolCall) any {
-			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: full, Done: true,
+		func(g *generation, res *Result, full delta, _ []ToolCall) any {
+			lps := full.Logprobs
+			return ollamaGenerateChunk{Model: req.Model, CreatedAt: time.Now().UTC(), Response: full.Text, Thinking: full.Thinking, Done: true,
 				DoneReason: res.DoneReason, JobID: g.job.ID, Logprobs: ollamaLogprobs(lps), ollamaMetrics: metricsOf(g, res)}
 		})
 }
@@ -240,7 +264,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	opts, ka, e := ollamaCommon(req.Model, req.Format, req.Options, req.KeepAlive)
 	if e == nil {
-		e = setLogprobs(&opts, req.Logprobs, req.TopLogprobs, "top_logprobs")
+		e = req.apply(&opts)
 	}
 	var tools []toolDef
 	var toolsJSON json.RawMessage
@@ -284,13 +308,14 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := req.Stream == nil || *req.Stream
 	s.ollamaRun(w, r, "chat", greq, stream,
-		func(text string, lps []api.Logprob, calls []ToolCall) any {
+		func(d delta, calls []ToolCall) any {
 			return ollamaChatChunk{Model: req.Model, CreatedAt: time.Now().UTC(),
-				Message: &ollamaMessage{Role: "assistant", Content: text, ToolCalls: ollamaToolCalls(calls)}, Logprobs: ollamaLogprobs(lps)}
+				Message: &ollamaMessage{Role: "assistant", Content: d.Text, Thinking: d.Thinking, ToolCalls: ollamaToolCalls(calls)}, Logprobs: ollamaLogprobs(d.Logprobs)}
 		},
-		func(g *generation, res *Result, full string, lps []api.Logprob, calls []ToolCall) any {
+		func(g *generation, res *Result, full delta, calls []ToolCall) any {
+			lps := full.Logprobs
 			return ollamaChatChunk{Model: req.Model, CreatedAt: time.Now().UTC(),
-				Message: &ollamaMessage{Role: "assistant", Content: full, ToolCalls: ollamaToolCalls(calls)}, Done: true,
+				Message: &ollamaMessage{Role: "assistant", Content: full.Text, Thinking: full.Thinking, ToolCalls: ollamaToolCalls(calls)}, Done: true,
 				DoneReason: res.DoneReason, JobID: g.job.ID, Logprobs: ollamaLogprobs(lps), ollamaMetrics: metricsOf(g, res)}
 		})
 }
@@ -327,7 +352,7 @@ func (s *Server) ollamaPreload(w http.ResponseWriter, r *http.Request, model str
 // one JSON object. Errors before the first chunk get their HTTP status;
 // errors after it arrive as a final {"error": ...} line, as Ollama does.
 func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, req *GenerateRequest, stream bool,
-	chunk func(text string, lps []api.Logprob, calls []ToolCall) any, final func(g *generation, res *Result, full string, lps []api.Logprob, calls []ToolCall) any) {
+	chunk func(d delta, calls []ToolCall) any, final func(g *generation, res *Result, full delta, calls []ToolCall) any) {
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
 	g, e := s.startGeneration(ctx, jobSpec(kind, req), req)
@@ -338,20 +363,20 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 	w.Header().Set("X-Glassbox-Job", g.job.ID)
 	if !stream {
 		var all []api.Logprob
-		res, err := s.follow(ctx, g, func(_ string, lps []api.Logprob) error { all = append(all, lps...); return nil })
+		res, err := s.follow(ctx, g, func(d delta) error { all = append(all, d.Logprobs...); return nil })
 		if err != nil {
 			writeOllamaError(w, toError(err))
 			return
 		}
-		writeJSON(w, http.StatusOK, final(g, res, res.Text, all, res.ToolCalls))
+		writeJSON(w, http.StatusOK, final(g, res, delta{Text: res.Text, Thinking: res.Thinking, Logprobs: all}, res.ToolCalls))
 		return
 	}
 	var sw *streamWriter
-	res, held, err := s.followStream(ctx, g, req, func(text string, lps []api.Logprob) error {
+	res, held, err := s.followStream(ctx, g, req, func(d delta) error {
 		if sw == nil {
 			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
 		}
-		return sw.ndjson(chunk(text, lps, nil))
+		return sw.ndjson(chunk(d, nil))
 	})
 	switch {
 	case err != nil && sw == nil:
@@ -362,9 +387,9 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 		if sw == nil {
 			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
 		}
-		if req.wholeReply() && (res.Text != "" || len(res.ToolCalls) > 0) {
-			sw.ndjson(chunk(res.Text, held, res.ToolCalls))
+		if req.wholeReply() && (res.Text != "" || res.Thinking != "" || len(res.ToolCalls) > 0) {
+			sw.ndjson(chunk(delta{Text: res.Text, Thinking: res.Thinking, Logprobs: held}, res.ToolCalls))
 		}
-		sw.ndjson(final(g, res, "", nil, nil))
+		sw.ndjson(final(g, res, delta{}, nil))
 	}
 }

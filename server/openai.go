@@ -26,6 +26,12 @@ type openAIChatRequest struct {
 	ResponseFormat *openAIResponseFmt `json:"response_format"`
 	Logprobs       *bool              `json:"logprobs"`
 	TopLogprobs    *float64           `json:"top_logprobs"`
+	// ChatTemplateKwargs (llama-server's extension): enable_thinking turns
+	// a reasoning model's thinking on or off where its template has the
+	// switch.
+	ChatTemplateKwargs *struct {
+		EnableThinking *bool `json:"enable_thinking"`
+	} `json:"chat_template_kwargs"`
 }
 
 type openAICompletionRequest struct {
@@ -136,9 +142,12 @@ type openAIUsage struct {
 }
 
 type openAIChatMessage struct {
-	Role      string           `json:"role,omitempty"`
-	Content   *string          `json:"content"` // null in a reply that only calls tools
-	ToolCalls []openAIToolCall `json:"tool_calls,omitempty"`
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content"` // null in a reply that only calls tools
+	// ReasoningContent is a reasoning model's thinking, apart from its
+	// answer (DeepSeek's and llama-server's field).
+	ReasoningContent string           `json:"reasoning_content,omitempty"`
+	ToolCalls        []openAIToolCall `json:"tool_calls,omitempty"`
 }
 
 func strp(s string) *string { return &s }
@@ -415,6 +424,9 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, e)
 		return
 	}
+	if k := req.ChatTemplateKwargs; k != nil && k.EnableThinking != nil {
+		opts.Think = k.EnableThinking
+	}
 	greq := &GenerateRequest{Model: req.Model, Messages: msgs, Options: opts}
 	if e := applyTools(greq, tools, toolsJSON, choice); e != nil {
 		writeOpenAIError(w, e)
@@ -422,9 +434,10 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	s.openAIRun(w, r, "chat", greq, req.Stream, includeUsage, "chatcmpl-",
-		func(id string, created int64, text string, first bool, lps []api.Logprob, calls []ToolCall) any {
-			d := &openAIChatMessage{Content: strp(text), ToolCalls: openAIToolCalls(calls, true)}
-			if len(calls) > 0 && text == "" {
+		func(id string, created int64, dl delta, first bool, calls []ToolCall) any {
+			d := &openAIChatMessage{Content: strp(dl.Text), ReasoningContent: dl.Thinking, ToolCalls: openAIToolCalls(calls, true)}
+			lps := dl.Logprobs
+			if (len(calls) > 0 || dl.Thinking != "") && dl.Text == "" {
 				d.Content = nil
 			}
 			if first {
@@ -443,7 +456,8 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 				out.Object = "chat.completion.chunk"
 				out.Choices = []openAIChatChoice{{Delta: &openAIChatMessage{}, FinishReason: reason}}
 			} else {
-				msg := &openAIChatMessage{Role: "assistant", Content: strp(res.Text), ToolCalls: openAIToolCalls(res.ToolCalls, false)}
+				msg := &openAIChatMessage{Role: "assistant", Content: strp(res.Text), ReasoningContent: res.Thinking,
+					ToolCalls: openAIToolCalls(res.ToolCalls, false)}
 				if len(res.ToolCalls) > 0 && res.Text == "" {
 					msg.Content = nil
 				}
@@ -498,8 +512,9 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 		base = utf8.RuneCountInString(prompt)
 	}
 	s.openAIRun(w, r, "text", greq, req.Stream, includeUsage, "cmpl-",
-		func(id string, created int64, text string, first bool, lps []api.Logprob, _ []ToolCall) any {
-			lp := completionLogprobs(opts.Logprobs, lps, base+done)
+		func(id string, created int64, d delta, first bool, _ []ToolCall) any {
+			text := d.Text
+			lp := completionLogprobs(opts.Logprobs, d.Logprobs, base+done)
 			done += utf8.RuneCountInString(text)
 			if req.Echo && !echoed {
 				text, echoed = prompt+text, true
@@ -562,7 +577,7 @@ func completionPrompt(raw json.RawMessage) (string, *Error) {
 // error object, which the official clients raise as an APIError.
 func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, req *GenerateRequest, stream, includeUsage bool,
 	idPrefix string,
-	chunk func(id string, created int64, text string, first bool, lps []api.Logprob, calls []ToolCall) any,
+	chunk func(id string, created int64, d delta, first bool, calls []ToolCall) any,
 	final func(id string, created int64, res *Result, streaming bool, lps []api.Logprob) any,
 	usage func(id string, created int64, res *Result) any) {
 	ctx, cancel := s.requestContext(r)
@@ -577,7 +592,7 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 	w.Header().Set("X-Glassbox-Job", g.job.ID)
 	if !stream {
 		var all []api.Logprob
-		res, err := s.follow(ctx, g, func(_ string, lps []api.Logprob) error { all = append(all, lps...); return nil })
+		res, err := s.follow(ctx, g, func(d delta) error { all = append(all, d.Logprobs...); return nil })
 		if err != nil {
 			writeOpenAIError(w, toError(err))
 			return
@@ -594,11 +609,11 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		return sw.sse("", "", b)
 	}
 	first := true
-	res, held, err := s.followStream(ctx, g, req, func(text string, lps []api.Logprob) error {
+	res, held, err := s.followStream(ctx, g, req, func(d delta) error {
 		if sw == nil {
 			sw = newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
 		}
-		err := send(chunk(id, created, text, first, lps, nil))
+		err := send(chunk(id, created, d, first, nil))
 		first = false
 		return err
 	})
@@ -615,9 +630,9 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		return
 	}
 	if req.wholeReply() {
-		send(chunk(id, created, res.Text, true, held, res.ToolCalls))
+		send(chunk(id, created, delta{Text: res.Text, Thinking: res.Thinking, Logprobs: held}, true, res.ToolCalls))
 	} else if first {
-		send(chunk(id, created, "", true, nil, nil))
+		send(chunk(id, created, delta{}, true, nil))
 	}
 	send(final(id, created, res, true, nil))
 	if includeUsage {

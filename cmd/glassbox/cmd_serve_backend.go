@@ -238,6 +238,9 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		treq.Messages = append(treq.Messages, msg)
 	}
 	treq.Tools = req.Tools
+	// A reasoning model's thinking is kept apart from the answer in replies
+	// rendered with its template (raw completions stay raw).
+	treq.Think, treq.SplitThinking = req.Options.Think, treq.Chat || len(treq.Messages) > 0
 	if !treq.Chat && len(treq.Messages) == 0 && req.System != "" {
 		treq.Prompt = req.System + "\n\n" + req.Prompt
 	}
@@ -270,7 +273,8 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		n-- // the end-of-generation token is not part of the answer
 	}
 	out := &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, Tokens: n, DoneReason: reason,
-		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime, Logprobs: res.Logprobs}
+		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime, Logprobs: res.Logprobs,
+		Thinking: res.Thinking}
 	if len(req.Tools) > 0 && req.ToolChoice != server.ToolChoiceNone {
 		content, calls := chat.ParseToolCalls(res.Text, req.ToolNames)
 		if len(calls) > 0 {

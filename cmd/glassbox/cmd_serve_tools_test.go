@@ -132,3 +132,64 @@ func TestServeTools(t *testing.T) {
 		t.Errorf("tools on a template without them: %d %v", code, r)
 	}
 }
+
+// TestServeThinking: a template that opens a <think> block in its
+// generation prompt (DeepSeek-R1's way) makes the reply thinking until
+// </think> — here, all of the story model's 12 tokens, none in the
+// content; think false reaches Qwen3's real template (its generation
+// prompt then holds an empty block).
+func TestServeThinking(t *testing.T) {
+	r1 := withChatTemplate(t, "models/stories260K.gguf",
+		"{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<|assistant|><think>\n{% endif %}", "r1")
+	qwen3, err := os.ReadFile("../../chat/testdata/templates/qwen3.jinja")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q3 := withChatTemplate(t, "models/tiny-qwen2-F32.gguf", string(qwen3), "q3")
+	base := startServe(t, "--ctx", "512", "--model", r1, "--model", q3)
+	type reply struct {
+		Message   struct{ Content, Thinking string }
+		EvalCount int `json:"eval_count"`
+	}
+	chat := func(body string) reply {
+		t.Helper()
+		resp, err := http.Post(base+"/api/chat", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var r reply
+		if resp.StatusCode != 200 || json.Unmarshal(b, &r) != nil {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+		return r
+	}
+	r := chat(`{"model": "r1", "stream": false, "options": {"temperature": 0, "num_predict": 12}, "messages": [{"role": "user", "content": "Once upon a time"}]}`)
+	if r.Message.Thinking == "" || r.Message.Content != "" || r.EvalCount != 12 {
+		t.Errorf("reply %+v: want 12 tokens of thinking and no content", r)
+	}
+	// Prompt tokens in all (Ollama's prompt_eval_count leaves out those the
+	// KV cache held): OpenAI's usage, with llama-server's switch.
+	prompt := func(think string) float64 {
+		t.Helper()
+		resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(
+			`{"model": "q3", "max_tokens": 2, "chat_template_kwargs": {"enable_thinking": `+think+`}, "messages": [{"role": "user", "content": "hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r struct {
+			Usage struct {
+				PromptTokens float64 `json:"prompt_tokens"`
+			}
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Usage.PromptTokens
+	}
+	if on, off := prompt("true"), prompt("false"); off <= on {
+		t.Errorf("prompt tokens %v with enable_thinking false, %v with true: the template did not get the switch", off, on)
+	}
+}
