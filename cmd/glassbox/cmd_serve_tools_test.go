@@ -7,12 +7,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
@@ -34,41 +32,6 @@ func startServe(t *testing.T, args ...string) string {
 	return regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(errb.String())
 }
 
-// withChatTemplate writes a copy of the shared model rel with template as
-// its tokenizer.chat_template, named name.gguf.
-func withChatTemplate(t *testing.T, rel, template, name string) string {
-	t.Helper()
-	in, err := gguf.Open(shared.Path(t, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	var meta gguf.Metadata
-	for _, kv := range in.Meta.KVs {
-		if err := meta.Set(kv.Key, kv.Value.Any()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := meta.Set("tokenizer.chat_template", template); err != nil {
-		t.Fatal(err)
-	}
-	var ts []gguf.WriteTensor
-	for i := range in.Tensors {
-		ti := &in.Tensors[i]
-		ts = append(ts, gguf.WriteTensor{Name: ti.Name, Shape: ti.Shape, Type: ti.Type, Data: in.Data(ti)})
-	}
-	path := filepath.Join(t.TempDir(), name+".gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := gguf.Write(f, &meta, ts); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestServeTools: on a model whose chat template takes tools (Qwen 2.5's
 // real template over tiny-qwen2's weights), the tools reach the prompt,
 // tool_choice "required" makes the reply a call of the schema the tool
@@ -78,7 +41,7 @@ func TestServeTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := withChatTemplate(t, "models/tiny-qwen2-F32.gguf", string(tmpl), "toolq")
+	model := shared.WithChatTemplate(t, "models/tiny-qwen2-F32.gguf", string(tmpl), "toolq")
 	base := startServe(t, "--ctx", "2048", "--model", model, "--model", shared.Path(t, "models/stories260K.gguf"))
 	post := func(body string) (int, map[string]any) {
 		t.Helper()
@@ -139,13 +102,12 @@ func TestServeTools(t *testing.T) {
 // content; think false reaches Qwen3's real template (its generation
 // prompt then holds an empty block).
 func TestServeThinking(t *testing.T) {
-	r1 := withChatTemplate(t, "models/stories260K.gguf",
-		"{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<|assistant|><think>\n{% endif %}", "r1")
+	r1 := shared.WithChatTemplate(t, "models/stories260K.gguf", shared.R1Template, "r1")
 	qwen3, err := os.ReadFile("../../chat/testdata/templates/qwen3.jinja")
 	if err != nil {
 		t.Fatal(err)
 	}
-	q3 := withChatTemplate(t, "models/tiny-qwen2-F32.gguf", string(qwen3), "q3")
+	q3 := shared.WithChatTemplate(t, "models/tiny-qwen2-F32.gguf", string(qwen3), "q3")
 	base := startServe(t, "--ctx", "512", "--model", r1, "--model", q3)
 	type reply struct {
 		Message   struct{ Content, Thinking string }

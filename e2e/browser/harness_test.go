@@ -129,6 +129,8 @@ func startServer(t testing.TB) *server {
 	run(t, home, "synth", "-q", "-o", slow, "--preset", "tiny", "--type", "Q4_0", "--dim", "1024", "--ffn", "2816",
 		"--layers", "8", "--heads", "16", "--kv-heads", "16", "--ctx", "1024", "--vocab", shared.Path(t, "models/stories260K.gguf"))
 	run(t, home, "import", slow, "slow")
+	// A reasoning model: stories260K under a template that opens <think>.
+	run(t, home, "import", shared.WithChatTemplate(t, "models/stories260K.gguf", shared.R1Template, "r1"), "r1")
 
 	s := &server{home: home}
 	s.start(t)

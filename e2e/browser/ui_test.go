@@ -150,6 +150,35 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
+	t.Run("thinking", func(t *testing.T) {
+		b.t = t
+		b.click("#new")
+		b.set("#model", "r1")
+		b.set("#mode", "chat")
+		b.set("#opt-num_predict", "12")
+		b.set("#prompt", "Once upon a time")
+		b.click("#send")
+		b.waitFor("the job to start", `document.querySelector('#job-link a')`, 10*time.Second)
+		id := eval[string](b, `document.querySelector('#job-link a').textContent`)
+		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
+		_, evs := s.journaled(t, id)
+		var thinking strings.Builder
+		for _, ev := range evs {
+			if ev.Type == api.TypeToken {
+				thinking.WriteString(ev.Token.Thinking)
+			}
+		}
+		got := eval[string](b, `document.querySelector('.thinking .think-text')?.textContent ?? ''`)
+		if got == "" || got != thinking.String() {
+			t.Errorf("thinking shown %q, the journal's %q", got, thinking.String())
+		}
+		if out := output(); out != "" {
+			t.Errorf("answer %q: the whole reply was thinking", out)
+		}
+		b.shot("thinking")
+		b.checkJS()
+	})
+
 	t.Run("keyboard and labels", func(t *testing.T) {
 		b.t = t
 		b.click("#new")

@@ -16,6 +16,7 @@ export function newJob(id) {
     stages: {},         // name -> stage record (see stageOf)
     open: null,         // the stage started and not yet done
     text: '',           // the generated text, token by token
+    thinking: '',       // a reasoning model's thinking, kept apart from text
     tokens: 0,          // token events applied
     // With logprobs asked for: the text as pieces, each with the logprobs
     // of the tokens that released it (a token whose text was held back
@@ -94,6 +95,7 @@ export function apply(job, ev) {
     case 'token':
       if (ev.token) {
         job.text += ev.token.text || '';
+        job.thinking += ev.token.thinking || '';
         job.tokens++;
         if (ev.token.logprob) { job.pendingLogprobs.push(ev.token.logprob); job.logprobs = true; }
         if (ev.token.text) {

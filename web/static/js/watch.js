@@ -55,6 +55,7 @@ export function watch(id, { onChange, onStatus = () => {}, onFail = () => {} }) 
 // Only the new text is appended, so a long answer costs O(tokens), not
 // O(tokens²), to show.
 export function setOutput(pre, job) {
+  setThinking(pre, job);
   if (job.logprobs) {
     setPieces(pre, job);
   } else {
@@ -64,6 +65,30 @@ export function setOutput(pre, job) {
   if (ds.state !== job.state) ds.state = job.state;
   ds.tokens = String(job.tokens);
   ds.seq = String(job.lastSeq);
+}
+
+// setThinking shows a reasoning model's thinking in a collapsible block
+// before the answer (open while the answer has not started).
+function setThinking(pre, job) {
+  let box = pre.previousElementSibling;
+  if (!box || !box.classList.contains('thinking')) {
+    if (!job.thinking) return;
+    const text = document.createElement('pre');
+    text.className = 'think-text';
+    const summary = document.createElement('summary');
+    summary.textContent = 'Thinking';
+    box = document.createElement('details');
+    box.className = 'thinking';
+    box.open = true;
+    box.append(summary, text);
+    pre.before(box);
+  }
+  const text = box.querySelector('.think-text');
+  if (text.textContent !== job.thinking) text.textContent = job.thinking;
+  if (job.text && box.dataset.answered !== '1') {
+    box.dataset.answered = '1';
+    box.open = false; // the answer has begun: fold the thinking away
+  }
 }
 
 function setText(pre, job) {

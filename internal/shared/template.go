@@ -1,0 +1,50 @@
+package shared
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/gguf"
+)
+
+// WithChatTemplate writes a copy of the shared model rel whose
+// tokenizer.chat_template is template, as name.gguf in a temporary folder
+// of t, and returns its path: the tiny shared models have no template, and
+// tests of what templates do (tools, thinking) need real ones.
+func WithChatTemplate(t testing.TB, rel, template, name string) string {
+	t.Helper()
+	in, err := gguf.Open(Path(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var meta gguf.Metadata
+	for _, kv := range in.Meta.KVs {
+		if err := meta.Set(kv.Key, kv.Value.Any()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := meta.Set("tokenizer.chat_template", template); err != nil {
+		t.Fatal(err)
+	}
+	var ts []gguf.WriteTensor
+	for i := range in.Tensors {
+		ti := &in.Tensors[i]
+		ts = append(ts, gguf.WriteTensor{Name: ti.Name, Shape: ti.Shape, Type: ti.Type, Data: in.Data(ti)})
+	}
+	path := filepath.Join(t.TempDir(), name+".gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := gguf.Write(f, &meta, ts); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// R1Template is a chat template in DeepSeek-R1's manner: its generation
+// prompt opens a <think> block, so a reply thinks until </think>.
+const R1Template = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<|assistant|><think>\n{% endif %}"
