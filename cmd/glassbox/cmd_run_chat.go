@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"sync"
 
+	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/chat"
 	"github.com/glassbox-ai/glassbox/engine"
 	"github.com/glassbox-ai/glassbox/pipeline"
@@ -16,7 +20,7 @@ import (
 )
 
 // chatHelp lists the interactive chat's commands.
-const chatHelp = `/bye (or end of input) leaves, /clear forgets the conversation, /help shows this`
+const chatHelp = `/bye (or end of input) leaves, /clear forgets the conversation, /help shows this; Ctrl+C stops a reply`
 
 // runInteractive is 'glassbox run -i' (and 'run' with no prompt on a
 // terminal): a chat that keeps the model loaded and its KV cache between
@@ -30,13 +34,49 @@ func runInteractive(ctx context.Context, env *cmdEnv, f *runFlags, first string,
 	defer closeSinks()
 	mgr := pipeline.NewManager(pipeline.Options{Sinks: sinks})
 	c := &chatState{cache: engine.NewSessionCache(1), warned: map[string]bool{}}
-	// Warnings go to stderr once per chat, not once per turn.
-	trace := &pipeline.Trace{Warning: func(code, msg string) {
-		if !c.warned[code] {
-			c.warned[code] = true
-			fmt.Fprintf(env.stderr, "glassbox run: warning: %s\n", msg)
-		}
-	}}
+	term := isTerminal(env.stdin) && isTerminal(env.stdout)
+	trace := &pipeline.Trace{
+		// Warnings go to stderr once per chat, not once per turn.
+		Warning: func(code, msg string) {
+			if !c.warned[code] {
+				c.warned[code] = true
+				fmt.Fprintf(env.stderr, "glassbox run: warning: %s\n", msg)
+			}
+		},
+		// A reasoning model's thinking is shown as it comes, dimmed on a
+		// terminal; the answer comes through OnToken.
+		Token: func(tok api.Token) {
+			if tok.Thinking == "" {
+				return
+			}
+			if term {
+				fmt.Fprintf(env.stdout, "\x1b[2m%s\x1b[0m", tok.Thinking)
+			} else {
+				io.WriteString(env.stdout, tok.Thinking)
+			}
+		},
+	}
+	// On a terminal, Ctrl+C stops the reply being written, not the chat.
+	var interrupts chan os.Signal
+	var turnMu sync.Mutex
+	var stopTurn context.CancelFunc
+	if term {
+		signal.Reset(os.Interrupt) // the command's context no longer ends on it
+		interrupts = make(chan os.Signal, 1)
+		signal.Notify(interrupts, os.Interrupt)
+		defer func() { signal.Stop(interrupts); close(interrupts) }()
+		go func() {
+			for range interrupts {
+				turnMu.Lock()
+				if stopTurn != nil {
+					stopTurn()
+				} else {
+					fmt.Fprint(env.stderr, "\n(/bye or Ctrl+D leaves)\n>>> ")
+				}
+				turnMu.Unlock()
+			}
+		}()
+	}
 	defer c.close()
 	if f.system != "" {
 		c.msgs = append(c.msgs, chat.Message{Role: "system", Content: f.system})
@@ -70,7 +110,11 @@ func runInteractive(ctx context.Context, env *cmdEnv, f *runFlags, first string,
 			continue
 		}
 		c.msgs = append(c.msgs, chat.Message{Role: "user", Content: line})
-		job := mgr.Submit(pipeline.WithTrace(ctx, trace),
+		turnCtx, cancel := context.WithCancel(ctx)
+		turnMu.Lock()
+		stopTurn = cancel
+		turnMu.Unlock()
+		job := mgr.Submit(pipeline.WithTrace(turnCtx, trace),
 			pipeline.Params{Kind: "chat", Model: f.model, Params: f.chatParams(c.msgs, params)},
 			func(ctx context.Context) (any, error) {
 				res, err := c.turn(ctx, env, f, params, dev, devErr, budget)
@@ -80,9 +124,19 @@ func runInteractive(ctx context.Context, env *cmdEnv, f *runFlags, first string,
 				return runResult(res), nil
 			})
 		_, err := job.Wait(context.Background())
+		turnMu.Lock()
+		stopTurn = nil
+		turnMu.Unlock()
+		stopped := turnCtx.Err() != nil
+		cancel()
 		fmt.Fprintln(env.stdout)
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if stopped {
+			c.msgs = c.msgs[:len(c.msgs)-1]
+			fmt.Fprintln(env.stderr, "(stopped; the turn is dropped)")
+			continue
 		}
 		if err != nil {
 			if c.text == nil {
@@ -138,7 +192,7 @@ func (c *chatState) turn(ctx context.Context, env *cmdEnv, f *runFlags, params s
 		tr.OnStageSkipped(pipeline.StageLoad, "loaded when the chat started, kept for its turns")
 	}
 	req := engine.TextRequest{Messages: c.msgs, Chat: true, Sampling: params, MaxTokens: f.maxTokens, Stops: f.stops,
-		Session: f.session.options(), Format: f.format, Cache: c.cache,
+		Session: f.session.options(), Format: f.format, Cache: c.cache, SplitThinking: true,
 		OnToken: func(_ int, text string) error {
 			_, err := io.WriteString(env.stdout, text)
 			return err

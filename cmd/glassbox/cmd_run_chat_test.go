@@ -53,6 +53,14 @@ func TestRunInteractive(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "the context holds 64") || !strings.Contains(errOut, "/clear") || strings.Count(out, ">>> ") != 3 {
 		t.Errorf("too long a message: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// A reasoning model: its thinking is shown, the answer (none here: the
+	// template opened the block and 6 tokens do not close it) goes to the
+	// history.
+	r1 := shared.WithChatTemplate(t, "models/stories260K.gguf", shared.R1Template, "r1")
+	out, errOut, code = runCmd(t, "Once upon a time\n", "run", "-m", r1, "--temp", "0", "-n", "6", "-i", "--no-journal")
+	if code != 0 || len(strings.TrimSpace(strings.TrimPrefix(out, ">>> "))) < 6 {
+		t.Errorf("thinking model: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	if _, errOut, code = runCmd(t, "", "run", "-m", m, "-i", "--json"); code == 0 || !strings.Contains(errOut, "--json") {
 		t.Errorf("-i --json: exit %d, %q", code, errOut)
 	}
