@@ -150,6 +150,12 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
+	for id := range req.Sampling.LogitBias {
+		if id >= tok.VocabSize() {
+			return Request{}, pipeline.Errorf(pipeline.StageGenerate, "bias ids of this model's vocabulary",
+				"logit bias for token %d: the vocabulary has %d tokens", id, tok.VocabSize())
+		}
+	}
 	ids, thinkOpen, err := t.encode(tok, &req)
 	if err != nil {
 		return Request{}, err

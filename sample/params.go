@@ -34,6 +34,11 @@ type Params struct {
 	PenaltyLastN int
 	// Seed seeds the random draw.
 	Seed uint64
+	// LogitBias is added to the logits of its token ids before anything
+	// else (OpenAI's logit_bias; −100 in practice bans a token, +100
+	// forces it). Ids outside the vocabulary are ignored here; a caller
+	// that knows the vocabulary checks them (engine.Text.Prepare).
+	LogitBias map[int]float32
 }
 
 // DefaultPenaltyLastN is llama.cpp's default penalty window (repeat_last_n).
@@ -78,6 +83,11 @@ func (p Params) Validate() error {
 		return bad("presence_penalty", p.PresencePenalty, "a finite number")
 	case p.TopK < 0:
 		return fmt.Errorf("%s: sample: top_k = %d is out of range (want ≥ 0; 0 disables it)", Stage, p.TopK)
+	}
+	for id, b := range p.LogitBias {
+		if !finite(b) || id < 0 {
+			return fmt.Errorf("%s: sample: logit_bias %d: %v is out of range (want a token id ≥ 0 and a finite bias)", Stage, id, b)
+		}
 	}
 	return nil
 }

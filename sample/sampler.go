@@ -63,7 +63,7 @@ func (s *Sampler) Sample(logits []float32, history []int) int {
 	if len(logits) == 0 {
 		return -1
 	}
-	if s.p.Temperature == 0 && !s.p.penalties() {
+	if s.p.Temperature == 0 && !s.p.penalties() && len(s.p.LogitBias) == 0 {
 		// Greedy with nothing to adjust: the argmax of the logits
 		// themselves; Top loads the candidates if it is asked.
 		s.last, s.greedy = nil, logits
@@ -114,6 +114,11 @@ func (s *Sampler) load(logits []float32) {
 			l = float32(math.Inf(-1))
 		}
 		s.cands[i] = cand{int32(i), l}
+	}
+	for id, b := range s.p.LogitBias {
+		if id < n {
+			s.cands[id].logit += b
+		}
 	}
 }
 

@@ -540,3 +540,31 @@ func BenchmarkLogprobs(b *testing.B) {
 		top = TopIDs(cp, 5, top)
 	}
 }
+
+// TestLogitBias: the bias moves picks (greedy and drawn), bans with −100,
+// and leaves the caller's logits as they were.
+func TestLogitBias(t *testing.T) {
+	logits := []float32{1, 3, 2, 0.5}
+	orig := slices.Clone(logits)
+	if got := New(Params{LogitBias: map[int]float32{1: -100}}).Sample(logits, nil); got != 2 {
+		t.Errorf("greedy, token 1 banned: picked %d, want 2", got)
+	}
+	if got := New(Params{LogitBias: map[int]float32{3: 100}}).Sample(logits, nil); got != 3 {
+		t.Errorf("greedy, token 3 forced: picked %d, want 3", got)
+	}
+	if got := New(Params{LogitBias: map[int]float32{0: 2.5, 9: 50}}).Sample(logits, nil); got != 0 {
+		t.Errorf("greedy, token 0 raised to 3.5 (id 9 outside the vocabulary): picked %d, want 0", got)
+	}
+	s := New(Params{Temperature: 1, Seed: 7, LogitBias: map[int]float32{1: -100}})
+	for range 2000 {
+		if s.Sample(logits, nil) == 1 {
+			t.Fatal("drew the banned token")
+		}
+	}
+	if !slices.Equal(logits, orig) {
+		t.Errorf("logits changed to %v", logits)
+	}
+	if err := (Params{LogitBias: map[int]float32{2: float32(math.Inf(1))}}).Validate(); err == nil {
+		t.Error("an infinite bias was accepted")
+	}
+}

@@ -131,6 +131,9 @@ type Options struct {
 	// Think, when set, turns a reasoning model's thinking on or off where
 	// its chat template has the switch (Qwen3's enable_thinking).
 	Think *bool `json:"think,omitempty"`
+	// LogitBias is added to those tokens' logits before sampling
+	// (OpenAI's logit_bias, −100…100).
+	LogitBias map[int]float32 `json:"logit_bias,omitempty"`
 }
 
 // Result is a finished generation with its real measurements.

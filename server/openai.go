@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -48,13 +49,15 @@ type openAICompletionRequest struct {
 
 // openAISampling are the sampling fields both endpoints share.
 type openAISampling struct {
-	Temperature      *float64        `json:"temperature"`
-	TopP             *float64        `json:"top_p"`
-	Seed             *float64        `json:"seed"`
-	Stop             json.RawMessage `json:"stop"` // string or array
-	N                *float64        `json:"n"`
-	FrequencyPenalty *float64        `json:"frequency_penalty"`
-	PresencePenalty  *float64        `json:"presence_penalty"`
+	Temperature      *float64           `json:"temperature"`
+	TopP             *float64           `json:"top_p"`
+	Seed             *float64           `json:"seed"`
+	Stop             json.RawMessage    `json:"stop"` // string or array
+	N                *float64           `json:"n"`
+	FrequencyPenalty *float64           `json:"frequency_penalty"`
+	PresencePenalty  *float64           `json:"presence_penalty"`
+	LogitBias        map[string]float64 `json:"logit_bias"` // token id (as a string) → bias
+	BestOf           *float64           `json:"best_of"`    // legacy completions: only 1
 }
 
 type openAIStreamOpts struct {
@@ -267,6 +270,22 @@ func (p *openAISampling) options(maxTokens *float64, maxTokensParam string, defa
 	put("seed", p.Seed)
 	put("frequency_penalty", p.FrequencyPenalty)
 	put("presence_penalty", p.PresencePenalty)
+	for k, v := range p.LogitBias {
+		id, err := strconv.Atoi(k)
+		if err != nil || id < 0 {
+			return o, badRequest("invalid_value", "logit_bias", "logit_bias key %q is not a token id", k)
+		}
+		if v < -100 || v > 100 || v != v {
+			return o, badRequest("invalid_value", "logit_bias", "logit_bias for token %d is %v, outside -100..100", id, v)
+		}
+		if o.LogitBias == nil {
+			o.LogitBias = map[int]float32{}
+		}
+		o.LogitBias[id] = float32(v)
+	}
+	if p.BestOf != nil && *p.BestOf != 1 {
+		return o, badRequest("unsupported", "best_of", "best_of is %v: only 1 (one generation per request) is supported", *p.BestOf)
+	}
 	if p.Temperature != nil && (*p.Temperature < 0 || *p.Temperature > 2) {
 		return o, badRequest("invalid_value", "temperature", "temperature is %v, outside OpenAI's range 0..2", *p.Temperature)
 	}

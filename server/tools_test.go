@@ -143,3 +143,30 @@ func TestTools(t *testing.T) {
 		}
 	})
 }
+
+// TestLogitBias: OpenAI's logit_bias reaches the Backend as token ids;
+// keys that are not ids, biases outside −100..100 and best_of > 1 are 400s.
+func TestLogitBias(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	var r map[string]any
+	decode(t, ts.do("POST", "/v1/completions", `{"model":"tiny","prompt":"x","max_tokens":2,"logit_bias":{"42":-100,"7":5.5}}`), 200, &r)
+	ts.f.mu.Lock()
+	got := ts.f.requests[len(ts.f.requests)-1].Options.LogitBias
+	ts.f.mu.Unlock()
+	if len(got) != 2 || got[42] != -100 || got[7] != 5.5 {
+		t.Errorf("logit bias %v", got)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{`{"model":"tiny","prompt":"x","logit_bias":{"a":1}}`, `logit_bias key "a" is not a token id`},
+		{`{"model":"tiny","prompt":"x","logit_bias":{"3":101}}`, "outside -100..100"},
+		{`{"model":"tiny","prompt":"x","best_of":3}`, "best_of is 3"},
+	} {
+		resp := ts.do("POST", "/v1/completions", tc.body)
+		b := make([]byte, 2048)
+		n, _ := resp.Body.Read(b)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(strings.ReplaceAll(string(b[:n]), `\"`, `"`), tc.want) {
+			t.Errorf("%s: %d %s, want 400 with %q", tc.body, resp.StatusCode, b[:n], tc.want)
+		}
+	}
+}

@@ -315,7 +315,7 @@ func serveSampling(o server.Options) sample.Params {
 	}
 	return sample.Params{Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
 		RepeatPenalty: o.RepeatPenalty, FreqPenalty: o.FrequencyPenalty, PresencePenalty: o.PresencePenalty,
-		PenaltyLastN: o.RepeatLastN, Seed: seed}
+		PenaltyLastN: o.RepeatLastN, Seed: seed, LogitBias: o.LogitBias}
 }
 
 // names lists every model the server knows: --model files, then the store.

@@ -155,3 +155,42 @@ func TestServeThinking(t *testing.T) {
 		t.Errorf("prompt tokens %v with enable_thinking false, %v with true: the template did not get the switch", off, on)
 	}
 }
+
+// TestServeLogitBias: banning the greedy reply's first token (found with
+// run --json) makes the served greedy reply start with another one; a
+// token id outside the vocabulary is refused.
+func TestServeLogitBias(t *testing.T) {
+	m := shared.Path(t, "models/stories260K.gguf")
+	out, errOut, code := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "1", "--json", "--no-journal", "Once upon a time")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	first := regexp.MustCompile(`"type":"token".*?"id":(\d+)`).FindStringSubmatch(out)
+	if first == nil {
+		t.Fatalf("no token event in %s", out)
+	}
+	base := startServe(t, "--model", m)
+	complete := func(bias string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(base+"/v1/completions", "application/json", strings.NewReader(
+			`{"model": "stories260K", "prompt": "Once upon a time", "max_tokens": 1, "temperature": 0, "logit_bias": {`+bias+`}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var r struct{ Choices []struct{ Text string } }
+		if json.Unmarshal(b, &r) == nil && len(r.Choices) == 1 {
+			return resp.StatusCode, r.Choices[0].Text
+		}
+		return resp.StatusCode, string(b)
+	}
+	_, plain := complete("")
+	code, banned := complete(`"` + first[1] + `": -100`)
+	if code != 200 || plain == "" || plain == banned {
+		t.Errorf("banning token %s: %d %s, unbanned %s", first[1], code, banned, plain)
+	}
+	if code, body := complete(`"100000": 1`); code == 200 || !strings.Contains(body, "vocabulary has 512 tokens") {
+		t.Errorf("a bias outside the vocabulary: %d %s", code, body)
+	}
+}
