@@ -115,6 +115,14 @@ func applyOllamaOptions(o *Options, raw map[string]any) *Error {
 			err = intOpt(&o.NumBatch, v, param, 1, maxBatch)
 		case "num_thread":
 			err = intOpt(&o.NumThread, v, param, 0, maxThreads)
+		case "mirostat", "typical_p", "tfs_z":
+			// Samplers glassbox does not have: their "off" values (which
+			// clients send by default) are fine, any other is refused
+			// rather than ignored.
+			off := map[string]float64{"mirostat": 0, "typical_p": 1, "tfs_z": 1}[k]
+			if f, ok := v.(float64); !ok || f != off {
+				err = badRequest("unsupported", param, "%s %v is not supported (only %v, off; the samplers are temperature, top_k, top_p, min_p and the penalties)", param, v, off)
+			}
 		}
 		if err != nil {
 			return err

@@ -170,3 +170,20 @@ func TestLogitBias(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsupportedSamplers: Ollama's mirostat, typical_p and tfs_z are
+// accepted at their "off" values and refused at any other.
+func TestUnsupportedSamplers(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	var r map[string]any
+	decode(t, ts.do("POST", "/api/generate", `{"model":"tiny","prompt":"x","stream":false,"options":{"mirostat":0,"typical_p":1,"tfs_z":1,"num_predict":1}}`), 200, &r)
+	for _, opt := range []string{`"mirostat":2`, `"typical_p":0.9`, `"tfs_z":0.5`} {
+		resp := ts.do("POST", "/api/generate", `{"model":"tiny","prompt":"x","stream":false,"options":{`+opt+`}}`)
+		b := make([]byte, 2048)
+		n, _ := resp.Body.Read(b)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(b[:n]), "is not supported") {
+			t.Errorf("%s: %d %s", opt, resp.StatusCode, b[:n])
+		}
+	}
+}
