@@ -19,10 +19,15 @@ import (
 //
 // A tile of 16 rows × cols columns is cols/32 units, one per block column:
 //
-//	Q4_0 unit (288 bytes): d [16]f16 (row r at 2r), then 4 chunks of 64
+//	Q4_0 unit (288 bytes): d [16]f16 (row r at 2r) and 4 chunks of 64
 //	  bytes; chunk L byte 4r+t: low nibble = level of row r, column 8L+t;
 //	  high nibble = level of row r, column 8L+4+t (levels 0..15, value
-//	  level−8).
+//	  level−8). Units go in pairs of 576 bytes (9 cache lines): both
+//	  units' d (one line), then both units' chunks, each on a 64-byte
+//	  boundary (the K-quants' pairs); an odd tile's last unit is its d,
+//	  then its chunks. Unpaired (d, chunks per unit), every other unit's
+//	  chunk loads straddled two cache lines (docs/BENCHMARKS.md, session
+//	  15).
 //	Q8_0 unit (544 bytes): d [16]f16, then 8 groups of 64 bytes; group g
 //	  byte 4r+t = q[r][4g+t] + 128 (unsigned).
 //	Q5_0 unit (352 bytes): Q4_0's, then a 64-byte chunk of fifth bits
@@ -31,7 +36,7 @@ import (
 //	Q4_1 unit (320 bytes): d [16]f16, m [16]f16, then Q4_0's four chunks:
 //	  value d·level + m.
 //	Q5_1 unit (384 bytes): Q4_1's, then Q5_0's chunk of fifth bits.
-//	IQ4_NL unit (288 bytes): Q4_0's, the nibbles being indices into the
+//	IQ4_NL unit (288 bytes, paired as Q4_0's): Q4_0's, the nibbles being indices into the
 //	  IQ4 table (quant_iq4.go); the kernels look each level up as
 //	  kv[nibble]+128 (unsigned), with offset 128.
 //	IQ4_XS super-unit of 256 columns (2208 bytes, 32 more than the 16
@@ -122,6 +127,22 @@ type x16Layout struct {
 	halve bool  // Q6_K, Q3_K, Q2_K: a scale and a correction (Q2_K: a min) per 16 columns
 	scb   int   // K-quants: bytes of one sub-block's scales (0: 32, a scale and a min or two halves' scales)
 	table bool  // IQ4: the stored levels are indices into iq4Values
+	pair  bool  // Q4_0, IQ4_NL: units in pairs, chunks before scales (unitAt)
+}
+
+// unitAt returns where unit u of a tile of units units keeps its 32 bytes
+// of scales and its 256 bytes of chunks, in a paired layout (Q4_0,
+// IQ4_NL): a pair is both units' scales (one cache line), then both
+// units' chunks; an odd tile's last unit is its scales, then its chunks.
+func (l x16Layout) unitAt(u, units int) (scales, chunks int) {
+	p := u / 2 * 576
+	switch {
+	case u%2 == 1:
+		return p + 32, p + 320
+	case u == units-1:
+		return p, p + 32
+	}
+	return p, p + 64
 }
 
 // subK returns where sub-block j's scales (32 bytes, or l.scb) and its
@@ -145,10 +166,10 @@ func (l x16Layout) actRec() int {
 }
 
 var x16Layouts = map[tensor.DType]x16Layout{
-	tensor.Q4_0:   {cols: qk, rec: 32 + 256, off: 8},
+	tensor.Q4_0:   {cols: qk, rec: 32 + 256, off: 8, pair: true},
 	tensor.Q8_0:   {cols: qk, rec: 32 + 512, off: 128},
 	tensor.Q5_0:   {cols: qk, rec: 32 + 256 + 64, off: 16},
-	tensor.IQ4_NL: {cols: qk, rec: 32 + 256, off: 128, table: true},
+	tensor.IQ4_NL: {cols: qk, rec: 32 + 256, off: 128, table: true, pair: true},
 	tensor.IQ4_XS: {cols: qkK, rec: 32 + 8*(16+256), head: 32, lev: 256, scb: 16, off: 128, k: true, halve: true, table: true},
 	tensor.Q4_1:   {cols: qk, rec: 64 + 256, min: true},
 	tensor.Q5_1:   {cols: qk, rec: 64 + 256 + 64, min: true},
@@ -231,11 +252,14 @@ func packQ8_0(row, dst []byte, r int) {
 }
 
 func packQ4_0(row, dst []byte, r int) {
-	const ts, rec = 18, 32 + 256
-	for u := range len(row) / ts {
-		b, du := row[u*ts:u*ts+ts], dst[u*rec:u*rec+rec]
-		du[2*r], du[2*r+1] = b[0], b[1]
-		putNibbles(du[32:], r, b[2:])
+	const ts = 18
+	units := len(row) / ts
+	l := x16Layouts[tensor.Q4_0]
+	for u := range units {
+		b := row[u*ts : u*ts+ts]
+		so, co := l.unitAt(u, units)
+		dst[so+2*r], dst[so+2*r+1] = b[0], b[1]
+		putNibbles(dst[co:co+256], r, b[2:])
 	}
 }
 
@@ -712,6 +736,17 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 		g, t := c/4, c%4
 		return chunks[64*(g/2)+4*r+t] >> (4 * (g % 2)) & 15
 	}
+	if l.pair {
+		so, co := l.unitAt(u, len(tile)/l.rec)
+		d := f16(tile[so+2*r:])
+		for c := range qk {
+			levels[c] = levelAt(tile[co:], c)
+			if l.table {
+				levels[c] = byte(int(iq4Values[levels[c]]) + 128)
+			}
+		}
+		return [2]float32{d, d}, [2]float32{}, levels
+	}
 	d := f16(rec[2*r:])
 	switch wt {
 	case tensor.Q8_0:
@@ -759,7 +794,7 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 		a, b := rec[so+r], rec[so+16+r]
 		return [2]float32{d * float32(a&15), d * float32(b&15)}, [2]float32{dmin * float32(a>>4), dmin * float32(b>>4)}, levels
 	}
-	head := 32 // Q4_0, Q5_0
+	head := 32 // Q5_0
 	var m float32
 	if wt == tensor.Q4_1 || wt == tensor.Q5_1 {
 		head, m = 64, f16(rec[32+2*r:])

@@ -78,10 +78,11 @@
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z23
 
-// UNPACK4: a Q4_0 unit's scales and its four chunks.
-#define UNPACK4 \
-	VCVTPH2PS 0(R8), Z24; \
-	CHUNKS(R8, 32)
+// UNPACK4(so, lo): a Q4_0 unit's scales (so bytes on from R8) and its
+// four chunks (lo bytes on): units are paired (x16.go).
+#define UNPACK4(so, lo) \
+	VCVTPH2PS so(R8), Z24; \
+	CHUNKS(R8, lo)
 
 // UNPACK8: a Q8_0 unit's scales and eight groups of levels.
 #define UNPACK8 \
@@ -157,8 +158,8 @@ GLOBL x16iq4<>(SB), RODATA|NOPTR, $16
 	VPSHUFB Z22, Z30, Z22; \
 	VPSHUFB Z23, Z30, Z23
 
-#define UNPACKI4 \
-	UNPACK4; \
+#define UNPACKI4(so, lo) \
+	UNPACK4(so, lo); \
 	LOOKUP4
 
 // UNITI4(so, lo): an IQ4_XS unit's scale (so bytes on from R11, signed,
@@ -438,13 +439,26 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK4
+	UNPACK4(0, 64)
 	ACT1(Z0)
-	ADDQ $288, R8
+	ADDQ $40, SI
+	UNPACK4(32, 320)
+	ACT1(Z0)
+	ADDQ $576, R8
 	ADDQ $40, SI
 	DECQ CX
 	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK4(0, 32)
+	ACT1(Z0)
+	ADDQ $288, R8
+	ADDQ $40, SI
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	ADDQ $64, DI
@@ -478,14 +492,29 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK4
+	UNPACK4(0, 64)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+	UNPACK4(32, 320)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $576, R8
+	ADDQ $80, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK4(0, 32)
 	ACT(0, 64, 72, Z0)
 	ACT(32, 68, 76, Z1)
 	ADDQ $288, R8
 	ADDQ $80, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2
@@ -534,16 +563,35 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK4
+	UNPACK4(0, 64)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+	UNPACK4(32, 320)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $576, R8
+	ADDQ $160, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK4(0, 32)
 	ACT(0, 128, 144, Z0)
 	ACT(32, 132, 148, Z1)
 	ACT(64, 136, 152, Z2)
 	ACT(96, 140, 156, Z3)
 	ADDQ $288, R8
 	ADDQ $160, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2
@@ -660,8 +708,52 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK4
+	UNPACK4(0, 64)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+	UNPACK4(32, 320)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $576, R8
+	ADDQ $640, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK4(0, 32)
 	ACT(0, 512, 576, Z0)
 	ACT(32, 516, 580, Z1)
 	ACT(64, 520, 584, Z2)
@@ -680,8 +772,7 @@ loop:
 	ACT(480, 572, 636, Z15)
 	ADDQ $288, R8
 	ADDQ $640, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2
@@ -2100,13 +2191,26 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACKI4
+	UNPACKI4(0, 64)
 	ACT1(Z0)
-	ADDQ $288, R8
+	ADDQ $40, SI
+	UNPACKI4(32, 320)
+	ACT1(Z0)
+	ADDQ $576, R8
 	ADDQ $40, SI
 	DECQ CX
 	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACKI4(0, 32)
+	ACT1(Z0)
+	ADDQ $288, R8
+	ADDQ $40, SI
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	ADDQ $64, DI
@@ -2141,14 +2245,29 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACKI4
+	UNPACKI4(0, 64)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+	UNPACKI4(32, 320)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $576, R8
+	ADDQ $80, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACKI4(0, 32)
 	ACT(0, 64, 72, Z0)
 	ACT(32, 68, 76, Z1)
 	ADDQ $288, R8
 	ADDQ $80, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2
@@ -2198,16 +2317,35 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACKI4
+	UNPACKI4(0, 64)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+	UNPACKI4(32, 320)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $576, R8
+	ADDQ $160, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACKI4(0, 32)
 	ACT(0, 128, 144, Z0)
 	ACT(32, 132, 148, Z1)
 	ACT(64, 136, 152, Z2)
 	ACT(96, 140, 156, Z3)
 	ADDQ $288, R8
 	ADDQ $160, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2
@@ -2325,8 +2463,52 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACKI4
+	UNPACKI4(0, 64)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+	UNPACKI4(32, 320)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $576, R8
+	ADDQ $640, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACKI4(0, 32)
 	ACT(0, 512, 576, Z0)
 	ACT(32, 516, 580, Z1)
 	ACT(64, 520, 584, Z2)
@@ -2345,8 +2527,7 @@ loop:
 	ACT(480, 572, 636, Z15)
 	ADDQ $288, R8
 	ADDQ $640, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2

@@ -60,26 +60,63 @@ lbl: \
 	DECQ CX; \
 	JNZ  lbl
 
-// HALF4(hoff): a Q4_0 unit's half (rows 8·hoff/32 on): its 8 scales and
-// the 32-byte halves of its four chunks split into eight groups.
-#define HALF4(hoff) \
-	VCVTPH2PS (hoff/2)(R8), Y12; \
-	VMOVDQU (32+hoff)(R8), Y15; \
+// HALF4(hoff, so, lo): a Q4_0 unit's half (rows 8·hoff/32 on): its 8
+// scales (the unit's scales so bytes on from R8) and the 32-byte halves
+// of its four chunks (lo bytes on) split into eight groups. Q4_0 units
+// are paired (x16.go): the scales of both, then the chunks of both.
+#define HALF4(hoff, so, lo) \
+	VCVTPH2PS (so+hoff/2)(R8), Y12; \
+	VMOVDQU (lo+hoff)(R8), Y15; \
 	VPAND Y15, Y11, Y0; \
 	VPSRLW $4, Y15, Y15; \
 	VPAND Y15, Y11, Y1; \
-	VMOVDQU (96+hoff)(R8), Y15; \
+	VMOVDQU (lo+64+hoff)(R8), Y15; \
 	VPAND Y15, Y11, Y2; \
 	VPSRLW $4, Y15, Y15; \
 	VPAND Y15, Y11, Y3; \
-	VMOVDQU (160+hoff)(R8), Y15; \
+	VMOVDQU (lo+128+hoff)(R8), Y15; \
 	VPAND Y15, Y11, Y4; \
 	VPSRLW $4, Y15, Y15; \
 	VPAND Y15, Y11, Y5; \
-	VMOVDQU (224+hoff)(R8), Y15; \
+	VMOVDQU (lo+192+hoff)(R8), Y15; \
 	VPAND Y15, Y11, Y6; \
 	VPSRLW $4, Y15, Y15; \
 	VPAND Y15, Y11, Y7
+
+// UNIT4(so, lo, la, lb): one Q4_0 unit's two halves against the panel,
+// then the next unit's activation records.
+#define UNIT4(so, lo, la, lb) \
+	HALF4(0, so, lo); \
+	ACTS(0, la); \
+	HALF4(32, so, lo); \
+	ACTS(32, lb); \
+	IMUL3Q $40, DX, R10; \
+	ADDQ R10, SI
+
+// QBODY4 is the Q4_0 kernel's loops: per tile, pairs of units (576 bytes),
+// then an odd tile's last unit (288: its scales, then its chunks).
+#define QBODY4 \
+q4tile: \
+	TILESTART(q4zero, q4load, q4loaded); \
+	MOVQ R13, ucnt-8(SP); \
+	SHRQ $1, ucnt-8(SP); \
+	JZ   q4lone; \
+q4pair: \
+	UNIT4(0, 64, q4a0, q4a1); \
+	UNIT4(32, 320, q4a2, q4a3); \
+	ADDQ $576, R8; \
+	DECQ ucnt-8(SP); \
+	JNZ  q4pair; \
+q4lone: \
+	TESTQ $1, R13; \
+	JZ   q4paired; \
+	UNIT4(0, 32, q4a4, q4a5); \
+	ADDQ $288, R8; \
+q4paired: \
+	TILEEND(q4store); \
+	JNZ  q4tile; \
+	VZEROUPPER; \
+	RET
 
 // TILESTART zeroes acc, then with the add flag loads the real rows' sums
 // from out (X16Cols), and points SI at the panel; TILEEND stores the real
@@ -211,7 +248,7 @@ TEXT ·x16Q4AVX2(SB), NOSPLIT, $8-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	QBODY(HALF4, ACTS, 288, tile, zero, load, loaded, unit, acts0, acts1, store)
+	QBODY4
 
 // The K-quant kernels keep the sub-block's second scale (Q4_K/Q5_K: the
 // min s2 = dmin·m; Q6_K: the second half's d·sc) in the frame, as
@@ -628,7 +665,7 @@ TEXT ·x16K2AVX2(SB), NOSPLIT, $128-80
 	HI5(VPSRLW, 2, Y6); \
 	HI5(VPSRLW, 3, Y7)
 
-// HALF5(hoff): a Q5_0 unit's half: HALF4's, then the fifth bits.
+// HALF5(hoff): a Q5_0 unit's half (d first, unpaired): its scales, its chunk halves, then the fifth bits.
 #define HALF5(hoff) \
 	VCVTPH2PS (hoff/2)(R8), Y12; \
 	CHUNKSR(R8, 32, hoff); \

@@ -27,15 +27,16 @@ type kind struct {
 	heads  int    // K: f16 vectors of the record's head converted once per super-block (d, dmin)
 	scb    int    // K: bytes of one sub-block's scales (0: 32)
 	table  bool   // IQ4: the level lookup table in Z30
+	pair   bool   // Q4_0, IQ4_NL: units in pairs of 576 bytes, both scales then both units' chunks (x16.go)
 }
 
 var kinds = []kind{
-	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT"},
+	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", pair: true},
 	{name: "Q8", unpack: "UNPACK8", rec: 544, actRec: 40, act: "ACT"},
 	{name: "Q5", unpack: "UNPACK5", rec: 352, mask: "x16nib", actRec: 40, act: "ACT"},
 	{name: "Q41", unpack: "UNPACK41", rec: 320, mask: "x16nib", actRec: 40, act: "ACTM"},
 	{name: "Q51", unpack: "UNPACK51", rec: 384, mask: "x16nib", actRec: 40, act: "ACTM"},
-	{name: "QI4", unpack: "UNPACKI4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", table: true},
+	{name: "QI4", unpack: "UNPACKI4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", table: true, pair: true},
 	{name: "K4", unpack: "SUBK", rec: 2368, mask: "x16nib", head: 64, lev: 256, actRec: 40, act: "ACTK", heads: 2},
 	{name: "K5", unpack: "SUBK5", rec: 2880, mask: "x16nib", head: 64, lev: 320, actRec: 40, act: "ACTK", heads: 2},
 	{name: "K6", unpack: "UNIT6", rec: 3360, mask: "x16nib", head: 32, lev: 384, actRec: 44, act: "ACT6", heads: 1},
@@ -108,9 +109,7 @@ func kernel(k kind, w int) string {
 	}
 	add("started:")
 	add("\tMOVQ AX, SI\n\tMOVQ R13, CX")
-	if k.name[0] == 'Q' {
-		add("loop:")
-		add("\t%s", k.unpack)
+	acts := func() {
 		if w == 1 {
 			add("\t%s1(Z0)", k.act)
 		} else {
@@ -118,8 +117,30 @@ func kernel(k kind, w int) string {
 				add("\t%s(%d, %d, %d, Z%d)", k.act, 32*j, 32*w+4*j, 36*w+4*j, j)
 			}
 		}
+	}
+	switch {
+	case k.pair:
+		// Pairs of units (both units' scales, then both units' chunks),
+		// then an odd tile's last unit (its scales, then its chunks).
+		add("\tSHRQ $1, CX\n\tJZ   lone")
+		add("loop:")
+		add("\t%s(0, 64)", k.unpack)
+		acts()
+		add("\tADDQ $%d, SI", 40*w)
+		add("\t%s(32, 320)", k.unpack)
+		acts()
+		add("\tADDQ $576, R8\n\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ  loop", 40*w)
+		add("lone:\n\tTESTQ $1, R13\n\tJZ   paired")
+		add("\t%s(0, 32)", k.unpack)
+		acts()
+		add("\tADDQ $288, R8\n\tADDQ $%d, SI", 40*w)
+		add("paired:")
+	case k.name[0] == 'Q':
+		add("loop:")
+		add("\t%s", k.unpack)
+		acts()
 		add("\tADDQ $%d, R8\n\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ  loop", k.rec, 40*w)
-	} else {
+	default:
 		add("super:")
 		if k.heads > 0 {
 			add("\tVCVTPH2PS 0(R8), Z29")
@@ -244,10 +265,11 @@ const prelude = `//go:build amd64 && !purego
 	VPSRLW $4, Z27, Z27; \
 	VPANDQ Z27, Z31, Z23
 
-// UNPACK4: a Q4_0 unit's scales and its four chunks.
-#define UNPACK4 \
-	VCVTPH2PS 0(R8), Z24; \
-	CHUNKS(R8, 32)
+// UNPACK4(so, lo): a Q4_0 unit's scales (so bytes on from R8) and its
+// four chunks (lo bytes on): units are paired (x16.go).
+#define UNPACK4(so, lo) \
+	VCVTPH2PS so(R8), Z24; \
+	CHUNKS(R8, lo)
 
 // UNPACK8: a Q8_0 unit's scales and eight groups of levels.
 #define UNPACK8 \
@@ -323,8 +345,8 @@ GLOBL x16iq4<>(SB), RODATA|NOPTR, $16
 	VPSHUFB Z22, Z30, Z22; \
 	VPSHUFB Z23, Z30, Z23
 
-#define UNPACKI4 \
-	UNPACK4; \
+#define UNPACKI4(so, lo) \
+	UNPACK4(so, lo); \
 	LOOKUP4
 
 // UNITI4(so, lo): an IQ4_XS unit's scale (so bytes on from R11, signed,
