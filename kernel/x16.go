@@ -28,8 +28,9 @@ import (
 //	  then its chunks. Unpaired (d, chunks per unit), every other unit's
 //	  chunk loads straddled two cache lines (docs/BENCHMARKS.md, session
 //	  15).
-//	Q8_0 unit (544 bytes): d [16]f16, then 8 groups of 64 bytes; group g
-//	  byte 4r+t = q[r][4g+t] + 128 (unsigned).
+//	Q8_0 unit (544 bytes, paired as Q4_0's: 1088 bytes, 17 lines): d
+//	  [16]f16 and 8 groups of 64 bytes; group g byte 4r+t = q[r][4g+t] +
+//	  128 (unsigned).
 //	Q5_0 unit (352 bytes): Q4_0's, then a 64-byte chunk of fifth bits
 //	  (byte 4r+t holds in bit g that of column 4g+t): levels 0..31, value
 //	  level−16.
@@ -131,14 +132,16 @@ type x16Layout struct {
 }
 
 // unitAt returns where unit u of a tile of units units keeps its 32 bytes
-// of scales and its 256 bytes of chunks, in a paired layout (Q4_0,
-// IQ4_NL): a pair is both units' scales (one cache line), then both
-// units' chunks; an odd tile's last unit is its scales, then its chunks.
-func (l x16Layout) unitAt(u, units int) (scales, chunks int) {
-	p := u / 2 * 576
+// of scales and its levels (Q4_0, IQ4_NL: 256 bytes of chunks; Q8_0: 512
+// of groups), in a paired layout: a pair is both units' scales (one cache
+// line), then both units' levels; an odd tile's last unit is its scales,
+// then its levels.
+func (l x16Layout) unitAt(u, units int) (scales, levels int) {
+	lev := l.rec - 32 // a unit's level bytes
+	p := u / 2 * 2 * l.rec
 	switch {
 	case u%2 == 1:
-		return p + 32, p + 320
+		return p + 32, p + 64 + lev
 	case u == units-1:
 		return p, p + 32
 	}
@@ -167,7 +170,7 @@ func (l x16Layout) actRec() int {
 
 var x16Layouts = map[tensor.DType]x16Layout{
 	tensor.Q4_0:   {cols: qk, rec: 32 + 256, off: 8, pair: true},
-	tensor.Q8_0:   {cols: qk, rec: 32 + 512, off: 128},
+	tensor.Q8_0:   {cols: qk, rec: 32 + 512, off: 128, pair: true},
 	tensor.Q5_0:   {cols: qk, rec: 32 + 256 + 64, off: 16},
 	tensor.IQ4_NL: {cols: qk, rec: 32 + 256, off: 128, table: true, pair: true},
 	tensor.IQ4_XS: {cols: qkK, rec: 32 + 8*(16+256), head: 32, lev: 256, scb: 16, off: 128, k: true, halve: true, table: true},
@@ -240,13 +243,16 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 // their units in dst (each record 16 rows of one block or super-block).
 
 func packQ8_0(row, dst []byte, r int) {
-	const ts, rec = 34, 32 + 512
+	const ts = 34
 	le := binary.LittleEndian
-	for u := range len(row) / ts {
-		b, du := row[u*ts:u*ts+ts], dst[u*rec:u*rec+rec]
-		du[2*r], du[2*r+1] = b[0], b[1]
+	units := len(row) / ts
+	l := x16Layouts[tensor.Q8_0]
+	for u := range units {
+		b := row[u*ts : u*ts+ts]
+		so, lo := l.unitAt(u, units)
+		dst[so+2*r], dst[so+2*r+1] = b[0], b[1]
 		for g := range 8 {
-			le.PutUint32(du[32+64*g+4*r:], le.Uint32(b[2+4*g:])^0x80808080)
+			le.PutUint32(dst[lo+64*g+4*r:], le.Uint32(b[2+4*g:])^0x80808080)
 		}
 	}
 }
@@ -740,20 +746,19 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 		so, co := l.unitAt(u, len(tile)/l.rec)
 		d := f16(tile[so+2*r:])
 		for c := range qk {
-			levels[c] = levelAt(tile[co:], c)
-			if l.table {
-				levels[c] = byte(int(iq4Values[levels[c]]) + 128)
+			switch {
+			case wt == tensor.Q8_0:
+				levels[c] = tile[co+64*(c/4)+4*r+c%4]
+			case l.table:
+				levels[c] = byte(int(iq4Values[levelAt(tile[co:], c)]) + 128)
+			default:
+				levels[c] = levelAt(tile[co:], c)
 			}
 		}
 		return [2]float32{d, d}, [2]float32{}, levels
 	}
 	d := f16(rec[2*r:])
 	switch wt {
-	case tensor.Q8_0:
-		for c := range qk {
-			levels[c] = rec[32+64*(c/4)+4*r+c%4]
-		}
-		return [2]float32{d, d}, [2]float32{}, levels
 	case tensor.Q4_K, tensor.Q5_K:
 		so, lo := l.subK(j)
 		for c := range qk {

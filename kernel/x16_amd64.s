@@ -84,17 +84,18 @@
 	VCVTPH2PS so(R8), Z24; \
 	CHUNKS(R8, lo)
 
-// UNPACK8: a Q8_0 unit's scales and eight groups of levels.
-#define UNPACK8 \
-	VCVTPH2PS 0(R8), Z24; \
-	VMOVDQU64 32(R8), Z16; \
-	VMOVDQU64 96(R8), Z17; \
-	VMOVDQU64 160(R8), Z18; \
-	VMOVDQU64 224(R8), Z19; \
-	VMOVDQU64 288(R8), Z20; \
-	VMOVDQU64 352(R8), Z21; \
-	VMOVDQU64 416(R8), Z22; \
-	VMOVDQU64 480(R8), Z23
+// UNPACK8(so, lo): a Q8_0 unit's scales (so bytes on from R8) and its
+// eight groups of levels (lo bytes on): units are paired (x16.go).
+#define UNPACK8(so, lo) \
+	VCVTPH2PS so(R8), Z24; \
+	VMOVDQU64 lo(R8), Z16; \
+	VMOVDQU64 lo+64(R8), Z17; \
+	VMOVDQU64 lo+128(R8), Z18; \
+	VMOVDQU64 lo+192(R8), Z19; \
+	VMOVDQU64 lo+256(R8), Z20; \
+	VMOVDQU64 lo+320(R8), Z21; \
+	VMOVDQU64 lo+384(R8), Z22; \
+	VMOVDQU64 lo+448(R8), Z23
 
 // Q5_0, Q4_1, Q5_1 (x16Q5W*, x16Q41W*, x16Q51W*): Q4_0's registers; Z28
 // the rows' mins m (Q4_1, Q5_1). FIFTH(lo): the chunk of fifth bits lo
@@ -861,13 +862,26 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK8
+	UNPACK8(0, 64)
 	ACT1(Z0)
-	ADDQ $544, R8
+	ADDQ $40, SI
+	UNPACK8(32, 576)
+	ACT1(Z0)
+	ADDQ $1088, R8
 	ADDQ $40, SI
 	DECQ CX
 	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK8(0, 32)
+	ACT1(Z0)
+	ADDQ $544, R8
+	ADDQ $40, SI
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	ADDQ $64, DI
@@ -900,14 +914,29 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK8
+	UNPACK8(0, 64)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+	UNPACK8(32, 576)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $1088, R8
+	ADDQ $80, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK8(0, 32)
 	ACT(0, 64, 72, Z0)
 	ACT(32, 68, 76, Z1)
 	ADDQ $544, R8
 	ADDQ $80, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2
@@ -955,16 +984,35 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK8
+	UNPACK8(0, 64)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+	UNPACK8(32, 576)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $1088, R8
+	ADDQ $160, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK8(0, 32)
 	ACT(0, 128, 144, Z0)
 	ACT(32, 132, 148, Z1)
 	ACT(64, 136, 152, Z2)
 	ACT(96, 140, 156, Z3)
 	ADDQ $544, R8
 	ADDQ $160, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2
@@ -1080,8 +1128,52 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK8
+	UNPACK8(0, 64)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+	UNPACK8(32, 576)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $1088, R8
+	ADDQ $640, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK8(0, 32)
 	ACT(0, 512, 576, Z0)
 	ACT(32, 516, 580, Z1)
 	ACT(64, 520, 584, Z2)
@@ -1100,8 +1192,7 @@ loop:
 	ACT(480, 572, 636, Z15)
 	ADDQ $544, R8
 	ADDQ $640, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2

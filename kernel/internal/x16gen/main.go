@@ -27,12 +27,12 @@ type kind struct {
 	heads  int    // K: f16 vectors of the record's head converted once per super-block (d, dmin)
 	scb    int    // K: bytes of one sub-block's scales (0: 32)
 	table  bool   // IQ4: the level lookup table in Z30
-	pair   bool   // Q4_0, IQ4_NL: units in pairs of 576 bytes, both scales then both units' chunks (x16.go)
+	pair   bool   // Q4_0, IQ4_NL, Q8_0: units in pairs, both scales then both units' levels (x16.go)
 }
 
 var kinds = []kind{
 	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", pair: true},
-	{name: "Q8", unpack: "UNPACK8", rec: 544, actRec: 40, act: "ACT"},
+	{name: "Q8", unpack: "UNPACK8", rec: 544, actRec: 40, act: "ACT", pair: true},
 	{name: "Q5", unpack: "UNPACK5", rec: 352, mask: "x16nib", actRec: 40, act: "ACT"},
 	{name: "Q41", unpack: "UNPACK41", rec: 320, mask: "x16nib", actRec: 40, act: "ACTM"},
 	{name: "Q51", unpack: "UNPACK51", rec: 384, mask: "x16nib", actRec: 40, act: "ACTM"},
@@ -124,16 +124,16 @@ func kernel(k kind, w int) string {
 		// then an odd tile's last unit (its scales, then its chunks).
 		add("\tSHRQ $1, CX\n\tJZ   lone")
 		add("loop:")
-		add("\t%s(0, 64)", k.unpack)
+		add("\t%s(0, 64)", k.unpack) // levels: k.rec − 32 bytes a unit
 		acts()
 		add("\tADDQ $%d, SI", 40*w)
-		add("\t%s(32, 320)", k.unpack)
+		add("\t%s(32, %d)", k.unpack, 64+k.rec-32)
 		acts()
-		add("\tADDQ $576, R8\n\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ  loop", 40*w)
+		add("\tADDQ $%d, R8\n\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ  loop", 2*k.rec, 40*w)
 		add("lone:\n\tTESTQ $1, R13\n\tJZ   paired")
 		add("\t%s(0, 32)", k.unpack)
 		acts()
-		add("\tADDQ $288, R8\n\tADDQ $%d, SI", 40*w)
+		add("\tADDQ $%d, R8\n\tADDQ $%d, SI", k.rec, 40*w)
 		add("paired:")
 	case k.name[0] == 'Q':
 		add("loop:")
@@ -271,17 +271,18 @@ const prelude = `//go:build amd64 && !purego
 	VCVTPH2PS so(R8), Z24; \
 	CHUNKS(R8, lo)
 
-// UNPACK8: a Q8_0 unit's scales and eight groups of levels.
-#define UNPACK8 \
-	VCVTPH2PS 0(R8), Z24; \
-	VMOVDQU64 32(R8), Z16; \
-	VMOVDQU64 96(R8), Z17; \
-	VMOVDQU64 160(R8), Z18; \
-	VMOVDQU64 224(R8), Z19; \
-	VMOVDQU64 288(R8), Z20; \
-	VMOVDQU64 352(R8), Z21; \
-	VMOVDQU64 416(R8), Z22; \
-	VMOVDQU64 480(R8), Z23
+// UNPACK8(so, lo): a Q8_0 unit's scales (so bytes on from R8) and its
+// eight groups of levels (lo bytes on): units are paired (x16.go).
+#define UNPACK8(so, lo) \
+	VCVTPH2PS so(R8), Z24; \
+	VMOVDQU64 lo(R8), Z16; \
+	VMOVDQU64 lo+64(R8), Z17; \
+	VMOVDQU64 lo+128(R8), Z18; \
+	VMOVDQU64 lo+192(R8), Z19; \
+	VMOVDQU64 lo+256(R8), Z20; \
+	VMOVDQU64 lo+320(R8), Z21; \
+	VMOVDQU64 lo+384(R8), Z22; \
+	VMOVDQU64 lo+448(R8), Z23
 
 // Q5_0, Q4_1, Q5_1 (x16Q5W*, x16Q41W*, x16Q51W*): Q4_0's registers; Z28
 // the rows' mins m (Q4_1, Q5_1). FIFTH(lo): the chunk of fifth bits lo
