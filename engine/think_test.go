@@ -58,3 +58,35 @@ func TestThinkSplitter(t *testing.T) {
 		}
 	}
 }
+
+// FuzzThinkSplitter: however a reply is cut into tokens, the thinking and
+// the answer come out the same as from the whole reply, and none of the
+// reply's non-space text is lost but the tags.
+func FuzzThinkSplitter(f *testing.F) {
+	for _, s := range []string{"<think>a</think>b", " <think>\nx</thi", "plain", "<th", "</think>y"} {
+		f.Add(s, false, uint8(3))
+		f.Add(s, true, uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, reply string, open bool, cut uint8) {
+		whole := newThinkSplitter(open)
+		wt, wa := whole.push(reply)
+		ft, fa := whole.flush()
+		wt, wa = wt+ft, wa+fa
+		sp := newThinkSplitter(open)
+		var think, answer string
+		n := int(cut%7) + 1
+		for rest := reply; rest != ""; {
+			k := min(n, len(rest))
+			th, an := sp.push(rest[:k])
+			think, answer, rest = think+th, answer+an, rest[k:]
+		}
+		th, an := sp.flush()
+		think, answer = think+th, answer+an
+		if think != wt || answer != wa {
+			t.Fatalf("%q (open %v) in pieces of %d: %q, %q; whole: %q, %q", reply, open, n, think, answer, wt, wa)
+		}
+		if len(think)+len(answer) > len(reply) {
+			t.Fatalf("%q: more out than in: %q, %q", reply, think, answer)
+		}
+	})
+}

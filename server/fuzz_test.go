@@ -22,6 +22,10 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"tiny","messages":[{"role":"user","content":[{"type":"text","text":"x"}]}],"max_tokens":2,"stop":"a"}`,
 		`{"model":"tiny","prompt":["x"],"max_tokens":1,"echo":true}`,
 		`{"model":"tiny","ctx":10}`, `{"keep_alive":1e300}`, `[]`, `null`, `{"options":{"top_k":1e400}}`, "\xff",
+		`{"model":"tiny","prompt":"x","format":{"type":"object","properties":{"a":{"$ref":"#"}}},"logprobs":true,"top_logprobs":3,"think":true}`,
+		`{"model":"tiny","messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"1"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"required","logit_bias":{"3":-100}}`,
+		`{"model":"tiny","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"schema":{"enum":[1,"a"]}}},"chat_template_kwargs":{"enable_thinking":false}}`,
+		`{"model":"tiny","prompt":"x","logprobs":2,"best_of":1}`,
 	}
 	for _, s := range seeds {
 		f.Add(s)
