@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"io"
 	"strconv"
 	"time"
@@ -139,7 +140,14 @@ func eventDetail(ev api.Event) string {
 		}
 	case api.TypeToken:
 		if t := ev.Token; t != nil {
-			return fmt.Sprintf("%d %q", t.ID, t.Text)
+			s := fmt.Sprintf("%d %q", t.ID, t.Text)
+			if t.Thinking != "" {
+				s += fmt.Sprintf(" thinking %q", t.Thinking)
+			}
+			if lp := t.Logprob; lp != nil {
+				s += fmt.Sprintf(" p=%.4f", math.Exp(lp.Logprob))
+			}
+			return s
 		}
 	case api.TypeWarning:
 		if wn := ev.Warning; wn != nil {

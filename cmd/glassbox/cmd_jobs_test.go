@@ -228,3 +228,20 @@ func TestFollowWaitsForANewJob(t *testing.T) {
 		t.Errorf("exit %d after %s: %s", code, time.Since(start), errOut)
 	}
 }
+
+// TestEventDetailToken: events' text view shows a token's thinking and its
+// probability when the event carries them.
+func TestEventDetailToken(t *testing.T) {
+	for _, tc := range []struct {
+		tok  api.Token
+		want string
+	}{
+		{api.Token{ID: 7, Text: "Once"}, `7 "Once"`},
+		{api.Token{ID: 8, Thinking: "Hmm"}, `8 "" thinking "Hmm"`},
+		{api.Token{ID: 9, Text: " upon", Logprob: &api.Logprob{Logprob: -0.5}}, `9 " upon" p=0.6065`},
+	} {
+		if got := eventDetail(api.Event{Type: api.TypeToken, Token: &tc.tok}); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.tok, got, tc.want)
+		}
+	}
+}
