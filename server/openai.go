@@ -554,8 +554,6 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 				Choices:           []openAICompletionChoice{{Text: text, FinishReason: finish(res.DoneReason)}}}
 			if !streaming {
 				out.Choices[0].Logprobs = completionLogprobs(opts.Logprobs, lps, base)
-			}
-			if !streaming {
 				out.Usage = usageOf(res)
 			}
 			return out
