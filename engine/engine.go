@@ -367,7 +367,7 @@ func (q *seq) accept(id int) (done bool, err error) {
 	}
 	q.text = append(q.text, piece...)
 	tok := api.Token{ID: id, Text: piece, Thinking: thought}
-	if req.Logprobs {
+	if req.Logprobs && res.StopReason != StopEOG { // the end-of-generation token is not part of the reply
 		lp := q.logprob(id)
 		res.Logprobs = append(res.Logprobs, lp)
 		tok.Logprob = &lp

@@ -213,6 +213,24 @@ func TestLogprobs(t *testing.T) {
 			t.Fatalf("batched: logprobs %+v, alone %+v", bres.Logprobs, res.Logprobs)
 		}
 	}
+	// A reply that ends with end-of-generation: that token has no logprob.
+	r, err = tx.Prepare(context.Background(), TextRequest{PromptIDs: ids, NoBOS: true, MaxTokens: len(want), Logprobs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.IsEOG = func(id int) bool { return id == want[3] }
+	s2, err := tx.Model.NewSession(model.SessionOptions{CtxLen: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	eres, err := Generate(context.Background(), s2, vocab, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eres.StopReason != StopEOG || len(eres.Tokens) != 4 || len(eres.Logprobs) != 3 {
+		t.Errorf("stopped %s after %d tokens with %d logprobs; want EOG after 4, 3 logprobs", eres.StopReason, len(eres.Tokens), len(eres.Logprobs))
+	}
 	if _, err := tx.Generate(context.Background(), TextRequest{Prompt: "x", TopLogprobs: 2}); err == nil {
 		t.Error("top logprobs without logprobs was accepted")
 	}
