@@ -32,6 +32,18 @@ func startServe(t *testing.T, args ...string) string {
 	return regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(errb.String())
 }
 
+// postBody posts a JSON body to url and returns the status and the body.
+func postBody(t *testing.T, url, body string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
 // TestServeTools: on a model whose chat template takes tools (Qwen 2.5's
 // real template over tiny-qwen2's weights), the tools reach the prompt,
 // tool_choice "required" makes the reply a call of the schema the tool
@@ -45,17 +57,12 @@ func TestServeTools(t *testing.T) {
 	base := startServe(t, "--ctx", "2048", "--model", model, "--model", shared.Path(t, "models/stories260K.gguf"))
 	post := func(body string) (int, map[string]any) {
 		t.Helper()
-		resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		code, b := postBody(t, base+"/v1/chat/completions", body)
 		var m map[string]any
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatalf("%s: %v", b, err)
 		}
-		return resp.StatusCode, m
+		return code, m
 	}
 	const tools = `[{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city",
 		"parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}}, "required": ["city"]}}}]`
@@ -115,15 +122,10 @@ func TestServeThinking(t *testing.T) {
 	}
 	chat := func(body string) reply {
 		t.Helper()
-		resp, err := http.Post(base+"/api/chat", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		code, b := postBody(t, base+"/api/chat", body)
 		var r reply
-		if resp.StatusCode != 200 || json.Unmarshal(b, &r) != nil {
-			t.Fatalf("%d %s", resp.StatusCode, b)
+		if code != 200 || json.Unmarshal(b, &r) != nil {
+			t.Fatalf("%d %s", code, b)
 		}
 		return r
 	}
@@ -135,19 +137,15 @@ func TestServeThinking(t *testing.T) {
 	// KV cache held): OpenAI's usage, with llama-server's switch.
 	prompt := func(think string) float64 {
 		t.Helper()
-		resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(
-			`{"model": "q3", "max_tokens": 2, "chat_template_kwargs": {"enable_thinking": `+think+`}, "messages": [{"role": "user", "content": "hi"}]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
+		_, b := postBody(t, base+"/v1/chat/completions",
+			`{"model": "q3", "max_tokens": 2, "chat_template_kwargs": {"enable_thinking": `+think+`}, "messages": [{"role": "user", "content": "hi"}]}`)
 		var r struct {
 			Usage struct {
 				PromptTokens float64 `json:"prompt_tokens"`
 			}
 		}
-		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-			t.Fatal(err)
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", b, err)
 		}
 		return r.Usage.PromptTokens
 	}
@@ -172,18 +170,13 @@ func TestServeLogitBias(t *testing.T) {
 	base := startServe(t, "--model", m)
 	complete := func(bias string) (int, string) {
 		t.Helper()
-		resp, err := http.Post(base+"/v1/completions", "application/json", strings.NewReader(
-			`{"model": "stories260K", "prompt": "Once upon a time", "max_tokens": 1, "temperature": 0, "logit_bias": {`+bias+`}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		code, b := postBody(t, base+"/v1/completions",
+			`{"model": "stories260K", "prompt": "Once upon a time", "max_tokens": 1, "temperature": 0, "logit_bias": {`+bias+`}}`)
 		var r struct{ Choices []struct{ Text string } }
 		if json.Unmarshal(b, &r) == nil && len(r.Choices) == 1 {
-			return resp.StatusCode, r.Choices[0].Text
+			return code, r.Choices[0].Text
 		}
-		return resp.StatusCode, string(b)
+		return code, string(b)
 	}
 	_, plain := complete("")
 	code, banned := complete(`"` + first[1] + `": -100`)

@@ -33,13 +33,14 @@ func TestUI(t *testing.T) {
 	b.navigate(px.url + "/")
 	b.waitFor("the model list", `document.querySelector('#model option[value="slow"]')`, 10*time.Second)
 
-	// start submits a completion from the Generate view and returns its job id.
-	start := func(model, prompt string, opts map[string]string) string {
+	// submit sends prompt from the Generate view in mode ("complete" or
+	// "chat") and returns the job's id.
+	submit := func(model, mode, prompt string, opts map[string]string) string {
 		t := b.t
 		t.Helper()
 		b.click("#new")
 		b.set("#model", model)
-		b.set("#mode", "complete")
+		b.set("#mode", mode)
 		for _, name := range []string{"temperature", "top_k", "top_p", "min_p", "repeat_penalty", "num_predict", "num_ctx", "seed"} {
 			b.set("#opt-"+name, opts[name])
 		}
@@ -47,6 +48,10 @@ func TestUI(t *testing.T) {
 		b.click("#send")
 		b.waitFor("the job to start", `document.querySelector('#job-link a')`, 10*time.Second)
 		return eval[string](b, `document.querySelector('#job-link a').textContent`)
+	}
+	// start submits a completion.
+	start := func(model, prompt string, opts map[string]string) string {
+		return submit(model, "complete", prompt, opts)
 	}
 	output := func() string { return eval[string](b, `document.querySelector('#output').textContent`) }
 	outState := func() string { return eval[string](b, `document.querySelector('#output')?.dataset.state ?? ''`) }
@@ -152,14 +157,7 @@ func TestUI(t *testing.T) {
 
 	t.Run("thinking", func(t *testing.T) {
 		b.t = t
-		b.click("#new")
-		b.set("#model", "r1")
-		b.set("#mode", "chat")
-		b.set("#opt-num_predict", "12")
-		b.set("#prompt", "Once upon a time")
-		b.click("#send")
-		b.waitFor("the job to start", `document.querySelector('#job-link a')`, 10*time.Second)
-		id := eval[string](b, `document.querySelector('#job-link a').textContent`)
+		id := submit("r1", "chat", "Once upon a time", map[string]string{"num_predict": "12"})
 		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
 		_, evs := s.journaled(t, id)
 		var thinking strings.Builder
