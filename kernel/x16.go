@@ -41,10 +41,11 @@ import (
 //	  IQ4 table (quant_iq4.go); the kernels look each level up as
 //	  kv[nibble]+128 (unsigned), with offset 128.
 //	IQ4_XS super-unit of 256 columns (2208 bytes, 32 more than the 16
-//	  rows' GGUF blocks): d [16]f16, then four pairs of units of 32
-//	  columns: 32 bytes of scales, per unit ls−32 as [16]i8, then per unit
-//	  IQ4_NL's four chunks of indices; value d·(ls−32)·kv[nibble], Q6_K's
-//	  arithmetic with one scale for both halves and offset 128.
+//	  rows' GGUF blocks, paired as Q6_K's): d [16]f16, then two groups of
+//	  four units of 32 columns: 64 bytes of scales, per unit ls−32 as
+//	  [16]i8, then per unit IQ4_NL's four chunks of indices; value
+//	  d·(ls−32)·kv[nibble], Q6_K's arithmetic with one scale for both
+//	  halves and offset 128.
 //	Q4_K super-unit of 256 columns (2368 bytes, 64 more than the 16 rows'
 //	  GGUF blocks): d [16]f16, dmin [16]f16, then four pairs of sub-blocks
 //	  of 32 columns. A pair is 64 bytes of scales, per sub-block sc [16]u8
@@ -61,7 +62,12 @@ import (
 //	  16h+r), then per unit the low four bits of the levels as Q4_0's chunks
 //	  (256 bytes) and their high two bits in two 64-byte chunks: chunk H
 //	  byte 4r+t holds in bits 2i..2i+1 the high bits of column 16H+4i+t
-//	  (value d·sc·(level−32)).
+//	  (value d·sc·(level−32)). Super-units go in pairs (superAt): both
+//	  heads (d, one line), then both bodies (the four pairs of units), so
+//	  that with a 32-byte head the level chunks stay on 64-byte
+//	  boundaries; an odd tile's last super-unit is its head, then its body.
+//	  Unpaired, every other super-unit's chunk loads straddled two cache
+//	  lines (docs/BENCHMARKS.md, session 16).
 //	Q3_K super-unit of 256 columns (1824 bytes, 64 more than the 16 rows'
 //	  GGUF blocks): d [16]f16, then four pairs of units of 32 columns: 64
 //	  bytes of scales, per unit those of its two halves of 16 columns
@@ -69,7 +75,8 @@ import (
 //	  of the levels in two 64-byte chunks (chunk H byte 4r+t holds in bits
 //	  2i..2i+1 those of column 16H+4i+t) and their high bit in one (byte
 //	  4r+t holds in bit g that of column 4g+t): levels 0..7, value
-//	  d·(sc−32)·(level−4), Q6_K's arithmetic with offset 4.
+//	  d·(sc−32)·(level−4), Q6_K's arithmetic with offset 4; paired as
+//	  Q6_K's.
 //	Q2_K super-unit of 256 columns (1344 bytes, as the GGUF blocks): d
 //	  [16]f16, dmin [16]f16, then four pairs of units of 32 columns: 64
 //	  bytes of scales, per unit its two halves' GGUF scale bytes (scale in
@@ -128,7 +135,9 @@ type x16Layout struct {
 	halve bool  // Q6_K, Q3_K, Q2_K: a scale and a correction (Q2_K: a min) per 16 columns
 	scb   int   // K-quants: bytes of one sub-block's scales (0: 32, a scale and a min or two halves' scales)
 	table bool  // IQ4: the stored levels are indices into iq4Values
-	pair  bool  // Q4_0, IQ4_NL: units in pairs, chunks before scales (unitAt)
+	pair  bool  // Q4_0, IQ4_NL, Q8_0: units in pairs, both scales then both units' levels (unitAt)
+	spair bool  // Q6_K, Q3_K, IQ4_XS: super-units in pairs, both heads then both bodies (superAt)
+	group int   // K-quants: sub-blocks whose scales share a cache line (0: 2; IQ4_XS: 4)
 }
 
 // unitAt returns where unit u of a tile of units units keeps its 32 bytes
@@ -148,16 +157,40 @@ func (l x16Layout) unitAt(u, units int) (scales, levels int) {
 	return p, p + 64
 }
 
+// superAt returns where super-unit s of a tile of supers super-units
+// keeps its head (l.head bytes: d, and dmin) and its body (the groups of
+// sub-blocks, subK). With l.spair (heads of 32 bytes) super-units go in
+// pairs: both heads (one cache line), then both bodies, so that every
+// level load is 64-byte aligned; an odd tile's last super-unit is its
+// head, then its body.
+func (l x16Layout) superAt(s, supers int) (head, body int) {
+	p := s * l.rec
+	if !l.spair {
+		return p, p + l.head
+	}
+	p = s / 2 * 2 * l.rec
+	switch {
+	case s%2 == 1:
+		return p + l.head, p + l.rec + l.head
+	case s == supers-1:
+		return p, p + l.head
+	}
+	return p, p + 2*l.head
+}
+
 // subK returns where sub-block j's scales (32 bytes, or l.scb) and its
-// levels start in a K-quant record: pairs of sub-blocks, both sub-blocks'
-// scales then their levels.
+// levels start in a K-quant body (superAt): groups of l.group sub-blocks
+// (2 if 0), all the group's scales (one cache line) then their levels.
 func (l x16Layout) subK(j int) (scales, levels int) {
-	scb := l.scb
+	scb, g := l.scb, l.group
 	if scb == 0 {
 		scb = 32
 	}
-	pair := l.head + j/2*(2*scb+2*l.lev)
-	return pair + scb*(j%2), pair + 2*scb + l.lev*(j%2)
+	if g == 0 {
+		g = 2
+	}
+	grp := j / g * (g*scb + g*l.lev)
+	return grp + scb*(j%g), grp + g*scb + l.lev*(j%g)
 }
 
 // actRec is the bytes per activation row of one unit's record.
@@ -173,13 +206,13 @@ var x16Layouts = map[tensor.DType]x16Layout{
 	tensor.Q8_0:   {cols: qk, rec: 32 + 512, off: 128, pair: true},
 	tensor.Q5_0:   {cols: qk, rec: 32 + 256 + 64, off: 16},
 	tensor.IQ4_NL: {cols: qk, rec: 32 + 256, off: 128, table: true, pair: true},
-	tensor.IQ4_XS: {cols: qkK, rec: 32 + 8*(16+256), head: 32, lev: 256, scb: 16, off: 128, k: true, halve: true, table: true},
+	tensor.IQ4_XS: {cols: qkK, rec: 32 + 8*(16+256), head: 32, lev: 256, scb: 16, off: 128, k: true, halve: true, table: true, spair: true, group: 4},
 	tensor.Q4_1:   {cols: qk, rec: 64 + 256, min: true},
 	tensor.Q5_1:   {cols: qk, rec: 64 + 256 + 64, min: true},
 	tensor.Q4_K:   {cols: qkK, rec: 64 + 8*288, head: 64, lev: 256, min: true, k: true},
 	tensor.Q5_K:   {cols: qkK, rec: 64 + 8*352, head: 64, lev: 320, min: true, k: true},
-	tensor.Q6_K:   {cols: qkK, rec: 32 + 8*416, head: 32, lev: 384, off: 32, k: true, halve: true},
-	tensor.Q3_K:   {cols: qkK, rec: 32 + 8*224, head: 32, lev: 192, off: 4, k: true, halve: true},
+	tensor.Q6_K:   {cols: qkK, rec: 32 + 8*416, head: 32, lev: 384, off: 32, k: true, halve: true, spair: true},
+	tensor.Q3_K:   {cols: qkK, rec: 32 + 8*224, head: 32, lev: 192, off: 4, k: true, halve: true, spair: true},
 	tensor.Q2_K:   {cols: qkK, rec: 64 + 8*160, head: 64, lev: 128, min: true, k: true, halve: true},
 }
 
@@ -315,9 +348,11 @@ func packQ45K(l x16Layout, row, dst []byte, r int) {
 		ts = tensor.Q5_K.TypeSize()
 	}
 	for u := range len(row) / ts {
-		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
-		du[2*r], du[2*r+1] = b[0], b[1]
-		du[32+2*r], du[33+2*r] = b[2], b[3]
+		b := row[u*ts : u*ts+ts]
+		h, bo := l.superAt(u, len(row)/ts)
+		hd, du := dst[h:], dst[bo:]
+		hd[2*r], hd[2*r+1] = b[0], b[1]
+		hd[32+2*r], hd[33+2*r] = b[2], b[3]
 		qsOff := 16
 		if q5 {
 			qsOff = 48
@@ -355,8 +390,10 @@ func packQ6K(l x16Layout, row, dst []byte, r int) {
 	const ts = 210
 	le := binary.LittleEndian
 	for u := range len(row) / ts {
-		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
-		du[2*r], du[2*r+1] = b[208], b[209]
+		b := row[u*ts : u*ts+ts]
+		h, bo := l.superAt(u, len(row)/ts)
+		hd, du := dst[h:], dst[bo:]
+		hd[2*r], hd[2*r+1] = b[208], b[209]
 		for j := range 8 {
 			so, lo := l.subK(j)
 			du[so+r], du[so+16+r] = b[192+2*j], b[193+2*j]
@@ -383,8 +420,10 @@ func packQ3K(l x16Layout, row, dst []byte, r int) {
 	const ts = 110
 	le := binary.LittleEndian
 	for u := range len(row) / ts {
-		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
-		du[2*r], du[2*r+1] = b[108], b[109]
+		b := row[u*ts : u*ts+ts]
+		h, bo := l.superAt(u, len(row)/ts)
+		hd, du := dst[h:], dst[bo:]
+		hd[2*r], hd[2*r+1] = b[108], b[109]
 		hm, qs, sc := b[0:32], b[32:96], b[96:108]
 		for j := range 8 {
 			so, lo := l.subK(j)
@@ -405,9 +444,11 @@ func packQ3K(l x16Layout, row, dst []byte, r int) {
 func packQ2K(l x16Layout, row, dst []byte, r int) {
 	const ts = 84
 	for u := range len(row) / ts {
-		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
-		du[2*r], du[2*r+1] = b[80], b[81]
-		du[32+2*r], du[33+2*r] = b[82], b[83]
+		b := row[u*ts : u*ts+ts]
+		h, bo := l.superAt(u, len(row)/ts)
+		hd, du := dst[h:], dst[bo:]
+		hd[2*r], hd[2*r+1] = b[80], b[81]
+		hd[32+2*r], hd[33+2*r] = b[82], b[83]
 		sc, qs := b[0:16], b[16:80]
 		for j := range 8 {
 			so, lo := l.subK(j)
@@ -422,8 +463,10 @@ func packQ2K(l x16Layout, row, dst []byte, r int) {
 func packIQ4XS(l x16Layout, row, dst []byte, r int) {
 	const ts = 136
 	for u := range len(row) / ts {
-		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
-		du[2*r], du[2*r+1] = b[0], b[1]
+		b := row[u*ts : u*ts+ts]
+		h, bo := l.superAt(u, len(row)/ts)
+		hd, du := dst[h:], dst[bo:]
+		hd[2*r], hd[2*r+1] = b[0], b[1]
 		for j := range 8 {
 			so, lo := l.subK(j)
 			du[so+r] = byte(int8(iq4XSScale(b, j)))
@@ -738,6 +781,13 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 	per := l.cols / qk // units per record
 	rec := tile[u/per*l.rec : (u/per+1)*l.rec]
 	j := u % per
+	var hd, bd []byte // a K-quant super-unit's head and body,
+	var so, lo int    // and the unit's scales and levels in the body
+	if l.k {
+		h, b := l.superAt(u/per, len(tile)/l.rec)
+		hd, bd = tile[h:], tile[b:]
+		so, lo = l.subK(j)
+	}
 	levelAt := func(chunks []byte, c int) byte {
 		g, t := c/4, c%4
 		return chunks[64*(g/2)+4*r+t] >> (4 * (g % 2)) & 15
@@ -757,48 +807,46 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 		}
 		return [2]float32{d, d}, [2]float32{}, levels
 	}
-	d := f16(rec[2*r:])
-	switch wt {
-	case tensor.Q4_K, tensor.Q5_K:
-		so, lo := l.subK(j)
-		for c := range qk {
-			levels[c] = levelAt(rec[lo:], c)
-			if wt == tensor.Q5_K {
-				levels[c] |= (rec[lo+256+4*r+c%4] >> (c / 4) & 1) << 4
+	if l.k {
+		d := f16(hd[2*r:])
+		switch wt {
+		case tensor.Q4_K, tensor.Q5_K:
+			for c := range qk {
+				levels[c] = levelAt(bd[lo:], c)
+				if wt == tensor.Q5_K {
+					levels[c] |= (bd[lo+256+4*r+c%4] >> (c / 4) & 1) << 4
+				}
 			}
+			s, m := d*float32(bd[so+r]), f16(hd[32+2*r:])*float32(bd[so+16+r])
+			return [2]float32{s, s}, [2]float32{m, m}, levels
+		case tensor.Q6_K:
+			for c := range qk {
+				hi := bd[lo+256+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
+				levels[c] = levelAt(bd[lo:], c) | hi<<4
+			}
+			return [2]float32{d * float32(int8(bd[so+r])), d * float32(int8(bd[so+16+r]))}, [2]float32{}, levels
+		case tensor.Q3_K:
+			for c := range qk {
+				low := bd[lo+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
+				levels[c] = low | (bd[lo+128+4*r+c%4]>>(c/4)&1)<<2
+			}
+			return [2]float32{d * float32(int8(bd[so+r])), d * float32(int8(bd[so+16+r]))}, [2]float32{}, levels
+		case tensor.IQ4_XS:
+			for c := range qk {
+				levels[c] = byte(int(iq4Values[levelAt(bd[lo:], c)]) + 128)
+			}
+			s := d * float32(int8(bd[so+r]))
+			return [2]float32{s, s}, [2]float32{}, levels
+		case tensor.Q2_K:
+			for c := range qk {
+				levels[c] = bd[lo+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
+			}
+			dmin := f16(hd[32+2*r:])
+			a, b := bd[so+r], bd[so+16+r]
+			return [2]float32{d * float32(a&15), d * float32(b&15)}, [2]float32{dmin * float32(a>>4), dmin * float32(b>>4)}, levels
 		}
-		s, m := d*float32(rec[so+r]), f16(rec[32+2*r:])*float32(rec[so+16+r])
-		return [2]float32{s, s}, [2]float32{m, m}, levels
-	case tensor.Q6_K:
-		so, lo := l.subK(j)
-		for c := range qk {
-			hi := rec[lo+256+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
-			levels[c] = levelAt(rec[lo:], c) | hi<<4
-		}
-		return [2]float32{d * float32(int8(rec[so+r])), d * float32(int8(rec[so+16+r]))}, [2]float32{}, levels
-	case tensor.Q3_K:
-		so, lo := l.subK(j)
-		for c := range qk {
-			low := rec[lo+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
-			levels[c] = low | (rec[lo+128+4*r+c%4]>>(c/4)&1)<<2
-		}
-		return [2]float32{d * float32(int8(rec[so+r])), d * float32(int8(rec[so+16+r]))}, [2]float32{}, levels
-	case tensor.IQ4_XS:
-		so, lo := l.subK(j)
-		for c := range qk {
-			levels[c] = byte(int(iq4Values[levelAt(rec[lo:], c)]) + 128)
-		}
-		s := d * float32(int8(rec[so+r]))
-		return [2]float32{s, s}, [2]float32{}, levels
-	case tensor.Q2_K:
-		so, lo := l.subK(j)
-		for c := range qk {
-			levels[c] = rec[lo+64*(c/16)+4*r+c%4] >> (2 * (c % 16 / 4)) & 3
-		}
-		dmin := f16(rec[32+2*r:])
-		a, b := rec[so+r], rec[so+16+r]
-		return [2]float32{d * float32(a&15), d * float32(b&15)}, [2]float32{dmin * float32(a>>4), dmin * float32(b>>4)}, levels
 	}
+	d := f16(rec[2*r:])
 	head := 32 // Q5_0
 	var m float32
 	if wt == tensor.Q4_1 || wt == tensor.Q5_1 {

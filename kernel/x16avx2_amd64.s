@@ -164,21 +164,55 @@ sl: \
 	ADDQ $64, DI; \
 	DECQ R14
 
+// SUPER1 points R8 at a super-block's head (it is) and scp at its first
+// pair of units, head bytes on; NEXT1 moves R8 to the next super-block.
+#define SUPER1(head, rec, lodd, lset) \
+	LEAQ head(R8), R10; \
+	MOVQ R10, scp-24(SP)
+
+#define NEXT1(rec) \
+	ADDQ $rec, R8
+
+// SUPER2 for super-blocks in pairs (both heads of head bytes, then both
+// bodies): super-block i = R13 − ucnt of the tile, R8 the end of the last
+// body. An even i is a pair's first (its body two heads on) or the tile's
+// lone last (one head on); an odd i's body starts at R8 and its head is
+// rec bytes before. NEXT2 moves R8 to the end of the body.
+#define SUPER2(head, rec, lodd, lset) \
+	MOVQ R13, R10; \
+	SUBQ ucnt-8(SP), R10; \
+	TESTQ $1, R10; \
+	JNZ  lodd; \
+	LEAQ head(R8), R10; \
+	CMPQ ucnt-8(SP), $1; \
+	JEQ  lset; \
+	ADDQ $head, R10; \
+	JMP  lset; \
+lodd: \
+	MOVQ R8, R10; \
+	SUBQ $rec, R8; \
+lset: \
+	MOVQ R10, scp-24(SP)
+
+#define NEXT2(rec) \
+	MOVQ scp-24(SP), R8
+
 // KBODY is a K-quant kernel's loops (after its arguments are loaded as
 // x16Q4AVX2 loads them): per tile, per super-block of rec bytes, four
 // pairs of units (the pair's 64 bytes of scales, 32 per unit, then each
 // unit's lev bytes of levels; the first pair head bytes into the record),
 // each unit's two halves unpacked by HALF (R10 its scales, R11 its levels)
 // and run against the panel's rows by ACTS; arec is the activation
-// record's bytes per row; the l* arguments name the labels.
-#define KBODY(HALF, ACTS, head, lev, arec, rec, ltile, lzero, lload, lloaded, lsuper, lsub, lacts0, lacts1, lacts2, lacts3, lstore) \
+// record's bytes per row; SUPER and NEXT place each super-block (SUPER1,
+// NEXT1: one after another; SUPER2, NEXT2: in pairs, x16.go's superAt);
+// the l* arguments name the labels.
+#define KBODY(HALF, ACTS, SUPER, NEXT, head, lev, arec, rec, ltile, lzero, lload, lloaded, lsuper, lodd, lset, lsub, lacts0, lacts1, lacts2, lacts3, lstore) \
 ltile: \
 	TILESTART(lzero, lload, lloaded); \
 	MOVQ R13, ucnt-8(SP); \
 lsuper: \
 	MOVQ $4, sub-16(SP); \
-	LEAQ head(R8), R10; \
-	MOVQ R10, scp-24(SP); \
+	SUPER(head, rec, lodd, lset); \
 lsub: \
 	MOVQ scp-24(SP), R10; \
 	LEAQ 64(R10), R11; \
@@ -205,7 +239,7 @@ lsub: \
 	ADDQ $(64+2*lev), scp-24(SP); \
 	DECQ sub-16(SP); \
 	JNZ  lsub; \
-	ADDQ $rec, R8; \
+	NEXT(rec); \
 	DECQ ucnt-8(SP); \
 	JNZ  lsuper; \
 	TILEEND(lstore); \
@@ -369,7 +403,7 @@ TEXT ·x16K4AVX2(SB), NOSPLIT, $64-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	KBODY(HALFK, ACTSK, 64, 256, 40, 2368, k4tile, k4zero, k4load, k4loaded, k4super, k4sub, k4acts0, k4acts1, k4acts2, k4acts3, k4store)
+	KBODY(HALFK, ACTSK, SUPER1, NEXT1, 64, 256, 40, 2368, k4tile, k4zero, k4load, k4loaded, k4super, k4odd, k4set, k4sub, k4acts0, k4acts1, k4acts2, k4acts3, k4store)
 
 DATA x16m30y<>+0(SB)/8, $0x3030303030303030
 DATA x16m30y<>+8(SB)/8, $0x3030303030303030
@@ -457,7 +491,7 @@ TEXT ·x16K6AVX2(SB), NOSPLIT, $64-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	KBODY(HALF6, ACTS6, 32, 384, 44, 3360, k6tile, k6zero, k6load, k6loaded, k6super, k6sub, k6acts0, k6acts1, k6acts2, k6acts3, k6store)
+	KBODY(HALF6, ACTS6, SUPER2, NEXT2, 32, 384, 44, 3360, k6tile, k6zero, k6load, k6loaded, k6super, k6odd, k6set, k6sub, k6acts0, k6acts1, k6acts2, k6acts3, k6store)
 
 DATA x16m10y<>+0(SB)/8, $0x1010101010101010
 DATA x16m10y<>+8(SB)/8, $0x1010101010101010
@@ -500,7 +534,7 @@ TEXT ·x16K5AVX2(SB), NOSPLIT, $64-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	KBODY(HALFK5, ACTSK, 64, 320, 40, 2880, k5tile, k5zero, k5load, k5loaded, k5super, k5sub, k5acts0, k5acts1, k5acts2, k5acts3, k5store)
+	KBODY(HALFK5, ACTSK, SUPER1, NEXT1, 64, 320, 40, 2880, k5tile, k5zero, k5load, k5loaded, k5super, k5odd, k5set, k5sub, k5acts0, k5acts1, k5acts2, k5acts3, k5store)
 
 DATA x16m03y<>+0(SB)/8, $0x0303030303030303
 GLOBL x16m03y<>(SB), RODATA|NOPTR, $8
@@ -565,7 +599,7 @@ TEXT ·x16K3AVX2(SB), NOSPLIT, $64-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16m03y<>(SB), Y11
-	KBODY(HALF3, ACTS6, 32, 192, 44, 1824, k3tile, k3zero, k3load, k3loaded, k3super, k3sub, k3acts0, k3acts1, k3acts2, k3acts3, k3store)
+	KBODY(HALF3, ACTS6, SUPER2, NEXT2, 32, 192, 44, 1824, k3tile, k3zero, k3load, k3loaded, k3super, k3odd, k3set, k3sub, k3acts0, k3acts1, k3acts2, k3acts3, k3store)
 
 DATA x16m0fy<>+0(SB)/8, $0x0000000f0000000f
 DATA x16m0fy<>+8(SB)/8, $0x0000000f0000000f
@@ -650,7 +684,7 @@ TEXT ·x16K2AVX2(SB), NOSPLIT, $128-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16m03y<>(SB), Y11
-	KBODY(HALF2, ACTS2, 64, 128, 44, 1344, k2tile, k2zero, k2load, k2loaded, k2super, k2sub, k2acts0, k2acts1, k2acts2, k2acts3, k2store)
+	KBODY(HALF2, ACTS2, SUPER1, NEXT1, 64, 128, 44, 1344, k2tile, k2zero, k2load, k2loaded, k2super, k2odd, k2set, k2sub, k2acts0, k2acts1, k2acts2, k2acts3, k2store)
 
 // FIFTHQ(off): the fifth bits' chunk half at off(R8) merged into Y0..Y7.
 #define FIFTHQ(off) \

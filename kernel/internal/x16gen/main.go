@@ -28,6 +28,8 @@ type kind struct {
 	scb    int    // K: bytes of one sub-block's scales (0: 32)
 	table  bool   // IQ4: the level lookup table in Z30
 	pair   bool   // Q4_0, IQ4_NL, Q8_0: units in pairs, both scales then both units' levels (x16.go)
+	spair  bool   // K6, K3, KI4: super-units in pairs, both heads then both bodies (x16.go's superAt)
+	group  int    // K: sub-blocks whose scales share a line (0: 2)
 }
 
 var kinds = []kind{
@@ -39,10 +41,10 @@ var kinds = []kind{
 	{name: "QI4", unpack: "UNPACKI4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", table: true, pair: true},
 	{name: "K4", unpack: "SUBK", rec: 2368, mask: "x16nib", head: 64, lev: 256, actRec: 40, act: "ACTK", heads: 2},
 	{name: "K5", unpack: "SUBK5", rec: 2880, mask: "x16nib", head: 64, lev: 320, actRec: 40, act: "ACTK", heads: 2},
-	{name: "K6", unpack: "UNIT6", rec: 3360, mask: "x16nib", head: 32, lev: 384, actRec: 44, act: "ACT6", heads: 1},
-	{name: "K3", unpack: "UNIT3", rec: 1824, mask: "x16m03", head: 32, lev: 192, actRec: 44, act: "ACT6", heads: 1},
+	{name: "K6", unpack: "UNIT6", rec: 3360, mask: "x16nib", head: 32, lev: 384, actRec: 44, act: "ACT6", heads: 1, spair: true},
+	{name: "K3", unpack: "UNIT3", rec: 1824, mask: "x16m03", head: 32, lev: 192, actRec: 44, act: "ACT6", heads: 1, spair: true},
 	{name: "K2", unpack: "UNIT2", rec: 1344, mask: "x16m03", head: 64, lev: 128, actRec: 44, act: "ACT2"},
-	{name: "KI4", unpack: "UNITI4", rec: 2208, mask: "x16nib", head: 32, lev: 256, actRec: 44, act: "ACT6", heads: 1, scb: 16, table: true},
+	{name: "KI4", unpack: "UNITI4", rec: 2208, mask: "x16nib", head: 32, lev: 256, actRec: 44, act: "ACT6", heads: 1, scb: 16, table: true, spair: true, group: 4},
 }
 
 func main() {
@@ -62,6 +64,15 @@ func (k kind) scales() int {
 		return 32
 	}
 	return k.scb
+}
+
+// groupOf is the sub-blocks in one group of a K body (their scales, then
+// their levels).
+func (k kind) groupOf() int {
+	if k.group == 0 {
+		return 2
+	}
+	return k.group
 }
 
 // generate returns the whole assembly file.
@@ -141,20 +152,35 @@ func kernel(k kind, w int) string {
 		acts()
 		add("\tADDQ $%d, R8\n\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ  loop", k.rec, 40*w)
 	default:
+		g := k.groupOf()
 		add("super:")
-		if k.heads > 0 {
-			add("\tVCVTPH2PS 0(R8), Z29")
+		if k.spair {
+			// Super-unit i = R13−CX of the tile: an even one is the first
+			// of a pair (head at R8, body two heads on) or the tile's lone
+			// last one (body one head on); an odd one has its head in the
+			// pair's first line, rec bytes before R8, the end of the
+			// first's body, where its own body starts. R8 moves to the end
+			// of each body.
+			add("\tMOVQ R13, DX\n\tSUBQ CX, DX\n\tTESTQ $1, DX\n\tJNZ  second")
+			add("\tVCVTPH2PS 0(R8), Z29\n\tLEAQ %d(R8), R11\n\tCMPQ CX, $1\n\tJEQ  body\n\tADDQ $%d, R11\n\tJMP  body", k.head, k.head)
+			add("second:\n\tVCVTPH2PS -%d(R8), Z29\n\tMOVQ R8, R11", k.rec)
+			add("body:")
+		} else {
+			if k.heads > 0 {
+				add("\tVCVTPH2PS 0(R8), Z29")
+			}
+			if k.heads > 1 {
+				add("\tVCVTPH2PS 32(R8), Z30")
+			}
+			add("\tLEAQ %d(R8), R11", k.head)
 		}
-		if k.heads > 1 {
-			add("\tVCVTPH2PS 32(R8), Z30")
-		}
-		add("\tLEAQ %d(R8), R11\n\tMOVQ $4, DX", k.head)
+		add("\tMOVQ $%d, DX", 8/g)
 		add("pair:")
-		for h := range 2 {
-			// Sub-block h of the pair: its scales 32h bytes into the pair,
-			// its levels after the pair's scales; its activation records
-			// one sub-block's records on.
-			add("\t%s(%d, %d)", k.unpack, k.scales()*h, 2*k.scales()+k.lev*h)
+		for h := range g {
+			// Sub-block h of the group: its scales h·scales bytes into the
+			// group, its levels after the group's scales; its activation
+			// records h sub-blocks' records on.
+			add("\t%s(%d, %d)", k.unpack, k.scales()*h, g*k.scales()+k.lev*h)
 			o := k.actRec * w * h
 			for j := range w {
 				switch {
@@ -167,8 +193,12 @@ func kernel(k kind, w int) string {
 				}
 			}
 		}
-		add("\tADDQ $%d, SI\n\tADDQ $%d, R11\n\tDECQ DX\n\tJNZ  pair", 2*k.actRec*w, 2*k.scales()+2*k.lev)
-		add("\tADDQ $%d, R8\n\tDECQ CX\n\tJNZ  super", k.rec)
+		add("\tADDQ $%d, SI\n\tADDQ $%d, R11\n\tDECQ DX\n\tJNZ  pair", g*k.actRec*w, g*k.scales()+g*k.lev)
+		if k.spair {
+			add("\tMOVQ R11, R8\n\tDECQ CX\n\tJNZ  super")
+		} else {
+			add("\tADDQ $%d, R8\n\tDECQ CX\n\tJNZ  super", k.rec)
+		}
 	}
 	// Store the panel's real rows (BX of them) of this tile.
 	add("\tMOVQ DI, R10\n\tVMOVUPS Z0, (R10)")
