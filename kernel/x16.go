@@ -31,9 +31,9 @@ import (
 //	Q8_0 unit (544 bytes, paired as Q4_0's: 1088 bytes, 17 lines): d
 //	  [16]f16 and 8 groups of 64 bytes; group g byte 4r+t = q[r][4g+t] +
 //	  128 (unsigned).
-//	Q5_0 unit (352 bytes): Q4_0's, then a 64-byte chunk of fifth bits
-//	  (byte 4r+t holds in bit g that of column 4g+t): levels 0..31, value
-//	  level−16.
+//	Q5_0 unit (352 bytes, paired as Q4_0's: 704 bytes, 11 lines): Q4_0's,
+//	  then a 64-byte chunk of fifth bits (byte 4r+t holds in bit g that of
+//	  column 4g+t): levels 0..31, value level−16.
 //	Q4_1 unit (320 bytes): d [16]f16, m [16]f16, then Q4_0's four chunks:
 //	  value d·level + m.
 //	Q5_1 unit (384 bytes): Q4_1's, then Q5_0's chunk of fifth bits.
@@ -135,7 +135,7 @@ type x16Layout struct {
 	halve bool  // Q6_K, Q3_K, Q2_K: a scale and a correction (Q2_K: a min) per 16 columns
 	scb   int   // K-quants: bytes of one sub-block's scales (0: 32, a scale and a min or two halves' scales)
 	table bool  // IQ4: the stored levels are indices into iq4Values
-	pair  bool  // Q4_0, IQ4_NL, Q8_0: units in pairs, both scales then both units' levels (unitAt)
+	pair  bool  // Q4_0, IQ4_NL, Q8_0, Q5_0: units in pairs, both scales then both units' levels (unitAt)
 	spair bool  // Q6_K, Q3_K, IQ4_XS: super-units in pairs, both heads then both bodies (superAt)
 	group int   // K-quants: sub-blocks whose scales share a cache line (0: 2; IQ4_XS: 4)
 }
@@ -204,7 +204,7 @@ func (l x16Layout) actRec() int {
 var x16Layouts = map[tensor.DType]x16Layout{
 	tensor.Q4_0:   {cols: qk, rec: 32 + 256, off: 8, pair: true},
 	tensor.Q8_0:   {cols: qk, rec: 32 + 512, off: 128, pair: true},
-	tensor.Q5_0:   {cols: qk, rec: 32 + 256 + 64, off: 16},
+	tensor.Q5_0:   {cols: qk, rec: 32 + 256 + 64, off: 16, pair: true},
 	tensor.IQ4_NL: {cols: qk, rec: 32 + 256, off: 128, table: true, pair: true},
 	tensor.IQ4_XS: {cols: qkK, rec: 32 + 8*(16+256), head: 32, lev: 256, scb: 16, off: 128, k: true, halve: true, table: true, spair: true, group: 4},
 	tensor.Q4_1:   {cols: qk, rec: 64 + 256, min: true},
@@ -317,13 +317,18 @@ func packQ451(wt tensor.DType, row, dst []byte, r int) {
 	case tensor.Q5_1:
 		head, qh, qs = 64, 4, 8
 	}
-	for u := range len(row) / ts {
-		b, du := row[u*ts:u*ts+ts], dst[u*l.rec:u*l.rec+l.rec]
-		du[2*r], du[2*r+1] = b[0], b[1]
-		if head == 64 {
-			du[32+2*r], du[33+2*r] = b[2], b[3]
+	units := len(row) / ts
+	for u := range units {
+		b := row[u*ts : u*ts+ts]
+		so, lo := u*l.rec, u*l.rec+head // the unit's d (and m), its levels
+		if l.pair {
+			so, lo = l.unitAt(u, units)
 		}
-		putNibbles(du[head:], r, b[qs:])
+		dst[so+2*r], dst[so+2*r+1] = b[0], b[1]
+		if head == 64 {
+			dst[so+32+2*r], dst[so+33+2*r] = b[2], b[3]
+		}
+		putNibbles(dst[lo:], r, b[qs:])
 		if qh >= 0 {
 			// Column c's fifth bit is bit c of qh; chunk byte 4r+t gets
 			// column 4g+t's in bit g.
@@ -333,7 +338,7 @@ func packQ451(wt tensor.DType, row, dst []byte, r int) {
 					h |= (bits >> uint(4*g+t) & 1) << uint(8*t+g)
 				}
 			}
-			le.PutUint32(du[head+256+4*r:], h)
+			le.PutUint32(dst[lo+256+4*r:], h)
 		}
 	}
 }
@@ -803,6 +808,9 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 				levels[c] = byte(int(iq4Values[levelAt(tile[co:], c)]) + 128)
 			default:
 				levels[c] = levelAt(tile[co:], c)
+			}
+			if wt == tensor.Q5_0 {
+				levels[c] |= (tile[co+256+4*r+c%4] >> (c / 4) & 1) << 4
 			}
 		}
 		return [2]float32{d, d}, [2]float32{}, levels

@@ -111,10 +111,12 @@
 	HI5(VPSRLW, 2, Z22); \
 	HI5(VPSRLW, 3, Z23)
 
-#define UNPACK5 \
-	VCVTPH2PS 0(R8), Z24; \
-	CHUNKSR(R8, 32); \
-	FIFTH(288)
+// UNPACK5(so, lo): a Q5_0 unit's scales (so bytes on from R8), its four
+// chunks (lo bytes on) and its chunk of fifth bits: units are paired.
+#define UNPACK5(so, lo) \
+	VCVTPH2PS so(R8), Z24; \
+	CHUNKSR(R8, lo); \
+	FIFTH(lo+256)
 
 #define UNPACK41 \
 	VCVTPH2PS 0(R8), Z24; \
@@ -1282,13 +1284,26 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK5
+	UNPACK5(0, 64)
 	ACT1(Z0)
-	ADDQ $352, R8
+	ADDQ $40, SI
+	UNPACK5(32, 384)
+	ACT1(Z0)
+	ADDQ $704, R8
 	ADDQ $40, SI
 	DECQ CX
 	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK5(0, 32)
+	ACT1(Z0)
+	ADDQ $352, R8
+	ADDQ $40, SI
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	ADDQ $64, DI
@@ -1322,14 +1337,29 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK5
+	UNPACK5(0, 64)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+	UNPACK5(32, 384)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $704, R8
+	ADDQ $80, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK5(0, 32)
 	ACT(0, 64, 72, Z0)
 	ACT(32, 68, 76, Z1)
 	ADDQ $352, R8
 	ADDQ $80, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2
@@ -1378,16 +1408,35 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK5
+	UNPACK5(0, 64)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+	UNPACK5(32, 384)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $704, R8
+	ADDQ $160, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK5(0, 32)
 	ACT(0, 128, 144, Z0)
 	ACT(32, 132, 148, Z1)
 	ACT(64, 136, 152, Z2)
 	ACT(96, 140, 156, Z3)
 	ADDQ $352, R8
 	ADDQ $160, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2
@@ -1504,8 +1553,52 @@ tile:
 started:
 	MOVQ AX, SI
 	MOVQ R13, CX
+	SHRQ $1, CX
+	JZ   lone
 loop:
-	UNPACK5
+	UNPACK5(0, 64)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+	UNPACK5(32, 384)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $704, R8
+	ADDQ $640, SI
+	DECQ CX
+	JNZ  loop
+lone:
+	TESTQ $1, R13
+	JZ   paired
+	UNPACK5(0, 32)
 	ACT(0, 512, 576, Z0)
 	ACT(32, 516, 580, Z1)
 	ACT(64, 520, 584, Z2)
@@ -1524,8 +1617,7 @@ loop:
 	ACT(480, 572, 636, Z15)
 	ADDQ $352, R8
 	ADDQ $640, SI
-	DECQ CX
-	JNZ  loop
+paired:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2

@@ -83,38 +83,40 @@ lbl: \
 	VPSRLW $4, Y15, Y15; \
 	VPAND Y15, Y11, Y7
 
-// UNIT4(so, lo, la, lb): one Q4_0 unit's two halves against the panel,
-// then the next unit's activation records.
-#define UNIT4(so, lo, la, lb) \
-	HALF4(0, so, lo); \
+// UNITP(HALF, so, lo, la, lb): one unit's two halves (HALF4, HALF5)
+// against the panel, then the next unit's activation records.
+#define UNITP(HALF, so, lo, la, lb) \
+	HALF(0, so, lo); \
 	ACTS(0, la); \
-	HALF4(32, so, lo); \
+	HALF(32, so, lo); \
 	ACTS(32, lb); \
 	IMUL3Q $40, DX, R10; \
 	ADDQ R10, SI
 
-// QBODY4 is the Q4_0 kernel's loops: per tile, pairs of units (576 bytes),
-// then an odd tile's last unit (288: its scales, then its chunks).
-#define QBODY4 \
-q4tile: \
-	TILESTART(q4zero, q4load, q4loaded); \
+// QBODYP is the loops of a kernel whose units of rec bytes go in pairs
+// (Q4_0, Q5_0): per tile, pairs of units (both units' 32 bytes of scales,
+// then both units' levels), then an odd tile's last unit (its scales,
+// then its levels); the l* arguments name the labels.
+#define QBODYP(HALF, rec, ltile, lzero, lload, lloaded, lpair, la0, la1, la2, la3, la4, la5, llone, lpaired, lstore) \
+ltile: \
+	TILESTART(lzero, lload, lloaded); \
 	MOVQ R13, ucnt-8(SP); \
 	SHRQ $1, ucnt-8(SP); \
-	JZ   q4lone; \
-q4pair: \
-	UNIT4(0, 64, q4a0, q4a1); \
-	UNIT4(32, 320, q4a2, q4a3); \
-	ADDQ $576, R8; \
+	JZ   llone; \
+lpair: \
+	UNITP(HALF, 0, 64, la0, la1); \
+	UNITP(HALF, 32, rec+32, la2, la3); \
+	ADDQ $(2*rec), R8; \
 	DECQ ucnt-8(SP); \
-	JNZ  q4pair; \
-q4lone: \
+	JNZ  lpair; \
+llone: \
 	TESTQ $1, R13; \
-	JZ   q4paired; \
-	UNIT4(0, 32, q4a4, q4a5); \
-	ADDQ $288, R8; \
-q4paired: \
-	TILEEND(q4store); \
-	JNZ  q4tile; \
+	JZ   lpaired; \
+	UNITP(HALF, 0, 32, la4, la5); \
+	ADDQ $rec, R8; \
+lpaired: \
+	TILEEND(lstore); \
+	JNZ  ltile; \
 	VZEROUPPER; \
 	RET
 
@@ -282,7 +284,7 @@ TEXT ·x16Q4AVX2(SB), NOSPLIT, $8-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	QBODY4
+	QBODYP(HALF4, 288, q4tile, q4zero, q4load, q4loaded, q4pair, q4a0, q4a1, q4a2, q4a3, q4a4, q4a5, q4lone, q4paired, q4store)
 
 // The K-quant kernels keep the sub-block's second scale (Q4_K/Q5_K: the
 // min s2 = dmin·m; Q6_K: the second half's d·sc) in the frame, as
@@ -699,11 +701,13 @@ TEXT ·x16K2AVX2(SB), NOSPLIT, $128-80
 	HI5(VPSRLW, 2, Y6); \
 	HI5(VPSRLW, 3, Y7)
 
-// HALF5(hoff): a Q5_0 unit's half (d first, unpaired): its scales, its chunk halves, then the fifth bits.
-#define HALF5(hoff) \
-	VCVTPH2PS (hoff/2)(R8), Y12; \
-	CHUNKSR(R8, 32, hoff); \
-	FIFTHQ(288+hoff)
+// HALF5(hoff, so, lo): a Q5_0 unit's half (paired as Q4_0's: its scales
+// so bytes on from R8, its levels lo bytes on): its scales, its chunk
+// halves, then the fifth bits.
+#define HALF5(hoff, so, lo) \
+	VCVTPH2PS (so+hoff/2)(R8), Y12; \
+	CHUNKSR(R8, lo, hoff); \
+	FIFTHQ(lo+256+hoff)
 
 // HALF41(hoff): a Q4_1 unit's half: d into Y12, the rows' mins into the
 // frame, the nibbles.
@@ -762,7 +766,7 @@ TEXT ·x16Q5AVX2(SB), NOSPLIT, $8-80
 	MOVQ acc+64(FP), R12
 	VPBROADCASTQ x16ones<>(SB), Y10
 	VPBROADCASTQ x16nib2<>(SB), Y11
-	QBODY(HALF5, ACTS, 352, q5tile, q5zero, q5load, q5loaded, q5unit, q5acts0, q5acts1, q5store)
+	QBODYP(HALF5, 352, q5tile, q5zero, q5load, q5loaded, q5pair, q5a0, q5a1, q5a2, q5a3, q5a4, q5a5, q5lone, q5paired, q5store)
 
 // func x16Q41AVX2(units, tiles int, w, a *byte, out *float32, stride, rows, width int, acc *float32, add int)
 TEXT ·x16Q41AVX2(SB), NOSPLIT, $64-80

@@ -27,7 +27,7 @@ type kind struct {
 	heads  int    // K: f16 vectors of the record's head converted once per super-block (d, dmin)
 	scb    int    // K: bytes of one sub-block's scales (0: 32)
 	table  bool   // IQ4: the level lookup table in Z30
-	pair   bool   // Q4_0, IQ4_NL, Q8_0: units in pairs, both scales then both units' levels (x16.go)
+	pair   bool   // Q4_0, IQ4_NL, Q8_0, Q5_0: units in pairs, both scales then both units' levels (x16.go)
 	spair  bool   // K6, K3, KI4: super-units in pairs, both heads then both bodies (x16.go's superAt)
 	group  int    // K: sub-blocks whose scales share a line (0: 2)
 }
@@ -35,7 +35,7 @@ type kind struct {
 var kinds = []kind{
 	{name: "Q4", unpack: "UNPACK4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", pair: true},
 	{name: "Q8", unpack: "UNPACK8", rec: 544, actRec: 40, act: "ACT", pair: true},
-	{name: "Q5", unpack: "UNPACK5", rec: 352, mask: "x16nib", actRec: 40, act: "ACT"},
+	{name: "Q5", unpack: "UNPACK5", rec: 352, mask: "x16nib", actRec: 40, act: "ACT", pair: true},
 	{name: "Q41", unpack: "UNPACK41", rec: 320, mask: "x16nib", actRec: 40, act: "ACTM"},
 	{name: "Q51", unpack: "UNPACK51", rec: 384, mask: "x16nib", actRec: 40, act: "ACTM"},
 	{name: "QI4", unpack: "UNPACKI4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", table: true, pair: true},
@@ -328,10 +328,12 @@ const prelude = `//go:build amd64 && !purego
 	HI5(VPSRLW, 2, Z22); \
 	HI5(VPSRLW, 3, Z23)
 
-#define UNPACK5 \
-	VCVTPH2PS 0(R8), Z24; \
-	CHUNKSR(R8, 32); \
-	FIFTH(288)
+// UNPACK5(so, lo): a Q5_0 unit's scales (so bytes on from R8), its four
+// chunks (lo bytes on) and its chunk of fifth bits: units are paired.
+#define UNPACK5(so, lo) \
+	VCVTPH2PS so(R8), Z24; \
+	CHUNKSR(R8, lo); \
+	FIFTH(lo+256)
 
 #define UNPACK41 \
 	VCVTPH2PS 0(R8), Z24; \
