@@ -176,6 +176,13 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	}
 	if schema != nil {
 		r.Constraint = schema.Constraint(t.constraintVocab(tok))
+		if req.SplitThinking {
+			// The format is the answer's: a reasoning model thinks first.
+			open := thinkToken(func(s string) ([]int, error) { return tok.Encode(s, false, true) }, tok.TextPiece)
+			if open >= 0 || thinkOpen {
+				r.Constraint = newThinkFirst(r.Constraint, open, tok.TextPiece, thinkOpen)
+			}
+		}
 	}
 	return r, nil
 }

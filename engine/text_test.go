@@ -116,6 +116,30 @@ func TestTextJSON(t *testing.T) {
 	}
 }
 
+// TestTextJSONThinking: with a format, a reasoning model thinks freely
+// first. Over an R1-style template (the prompt opens the block), which
+// stories260K never closes, the greedy thinking is the same as without the
+// format, and there is no answer yet.
+func TestTextJSONThinking(t *testing.T) {
+	ctx := context.Background()
+	tx, err := LoadText(ctx, shared.WithChatTemplate(t, "models/stories260K.gguf", shared.R1Template, "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	var got [2]*Result
+	for i, format := range []string{"", "json"} {
+		got[i], err = tx.Generate(ctx, TextRequest{Messages: []chat.Message{{Role: "user", Content: "Once upon a time"}},
+			MaxTokens: 24, Format: format, SplitThinking: true, Session: model.SessionOptions{CtxLen: 256}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got[1].Thinking == "" || got[1].Thinking != got[0].Thinking || got[1].Text != "" {
+		t.Errorf("with the format: thinking %q, answer %q; without: thinking %q", got[1].Thinking, got[1].Text, got[0].Thinking)
+	}
+}
+
 // TestLogprobs: each greedy token's logprob is the log-softmax of the
 // reference's logits for that step (golden gen32, llama.cpp one token at a
 // time), the picked token heads its alternatives, and the numbers reach

@@ -1,6 +1,9 @@
 package engine
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // The tags reasoning models (Qwen3, DeepSeek-R1 and its distillations,
 // QwQ) put around their thinking.
@@ -114,4 +117,69 @@ func partialSuffix(s, tag string) int {
 // template writes it).
 func promptOpensThink(prompt string) bool {
 	return strings.HasSuffix(strings.TrimRight(prompt, " \t\r\n"), thinkOpen)
+}
+
+// thinkFirst lets a reasoning model think before its constrained answer,
+// as Ollama constrains such a model's answer only: at the start of the
+// reply the vocabulary's <think> token may come beside what the answer's
+// constraint allows; inside the block (opened by that token or by the
+// prompt) every token may; from the token that completes </think> on, the
+// answer's constraint applies. Without the block the constraint applies
+// from the first token, as it does alone.
+type thinkFirst struct {
+	inner Constraint
+	open  int              // the <think> token, −1 if the vocabulary has none
+	piece func(int) string // a token's text
+	state uint8            // thinkStart, thinkIn, thinkAnswer
+	tail  string           // the block's last bytes, for a </think> split over tokens
+}
+
+func newThinkFirst(inner Constraint, open int, piece func(int) string, opened bool) *thinkFirst {
+	c := &thinkFirst{inner: inner, open: open, piece: piece}
+	if opened {
+		c.state = thinkIn
+	}
+	return c
+}
+
+func (c *thinkFirst) Mask(logits []float32) bool {
+	switch {
+	case c.state == thinkIn:
+		return true
+	case c.state == thinkStart && c.open >= 0 && c.open < len(logits):
+		keep := logits[c.open]
+		ok := c.inner.Mask(logits)
+		logits[c.open] = keep
+		return ok || keep > float32(math.Inf(-1))
+	}
+	return c.inner.Mask(logits)
+}
+
+func (c *thinkFirst) Accept(id int) {
+	switch c.state {
+	case thinkStart:
+		if id == c.open {
+			c.state = thinkIn
+			return
+		}
+		c.state = thinkAnswer
+	case thinkIn:
+		c.tail += c.piece(id)
+		if strings.Contains(c.tail, thinkClose) {
+			c.state, c.tail = thinkAnswer, ""
+		} else if n := len(thinkClose) - 1; len(c.tail) > n {
+			c.tail = c.tail[len(c.tail)-n:]
+		}
+		return
+	}
+	c.inner.Accept(id)
+}
+
+// thinkToken returns the id of a vocabulary's one <think> token, or −1.
+func thinkToken(encode func(string) ([]int, error), piece func(int) string) int {
+	ids, err := encode(thinkOpen)
+	if err != nil || len(ids) != 1 || piece(ids[0]) != thinkOpen {
+		return -1
+	}
+	return ids[0]
 }

@@ -1,8 +1,14 @@
 package engine
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/glassbox-ai/glassbox/sample"
 )
 
 func TestThinkSplitter(t *testing.T) {
@@ -89,4 +95,57 @@ func FuzzThinkSplitter(f *testing.F) {
 			t.Fatalf("%q: more out than in: %q, %q", reply, think, answer)
 		}
 	})
+}
+
+// TestThinkFirst: with a format, a reasoning model's thinking is free and
+// its answer constrained, whether the reply opens the block, the prompt
+// opened it, or there is none; a </think> split over tokens closes it.
+func TestThinkFirst(t *testing.T) {
+	pieces := []string{"<think>", "</", "think>", "</think>", "hm", "{", "}", "\n", "x", ""} // 9: end of generation
+	v := sample.NewVocab(len(pieces), func(id int) string { return pieces[id] }, func(id int) bool { return id == 9 })
+	id := func(p string) int { return slices.Index(pieces, p) }
+	allowed := func(c *thinkFirst) string {
+		logits := make([]float32, len(pieces))
+		if !c.Mask(logits) {
+			return "none"
+		}
+		var s []string
+		for i, l := range logits {
+			if !math.IsInf(float64(l), -1) {
+				s = append(s, strconv.Quote(pieces[i]))
+			}
+		}
+		return strings.Join(s, " ")
+	}
+	for _, tc := range []struct {
+		name   string
+		opened bool
+		reply  []string // the picks; before each, and at the end, the allowed tokens
+		want   []string
+	}{
+		{"block", false, []string{"<think>", "hm", "</think>", "\n", "{", "}"}, []string{
+			`"<think>" "{" "\n"`, // the block, or the answer's first byte
+			`"<think>" "</" "think>" "</think>" "hm" "{" "}" "\n" "x" ""`,
+			`"<think>" "</" "think>" "</think>" "hm" "{" "}" "\n" "x" ""`,
+			`"{" "\n"`, `"{"`, `"}" "\n"`, `""`}}, // one newline of whitespace (sample/json.go)
+		{"split close", true, []string{"hm", "</", "think>", "{"}, []string{
+			`"<think>" "</" "think>" "</think>" "hm" "{" "}" "\n" "x" ""`,
+			`"<think>" "</" "think>" "</think>" "hm" "{" "}" "\n" "x" ""`,
+			`"<think>" "</" "think>" "</think>" "hm" "{" "}" "\n" "x" ""`,
+			`"{" "\n"`, `"}" "\n"`}},
+		{"no block", false, []string{"{"}, []string{`"<think>" "{" "\n"`, `"}" "\n"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newThinkFirst(sample.ObjectSchema().Constraint(v), id("<think>"), func(i int) string { return pieces[i] }, tc.opened)
+			for i, p := range tc.reply {
+				if got := allowed(c); got != tc.want[i] {
+					t.Fatalf("before %q (pick %d): allowed %s, want %s", p, i, got, tc.want[i])
+				}
+				c.Accept(id(p))
+			}
+			if got := allowed(c); got != tc.want[len(tc.reply)] {
+				t.Errorf("at the end: allowed %s, want %s", got, tc.want[len(tc.reply)])
+			}
+		})
+	}
 }
