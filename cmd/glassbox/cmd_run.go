@@ -208,7 +208,7 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 	req := engine.TextRequest{
 		Prompt: prompt, Chat: f.chat, System: f.system, NoBOS: f.noBOS,
 		Sampling: params, MaxTokens: f.maxTokens, Stops: f.stops, Session: f.session.options(), Format: f.format,
-		Logprobs: f.logprobs >= 0, TopLogprobs: max(f.logprobs, 0),
+		Logprobs: f.logprobs >= 0, TopLogprobs: max(f.logprobs, 0), SplitThinking: f.chat,
 	}
 	req.Roofline, req.Limiter = generateRoofline(p, t.Model.WeightBytes(), req.Session.Threads)
 	if f.promptIDs != "" {
@@ -257,6 +257,7 @@ func printLogprobs(w io.Writer, lps []api.Logprob) {
 // runResultJSON is the result event's payload.
 type runResultJSON struct {
 	Text         string  `json:"text"`
+	Thinking     string  `json:"thinking,omitempty"`
 	Tokens       []int   `json:"tokens"`
 	StopReason   string  `json:"stop_reason"`
 	StopDetail   string  `json:"stop_detail"`
@@ -269,7 +270,7 @@ type runResultJSON struct {
 
 func runResult(r *engine.Result) runResultJSON {
 	return runResultJSON{
-		Text: r.Text, Tokens: r.Tokens, StopReason: r.StopReason, StopDetail: r.StopDetail,
+		Text: r.Text, Thinking: r.Thinking, Tokens: r.Tokens, StopReason: r.StopReason, StopDetail: r.StopDetail,
 		PromptTokens: r.PromptTokens,
 		PrefillMS:    ms(r.PrefillTime), GenerateMS: ms(r.GenerateTime),
 		PrefillTPS:  rate(r.PromptTokens, r.PrefillTime),
@@ -295,15 +296,37 @@ type runRecorder struct {
 	plan   *plan.Plan
 
 	weightBytes, peakRSS int64
+	thought              bool // thinking was printed, the answer not yet
 }
 
 func newRunRecorder(env *cmdEnv) *runRecorder { return &runRecorder{env: env} }
 
-func (r *runRecorder) trace(warnings bool) *pipeline.Trace {
+func (r *runRecorder) trace(text bool) *pipeline.Trace {
+	dim := isTerminal(r.env.stderr)
 	return &pipeline.Trace{
 		Warning: func(code, msg string) {
-			if warnings {
+			if text {
 				fmt.Fprintf(r.env.stderr, "glassbox run: warning: %s\n", msg)
+			}
+		},
+		// In text mode a reasoning model's thinking (--chat) goes to
+		// stderr as it comes, dimmed on a terminal, so that stdout holds
+		// the answer only.
+		Token: func(tok api.Token) {
+			switch {
+			case !text:
+			case tok.Thinking == "":
+				if tok.Text != "" && r.thought { // the answer starts on a line of its own
+					fmt.Fprint(r.env.stderr, "\n\n")
+					r.thought = false
+				}
+			case dim:
+				fmt.Fprintf(r.env.stderr, "\x1b[2m%s\x1b[0m", tok.Thinking)
+			default:
+				io.WriteString(r.env.stderr, tok.Thinking)
+			}
+			if text && tok.Thinking != "" {
+				r.thought = true
 			}
 		},
 	}

@@ -55,6 +55,32 @@ func TestRunFormatJSON(t *testing.T) {
 	}
 }
 
+// TestRunThinking: with --chat, a reasoning model's thinking goes to
+// stderr and stdout holds the answer only (none here: the R1-style
+// template opened the block and 8 tokens do not close it); --json's result
+// carries it apart.
+func TestRunThinking(t *testing.T) {
+	r1 := shared.WithChatTemplate(t, "models/stories260K.gguf", shared.R1Template, "r1")
+	out, errOut, code := runCmd(t, "", "run", "-m", r1, "--chat", "--temp", "0", "-n", "8", "--no-journal", "Once upon a time")
+	if code != 0 || out != "" || len(strings.TrimSpace(errOut)) < 8 {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want the thinking on stderr only", code, out, errOut)
+	}
+	js, _, _ := runCmd(t, "", "run", "-m", r1, "--chat", "--temp", "0", "-n", "8", "--no-journal", "--json", "Once upon a time")
+	var res struct{ Text, Thinking string }
+	for line := range strings.Lines(js) {
+		var ev struct {
+			Type   string
+			Result json.RawMessage
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "result" {
+			json.Unmarshal(ev.Result, &res)
+		}
+	}
+	if res.Text != "" || res.Thinking != errOut {
+		t.Errorf("--json result: text %q, thinking %q; want the thinking %q", res.Text, res.Thinking, errOut)
+	}
+}
+
 // TestRunFormatSchema: --format @FILE makes the story model write a value
 // of the schema, keys in its order; a keyword the constraint cannot
 // enforce is refused before loading.
