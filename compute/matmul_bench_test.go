@@ -92,19 +92,25 @@ func BenchmarkMatVecCycle(b *testing.B) {
 	p := NewPool(benchThreads())
 	defer p.Close()
 	type variant struct {
-		dt  tensor.DType
-		x16 bool // weights in the x16 layout (ForDecode: tiles, or panels for F16), as the engine loads them
+		dt   tensor.DType
+		x16  bool // weights in the x16 layout (ForDecode: tiles, or panels for F16), as the engine loads them
+		cols int  // 0: 4096
 	}
-	for _, v := range []variant{{tensor.F16, false}, {tensor.F16, true}, {tensor.Q8_0, false}, {tensor.Q8_0, true}, {tensor.Q6_K, false},
-		{tensor.Q6_K, true}, {tensor.Q4_K, false}, {tensor.Q4_K, true}, {tensor.Q4_0, false}, {tensor.Q4_0, true}} {
+	for _, v := range []variant{{tensor.F16, false, 0}, {tensor.F16, true, 0}, {tensor.Q8_0, false, 0}, {tensor.Q8_0, true, 0}, {tensor.Q6_K, false, 0},
+		{tensor.Q6_K, true, 0}, {tensor.Q4_K, false, 0}, {tensor.Q4_K, true, 0}, {tensor.Q4_0, false, 0}, {tensor.Q4_0, true, 0},
+		{tensor.Q6_K, true, 1792}} { // seven super-blocks: tiles of an odd number of paired records
 		dt := v.dt
 		name := dt.String()
 		if v.x16 {
 			name += "-x16"
 		}
+		rows, cols := 4096, 4096
+		if v.cols > 0 {
+			cols = v.cols
+			name += fmt.Sprintf("-%d", cols)
+		}
 		b.Run(name, func(b *testing.B) {
-			const rows, cols = 4096, 4096
-			rb, _ := dt.RowBytes(cols)
+			rb, _ := dt.RowBytes(int64(cols))
 			per := int64(rows) * rb
 			count := int((1<<30)/per) + 2
 			ms := make([]Matrix, count)

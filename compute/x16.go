@@ -187,7 +187,12 @@ func x16TileBytes(m Matrix) int {
 	if _, ok := kernel.X16For(m.Type); !ok {
 		return 0
 	}
-	return kernel.X16TileBytes(m.Type, m.Cols)
+	// The sum of its column panels' (each may end with a padded record).
+	n := 0
+	for _, p := range x16Panels(&x16{typ: m.Type, cols: m.Cols}, 0) {
+		n += p.tileBytes
+	}
+	return n
 }
 
 // x16Alloc returns n bytes for x's tiles: from x's arena if it has room

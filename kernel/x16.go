@@ -140,40 +140,45 @@ type x16Layout struct {
 	group int   // K-quants: sub-blocks whose scales share a cache line (0: 2; IQ4_XS: 4)
 }
 
-// unitAt returns where unit u of a tile of units units keeps its 32 bytes
-// of scales and its levels (Q4_0, IQ4_NL: 256 bytes of chunks; Q8_0: 512
-// of groups), in a paired layout: a pair is both units' scales (one cache
+// unitAt returns where unit u of a tile keeps its 32 bytes of scales and
+// its levels (Q4_0, IQ4_NL: 256 bytes of chunks; Q8_0: 512 of groups;
+// Q5_0: 320), in a paired layout: a pair is both units' scales (one cache
 // line), then both units' levels; an odd tile's last unit is its scales,
-// then its levels.
-func (l x16Layout) unitAt(u, units int) (scales, levels int) {
+// 32 bytes of padding, then its levels (tileBytes).
+func (l x16Layout) unitAt(u int) (scales, levels int) {
 	lev := l.rec - 32 // a unit's level bytes
 	p := u / 2 * 2 * l.rec
-	switch {
-	case u%2 == 1:
+	if u%2 == 1 {
 		return p + 32, p + 64 + lev
-	case u == units-1:
-		return p, p + 32
 	}
 	return p, p + 64
 }
 
-// superAt returns where super-unit s of a tile of supers super-units
-// keeps its head (l.head bytes: d, and dmin) and its body (the groups of
-// sub-blocks, subK). With l.spair (heads of 32 bytes) super-units go in
-// pairs: both heads (one cache line), then both bodies, so that every
-// level load is 64-byte aligned; an odd tile's last super-unit is its
-// head, then its body.
-func (l x16Layout) superAt(s, supers int) (head, body int) {
+// tileBytes is the bytes of a tile of recs records: with records in pairs
+// (each 32 bytes more than whole cache lines), an odd tile's last record
+// is padded by 32 bytes to keep its levels, and every tile, on 64-byte
+// boundaries.
+func (l x16Layout) tileBytes(recs int) int {
+	if (l.pair || l.spair) && recs%2 == 1 {
+		return recs*l.rec + 32
+	}
+	return recs * l.rec
+}
+
+// superAt returns where super-unit s of a tile keeps its head (l.head
+// bytes: d, and dmin) and its body (the groups of sub-blocks, subK). With
+// l.spair (heads of 32 bytes) super-units go in pairs: both heads (one
+// cache line), then both bodies, so that every level load is 64-byte
+// aligned; an odd tile's last super-unit is its head, 32 bytes of padding,
+// then its body (tileBytes).
+func (l x16Layout) superAt(s int) (head, body int) {
 	p := s * l.rec
 	if !l.spair {
 		return p, p + l.head
 	}
 	p = s / 2 * 2 * l.rec
-	switch {
-	case s%2 == 1:
+	if s%2 == 1 {
 		return p + l.head, p + l.rec + l.head
-	case s == supers-1:
-		return p, p + l.head
 	}
 	return p, p + 2*l.head
 }
@@ -223,13 +228,14 @@ const X16Rows = 16
 func X16Supported(wt tensor.DType) bool { _, ok := x16Layouts[wt]; return ok }
 
 // X16TileBytes is the bytes of one tile of 16 rows of cols columns (the
-// same as the 16 rows in GGUF blocks; 2.8 % more for Q4_K).
+// same as the 16 rows in GGUF blocks; 2.8 % more for Q4_K; 32 more for an
+// odd number of paired records, tileBytes).
 func X16TileBytes(wt tensor.DType, cols int) int {
 	l := x16Layouts[wt]
 	if l.cols == 0 {
 		return 0
 	}
-	return cols / l.cols * l.rec
+	return l.tileBytes(cols / l.cols)
 }
 
 // PackX16 rearranges rows r0..r0+15 of w (GGUF blocks, rows of rowBytes)
@@ -243,11 +249,14 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 	}
 	ts := wt.TypeSize()
 	recs := cols / l.cols
-	if cols <= 0 || cols%l.cols != 0 || r0 < 0 || rowBytes < recs*ts || (r0+X16Rows-1)*rowBytes+recs*ts > len(w) || len(dst) < recs*l.rec {
+	if cols <= 0 || cols%l.cols != 0 || r0 < 0 || rowBytes < recs*ts || (r0+X16Rows-1)*rowBytes+recs*ts > len(w) || len(dst) < l.tileBytes(recs) {
 		return fmt.Errorf("kernel: x16 pack of rows %d..%d of %d-column %s weights over %d bytes into %d",
 			r0, r0+X16Rows, cols, wt, len(w), len(dst))
 	}
-	dst = dst[:recs*l.rec]
+	dst = dst[:l.tileBytes(recs)]
+	if recs%2 == 1 && (l.pair || l.spair) {
+		clear(dst[(recs-1)*l.rec+32:][:32]) // the last record's padding
+	}
 	for r := range X16Rows {
 		row := w[(r0+r)*rowBytes:][:recs*ts]
 		switch wt {
@@ -278,11 +287,10 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 func packQ8_0(row, dst []byte, r int) {
 	const ts = 34
 	le := binary.LittleEndian
-	units := len(row) / ts
 	l := x16Layouts[tensor.Q8_0]
-	for u := range units {
+	for u := range len(row) / ts {
 		b := row[u*ts : u*ts+ts]
-		so, lo := l.unitAt(u, units)
+		so, lo := l.unitAt(u)
 		dst[so+2*r], dst[so+2*r+1] = b[0], b[1]
 		for g := range 8 {
 			le.PutUint32(dst[lo+64*g+4*r:], le.Uint32(b[2+4*g:])^0x80808080)
@@ -292,11 +300,10 @@ func packQ8_0(row, dst []byte, r int) {
 
 func packQ4_0(row, dst []byte, r int) {
 	const ts = 18
-	units := len(row) / ts
 	l := x16Layouts[tensor.Q4_0]
-	for u := range units {
+	for u := range len(row) / ts {
 		b := row[u*ts : u*ts+ts]
-		so, co := l.unitAt(u, units)
+		so, co := l.unitAt(u)
 		dst[so+2*r], dst[so+2*r+1] = b[0], b[1]
 		putNibbles(dst[co:co+256], r, b[2:])
 	}
@@ -317,12 +324,11 @@ func packQ451(wt tensor.DType, row, dst []byte, r int) {
 	case tensor.Q5_1:
 		head, qh, qs = 64, 4, 8
 	}
-	units := len(row) / ts
-	for u := range units {
+	for u := range len(row) / ts {
 		b := row[u*ts : u*ts+ts]
 		so, lo := u*l.rec, u*l.rec+head // the unit's d (and m), its levels
 		if l.pair {
-			so, lo = l.unitAt(u, units)
+			so, lo = l.unitAt(u)
 		}
 		dst[so+2*r], dst[so+2*r+1] = b[0], b[1]
 		if head == 64 {
@@ -354,7 +360,7 @@ func packQ45K(l x16Layout, row, dst []byte, r int) {
 	}
 	for u := range len(row) / ts {
 		b := row[u*ts : u*ts+ts]
-		h, bo := l.superAt(u, len(row)/ts)
+		h, bo := l.superAt(u)
 		hd, du := dst[h:], dst[bo:]
 		hd[2*r], hd[2*r+1] = b[0], b[1]
 		hd[32+2*r], hd[33+2*r] = b[2], b[3]
@@ -396,7 +402,7 @@ func packQ6K(l x16Layout, row, dst []byte, r int) {
 	le := binary.LittleEndian
 	for u := range len(row) / ts {
 		b := row[u*ts : u*ts+ts]
-		h, bo := l.superAt(u, len(row)/ts)
+		h, bo := l.superAt(u)
 		hd, du := dst[h:], dst[bo:]
 		hd[2*r], hd[2*r+1] = b[208], b[209]
 		for j := range 8 {
@@ -426,7 +432,7 @@ func packQ3K(l x16Layout, row, dst []byte, r int) {
 	le := binary.LittleEndian
 	for u := range len(row) / ts {
 		b := row[u*ts : u*ts+ts]
-		h, bo := l.superAt(u, len(row)/ts)
+		h, bo := l.superAt(u)
 		hd, du := dst[h:], dst[bo:]
 		hd[2*r], hd[2*r+1] = b[108], b[109]
 		hm, qs, sc := b[0:32], b[32:96], b[96:108]
@@ -450,7 +456,7 @@ func packQ2K(l x16Layout, row, dst []byte, r int) {
 	const ts = 84
 	for u := range len(row) / ts {
 		b := row[u*ts : u*ts+ts]
-		h, bo := l.superAt(u, len(row)/ts)
+		h, bo := l.superAt(u)
 		hd, du := dst[h:], dst[bo:]
 		hd[2*r], hd[2*r+1] = b[80], b[81]
 		hd[32+2*r], hd[33+2*r] = b[82], b[83]
@@ -469,7 +475,7 @@ func packIQ4XS(l x16Layout, row, dst []byte, r int) {
 	const ts = 136
 	for u := range len(row) / ts {
 		b := row[u*ts : u*ts+ts]
-		h, bo := l.superAt(u, len(row)/ts)
+		h, bo := l.superAt(u)
 		hd, du := dst[h:], dst[bo:]
 		hd[2*r], hd[2*r+1] = b[0], b[1]
 		for j := range 8 {
@@ -720,7 +726,7 @@ func checkX16(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out []f
 	pb := a.panelBytes()
 	rows = min(a.Width, a.N-panel*a.Width)
 	if l.cols == 0 || a.lay != l || units <= 0 || cols.Lo < 0 || cols.Hi > a.Cols || cols.Lo%l.cols != 0 || cols.Hi%l.cols != 0 ||
-		n <= 0 || len(tiles) < n*((cols.Hi-cols.Lo)/l.cols*l.rec) || panel < 0 || panel >= a.Panels() ||
+		n <= 0 || len(tiles) < n*l.tileBytes((cols.Hi-cols.Lo)/l.cols) || panel < 0 || panel >= a.Panels() ||
 		len(a.Data) < (panel+1)*pb || stride < 16*n || len(out) < (rows-1)*stride+16*n {
 		panic(fmt.Sprintf("kernel: x16 %s: %d tiles in %d bytes with %d-column activations (width %d), columns %d..%d, panel %d of %d, %d outputs at stride %d",
 			wt, n, len(tiles), a.Cols, a.Width, cols.Lo, cols.Hi, panel, a.Panels(), len(out), stride))
@@ -734,7 +740,7 @@ func x16Generic(wt tensor.DType, tiles []byte, n int, a *XPack, panel int, out [
 	units, ap, rows := checkX16(wt, tiles, n, a, panel, out, stride, cols)
 	l, w := x16Layouts[wt], a.Width
 	ar := l.actRec()
-	tb := units * qk / l.cols * l.rec
+	tb := l.tileBytes(units * qk / l.cols)
 	le := binary.LittleEndian
 	f32 := func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) }
 	fma := func(x, y, z float32) float32 { return float32(math.FMA(float64(x), float64(y), float64(z))) }
@@ -789,7 +795,7 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 	var hd, bd []byte // a K-quant super-unit's head and body,
 	var so, lo int    // and the unit's scales and levels in the body
 	if l.k {
-		h, b := l.superAt(u/per, len(tile)/l.rec)
+		h, b := l.superAt(u / per)
 		hd, bd = tile[h:], tile[b:]
 		so, lo = l.subK(j)
 	}
@@ -798,7 +804,7 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 		return chunks[64*(g/2)+4*r+t] >> (4 * (g % 2)) & 15
 	}
 	if l.pair {
-		so, co := l.unitAt(u, len(tile)/l.rec)
+		so, co := l.unitAt(u)
 		d := f16(tile[so+2*r:])
 		for c := range qk {
 			switch {

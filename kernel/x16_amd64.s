@@ -457,9 +457,9 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK4(0, 32)
+	UNPACK4(0, 64)
 	ACT1(Z0)
-	ADDQ $288, R8
+	ADDQ $320, R8
 	ADDQ $40, SI
 paired:
 	MOVQ DI, R10
@@ -512,10 +512,10 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK4(0, 32)
+	UNPACK4(0, 64)
 	ACT(0, 64, 72, Z0)
 	ACT(32, 68, 76, Z1)
-	ADDQ $288, R8
+	ADDQ $320, R8
 	ADDQ $80, SI
 paired:
 	MOVQ DI, R10
@@ -587,12 +587,12 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK4(0, 32)
+	UNPACK4(0, 64)
 	ACT(0, 128, 144, Z0)
 	ACT(32, 132, 148, Z1)
 	ACT(64, 136, 152, Z2)
 	ACT(96, 140, 156, Z3)
-	ADDQ $288, R8
+	ADDQ $320, R8
 	ADDQ $160, SI
 paired:
 	MOVQ DI, R10
@@ -756,7 +756,7 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK4(0, 32)
+	UNPACK4(0, 64)
 	ACT(0, 512, 576, Z0)
 	ACT(32, 516, 580, Z1)
 	ACT(64, 520, 584, Z2)
@@ -773,7 +773,7 @@ lone:
 	ACT(416, 564, 628, Z13)
 	ACT(448, 568, 632, Z14)
 	ACT(480, 572, 636, Z15)
-	ADDQ $288, R8
+	ADDQ $320, R8
 	ADDQ $640, SI
 paired:
 	MOVQ DI, R10
@@ -879,9 +879,9 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK8(0, 32)
+	UNPACK8(0, 64)
 	ACT1(Z0)
-	ADDQ $544, R8
+	ADDQ $576, R8
 	ADDQ $40, SI
 paired:
 	MOVQ DI, R10
@@ -933,10 +933,10 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK8(0, 32)
+	UNPACK8(0, 64)
 	ACT(0, 64, 72, Z0)
 	ACT(32, 68, 76, Z1)
-	ADDQ $544, R8
+	ADDQ $576, R8
 	ADDQ $80, SI
 paired:
 	MOVQ DI, R10
@@ -1007,12 +1007,12 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK8(0, 32)
+	UNPACK8(0, 64)
 	ACT(0, 128, 144, Z0)
 	ACT(32, 132, 148, Z1)
 	ACT(64, 136, 152, Z2)
 	ACT(96, 140, 156, Z3)
-	ADDQ $544, R8
+	ADDQ $576, R8
 	ADDQ $160, SI
 paired:
 	MOVQ DI, R10
@@ -1175,7 +1175,7 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK8(0, 32)
+	UNPACK8(0, 64)
 	ACT(0, 512, 576, Z0)
 	ACT(32, 516, 580, Z1)
 	ACT(64, 520, 584, Z2)
@@ -1192,7 +1192,7 @@ lone:
 	ACT(416, 564, 628, Z13)
 	ACT(448, 568, 632, Z14)
 	ACT(480, 572, 636, Z15)
-	ADDQ $544, R8
+	ADDQ $576, R8
 	ADDQ $640, SI
 paired:
 	MOVQ DI, R10
@@ -1299,9 +1299,9 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK5(0, 32)
+	UNPACK5(0, 64)
 	ACT1(Z0)
-	ADDQ $352, R8
+	ADDQ $384, R8
 	ADDQ $40, SI
 paired:
 	MOVQ DI, R10
@@ -1354,10 +1354,10 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK5(0, 32)
+	UNPACK5(0, 64)
 	ACT(0, 64, 72, Z0)
 	ACT(32, 68, 76, Z1)
-	ADDQ $352, R8
+	ADDQ $384, R8
 	ADDQ $80, SI
 paired:
 	MOVQ DI, R10
@@ -1429,12 +1429,12 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK5(0, 32)
+	UNPACK5(0, 64)
 	ACT(0, 128, 144, Z0)
 	ACT(32, 132, 148, Z1)
 	ACT(64, 136, 152, Z2)
 	ACT(96, 140, 156, Z3)
-	ADDQ $352, R8
+	ADDQ $384, R8
 	ADDQ $160, SI
 paired:
 	MOVQ DI, R10
@@ -1598,7 +1598,7 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACK5(0, 32)
+	UNPACK5(0, 64)
 	ACT(0, 512, 576, Z0)
 	ACT(32, 516, 580, Z1)
 	ACT(64, 520, 584, Z2)
@@ -1615,7 +1615,7 @@ lone:
 	ACT(416, 564, 628, Z13)
 	ACT(448, 568, 632, Z14)
 	ACT(480, 572, 636, Z15)
-	ADDQ $352, R8
+	ADDQ $384, R8
 	ADDQ $640, SI
 paired:
 	MOVQ DI, R10
@@ -2389,9 +2389,9 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACKI4(0, 32)
+	UNPACKI4(0, 64)
 	ACT1(Z0)
-	ADDQ $288, R8
+	ADDQ $320, R8
 	ADDQ $40, SI
 paired:
 	MOVQ DI, R10
@@ -2445,10 +2445,10 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACKI4(0, 32)
+	UNPACKI4(0, 64)
 	ACT(0, 64, 72, Z0)
 	ACT(32, 68, 76, Z1)
-	ADDQ $288, R8
+	ADDQ $320, R8
 	ADDQ $80, SI
 paired:
 	MOVQ DI, R10
@@ -2521,12 +2521,12 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACKI4(0, 32)
+	UNPACKI4(0, 64)
 	ACT(0, 128, 144, Z0)
 	ACT(32, 132, 148, Z1)
 	ACT(64, 136, 152, Z2)
 	ACT(96, 140, 156, Z3)
-	ADDQ $288, R8
+	ADDQ $320, R8
 	ADDQ $160, SI
 paired:
 	MOVQ DI, R10
@@ -2691,7 +2691,7 @@ loop:
 lone:
 	TESTQ $1, R13
 	JZ   paired
-	UNPACKI4(0, 32)
+	UNPACKI4(0, 64)
 	ACT(0, 512, 576, Z0)
 	ACT(32, 516, 580, Z1)
 	ACT(64, 520, 584, Z2)
@@ -2708,7 +2708,7 @@ lone:
 	ACT(416, 564, 628, Z13)
 	ACT(448, 568, 632, Z14)
 	ACT(480, 572, 636, Z15)
-	ADDQ $288, R8
+	ADDQ $320, R8
 	ADDQ $640, SI
 paired:
 	MOVQ DI, R10
@@ -3590,10 +3590,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -3360(R8), Z29
@@ -3651,10 +3648,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -3360(R8), Z29
@@ -3729,10 +3723,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -3360(R8), Z29
@@ -3879,10 +3870,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -3360(R8), Z29
@@ -4026,10 +4014,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -1824(R8), Z29
@@ -4087,10 +4072,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -1824(R8), Z29
@@ -4165,10 +4147,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -1824(R8), Z29
@@ -4315,10 +4294,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -1824(R8), Z29
@@ -4847,10 +4823,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -2208(R8), Z29
@@ -4913,10 +4886,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -2208(R8), Z29
@@ -4998,10 +4968,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -2208(R8), Z29
@@ -5159,10 +5126,7 @@ super:
 	TESTQ $1, DX
 	JNZ  second
 	VCVTPH2PS 0(R8), Z29
-	LEAQ 32(R8), R11
-	CMPQ CX, $1
-	JEQ  body
-	ADDQ $32, R11
+	LEAQ 64(R8), R11
 	JMP  body
 second:
 	VCVTPH2PS -2208(R8), Z29

@@ -95,8 +95,8 @@ lbl: \
 
 // QBODYP is the loops of a kernel whose units of rec bytes go in pairs
 // (Q4_0, Q5_0): per tile, pairs of units (both units' 32 bytes of scales,
-// then both units' levels), then an odd tile's last unit (its scales,
-// then its levels); the l* arguments name the labels.
+// then both units' levels), then an odd tile's last unit (its scales, 32
+// bytes of padding, then its levels); the l* arguments name the labels.
 #define QBODYP(HALF, rec, ltile, lzero, lload, lloaded, lpair, la0, la1, la2, la3, la4, la5, llone, lpaired, lstore) \
 ltile: \
 	TILESTART(lzero, lload, lloaded); \
@@ -112,8 +112,8 @@ lpair: \
 llone: \
 	TESTQ $1, R13; \
 	JZ   lpaired; \
-	UNITP(HALF, 0, 32, la4, la5); \
-	ADDQ $rec, R8; \
+	UNITP(HALF, 0, 64, la4, la5); \
+	ADDQ $(rec+32), R8; \
 lpaired: \
 	TILEEND(lstore); \
 	JNZ  ltile; \
@@ -177,18 +177,15 @@ sl: \
 
 // SUPER2 for super-blocks in pairs (both heads of head bytes, then both
 // bodies): super-block i = R13 − ucnt of the tile, R8 the end of the last
-// body. An even i is a pair's first (its body two heads on) or the tile's
-// lone last (one head on); an odd i's body starts at R8 and its head is
-// rec bytes before. NEXT2 moves R8 to the end of the body.
+// body. An even i is a pair's first or the tile's lone last (its body two
+// heads on: a lone one's head is padded); an odd i's body starts at R8 and
+// its head is rec bytes before. NEXT2 moves R8 to the end of the body.
 #define SUPER2(head, rec, lodd, lset) \
 	MOVQ R13, R10; \
 	SUBQ ucnt-8(SP), R10; \
 	TESTQ $1, R10; \
 	JNZ  lodd; \
-	LEAQ head(R8), R10; \
-	CMPQ ucnt-8(SP), $1; \
-	JEQ  lset; \
-	ADDQ $head, R10; \
+	LEAQ (2*head)(R8), R10; \
 	JMP  lset; \
 lodd: \
 	MOVQ R8, R10; \

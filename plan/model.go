@@ -206,28 +206,53 @@ func (s *Shape) readTensors(f *gguf.File) error {
 
 // x16Extra is the bytes the x16 layout adds to the matrices the engine
 // copies into it (every weight matrix but a token embedding that is only
-// looked up): Q4_K's and Q5_K's tiles hold each row's 6-bit sub-block
-// scales and mins unpacked, Q3_K's its 6-bit scales and a d per row, 64
-// bytes more per full tile of 16 rows and 256 columns (IQ4_XS: 32)
-// (kernel/x16.go). IQ4_XS has x16 kernels only with AVX-512 VNNI (vnni).
+// looked up): X16MatrixExtra of each.
 func (s *Shape) x16Extra(vnni bool) int64 {
 	var n int64
 	for _, m := range s.mats {
 		if m.layer == -1 && !s.Tied || m.rows < 16 {
 			continue
 		}
-		switch {
-		case m.typ == tensor.Q4_K || m.typ == tensor.Q5_K || m.typ == tensor.Q3_K:
-			n += m.rows / 16 * (m.elems / m.rows / 256) * X16ScaleBytes
-		case m.typ == tensor.IQ4_XS && vnni: // a d per row, the 6-bit scales as bytes
-			n += m.rows / 16 * (m.elems / m.rows / 256) * X16ScaleBytes / 2
+		n += X16MatrixExtra(m.typ, m.rows, m.elems/m.rows, vnni)
+	}
+	return n
+}
+
+// X16MatrixExtra is what the x16 tiles of a rows × cols matrix of type typ
+// take beyond its GGUF bytes (kernel/x16.go; cmd/glassbox tests it against
+// the engine's layout): Q4_K's and Q5_K's tiles hold each row's 6-bit
+// sub-block scales and mins unpacked, Q3_K's its 6-bit scales and a d per
+// row, 64 bytes more per full tile of 16 rows and 256 columns (IQ4_XS: 32;
+// it has x16 kernels only with AVX-512 VNNI, vnni); and the types whose
+// records go in pairs pad a tile with an odd number of records in a column
+// panel (2048 columns, 1024 for Q8_0: only the last, narrower one can be
+// odd) by 32 bytes.
+func X16MatrixExtra(typ tensor.DType, rows, cols int64, vnni bool) int64 {
+	tiles := rows / 16
+	var n int64
+	switch {
+	case typ == tensor.Q4_K || typ == tensor.Q5_K || typ == tensor.Q3_K:
+		n = tiles * (cols / 256) * X16ScaleBytes
+	case typ == tensor.IQ4_XS && vnni: // a d per row, the 6-bit scales as bytes
+		n = tiles * (cols / 256) * X16ScaleBytes / 2
+	case typ == tensor.IQ4_XS:
+		return 0
+	}
+	panel := int64(2048)
+	if typ == tensor.Q8_0 {
+		panel = 1024
+	}
+	switch typ {
+	case tensor.Q4_0, tensor.Q8_0, tensor.IQ4_NL, tensor.Q5_0, tensor.Q6_K, tensor.Q3_K, tensor.IQ4_XS:
+		if bs := int64(typ.BlockSize()); cols%panel/bs%2 == 1 {
+			n += tiles * 32
 		}
 	}
 	return n
 }
 
 // X16ScaleBytes is what a Q4_K, Q5_K or Q3_K x16 tile of 16 rows adds per
-// 256 columns (cmd/glassbox tests it against kernel.X16TileBytes).
+// 256 columns.
 const X16ScaleBytes = 64
 
 func (s *Shape) dominantType() string {

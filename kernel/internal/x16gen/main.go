@@ -132,7 +132,8 @@ func kernel(k kind, w int) string {
 	switch {
 	case k.pair:
 		// Pairs of units (both units' scales, then both units' chunks),
-		// then an odd tile's last unit (its scales, then its chunks).
+		// then an odd tile's last unit (its scales, 32 bytes of padding,
+		// then its chunks).
 		add("\tSHRQ $1, CX\n\tJZ   lone")
 		add("loop:")
 		add("\t%s(0, 64)", k.unpack) // levels: k.rec − 32 bytes a unit
@@ -142,9 +143,9 @@ func kernel(k kind, w int) string {
 		acts()
 		add("\tADDQ $%d, R8\n\tADDQ $%d, SI\n\tDECQ CX\n\tJNZ  loop", 2*k.rec, 40*w)
 		add("lone:\n\tTESTQ $1, R13\n\tJZ   paired")
-		add("\t%s(0, 32)", k.unpack)
+		add("\t%s(0, 64)", k.unpack) // 32 bytes of padding after the scales
 		acts()
-		add("\tADDQ $%d, R8\n\tADDQ $%d, SI", k.rec, 40*w)
+		add("\tADDQ $%d, R8\n\tADDQ $%d, SI", k.rec+32, 40*w)
 		add("paired:")
 	case k.name[0] == 'Q':
 		add("loop:")
@@ -156,13 +157,13 @@ func kernel(k kind, w int) string {
 		add("super:")
 		if k.spair {
 			// Super-unit i = R13−CX of the tile: an even one is the first
-			// of a pair (head at R8, body two heads on) or the tile's lone
-			// last one (body one head on); an odd one has its head in the
-			// pair's first line, rec bytes before R8, the end of the
-			// first's body, where its own body starts. R8 moves to the end
-			// of each body.
+			// of a pair, or the tile's lone last one (head at R8, body two
+			// heads on: a lone one's head is padded); an odd one has its
+			// head in the pair's first line, rec bytes before R8, the end
+			// of the first's body, where its own body starts. R8 moves to
+			// the end of each body.
 			add("\tMOVQ R13, DX\n\tSUBQ CX, DX\n\tTESTQ $1, DX\n\tJNZ  second")
-			add("\tVCVTPH2PS 0(R8), Z29\n\tLEAQ %d(R8), R11\n\tCMPQ CX, $1\n\tJEQ  body\n\tADDQ $%d, R11\n\tJMP  body", k.head, k.head)
+			add("\tVCVTPH2PS 0(R8), Z29\n\tLEAQ %d(R8), R11\n\tJMP  body", 2*k.head)
 			add("second:\n\tVCVTPH2PS -%d(R8), Z29\n\tMOVQ R8, R11", k.rec)
 			add("body:")
 		} else {
