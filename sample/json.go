@@ -139,10 +139,12 @@ func (j *JSON) Mask(logits []float32) bool {
 	room := int32(-1) // characters a value string may still take; −1: any
 	var keys []string // a key's candidates: what each may still add
 	anyKey := false
+	var pat *pattern // a patterned string's: it settles a plain token
 	if inString && !st.key {
 		if max := st.s.nodes[st.node].maxLen; max >= 0 {
 			room = max - st.n
 		}
+		pat = st.s.nodes[st.node].pat
 	} else if inString {
 		anyKey = st.extraAllowed()
 		props := st.s.nodes[st.top.node].props
@@ -160,9 +162,11 @@ func (j *JSON) Mask(logits []float32) bool {
 			k, second := afterOf[v.first[id]], v.second[id]
 			switch r := v.runes[id]; {
 			case k >= 0 && second >= 0 && !after[k][second]:
+			case inString && r >= 0 && !st.key && pat != nil:
+				ok = pat.walk(st.re, v.piece[id]) >= 0
 			case inString && r >= 0 && !st.key:
 				ok = room < 0 || r <= room
-			case inString && r >= 0:
+			case inString && r >= 0 && st.key:
 				ok = anyKey
 				for _, rest := range keys {
 					ok = ok || strings.HasPrefix(rest, v.piece[id])
@@ -234,6 +238,7 @@ type jsonState struct {
 	// lowOnly: a string at its maxLength after a high surrogate; the
 	// escape being read may only be the pair's low half.
 	lowOnly bool
+	re      int16  // a string with a pattern: the pattern's state
 	hex     uint16 // the \uXXXX value so far
 	key     bool   // the string being read is an object key
 	space   int8   // the whitespace run: 0 none, −1 one space, n > 0 a newline and n−1 indent bytes
@@ -320,7 +325,10 @@ func (s *jsonState) step(c byte) bool {
 				return false
 			}
 			s.cont, s.lo, s.hi = s.cont-1, 0x80, 0xBF
-			return !s.key || s.keyByte(c)
+			if s.key {
+				return s.keyByte(c)
+			}
+			return s.patByte(c)
 		}
 		s.high = s.high && c == '\\'
 		switch {
@@ -328,7 +336,7 @@ func (s *jsonState) step(c byte) bool {
 			if s.key {
 				return s.endKey()
 			}
-			if s.n < s.s.nodes[s.node].minLen {
+			if nd := &s.s.nodes[s.node]; s.n < nd.minLen || nd.pat != nil && !nd.pat.done(s.re) {
 				return false
 			}
 			return s.endValue()
@@ -336,6 +344,9 @@ func (s *jsonState) step(c byte) bool {
 			return false
 		case c == '\\':
 			s.mode = jEscape
+			if !s.key && s.s.nodes[s.node].pat != nil {
+				return false // a patterned value is written without escapes
+			}
 			if !s.key {
 				// An escape is counted once whole: at maxLength, it may
 				// only finish a surrogate pair (a \u of a low surrogate
@@ -356,7 +367,7 @@ func (s *jsonState) step(c byte) bool {
 		if s.key {
 			return s.keyByte(c)
 		}
-		return s.char()
+		return s.patByte(c) && s.char()
 	case jEscape:
 		if s.lowOnly && c != 'u' {
 			return false
@@ -535,6 +546,16 @@ func (s *jsonState) step(c byte) bool {
 	return false
 }
 
+// patByte steps a string value's pattern, if it has one, over byte c.
+func (s *jsonState) patByte(c byte) bool {
+	p := s.s.nodes[s.node].pat
+	if p == nil {
+		return true
+	}
+	s.re = p.step(s.re, c)
+	return s.re >= 0
+}
+
 // char counts one more character of a string value, failing past its
 // maxLength.
 func (s *jsonState) char() bool {
@@ -631,6 +652,9 @@ func (s *jsonState) begin(c byte) bool {
 			return false
 		}
 		s.mode, s.key, s.n, s.high = jString, false, 0, false
+		if nd.pat != nil {
+			s.re = nd.pat.start()
+		}
 		return true
 	case sNumber, sInteger:
 		if c == '-' {

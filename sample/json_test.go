@@ -171,9 +171,17 @@ func BenchmarkJSONMaskVocabs(b *testing.B) {
 		}
 		v := NewVocab(tok.VocabSize(), tok.TextPiece, tok.IsEOG)
 		logits := make([]float32, tok.VocabSize())
-		for _, state := range []struct{ name, prefix string }{{"string", `{"a": [{"b": "x`}, {"after", `{"a": [{"b": 12}`},
-			{"key", `{"a": [{"`}, {"value", `{"a": `}} {
-			j := ObjectSchema().Constraint(v)
+		for _, state := range []struct{ name, prefix, schema string }{{"string", `{"a": [{"b": "x`, ""}, {"after", `{"a": [{"b": 12}`, ""},
+			{"key", `{"a": [{"`, ""}, {"value", `{"a": `, ""},
+			{"pattern", `{"a": "ab`, `{"properties": {"a": {"pattern": "x"}}}`}, {"date", `{"a": "20`, `{"properties": {"a": {"format": "date"}}}`}} {
+			sch := ObjectSchema()
+			if state.schema != "" {
+				var err error
+				if sch, err = CompileSchema([]byte(state.schema)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			j := sch.Constraint(v)
 			j.acceptText(state.prefix)
 			b.Run(name+"/"+state.name+"/mask", func(b *testing.B) {
 				for b.Loop() {

@@ -25,7 +25,9 @@ import (
 //     absent and properties are given: llama.cpp's default; additional
 //     keys come after the declared ones);
 //   - arrays: items, minItems, maxItems; strings: minLength, maxLength (in
-//     characters; an escape counts as one).
+//     characters; an escape counts as one), pattern (a subset of ECMA-262,
+//     pattern.go), format date, time, date-time and uuid (as patterns;
+//     other formats are annotations).
 //
 // Annotations (title, description, default, examples, …) are ignored;
 // any other keyword is an error that names it and where it is, never a
@@ -56,9 +58,10 @@ type snode struct {
 	extra    int32   // object: the schema of additional properties' values; −1: none
 	items    int32   // array
 	minItems int32
-	maxItems int32 // −1: unbounded
-	minLen   int32 // string
-	maxLen   int32 // −1: unbounded
+	maxItems int32    // −1: unbounded
+	minLen   int32    // string
+	maxLen   int32    // −1: unbounded
+	pat      *pattern // string: pattern or format (pattern.go), nil: none
 	lits     []string
 	alts     []int32   // union
 	first    [4]uint64 // union: the bytes a value may start with
@@ -293,7 +296,7 @@ var annotations = map[string]bool{
 }
 
 // supportedKeywords lists what CompileSchema enforces, for its errors.
-const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, minItems, maxItems, minLength, maxLength"
+const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, minItems, maxItems, minLength, maxLength, pattern, format (date, time, date-time, uuid; others are annotations)"
 
 func (c *schemaCompiler) add(n snode) (int32, error) {
 	if len(c.s.nodes) >= maxSchemaNodes {
@@ -326,7 +329,7 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 		}
 		switch m.k {
 		case "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
-			"additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength":
+			"additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format":
 			kw[m.k] = m.v
 		default:
 			return 0, schemaErr(path, "keyword %q is not supported (supported: %s)", m.k, supportedKeywords)
@@ -412,7 +415,7 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 			types = []string{"object"}
 		case has(kw, "items", "minItems", "maxItems"):
 			types = []string{"array"}
-		case has(kw, "minLength", "maxLength"):
+		case has(kw, "minLength", "maxLength", "pattern", "format"):
 			types = []string{"string"}
 		default:
 			return nodeAny, nil
@@ -487,7 +490,7 @@ func typeAllows(types []string, t string) bool {
 var typeKeywords = map[string][]string{
 	"object":  {"properties", "required", "additionalProperties"},
 	"array":   {"items", "minItems", "maxItems"},
-	"string":  {"minLength", "maxLength"},
+	"string":  {"minLength", "maxLength", "pattern", "format"},
 	"number":  nil,
 	"integer": nil,
 	"boolean": nil,
@@ -546,6 +549,12 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 		if n.minLen, n.maxLen, err = minMax(kw, "minLength", "maxLength", path); err != nil {
 			return 0, err
 		}
+		if n.pat, err = stringPattern(kw, path); err != nil {
+			return 0, err
+		}
+		if n.pat != nil && (n.minLen > 0 || n.maxLen >= 0) {
+			return 0, schemaErr(path, "minLength or maxLength beside a pattern or format is not supported")
+		}
 		return c.add(n)
 	case "number":
 		return nodeAnyNumber, nil
@@ -555,6 +564,39 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 		return nodeBool, nil
 	}
 	return nodeNull, nil
+}
+
+// stringPattern compiles a string schema's pattern, or its format when the
+// constraint enforces it (formats: date, time, date-time, uuid); any other
+// format is an annotation, as JSON Schema (2020-12, section 7.2.1) makes
+// every format by default.
+func stringPattern(kw map[string]ordered, path string) (*pattern, error) {
+	src := ""
+	if f, ok := kw["format"]; ok {
+		name, isStr := f.v.(string)
+		if !isStr || f.isObj || f.isArr {
+			return nil, schemaErr(path, "format must be a string")
+		}
+		src = formats[name]
+	}
+	if p, ok := kw["pattern"]; ok {
+		s, isStr := p.v.(string)
+		if !isStr || p.isObj || p.isArr {
+			return nil, schemaErr(path, "pattern must be a string")
+		}
+		if src != "" {
+			return nil, schemaErr(path, "pattern beside format %q is not supported", kw["format"].v)
+		}
+		src = s
+	}
+	if src == "" {
+		return nil, nil
+	}
+	p, err := compilePattern(src)
+	if err != nil {
+		return nil, schemaErr(path, "%v", err)
+	}
+	return p, nil
 }
 
 // minMax reads a pair of bounds (0 and −1, unbounded, when absent).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -88,6 +89,20 @@ func TestSchemaValid(t *testing.T) {
 		{`{"type": "array", "maxItems": 0}`, `[1]`, false},
 		{`{"type": "object", "properties": {"a<b": {"const": "<&>"}}}`, `{"a<b": "<&>"}`, true},
 		{`{"type": "object", "properties": {"q\"": {"type": "boolean"}}}`, `{"q\"": false}`, true},
+		{`{"type": "string", "pattern": "^[a-z]+-\\d{2}$"}`, `"ab-12"`, true},
+		{`{"type": "string", "pattern": "^[a-z]+-\\d{2}$"}`, `"ab-1"`, false},
+		{`{"type": "string", "pattern": "^[a-z]+-\\d{2}$"}`, `"AB-12"`, false},
+		{`{"pattern": "cat"}`, `"concatenate"`, true}, // unanchored
+		{`{"pattern": "cat"}`, `"dog"`, false},
+		{`{"pattern": "^a.b$"}`, `"a\u0041b"`, false}, // a patterned value is written without escapes (form)
+		{`{"pattern": "^a.b$"}`, `"aéb"`, true},
+		{`{"type": "string", "format": "date-time"}`, `"2024-05-01T10:20:30Z"`, true},
+		{`{"type": "string", "format": "date-time"}`, `"2024-05-01 10:20:30"`, false},
+		{`{"type": "string", "format": "date"}`, `"2024-13-01"`, false},
+		{`{"type": "string", "format": "uuid"}`, `"123e4567-e89b-12d3-a456-426614174000"`, true},
+		{`{"type": "string", "format": "uuid"}`, `"123e4567"`, false},
+		{`{"type": "string", "format": "email"}`, `"not checked"`, true}, // an annotation
+		{`{"type": "object", "properties": {"d": {"type": "string", "format": "date"}, "n": {"type": "integer"}}}`, `{"d": "2024-02-29", "n": 1}`, true},
 	} {
 		s, err := CompileSchema([]byte(tc.schema))
 		if err != nil {
@@ -98,7 +113,7 @@ func TestSchemaValid(t *testing.T) {
 		}
 		// The recognizer's form rules (bounded whitespace, compact
 		// literals) refuse some values the schema allows.
-		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}`
+		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}` || tc.in == `"a\u0041b"`
 		if ref := refValid(t, tc.schema, tc.in); ref != (tc.want || form) {
 			t.Errorf("%s\n  %q: the reference validator says %v, the table %v", tc.schema, tc.in, ref, tc.want)
 		}
@@ -107,8 +122,11 @@ func TestSchemaValid(t *testing.T) {
 
 func TestCompileSchemaErrors(t *testing.T) {
 	for _, tc := range []struct{ schema, want string }{
-		{`{"type": "string", "pattern": "^a"}`, `at #: keyword "pattern" is not supported`},
-		{`{"properties": {"d": {"type": "string", "format": "date"}}}`, `at #/properties/d: keyword "format"`},
+		{`{"type": "number", "minimum": 0}`, `at #: keyword "minimum" is not supported`},
+		{`{"properties": {"d": {"type": "string", "pattern": "a(?=b)"}}}`, `at #/properties/d: pattern "a(?=b)" at byte 2: lookarounds`},
+		{`{"type": "string", "format": "date", "maxLength": 10}`, `maxLength beside a pattern or format`},
+		{`{"type": "string", "format": "uuid", "pattern": "^a"}`, `pattern beside format "uuid"`},
+		{`{"type": "string", "pattern": 3}`, `pattern must be a string`},
 		{`{"type": "strin"}`, `unknown type "strin"`},
 		{`{"type": "string", "minItems": 1}`, `"minItems" does not apply to type string`},
 		{`{"anyOf": [{"type": "object"}, {"type": "object", "properties": {}}]}`, `may both start with "{"`},
@@ -199,7 +217,9 @@ func TestSchemaTopLevelNumber(t *testing.T) {
 // complete, some byte continues it (a constrained generation never runs
 // out of tokens it may pick because of the recognizer).
 func FuzzSchemaValid(f *testing.F) {
-	schemas := []string{personSchema, treeSchema, looseSchema, unionSchema, `{"type": "array", "items": {"type": "string", "maxLength": 1}}`}
+	schemas := []string{personSchema, treeSchema, looseSchema, unionSchema, `{"type": "array", "items": {"type": "string", "maxLength": 1}}`,
+		`{"type": "array", "items": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}}`,
+		`{"type": "object", "properties": {"p": {"type": "string", "pattern": "^(ab|é)+\\d?$"}, "q": {"pattern": "x"}}}`}
 	compiled := make([]*Schema, len(schemas))
 	for i, s := range schemas {
 		var err error
@@ -207,7 +227,8 @@ func FuzzSchemaValid(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`} {
+	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`,
+		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`} {
 		for i := range schemas {
 			f.Add(uint8(i), s)
 		}
@@ -400,6 +421,14 @@ func refCheck(root, sch, v ordered) bool {
 			if m, ok := refInt(sch, "maxLength"); ok && n > m {
 				return false
 			}
+			// Go's regexp reads this subset of ECMA-262 alike; the
+			// enforced formats are the patterns pattern.go gives them.
+			if p, ok := sch.get("pattern"); ok && !regexp.MustCompile(p.v.(string)).MatchString(s) {
+				return false
+			}
+			if f, ok := sch.get("format"); ok && formats[f.v.(string)] != "" && !regexp.MustCompile(formats[f.v.(string)]).MatchString(s) {
+				return false
+			}
 		}
 	}
 	return true
@@ -439,7 +468,8 @@ func TestMaskMatchesTrials(t *testing.T) {
 		`null`, `x"`, `"}`, `},`, `"]`, `red`, `"red"`, "\x01", `ab"c`, `😀`}
 	v := toyVocab(vocab, 0)
 	schemas := []string{`{"type":"object"}`, personSchema, treeSchema, looseSchema, unionSchema,
-		`{"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 4}, "c": {"enum": ["red", 7]}}}`}
+		`{"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 4}, "c": {"enum": ["red", 7]}}}`,
+		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^(abc|é)+-?\\d*$"}, "ok": {"type": "string", "pattern": "a"}}}`}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, text := range schemas {
 		s, err := CompileSchema([]byte(text))

@@ -1,0 +1,692 @@
+package sample
+
+import (
+	"fmt"
+	"math/bits"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// pattern is a regular expression (JSON Schema's pattern, or one of the
+// formats it enforces) compiled for the value of a JSON string: a
+// deterministic automaton over the value's bytes, built from the
+// expression's position automaton (Glushkov 1961: a state per occurrence
+// of a character class, no ε-moves) by the subset construction, so that a
+// step is one table lookup.
+//
+// The value is generated without escapes: the classes hold only the bytes
+// a JSON string takes as they are (no '"', '\\' or control character), a
+// character above U+007F is its UTF-8 bytes (the string's own UTF-8 check
+// keeps them valid), and positions from which no accepted value can be
+// reached through such bytes are removed first, so every step that
+// succeeds leaves a prefix of some accepted value (the constraint never
+// reaches a dead end).
+type pattern struct {
+	src   string       // the source, for errors and tests
+	next  [][256]int16 // next[s][c]: the state after byte c in state s; −1: c may not come
+	final []bool       // final[s]: the value may end in state s
+}
+
+// pset is a set of positions of the position automaton.
+type pset [maxPatternPos / 64]uint64
+
+// maxPatternPos bounds a pattern's positions, counted after {n,m}
+// repetitions are written out; maxPatternStates its automaton's states.
+const (
+	maxPatternPos    = 256
+	maxPatternStates = 1024
+)
+
+func (s *pset) add(p int)     { s[p>>6] |= 1 << (p & 63) }
+func (s pset) has(p int) bool { return s[p>>6]&(1<<(p&63)) != 0 }
+func (s pset) and(t pset) (u pset) {
+	u[0], u[1], u[2], u[3] = s[0]&t[0], s[1]&t[1], s[2]&t[2], s[3]&t[3]
+	return
+}
+func (s pset) or(t pset) (u pset) {
+	u[0], u[1], u[2], u[3] = s[0]|t[0], s[1]|t[1], s[2]|t[2], s[3]|t[3]
+	return
+}
+func (s pset) empty() bool { return s[0]|s[1]|s[2]|s[3] == 0 }
+
+// start is the state before the value's first byte.
+func (p *pattern) start() int16 { return 0 }
+
+// step returns the state after byte c (−1: c may not come).
+func (p *pattern) step(s int16, c byte) int16 { return p.next[s][c] }
+
+// walk returns the state after the bytes of text (−1: they may not come).
+func (p *pattern) walk(s int16, text string) int16 {
+	for i := 0; i < len(text) && s >= 0; i++ {
+		s = p.next[s][text[i]]
+	}
+	return s
+}
+
+// done reports whether the value may end in state s.
+func (p *pattern) done(s int16) bool { return p.final[s] }
+
+// formats are the string formats the constraint enforces, as patterns
+// (RFC 3339's full-date, full-time and date-time, with at most nine
+// fraction digits; RFC 9562's UUID text). JSON Schema makes format an
+// annotation; the others are left unenforced, as their spec allows.
+var formats = map[string]string{
+	"date":      `^` + rfc3339Date + `$`,
+	"time":      `^` + rfc3339Time + `$`,
+	"date-time": `^` + rfc3339Date + `T` + rfc3339Time + `$`,
+	"uuid":      `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`,
+}
+
+const (
+	rfc3339Date = `[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])`
+	rfc3339Time = `([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])`
+)
+
+// The regular expression's syntax tree.
+type rnode struct {
+	op    uint8
+	class [4]uint64 // rClass: the bytes it matches
+	kids  []*rnode
+}
+
+const (
+	rClass uint8 = iota // one byte of class
+	rSeq                // kids one after another (none: the empty string)
+	rAlt                // one of kids
+	rStar               // kids[0] any number of times
+)
+
+// repeat is k min..max times (max −1: unbounded), written out: k{2,4} is
+// k k (k k?)?, k{2,} is k k k*. Each occurrence of k in the tree gets
+// positions of its own.
+func repeat(k *rnode, min, max int) *rnode {
+	seq := &rnode{op: rSeq}
+	for range min {
+		seq.kids = append(seq.kids, k)
+	}
+	switch {
+	case max < 0:
+		seq.kids = append(seq.kids, &rnode{op: rStar, kids: []*rnode{k}})
+	case max > min:
+		opt := &rnode{op: rSeq}
+		for range max - min {
+			opt = &rnode{op: rAlt, kids: []*rnode{{op: rSeq, kids: []*rnode{k, opt}}, {op: rSeq}}}
+		}
+		seq.kids = append(seq.kids, opt)
+	}
+	return seq
+}
+
+// plainBytes are the bytes a JSON string holds unescaped.
+var plainBytes = func() (c [4]uint64) {
+	for b := 0x20; b < 256; b++ {
+		if b != '"' && b != '\\' {
+			c[b>>6] |= 1 << (b & 63)
+		}
+	}
+	return
+}()
+
+// compilePattern compiles an ECMA-262 regular expression as JSON Schema
+// uses it (unanchored: without ^ and $ the value may hold more around a
+// match). The subset: literals (any UTF-8), ., classes [...] and [^...]
+// with ranges of ASCII characters, \d \w \s and their negations, escaped
+// punctuation, \t \n \r \f \v, \xHH and \uHHHH (ASCII), groups (...) and
+// (?:...), alternation, and the quantifiers * + ? {n} {n,} {n,m} (a lazy
+// ? after one changes nothing here). Anything else is an error.
+func compilePattern(src string) (*pattern, error) {
+	ps := &patternParser{src: src}
+	anchoredStart := strings.HasPrefix(src, "^")
+	if anchoredStart {
+		ps.i = 1
+	}
+	tree, err := ps.alt()
+	if err != nil {
+		return nil, err
+	}
+	anchoredEnd := false
+	if ps.i < len(src) && src[ps.i] == '$' && ps.i == len(src)-1 {
+		anchoredEnd, ps.i = true, len(src)
+	}
+	if ps.i < len(src) {
+		return nil, ps.errf("unexpected %q", src[ps.i])
+	}
+	any := &rnode{op: rStar, kids: []*rnode{anyChar(true)}}
+	seq := &rnode{op: rSeq}
+	if !anchoredStart {
+		seq.kids = append(seq.kids, any)
+	}
+	seq.kids = append(seq.kids, tree)
+	if !anchoredEnd {
+		seq.kids = append(seq.kids, any)
+	}
+	return glushkov(src, seq)
+}
+
+type patternParser struct {
+	src string
+	i   int
+}
+
+func (ps *patternParser) errf(format string, a ...any) error {
+	return fmt.Errorf("pattern %q at byte %d: %s", ps.src, ps.i, fmt.Sprintf(format, a...))
+}
+
+func (ps *patternParser) alt() (*rnode, error) {
+	var alts []*rnode
+	for {
+		s, err := ps.seq()
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, s)
+		if ps.i >= len(ps.src) || ps.src[ps.i] != '|' {
+			break
+		}
+		ps.i++
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return &rnode{op: rAlt, kids: alts}, nil
+}
+
+func (ps *patternParser) seq() (*rnode, error) {
+	n := &rnode{op: rSeq}
+	for ps.i < len(ps.src) {
+		c := ps.src[ps.i]
+		if c == '|' || c == ')' || c == '$' && ps.i == len(ps.src)-1 {
+			break
+		}
+		atom, err := ps.atom()
+		if err != nil {
+			return nil, err
+		}
+		if atom, err = ps.quantified(atom); err != nil {
+			return nil, err
+		}
+		n.kids = append(n.kids, atom)
+	}
+	return n, nil
+}
+
+func (ps *patternParser) quantified(atom *rnode) (*rnode, error) {
+	for ps.i < len(ps.src) {
+		min, max := 0, 0
+		switch ps.src[ps.i] {
+		case '*':
+			min, max = 0, -1
+		case '+':
+			min, max = 1, -1
+		case '?':
+			min, max = 0, 1
+		case '{':
+			var ok bool
+			if min, max, ok = ps.braces(); !ok {
+				return atom, nil // a literal {, as ECMA-262's Annex B reads it
+			}
+			ps.i--
+		default:
+			return atom, nil
+		}
+		ps.i++
+		if ps.i < len(ps.src) && ps.src[ps.i] == '?' {
+			ps.i++ // lazy: the same set of values
+		}
+		if max >= 0 && min > max {
+			return nil, ps.errf("repetition {%d,%d} has its minimum above its maximum", min, max)
+		}
+		if min > maxPatternPos || max > maxPatternPos {
+			return nil, ps.errf("repetition of more than %d", maxPatternPos)
+		}
+		atom = repeat(atom, min, max)
+	}
+	return atom, nil
+}
+
+// braces reads {n}, {n,} or {n,m} at ps.i, leaving ps.i after the '}'.
+func (ps *patternParser) braces() (min, max int, ok bool) {
+	end := strings.IndexByte(ps.src[ps.i:], '}')
+	if end < 0 {
+		return 0, 0, false
+	}
+	body := ps.src[ps.i+1 : ps.i+end]
+	lo, hi, comma := strings.Cut(body, ",")
+	min, err := strconv.Atoi(lo)
+	if err != nil || lo == "" || lo[0] == '+' || lo[0] == '-' {
+		return 0, 0, false
+	}
+	max = min
+	if comma {
+		max = -1
+		if hi != "" {
+			if max, err = strconv.Atoi(hi); err != nil || hi[0] == '+' || hi[0] == '-' {
+				return 0, 0, false
+			}
+		}
+	}
+	ps.i += end + 1
+	return min, max, true
+}
+
+func (ps *patternParser) atom() (*rnode, error) {
+	c := ps.src[ps.i]
+	switch c {
+	case '(':
+		ps.i++
+		if strings.HasPrefix(ps.src[ps.i:], "?:") {
+			ps.i += 2
+		} else if ps.i < len(ps.src) && ps.src[ps.i] == '?' {
+			return nil, ps.errf("lookarounds and named groups are not supported")
+		}
+		n, err := ps.alt()
+		if err != nil {
+			return nil, err
+		}
+		if ps.i >= len(ps.src) || ps.src[ps.i] != ')' {
+			return nil, ps.errf("missing )")
+		}
+		ps.i++
+		return n, nil
+	case '[':
+		return ps.class()
+	case '.':
+		ps.i++
+		return anyChar(false), nil
+	case '\\':
+		set, neg, err := ps.escape(false)
+		if err != nil {
+			return nil, err
+		}
+		return classNode(set, neg), nil
+	case '^', '$':
+		return nil, ps.errf("%c is supported only at the pattern's start (^) or end ($)", c)
+	case '*', '+', '?':
+		return nil, ps.errf("nothing to repeat")
+	case ')':
+		return nil, ps.errf("unmatched )")
+	}
+	r, size := utf8.DecodeRuneInString(ps.src[ps.i:])
+	if r == utf8.RuneError && size <= 1 {
+		return nil, ps.errf("not UTF-8")
+	}
+	lit := ps.src[ps.i : ps.i+size]
+	ps.i += size
+	n := &rnode{op: rSeq}
+	for k := 0; k < len(lit); k++ {
+		var set [4]uint64
+		set[lit[k]>>6] |= 1 << (lit[k] & 63)
+		n.kids = append(n.kids, &rnode{op: rClass, class: set})
+	}
+	if len(n.kids) == 1 {
+		return n.kids[0], nil
+	}
+	return n, nil
+}
+
+// class reads [...] or [^...] (ASCII members; a negated class also
+// matches every character above U+007F).
+func (ps *patternParser) class() (*rnode, error) {
+	ps.i++ // [
+	neg := ps.i < len(ps.src) && ps.src[ps.i] == '^'
+	if neg {
+		ps.i++
+	}
+	var set [4]uint64
+	first := true
+	for {
+		if ps.i >= len(ps.src) {
+			return nil, ps.errf("missing ]")
+		}
+		c := ps.src[ps.i]
+		if c == ']' && !first {
+			ps.i++
+			break
+		}
+		first = false
+		var lo byte
+		switch {
+		case c == '\\':
+			s, n, err := ps.escape(true)
+			if err != nil {
+				return nil, err
+			}
+			if n || bitsCount(s) != 1 {
+				if n {
+					return nil, ps.errf(`\D, \W and \S inside a class are not supported`)
+				}
+				for w := range set {
+					set[w] |= s[w]
+				}
+				continue
+			}
+			lo = lowestByte(s)
+		case c >= 0x80:
+			return nil, ps.errf("characters above U+007F in a class are not supported")
+		default:
+			lo = c
+			ps.i++
+		}
+		hi := lo
+		if ps.i+1 < len(ps.src) && ps.src[ps.i] == '-' && ps.src[ps.i+1] != ']' {
+			ps.i++
+			switch d := ps.src[ps.i]; {
+			case d == '\\':
+				s, n, err := ps.escape(true)
+				if err != nil {
+					return nil, err
+				}
+				if n || bitsCount(s) != 1 {
+					return nil, ps.errf("a range must end at one character")
+				}
+				hi = lowestByte(s)
+			case d >= 0x80:
+				return nil, ps.errf("characters above U+007F in a class are not supported")
+			default:
+				hi = d
+				ps.i++
+			}
+			if hi < lo {
+				return nil, ps.errf("range %q-%q is out of order", lo, hi)
+			}
+		}
+		for b := int(lo); b <= int(hi); b++ {
+			set[b>>6] |= 1 << (b & 63)
+		}
+	}
+	return classNode(set, neg), nil
+}
+
+// escape reads a backslash escape at ps.i: the ASCII bytes it matches,
+// and whether it is a negated class (\D, \W, \S: every other character,
+// those above U+007F included).
+func (ps *patternParser) escape(inClass bool) (set [4]uint64, neg bool, err error) {
+	ps.i++ // backslash
+	if ps.i >= len(ps.src) {
+		return set, false, ps.errf("pattern ends in a backslash")
+	}
+	c := ps.src[ps.i]
+	ps.i++
+	add := func(bs string) {
+		for k := 0; k < len(bs); k++ {
+			set[bs[k]>>6] |= 1 << (bs[k] & 63)
+		}
+	}
+	addRange := func(lo, hi byte) {
+		for b := int(lo); b <= int(hi); b++ {
+			set[b>>6] |= 1 << (b & 63)
+		}
+	}
+	switch c {
+	case 'd', 'D':
+		addRange('0', '9')
+		return set, c == 'D', nil
+	case 'w', 'W':
+		addRange('0', '9')
+		addRange('a', 'z')
+		addRange('A', 'Z')
+		add("_")
+		return set, c == 'W', nil
+	case 's', 'S':
+		add(" \t\n\r\f\v")
+		return set, c == 'S', nil
+	case 't':
+		add("\t")
+	case 'n':
+		add("\n")
+	case 'r':
+		add("\r")
+	case 'f':
+		add("\f")
+	case 'v':
+		add("\v")
+	case 'x', 'u':
+		n := 2
+		if c == 'u' {
+			n = 4
+		}
+		if ps.i+n > len(ps.src) {
+			return set, false, ps.errf(`\%c needs %d hex digits`, c, n)
+		}
+		v, err := strconv.ParseUint(ps.src[ps.i:ps.i+n], 16, 32)
+		if err != nil {
+			return set, false, ps.errf(`\%c needs %d hex digits`, c, n)
+		}
+		if v >= 0x80 {
+			return set, false, ps.errf(`\%c escapes above U+007F are not supported`, c)
+		}
+		ps.i += n
+		addRange(byte(v), byte(v))
+	case 'b':
+		if inClass {
+			add("\b")
+			break
+		}
+		return set, false, ps.errf(`\b (word boundary) is not supported`)
+	default:
+		if c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 {
+			return set, false, ps.errf(`escape \%c is not supported`, c)
+		}
+		addRange(c, c) // escaped punctuation stands for itself
+	}
+	return set, false, nil
+}
+
+// classNode is one character of the ASCII bytes set (or, negated, of every
+// other character: the other ASCII bytes and any above U+007F).
+func classNode(set [4]uint64, neg bool) *rnode {
+	if !neg {
+		set[2], set[3] = 0, 0
+		return &rnode{op: rClass, class: set}
+	}
+	set[0], set[1] = ^set[0], ^set[1]
+	set[2], set[3] = 0, 0
+	return &rnode{op: rAlt, kids: []*rnode{{op: rClass, class: set}, nonASCII()}}
+}
+
+// anyChar is . (any character but a line terminator) or, with newlines,
+// any character at all.
+func anyChar(newlines bool) *rnode {
+	var set [4]uint64
+	set[0], set[1] = ^uint64(0), ^uint64(0)
+	if !newlines {
+		set[0] &^= 1<<'\n' | 1<<'\r'
+	}
+	return &rnode{op: rAlt, kids: []*rnode{{op: rClass, class: set}, nonASCII()}}
+}
+
+// nonASCII is any character above U+007F, by the length of its UTF-8
+// encoding (the string's UTF-8 check rules out the invalid ones).
+func nonASCII() *rnode {
+	cls := func(lo, hi int) *rnode {
+		n := &rnode{op: rClass}
+		for b := lo; b <= hi; b++ {
+			n.class[b>>6] |= 1 << (b & 63)
+		}
+		return n
+	}
+	seq := func(lead *rnode, cont int) *rnode {
+		n := &rnode{op: rSeq, kids: []*rnode{lead}}
+		for range cont {
+			n.kids = append(n.kids, cls(0x80, 0xBF))
+		}
+		return n
+	}
+	return &rnode{op: rAlt, kids: []*rnode{seq(cls(0xC2, 0xDF), 1), seq(cls(0xE0, 0xEF), 2), seq(cls(0xF0, 0xF4), 3)}}
+}
+
+// glushkov builds the position automaton of tree, trims it, and makes it
+// deterministic.
+func glushkov(src string, tree *rnode) (*pattern, error) {
+	g := &glushkovBuilder{src: src, follow: []pset{{}}}
+	nullable, first, last, err := g.visit(tree)
+	if err != nil {
+		return nil, err
+	}
+	g.follow[0] = first
+	accept := last
+	if nullable {
+		accept.add(0)
+	}
+	// Keep the positions that some plain byte enters and from which an
+	// accepted end can be reached, then drop the others from every step.
+	var enter pset
+	enter.add(0)
+	for c := range g.byByte {
+		enter = enter.or(g.byByte[c])
+	}
+	live := accept.and(enter)
+	for changed := true; changed; {
+		changed = false
+		for q := range g.follow {
+			if enter.has(q) && !live.has(q) && !g.follow[q].and(live).empty() {
+				live.add(q)
+				changed = true
+			}
+		}
+	}
+	if !live.has(0) {
+		return nil, fmt.Errorf("pattern %q matches no string that can be written without escapes", src)
+	}
+	for c := range g.byByte {
+		g.byByte[c] = g.byByte[c].and(live)
+	}
+	// The subset construction: a state is a set of positions, the start
+	// {0}; a byte leads to the positions that follow one of them and
+	// whose class holds it.
+	p := &pattern{src: src}
+	var start pset
+	start.add(0)
+	index := map[pset]int16{}
+	states := []pset{}
+	add := func(s pset) (int16, error) {
+		if i, ok := index[s]; ok {
+			return i, nil
+		}
+		if len(states) >= maxPatternStates {
+			return 0, fmt.Errorf("pattern %q is too complex: more than %d automaton states", src, maxPatternStates)
+		}
+		i := int16(len(states))
+		index[s] = i
+		states = append(states, s)
+		p.next = append(p.next, [256]int16{})
+		p.final = append(p.final, !s.and(accept).empty())
+		return i, nil
+	}
+	add(start)
+	for i := 0; i < len(states); i++ {
+		var follow pset
+		for w, bw := range states[i] {
+			for ; bw != 0; bw &= bw - 1 {
+				follow = follow.or(g.follow[w<<6|trailingZeros(bw)])
+			}
+		}
+		for c := range 256 {
+			n := follow.and(g.byByte[c])
+			if n.empty() {
+				p.next[i][c] = -1
+				continue
+			}
+			j, err := add(n)
+			if err != nil {
+				return nil, err
+			}
+			p.next[i][c] = j
+		}
+	}
+	return p, nil
+}
+
+type glushkovBuilder struct {
+	src    string
+	follow []pset    // follow[q]: the positions that may match the byte after q's (0: the start)
+	byByte [256]pset // the positions whose class holds the byte
+}
+
+// visit returns whether n matches the empty string, its first and last
+// positions, and adds its follow pairs.
+func (g *glushkovBuilder) visit(n *rnode) (nullable bool, first, last pset, err error) {
+	switch n.op {
+	case rClass:
+		q := len(g.follow)
+		if q >= maxPatternPos {
+			return false, first, last, fmt.Errorf("pattern %q is too large: more than %d positions with its repetitions written out", g.src, maxPatternPos-1)
+		}
+		g.follow = append(g.follow, pset{})
+		for b := range 256 {
+			if n.class[b>>6]&plainBytes[b>>6]&(1<<(b&63)) != 0 {
+				g.byByte[b].add(q)
+			}
+		}
+		first.add(q)
+		last.add(q)
+		return false, first, last, nil
+	case rSeq:
+		nullable = true
+		for _, k := range n.kids {
+			kn, kf, kl, err := g.visit(k)
+			if err != nil {
+				return false, first, last, err
+			}
+			g.link(last, kf)
+			if nullable {
+				first = first.or(kf)
+			}
+			if kn {
+				last = last.or(kl)
+			} else {
+				last = kl
+			}
+			nullable = nullable && kn
+		}
+		return nullable, first, last, nil
+	case rAlt:
+		for _, k := range n.kids {
+			kn, kf, kl, err := g.visit(k)
+			if err != nil {
+				return false, first, last, err
+			}
+			nullable, first, last = nullable || kn, first.or(kf), last.or(kl)
+		}
+		return nullable, first, last, nil
+	}
+	// rStar: its loop.
+	kn, kf, kl, err := g.visit(n.kids[0])
+	if err != nil {
+		return false, first, last, err
+	}
+	_ = kn
+	g.link(kl, kf)
+	return true, kf, kl, nil
+}
+
+// link adds every position of to to the follow set of every position of
+// from.
+func (g *glushkovBuilder) link(from, to pset) {
+	if to.empty() {
+		return
+	}
+	for w, bw := range from {
+		for ; bw != 0; bw &= bw - 1 {
+			q := w<<6 | trailingZeros(bw)
+			g.follow[q] = g.follow[q].or(to)
+		}
+	}
+}
+
+func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }
+
+func bitsCount(s [4]uint64) int {
+	return bits.OnesCount64(s[0]) + bits.OnesCount64(s[1]) + bits.OnesCount64(s[2]) + bits.OnesCount64(s[3])
+}
+
+// lowestByte is the smallest byte in s (not empty).
+func lowestByte(s [4]uint64) byte {
+	for w, bw := range s {
+		if bw != 0 {
+			return byte(w<<6 | bits.TrailingZeros64(bw))
+		}
+	}
+	return 0
+}

@@ -1,0 +1,171 @@
+package sample
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// matches runs p over the whole value v.
+func (p *pattern) matches(v string) bool {
+	s := p.walk(p.start(), v)
+	return s >= 0 && p.done(s)
+}
+
+// deadStates returns the states reachable from the start from which no
+// accepted end can be reached: none, if the automaton never lets through
+// a prefix it cannot finish.
+func (p *pattern) deadStates() []int16 {
+	reach := map[int16]bool{p.start(): true}
+	queue := []int16{p.start()}
+	preds := make([][]int16, len(p.next))
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for c := range 256 {
+			if n := p.step(s, byte(c)); n >= 0 {
+				preds[n] = append(preds[n], s)
+				if !reach[n] {
+					reach[n] = true
+					queue = append(queue, n)
+				}
+			}
+		}
+	}
+	live := map[int16]bool{}
+	for s := range reach {
+		if p.done(s) {
+			live[s] = true
+			queue = append(queue, s)
+		}
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for _, q := range preds[s] {
+			if !live[q] {
+				live[q] = true
+				queue = append(queue, q)
+			}
+		}
+	}
+	var dead []int16
+	for s := range reach {
+		if !live[s] {
+			dead = append(dead, s)
+		}
+	}
+	return dead
+}
+
+// TestPattern checks the automata against Go's regexp (whose syntax and
+// meaning agree with ECMA-262's on this subset) over strings drawn from
+// each pattern's alphabet, and that no reachable state is a dead end.
+func TestPattern(t *testing.T) {
+	for _, tc := range []struct{ pattern, alphabet string }{
+		{`^abc$`, "abcx"},
+		{`abc`, "abcx"},
+		{`^a*b+c?$`, "abc"},
+		{`^(ab|cd)*$`, "abcd"},
+		{`^(?:a|bc){2,3}$`, "abc"},
+		{`^[a-c]{2}x{1,}$`, "abcx"},
+		{`^\d{3}-\d{4}$`, "0123456789-a"},
+		{`^[^a-z]+$`, "aZ9é-"},
+		{`^\w+@\w+\.com$`, "ab@.comx"},
+		{`^.{2,4}$`, "aé\n"},
+		{`^\S\s\D\W$`, " a1-é\t"},
+		{`^[\w.-]+$`, "a.-/ "},
+		{`^x{0}y$`, "xy"},
+		{`^(a?){3}$`, "ab"},
+		{`^é+ü?$`, "éüa"},
+		{`^[+-]?\d+(\.\d+)?$`, "+-1.2"},
+		{`^a{2,}?$`, "ab"},
+		{`\$\^\{`, "$^{a"},
+		{`^a{,2}$`, "a{,2}"}, // not a repetition: literal
+		{formats["date"], "0123456789-"},
+		{formats["time"], "0123456789:.Z+-"},
+		{formats["uuid"], "0123456789abcdefA-"},
+	} {
+		p, err := compilePattern(tc.pattern)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.pattern, err)
+		}
+		re := regexp.MustCompile(tc.pattern)
+		rng := rand.New(rand.NewPCG(7, uint64(len(tc.pattern))))
+		alpha := []rune(tc.alphabet)
+		matched := 0
+		for range 3000 {
+			var b strings.Builder
+			for range rng.IntN(40) {
+				b.WriteRune(alpha[rng.IntN(len(alpha))])
+			}
+			v := b.String()
+			// Only values written without escapes can be generated.
+			plain := !strings.ContainsAny(v, "\"\\\t\n\r\f\v")
+			if got, want := p.matches(v), re.MatchString(v) && plain; got != want {
+				t.Fatalf("%q on %q: %v, regexp says %v", tc.pattern, v, got, want)
+			}
+			if p.matches(v) {
+				matched++
+			}
+		}
+		if dead := p.deadStates(); len(dead) > 0 {
+			t.Errorf("%q: %d reachable states cannot end in a match", tc.pattern, len(dead))
+		}
+		t.Logf("%q: %d of 3000 matched", tc.pattern, matched)
+	}
+	for _, v := range []string{"2024-02-29", "1999-12-31"} {
+		if p, _ := compilePattern(formats["date"]); !p.matches(v) {
+			t.Errorf("date %q refused", v)
+		}
+	}
+	for _, v := range []string{"2024-02-29T23:59:60.123Z", "2024-02-29T00:00:00+05:30"} {
+		if p, _ := compilePattern(formats["date-time"]); !p.matches(v) {
+			t.Errorf("date-time %q refused", v)
+		}
+	}
+}
+
+// TestPatternErrors: what the subset lacks is an error that says what.
+func TestPatternErrors(t *testing.T) {
+	for _, tc := range []struct{ pattern, want string }{
+		{`a(?=b)`, "lookarounds"},
+		{`(a`, "missing )"},
+		{`a)`, "unexpected"},
+		{`[a`, "missing ]"},
+		{`[é]`, "above U+007F"},
+		{`a^b`, "only at the pattern's start"},
+		{`\1`, "not supported"},
+		{`a{3,2}`, "minimum above its maximum"},
+		{`a{300}`, "more than 256"},
+		{`(a{100}){100}`, "too large"},
+		{`^"$`, "without escapes"},
+		{`^\n$`, "without escapes"},
+		{`*a`, "nothing to repeat"},
+		{`\b`, "word boundary"},
+	} {
+		_, err := compilePattern(tc.pattern)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want an error with %q", tc.pattern, err, tc.want)
+		}
+	}
+}
+
+// FuzzPattern: no pattern text panics the compiler, and no state a
+// compiled pattern reaches is a dead end.
+func FuzzPattern(f *testing.F) {
+	for _, p := range []string{`^a*b+c?$`, `(ab|cd){2,3}`, `^[^a-z]\d\w\s.$`, formats["date-time"], `x{0,}?`, `[\w.-]+@é`} {
+		f.Add(p, "abcd-1 xé")
+	}
+	f.Fuzz(func(t *testing.T, src, in string) {
+		p, err := compilePattern(src)
+		if err != nil {
+			return
+		}
+		if dead := p.deadStates(); len(dead) > 0 {
+			t.Fatalf("%q: states %v are reachable but cannot end in a match", src, dead)
+		}
+		p.matches(in)
+	})
+}
