@@ -239,12 +239,15 @@ type jsonState struct {
 	// escape being read may only be the pair's low half.
 	lowOnly bool
 	re      int16  // a string with a pattern: the pattern's state
+	neg     bool   // a bounded integer: its sign,
+	num     uint64 // and its magnitude so far (s.n digits)
 	hex     uint16 // the \uXXXX value so far
 	key     bool   // the string being read is an object key
 	space   int8   // the whitespace run: 0 none, −1 one space, n > 0 a newline and n−1 indent bytes
 	node    int32  // the schema of the value being read or about to start
 	n       int32  // string: characters so far; literal and key: bytes matched
 	alive   uint64 // literal: alternatives still matching; key: declared properties still matching
+	dup     uint64 // key: every declared property whose key matches so far (an additional key may not repeat one)
 	depth   int32  // containers open; top is the innermost when > 0
 	top     frame
 	// The containers under top, outermost first: stack, then pushed.
@@ -294,7 +297,7 @@ func (s *jsonState) complete() bool {
 	case jDone:
 		return true
 	case jZero, jInt, jFrac, jExpDigits:
-		return s.depth == 0
+		return s.depth == 0 && s.intInRange()
 	case jLiteral:
 		return s.depth == 0 && s.litDone()
 	}
@@ -436,6 +439,7 @@ func (s *jsonState) step(c byte) bool {
 		integer := s.s.nodes[s.node].kind == sInteger
 		switch {
 		case isDigit(c) && s.mode == jInt:
+			return s.intDigit(c)
 		case c == '.' && !integer:
 			s.mode = jDot
 		case (c == 'e' || c == 'E') && !integer:
@@ -515,6 +519,7 @@ func (s *jsonState) step(c byte) bool {
 		if s.alive == 0 && !s.extraAllowed() {
 			return false
 		}
+		s.dup = 1<<len(s.s.nodes[s.top.node].props) - 1 // with 64, the shift gives 0 and this all ones
 		s.mode, s.key, s.n, s.high = jString, true, 0, false
 		return true
 	case jColon:
@@ -590,7 +595,8 @@ func (s *jsonState) utf8Lead(c byte) bool {
 	return true
 }
 
-// intStart reads a number's first digit.
+// intStart reads a number's first digit (a bounded integer's only if its
+// bounds can still be met).
 func (s *jsonState) intStart(c byte) bool {
 	switch {
 	case c == '0':
@@ -600,7 +606,12 @@ func (s *jsonState) intStart(c byte) bool {
 	default:
 		return false
 	}
-	return true
+	nd := &s.s.nodes[s.node]
+	if !nd.bounded {
+		return true
+	}
+	s.num, s.n = uint64(c-'0'), 1
+	return intFeasible(s.neg, s.num, s.n, nd.imin, nd.imax)
 }
 
 // begin starts a value of schema s.node at c.
@@ -657,9 +668,10 @@ func (s *jsonState) begin(c byte) bool {
 		}
 		return true
 	case sNumber, sInteger:
+		s.neg, s.num, s.n = c == '-', 0, 0
 		if c == '-' {
 			s.mode = jMinus
-			return true
+			return !nd.bounded || intFeasible(true, 0, 0, nd.imin, nd.imax)
 		}
 		return s.intStart(c)
 	case sLiteral:
@@ -746,19 +758,22 @@ func (s *jsonState) extraAllowed() bool {
 	return nd.extra >= 0 && nd.required>>uint(s.top.count) == 0
 }
 
-// keyByte matches byte c of a key against the candidate properties.
+// keyByte matches byte c of a key against the candidate properties (and
+// every declared one, for endKey).
 func (s *jsonState) keyByte(c byte) bool {
 	props := s.s.nodes[s.top.node].props
-	var next uint64
-	for a := s.alive; a != 0; a &= a - 1 {
-		i := bits.TrailingZeros64(a)
-		if k := props[i].key; int(s.n) < len(k) && k[s.n] == c {
-			next |= 1 << i
+	match := func(m uint64) (next uint64) {
+		for ; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m)
+			if k := props[i].key; int(s.n) < len(k) && k[s.n] == c {
+				next |= 1 << i
+			}
 		}
+		return next
 	}
-	s.alive = next
+	s.alive, s.dup = match(s.alive), match(s.dup)
 	s.n++
-	return next != 0 || s.extraAllowed()
+	return s.alive != 0 || s.extraAllowed()
 }
 
 // endKey ends a key: a declared property (the next value's schema is its)
@@ -775,6 +790,13 @@ func (s *jsonState) endKey() bool {
 	}
 	if !s.extraAllowed() {
 		return false
+	}
+	// An additional key may not repeat a declared one (a duplicate key, or
+	// one out of the schema's order, would be read by the wrong schema).
+	for a := s.dup; a != 0; a &= a - 1 {
+		if len(nd.props[bits.TrailingZeros64(a)].key) == int(s.n) {
+			return false
+		}
 	}
 	s.top.prop, s.top.count, s.node = -1, int32(len(nd.props)), nd.extra
 	return true
@@ -796,7 +818,73 @@ func (s *jsonState) endValue() bool {
 
 // endNumber ends a number at c, which then follows it.
 func (s *jsonState) endNumber(c byte) bool {
-	return s.endValue() && s.step(c)
+	return s.intInRange() && s.endValue() && s.step(c)
+}
+
+// intDigit reads a digit of an integer (after its first): a bounded
+// integer takes it only if the bounds can still be met.
+func (s *jsonState) intDigit(c byte) bool {
+	nd := &s.s.nodes[s.node]
+	if !nd.bounded {
+		return true
+	}
+	if s.num > (math.MaxUint64-9)/10 { // the digit would take it past every bound
+		return false
+	}
+	s.num, s.n = s.num*10+uint64(c-'0'), s.n+1
+	return intFeasible(s.neg, s.num, s.n, nd.imin, nd.imax)
+}
+
+// intInRange reports whether the number read so far may end here: always,
+// but for a bounded integer outside its bounds.
+func (s *jsonState) intInRange() bool {
+	nd := &s.s.nodes[s.node]
+	if !nd.bounded || s.mode != jZero && s.mode != jInt {
+		return true
+	}
+	lo, hi := magnitudes(s.neg, nd.imin, nd.imax)
+	return lo <= hi && s.num >= lo && s.num <= hi
+}
+
+// magnitudes returns the magnitudes a bounded integer of sign neg may
+// have: an integer in lo..hi (lo > hi: none). A negative one has at least
+// 1 (a bounded integer is never written −0).
+func magnitudes(neg bool, lo, hi int64) (mlo, mhi uint64) {
+	if !neg {
+		if hi < 0 {
+			return 1, 0
+		}
+		return uint64(max(lo, 0)), uint64(hi)
+	}
+	if lo > -1 {
+		return 1, 0
+	}
+	return uint64(max(-hi, 1)), uint64(-lo)
+}
+
+// intFeasible reports whether an integer of sign neg whose first digits
+// (digits of them; 0: none yet) make magnitude v can still end within
+// lo..hi: its completions' magnitudes are v itself and, unless v is 0 (a
+// leading zero ends it), v·10^j … (v+1)·10^j − 1 for each j.
+func intFeasible(neg bool, v uint64, digits int32, lo, hi int64) bool {
+	mlo, mhi := magnitudes(neg, lo, hi)
+	switch {
+	case mlo > mhi:
+		return false
+	case digits == 0:
+		return true
+	case v == 0:
+		return mlo == 0
+	}
+	for p := uint64(1); v <= mhi/p; p *= 10 {
+		if (v+1)*p-1 >= mlo {
+			return true
+		}
+		if p > mhi/10 {
+			break
+		}
+	}
+	return false
 }
 
 // close ends the innermost container if it may end: an object with no

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,7 +29,8 @@ import (
 //   - arrays: items, minItems, maxItems; strings: minLength, maxLength (in
 //     characters; an escape counts as one), pattern (a subset of ECMA-262,
 //     pattern.go), format date, time, date-time and uuid (as patterns;
-//     other formats are annotations).
+//     other formats are annotations); integers: minimum, maximum,
+//     exclusiveMinimum, exclusiveMaximum.
 //
 // Annotations (title, description, default, examples, …) are ignored;
 // any other keyword is an error that names it and where it is, never a
@@ -62,6 +65,9 @@ type snode struct {
 	minLen   int32    // string
 	maxLen   int32    // −1: unbounded
 	pat      *pattern // string: pattern or format (pattern.go), nil: none
+	bounded  bool     // integer: minimum..maximum (imin..imax) apply
+	imin     int64
+	imax     int64
 	lits     []string
 	alts     []int32   // union
 	first    [4]uint64 // union: the bytes a value may start with
@@ -296,7 +302,7 @@ var annotations = map[string]bool{
 }
 
 // supportedKeywords lists what CompileSchema enforces, for its errors.
-const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, minItems, maxItems, minLength, maxLength, pattern, format (date, time, date-time, uuid; others are annotations)"
+const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, minItems, maxItems, minLength, maxLength, pattern, format (date, time, date-time, uuid; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers)"
 
 func (c *schemaCompiler) add(n snode) (int32, error) {
 	if len(c.s.nodes) >= maxSchemaNodes {
@@ -329,7 +335,8 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 		}
 		switch m.k {
 		case "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
-			"additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format":
+			"additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format",
+			"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 			kw[m.k] = m.v
 		default:
 			return 0, schemaErr(path, "keyword %q is not supported (supported: %s)", m.k, supportedKeywords)
@@ -492,7 +499,7 @@ var typeKeywords = map[string][]string{
 	"array":   {"items", "minItems", "maxItems"},
 	"string":  {"minLength", "maxLength", "pattern", "format"},
 	"number":  nil,
-	"integer": nil,
+	"integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
 	"boolean": nil,
 	"null":    nil,
 }
@@ -514,6 +521,9 @@ func checkTypes(types []string, kw map[string]ordered, path string) error {
 			for _, m := range typeKeywords[t] {
 				applies = applies || m == k
 			}
+		}
+		if !applies && slices.Contains(typeKeywords["integer"], k) && slices.Contains(types, "number") {
+			return schemaErr(path, "%q is supported on integers only, not on type number (its decimals cannot be bounded token by token here)", k)
 		}
 		if !applies {
 			return schemaErr(path, "%q does not apply to type %s", k, strings.Join(types, " or "))
@@ -559,7 +569,12 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 	case "number":
 		return nodeAnyNumber, nil
 	case "integer":
-		return c.add(snode{kind: sInteger})
+		n := snode{kind: sInteger}
+		var err error
+		if n.bounded, n.imin, n.imax, err = intBounds(kw, path); err != nil {
+			return 0, err
+		}
+		return c.add(n)
 	case "boolean":
 		return nodeBool, nil
 	}
@@ -597,6 +612,42 @@ func stringPattern(kw map[string]ordered, path string) (*pattern, error) {
 		return nil, schemaErr(path, "%v", err)
 	}
 	return p, nil
+}
+
+// maxIntBound is the largest bound an integer schema takes (bounds past
+// it are errors): magnitudes then stay far from uint64 overflow.
+const maxIntBound = 1 << 62
+
+// intBounds reads an integer schema's minimum, maximum, exclusiveMinimum
+// and exclusiveMaximum as the least and greatest integer allowed.
+func intBounds(kw map[string]ordered, path string) (bounded bool, lo, hi int64, err error) {
+	lo, hi = -maxIntBound, maxIntBound
+	for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
+		v, ok := kw[k]
+		if !ok {
+			continue
+		}
+		n, isNum := v.v.(json.Number)
+		f, perr := strconv.ParseFloat(string(n), 64)
+		if !isNum || perr != nil || math.Abs(f) >= maxIntBound {
+			return false, 0, 0, schemaErr(path, "%s must be a number of magnitude below 2^62", k)
+		}
+		bounded = true
+		switch k {
+		case "minimum":
+			lo = max(lo, int64(math.Ceil(f)))
+		case "maximum":
+			hi = min(hi, int64(math.Floor(f)))
+		case "exclusiveMinimum":
+			lo = max(lo, int64(math.Floor(f))+1)
+		case "exclusiveMaximum":
+			hi = min(hi, int64(math.Ceil(f))-1)
+		}
+	}
+	if lo > hi {
+		return false, 0, 0, schemaErr(path, "no integer lies between the bounds (the least allowed is %d, the greatest %d)", lo, hi)
+	}
+	return bounded, lo, hi, nil
 }
 
 // minMax reads a pair of bounds (0 and −1, unbounded, when absent).

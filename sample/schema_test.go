@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -60,6 +61,7 @@ func TestSchemaValid(t *testing.T) {
 		{looseSchema, `{"id": 3}`, true},
 		{looseSchema, `{"x": true, "id": 3}`, false}, // required first
 		{looseSchema, `{"id": 3, "x": 1}`, false},
+		{looseSchema, `{"id":3,"id": true}`, false}, // an additional key may not repeat a declared one (FuzzSchemaValid found it)
 		{looseSchema, `{"id": 30}`, false},
 		{unionSchema, `[1, -2]`, true},
 		{unionSchema, `[]`, false},
@@ -102,6 +104,21 @@ func TestSchemaValid(t *testing.T) {
 		{`{"type": "string", "format": "uuid"}`, `"123e4567-e89b-12d3-a456-426614174000"`, true},
 		{`{"type": "string", "format": "uuid"}`, `"123e4567"`, false},
 		{`{"type": "string", "format": "email"}`, `"not checked"`, true}, // an annotation
+		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `3`, true},
+		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `0`, false},
+		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `6`, false},
+		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `15`, false},
+		{`{"type": "integer", "minimum": -20, "maximum": -10}`, `-15`, true},
+		{`{"type": "integer", "minimum": -20, "maximum": -10}`, `-9`, false},
+		{`{"type": "integer", "minimum": -20, "maximum": -10}`, `-21`, false},
+		{`{"type": "integer", "exclusiveMinimum": 0}`, `0`, false},
+		{`{"type": "integer", "exclusiveMinimum": 0}`, `123456789012`, true},
+		{`{"type": "integer", "maximum": 0}`, `-0`, false}, // -0 is 0, but a bounded integer is never written so (form)
+		{`{"type": "integer", "minimum": 0.5, "maximum": 2.5}`, `1`, true},
+		{`{"type": "integer", "minimum": 0.5, "maximum": 2.5}`, `0`, false},
+		{`{"type": ["integer", "null"], "maximum": 99}`, `100`, false},
+		{`{"type": "object", "properties": {"stars": {"type": "integer", "minimum": 1, "maximum": 5}}}`, `{"stars": 4}`, true},
+		{`{"type": "object", "properties": {"stars": {"type": "integer", "minimum": 1, "maximum": 5}}}`, `{"stars": 40}`, false},
 		{`{"type": "object", "properties": {"d": {"type": "string", "format": "date"}, "n": {"type": "integer"}}}`, `{"d": "2024-02-29", "n": 1}`, true},
 	} {
 		s, err := CompileSchema([]byte(tc.schema))
@@ -113,7 +130,7 @@ func TestSchemaValid(t *testing.T) {
 		}
 		// The recognizer's form rules (bounded whitespace, compact
 		// literals) refuse some values the schema allows.
-		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}` || tc.in == `"a\u0041b"`
+		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}` || tc.in == `"a\u0041b"` || tc.in == `-0`
 		if ref := refValid(t, tc.schema, tc.in); ref != (tc.want || form) {
 			t.Errorf("%s\n  %q: the reference validator says %v, the table %v", tc.schema, tc.in, ref, tc.want)
 		}
@@ -122,7 +139,10 @@ func TestSchemaValid(t *testing.T) {
 
 func TestCompileSchemaErrors(t *testing.T) {
 	for _, tc := range []struct{ schema, want string }{
-		{`{"type": "number", "minimum": 0}`, `at #: keyword "minimum" is not supported`},
+		{`{"type": "number", "minimum": 0}`, `at #: "minimum" is supported on integers only`},
+		{`{"type": "integer", "minimum": 3, "exclusiveMaximum": 3}`, `no integer lies between the bounds`},
+		{`{"type": "integer", "maximum": 1e300}`, `magnitude below 2^62`},
+		{`{"type": "array", "uniqueItems": true}`, `keyword "uniqueItems" is not supported`},
 		{`{"properties": {"d": {"type": "string", "pattern": "a(?=b)"}}}`, `at #/properties/d: pattern "a(?=b)" at byte 2: lookarounds`},
 		{`{"type": "string", "format": "date", "maxLength": 10}`, `maxLength beside a pattern or format`},
 		{`{"type": "string", "format": "uuid", "pattern": "^a"}`, `pattern beside format "uuid"`},
@@ -219,7 +239,8 @@ func TestSchemaTopLevelNumber(t *testing.T) {
 func FuzzSchemaValid(f *testing.F) {
 	schemas := []string{personSchema, treeSchema, looseSchema, unionSchema, `{"type": "array", "items": {"type": "string", "maxLength": 1}}`,
 		`{"type": "array", "items": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}}`,
-		`{"type": "object", "properties": {"p": {"type": "string", "pattern": "^(ab|é)+\\d?$"}, "q": {"pattern": "x"}}}`}
+		`{"type": "object", "properties": {"p": {"type": "string", "pattern": "^(ab|é)+\\d?$"}, "q": {"pattern": "x"}}}`,
+		`{"type": "array", "items": {"type": "integer", "minimum": -15, "exclusiveMaximum": 120}}`}
 	compiled := make([]*Schema, len(schemas))
 	for i, s := range schemas {
 		var err error
@@ -228,7 +249,7 @@ func FuzzSchemaValid(f *testing.F) {
 		}
 	}
 	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`,
-		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`} {
+		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`} {
 		for i := range schemas {
 			f.Add(uint8(i), s)
 		}
@@ -413,6 +434,18 @@ func refCheck(root, sch, v ordered) bool {
 			return false
 		}
 	default:
+		if n, ok := v.v.(json.Number); ok {
+			f, _ := strconv.ParseFloat(string(n), 64)
+			for k, out := range map[string]func(b float64) bool{"minimum": func(b float64) bool { return f < b },
+				"maximum": func(b float64) bool { return f > b }, "exclusiveMinimum": func(b float64) bool { return f <= b },
+				"exclusiveMaximum": func(b float64) bool { return f >= b }} {
+				if b, ok := sch.get(k); ok {
+					if bf, _ := strconv.ParseFloat(string(b.v.(json.Number)), 64); out(bf) {
+						return false
+					}
+				}
+			}
+		}
 		if s, ok := v.v.(string); ok {
 			n := utf8.RuneCountInString(s)
 			if m, ok := refInt(sch, "minLength"); ok && n < m {
@@ -469,7 +502,8 @@ func TestMaskMatchesTrials(t *testing.T) {
 	v := toyVocab(vocab, 0)
 	schemas := []string{`{"type":"object"}`, personSchema, treeSchema, looseSchema, unionSchema,
 		`{"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 4}, "c": {"enum": ["red", 7]}}}`,
-		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^(abc|é)+-?\\d*$"}, "ok": {"type": "string", "pattern": "a"}}}`}
+		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^(abc|é)+-?\\d*$"}, "ok": {"type": "string", "pattern": "a"}}}`,
+		`{"type": "array", "items": {"type": "integer", "minimum": -5, "maximum": 23}}`}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, text := range schemas {
 		s, err := CompileSchema([]byte(text))

@@ -87,7 +87,7 @@ func TestRunThinking(t *testing.T) {
 func TestRunFormatSchema(t *testing.T) {
 	m := shared.Path(t, "models/stories260K.gguf")
 	schema := `{"type": "object", "properties": {"name": {"type": "string", "maxLength": 20},
-		"age": {"type": "integer"}, "friends": {"type": "array", "items": {"type": "string", "maxLength": 12}, "maxItems": 3},
+		"age": {"type": "integer", "minimum": 1, "maximum": 120}, "friends": {"type": "array", "items": {"type": "string", "maxLength": 12}, "maxItems": 3},
 		"happy": {"type": "boolean"}, "born": {"type": "string", "format": "date"}, "code": {"type": "string", "pattern": "^[A-Z]{2}\\d{3}$"}},
 		"required": ["name", "age", "friends", "happy", "born", "code"]}`
 	file := filepath.Join(t.TempDir(), "person.json")
@@ -120,8 +120,8 @@ func TestRunFormatSchema(t *testing.T) {
 				t.Errorf("seed %d: %q: keys out of the schema's order", seed, out)
 			}
 		}
-		if len([]rune(*v.Name)) > 20 || len(v.Friends) > 3 {
-			t.Errorf("seed %d: %q: over maxLength or maxItems", seed, out)
+		if len([]rune(*v.Name)) > 20 || len(v.Friends) > 3 || *v.Age < 1 || *v.Age > 120 {
+			t.Errorf("seed %d: %q: over maxLength, maxItems or the age's bounds", seed, out)
 		}
 	}
 	_, errOut, code := runCmd(t, "", "run", "-m", "/nonexistent.gguf", "--format", `{"type": "string", "pattern": "^a(?=b)"}`, "hi")
