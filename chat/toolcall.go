@@ -9,6 +9,12 @@ import (
 	"strings"
 )
 
+// ToolCallMarkers are the texts that open a call in the formats
+// ParseToolCalls reads (Hermes/Qwen's block, Mistral's, Llama 3.1's); a
+// reply that is one JSON value may be a call too. A server streaming a
+// reply with tools can send its text up to the first of them.
+var ToolCallMarkers = []string{"<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"}
+
 // ParseToolCalls finds the function calls in a model's reply to a
 // conversation that offered tools named names, in the forms chat templates
 // teach:
@@ -26,6 +32,7 @@ import (
 // not a call. It returns the reply with the calls cut out (trimmed) and
 // the calls, numbered call_0, call_1, … in order.
 func ParseToolCalls(reply string, names []string) (content string, calls []ToolCall) {
+	// (ToolCallMarkers[0] is the tagged blocks'; the others run to the end.)
 	known := map[string]bool{}
 	for _, n := range names {
 		known[n] = true
@@ -49,11 +56,11 @@ func ParseToolCalls(reply string, names []string) (content string, calls []ToolC
 	var rest strings.Builder
 	s := reply
 	for {
-		i := strings.Index(s, "<tool_call>")
+		i := strings.Index(s, ToolCallMarkers[0])
 		if i < 0 {
 			break
 		}
-		body, after, closed := strings.Cut(s[i+len("<tool_call>"):], "</tool_call>")
+		body, after, closed := strings.Cut(s[i+len(ToolCallMarkers[0]):], "</tool_call>")
 		if !closed || !add(jsonValues(body)) {
 			break
 		}
@@ -65,7 +72,7 @@ func ParseToolCalls(reply string, names []string) (content string, calls []ToolC
 		return strings.TrimSpace(rest.String()), calls
 	}
 	// A marker, then calls to the end.
-	for _, marker := range []string{"[TOOL_CALLS]", "<|python_tag|>"} {
+	for _, marker := range ToolCallMarkers[1:] {
 		if before, after, ok := strings.Cut(reply, marker); ok && add(jsonValues(after)) {
 			return strings.TrimSpace(before), calls
 		}

@@ -73,7 +73,8 @@ type GenerateRequest struct {
 	// Tools are the functions offered (a JSON list for the chat template),
 	// ToolNames their names, ToolChoice auto, none, required or a name.
 	// Unless it is none, the Backend looks for calls in the reply
-	// (Result.ToolCalls) and the API streams the reply only once whole.
+	// (Result.ToolCalls) and the API streams the reply only up to where a
+	// call may begin.
 	Tools      json.RawMessage `json:"tools,omitempty"`
 	ToolNames  []string        `json:"tool_names,omitempty"`
 	ToolChoice string          `json:"tool_choice,omitempty"`
@@ -82,10 +83,9 @@ type GenerateRequest struct {
 	KeepAlive *time.Duration `json:"keep_alive,omitempty"`
 }
 
-// wholeReply reports whether the reply must be sent once whole: with
-// tools, a call can be told from an answer only at the end, and its text
-// must not leak into the content.
-func (r *GenerateRequest) wholeReply() bool {
+// parsesCalls reports whether the reply is read for tool calls: their text
+// must not leak into the streamed content (followStream).
+func (r *GenerateRequest) parsesCalls() bool {
 	return len(r.Tools) > 0 && r.ToolChoice != ToolChoiceNone
 }
 

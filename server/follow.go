@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"strings"
 
 	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/chat"
 )
 
 // follow relays a generation's token texts to onToken, in order, until the
@@ -23,18 +25,102 @@ type delta struct {
 }
 
 // followStream is follow for a streamed answer: deltas go to send as they
-// come, or, when the reply must be sent whole (GenerateRequest.wholeReply),
-// nothing is sent and the logprobs are kept and returned with the result.
-func (s *Server) followStream(ctx context.Context, g *generation, req *GenerateRequest, send func(d delta) error) (*Result, []api.Logprob, error) {
-	var held []api.Logprob
+// come. With tools (GenerateRequest.parsesCalls) a reply's text goes out
+// only up to where a call may begin (toolStream); what is left to send once
+// the reply is whole — the rest of its content, with the calls cut out by
+// the Backend, and the logprobs of what was held — is returned.
+func (s *Server) followStream(ctx context.Context, g *generation, req *GenerateRequest, send func(d delta) error) (*Result, delta, error) {
+	if !req.parsesCalls() {
+		res, err := s.follow(ctx, g, send)
+		return res, delta{}, err
+	}
+	var ts toolStream
 	res, err := s.follow(ctx, g, func(d delta) error {
-		if req.wholeReply() {
-			held = append(held, d.Logprobs...)
-			return nil
+		if out := ts.push(d); out.Text != "" || out.Thinking != "" {
+			return send(out)
 		}
-		return send(d)
+		return nil
 	})
-	return res, held, err
+	if err != nil {
+		return nil, delta{}, err
+	}
+	return res, delta{Text: ts.rest(res.Text), Logprobs: ts.lps}, nil
+}
+
+// toolStream decides what of a reply with tools can be streamed as it
+// comes: its text up to the first tool-call marker (chat.ToolCallMarkers),
+// less a tail that may be a marker's start. From a marker on, and for a
+// reply that opens with a JSON value (it may be a call), the rest is held
+// until the reply is whole and its calls are parsed. Thinking passes.
+type toolStream struct {
+	sent    strings.Builder // the text sent
+	pending string          // text not sent yet
+	hold    bool            // everything from pending on waits for the end
+	started bool            // the reply's first non-space byte has come
+	lps     []api.Logprob   // logprobs not sent yet
+}
+
+func (t *toolStream) push(d delta) (out delta) {
+	out.Thinking = d.Thinking
+	t.lps = append(t.lps, d.Logprobs...)
+	text := t.pending + d.Text
+	t.pending = text
+	if t.hold {
+		return out
+	}
+	if !t.started {
+		trimmed := strings.TrimLeft(text, " \t\r\n")
+		switch {
+		case trimmed == "":
+			return out
+		case trimmed[0] == '{' || trimmed[0] == '[':
+			t.hold = true
+			return out
+		}
+		t.started = true
+	}
+	cut, keep := len(text), 0
+	for _, m := range chat.ToolCallMarkers {
+		if i := strings.Index(text, m); i >= 0 && i < cut {
+			cut = i
+		}
+		keep = max(keep, partialMarker(text, m))
+	}
+	if cut < len(text) {
+		t.hold = true
+	} else {
+		cut = len(text) - keep
+	}
+	out.Text, t.pending = text[:cut], text[cut:]
+	if out.Text != "" {
+		t.sent.WriteString(out.Text)
+		out.Logprobs, t.lps = t.lps, nil
+	}
+	return out
+}
+
+// rest is what of content (the reply with its calls cut out, trimmed) the
+// client has not been sent.
+func (t *toolStream) rest(content string) string {
+	sent := t.sent.String()
+	if strings.HasPrefix(content, sent) {
+		return content[len(sent):]
+	}
+	if trimmed := strings.TrimSpace(sent); strings.HasPrefix(content, trimmed) {
+		return content[len(trimmed):]
+	}
+	return ""
+}
+
+// partialMarker is the length of the longest suffix of s that is a proper
+// prefix of marker.
+func partialMarker(s, marker string) int {
+	for n := min(len(s), len(marker)-1); n > 0; n-- {
+		if strings.HasSuffix(s, marker[:n]) {
+			return n
+		}
+	}
+	return 0
 }
 
 // follow relays a generation's deltas to onToken, in order, until the

@@ -372,7 +372,7 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 		return
 	}
 	var sw *streamWriter
-	res, held, err := s.followStream(ctx, g, req, func(d delta) error {
+	res, rest, err := s.followStream(ctx, g, req, func(d delta) error {
 		if sw == nil {
 			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
 		}
@@ -387,8 +387,8 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, kind string, 
 		if sw == nil {
 			sw = newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
 		}
-		if req.wholeReply() && (res.Text != "" || res.Thinking != "" || len(res.ToolCalls) > 0) {
-			sw.ndjson(chunk(delta{Text: res.Text, Thinking: res.Thinking, Logprobs: held}, res.ToolCalls))
+		if rest.Text != "" || len(rest.Logprobs) > 0 || len(res.ToolCalls) > 0 {
+			sw.ndjson(chunk(rest, res.ToolCalls))
 		}
 		sw.ndjson(final(g, res, delta{}, nil))
 	}

@@ -626,7 +626,7 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		return sw.sse("", "", b)
 	}
 	first := true
-	res, held, err := s.followStream(ctx, g, req, func(d delta) error {
+	res, rest, err := s.followStream(ctx, g, req, func(d delta) error {
 		if sw == nil {
 			sw = newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
 		}
@@ -646,10 +646,8 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		sw.write([]byte("data: [DONE]\n\n"))
 		return
 	}
-	if req.wholeReply() {
-		send(chunk(id, created, delta{Text: res.Text, Thinking: res.Thinking, Logprobs: held}, true, res.ToolCalls))
-	} else if first {
-		send(chunk(id, created, delta{}, true, nil))
+	if first || rest.Text != "" || len(rest.Logprobs) > 0 || len(res.ToolCalls) > 0 {
+		send(chunk(id, created, rest, first, res.ToolCalls))
 	}
 	send(final(id, created, res, true, nil))
 	if includeUsage {

@@ -2,8 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/glassbox-ai/glassbox/chat"
 )
 
 const weatherTools = `[{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
@@ -48,10 +51,21 @@ func TestTools(t *testing.T) {
 		if m := req.Messages[2]; m.Role != "tool" || m.Name != "get_weather" {
 			t.Errorf("tool turn %+v", m)
 		}
-		// Streamed: the reply comes whole, the call in one chunk, then done.
+		// Streamed: the text before the call as it comes (not the call's
+		// own text), the call in one chunk, then done.
 		lines := ndjson(t, ts.do("POST", "/api/chat", strings.Replace(body, `"stream": false`, `"stream": true`, 1)))
-		if len(lines) != 2 || lines[0]["message"].(map[string]any)["tool_calls"] == nil || lines[1]["done"] != true {
-			t.Errorf("stream %v: want the call, then done", lines)
+		var content strings.Builder
+		for _, l := range lines[:max(len(lines)-2, 0)] {
+			m := l["message"].(map[string]any)
+			if m["tool_calls"] != nil {
+				t.Fatalf("stream %v: a call before the last chunks", lines)
+			}
+			content.WriteString(m["content"].(string))
+		}
+		n := len(lines)
+		if n < 4 || lines[n-2]["message"].(map[string]any)["tool_calls"] == nil || lines[n-1]["done"] != true ||
+			content.String() != r.Message.Content || strings.Contains(content.String(), "tool_call") {
+			t.Errorf("stream %v: want the content %q in chunks, the call, then done", lines, r.Message.Content)
 		}
 	})
 	t.Run("openai", func(t *testing.T) {
@@ -184,6 +198,47 @@ func TestUnsupportedSamplers(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 400 || !strings.Contains(string(b[:n]), "is not supported") {
 			t.Errorf("%s: %d %s", opt, resp.StatusCode, b[:n])
+		}
+	}
+}
+
+// TestToolStream: however a reply is cut into tokens, the streamed text
+// holds no part of a call, and the streamed text with the rest sent at the
+// end is the content the parser leaves.
+func TestToolStream(t *testing.T) {
+	names := []string{"get_weather"}
+	call := `{"name": "get_weather", "arguments": {"city": "Paris"}}`
+	for _, reply := range []string{
+		"Sunny, 21 degrees.",
+		"Let me check.\n<tool_call>\n" + call + "\n</tool_call>",
+		"<tool_call>" + call + "</tool_call>\nDone.",
+		"  " + call,
+		"[TOOL_CALLS][" + call + "]",
+		"Checking <|python_tag|>" + call,
+		"I would use <tool_call> but I will not.", // a marker without a call stays content
+		"Less than < and [ brackets",
+		"{not json",
+	} {
+		content, calls := chat.ParseToolCalls(reply, names)
+		rng := rand.New(rand.NewPCG(5, uint64(len(reply))))
+		for trial := range 40 {
+			var ts toolStream
+			var sent strings.Builder
+			for rest := reply; rest != ""; {
+				n := 1 + rng.IntN(min(len(rest), 6))
+				if trial == 0 {
+					n = len(rest)
+				}
+				out := ts.push(delta{Text: rest[:n]})
+				sent.WriteString(out.Text)
+				rest = rest[n:]
+			}
+			if len(calls) > 0 && (strings.Contains(sent.String(), "get_weather") || strings.ContainsAny(sent.String(), "{")) {
+				t.Fatalf("%q: streamed %q, part of a call", reply, sent.String())
+			}
+			if got := sent.String() + ts.rest(content); strings.TrimSpace(got) != content {
+				t.Fatalf("%q (trial %d): streamed %q then %q; the content is %q", reply, trial, sent.String(), ts.rest(content), content)
+			}
 		}
 	}
 }
