@@ -54,6 +54,23 @@ test('streaming chat ends with usage and equals the non-streaming answer', async
   assert.equal(same.usage.completion_tokens, 20);
 });
 
+test('n choices: each its own generation, seeds s, s+1, ...; streamed one after another', async () => {
+  const messages = [{ role: 'user', content: 'Tell me a story about a cat.' }];
+  const r = await client.chat.completions.create({ model, messages, n: 3, max_tokens: 12, seed: 7, temperature: 0.8 });
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
+  assert.equal(r.usage.completion_tokens, 36);
+  const one = await client.chat.completions.create({ model, messages, max_tokens: 12, seed: 8, temperature: 0.8 });
+  assert.equal(r.choices[1].message.content, one.choices[0].message.content, 'choice 1 ran with seed 8');
+  assert.notEqual(r.choices[0].message.content, r.choices[1].message.content);
+  const stream = await client.chat.completions.create({ model, messages, n: 2, max_tokens: 12, seed: 7, temperature: 0.8,
+    stream: true });
+  const texts = ['', ''];
+  for await (const chunk of stream) {
+    for (const c of chunk.choices) texts[c.index] += c.delta.content ?? '';
+  }
+  assert.deepEqual(texts, r.choices.slice(0, 2).map((c) => c.message.content));
+});
+
 test('response_format json_schema gives a value of the schema', async () => {
   const schema = { type: 'object', properties: { color: { enum: ['red', 'green', 'blue'] },
     count: { type: 'integer' } }, required: ['color', 'count'], additionalProperties: false };

@@ -294,9 +294,6 @@ func (p *openAISampling) options(maxTokens *float64, maxTokensParam string, defa
 		e.Message = strings.ReplaceAll(e.Message, "options.", "")
 		return o, e
 	}
-	if p.N != nil && *p.N != 1 {
-		return o, badRequest("unsupported", "n", "n is %v: only one choice per request (n = 1) is supported", *p.N)
-	}
 	if s := strings.TrimSpace(string(p.Stop)); s != "" && s != "null" {
 		var v any
 		if err := json.Unmarshal(p.Stop, &v); err != nil {
@@ -354,10 +351,30 @@ func finish(reason string) *string {
 	return &reason
 }
 
-func usageOf(res *Result) *openAIUsage {
-	u := &openAIUsage{PromptTokens: res.PromptTokens, CompletionTokens: res.Tokens,
-		TotalTokens: res.PromptTokens + res.Tokens}
-	u.PromptDetails.CachedTokens = res.CachedTokens
+// maxChoices bounds n: each choice is a generation of its own.
+const maxChoices = 8
+
+// choices reads n, the choices to generate (1 when absent).
+func (p *openAISampling) choices() (int, *Error) {
+	if p.N == nil {
+		return 1, nil
+	}
+	n := int(*p.N)
+	if float64(n) != *p.N || n < 1 || n > maxChoices {
+		return 0, badRequest("invalid_value", "n", "n is %v, not an integer 1..%d", *p.N, maxChoices)
+	}
+	return n, nil
+}
+
+// usageOf is the usage of a request's choices: the prompt once (as
+// OpenAI counts it), the completions summed.
+func usageOf(res ...*Result) *openAIUsage {
+	u := &openAIUsage{PromptTokens: res[0].PromptTokens}
+	for _, r := range res {
+		u.CompletionTokens += r.Tokens
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	u.PromptDetails.CachedTokens = res[0].CachedTokens
 	return u
 }
 
@@ -372,6 +389,10 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		maxTok, maxParam = req.MaxTokens, "max_tokens"
 	}
 	opts, e := req.options(maxTok, maxParam, -1)
+	n := 1
+	if e == nil {
+		n, e = req.choices()
+	}
 	if e == nil && (req.Logprobs != nil || req.TopLogprobs != nil) {
 		top := 0
 		if req.TopLogprobs != nil {
@@ -452,8 +473,8 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	s.openAIRun(w, r, "chat", greq, req.Stream, includeUsage, "chatcmpl-",
-		func(id string, created int64, dl delta, first bool, calls []ToolCall) any {
+	s.openAIRun(w, r, "chat", greq, n, req.Stream, includeUsage, "chatcmpl-",
+		func(id string, created int64, i int, dl delta, first bool, calls []ToolCall) any {
 			d := &openAIChatMessage{Content: strp(dl.Text), ReasoningContent: dl.Thinking, ToolCalls: openAIToolCalls(calls, true)}
 			lps := dl.Logprobs
 			if (len(calls) > 0 || dl.Thinking != "") && dl.Text == "" {
@@ -463,33 +484,37 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 				d.Role = "assistant"
 			}
 			return openAIChatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
-				SystemFingerprint: "glassbox", Choices: []openAIChatChoice{{Delta: d, Logprobs: chatLogprobs(opts.Logprobs, lps)}}}
+				SystemFingerprint: "glassbox", Choices: []openAIChatChoice{{Index: i, Delta: d, Logprobs: chatLogprobs(opts.Logprobs, lps)}}}
 		},
-		func(id string, created int64, res *Result, streaming bool, lps []api.Logprob) any {
-			out := openAIChatResponse{ID: id, Created: created, Model: req.Model, SystemFingerprint: "glassbox"}
-			reason := finish(res.DoneReason)
-			if len(res.ToolCalls) > 0 {
-				reason = strp("tool_calls")
-			}
-			if streaming {
-				out.Object = "chat.completion.chunk"
-				out.Choices = []openAIChatChoice{{Delta: &openAIChatMessage{}, FinishReason: reason}}
-			} else {
-				msg := &openAIChatMessage{Role: "assistant", Content: strp(res.Text), ReasoningContent: res.Thinking,
-					ToolCalls: openAIToolCalls(res.ToolCalls, false)}
-				if len(res.ToolCalls) > 0 && res.Text == "" {
+		func(id string, created int64, i int, res *Result) any {
+			return openAIChatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model, SystemFingerprint: "glassbox",
+				Choices: []openAIChatChoice{{Index: i, Delta: &openAIChatMessage{}, FinishReason: chatFinish(res)}}}
+		},
+		func(id string, created int64, res []*Result, lps [][]api.Logprob) any {
+			out := openAIChatResponse{ID: id, Object: "chat.completion", Created: created, Model: req.Model, SystemFingerprint: "glassbox",
+				Usage: usageOf(res...)}
+			for i, r := range res {
+				msg := &openAIChatMessage{Role: "assistant", Content: strp(r.Text), ReasoningContent: r.Thinking,
+					ToolCalls: openAIToolCalls(r.ToolCalls, false)}
+				if len(r.ToolCalls) > 0 && r.Text == "" {
 					msg.Content = nil
 				}
-				out.Object = "chat.completion"
-				out.Choices = []openAIChatChoice{{Message: msg, FinishReason: reason, Logprobs: chatLogprobs(opts.Logprobs, lps)}}
-				out.Usage = usageOf(res)
+				out.Choices = append(out.Choices, openAIChatChoice{Index: i, Message: msg, FinishReason: chatFinish(r), Logprobs: chatLogprobs(opts.Logprobs, lps[i])})
 			}
 			return out
 		},
-		func(id string, created int64, res *Result) any {
+		func(id string, created int64, res []*Result) any {
 			return openAIChatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
-				SystemFingerprint: "glassbox", Choices: []openAIChatChoice{}, Usage: usageOf(res)}
+				SystemFingerprint: "glassbox", Choices: []openAIChatChoice{}, Usage: usageOf(res...)}
 		})
+}
+
+// chatFinish is a chat choice's finish_reason.
+func chatFinish(res *Result) *string {
+	if len(res.ToolCalls) > 0 {
+		return strp("tool_calls")
+	}
+	return finish(res.DoneReason)
 }
 
 func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
@@ -499,6 +524,10 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, e := req.options(req.MaxTokens, "max_tokens", 16)
+	n := 1
+	if e == nil {
+		n, e = req.choices()
+	}
 	prompt := ""
 	if e == nil && req.Model == "" {
 		e = badRequest("missing_model", "model", "model is required")
@@ -530,8 +559,11 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 	if req.Echo {
 		base = utf8.RuneCountInString(prompt)
 	}
-	s.openAIRun(w, r, "text", greq, req.Stream, includeUsage, "cmpl-",
-		func(id string, created int64, d delta, first bool, _ []ToolCall) any {
+	s.openAIRun(w, r, "text", greq, n, req.Stream, includeUsage, "cmpl-",
+		func(id string, created int64, i int, d delta, first bool, _ []ToolCall) any {
+			if first { // each choice's text and offsets start over
+				echoed, done = false, 0
+			}
 			text := d.Text
 			lp := completionLogprobs(opts.Logprobs, d.Logprobs, base+done)
 			done += utf8.RuneCountInString(text)
@@ -539,28 +571,28 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 				text, echoed = prompt+text, true
 			}
 			return openAICompletionResponse{ID: id, Object: "text_completion", Created: created, Model: req.Model,
-				SystemFingerprint: "glassbox", Choices: []openAICompletionChoice{{Text: text, Logprobs: lp}}}
+				SystemFingerprint: "glassbox", Choices: []openAICompletionChoice{{Index: i, Text: text, Logprobs: lp}}}
 		},
-		func(id string, created int64, res *Result, streaming bool, lps []api.Logprob) any {
-			text := ""
-			if !streaming {
-				text = res.Text
+		func(id string, created int64, i int, res *Result) any {
+			return openAICompletionResponse{ID: id, Object: "text_completion", Created: created, Model: req.Model, SystemFingerprint: "glassbox",
+				Choices: []openAICompletionChoice{{Index: i, FinishReason: finish(res.DoneReason)}}}
+		},
+		func(id string, created int64, res []*Result, lps [][]api.Logprob) any {
+			out := openAICompletionResponse{ID: id, Object: "text_completion", Created: created, Model: req.Model,
+				SystemFingerprint: "glassbox", Usage: usageOf(res...)}
+			for i, r := range res {
+				text := r.Text
 				if req.Echo {
 					text = prompt + text
 				}
-			}
-			out := openAICompletionResponse{ID: id, Object: "text_completion", Created: created, Model: req.Model,
-				SystemFingerprint: "glassbox",
-				Choices:           []openAICompletionChoice{{Text: text, FinishReason: finish(res.DoneReason)}}}
-			if !streaming {
-				out.Choices[0].Logprobs = completionLogprobs(opts.Logprobs, lps, base)
-				out.Usage = usageOf(res)
+				out.Choices = append(out.Choices, openAICompletionChoice{Index: i, Text: text, FinishReason: finish(r.DoneReason),
+					Logprobs: completionLogprobs(opts.Logprobs, lps[i], base)})
 			}
 			return out
 		},
-		func(id string, created int64, res *Result) any {
+		func(id string, created int64, res []*Result) any {
 			return openAICompletionResponse{ID: id, Object: "text_completion", Created: created, Model: req.Model,
-				SystemFingerprint: "glassbox", Choices: []openAICompletionChoice{}, Usage: usageOf(res)}
+				SystemFingerprint: "glassbox", Choices: []openAICompletionChoice{}, Usage: usageOf(res...)}
 		})
 }
 
@@ -588,35 +620,25 @@ func completionPrompt(raw json.RawMessage) (string, *Error) {
 	return "", badRequest("invalid_value", "prompt", "prompt must be a string, got %s", jsonKind(v))
 }
 
-// openAIRun runs a generation and answers with one JSON object, or with
-// SSE chunks ending in "data: [DONE]". Errors before the first chunk get
-// their HTTP status; after it they arrive as a data line holding OpenAI's
-// error object, which the official clients raise as an APIError.
-func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, req *GenerateRequest, stream, includeUsage bool,
+// openAIRun runs a request's n choices, each a generation of its own (one
+// after another; a request's seed s gives choice i the seed s+i), and
+// answers with one JSON object (whole, of every choice), or with SSE chunks
+// of each choice in turn (its index on every chunk), ending in "data:
+// [DONE]". Errors before the first chunk get their HTTP status; after it
+// they arrive as a data line holding OpenAI's error object, which the
+// official clients raise as an APIError. chunk makes choice i's chunk of d
+// (first: its first chunk), done its last streamed chunk, whole the
+// unstreamed answer of every choice, usage the streamed usage chunk.
+func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, req *GenerateRequest, n int, stream, includeUsage bool,
 	idPrefix string,
-	chunk func(id string, created int64, d delta, first bool, calls []ToolCall) any,
-	final func(id string, created int64, res *Result, streaming bool, lps []api.Logprob) any,
-	usage func(id string, created int64, res *Result) any) {
+	chunk func(id string, created int64, i int, d delta, first bool, calls []ToolCall) any,
+	done func(id string, created int64, i int, res *Result) any,
+	whole func(id string, created int64, res []*Result, lps [][]api.Logprob) any,
+	usage func(id string, created int64, res []*Result) any) {
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	g, e := s.startGeneration(ctx, jobSpec(kind, req), req)
-	if e != nil {
-		writeOpenAIError(w, e)
-		return
-	}
-	id := idPrefix + g.job.ID
-	created := g.start.Unix()
-	w.Header().Set("X-Glassbox-Job", g.job.ID)
-	if !stream {
-		var all []api.Logprob
-		res, err := s.follow(ctx, g, func(d delta) error { all = append(all, d.Logprobs...); return nil })
-		if err != nil {
-			writeOpenAIError(w, toError(err))
-			return
-		}
-		writeJSON(w, http.StatusOK, final(id, created, res, false, all))
-		return
-	}
+	var id string
+	var created int64
 	var sw *streamWriter
 	send := func(v any) error {
 		b, err := json.Marshal(v)
@@ -625,33 +647,71 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		}
 		return sw.sse("", "", b)
 	}
-	first := true
-	res, rest, err := s.followStream(ctx, g, req, func(d delta) error {
+	fail := func(e *Error) {
+		if sw == nil {
+			writeOpenAIError(w, e)
+			return
+		}
+		send(e.openAI())
+		sw.write([]byte("data: [DONE]\n\n"))
+	}
+	var results []*Result
+	var lpss [][]api.Logprob
+	for i := range n {
+		creq := req
+		if i > 0 && req.Options.Seed != nil {
+			c := *req
+			seed := *req.Options.Seed + uint64(i)
+			c.Options.Seed = &seed
+			creq = &c
+		}
+		g, e := s.startGeneration(ctx, jobSpec(kind, creq), creq)
+		if e != nil {
+			fail(e)
+			return
+		}
+		if i == 0 {
+			id, created = idPrefix+g.job.ID, g.start.Unix()
+			w.Header().Set("X-Glassbox-Job", g.job.ID)
+		}
+		if !stream {
+			var all []api.Logprob
+			res, err := s.follow(ctx, g, func(d delta) error { all = append(all, d.Logprobs...); return nil })
+			if err != nil {
+				fail(toError(err))
+				return
+			}
+			results, lpss = append(results, res), append(lpss, all)
+			continue
+		}
+		first := true
+		res, rest, err := s.followStream(ctx, g, creq, func(d delta) error {
+			if sw == nil {
+				sw = newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
+			}
+			err := send(chunk(id, created, i, d, first, nil))
+			first = false
+			return err
+		})
+		if err != nil {
+			fail(toError(err))
+			return
+		}
 		if sw == nil {
 			sw = newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
 		}
-		err := send(chunk(id, created, d, first, nil))
-		first = false
-		return err
-	})
-	if err != nil && sw == nil {
-		writeOpenAIError(w, toError(err))
+		if first || rest.Text != "" || len(rest.Logprobs) > 0 || len(res.ToolCalls) > 0 {
+			send(chunk(id, created, i, rest, first, res.ToolCalls))
+		}
+		send(done(id, created, i, res))
+		results = append(results, res)
+	}
+	if !stream {
+		writeJSON(w, http.StatusOK, whole(id, created, results, lpss))
 		return
 	}
-	if sw == nil {
-		sw = newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout)
-	}
-	if err != nil {
-		send(toError(err).openAI())
-		sw.write([]byte("data: [DONE]\n\n"))
-		return
-	}
-	if first || rest.Text != "" || len(rest.Logprobs) > 0 || len(res.ToolCalls) > 0 {
-		send(chunk(id, created, rest, first, res.ToolCalls))
-	}
-	send(final(id, created, res, true, nil))
 	if includeUsage {
-		send(usage(id, created, res))
+		send(usage(id, created, results))
 	}
 	sw.write([]byte("data: [DONE]\n\n"))
 }

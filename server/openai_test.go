@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,6 +74,59 @@ func TestOpenAIChat(t *testing.T) {
 			t.Errorf("%+v %+v", c, c.Choices[0].Message)
 		}
 	})
+}
+
+// TestOpenAIChoices: n choices are n generations (a seed s gives choice i
+// the seed s+i), in one answer with the usage summed, or streamed one
+// after another with their indexes.
+func TestOpenAIChoices(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	msgs := []map[string]any{{"role": "user", "content": "tell a story"}}
+	var c openAIChatResponse
+	decode(t, ts.do("POST", "/v1/chat/completions", map[string]any{"model": "tiny", "messages": msgs, "n": 3, "seed": 40, "max_tokens": 2}), 200, &c)
+	if len(c.Choices) != 3 || c.Usage.CompletionTokens != 6 || c.Usage.PromptTokens != 3 {
+		t.Fatalf("%+v, usage %+v", c, c.Usage)
+	}
+	for i, ch := range c.Choices {
+		if ch.Index != i || *ch.Message.Content != "Once upon" || *ch.FinishReason != "length" {
+			t.Errorf("choice %d: %+v %+v", i, ch, ch.Message)
+		}
+	}
+	ts.f.mu.Lock()
+	reqs := ts.f.requests[len(ts.f.requests)-3:]
+	ts.f.mu.Unlock()
+	for i, r := range reqs {
+		if *r.Options.Seed != uint64(40+i) {
+			t.Errorf("choice %d ran with seed %d", i, *r.Options.Seed)
+		}
+	}
+	var l openAICompletionResponse
+	decode(t, ts.do("POST", "/v1/completions", map[string]any{"model": "tiny", "prompt": "Once", "n": 2, "max_tokens": 1, "echo": true}), 200, &l)
+	if len(l.Choices) != 2 || l.Choices[1].Index != 1 || l.Choices[1].Text != "OnceOnce" || l.Usage.CompletionTokens != 2 {
+		t.Errorf("%+v", l)
+	}
+	resp := ts.do("POST", "/v1/chat/completions", map[string]any{"model": "tiny", "messages": msgs, "n": 2, "max_tokens": 2, "stream": true,
+		"stream_options": map[string]any{"include_usage": true}})
+	evs := readSSE(t, resp.Body, 0)
+	resp.Body.Close()
+	var got []string // index:content or index:finish per chunk
+	for _, ev := range evs[:len(evs)-2] {
+		var ch openAIChatResponse
+		if err := json.Unmarshal([]byte(ev.data), &ch); err != nil {
+			t.Fatal(err)
+		}
+		d := ch.Choices[0]
+		switch {
+		case d.FinishReason != nil:
+			got = append(got, fmt.Sprintf("%d:%s", d.Index, *d.FinishReason))
+		case d.Delta.Content != nil:
+			got = append(got, fmt.Sprintf("%d:%q%s", d.Index, *d.Delta.Content, d.Delta.Role))
+		}
+	}
+	want := `0:"Once"assistant 0:" upon" 0:length 1:"Once"assistant 1:" upon" 1:length`
+	if strings.Join(got, " ") != want || !strings.Contains(evs[len(evs)-2].data, `"completion_tokens":4`) || evs[len(evs)-1].data != "[DONE]" {
+		t.Errorf("stream %v, usage %s; want %s", got, evs[len(evs)-2].data, want)
+	}
 }
 
 func TestOpenAICompletion(t *testing.T) {
