@@ -70,9 +70,11 @@ func TestUI(t *testing.T) {
 			}
 		}
 		var streamed strings.Builder
+		events := 0
 		for _, ev := range evs {
 			if ev.Type == api.TypeToken {
 				streamed.WriteString(ev.Token.Text)
+				events++
 			}
 		}
 		want := streamed.String()
@@ -81,8 +83,10 @@ func TestUI(t *testing.T) {
 			if text != want {
 				t.Errorf("journal: result text %q differs from its token events %q", text, want)
 			}
-			if got := tokens(); got != n {
-				t.Errorf("page applied %d token events, the job generated %d", got, n)
+			// The result does not count an end-of-generation token; it has
+			// an event (of no text) like every token.
+			if got := tokens(); got != events || n != events && n != events-1 {
+				t.Errorf("page applied %d token events, the journal has %d, the result counts %d tokens", got, events, n)
 			}
 		}
 		if got := output(); got != want {
@@ -152,6 +156,32 @@ func TestUI(t *testing.T) {
 			t.Errorf("spans without a probability and alternatives: %q", bad)
 		}
 		b.contrast()
+		b.checkJS()
+	})
+
+	t.Run("output format", func(t *testing.T) {
+		b.t = t
+		b.set("#opt-format", "schema")
+		b.set("#opt-schema", "{not json")
+		b.click("#new")
+		b.set("#model", "stories260K")
+		b.set("#prompt", "Once upon a time")
+		b.click("#send")
+		b.waitFor("the schema refused before submitting", `/schema is not valid JSON/.test(document.querySelector('#gen-status').textContent)`, 5*time.Second)
+		b.set("#opt-schema", `{"type": "object", "properties": {"day": {"type": "string", "format": "date"}, "stars": {"type": "integer", "minimum": 1, "maximum": 5}}, "required": ["day", "stars"]}`)
+		id := start("stories260K", "Once upon a time", map[string]string{"num_predict": "80", "seed": "2"})
+		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
+		b.shot("output-format")
+		b.set("#opt-format", "") // text again for the later tests
+		sameAsJournal(id)
+		var v struct {
+			Day   string
+			Stars int
+		}
+		out := output()
+		if err := json.Unmarshal([]byte(out), &v); err != nil || !regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`).MatchString(v.Day) || v.Stars < 1 || v.Stars > 5 {
+			t.Errorf("output %q is not a value of the schema (%v)", out, err)
+		}
 		b.checkJS()
 	})
 

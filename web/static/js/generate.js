@@ -49,6 +49,22 @@ export function generateView(root) {
   const probsWrap = fmt.el('div', { class: 'check' },
     fmt.el('label', { for: 'opt-logprobs' }, probs, ' Show token probabilities'),
     fmt.el('div', { class: 'small muted' }, 'The less likely the model found a token, the stronger its shade; hover a token for its probability and the five most likely alternatives.'));
+  // Output format: text, one JSON object, or a value of a JSON schema
+  // (the server refuses, naming it, a keyword it cannot enforce).
+  const format = fmt.el('select', { id: 'opt-format' },
+    fmt.el('option', { value: '' }, 'Text'),
+    fmt.el('option', { value: 'json' }, 'JSON object'),
+    fmt.el('option', { value: 'schema' }, 'JSON schema'));
+  const schema = fmt.el('textarea', { id: 'opt-schema', rows: 5, spellcheck: false,
+    placeholder: '{"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}' });
+  const schemaWrap = fmt.el('div', {}, fmt.el('label', { for: 'opt-schema' }, 'Schema'), schema);
+  format.value = st.settings.format || '';
+  schema.value = st.settings.schema || '';
+  schemaWrap.hidden = format.value !== 'schema';
+  format.addEventListener('change', () => { st.settings.format = format.value; schemaWrap.hidden = format.value !== 'schema'; save(); });
+  schema.addEventListener('change', () => { st.settings.schema = schema.value; save(); });
+  const formatWrap = fmt.el('div', {}, fmt.el('label', { for: 'opt-format' }, 'Output format'), format, schemaWrap,
+    fmt.el('div', { class: 'small muted' }, 'Tokens that would not continue a valid value are masked out before each pick.'));
   const chat = fmt.el('div', { class: 'chat', id: 'chat', 'aria-label': 'Conversation' });
   const prompt = fmt.el('textarea', { id: 'prompt', rows: 3, placeholder: 'Once upon a time' });
   const send = fmt.el('button', { id: 'send', type: 'submit' }, 'Send');
@@ -68,7 +84,7 @@ export function generateView(root) {
       fmt.el('label', { for: 'model' }, 'Model'), model, verdict,
       fmt.el('label', { for: 'mode' }, 'Mode'), mode,
       systemWrap,
-      fmt.el('details', { open: true }, fmt.el('summary', {}, 'Sampling settings'), settings.node, probsWrap)),
+      fmt.el('details', { open: true }, fmt.el('summary', {}, 'Sampling settings'), settings.node, probsWrap, formatWrap)),
     fmt.el('div', { style: null }, jobLink), pipe.node);
   root.replaceChildren(fmt.el('h1', {}, 'Generate'), fmt.el('div', { class: 'cols' }, form, side));
 
@@ -150,7 +166,14 @@ export function generateView(root) {
     if (!model.value) { status.textContent = 'pick a model first'; model.focus(); return; }
     if (!text.trim()) { status.textContent = 'write a message first'; prompt.focus(); return; }
     const options = settings.options();
-    const body = requestBody(st, model.value, text, options);
+    let body;
+    try {
+      body = requestBody(st, model.value, text, options);
+    } catch (err) {
+      status.textContent = err.message;
+      schema.focus();
+      return;
+    }
     running(true);
     status.textContent = 'submitting…';
     let created;
@@ -220,10 +243,19 @@ function samplingSettings(st, save) {
 
 // requestBody is the POST /v1/jobs body for the next turn: in chat mode the
 // system prompt, every earlier turn that finished (answers as the job's
-// result) and the new message; in completion mode the raw prompt.
+// result) and the new message; in completion mode the raw prompt; the
+// output format (it throws when the schema is not JSON).
 export function requestBody(st, model, text, options) {
   const body = { model, options };
   if (st.settings.logprobs) Object.assign(body, { logprobs: true, top_logprobs: 5 });
+  if (st.settings.format === 'json') body.format = 'json';
+  if (st.settings.format === 'schema') {
+    try {
+      body.format = JSON.parse(st.settings.schema || '');
+    } catch (err) {
+      throw new Error(`the schema is not valid JSON: ${err.message}`);
+    }
+  }
   if (st.mode !== 'chat') return { ...body, prompt: text, raw: true };
   const msgs = [];
   if (st.system.trim()) msgs.push({ role: 'system', content: st.system });
