@@ -506,7 +506,7 @@ func (s *jsonState) step(c byte) bool {
 		if s.s.nodes[s.top.node].maxItems == 0 {
 			return false
 		}
-		s.node = s.s.nodes[s.top.node].items
+		s.node = s.s.nodes[s.top.node].item(0)
 		return s.begin(c)
 	case jKeyOrEnd, jKey:
 		if c == '}' && s.mode == jKeyOrEnd {
@@ -535,7 +535,7 @@ func (s *jsonState) step(c byte) bool {
 			if nd.maxItems >= 0 && s.top.count >= nd.maxItems {
 				return false
 			}
-			s.mode, s.node = jValue, nd.items
+			s.mode, s.node = jValue, nd.item(s.top.count)
 		case c == ',':
 			if s.keyCandidates() == 0 && !s.extraAllowed() {
 				return false
@@ -814,6 +814,14 @@ func (s *jsonState) endValue() bool {
 		s.top.count++
 	}
 	return true
+}
+
+// item is the schema of an array's item i (its prefixItems, then items).
+func (nd *snode) item(i int32) int32 {
+	if int(i) < len(nd.prefix) {
+		return nd.prefix[i]
+	}
+	return nd.items
 }
 
 // endNumber ends a number at c, which then follows it.

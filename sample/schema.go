@@ -26,7 +26,7 @@ import (
 //     llguidance's rule), required, additionalProperties (false when
 //     absent and properties are given: llama.cpp's default; additional
 //     keys come after the declared ones);
-//   - arrays: items, minItems, maxItems; strings: minLength, maxLength (in
+//   - arrays: items, prefixItems (tuples), minItems, maxItems; strings: minLength, maxLength (in
 //     characters; an escape counts as one), pattern (a subset of ECMA-262,
 //     pattern.go), format date, time, date-time and uuid (as patterns;
 //     other formats are annotations); integers: minimum, maximum,
@@ -59,7 +59,8 @@ type snode struct {
 	props    []sprop // object, in the schema's order
 	required uint64  // object: bit i set if props[i] is required
 	extra    int32   // object: the schema of additional properties' values; −1: none
-	items    int32   // array
+	items    int32   // array: the items' schema (after prefix)
+	prefix   []int32 // array: the first items' schemas (prefixItems)
 	minItems int32
 	maxItems int32    // −1: unbounded
 	minLen   int32    // string
@@ -302,7 +303,7 @@ var annotations = map[string]bool{
 }
 
 // supportedKeywords lists what CompileSchema enforces, for its errors.
-const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, minItems, maxItems, minLength, maxLength, pattern, format (date, time, date-time, uuid; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers)"
+const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, prefixItems, minItems, maxItems, minLength, maxLength, pattern, format (date, time, date-time, uuid; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers)"
 
 func (c *schemaCompiler) add(n snode) (int32, error) {
 	if len(c.s.nodes) >= maxSchemaNodes {
@@ -335,7 +336,7 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 		}
 		switch m.k {
 		case "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
-			"additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format",
+			"additionalProperties", "items", "prefixItems", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format",
 			"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 			kw[m.k] = m.v
 		default:
@@ -420,7 +421,7 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 		switch {
 		case has(kw, "properties", "required", "additionalProperties"):
 			types = []string{"object"}
-		case has(kw, "items", "minItems", "maxItems"):
+		case has(kw, "items", "prefixItems", "minItems", "maxItems"):
 			types = []string{"array"}
 		case has(kw, "minLength", "maxLength", "pattern", "format"):
 			types = []string{"string"}
@@ -496,7 +497,7 @@ func typeAllows(types []string, t string) bool {
 // typeKeywords lists the keywords that apply to each type.
 var typeKeywords = map[string][]string{
 	"object":  {"properties", "required", "additionalProperties"},
-	"array":   {"items", "minItems", "maxItems"},
+	"array":   {"items", "prefixItems", "minItems", "maxItems"},
 	"string":  {"minLength", "maxLength", "pattern", "format"},
 	"number":  nil,
 	"integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
@@ -539,18 +540,48 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 		return c.object(kw, path)
 	case "array":
 		n := snode{kind: sArray, items: nodeAny, maxItems: -1}
-		if it, ok := kw["items"]; ok {
-			if it.isArr {
-				return 0, schemaErr(path, "items as an array (tuples) is not supported")
+		// A tuple: prefixItems (draft 2020-12), or items as an array (the
+		// drafts before it, whose additionalItems is then any).
+		pre, hasPre := kw["prefixItems"]
+		prePath := path + "/prefixItems"
+		it, hasItems := kw["items"]
+		if hasItems && it.isArr && !hasPre {
+			pre, hasPre, hasItems, prePath = it, true, false, path+"/items"
+		}
+		if hasPre {
+			if !pre.isArr {
+				return 0, schemaErr(path, "prefixItems must be an array of schemas")
 			}
-			var err error
-			if n.items, err = c.compile(it, path+"/items"); err != nil {
-				return 0, err
+			for i, p := range pre.arr {
+				k, err := c.compile(p, fmt.Sprintf("%s/%d", prePath, i))
+				if err != nil {
+					return 0, err
+				}
+				n.prefix = append(n.prefix, k)
+			}
+		}
+		noMore := false // items: false after a tuple
+		if hasItems {
+			if b, ok := it.v.(bool); ok && !b && !it.isObj && !it.isArr && hasPre {
+				noMore = true
+			} else if it.isArr {
+				return 0, schemaErr(path, "items as an array beside prefixItems is not supported")
+			} else {
+				var err error
+				if n.items, err = c.compile(it, path+"/items"); err != nil {
+					return 0, err
+				}
 			}
 		}
 		var err error
 		if n.minItems, n.maxItems, err = minMax(kw, "minItems", "maxItems", path); err != nil {
 			return 0, err
+		}
+		if noMore && (n.maxItems < 0 || n.maxItems > int32(len(n.prefix))) {
+			n.maxItems = int32(len(n.prefix))
+			if n.minItems > n.maxItems {
+				return 0, schemaErr(path, "minItems %d is more than the %d items prefixItems allows with items false", n.minItems, n.maxItems)
+			}
 		}
 		return c.add(n)
 	case "string":

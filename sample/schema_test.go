@@ -104,6 +104,14 @@ func TestSchemaValid(t *testing.T) {
 		{`{"type": "string", "format": "uuid"}`, `"123e4567-e89b-12d3-a456-426614174000"`, true},
 		{`{"type": "string", "format": "uuid"}`, `"123e4567"`, false},
 		{`{"type": "string", "format": "email"}`, `"not checked"`, true}, // an annotation
+		{`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}`, `[1, "a"]`, true},
+		{`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}`, `["a", 1]`, false},
+		{`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}`, `[1]`, false},
+		{`{"prefixItems": [{"type": "integer"}], "items": {"type": "boolean"}}`, `[1, true, false]`, true},
+		{`{"prefixItems": [{"type": "integer"}], "items": {"type": "boolean"}}`, `[1, 2]`, false},
+		{`{"prefixItems": [{"type": "integer"}], "items": false}`, `[1, 2]`, false},
+		{`{"prefixItems": [{"type": "integer"}], "items": false}`, `[]`, true},
+		{`{"items": [{"type": "null"}]}`, `[null, "any"]`, true}, // the drafts before 2020-12: items as an array
 		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `3`, true},
 		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `0`, false},
 		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `6`, false},
@@ -161,7 +169,9 @@ func TestCompileSchemaErrors(t *testing.T) {
 		{`{"enum": []}`, `non-empty`},
 		{`{"type": "string", "enum": [1]}`, `enum value 0 is a integer, not of type string`},
 		{`{"allOf": [{}, {}]}`, `allOf is supported with one schema only`},
-		{`{"items": [{}]}`, `tuples`},
+		{`{"prefixItems": {}}`, `prefixItems must be an array`},
+		{`{"prefixItems": [{}], "items": false, "minItems": 2}`, `minItems 2 is more than the 1 items`},
+		{`{"prefixItems": [{}], "items": [{}]}`, `items as an array beside prefixItems`},
 		{`false`, `cannot be generated`},
 		{`{"type": "object"`, `not valid JSON`},
 		{`{} {}`, `text after the schema`},
@@ -240,7 +250,8 @@ func FuzzSchemaValid(f *testing.F) {
 	schemas := []string{personSchema, treeSchema, looseSchema, unionSchema, `{"type": "array", "items": {"type": "string", "maxLength": 1}}`,
 		`{"type": "array", "items": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}}`,
 		`{"type": "object", "properties": {"p": {"type": "string", "pattern": "^(ab|é)+\\d?$"}, "q": {"pattern": "x"}}}`,
-		`{"type": "array", "items": {"type": "integer", "minimum": -15, "exclusiveMaximum": 120}}`}
+		`{"type": "array", "items": {"type": "integer", "minimum": -15, "exclusiveMaximum": 120}}`,
+		`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 2}], "items": false, "minItems": 1}`}
 	compiled := make([]*Schema, len(schemas))
 	for i, s := range schemas {
 		var err error
@@ -249,7 +260,7 @@ func FuzzSchemaValid(f *testing.F) {
 		}
 	}
 	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`,
-		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`} {
+		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`} {
 		for i := range schemas {
 			f.Add(uint8(i), s)
 		}
@@ -420,8 +431,18 @@ func refCheck(root, sch, v ordered) bool {
 			}
 		}
 	case v.isArr:
-		if it, ok := sch.get("items"); ok {
-			for _, e := range v.arr {
+		pre, hasPre := sch.get("prefixItems")
+		it, hasItems := sch.get("items")
+		if hasItems && it.isArr && !hasPre {
+			pre, hasPre, hasItems = it, true, false
+		}
+		for i, e := range v.arr {
+			switch {
+			case hasPre && i < len(pre.arr):
+				if !refCheck(root, pre.arr[i], e) {
+					return false
+				}
+			case hasItems:
 				if !refCheck(root, it, e) {
 					return false
 				}
