@@ -238,9 +238,7 @@ type jsonState struct {
 	// lowOnly: a string at its maxLength after a high surrogate; the
 	// escape being read may only be the pair's low half.
 	lowOnly bool
-	re      int16  // a string with a pattern: the pattern's state
-	neg     bool   // a bounded integer: its sign,
-	num     uint64 // and its magnitude so far (s.n digits)
+	re      int16  // a string with a pattern, a bounded number: the automaton's state
 	hex     uint16 // the \uXXXX value so far
 	key     bool   // the string being read is an object key
 	space   int8   // the whitespace run: 0 none, −1 one space, n > 0 a newline and n−1 indent bytes
@@ -297,7 +295,7 @@ func (s *jsonState) complete() bool {
 	case jDone:
 		return true
 	case jZero, jInt, jFrac, jExpDigits:
-		return s.depth == 0 && s.intInRange()
+		return s.depth == 0 && s.numDone()
 	case jLiteral:
 		return s.depth == 0 && s.litDone()
 	}
@@ -434,12 +432,11 @@ func (s *jsonState) step(c byte) bool {
 		}
 		return s.step(c)
 	case jMinus:
-		return s.intStart(c)
+		return s.numByte(c) && s.intStart(c)
 	case jZero, jInt:
 		integer := s.s.nodes[s.node].kind == sInteger
 		switch {
 		case isDigit(c) && s.mode == jInt:
-			return s.intDigit(c)
 		case c == '.' && !integer:
 			s.mode = jDot
 		case (c == 'e' || c == 'E') && !integer:
@@ -447,13 +444,13 @@ func (s *jsonState) step(c byte) bool {
 		default:
 			return s.endNumber(c)
 		}
-		return true
+		return s.numByte(c)
 	case jDot, jExpSign:
 		if !isDigit(c) {
 			return false
 		}
 		s.mode++ // jFrac, jExpDigits
-		return true
+		return s.numByte(c)
 	case jFrac:
 		switch {
 		case isDigit(c):
@@ -462,7 +459,7 @@ func (s *jsonState) step(c byte) bool {
 		default:
 			return s.endNumber(c)
 		}
-		return true
+		return s.numByte(c)
 	case jExp:
 		switch {
 		case c == '+' || c == '-':
@@ -472,10 +469,10 @@ func (s *jsonState) step(c byte) bool {
 		default:
 			return false
 		}
-		return true
+		return s.numByte(c)
 	case jExpDigits:
 		if isDigit(c) {
-			return true
+			return s.numByte(c)
 		}
 		return s.endNumber(c)
 	case jDone:
@@ -595,8 +592,7 @@ func (s *jsonState) utf8Lead(c byte) bool {
 	return true
 }
 
-// intStart reads a number's first digit (a bounded integer's only if its
-// bounds can still be met).
+// intStart reads a number's first digit.
 func (s *jsonState) intStart(c byte) bool {
 	switch {
 	case c == '0':
@@ -606,12 +602,7 @@ func (s *jsonState) intStart(c byte) bool {
 	default:
 		return false
 	}
-	nd := &s.s.nodes[s.node]
-	if !nd.bounded {
-		return true
-	}
-	s.num, s.n = uint64(c-'0'), 1
-	return intFeasible(s.neg, s.num, s.n, nd.imin, nd.imax)
+	return true
 }
 
 // begin starts a value of schema s.node at c.
@@ -668,10 +659,13 @@ func (s *jsonState) begin(c byte) bool {
 		}
 		return true
 	case sNumber, sInteger:
-		s.neg, s.num, s.n = c == '-', 0, 0
+		s.re = 0
+		if !s.numByte(c) {
+			return false
+		}
 		if c == '-' {
 			s.mode = jMinus
-			return !nd.bounded || intFeasible(true, 0, 0, nd.imin, nd.imax)
+			return true
 		}
 		return s.intStart(c)
 	case sLiteral:
@@ -826,73 +820,25 @@ func (nd *snode) item(i int32) int32 {
 
 // endNumber ends a number at c, which then follows it.
 func (s *jsonState) endNumber(c byte) bool {
-	return s.intInRange() && s.endValue() && s.step(c)
+	return s.numDone() && s.endValue() && s.step(c)
 }
 
-// intDigit reads a digit of an integer (after its first): a bounded
-// integer takes it only if the bounds can still be met.
-func (s *jsonState) intDigit(c byte) bool {
+// numDone reports whether the number read so far may end here: always,
+// but for a bounded one outside its bounds.
+func (s *jsonState) numDone() bool {
 	nd := &s.s.nodes[s.node]
-	if !nd.bounded {
-		return true
-	}
-	if s.num > (math.MaxUint64-9)/10 { // the digit would take it past every bound
-		return false
-	}
-	s.num, s.n = s.num*10+uint64(c-'0'), s.n+1
-	return intFeasible(s.neg, s.num, s.n, nd.imin, nd.imax)
+	return nd.num == nil || nd.num.done(s.re)
 }
 
-// intInRange reports whether the number read so far may end here: always,
-// but for a bounded integer outside its bounds.
-func (s *jsonState) intInRange() bool {
+// numByte steps a bounded number's automaton over byte c, one that
+// continues the number.
+func (s *jsonState) numByte(c byte) bool {
 	nd := &s.s.nodes[s.node]
-	if !nd.bounded || s.mode != jZero && s.mode != jInt {
+	if nd.num == nil || !(isDigit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
 		return true
 	}
-	lo, hi := magnitudes(s.neg, nd.imin, nd.imax)
-	return lo <= hi && s.num >= lo && s.num <= hi
-}
-
-// magnitudes returns the magnitudes a bounded integer of sign neg may
-// have: an integer in lo..hi (lo > hi: none). A negative one has at least
-// 1 (a bounded integer is never written −0).
-func magnitudes(neg bool, lo, hi int64) (mlo, mhi uint64) {
-	if !neg {
-		if hi < 0 {
-			return 1, 0
-		}
-		return uint64(max(lo, 0)), uint64(hi)
-	}
-	if lo > -1 {
-		return 1, 0
-	}
-	return uint64(max(-hi, 1)), uint64(-lo)
-}
-
-// intFeasible reports whether an integer of sign neg whose first digits
-// (digits of them; 0: none yet) make magnitude v can still end within
-// lo..hi: its completions' magnitudes are v itself and, unless v is 0 (a
-// leading zero ends it), v·10^j … (v+1)·10^j − 1 for each j.
-func intFeasible(neg bool, v uint64, digits int32, lo, hi int64) bool {
-	mlo, mhi := magnitudes(neg, lo, hi)
-	switch {
-	case mlo > mhi:
-		return false
-	case digits == 0:
-		return true
-	case v == 0:
-		return mlo == 0
-	}
-	for p := uint64(1); v <= mhi/p; p *= 10 {
-		if (v+1)*p-1 >= mlo {
-			return true
-		}
-		if p > mhi/10 {
-			break
-		}
-	}
-	return false
+	s.re = nd.num.step(s.re, c)
+	return s.re >= 0
 }
 
 // close ends the innermost container if it may end: an object with no

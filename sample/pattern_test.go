@@ -1,8 +1,11 @@
 package sample
 
 import (
+	"encoding/json"
+	"math/big"
 	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -168,4 +171,78 @@ func FuzzPattern(f *testing.F) {
 		}
 		p.matches(in)
 	})
+}
+
+// TestNumRange: a bounded number's automaton accepts exactly the decimals
+// (no exponent) within the bounds, by exact arithmetic, and has no dead
+// states, for random bounds and numbers.
+func TestNumRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	decimal := func(maxInt int) string {
+		var b strings.Builder
+		if rng.IntN(3) == 0 {
+			b.WriteByte('-')
+		}
+		b.WriteString(strconv.Itoa(rng.IntN(maxInt)))
+		if rng.IntN(2) == 0 {
+			b.WriteByte('.')
+			for range 1 + rng.IntN(3) {
+				b.WriteByte(byte('0' + rng.IntN(10)))
+			}
+		}
+		return b.String()
+	}
+	kws := []string{"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"}
+	for trial := range 300 {
+		integer := trial%3 == 0
+		schema := map[string]any{"type": "number"}
+		if integer {
+			schema["type"] = "integer"
+		}
+		bounds := map[string]*big.Rat{}
+		for _, k := range kws {
+			if rng.IntN(2) == 0 {
+				d := decimal([]int{3, 30, 1000}[rng.IntN(3)])
+				schema[k] = json.Number(d)
+				bounds[k], _ = new(big.Rat).SetString(d)
+			}
+		}
+		text, _ := json.Marshal(schema)
+		s, err := CompileSchema(text)
+		in := func(v *big.Rat) bool {
+			for k, b := range bounds {
+				c := v.Cmp(b)
+				if k == "minimum" && c < 0 || k == "exclusiveMinimum" && c <= 0 || k == "maximum" && c > 0 || k == "exclusiveMaximum" && c >= 0 {
+					return false
+				}
+			}
+			return !integer || v.IsInt()
+		}
+		if err != nil {
+			// Only bounds no value meets are refused: try many.
+			for range 2000 {
+				if v, _ := new(big.Rat).SetString(decimal(2000)); in(v) && (!integer || strings.Contains(v.String(), "/1")) {
+					t.Fatalf("%s refused (%v), but %s is within it", text, err, v.FloatString(3))
+				}
+			}
+			continue
+		}
+		nd := &s.nodes[s.root]
+		if nd.num == nil {
+			continue // no bound drawn
+		}
+		if dead := nd.num.deadStates(); len(dead) > 0 {
+			t.Fatalf("%s: %d dead states", text, len(dead))
+		}
+		for range 300 {
+			d := decimal([]int{3, 30, 1000, 100000}[rng.IntN(4)])
+			if integer {
+				d, _, _ = strings.Cut(d, ".")
+			}
+			v, _ := new(big.Rat).SetString(d)
+			if got, want := s.Valid(d), in(v); got != want {
+				t.Fatalf("%s on %s: %v, want %v", text, d, got, want)
+			}
+		}
+	}
 }

@@ -6,9 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
+	"math/big"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -29,8 +28,9 @@ import (
 //   - arrays: items, prefixItems (tuples), minItems, maxItems; strings: minLength, maxLength (in
 //     characters; an escape counts as one), pattern (a subset of ECMA-262,
 //     pattern.go), format date, time, date-time and uuid (as patterns;
-//     other formats are annotations); integers: minimum, maximum,
-//     exclusiveMinimum, exclusiveMaximum.
+//     other formats are annotations); numbers and integers: minimum,
+//     maximum, exclusiveMinimum, exclusiveMaximum (written without an
+//     exponent then).
 //
 // Annotations (title, description, default, examples, …) are ignored;
 // any other keyword is an error that names it and where it is, never a
@@ -66,9 +66,7 @@ type snode struct {
 	minLen   int32    // string
 	maxLen   int32    // −1: unbounded
 	pat      *pattern // string: pattern or format (pattern.go), nil: none
-	bounded  bool     // integer: minimum..maximum (imin..imax) apply
-	imin     int64
-	imax     int64
+	num      *pattern // number, integer: the values within minimum..maximum (numrange.go), nil: any
 	lits     []string
 	alts     []int32   // union
 	first    [4]uint64 // union: the bytes a value may start with
@@ -303,7 +301,7 @@ var annotations = map[string]bool{
 }
 
 // supportedKeywords lists what CompileSchema enforces, for its errors.
-const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, prefixItems, minItems, maxItems, minLength, maxLength, pattern, format (date, time, date-time, uuid; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers)"
+const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, prefixItems, minItems, maxItems, minLength, maxLength, pattern, format (date, time, date-time, uuid; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum"
 
 func (c *schemaCompiler) add(n snode) (int32, error) {
 	if len(c.s.nodes) >= maxSchemaNodes {
@@ -499,7 +497,7 @@ var typeKeywords = map[string][]string{
 	"object":  {"properties", "required", "additionalProperties"},
 	"array":   {"items", "prefixItems", "minItems", "maxItems"},
 	"string":  {"minLength", "maxLength", "pattern", "format"},
-	"number":  nil,
+	"number":  {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
 	"integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
 	"boolean": nil,
 	"null":    nil,
@@ -522,9 +520,6 @@ func checkTypes(types []string, kw map[string]ordered, path string) error {
 			for _, m := range typeKeywords[t] {
 				applies = applies || m == k
 			}
-		}
-		if !applies && slices.Contains(typeKeywords["integer"], k) && slices.Contains(types, "number") {
-			return schemaErr(path, "%q is supported on integers only, not on type number (its decimals cannot be bounded token by token here)", k)
 		}
 		if !applies {
 			return schemaErr(path, "%q does not apply to type %s", k, strings.Join(types, " or "))
@@ -597,13 +592,17 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 			return 0, schemaErr(path, "minLength or maxLength beside a pattern or format is not supported")
 		}
 		return c.add(n)
-	case "number":
-		return nodeAnyNumber, nil
-	case "integer":
-		n := snode{kind: sInteger}
+	case "number", "integer":
+		n := snode{kind: sNumber}
+		if t == "integer" {
+			n.kind = sInteger
+		}
 		var err error
-		if n.bounded, n.imin, n.imax, err = intBounds(kw, path); err != nil {
+		if n.num, err = numRange(kw, t == "integer", path); err != nil {
 			return 0, err
+		}
+		if n.kind == sNumber && n.num == nil {
+			return nodeAnyNumber, nil
 		}
 		return c.add(n)
 	case "boolean":
@@ -645,40 +644,50 @@ func stringPattern(kw map[string]ordered, path string) (*pattern, error) {
 	return p, nil
 }
 
-// maxIntBound is the largest bound an integer schema takes (bounds past
-// it are errors): magnitudes then stay far from uint64 overflow.
-const maxIntBound = 1 << 62
-
-// intBounds reads an integer schema's minimum, maximum, exclusiveMinimum
-// and exclusiveMaximum as the least and greatest integer allowed.
-func intBounds(kw map[string]ordered, path string) (bounded bool, lo, hi int64, err error) {
-	lo, hi = -maxIntBound, maxIntBound
-	for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
+// numRange compiles a number's minimum, maximum, exclusiveMinimum and
+// exclusiveMaximum (nil: none given). Of two lower (or upper) bounds the
+// tighter one counts.
+func numRange(kw map[string]ordered, integer bool, path string) (*pattern, error) {
+	b := numBounds{integer: integer}
+	var loR, hiR *big.Rat
+	for _, k := range []string{"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"} {
 		v, ok := kw[k]
 		if !ok {
 			continue
 		}
 		n, isNum := v.v.(json.Number)
-		f, perr := strconv.ParseFloat(string(n), 64)
-		if !isNum || perr != nil || math.Abs(f) >= maxIntBound {
-			return false, 0, 0, schemaErr(path, "%s must be a number of magnitude below 2^62", k)
+		if !isNum {
+			return nil, schemaErr(path, "%s must be a number", k)
 		}
-		bounded = true
-		switch k {
-		case "minimum":
-			lo = max(lo, int64(math.Ceil(f)))
-		case "maximum":
-			hi = min(hi, int64(math.Floor(f)))
-		case "exclusiveMinimum":
-			lo = max(lo, int64(math.Floor(f))+1)
-		case "exclusiveMaximum":
-			hi = min(hi, int64(math.Ceil(f))-1)
+		neg, id, fd, err := parseBound(string(n))
+		if err != nil {
+			return nil, schemaErr(path, "%s: %v", k, err)
+		}
+		r, _ := new(big.Rat).SetString(string(n))
+		excl := strings.HasPrefix(k, "exclusive")
+		if strings.HasSuffix(k, "inimum") {
+			// The tighter lower bound: the greater, or exclusive at a tie.
+			if c := 1; loR == nil || func() bool { c = r.Cmp(loR); return c > 0 || c == 0 && excl }() {
+				loR = r
+				b.hasLo, b.loNeg, b.loZero, b.lo, b.loExcl = true, neg, r.Sign() == 0, [2]string{id, fd}, excl
+			}
+		} else if c := 1; hiR == nil || func() bool { c = r.Cmp(hiR); return c < 0 || c == 0 && excl }() {
+			hiR = r
+			b.hasHi, b.hiNeg, b.hiZero, b.hi, b.hiExcl = true, neg, r.Sign() == 0, [2]string{id, fd}, excl
 		}
 	}
-	if lo > hi {
-		return false, 0, 0, schemaErr(path, "no integer lies between the bounds (the least allowed is %d, the greatest %d)", lo, hi)
+	if !b.hasLo && !b.hasHi {
+		return nil, nil
 	}
-	return bounded, lo, hi, nil
+	p, err := compileNumRange(&b)
+	if err != nil {
+		what := "number"
+		if integer {
+			what = "integer"
+		}
+		return nil, schemaErr(path, "%s bounds: %v", what, strings.Replace(err.Error(), "number", what, 1))
+	}
+	return p, nil
 }
 
 // minMax reads a pair of bounds (0 and −1, unbounded, when absent).

@@ -121,7 +121,28 @@ func TestSchemaValid(t *testing.T) {
 		{`{"type": "integer", "minimum": -20, "maximum": -10}`, `-21`, false},
 		{`{"type": "integer", "exclusiveMinimum": 0}`, `0`, false},
 		{`{"type": "integer", "exclusiveMinimum": 0}`, `123456789012`, true},
-		{`{"type": "integer", "maximum": 0}`, `-0`, false}, // -0 is 0, but a bounded integer is never written so (form)
+		{`{"type": "integer", "maximum": 0}`, `-0`, true}, // -0 is 0
+		{`{"type": "integer", "maximum": 1e2}`, `100`, true},
+		{`{"type": "integer", "maximum": 1e2}`, `101`, false},
+		{`{"type": "number", "exclusiveMinimum": 0}`, `0.5`, true},
+		{`{"type": "number", "exclusiveMinimum": 0}`, `0.000001`, true},
+		{`{"type": "number", "exclusiveMinimum": 0}`, `0`, false},
+		{`{"type": "number", "exclusiveMinimum": 0}`, `0.0`, false},
+		{`{"type": "number", "exclusiveMinimum": 0}`, `-1`, false},
+		{`{"type": "number", "exclusiveMinimum": 0}`, `1e3`, false}, // bounded numbers are written without an exponent (form)
+		{`{"type": "number", "minimum": -1.5, "maximum": 2.25}`, `-1.5`, true},
+		{`{"type": "number", "minimum": -1.5, "maximum": 2.25}`, `-1.51`, false},
+		{`{"type": "number", "minimum": -1.5, "maximum": 2.25}`, `2.25`, true},
+		{`{"type": "number", "minimum": -1.5, "maximum": 2.25}`, `2.250`, true},
+		{`{"type": "number", "minimum": -1.5, "maximum": 2.25}`, `2.2501`, false},
+		{`{"type": "number", "minimum": -1.5, "maximum": 2.25}`, `-0.3`, true},
+		{`{"type": "number", "minimum": -1.5, "maximum": 2.25}`, `12`, false},
+		{`{"type": "number", "minimum": 10, "exclusiveMaximum": 10.5}`, `10.49`, true},
+		{`{"type": "number", "minimum": 10, "exclusiveMaximum": 10.5}`, `10.5`, false},
+		{`{"type": "number", "minimum": 10, "exclusiveMaximum": 10.5}`, `9.99`, false},
+		{`{"type": "number", "minimum": 3, "exclusiveMinimum": 3}`, `3`, false}, // the tighter bound
+		{`{"type": "number", "maximum": -2}`, `-2.5`, true},
+		{`{"type": "number", "maximum": -2}`, `-1.5`, false},
 		{`{"type": "integer", "minimum": 0.5, "maximum": 2.5}`, `1`, true},
 		{`{"type": "integer", "minimum": 0.5, "maximum": 2.5}`, `0`, false},
 		{`{"type": ["integer", "null"], "maximum": 99}`, `100`, false},
@@ -138,7 +159,7 @@ func TestSchemaValid(t *testing.T) {
 		}
 		// The recognizer's form rules (bounded whitespace, compact
 		// literals) refuse some values the schema allows.
-		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}` || tc.in == `"a\u0041b"` || tc.in == `-0`
+		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}` || tc.in == `"a\u0041b"` || tc.in == `1e3`
 		if ref := refValid(t, tc.schema, tc.in); ref != (tc.want || form) {
 			t.Errorf("%s\n  %q: the reference validator says %v, the table %v", tc.schema, tc.in, ref, tc.want)
 		}
@@ -147,9 +168,11 @@ func TestSchemaValid(t *testing.T) {
 
 func TestCompileSchemaErrors(t *testing.T) {
 	for _, tc := range []struct{ schema, want string }{
-		{`{"type": "number", "minimum": 0}`, `at #: "minimum" is supported on integers only`},
-		{`{"type": "integer", "minimum": 3, "exclusiveMaximum": 3}`, `no integer lies between the bounds`},
-		{`{"type": "integer", "maximum": 1e300}`, `magnitude below 2^62`},
+		{`{"type": "number", "minimum": 1, "maximum": 0.5}`, `at #: number bounds: no number lies within the bounds`},
+		{`{"type": "integer", "minimum": 3, "exclusiveMaximum": 3}`, `integer bounds: no integer lies within the bounds`},
+		{`{"type": "integer", "minimum": 0.2, "maximum": 0.8}`, `no integer lies within the bounds`},
+		{`{"type": "integer", "maximum": 1e300}`, `more than 40 digits`},
+		{`{"type": "number", "maximum": "3"}`, `maximum must be a number`},
 		{`{"type": "array", "uniqueItems": true}`, `keyword "uniqueItems" is not supported`},
 		{`{"properties": {"d": {"type": "string", "pattern": "a(?=b)"}}}`, `at #/properties/d: pattern "a(?=b)" at byte 2: lookarounds`},
 		{`{"type": "string", "format": "date", "maxLength": 10}`, `maxLength beside a pattern or format`},
@@ -251,7 +274,8 @@ func FuzzSchemaValid(f *testing.F) {
 		`{"type": "array", "items": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}}`,
 		`{"type": "object", "properties": {"p": {"type": "string", "pattern": "^(ab|é)+\\d?$"}, "q": {"pattern": "x"}}}`,
 		`{"type": "array", "items": {"type": "integer", "minimum": -15, "exclusiveMaximum": 120}}`,
-		`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 2}], "items": false, "minItems": 1}`}
+		`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 2}], "items": false, "minItems": 1}`,
+		`{"type": "array", "items": {"type": "number", "minimum": -12.5, "exclusiveMaximum": 3.25}}`}
 	compiled := make([]*Schema, len(schemas))
 	for i, s := range schemas {
 		var err error
@@ -260,7 +284,7 @@ func FuzzSchemaValid(f *testing.F) {
 		}
 	}
 	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`,
-		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`} {
+		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`, `[-12.5, 3.249, 0.0, -0.5]`} {
 		for i := range schemas {
 			f.Add(uint8(i), s)
 		}
@@ -524,7 +548,8 @@ func TestMaskMatchesTrials(t *testing.T) {
 	schemas := []string{`{"type":"object"}`, personSchema, treeSchema, looseSchema, unionSchema,
 		`{"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 4}, "c": {"enum": ["red", 7]}}}`,
 		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^(abc|é)+-?\\d*$"}, "ok": {"type": "string", "pattern": "a"}}}`,
-		`{"type": "array", "items": {"type": "integer", "minimum": -5, "maximum": 23}}`}
+		`{"type": "array", "items": {"type": "integer", "minimum": -5, "maximum": 23}}`,
+		`{"type": "array", "items": {"type": "number", "minimum": 0.5, "maximum": 23}}`}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, text := range schemas {
 		s, err := CompileSchema([]byte(text))

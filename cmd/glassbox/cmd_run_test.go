@@ -88,8 +88,9 @@ func TestRunFormatSchema(t *testing.T) {
 	m := shared.Path(t, "models/stories260K.gguf")
 	schema := `{"type": "object", "properties": {"name": {"type": "string", "maxLength": 20},
 		"age": {"type": "integer", "minimum": 1, "maximum": 120}, "friends": {"type": "array", "items": {"type": "string", "maxLength": 12}, "maxItems": 3},
-		"happy": {"type": "boolean"}, "born": {"type": "string", "format": "date"}, "code": {"type": "string", "pattern": "^[A-Z]{2}\\d{3}$"}},
-		"required": ["name", "age", "friends", "happy", "born", "code"]}`
+		"happy": {"type": "boolean"}, "born": {"type": "string", "format": "date"}, "code": {"type": "string", "pattern": "^[A-Z]{2}\\d{3}$"},
+		"score": {"type": "number", "exclusiveMinimum": 0, "maximum": 1}, "pair": {"type": "array", "prefixItems": [{"type": "boolean"}, {"type": "null"}], "items": false, "minItems": 2}},
+		"required": ["name", "age", "friends", "happy", "born", "code", "score", "pair"]}`
 	file := filepath.Join(t.TempDir(), "person.json")
 	if err := os.WriteFile(file, []byte(schema), 0o644); err != nil {
 		t.Fatal(err)
@@ -109,6 +110,8 @@ func TestRunFormatSchema(t *testing.T) {
 			Happy   *bool
 			Born    string
 			Code    string
+			Score   float64
+			Pair    []any
 		}
 		if err := dec.Decode(&v); err != nil || v.Name == nil || v.Age == nil || v.Friends == nil || v.Happy == nil ||
 			!regexp.MustCompile(`^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$`).MatchString(v.Born) || !regexp.MustCompile(`^[A-Z]{2}\d{3}$`).MatchString(v.Code) {
@@ -120,7 +123,8 @@ func TestRunFormatSchema(t *testing.T) {
 				t.Errorf("seed %d: %q: keys out of the schema's order", seed, out)
 			}
 		}
-		if len([]rune(*v.Name)) > 20 || len(v.Friends) > 3 || *v.Age < 1 || *v.Age > 120 {
+		if len([]rune(*v.Name)) > 20 || len(v.Friends) > 3 || *v.Age < 1 || *v.Age > 120 || v.Score <= 0 || v.Score > 1 ||
+			len(v.Pair) != 2 || v.Pair[1] != nil {
 			t.Errorf("seed %d: %q: over maxLength, maxItems or the age's bounds", seed, out)
 		}
 	}

@@ -1,0 +1,347 @@
+package sample
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+)
+
+// A number schema's bounds (minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum) compile to a deterministic automaton over the
+// number's bytes, as a pattern does for a string (the same pattern type):
+// it accepts exactly the decimals -?(0|[1-9][0-9]*)(\.[0-9]+)? — no
+// exponent — whose value lies within the bounds, and from every state it
+// reaches some accepted end remains (dead states are removed), so a
+// bounded number never leads the constraint into a dead end. It reads the
+// digits against each bound as a person compares decimals: the integer
+// parts by length, then digit by digit, then the fractions digit by digit.
+
+// bound is one bound on a number's magnitude m (m ≥ 0): m rel d, d a
+// non-negative decimal as its integer digits (no leading zeros; "" for 0)
+// and fraction digits (no trailing zeros).
+type bound struct {
+	intDigits, fracDigits string
+	rel                   int8 // −2: m < d, −1: m ≤ d, 1: m ≥ d, 2: m > d
+}
+
+// cmpState is a magnitude being read against one bound: in the integer
+// part, its digits so far (n, capped at one past the bound's) and how the
+// first of them compare with the bound's (cmp); in the fraction, whether
+// the comparison is decided (cmp ≠ 0) and the fraction digits read.
+type cmpState struct {
+	frac bool
+	n    int16
+	cmp  int8
+}
+
+// numState is a bounded number being read: where in its form, its sign,
+// and the comparisons of its magnitude with the bounds of that sign.
+type numState struct {
+	phase uint8 // numStart, numMinus, numInt, numZero, numDot, numFrac
+	neg   bool
+	cmp   [2]cmpState
+}
+
+const (
+	numStart uint8 = iota
+	numMinus
+	numInt  // integer digits, the first 1–9
+	numZero // a leading 0: then '.' or the end
+	numDot  // after '.': a digit
+	numFrac // fraction digits
+)
+
+// maxBoundDigits bounds a bound's digits (the automaton grows with them).
+const maxBoundDigits = 40
+
+// parseBound reads a JSON number of a schema as an exact decimal: its
+// sign and its magnitude's integer and fraction digits.
+func parseBound(text string) (neg bool, intDigits, fracDigits string, err error) {
+	r, ok := new(big.Rat).SetString(text)
+	if !ok {
+		return false, "", "", fmt.Errorf("%q is not a number", text)
+	}
+	neg = r.Sign() < 0
+	r.Abs(r)
+	// A JSON number's denominator is a power of ten (or of its factors):
+	// maxBoundDigits fraction digits hold it exactly, or it is refused.
+	s := r.FloatString(maxBoundDigits)
+	if back, _ := new(big.Rat).SetString(s); back.Cmp(r) != 0 {
+		return false, "", "", fmt.Errorf("%s has more than %d fraction digits", text, maxBoundDigits)
+	}
+	intDigits, fracDigits, _ = strings.Cut(s, ".")
+	intDigits = strings.TrimLeft(intDigits, "0")
+	fracDigits = strings.TrimRight(fracDigits, "0")
+	if len(intDigits)+len(fracDigits) > maxBoundDigits {
+		return false, "", "", fmt.Errorf("%s has more than %d digits", text, maxBoundDigits)
+	}
+	return neg, intDigits, fracDigits, nil
+}
+
+// numBounds is a number schema's bounds: each present or not, its sign
+// (neg: below 0), whether it is 0, its magnitude's digits and whether it is
+// exclusive; integer: the value has no fraction.
+type numBounds struct {
+	hasLo, hasHi   bool
+	loNeg, hiNeg   bool
+	loZero, hiZero bool
+	lo, hi         [2]string
+	loExcl, hiExcl bool
+	integer        bool
+}
+
+// branch returns the bounds on the magnitude of a number of sign neg
+// (ok false: no number of that sign is within the bounds).
+func (b *numBounds) branch(neg bool) (bs []bound, ok bool) {
+	// A bound on the value v of the other sign than the branch, or 0:
+	// trivially met, met only by 0, or never met.
+	if !neg {
+		// v = m ≥ 0.
+		if b.hasLo {
+			switch {
+			case !b.loNeg && !b.loZero:
+				bs = append(bs, bound{b.lo[0], b.lo[1], map[bool]int8{true: 2, false: 1}[b.loExcl]})
+			case b.loZero && b.loExcl:
+				bs = append(bs, bound{"", "", 2}) // m > 0
+			}
+		}
+		if b.hasHi {
+			switch {
+			case b.hiNeg && !b.hiZero:
+				return nil, false
+			case b.hiZero && b.hiExcl:
+				return nil, false
+			default:
+				bs = append(bs, bound{b.hi[0], b.hi[1], map[bool]int8{true: -2, false: -1}[b.hiExcl]})
+			}
+		}
+		return bs, true
+	}
+	// v = −m ≤ 0: v ≥ lo ⇔ m ≤ −lo; v ≤ hi ⇔ m ≥ −hi.
+	if b.hasLo {
+		switch {
+		case !b.loNeg && !b.loZero:
+			return nil, false
+		case b.loZero && b.loExcl:
+			return nil, false
+		default:
+			bs = append(bs, bound{b.lo[0], b.lo[1], map[bool]int8{true: -2, false: -1}[b.loExcl]})
+		}
+	}
+	if b.hasHi {
+		switch {
+		case b.hiNeg && !b.hiZero:
+			bs = append(bs, bound{b.hi[0], b.hi[1], map[bool]int8{true: 2, false: 1}[b.hiExcl]})
+		case b.hiZero && b.hiExcl:
+			bs = append(bs, bound{"", "", 2}) // m > 0
+		}
+	}
+	return bs, true
+}
+
+// compileNumRange builds the automaton of the numbers within b.
+func compileNumRange(b *numBounds) (*pattern, error) {
+	branches := map[bool][]bound{}
+	possible := map[bool]bool{}
+	for _, neg := range []bool{false, true} {
+		branches[neg], possible[neg] = b.branch(neg)
+	}
+	p := &pattern{src: "bounds"}
+	index := map[numState]int16{}
+	var states []numState
+	add := func(s numState) int16 {
+		if i, ok := index[s]; ok {
+			return i
+		}
+		i := int16(len(states))
+		index[s] = i
+		states = append(states, s)
+		p.next = append(p.next, [256]int16{})
+		p.final = append(p.final, numFinal(s, branches[s.neg]))
+		return i
+	}
+	add(numState{})
+	for i := 0; i < len(states); i++ {
+		for c := range 256 {
+			n, ok := numStep(states[i], byte(c), branches, possible, b.integer)
+			if !ok || len(states) >= maxPatternStates {
+				p.next[i][c] = -1
+				continue
+			}
+			p.next[i][c] = add(n)
+		}
+	}
+	if len(states) >= maxPatternStates {
+		return nil, fmt.Errorf("the bounds need more than %d automaton states", maxPatternStates)
+	}
+	if !p.trim() {
+		return nil, fmt.Errorf("no number lies within the bounds")
+	}
+	return p, nil
+}
+
+// numStep reads byte c of a bounded number.
+func numStep(s numState, c byte, branches map[bool][]bound, possible map[bool]bool, integer bool) (numState, bool) {
+	digit := c >= '0' && c <= '9'
+	bs := branches[s.neg]
+	switch s.phase {
+	case numStart:
+		if c == '-' {
+			s.neg, s.phase = true, numMinus
+			return s, possible[true]
+		}
+		if !digit || !possible[false] {
+			return s, false
+		}
+		fallthrough
+	case numMinus:
+		if !digit {
+			return s, false
+		}
+		s.phase = numInt
+		if c == '0' {
+			s.phase = numZero
+			return s, true // 0 adds nothing to the integer part
+		}
+		return s.intDigit(c, branches[s.neg]), true
+	case numInt:
+		if digit {
+			return s.intDigit(c, bs), true
+		}
+		fallthrough
+	case numZero:
+		if c != '.' || integer {
+			return s, false
+		}
+		for k := range bs {
+			s.cmp[k] = s.cmp[k].endInt(bs[k])
+		}
+		s.phase = numDot
+		return s, true
+	case numDot, numFrac:
+		if !digit {
+			return s, false
+		}
+		s.phase = numFrac
+		for k := range bs {
+			s.cmp[k] = s.cmp[k].fracDigit(c, bs[k])
+		}
+		return s, true
+	}
+	return s, false
+}
+
+func (s numState) intDigit(c byte, bs []bound) numState {
+	for k, b := range bs {
+		cs := &s.cmp[k]
+		if int(cs.n) < len(b.intDigits) && cs.cmp == 0 {
+			cs.cmp = sign(int(c) - int(b.intDigits[cs.n]))
+		}
+		cs.n = min(cs.n+1, int16(len(b.intDigits))+1)
+	}
+	return s
+}
+
+// endInt settles the integer part's comparison: by length, then by the
+// digits; equal integer parts go on to the fractions.
+func (cs cmpState) endInt(b bound) cmpState {
+	switch {
+	case int(cs.n) < len(b.intDigits):
+		cs.cmp = -1
+	case int(cs.n) > len(b.intDigits):
+		cs.cmp = 1
+	}
+	return cmpState{frac: true, cmp: cs.cmp}
+}
+
+func (cs cmpState) fracDigit(c byte, b bound) cmpState {
+	if cs.cmp != 0 {
+		return cs
+	}
+	d := byte('0')
+	if int(cs.n) < len(b.fracDigits) {
+		d = b.fracDigits[cs.n]
+	}
+	cs.cmp = sign(int(c) - int(d))
+	cs.n = min(cs.n+1, int16(len(b.fracDigits)))
+	return cs
+}
+
+// result is how the whole magnitude compares with the bound.
+func (cs cmpState) result(b bound) int8 {
+	if !cs.frac {
+		cs = cs.endInt(b)
+	}
+	if cs.cmp == 0 && int(cs.n) < len(b.fracDigits) {
+		return -1 // the bound's fraction goes on (its last digit is not 0)
+	}
+	return cs.cmp
+}
+
+// numFinal reports whether a number may end in state s.
+func numFinal(s numState, bs []bound) bool {
+	if s.phase != numInt && s.phase != numZero && s.phase != numFrac {
+		return false
+	}
+	for k, b := range bs {
+		r := s.cmp[k].result(b)
+		switch b.rel {
+		case -2:
+			if r >= 0 {
+				return false
+			}
+		case -1:
+			if r > 0 {
+				return false
+			}
+		case 1:
+			if r < 0 {
+				return false
+			}
+		case 2:
+			if r <= 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sign(x int) int8 {
+	switch {
+	case x < 0:
+		return -1
+	case x > 0:
+		return 1
+	}
+	return 0
+}
+
+// trim removes the transitions into states from which no accepted end
+// can be reached; false if the start is one of them.
+func (p *pattern) trim() bool {
+	live := make([]bool, len(p.next))
+	copy(live, p.final)
+	for changed := true; changed; {
+		changed = false
+		for s := range p.next {
+			if live[s] {
+				continue
+			}
+			for _, n := range p.next[s] {
+				if n >= 0 && live[n] {
+					live[s], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for s := range p.next {
+		for c, n := range p.next[s] {
+			if n >= 0 && !live[n] {
+				p.next[s][c] = -1
+			}
+		}
+	}
+	return live[0]
+}
