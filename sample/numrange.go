@@ -100,7 +100,7 @@ func (b *numBounds) branch(neg bool) (bs []bound, ok bool) {
 		if b.hasLo {
 			switch {
 			case !b.loNeg && !b.loZero:
-				bs = append(bs, bound{b.lo[0], b.lo[1], map[bool]int8{true: 2, false: 1}[b.loExcl]})
+				bs = append(bs, bound{b.lo[0], b.lo[1], atLeast(b.loExcl)})
 			case b.loZero && b.loExcl:
 				bs = append(bs, bound{"", "", 2}) // m > 0
 			}
@@ -112,7 +112,7 @@ func (b *numBounds) branch(neg bool) (bs []bound, ok bool) {
 			case b.hiZero && b.hiExcl:
 				return nil, false
 			default:
-				bs = append(bs, bound{b.hi[0], b.hi[1], map[bool]int8{true: -2, false: -1}[b.hiExcl]})
+				bs = append(bs, bound{b.hi[0], b.hi[1], atMost(b.hiExcl)})
 			}
 		}
 		return bs, true
@@ -125,18 +125,33 @@ func (b *numBounds) branch(neg bool) (bs []bound, ok bool) {
 		case b.loZero && b.loExcl:
 			return nil, false
 		default:
-			bs = append(bs, bound{b.lo[0], b.lo[1], map[bool]int8{true: -2, false: -1}[b.loExcl]})
+			bs = append(bs, bound{b.lo[0], b.lo[1], atMost(b.loExcl)})
 		}
 	}
 	if b.hasHi {
 		switch {
 		case b.hiNeg && !b.hiZero:
-			bs = append(bs, bound{b.hi[0], b.hi[1], map[bool]int8{true: 2, false: 1}[b.hiExcl]})
+			bs = append(bs, bound{b.hi[0], b.hi[1], atLeast(b.hiExcl)})
 		case b.hiZero && b.hiExcl:
 			bs = append(bs, bound{"", "", 2}) // m > 0
 		}
 	}
 	return bs, true
+}
+
+// atLeast is the relation m ≥ d (m > d, exclusive); atMost m ≤ d (m < d).
+func atLeast(exclusive bool) int8 {
+	if exclusive {
+		return 2
+	}
+	return 1
+}
+
+func atMost(exclusive bool) int8 {
+	if exclusive {
+		return -2
+	}
+	return -1
 }
 
 // compileNumRange builds the automaton of the numbers within b.
