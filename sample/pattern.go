@@ -345,47 +345,24 @@ func (ps *patternParser) class() (*rnode, error) {
 			break
 		}
 		first = false
-		var lo byte
-		switch {
-		case c == '\\':
-			s, n, err := ps.escape(true)
-			if err != nil {
-				return nil, err
+		lo, many, single, err := ps.classMember()
+		if err != nil {
+			return nil, err
+		}
+		if !single { // \d, \w, \s
+			for w := range set {
+				set[w] |= many[w]
 			}
-			if n || bitsCount(s) != 1 {
-				if n {
-					return nil, ps.errf(`\D, \W and \S inside a class are not supported`)
-				}
-				for w := range set {
-					set[w] |= s[w]
-				}
-				continue
-			}
-			lo = lowestByte(s)
-		case c >= 0x80:
-			return nil, ps.errf("characters above U+007F in a class are not supported")
-		default:
-			lo = c
-			ps.i++
+			continue
 		}
 		hi := lo
 		if ps.i+1 < len(ps.src) && ps.src[ps.i] == '-' && ps.src[ps.i+1] != ']' {
 			ps.i++
-			switch d := ps.src[ps.i]; {
-			case d == '\\':
-				s, n, err := ps.escape(true)
-				if err != nil {
-					return nil, err
-				}
-				if n || bitsCount(s) != 1 {
-					return nil, ps.errf("a range must end at one character")
-				}
-				hi = lowestByte(s)
-			case d >= 0x80:
-				return nil, ps.errf("characters above U+007F in a class are not supported")
-			default:
-				hi = d
-				ps.i++
+			if hi, _, single, err = ps.classMember(); err != nil {
+				return nil, err
+			}
+			if !single {
+				return nil, ps.errf("a range must end at one character")
 			}
 			if hi < lo {
 				return nil, ps.errf("range %q-%q is out of order", lo, hi)
@@ -396,6 +373,29 @@ func (ps *patternParser) class() (*rnode, error) {
 		}
 	}
 	return classNode(set, neg), nil
+}
+
+// classMember reads one member of a class at ps.i: one ASCII character
+// (single), or an escape that stands for several (many).
+func (ps *patternParser) classMember() (one byte, many [4]uint64, single bool, err error) {
+	c := ps.src[ps.i]
+	switch {
+	case c == '\\':
+		s, neg, err := ps.escape(true)
+		switch {
+		case err != nil:
+			return 0, many, false, err
+		case neg:
+			return 0, many, false, ps.errf(`\D, \W and \S inside a class are not supported`)
+		case bitsCount(s) != 1:
+			return 0, s, false, nil
+		}
+		return lowestByte(s), many, true, nil
+	case c >= 0x80:
+		return 0, many, false, ps.errf("characters above U+007F in a class are not supported")
+	}
+	ps.i++
+	return c, many, true, nil
 }
 
 // escape reads a backslash escape at ps.i: the ASCII bytes it matches,
