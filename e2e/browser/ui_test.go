@@ -88,6 +88,9 @@ func TestUI(t *testing.T) {
 			if got := tokens(); got != events || n != events && n != events-1 {
 				t.Errorf("page applied %d token events, the journal has %d, the result counts %d tokens", got, events, n)
 			}
+			if st := eval[string](b, `document.querySelector('#gen-status')?.textContent ?? ''`); strings.HasPrefix(st, "done") && !strings.HasPrefix(st, fmt.Sprintf("done: %d tokens", n)) {
+				t.Errorf("status %q, want the result's %d tokens", st, n)
+			}
 		}
 		if got := output(); got != want {
 			t.Errorf("page text differs from the journal's:\npage    %q\njournal %q", got, want)

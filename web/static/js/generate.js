@@ -150,7 +150,7 @@ export function generateView(root) {
           save();
           running(false);
           status.textContent = job.state === 'done'
-            ? `done: ${job.tokens} tokens${job.result && job.result.done_reason ? ' (' + job.result.done_reason + ')' : ''}`
+            ? `done: ${job.result?.tokens ?? job.tokens} tokens${job.result && job.result.done_reason ? ' (' + job.result.done_reason + ')' : ''}`
             : `${job.state}: ${job.error ? job.error.message : ''}`;
           if (m.state !== 'done') msgNodes[i].who.append(fmt.el('span', { class: 'badge', 'data-state': m.state }, m.state));
         }
