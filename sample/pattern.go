@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -30,6 +31,10 @@ type pattern struct {
 
 // pset is a set of positions of the position automaton.
 type pset [maxPatternPos / 64]uint64
+
+// errNoPlainMatch: no value a pattern matches can be written without
+// escapes.
+var errNoPlainMatch = errors.New("matches no string that can be written without escapes")
 
 // maxPatternPos bounds a pattern's positions, counted after {n,m}
 // repetitions are written out; maxPatternStates its automaton's states.
@@ -133,13 +138,47 @@ var plainBytes = func() (c [4]uint64) {
 // match). The subset: literals (any UTF-8), ., classes [...] and [^...]
 // with ranges of ASCII characters, \d \w \s and their negations, escaped
 // punctuation, \t \n \r \f \v, \xHH and \uHHHH (ASCII), groups (...) and
-// (?:...), alternation, and the quantifiers * + ? {n} {n,} {n,m} (a lazy
-// ? after one changes nothing here). Anything else is an error.
+// (?:...), alternation, the quantifiers * + ? {n} {n,} {n,m} (a lazy ?
+// after one changes nothing here), and lookaheads (?=...) and (?!...)
+// right after a leading ^ (the automata's product, or with the
+// lookahead's complement). Anything else is an error.
 func compilePattern(src string) (*pattern, error) {
 	ps := &patternParser{src: src}
 	anchoredStart := strings.HasPrefix(src, "^")
 	if anchoredStart {
 		ps.i = 1
+	}
+	// Lookaheads at the start: (?=X) the value must begin with a match of
+	// X (the whole value, with X's $), (?!X) must not.
+	type look struct {
+		tree     *rnode
+		negative bool
+	}
+	var looks []look
+	for anchoredStart && (strings.HasPrefix(src[ps.i:], "(?=") || strings.HasPrefix(src[ps.i:], "(?!")) {
+		neg := src[ps.i+2] == '!'
+		ps.i += 3
+		if ps.i < len(src) && src[ps.i] == '^' {
+			ps.i++ // at the start already
+		}
+		ps.look = true
+		body, err := ps.alt()
+		ps.look = false
+		if err != nil {
+			return nil, err
+		}
+		end := ps.i < len(src) && src[ps.i] == '$'
+		if end {
+			ps.i++
+		}
+		if ps.i >= len(src) || src[ps.i] != ')' {
+			return nil, ps.errf("missing ) after a lookahead")
+		}
+		ps.i++
+		if !end {
+			body = &rnode{op: rSeq, kids: []*rnode{body, {op: rStar, kids: []*rnode{anyChar(true)}}}}
+		}
+		looks = append(looks, look{body, neg})
 	}
 	tree, err := ps.alt()
 	if err != nil {
@@ -161,12 +200,73 @@ func compilePattern(src string) (*pattern, error) {
 	if !anchoredEnd {
 		seq.kids = append(seq.kids, any)
 	}
-	return glushkov(src, seq)
+	p, err := glushkov(src, seq)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range looks {
+		lp, err := glushkov(src, l.tree)
+		if err != nil && !(l.negative && errors.Is(err, errNoPlainMatch)) {
+			return nil, err // (a negative one that matches nothing excludes nothing)
+		}
+		if p, err = p.and(lp, l.negative); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// and returns the automaton of the values p accepts that q accepts too
+// (negative: that q does not accept; q nil: accepts nothing), trimmed.
+func (p *pattern) and(q *pattern, negative bool) (*pattern, error) {
+	type pair struct{ a, b int16 } // b −1: q has rejected
+	out := &pattern{src: p.src}
+	index := map[pair]int16{}
+	var states []pair
+	add := func(s pair) int16 {
+		if i, ok := index[s]; ok {
+			return i
+		}
+		i := int16(len(states))
+		index[s] = i
+		states = append(states, s)
+		out.next = append(out.next, [256]int16{})
+		qDone := s.b >= 0 && q.final[s.b]
+		out.final = append(out.final, p.final[s.a] && qDone != negative)
+		return i
+	}
+	start := pair{0, 0}
+	if q == nil {
+		start.b = -1
+	}
+	add(start)
+	for i := 0; i < len(states); i++ {
+		for c := range 256 {
+			s := states[i]
+			a, b := p.next[s.a][c], int16(-1)
+			if s.b >= 0 {
+				b = q.next[s.b][c]
+			}
+			if a < 0 || len(states) >= maxPatternStates {
+				out.next[i][c] = -1
+				continue
+			}
+			out.next[i][c] = add(pair{a, b})
+		}
+	}
+	if len(states) >= maxPatternStates {
+		return nil, fmt.Errorf("pattern %q is too complex: more than %d automaton states", p.src, maxPatternStates)
+	}
+	if !out.trim() {
+		return nil, fmt.Errorf("pattern %q %w", p.src, errNoPlainMatch)
+	}
+	return out, nil
 }
 
 type patternParser struct {
-	src string
-	i   int
+	src  string
+	i    int
+	look bool // in a lookahead: a $ may end it
 }
 
 func (ps *patternParser) errf(format string, a ...any) error {
@@ -196,7 +296,7 @@ func (ps *patternParser) seq() (*rnode, error) {
 	n := &rnode{op: rSeq}
 	for ps.i < len(ps.src) {
 		c := ps.src[ps.i]
-		if c == '|' || c == ')' || c == '$' && ps.i == len(ps.src)-1 {
+		if c == '|' || c == ')' || c == '$' && (ps.i == len(ps.src)-1 || ps.look && ps.src[ps.i+1] == ')') {
 			break
 		}
 		atom, err := ps.atom()
@@ -278,7 +378,7 @@ func (ps *patternParser) atom() (*rnode, error) {
 		if strings.HasPrefix(ps.src[ps.i:], "?:") {
 			ps.i += 2
 		} else if ps.i < len(ps.src) && ps.src[ps.i] == '?' {
-			return nil, ps.errf("lookarounds and named groups are not supported")
+			return nil, ps.errf("lookarounds (but at the start, after ^) and named groups are not supported")
 		}
 		n, err := ps.alt()
 		if err != nil {
@@ -547,7 +647,7 @@ func glushkov(src string, tree *rnode) (*pattern, error) {
 		}
 	}
 	if !live.has(0) {
-		return nil, fmt.Errorf("pattern %q matches no string that can be written without escapes", src)
+		return nil, fmt.Errorf("pattern %q %w", src, errNoPlainMatch)
 	}
 	for c := range g.byByte {
 		g.byByte[c] = g.byByte[c].and(live)

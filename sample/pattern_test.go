@@ -130,10 +130,59 @@ func TestPattern(t *testing.T) {
 	}
 }
 
+// TestPatternLookahead: a lookahead at the start (RE2 has none, so the
+// reference is the lookahead's own pattern run on the value): pydantic's
+// Decimal pattern, and (?=X) beside (?!X).
+func TestPatternLookahead(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, main, look string // look: the value (or a prefix of it, without $) must (?=) or must not (?!) match
+		negative            bool
+		alphabet            string
+	}{
+		{`^(?!^[-+.]*$)[+-]?0*\d*\.?\d*$`, `^[+-]?0*\d*\.?\d*$`, `^[-+.]*$`, true, "+-.019a"},
+		{`^(?=\d{2})\w+$`, `^\w+$`, `^\d{2}`, false, "a1_"},
+		{`^(?!ab)[a-c]*$`, `^[a-c]*$`, `^ab`, true, "abc"},
+		{`^(?!")x*$`, `^x*$`, `^"`, true, "x"}, // a lookahead nothing plain matches excludes nothing
+	} {
+		p, err := compilePattern(tc.pattern)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.pattern, err)
+		}
+		main, look := regexp.MustCompile(tc.main), regexp.MustCompile(tc.look)
+		rng := rand.New(rand.NewPCG(9, uint64(len(tc.pattern))))
+		alpha := []rune(tc.alphabet)
+		matched := 0
+		for range 3000 {
+			var b strings.Builder
+			for range rng.IntN(8) {
+				b.WriteRune(alpha[rng.IntN(len(alpha))])
+			}
+			v := b.String()
+			want := main.MatchString(v) && look.MatchString(v) != tc.negative
+			if got := p.matches(v); got != want {
+				t.Fatalf("%q on %q: %v, want %v", tc.pattern, v, got, want)
+			}
+			if want {
+				matched++
+			}
+		}
+		if dead := p.deadStates(); len(dead) > 0 || matched == 0 {
+			t.Errorf("%q: %d dead states, %d matched", tc.pattern, len(dead), matched)
+		}
+	}
+	for _, v := range []string{"", "+", "-.", "."} {
+		if p, _ := compilePattern(`^(?!^[-+.]*$)[+-]?0*\d*\.?\d*$`); p.matches(v) {
+			t.Errorf("the Decimal pattern took %q", v)
+		}
+	}
+}
+
 // TestPatternErrors: what the subset lacks is an error that says what.
 func TestPatternErrors(t *testing.T) {
 	for _, tc := range []struct{ pattern, want string }{
-		{`a(?=b)`, "lookarounds"},
+		{`a(?=b)`, "lookarounds (but at the start, after ^)"},
+		{`(?=b)a`, "lookarounds (but at the start, after ^)"}, // unanchored
+		{`^(?=b`, "missing )"},
 		{`(a`, "missing )"},
 		{`a)`, "unexpected"},
 		{`[a`, "missing ]"},

@@ -41,7 +41,7 @@ func TestBadInput(t *testing.T) {
 		{"ollama bad role", "/api/chat", `{"model":"tiny","messages":[{"role":"wizard","content":"x"}]}`, 400, "deliver", `"wizard"`},
 		{"ollama prompt too long", "/api/generate", `{"model":"tiny","prompt":"` + long + `"}`, 400, "encode", "100 tokens but the context holds 64"},
 		{"ollama body too large", "/api/generate", huge, 413, "deliver", "exceeds the limit of 65536 bytes"},
-		{"ollama format schema pattern", "/api/generate", `{"model":"tiny","prompt":"hi","format":{"type":"object","properties":{"zip":{"type":"string","pattern":"^(?<z>[0-9]+)$"}}}}`, 400, "deliver", `at #/properties/zip: pattern "^(?<z>[0-9]+)$" at byte 2: lookarounds and named groups are not supported`},
+		{"ollama format schema pattern", "/api/generate", `{"model":"tiny","prompt":"hi","format":{"type":"object","properties":{"zip":{"type":"string","pattern":"^(?<z>[0-9]+)$"}}}}`, 400, "deliver", `at #/properties/zip: pattern "^(?<z>[0-9]+)$" at byte 2: lookarounds (but at the start, after ^) and named groups are not supported`},
 		{"ollama format schema broken", "/api/generate", `{"model":"tiny","prompt":"hi","format":{"$ref":"#/$defs/missing"}}`, 400, "deliver", "points at nothing"},
 		{"ollama format yaml", "/api/generate", `{"model":"tiny","prompt":"hi","format":"yaml"}`, 400, "deliver", `"json" or a JSON schema`},
 		{"openai response_format schema missing", "/v1/chat/completions", `{"model":"tiny","response_format":{"type":"json_schema"},"messages":[{"role":"user","content":"x"}]}`, 400, "deliver", "needs json_schema.schema"},
