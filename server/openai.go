@@ -620,8 +620,8 @@ func completionPrompt(raw json.RawMessage) (string, *Error) {
 	return "", badRequest("invalid_value", "prompt", "prompt must be a string, got %s", jsonKind(v))
 }
 
-// openAIRun runs a request's n choices, each a generation of its own (one
-// after another; a request's seed s gives choice i the seed s+i), and
+// openAIRun runs a request's n choices, each a generation of its own
+// (started together; a request's seed s gives choice i the seed s+i), and
 // answers with one JSON object (whole, of every choice), or with SSE chunks
 // of each choice in turn (its index on every chunk), ending in "data:
 // [DONE]". Errors before the first chunk get their HTTP status; after it
@@ -655,24 +655,43 @@ func (s *Server) openAIRun(w http.ResponseWriter, r *http.Request, kind string, 
 		send(e.openAI())
 		sw.write([]byte("data: [DONE]\n\n"))
 	}
-	var results []*Result
-	var lpss [][]api.Logprob
+	// Every choice is started first, so that with several parallel
+	// streams (serve --parallel) they are generated together; each is then
+	// followed in turn (a job's events replay from its first).
+	gens := make([]*generation, n)
+	reqs := make([]*GenerateRequest, n)
 	for i := range n {
-		creq := req
+		reqs[i] = req
 		if i > 0 && req.Options.Seed != nil {
 			c := *req
 			seed := *req.Options.Seed + uint64(i)
 			c.Options.Seed = &seed
-			creq = &c
+			reqs[i] = &c
 		}
-		g, e := s.startGeneration(ctx, jobSpec(kind, creq), creq)
+	}
+	for i := range n {
+		g, e := s.startGeneration(ctx, jobSpec(kind, reqs[i]), reqs[i])
+		if e != nil && i > 0 && e.Code == "queue_full" {
+			break // the rest start as the first ones finish
+		}
 		if e != nil {
-			fail(e)
+			fail(e) // the choices started end with the request's context
 			return
 		}
-		if i == 0 {
-			id, created = idPrefix+g.job.ID, g.start.Unix()
-			w.Header().Set("X-Glassbox-Job", g.job.ID)
+		gens[i] = g
+	}
+	id, created = idPrefix+gens[0].job.ID, gens[0].start.Unix()
+	w.Header().Set("X-Glassbox-Job", gens[0].job.ID)
+	var results []*Result
+	var lpss [][]api.Logprob
+	for i, g := range gens {
+		creq := reqs[i]
+		if g == nil {
+			var e *Error
+			if g, e = s.startGeneration(ctx, jobSpec(kind, creq), creq); e != nil {
+				fail(e)
+				return
+			}
 		}
 		if !stream {
 			var all []api.Logprob

@@ -123,6 +123,14 @@ func TestOpenAIChoices(t *testing.T) {
 			got = append(got, fmt.Sprintf("%d:%q%s", d.Index, *d.Delta.Content, d.Delta.Role))
 		}
 	}
+	// With no room to wait, the choices that cannot start at once start
+	// as the first ones finish.
+	solo := start(t, newFake(), func(c *Config) { c.MaxQueue = -1 })
+	var c3 openAIChatResponse
+	decode(t, solo.do("POST", "/v1/chat/completions", map[string]any{"model": "tiny", "messages": msgs, "n": 3, "max_tokens": 1}), 200, &c3)
+	if len(c3.Choices) != 3 || c3.Choices[2].Index != 2 {
+		t.Errorf("no queue: %+v", c3)
+	}
 	want := `0:"Once"assistant 0:" upon" 0:length 1:"Once"assistant 1:" upon" 1:length`
 	if strings.Join(got, " ") != want || !strings.Contains(evs[len(evs)-2].data, `"completion_tokens":4`) || evs[len(evs)-1].data != "[DONE]" {
 		t.Errorf("stream %v, usage %s; want %s", got, evs[len(evs)-2].data, want)
