@@ -40,7 +40,7 @@ var errNoPlainMatch = errors.New("matches no string that can be written without 
 // repetitions are written out; maxPatternStates its automaton's states.
 const (
 	maxPatternPos    = 256
-	maxPatternStates = 1024
+	maxPatternStates = 4096
 )
 
 func (s *pset) add(p int)     { s[p>>6] |= 1 << (p & 63) }
@@ -71,6 +71,35 @@ func (p *pattern) walk(s int16, text string) int16 {
 
 // done reports whether the value may end in state s.
 func (p *pattern) done(s int16) bool { return p.final[s] }
+
+// lengthAutomaton accepts the strings of plain bytes of min..max
+// characters (max −1: no limit), counting a UTF-8 character at its first
+// byte (the string's own check keeps the sequences whole).
+func lengthAutomaton(min, max int32) *pattern {
+	top := max
+	if top < 0 {
+		top = min // from min on, one state
+	}
+	p := &pattern{src: "length", next: make([][256]int16, top+1), final: make([]bool, top+1)}
+	for k := int32(0); k <= top; k++ {
+		p.final[k] = k >= min
+		for c := range 256 {
+			switch {
+			case plainBytes[c>>6]&(1<<(c&63)) == 0:
+				p.next[k][c] = -1
+			case c >= 0x80 && c < 0xC0: // a continuation byte
+				p.next[k][c] = int16(k)
+			case k < top:
+				p.next[k][c] = int16(k + 1)
+			case max < 0:
+				p.next[k][c] = int16(k)
+			default:
+				p.next[k][c] = -1
+			}
+		}
+	}
+	return p
+}
 
 // formats are the string formats the constraint enforces, as patterns
 // (RFC 3339's full-date, full-time and date-time, with at most nine

@@ -589,7 +589,14 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 			return 0, err
 		}
 		if n.pat != nil && (n.minLen > 0 || n.maxLen >= 0) {
-			return 0, schemaErr(path, "minLength or maxLength beside a pattern or format is not supported")
+			// The lengths join the pattern's automaton, so that no prefix
+			// it lets through fits one and not the other.
+			if n.minLen > maxPatternStates || n.maxLen > maxPatternStates {
+				return 0, schemaErr(path, "minLength and maxLength beside a pattern or format must be at most %d", maxPatternStates)
+			}
+			if n.pat, err = n.pat.and(lengthAutomaton(n.minLen, n.maxLen), false); err != nil {
+				return 0, schemaErr(path, "minLength %d, maxLength %d beside the pattern: %v", n.minLen, n.maxLen, err)
+			}
 		}
 		return c.add(n)
 	case "number", "integer":

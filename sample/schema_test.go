@@ -104,6 +104,12 @@ func TestSchemaValid(t *testing.T) {
 		{`{"type": "string", "format": "uuid"}`, `"123e4567-e89b-12d3-a456-426614174000"`, true},
 		{`{"type": "string", "format": "uuid"}`, `"123e4567"`, false},
 		{`{"type": "string", "format": "email"}`, `"not checked"`, true}, // an annotation
+		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 3}`, `"ab"`, true},
+		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 3}`, `"a"`, false},
+		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 3}`, `"abcd"`, false},
+		{`{"type": "string", "pattern": "^.+$", "maxLength": 2}`, `"éü"`, true},
+		{`{"type": "string", "pattern": "^.+$", "maxLength": 2}`, `"éüa"`, false},
+		{`{"type": "string", "format": "date", "maxLength": 10}`, `"2024-01-01"`, true},
 		{`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}`, `[1, "a"]`, true},
 		{`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}`, `["a", 1]`, false},
 		{`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2}`, `[1]`, false},
@@ -175,7 +181,8 @@ func TestCompileSchemaErrors(t *testing.T) {
 		{`{"type": "number", "maximum": "3"}`, `maximum must be a number`},
 		{`{"type": "array", "uniqueItems": true}`, `keyword "uniqueItems" is not supported`},
 		{`{"properties": {"d": {"type": "string", "pattern": "a(?=b)"}}}`, `at #/properties/d: pattern "a(?=b)" at byte 2: lookarounds`},
-		{`{"type": "string", "format": "date", "maxLength": 10}`, `maxLength beside a pattern or format`},
+		{`{"type": "string", "format": "date", "maxLength": 9}`, `minLength 0, maxLength 9 beside the pattern: pattern "^[0-9]{4}`},
+		{`{"type": "string", "pattern": "a", "maxLength": 100000}`, `must be at most 4096`},
 		{`{"type": "string", "format": "uuid", "pattern": "^a"}`, `pattern beside format "uuid"`},
 		{`{"type": "string", "pattern": 3}`, `pattern must be a string`},
 		{`{"type": "strin"}`, `unknown type "strin"`},
@@ -275,7 +282,8 @@ func FuzzSchemaValid(f *testing.F) {
 		`{"type": "object", "properties": {"p": {"type": "string", "pattern": "^(ab|é)+\\d?$"}, "q": {"pattern": "x"}}}`,
 		`{"type": "array", "items": {"type": "integer", "minimum": -15, "exclusiveMaximum": 120}}`,
 		`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 2}], "items": false, "minItems": 1}`,
-		`{"type": "array", "items": {"type": "number", "minimum": -12.5, "exclusiveMaximum": 3.25}}`}
+		`{"type": "array", "items": {"type": "number", "minimum": -12.5, "exclusiveMaximum": 3.25}}`,
+		`{"type": "array", "items": {"type": "string", "pattern": "^(ab|é|x)*$", "minLength": 2, "maxLength": 3}}`}
 	compiled := make([]*Schema, len(schemas))
 	for i, s := range schemas {
 		var err error
@@ -284,7 +292,7 @@ func FuzzSchemaValid(f *testing.F) {
 		}
 	}
 	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`,
-		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`, `[-12.5, 3.249, 0.0, -0.5]`} {
+		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`, `[-12.5, 3.249, 0.0, -0.5]`, `["abé", "xx"]`} {
 		for i := range schemas {
 			f.Add(uint8(i), s)
 		}
@@ -549,7 +557,8 @@ func TestMaskMatchesTrials(t *testing.T) {
 		`{"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 4}, "c": {"enum": ["red", 7]}}}`,
 		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^(abc|é)+-?\\d*$"}, "ok": {"type": "string", "pattern": "a"}}}`,
 		`{"type": "array", "items": {"type": "integer", "minimum": -5, "maximum": 23}}`,
-		`{"type": "array", "items": {"type": "number", "minimum": 0.5, "maximum": 23}}`}
+		`{"type": "array", "items": {"type": "number", "minimum": 0.5, "maximum": 23}}`,
+		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^[a-c]+$", "minLength": 2, "maxLength": 4}}}`}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, text := range schemas {
 		s, err := CompileSchema([]byte(text))
