@@ -289,9 +289,10 @@ func (o ordered) typeOf() string {
 }
 
 type schemaCompiler struct {
-	root ordered
-	s    *Schema
-	refs map[string]int32 // $ref target → node
+	root   ordered
+	s      *Schema
+	refs   map[string]int32 // $ref target → node
+	states int              // automaton states of the patterns and bounds so far
 }
 
 // annotations are keywords that do not constrain a value.
@@ -598,6 +599,9 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 				return 0, schemaErr(path, "minLength %d, maxLength %d beside the pattern: %v", n.minLen, n.maxLen, err)
 			}
 		}
+		if err := c.budget(n.pat, path); err != nil {
+			return 0, err
+		}
 		return c.add(n)
 	case "number", "integer":
 		n := snode{kind: sNumber}
@@ -606,6 +610,9 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 		}
 		var err error
 		if n.num, err = numRange(kw, t == "integer", path); err != nil {
+			return 0, err
+		}
+		if err := c.budget(n.num, path); err != nil {
 			return 0, err
 		}
 		if n.kind == sNumber && n.num == nil {
@@ -649,6 +656,22 @@ func stringPattern(kw map[string]ordered, path string) (*pattern, error) {
 		return nil, schemaErr(path, "%v", err)
 	}
 	return p, nil
+}
+
+// maxSchemaStates bounds the automaton states of a schema's patterns and
+// bounds together (512 bytes each): a request's schema may not take more
+// than 8 MiB.
+const maxSchemaStates = 1 << 14
+
+// budget counts p's states against maxSchemaStates.
+func (c *schemaCompiler) budget(p *pattern, path string) error {
+	if p == nil {
+		return nil
+	}
+	if c.states += len(p.next); c.states > maxSchemaStates {
+		return schemaErr(path, "the schema's patterns, formats and bounds need more than %d automaton states together", maxSchemaStates)
+	}
+	return nil
 }
 
 // numRange compiles a number's minimum, maximum, exclusiveMinimum and

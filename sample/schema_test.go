@@ -183,6 +183,7 @@ func TestCompileSchemaErrors(t *testing.T) {
 		{`{"properties": {"d": {"type": "string", "pattern": "a(?=b)"}}}`, `at #/properties/d: pattern "a(?=b)" at byte 2: lookarounds`},
 		{`{"type": "string", "format": "date", "maxLength": 9}`, `minLength 0, maxLength 9 beside the pattern: pattern "^[0-9]{4}`},
 		{`{"type": "string", "pattern": "a", "maxLength": 100000}`, `must be at most 4096`},
+		{`{"type": "array", "prefixItems": [` + strings.Repeat(`{"type": "string", "maxLength": 1000, "pattern": "^a*$"}, `, 17) + `{}]}`, `more than 16384 automaton states together`},
 		{`{"type": "string", "format": "uuid", "pattern": "^a"}`, `pattern beside format "uuid"`},
 		{`{"type": "string", "pattern": 3}`, `pattern must be a string`},
 		{`{"type": "strin"}`, `unknown type "strin"`},
