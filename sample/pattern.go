@@ -103,16 +103,28 @@ func lengthAutomaton(min, max int32) *pattern {
 
 // formats are the string formats the constraint enforces, as patterns
 // (RFC 3339's full-date, full-time and date-time, with at most nine
-// fraction digits; RFC 9562's UUID text). JSON Schema makes format an
-// annotation; the others are left unenforced, as their spec allows.
+// fraction digits; RFC 9562's UUID text; ISO 8601 durations as RFC 3339's
+// appendix A writes them; dotted-quad IPv4; and subsets of RFC 1123 host
+// names and RFC 5321 mailboxes). JSON Schema makes format an annotation;
+// the others are left unenforced, as their spec allows.
 var formats = map[string]string{
 	"date":      `^` + rfc3339Date + `$`,
 	"time":      `^` + rfc3339Time + `$`,
 	"date-time": `^` + rfc3339Date + `T` + rfc3339Time + `$`,
 	"uuid":      `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`,
+	"duration":  `^P(` + isoDate + `(T` + isoTime + `)?|T` + isoTime + `|[0-9]+W)$`,
+	"ipv4":      `^(` + octet + `\.){3}` + octet + `$`,
+	// A subset of each (every value it allows is one the format allows):
+	// labels of at most 24 characters, a dot-atom local part.
+	"hostname": `^` + label + `(\.` + label + `)*$`,
+	"email":    `^[A-Za-z0-9_%+-]+(\.[A-Za-z0-9_%+-]+)*@` + label + `(\.` + label + `)*\.[A-Za-z]{2,24}$`,
 }
 
 const (
+	isoDate     = `([0-9]+Y([0-9]+M)?([0-9]+D)?|[0-9]+M([0-9]+D)?|[0-9]+D)`
+	isoTime     = `([0-9]+H([0-9]+M)?([0-9]+S)?|[0-9]+M([0-9]+S)?|[0-9]+S)`
+	octet       = `(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])`
+	label       = `[A-Za-z0-9]([A-Za-z0-9-]{0,22}[A-Za-z0-9])?`
 	rfc3339Date = `[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])`
 	rfc3339Time = `([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])`
 )

@@ -89,6 +89,10 @@ func TestPattern(t *testing.T) {
 		{formats["date"], "0123456789-"},
 		{formats["time"], "0123456789:.Z+-"},
 		{formats["uuid"], "0123456789abcdefA-"},
+		{formats["duration"], "PTYMWDHS12"},
+		{formats["ipv4"], "0125.9"},
+		{formats["hostname"], "ab-.9"},
+		{formats["email"], "ab.@c-"},
 	} {
 		p, err := compilePattern(tc.pattern)
 		if err != nil {
@@ -121,6 +125,21 @@ func TestPattern(t *testing.T) {
 	for _, v := range []string{"2024-02-29", "1999-12-31"} {
 		if p, _ := compilePattern(formats["date"]); !p.matches(v) {
 			t.Errorf("date %q refused", v)
+		}
+	}
+	for format, vs := range map[string][]string{"duration": {"P3Y6M4DT12H30M5S", "PT0S", "P2W", "P1M"}, "ipv4": {"192.168.0.1", "255.255.255.255"},
+		"hostname": {"localhost", "a-b.example.org"}, "email": {"ann.lee+x@mail.example.com"}} {
+		for _, v := range vs {
+			if p, _ := compilePattern(formats[format]); !p.matches(v) {
+				t.Errorf("%s %q refused", format, v)
+			}
+		}
+	}
+	for format, vs := range map[string][]string{"duration": {"P", "PT", "P1H"}, "ipv4": {"256.1.1.1", "1.2.3"}, "email": {"a@b", "@b.com"}} {
+		for _, v := range vs {
+			if p, _ := compilePattern(formats[format]); p.matches(v) {
+				t.Errorf("%s %q taken", format, v)
+			}
 		}
 	}
 	for _, v := range []string{"2024-02-29T23:59:60.123Z", "2024-02-29T00:00:00+05:30"} {

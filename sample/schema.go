@@ -27,8 +27,8 @@ import (
 //     keys come after the declared ones);
 //   - arrays: items, prefixItems (tuples), minItems, maxItems; strings: minLength, maxLength (in
 //     characters; an escape counts as one), pattern (a subset of ECMA-262,
-//     pattern.go), format date, time, date-time and uuid (as patterns;
-//     other formats are annotations); numbers and integers: minimum,
+//     pattern.go), format date, time, date-time, duration, uuid, ipv4,
+//     hostname and email (as patterns; other formats are annotations); numbers and integers: minimum,
 //     maximum, exclusiveMinimum, exclusiveMaximum (written without an
 //     exponent then).
 //
@@ -302,7 +302,7 @@ var annotations = map[string]bool{
 }
 
 // supportedKeywords lists what CompileSchema enforces, for its errors.
-const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, prefixItems, minItems, maxItems, minLength, maxLength, pattern, format (date, time, date-time, uuid; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum"
+const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, prefixItems, minItems, maxItems, minLength, maxLength, pattern, format (date, time, date-time, duration, uuid, ipv4, hostname, email; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum"
 
 func (c *schemaCompiler) add(n snode) (int32, error) {
 	if len(c.s.nodes) >= maxSchemaNodes {
@@ -626,7 +626,7 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 }
 
 // stringPattern compiles a string schema's pattern, or its format when the
-// constraint enforces it (formats: date, time, date-time, uuid); any other
+// constraint enforces it (formats: the keys of formats, pattern.go); any other
 // format is an annotation, as JSON Schema (2020-12, section 7.2.1) makes
 // every format by default.
 func stringPattern(kw map[string]ordered, path string) (*pattern, error) {

@@ -103,7 +103,9 @@ func TestSchemaValid(t *testing.T) {
 		{`{"type": "string", "format": "date"}`, `"2024-13-01"`, false},
 		{`{"type": "string", "format": "uuid"}`, `"123e4567-e89b-12d3-a456-426614174000"`, true},
 		{`{"type": "string", "format": "uuid"}`, `"123e4567"`, false},
-		{`{"type": "string", "format": "email"}`, `"not checked"`, true}, // an annotation
+		{`{"type": "string", "format": "ipv6"}`, `"not checked"`, true}, // an annotation
+		{`{"type": "string", "format": "email"}`, `"ann@example.com"`, true},
+		{`{"type": "string", "format": "email"}`, `"ann at example"`, false},
 		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 3}`, `"ab"`, true},
 		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 3}`, `"a"`, false},
 		{`{"type": "string", "pattern": "^[a-z]+$", "minLength": 2, "maxLength": 3}`, `"abcd"`, false},
