@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Schema is a JSON Schema (a subset of draft 2020-12, the one structured
@@ -651,12 +652,25 @@ func stringPattern(kw map[string]ordered, path string) (*pattern, error) {
 	if src == "" {
 		return nil, nil
 	}
+	_, own := kw["pattern"] // else a format's
+	if !own {
+		if p, ok := formatPatterns.Load(src); ok {
+			return p.(*pattern), nil // compiled once, shared: a pattern does not change
+		}
+	}
 	p, err := compilePattern(src)
 	if err != nil {
 		return nil, schemaErr(path, "%v", err)
 	}
+	if !own {
+		formatPatterns.Store(src, p)
+	}
 	return p, nil
 }
+
+// formatPatterns holds the formats' compiled patterns (0.2–0.6 ms each to
+// compile), by source.
+var formatPatterns sync.Map
 
 // maxSchemaStates bounds the automaton states of a schema's patterns and
 // bounds together (512 bytes each): a request's schema may not take more
