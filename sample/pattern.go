@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -177,8 +178,8 @@ var plainBytes = func() (c [4]uint64) {
 // compilePattern compiles an ECMA-262 regular expression as JSON Schema
 // uses it (unanchored: without ^ and $ the value may hold more around a
 // match). The subset: literals (any UTF-8), ., classes [...] and [^...]
-// with ranges of ASCII characters, \d \w \s and their negations, escaped
-// punctuation, \t \n \r \f \v, \xHH and \uHHHH (ASCII), groups (...) and
+// of any characters and ranges, \d \w \s and their negations, escaped
+// punctuation, \t \n \r \f \v, \xHH and \uHHHH, groups (...) and
 // (?:...), alternation, the quantifiers * + ? {n} {n,} {n,m} (a lazy ?
 // after one changes nothing here), and lookaheads (?=...) and (?!...)
 // right after a leading ^ (the automata's product, or with the
@@ -436,11 +437,11 @@ func (ps *patternParser) atom() (*rnode, error) {
 		ps.i++
 		return anyChar(false), nil
 	case '\\':
-		set, neg, err := ps.escape(false)
+		cs, neg, err := ps.escape(false)
 		if err != nil {
 			return nil, err
 		}
-		return classNode(set, neg), nil
+		return classNode(cs, neg), nil
 	case '^', '$':
 		return nil, ps.errf("%c is supported only at the pattern's start (^) or end ($)", c)
 	case '*', '+', '?':
@@ -466,15 +467,90 @@ func (ps *patternParser) atom() (*rnode, error) {
 	return n, nil
 }
 
-// class reads [...] or [^...] (ASCII members; a negated class also
-// matches every character above U+007F).
+// charset is a class's characters: the ASCII ones as bits, the others as
+// rune ranges (in any order; classNode sorts them).
+type charset struct {
+	ascii  [2]uint64
+	ranges [][2]rune
+}
+
+// add adds the characters lo..hi.
+func (cs *charset) add(lo, hi rune) {
+	for r := lo; r <= min(hi, 0x7F); r++ {
+		cs.ascii[r>>6] |= 1 << (r & 63)
+	}
+	if hi >= 0x80 {
+		cs.ranges = append(cs.ranges, [2]rune{max(lo, 0x80), hi})
+	}
+}
+
+func (cs *charset) addAll(o charset) {
+	cs.ascii[0] |= o.ascii[0]
+	cs.ascii[1] |= o.ascii[1]
+	cs.ranges = append(cs.ranges, o.ranges...)
+}
+
+// single is the set's one character, if it has exactly one.
+func (cs charset) single() (rune, bool) {
+	n := bits.OnesCount64(cs.ascii[0]) + bits.OnesCount64(cs.ascii[1])
+	switch {
+	case n == 1 && len(cs.ranges) == 0:
+		return rune(lowestByte([4]uint64{cs.ascii[0], cs.ascii[1]})), true
+	case n == 0 && len(cs.ranges) == 1 && cs.ranges[0][0] == cs.ranges[0][1]:
+		return cs.ranges[0][0], true
+	}
+	return 0, false
+}
+
+// merged returns the non-ASCII ranges sorted and merged, without the
+// surrogates (not characters).
+func (cs charset) merged() [][2]rune {
+	rs := slices.Clone(cs.ranges)
+	slices.SortFunc(rs, func(a, b [2]rune) int { return int(a[0] - b[0]) })
+	var out [][2]rune
+	for _, r := range rs {
+		if n := len(out); n > 0 && r[0] <= out[n-1][1]+1 {
+			out[n-1][1] = max(out[n-1][1], r[1])
+			continue
+		}
+		out = append(out, r)
+	}
+	var cut [][2]rune
+	for _, r := range out {
+		if r[0] < 0xD800 {
+			cut = append(cut, [2]rune{r[0], min(r[1], 0xD7FF)})
+		}
+		if r[1] > 0xDFFF {
+			cut = append(cut, [2]rune{max(r[0], 0xE000), r[1]})
+		}
+	}
+	return cut
+}
+
+// complement is every other character.
+func (cs charset) complement() charset {
+	out := charset{ascii: [2]uint64{^cs.ascii[0], ^cs.ascii[1]}}
+	next := rune(0x80)
+	for _, r := range cs.merged() {
+		if r[0] > next {
+			out.ranges = append(out.ranges, [2]rune{next, r[0] - 1})
+		}
+		next = r[1] + 1
+	}
+	if next <= utf8.MaxRune {
+		out.ranges = append(out.ranges, [2]rune{next, utf8.MaxRune})
+	}
+	return out
+}
+
+// class reads [...] or [^...].
 func (ps *patternParser) class() (*rnode, error) {
 	ps.i++ // [
 	neg := ps.i < len(ps.src) && ps.src[ps.i] == '^'
 	if neg {
 		ps.i++
 	}
-	var set [4]uint64
+	var cs charset
 	first := true
 	for {
 		if ps.i >= len(ps.src) {
@@ -491,9 +567,7 @@ func (ps *patternParser) class() (*rnode, error) {
 			return nil, err
 		}
 		if !single { // \d, \w, \s
-			for w := range set {
-				set[w] |= many[w]
-			}
+			cs.addAll(many)
 			continue
 		}
 		hi := lo
@@ -509,69 +583,62 @@ func (ps *patternParser) class() (*rnode, error) {
 				return nil, ps.errf("range %q-%q is out of order", lo, hi)
 			}
 		}
-		for b := int(lo); b <= int(hi); b++ {
-			set[b>>6] |= 1 << (b & 63)
-		}
+		cs.add(lo, hi)
 	}
-	return classNode(set, neg), nil
+	return classNode(cs, neg), nil
 }
 
-// classMember reads one member of a class at ps.i: one ASCII character
+// classMember reads one member of a class at ps.i: one character
 // (single), or an escape that stands for several (many).
-func (ps *patternParser) classMember() (one byte, many [4]uint64, single bool, err error) {
-	c := ps.src[ps.i]
-	switch {
-	case c == '\\':
-		s, neg, err := ps.escape(true)
+func (ps *patternParser) classMember() (one rune, many charset, single bool, err error) {
+	if ps.src[ps.i] == '\\' {
+		cs, neg, err := ps.escape(true)
 		switch {
 		case err != nil:
 			return 0, many, false, err
 		case neg:
 			return 0, many, false, ps.errf(`\D, \W and \S inside a class are not supported`)
-		case bitsCount(s) != 1:
-			return 0, s, false, nil
 		}
-		return lowestByte(s), many, true, nil
-	case c >= 0x80:
-		return 0, many, false, ps.errf("characters above U+007F in a class are not supported")
+		if r, ok := cs.single(); ok {
+			return r, many, true, nil
+		}
+		return 0, cs, false, nil
 	}
-	ps.i++
-	return c, many, true, nil
+	r, size := utf8.DecodeRuneInString(ps.src[ps.i:])
+	if r == utf8.RuneError && size <= 1 {
+		return 0, many, false, ps.errf("not UTF-8")
+	}
+	ps.i += size
+	return r, many, true, nil
 }
 
-// escape reads a backslash escape at ps.i: the ASCII bytes it matches,
-// and whether it is a negated class (\D, \W, \S: every other character,
-// those above U+007F included).
-func (ps *patternParser) escape(inClass bool) (set [4]uint64, neg bool, err error) {
+// escape reads a backslash escape at ps.i: the characters it matches, and
+// whether it is a negated class (\D, \W, \S: every other character).
+func (ps *patternParser) escape(inClass bool) (cs charset, neg bool, err error) {
 	ps.i++ // backslash
 	if ps.i >= len(ps.src) {
-		return set, false, ps.errf("pattern ends in a backslash")
+		return cs, false, ps.errf("pattern ends in a backslash")
 	}
 	c := ps.src[ps.i]
 	ps.i++
 	add := func(bs string) {
 		for k := 0; k < len(bs); k++ {
-			set[bs[k]>>6] |= 1 << (bs[k] & 63)
-		}
-	}
-	addRange := func(lo, hi byte) {
-		for b := int(lo); b <= int(hi); b++ {
-			set[b>>6] |= 1 << (b & 63)
+			cs.add(rune(bs[k]), rune(bs[k]))
 		}
 	}
 	switch c {
 	case 'd', 'D':
-		addRange('0', '9')
-		return set, c == 'D', nil
+		cs.add('0', '9')
+		return cs, c == 'D', nil
 	case 'w', 'W':
-		addRange('0', '9')
-		addRange('a', 'z')
-		addRange('A', 'Z')
+		cs.add('0', '9')
+		cs.add('a', 'z')
+		cs.add('A', 'Z')
 		add("_")
-		return set, c == 'W', nil
+		return cs, c == 'W', nil
 	case 's', 'S':
 		add(" \t\n\r\f\v")
-		return set, c == 'S', nil
+		return cs, c == 'S', nil
 	case 't':
 		add("\t")
 	case 'n':
@@ -588,42 +655,101 @@ func (ps *patternParser) escape(inClass bool) (set [4]uint64, neg bool, err erro
 			n = 4
 		}
 		if ps.i+n > len(ps.src) {
-			return set, false, ps.errf(`\%c needs %d hex digits`, c, n)
+			return cs, false, ps.errf(`\%c needs %d hex digits`, c, n)
 		}
 		v, err := strconv.ParseUint(ps.src[ps.i:ps.i+n], 16, 32)
 		if err != nil {
-			return set, false, ps.errf(`\%c needs %d hex digits`, c, n)
+			return cs, false, ps.errf(`\%c needs %d hex digits`, c, n)
 		}
-		if v >= 0x80 {
-			return set, false, ps.errf(`\%c escapes above U+007F are not supported`, c)
+		if v >= 0xD800 && v <= 0xDFFF {
+			return cs, false, ps.errf(`\u%04X is a surrogate, not a character`, v)
 		}
 		ps.i += n
-		addRange(byte(v), byte(v))
+		cs.add(rune(v), rune(v))
 	case 'b':
 		if inClass {
 			add("\b")
 			break
 		}
-		return set, false, ps.errf(`\b (word boundary) is not supported`)
+		return cs, false, ps.errf(`\b (word boundary) is not supported`)
 	default:
 		if c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 {
-			return set, false, ps.errf(`escape \%c is not supported`, c)
+			return cs, false, ps.errf(`escape \%c is not supported`, c)
 		}
-		addRange(c, c) // escaped punctuation stands for itself
+		cs.add(rune(c), rune(c)) // escaped punctuation stands for itself
 	}
-	return set, false, nil
+	return cs, false, nil
 }
 
-// classNode is one character of the ASCII bytes set (or, negated, of every
-// other character: the other ASCII bytes and any above U+007F).
-func classNode(set [4]uint64, neg bool) *rnode {
-	if !neg {
-		set[2], set[3] = 0, 0
-		return &rnode{op: rClass, class: set}
+// classNode is one character of cs (negated: any other character): its
+// ASCII bytes as one class, the others as UTF-8 byte sequences.
+func classNode(cs charset, neg bool) *rnode {
+	if neg {
+		cs = cs.complement()
 	}
-	set[0], set[1] = ^set[0], ^set[1]
-	set[2], set[3] = 0, 0
-	return &rnode{op: rAlt, kids: []*rnode{{op: rClass, class: set}, nonASCII()}}
+	alt := &rnode{op: rAlt}
+	if cs.ascii != [2]uint64{} {
+		alt.kids = append(alt.kids, &rnode{op: rClass, class: [4]uint64{cs.ascii[0], cs.ascii[1]}})
+	}
+	for _, r := range cs.merged() {
+		utf8Seqs(r[0], r[1], func(seq [][2]byte) {
+			n := &rnode{op: rSeq}
+			for _, b := range seq {
+				k := &rnode{op: rClass}
+				for x := int(b[0]); x <= int(b[1]); x++ {
+					k.class[x>>6] |= 1 << (x & 63)
+				}
+				n.kids = append(n.kids, k)
+			}
+			alt.kids = append(alt.kids, n)
+		})
+	}
+	if len(alt.kids) == 1 {
+		return alt.kids[0]
+	}
+	return alt // (no kids: no character, a class that matches nothing)
+}
+
+// utf8Seqs calls emit with byte-range sequences whose strings are the
+// UTF-8 encodings of lo..hi (no surrogates among them): the range is cut
+// where the encoding's length changes, then where a lower continuation
+// byte would not run through all of 80–BF, so that each piece is a
+// product of byte ranges (the UTF-8 layout, RFC 3629 section 3).
+func utf8Seqs(lo, hi rune, emit func([][2]byte)) {
+	if lo > hi {
+		return
+	}
+	for _, m := range []rune{0x7F, 0x7FF, 0xFFFF} {
+		if lo <= m && m < hi {
+			utf8Seqs(lo, m, emit)
+			utf8Seqs(m+1, hi, emit)
+			return
+		}
+	}
+	n := utf8.RuneLen(lo)
+	for i := 1; i < n; i++ {
+		m := rune(1)<<(6*i) - 1 // the low i continuation bytes' bits
+		if lo&^m != hi&^m {
+			if lo&m != 0 {
+				utf8Seqs(lo, lo|m, emit)
+				utf8Seqs((lo|m)+1, hi, emit)
+				return
+			}
+			if hi&m != m {
+				utf8Seqs(lo, (hi&^m)-1, emit)
+				utf8Seqs(hi&^m, hi, emit)
+				return
+			}
+		}
+	}
+	a, b := make([]byte, n), make([]byte, n)
+	utf8.EncodeRune(a, lo)
+	utf8.EncodeRune(b, hi)
+	seq := make([][2]byte, n)
+	for k := range seq {
+		seq[k] = [2]byte{a[k], b[k]}
+	}
+	emit(seq)
 }
 
 // anyChar is . (any character but a line terminator) or, with newlines,

@@ -86,6 +86,12 @@ func TestPattern(t *testing.T) {
 		{`^a{2,}?$`, "ab"},
 		{`\$\^\{`, "$^{a"},
 		{`^a{,2}$`, "a{,2}"}, // not a repetition: literal
+		{`^[а-яё]+[^а-я]$`, "абвёяaЖ-"},
+		{`^[\u4e00-\u9fff]{2}[^\u4e00-\u9fffa]$`, "中文字a😀é"},
+		{`^[^é]*$`, "éeü😀x"},
+		{`^[é-ü😀]+$`, "éëüa😀😁ý"},
+		{`^[^\u0000-\u10FF]$`, "aéᄀ😀"},
+		{`^[\x80-\uFFFF]+$`, "aé\uffff😀"},
 		{formats["date"], "0123456789-"},
 		{formats["time"], "0123456789:.Z+-"},
 		{formats["uuid"], "0123456789abcdefA-"},
@@ -98,7 +104,8 @@ func TestPattern(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.pattern, err)
 		}
-		re := regexp.MustCompile(tc.pattern)
+		// Go's syntax writes \uXXXX as \x{XXXX}.
+		re := regexp.MustCompile(regexp.MustCompile(`\\u([0-9a-fA-F]{4})`).ReplaceAllString(tc.pattern, `\x{$1}`))
 		rng := rand.New(rand.NewPCG(7, uint64(len(tc.pattern))))
 		alpha := []rune(tc.alphabet)
 		matched := 0
@@ -205,7 +212,7 @@ func TestPatternErrors(t *testing.T) {
 		{`(a`, "missing )"},
 		{`a)`, "unexpected"},
 		{`[a`, "missing ]"},
-		{`[é]`, "above U+007F"},
+		{`\uD800`, "surrogate"},
 		{`a^b`, "only at the pattern's start"},
 		{`\1`, "not supported"},
 		{`a{3,2}`, "minimum above its maximum"},
