@@ -233,7 +233,8 @@ func TestPatternErrors(t *testing.T) {
 // FuzzPattern: no pattern text panics the compiler, and no state a
 // compiled pattern reaches is a dead end.
 func FuzzPattern(f *testing.F) {
-	for _, p := range []string{`^a*b+c?$`, `(ab|cd){2,3}`, `^[^a-z]\d\w\s.$`, formats["date-time"], `x{0,}?`, `[\w.-]+@é`} {
+	for _, p := range []string{`^a*b+c?$`, `(ab|cd){2,3}`, `^[^a-z]\d\w\s.$`, formats["date-time"], `x{0,}?`, `[\w.-]+@é`,
+		`^(?!^[-+.]*$)[+-]?0*\d*\.?\d*$`, `^[а-яё]+[^\u4e00-\u9fff]?$`} {
 		f.Add(p, "abcd-1 xé")
 	}
 	f.Fuzz(func(t *testing.T, src, in string) {
