@@ -944,10 +944,6 @@ func (g *glushkovBuilder) link(from, to pset) {
 
 func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }
 
-func bitsCount(s [4]uint64) int {
-	return bits.OnesCount64(s[0]) + bits.OnesCount64(s[1]) + bits.OnesCount64(s[2]) + bits.OnesCount64(s[3])
-}
-
 // lowestByte is the smallest byte in s (not empty).
 func lowestByte(s [4]uint64) byte {
 	for w, bw := range s {
