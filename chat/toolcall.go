@@ -15,6 +15,22 @@ import (
 // reply with tools can send its text up to the first of them.
 var ToolCallMarkers = []string{"<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"}
 
+// HeldBack is how many bytes at the end of streamed text s must wait for
+// more: the longest suffix of s that is a proper prefix of one of tags (a
+// tag split across tokens is not sent until it is whole, or is not one).
+func HeldBack(s string, tags ...string) int {
+	keep := 0
+	for _, tag := range tags {
+		for n := min(len(s), len(tag)-1); n > keep; n-- {
+			if strings.HasSuffix(s, tag[:n]) {
+				keep = n
+				break
+			}
+		}
+	}
+	return keep
+}
+
 // ParseToolCalls finds the function calls in a model's reply to a
 // conversation that offered tools named names, in the forms chat templates
 // teach:

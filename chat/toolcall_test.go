@@ -64,3 +64,24 @@ func FuzzParseToolCalls(f *testing.F) {
 		}
 	})
 }
+
+func TestHeldBack(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		tags []string
+		want int
+	}{
+		{"abc</thi", []string{"</think>"}, 5},
+		{"abc</think>", []string{"</think>"}, 0}, // whole: not held
+		{"x <tool", ToolCallMarkers, 5},
+		{"x [TOOL_C", ToolCallMarkers, 7},
+		{"x <|pyth", ToolCallMarkers, 6},
+		{"x <", ToolCallMarkers, 1},
+		{"plain", ToolCallMarkers, 0},
+		{"", ToolCallMarkers, 0},
+	} {
+		if got := HeldBack(tc.s, tc.tags...); got != tc.want {
+			t.Errorf("HeldBack(%q) = %d, want %d", tc.s, got, tc.want)
+		}
+	}
+}

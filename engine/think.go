@@ -3,6 +3,8 @@ package engine
 import (
 	"math"
 	"strings"
+
+	"github.com/glassbox-ai/glassbox/chat"
 )
 
 // The tags reasoning models (Qwen3, DeepSeek-R1 and its distillations,
@@ -68,7 +70,7 @@ func (t *thinkSplitter) push(s string) (think, answer string) {
 				t.state = thinkAnswer
 				continue
 			}
-			keep := partialSuffix(buf, thinkClose)
+			keep := chat.HeldBack(buf, thinkClose)
 			think += buf[:len(buf)-keep]
 			t.held = buf[len(buf)-keep:]
 			return think, answer
@@ -99,17 +101,6 @@ func (t *thinkSplitter) flush() (think, answer string) {
 		h = strings.TrimLeft(h, " \t\r\n")
 	}
 	return "", h
-}
-
-// partialSuffix is the length of the longest suffix of s that is a proper
-// prefix of tag.
-func partialSuffix(s, tag string) int {
-	for n := min(len(s), len(tag)-1); n > 0; n-- {
-		if strings.HasSuffix(s, tag[:n]) {
-			return n
-		}
-	}
-	return 0
 }
 
 // promptOpensThink reports whether a rendered prompt leaves a thinking

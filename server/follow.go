@@ -79,17 +79,16 @@ func (t *toolStream) push(d delta) (out delta) {
 		}
 		t.started = true
 	}
-	cut, keep := len(text), 0
+	cut := len(text)
 	for _, m := range chat.ToolCallMarkers {
 		if i := strings.Index(text, m); i >= 0 && i < cut {
 			cut = i
 		}
-		keep = max(keep, partialMarker(text, m))
 	}
 	if cut < len(text) {
 		t.hold = true
 	} else {
-		cut = len(text) - keep
+		cut = len(text) - chat.HeldBack(text, chat.ToolCallMarkers...)
 	}
 	out.Text, t.pending = text[:cut], text[cut:]
 	if out.Text != "" {
@@ -110,17 +109,6 @@ func (t *toolStream) rest(content string) string {
 		return content[len(trimmed):]
 	}
 	return ""
-}
-
-// partialMarker is the length of the longest suffix of s that is a proper
-// prefix of marker.
-func partialMarker(s, marker string) int {
-	for n := min(len(s), len(marker)-1); n > 0; n-- {
-		if strings.HasSuffix(s, marker[:n]) {
-			return n
-		}
-	}
-	return 0
 }
 
 // follow relays a generation's deltas to onToken, in order, until the
