@@ -19,7 +19,8 @@ import (
 //
 //   - type (one name or a list), enum, const, anyOf and oneOf whose
 //     alternatives start with different bytes (an object and a string,
-//     say: then one byte decides, and oneOf means anyOf), allOf of one
+//     say: then one byte decides, and oneOf means anyOf) once those that
+//     another holds whole are dropped (holds), allOf of one
 //     schema, $ref to "#", "#/$defs/…" or "#/definitions/…" (recursion
 //     allowed);
 //   - objects: properties, written in the schema's order (llama.cpp's and
@@ -900,6 +901,42 @@ func (c *schemaCompiler) firsts(n int32, visiting map[int32]bool) ([4]uint64, er
 	return f, nil
 }
 
+// holds reports whether every value of schema b is one of schema a, as
+// far as it can tell without looking inside them: a takes any value, any
+// number, any string or any object or array of b's kind.
+func (c *schemaCompiler) holds(a, b int32) bool {
+	na, nb := &c.s.nodes[a], &c.s.nodes[b]
+	switch {
+	case na.kind == sAny:
+		return true
+	case na.kind == sNumber && na.num == nil:
+		if nb.kind == sLiteral {
+			return litsStartWith(nb.lits, "-0123456789")
+		}
+		return nb.kind == sNumber || nb.kind == sInteger
+	case na.kind == sString && na.pat == nil && na.minLen == 0 && na.maxLen < 0:
+		if nb.kind == sLiteral {
+			return litsStartWith(nb.lits, `"`)
+		}
+		return nb.kind == sString
+	case na.kind == sObject && len(na.props) == 0 && na.extra == nodeAny:
+		return nb.kind == sObject
+	case na.kind == sArray && len(na.prefix) == 0 && na.items == nodeAny && na.minItems == 0 && na.maxItems < 0:
+		return nb.kind == sArray
+	}
+	return false
+}
+
+// litsStartWith reports whether every literal starts with one of chars.
+func litsStartWith(lits []string, chars string) bool {
+	for _, l := range lits {
+		if !strings.ContainsRune(chars, rune(l[0])) {
+			return false
+		}
+	}
+	return true
+}
+
 // unionFirsts fills a union's first bytes, failing when two alternatives
 // may start with the same byte (one byte would not decide between them).
 func (c *schemaCompiler) unionFirsts(n int32, visiting map[int32]bool) error {
@@ -908,8 +945,22 @@ func (c *schemaCompiler) unionFirsts(n int32, visiting map[int32]bool) error {
 	}
 	visiting[n] = true
 	defer delete(visiting, n)
+	// An alternative another one holds adds nothing (pydantic's
+	// Union[int, float] is an integer or a number: a number).
+	alts := c.s.nodes[n].alts
+	var kept []int32
+	for i, a := range alts {
+		held := false
+		for j, b := range alts {
+			held = held || j != i && c.holds(b, a) && (!c.holds(a, b) || j < i)
+		}
+		if !held {
+			kept = append(kept, a)
+		}
+	}
+	c.s.nodes[n].alts = kept
 	var all [4]uint64
-	for _, a := range c.s.nodes[n].alts {
+	for _, a := range kept {
 		f, err := c.firsts(a, visiting)
 		if err != nil {
 			return err

@@ -120,6 +120,12 @@ func TestSchemaValid(t *testing.T) {
 		{`{"prefixItems": [{"type": "integer"}], "items": false}`, `[1, 2]`, false},
 		{`{"prefixItems": [{"type": "integer"}], "items": false}`, `[]`, true},
 		{`{"items": [{"type": "null"}]}`, `[null, "any"]`, true}, // the drafts before 2020-12: items as an array
+		{`{"type": ["number", "integer"]}`, `1.5`, true}, // an alternative another holds adds nothing
+		{`{"anyOf": [{"type": "integer"}, {"type": "number"}]}`, `-3`, true},
+		{`{"anyOf": [{"type": "object", "properties": {"a": {}}}, {"type": "object"}]}`, `{"x": 1}`, true},
+		{`{"anyOf": [{"enum": ["a", "b"]}, {"type": "string"}, {"type": "null"}]}`, `"zzz"`, true},
+		{`{"anyOf": [{"enum": ["a", "b"]}, {"type": "string"}, {"type": "null"}]}`, `null`, true},
+		{`{"anyOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "array"}]}`, `["x"]`, true},
 		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `3`, true},
 		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `0`, false},
 		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `6`, false},
@@ -190,8 +196,8 @@ func TestCompileSchemaErrors(t *testing.T) {
 		{`{"type": "string", "pattern": 3}`, `pattern must be a string`},
 		{`{"type": "strin"}`, `unknown type "strin"`},
 		{`{"type": "string", "minItems": 1}`, `"minItems" does not apply to type string`},
-		{`{"anyOf": [{"type": "object"}, {"type": "object", "properties": {}}]}`, `may both start with "{"`},
-		{`{"type": ["number", "integer"]}`, `may both start with "-"`},
+		{`{"anyOf": [{"type": "string", "maxLength": 2}, {"type": "string", "pattern": "a"}]}`, `may both start with "\""`},
+		{`{"anyOf": [{"type": "integer", "minimum": 0}, {"type": "integer", "maximum": -5}]}`, `may both start with "-"`},
 		{`{"$ref": "#/$defs/x"}`, `points at nothing`},
 		{`{"$ref": "https://example.com/s.json"}`, `is not local`},
 		{`{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}`, `circular`},
