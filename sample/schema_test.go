@@ -120,7 +120,7 @@ func TestSchemaValid(t *testing.T) {
 		{`{"prefixItems": [{"type": "integer"}], "items": false}`, `[1, 2]`, false},
 		{`{"prefixItems": [{"type": "integer"}], "items": false}`, `[]`, true},
 		{`{"items": [{"type": "null"}]}`, `[null, "any"]`, true}, // the drafts before 2020-12: items as an array
-		{`{"type": ["number", "integer"]}`, `1.5`, true}, // an alternative another holds adds nothing
+		{`{"type": ["number", "integer"]}`, `1.5`, true},         // an alternative another holds adds nothing
 		{`{"anyOf": [{"type": "integer"}, {"type": "number"}]}`, `-3`, true},
 		{`{"anyOf": [{"type": "object", "properties": {"a": {}}}, {"type": "object"}]}`, `{"x": 1}`, true},
 		{`{"anyOf": [{"enum": ["a", "b"]}, {"type": "string"}, {"type": "null"}]}`, `"zzz"`, true},
