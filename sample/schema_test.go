@@ -291,6 +291,7 @@ func FuzzSchemaValid(f *testing.F) {
 		`{"type": "object", "properties": {"p": {"type": "string", "pattern": "^(ab|é)+\\d?$"}, "q": {"pattern": "x"}}}`,
 		`{"type": "array", "items": {"type": "integer", "minimum": -15, "exclusiveMaximum": 120}}`,
 		`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 2}], "items": false, "minItems": 1}`,
+		`{"type": "array", "items": {"anyOf": [{"type": "integer", "maximum": 9}, {"type": "number"}, {"enum": ["x"]}, {"type": "string"}]}}`,
 		`{"type": "array", "items": {"type": "number", "minimum": -12.5, "exclusiveMaximum": 3.25}}`,
 		`{"type": "array", "items": {"type": "string", "pattern": "^(ab|é|x)*$", "minLength": 2, "maxLength": 3}}`}
 	compiled := make([]*Schema, len(schemas))
@@ -301,7 +302,7 @@ func FuzzSchemaValid(f *testing.F) {
 		}
 	}
 	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`,
-		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`, `[-12.5, 3.249, 0.0, -0.5]`, `["abé", "xx"]`} {
+		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`, `[-12.5, 3.249, 0.0, -0.5]`, `["abé", "xx"]`, `[12, -2.5e3, "x", "y"]`} {
 		for i := range schemas {
 			f.Add(uint8(i), s)
 		}
