@@ -161,32 +161,10 @@ func compileNumRange(b *numBounds) (*pattern, error) {
 	for _, neg := range []bool{false, true} {
 		branches[neg], possible[neg] = b.branch(neg)
 	}
-	p := &pattern{src: "bounds"}
-	index := map[numState]int16{}
-	var states []numState
-	add := func(s numState) int16 {
-		if i, ok := index[s]; ok {
-			return i
-		}
-		i := int16(len(states))
-		index[s] = i
-		states = append(states, s)
-		p.next = append(p.next, [256]int16{})
-		p.final = append(p.final, numFinal(s, branches[s.neg]))
-		return i
-	}
-	add(numState{})
-	for i := 0; i < len(states); i++ {
-		for c := range 256 {
-			n, ok := numStep(states[i], byte(c), branches, possible, b.integer)
-			if !ok || len(states) >= maxPatternStates {
-				p.next[i][c] = -1
-				continue
-			}
-			p.next[i][c] = add(n)
-		}
-	}
-	if len(states) >= maxPatternStates {
+	p, ok := explore("bounds", numState{}, func(s numState, c byte) (numState, bool) {
+		return numStep(s, c, branches, possible, b.integer)
+	}, func(s numState) bool { return numFinal(s, branches[s.neg]) })
+	if !ok {
 		return nil, fmt.Errorf("the bounds need more than %d automaton states", maxPatternStates)
 	}
 	if !p.trim() {

@@ -258,45 +258,54 @@ func compilePattern(src string) (*pattern, error) {
 	return p, nil
 }
 
-// and returns the automaton of the values p accepts that q accepts too
-// (negative: that q does not accept; q nil: accepts nothing), trimmed.
-func (p *pattern) and(q *pattern, negative bool) (*pattern, error) {
-	type pair struct{ a, b int16 } // b −1: q has rejected
-	out := &pattern{src: p.src}
-	index := map[pair]int16{}
-	var states []pair
-	add := func(s pair) int16 {
+// explore builds the automaton whose states are the values reachable
+// from start by step (false: the byte may not come there), final telling
+// which may end a value; ok is false past maxPatternStates states.
+func explore[S comparable](src string, start S, step func(S, byte) (S, bool), final func(S) bool) (p *pattern, ok bool) {
+	p = &pattern{src: src}
+	index := map[S]int16{}
+	var states []S
+	add := func(s S) int16 {
 		if i, ok := index[s]; ok {
 			return i
 		}
 		i := int16(len(states))
 		index[s] = i
 		states = append(states, s)
-		out.next = append(out.next, [256]int16{})
-		qDone := s.b >= 0 && q.final[s.b]
-		out.final = append(out.final, p.final[s.a] && qDone != negative)
+		p.next = append(p.next, [256]int16{})
+		p.final = append(p.final, final(s))
 		return i
-	}
-	start := pair{0, 0}
-	if q == nil {
-		start.b = -1
 	}
 	add(start)
 	for i := 0; i < len(states); i++ {
 		for c := range 256 {
-			s := states[i]
-			a, b := p.next[s.a][c], int16(-1)
-			if s.b >= 0 {
-				b = q.next[s.b][c]
-			}
-			if a < 0 || len(states) >= maxPatternStates {
-				out.next[i][c] = -1
+			n, ok := step(states[i], byte(c))
+			if !ok || len(states) >= maxPatternStates {
+				p.next[i][c] = -1
 				continue
 			}
-			out.next[i][c] = add(pair{a, b})
+			p.next[i][c] = add(n)
 		}
 	}
-	if len(states) >= maxPatternStates {
+	return p, len(states) < maxPatternStates
+}
+
+// and returns the automaton of the values p accepts that q accepts too
+// (negative: that q does not accept; q nil: accepts nothing), trimmed.
+func (p *pattern) and(q *pattern, negative bool) (*pattern, error) {
+	type pair struct{ a, b int16 } // b −1: q has rejected
+	start := pair{0, 0}
+	if q == nil {
+		start.b = -1
+	}
+	out, ok := explore(p.src, start, func(s pair, c byte) (pair, bool) {
+		a, b := p.next[s.a][c], int16(-1)
+		if s.b >= 0 {
+			b = q.next[s.b][c]
+		}
+		return pair{a, b}, a >= 0
+	}, func(s pair) bool { return p.final[s.a] && (s.b >= 0 && q.final[s.b]) != negative })
+	if !ok {
 		return nil, fmt.Errorf("pattern %q is too complex: more than %d automaton states", p.src, maxPatternStates)
 	}
 	if !out.trim() {
@@ -822,45 +831,24 @@ func glushkov(src string, tree *rnode) (*pattern, error) {
 	// The subset construction: a state is a set of positions, the start
 	// {0}; a byte leads to the positions that follow one of them and
 	// whose class holds it.
-	p := &pattern{src: src}
 	var start pset
 	start.add(0)
-	index := map[pset]int16{}
-	states := []pset{}
-	add := func(s pset) (int16, error) {
-		if i, ok := index[s]; ok {
-			return i, nil
-		}
-		if len(states) >= maxPatternStates {
-			return 0, fmt.Errorf("pattern %q is too complex: more than %d automaton states", src, maxPatternStates)
-		}
-		i := int16(len(states))
-		index[s] = i
-		states = append(states, s)
-		p.next = append(p.next, [256]int16{})
-		p.final = append(p.final, !s.and(accept).empty())
-		return i, nil
-	}
-	add(start)
-	for i := 0; i < len(states); i++ {
-		var follow pset
-		for w, bw := range states[i] {
-			for ; bw != 0; bw &= bw - 1 {
-				follow = follow.or(g.follow[w<<6|trailingZeros(bw)])
+	follows := map[pset]pset{} // a state's followers, for its 256 steps
+	p, ok := explore(src, start, func(s pset, c byte) (pset, bool) {
+		follow, ok := follows[s]
+		if !ok {
+			for w, bw := range s {
+				for ; bw != 0; bw &= bw - 1 {
+					follow = follow.or(g.follow[w<<6|trailingZeros(bw)])
+				}
 			}
+			follows[s] = follow
 		}
-		for c := range 256 {
-			n := follow.and(g.byByte[c])
-			if n.empty() {
-				p.next[i][c] = -1
-				continue
-			}
-			j, err := add(n)
-			if err != nil {
-				return nil, err
-			}
-			p.next[i][c] = j
-		}
+		n := follow.and(g.byByte[c])
+		return n, !n.empty()
+	}, func(s pset) bool { return !s.and(accept).empty() })
+	if !ok {
+		return nil, fmt.Errorf("pattern %q is too complex: more than %d automaton states", src, maxPatternStates)
 	}
 	return p, nil
 }
