@@ -62,6 +62,22 @@ func (p *pattern) deadStates() []int16 {
 	return dead
 }
 
+// randomStrings returns 3000 strings of up to maxLen characters of
+// alphabet, seeded by seed and the pattern they are for.
+func randomStrings(seed uint64, pattern, alphabet string, maxLen int) []string {
+	rng := rand.New(rand.NewPCG(seed, uint64(len(pattern))))
+	alpha := []rune(alphabet)
+	out := make([]string, 3000)
+	for i := range out {
+		var b strings.Builder
+		for range rng.IntN(maxLen) {
+			b.WriteRune(alpha[rng.IntN(len(alpha))])
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
 // TestPattern checks the automata against Go's regexp (whose syntax and
 // meaning agree with ECMA-262's on this subset) over strings drawn from
 // each pattern's alphabet, and that no reachable state is a dead end.
@@ -106,15 +122,8 @@ func TestPattern(t *testing.T) {
 		}
 		// Go's syntax writes \uXXXX as \x{XXXX}.
 		re := regexp.MustCompile(regexp.MustCompile(`\\u([0-9a-fA-F]{4})`).ReplaceAllString(tc.pattern, `\x{$1}`))
-		rng := rand.New(rand.NewPCG(7, uint64(len(tc.pattern))))
-		alpha := []rune(tc.alphabet)
 		matched := 0
-		for range 3000 {
-			var b strings.Builder
-			for range rng.IntN(40) {
-				b.WriteRune(alpha[rng.IntN(len(alpha))])
-			}
-			v := b.String()
+		for _, v := range randomStrings(7, tc.pattern, tc.alphabet, 40) {
 			// Only values written without escapes can be generated.
 			plain := !strings.ContainsAny(v, "\"\\\t\n\r\f\v")
 			if got, want := p.matches(v), re.MatchString(v) && plain; got != want {
@@ -175,15 +184,8 @@ func TestPatternLookahead(t *testing.T) {
 			t.Fatalf("%q: %v", tc.pattern, err)
 		}
 		main, look := regexp.MustCompile(tc.main), regexp.MustCompile(tc.look)
-		rng := rand.New(rand.NewPCG(9, uint64(len(tc.pattern))))
-		alpha := []rune(tc.alphabet)
 		matched := 0
-		for range 3000 {
-			var b strings.Builder
-			for range rng.IntN(8) {
-				b.WriteRune(alpha[rng.IntN(len(alpha))])
-			}
-			v := b.String()
+		for _, v := range randomStrings(9, tc.pattern, tc.alphabet, 8) {
 			want := main.MatchString(v) && look.MatchString(v) != tc.negative
 			if got := p.matches(v); got != want {
 				t.Fatalf("%q on %q: %v, want %v", tc.pattern, v, got, want)
