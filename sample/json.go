@@ -259,8 +259,9 @@ type jsonState struct {
 type frame struct {
 	node  int32
 	array bool
-	count int32 // array: items so far; object: the first declared property that may still come
-	prop  int32 // object: the property whose value is being read (−1: an additional one)
+	count int32  // array: items so far; object: the first declared property that may still come
+	prop  int32  // object: the property whose value is being read (−1: an additional one)
+	used  uint64 // an array of unique items: the item literals written so far
 }
 
 // Modes: what the next byte may be.
@@ -427,7 +428,13 @@ func (s *jsonState) step(c byte) bool {
 		}
 		// Nothing continues: the value ends here if a text is whole (a
 		// number literal is not self-delimiting), and c follows it.
-		if !s.litDone() || !s.endValue() {
+		if !s.litDone() {
+			return false
+		}
+		if s.uniqueItem() {
+			s.top.used |= s.alive & s.whole()
+		}
+		if !s.endValue() {
 			return false
 		}
 		return s.step(c)
@@ -531,6 +538,9 @@ func (s *jsonState) step(c byte) bool {
 		case c == ',' && s.top.array:
 			if nd.maxItems >= 0 && s.top.count >= nd.maxItems {
 				return false
+			}
+			if nd.unique && bits.OnesCount64(s.top.used) == len(s.s.nodes[nd.items].lits) {
+				return false // every distinct item is written
 			}
 			s.mode, s.node = jValue, nd.item(s.top.count)
 		case c == ',':
@@ -675,6 +685,9 @@ func (s *jsonState) begin(c byte) bool {
 				alive |= 1 << i
 			}
 		}
+		if s.uniqueItem() {
+			alive &^= s.top.used // an item of a unique array: not one written already
+		}
 		if alive == 0 {
 			return false
 		}
@@ -682,6 +695,23 @@ func (s *jsonState) begin(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// uniqueItem reports whether the value being read is an item of an array
+// of unique items (its items are a literal set: CompileSchema).
+func (s *jsonState) uniqueItem() bool {
+	return s.depth > 0 && s.top.array && s.s.nodes[s.top.node].unique
+}
+
+// whole returns the literals of the set being read that are whole.
+func (s *jsonState) whole() uint64 {
+	var m uint64
+	for i, l := range s.s.nodes[s.node].lits {
+		if len(l) == int(s.n) {
+			m |= 1 << i
+		}
+	}
+	return m
 }
 
 func b2i(b bool) int {

@@ -27,7 +27,8 @@ import (
 //     llguidance's rule), required, additionalProperties (false when
 //     absent and properties are given: llama.cpp's default; additional
 //     keys come after the declared ones);
-//   - arrays: items, prefixItems (tuples), minItems, maxItems; strings: minLength, maxLength (in
+//   - arrays: items, prefixItems (tuples), minItems, maxItems,
+//     uniqueItems (of literal items); strings: minLength, maxLength (in
 //     characters; an escape counts as one), pattern (a subset of ECMA-262,
 //     pattern.go), format date, time, date-time, duration, uuid, ipv4,
 //     hostname and email (as patterns; other formats are annotations); numbers and integers: minimum,
@@ -63,6 +64,7 @@ type snode struct {
 	extra    int32   // object: the schema of additional properties' values; −1: none
 	items    int32   // array: the items' schema (after prefix)
 	prefix   []int32 // array: the first items' schemas (prefixItems)
+	unique   bool    // array: uniqueItems (items a literal set)
 	minItems int32
 	maxItems int32    // −1: unbounded
 	minLen   int32    // string
@@ -143,6 +145,17 @@ func CompileSchema(text []byte) (*Schema, error) {
 		}
 	}
 	for i := range c.s.nodes {
+		// Unique items are enforced for a literal set (enum, const,
+		// boolean): the array's frame keeps which it has written.
+		if nd := &c.s.nodes[i]; nd.unique {
+			lits := c.s.nodes[nd.items].lits
+			switch {
+			case c.s.nodes[nd.items].kind != sLiteral:
+				return nil, errors.New("JSON schema: uniqueItems is supported for arrays of enum, const or boolean items only")
+			case int(nd.minItems) > len(lits):
+				return nil, fmt.Errorf("JSON schema: minItems %d is more than the %d distinct items uniqueItems allows", nd.minItems, len(lits))
+			}
+		}
 		if c.s.nodes[i].kind == sUnion {
 			if err := c.unionFirsts(int32(i), map[int32]bool{}); err != nil {
 				return nil, err
@@ -304,7 +317,7 @@ var annotations = map[string]bool{
 }
 
 // supportedKeywords lists what CompileSchema enforces, for its errors.
-const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, prefixItems, minItems, maxItems, minLength, maxLength, pattern, format (date, time, date-time, duration, uuid, ipv4, hostname, email; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum"
+const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, prefixItems, minItems, maxItems, uniqueItems (of enum items), minLength, maxLength, pattern, format (date, time, date-time, duration, uuid, ipv4, hostname, email; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum"
 
 func (c *schemaCompiler) add(n snode) (int32, error) {
 	if len(c.s.nodes) >= maxSchemaNodes {
@@ -337,7 +350,7 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 		}
 		switch m.k {
 		case "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
-			"additionalProperties", "items", "prefixItems", "minItems", "maxItems", "minLength", "maxLength", "pattern", "format",
+			"additionalProperties", "items", "prefixItems", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "format",
 			"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 			kw[m.k] = m.v
 		default:
@@ -422,7 +435,7 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 		switch {
 		case has(kw, "properties", "required", "additionalProperties"):
 			types = []string{"object"}
-		case has(kw, "items", "prefixItems", "minItems", "maxItems"):
+		case has(kw, "items", "prefixItems", "minItems", "maxItems", "uniqueItems"):
 			types = []string{"array"}
 		case has(kw, "minLength", "maxLength", "pattern", "format"):
 			types = []string{"string"}
@@ -498,7 +511,7 @@ func typeAllows(types []string, t string) bool {
 // typeKeywords lists the keywords that apply to each type.
 var typeKeywords = map[string][]string{
 	"object":  {"properties", "required", "additionalProperties"},
-	"array":   {"items", "prefixItems", "minItems", "maxItems"},
+	"array":   {"items", "prefixItems", "minItems", "maxItems", "uniqueItems"},
 	"string":  {"minLength", "maxLength", "pattern", "format"},
 	"number":  {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
 	"integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
@@ -574,6 +587,16 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 		var err error
 		if n.minItems, n.maxItems, err = minMax(kw, "minItems", "maxItems", path); err != nil {
 			return 0, err
+		}
+		if u, ok := kw["uniqueItems"]; ok {
+			b, isBool := u.v.(bool)
+			switch {
+			case !isBool || u.isObj || u.isArr:
+				return 0, schemaErr(path, "uniqueItems must be true or false")
+			case b && hasPre:
+				return 0, schemaErr(path, "uniqueItems beside prefixItems is not supported")
+			}
+			n.unique = b // its items are checked once $refs are resolved (CompileSchema)
 		}
 		if noMore && (n.maxItems < 0 || n.maxItems > int32(len(n.prefix))) {
 			n.maxItems = int32(len(n.prefix))

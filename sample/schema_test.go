@@ -126,6 +126,13 @@ func TestSchemaValid(t *testing.T) {
 		{`{"anyOf": [{"enum": ["a", "b"]}, {"type": "string"}, {"type": "null"}]}`, `"zzz"`, true},
 		{`{"anyOf": [{"enum": ["a", "b"]}, {"type": "string"}, {"type": "null"}]}`, `null`, true},
 		{`{"anyOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "array"}]}`, `["x"]`, true},
+		{`{"type": "array", "items": {"enum": ["a", "b", 1, 12]}, "uniqueItems": true}`, `["a", 12, 1, "b"]`, true},
+		{`{"type": "array", "items": {"enum": ["a", "b", 1, 12]}, "uniqueItems": true}`, `["a", 12, "a"]`, false},
+		{`{"type": "array", "items": {"enum": ["a", "b", 1, 12]}, "uniqueItems": true}`, `[1, 12, 1]`, false},
+		{`{"type": "array", "items": {"type": "boolean"}, "uniqueItems": true}`, `[true, false]`, true},
+		{`{"type": "array", "items": {"type": "boolean"}, "uniqueItems": true}`, `[true, true]`, false},
+		{`{"type": "array", "uniqueItems": false}`, `[1, 1]`, true},
+		{`{"$defs": {"C": {"enum": ["red", "green"]}}, "type": "array", "items": {"$ref": "#/$defs/C"}, "uniqueItems": true}`, `["green", "red"]`, true},
 		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `3`, true},
 		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `0`, false},
 		{`{"type": "integer", "minimum": 1, "maximum": 5}`, `6`, false},
@@ -187,7 +194,9 @@ func TestCompileSchemaErrors(t *testing.T) {
 		{`{"type": "integer", "minimum": 0.2, "maximum": 0.8}`, `no integer lies within the bounds`},
 		{`{"type": "integer", "maximum": 1e300}`, `more than 40 digits`},
 		{`{"type": "number", "maximum": "3"}`, `maximum must be a number`},
-		{`{"type": "array", "uniqueItems": true}`, `keyword "uniqueItems" is not supported`},
+		{`{"type": "array", "uniqueItems": true}`, `uniqueItems is supported for arrays of enum, const or boolean items only`},
+		{`{"type": "array", "items": {"enum": [1, 2]}, "uniqueItems": true, "minItems": 3}`, `minItems 3 is more than the 2 distinct items`},
+		{`{"type": "object", "multipleOf": 2}`, `keyword "multipleOf" is not supported`},
 		{`{"properties": {"d": {"type": "string", "pattern": "a(?=b)"}}}`, `at #/properties/d: pattern "a(?=b)" at byte 2: lookarounds`},
 		{`{"type": "string", "format": "date", "maxLength": 9}`, `minLength 0, maxLength 9 beside the pattern: pattern "^[0-9]{4}`},
 		{`{"type": "string", "pattern": "a", "maxLength": 100000}`, `must be at most 4096`},
@@ -292,6 +301,7 @@ func FuzzSchemaValid(f *testing.F) {
 		`{"type": "array", "items": {"type": "integer", "minimum": -15, "exclusiveMaximum": 120}}`,
 		`{"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string", "maxLength": 2}], "items": false, "minItems": 1}`,
 		`{"type": "array", "items": {"anyOf": [{"type": "integer", "maximum": 9}, {"type": "number"}, {"enum": ["x"]}, {"type": "string"}]}}`,
+		`{"type": "array", "items": {"type": "array", "items": {"enum": [1, 12, "a", true]}, "uniqueItems": true, "minItems": 2}}`,
 		`{"type": "array", "items": {"type": "number", "minimum": -12.5, "exclusiveMaximum": 3.25}}`,
 		`{"type": "array", "items": {"type": "string", "pattern": "^(ab|é|x)*$", "minLength": 2, "maxLength": 3}}`}
 	compiled := make([]*Schema, len(schemas))
@@ -302,7 +312,7 @@ func FuzzSchemaValid(f *testing.F) {
 		}
 	}
 	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`,
-		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`, `[-12.5, 3.249, 0.0, -0.5]`, `["abé", "xx"]`, `[12, -2.5e3, "x", "y"]`} {
+		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`, `[-12.5, 3.249, 0.0, -0.5]`, `["abé", "xx"]`, `[12, -2.5e3, "x", "y"]`, `[[1, 12], [true, "a", 1]]`} {
 		for i := range schemas {
 			f.Add(uint8(i), s)
 		}
@@ -490,6 +500,15 @@ func refCheck(root, sch, v ordered) bool {
 				}
 			}
 		}
+		if u, ok := sch.get("uniqueItems"); ok && u.v == true {
+			for i := range v.arr {
+				for j := range i {
+					if jsonEqual(v.arr[i], v.arr[j]) {
+						return false
+					}
+				}
+			}
+		}
 		if n, ok := refInt(sch, "minItems"); ok && len(v.arr) < n {
 			return false
 		}
@@ -568,7 +587,8 @@ func TestMaskMatchesTrials(t *testing.T) {
 		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^(abc|é)+-?\\d*$"}, "ok": {"type": "string", "pattern": "a"}}}`,
 		`{"type": "array", "items": {"type": "integer", "minimum": -5, "maximum": 23}}`,
 		`{"type": "array", "items": {"type": "number", "minimum": 0.5, "maximum": 23}}`,
-		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^[a-c]+$", "minLength": 2, "maxLength": 4}}}`}
+		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^[a-c]+$", "minLength": 2, "maxLength": 4}}}`,
+		`{"type": "array", "items": {"enum": ["red", 1, 23, true]}, "uniqueItems": true}`}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, text := range schemas {
 		s, err := CompileSchema([]byte(text))
