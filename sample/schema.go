@@ -133,7 +133,7 @@ func CompileSchema(text []byte) (*Schema, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("JSON schema is not valid JSON: text after the schema")
 	}
-	c := &schemaCompiler{root: root, s: &Schema{nodes: builtinNodes()}, refs: map[string]int32{}}
+	c := &schemaCompiler{root: root, s: &Schema{nodes: builtinNodes()}, refs: map[string]int32{}, unique: map[int32]string{}}
 	r, err := c.compile(root, "#")
 	if err != nil {
 		return nil, err
@@ -149,11 +149,11 @@ func CompileSchema(text []byte) (*Schema, error) {
 		// boolean): the array's frame keeps which it has written.
 		if nd := &c.s.nodes[i]; nd.unique {
 			lits := c.s.nodes[nd.items].lits
-			switch {
+			switch path := c.unique[int32(i)]; {
 			case c.s.nodes[nd.items].kind != sLiteral:
-				return nil, errors.New("JSON schema: uniqueItems is supported for arrays of enum, const or boolean items only")
+				return nil, schemaErr(path, "uniqueItems is supported for arrays of enum, const or boolean items only")
 			case int(nd.minItems) > len(lits):
-				return nil, fmt.Errorf("JSON schema: minItems %d is more than the %d distinct items uniqueItems allows", nd.minItems, len(lits))
+				return nil, schemaErr(path, "minItems %d is more than the %d distinct items uniqueItems allows", nd.minItems, len(lits))
 			}
 		}
 		if c.s.nodes[i].kind == sUnion {
@@ -308,6 +308,7 @@ type schemaCompiler struct {
 	s      *Schema
 	refs   map[string]int32 // $ref target → node
 	states int              // automaton states of the patterns and bounds so far
+	unique map[int32]string // arrays of unique items → where they are, checked once $refs are resolved
 }
 
 // annotations are keywords that do not constrain a value.
@@ -604,7 +605,11 @@ func (c *schemaCompiler) typed(t string, kw map[string]ordered, path string) (in
 				return 0, schemaErr(path, "minItems %d is more than the %d items prefixItems allows with items false", n.minItems, n.maxItems)
 			}
 		}
-		return c.add(n)
+		k, err := c.add(n)
+		if n.unique {
+			c.unique[k] = path
+		}
+		return k, err
 	case "string":
 		n := snode{kind: sString}
 		var err error

@@ -144,7 +144,7 @@ func TestTools(t *testing.T) {
 			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":` + weatherTools + `,"tool_choice":"always"}`, `tool_choice "always"`},
 			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":` + weatherTools + `,"tool_choice":{"type":"function","function":{"name":"nope"}}}`, `"nope", which is not among the tools`},
 			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tool_choice":"required"}`, "needs tools"},
-			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"d":{"type":"array","uniqueItems":true}}}}}],"tool_choice":"required"}`, `forcing a call to the tool's parameters: JSON schema at #/properties/arguments/properties/d: keyword "uniqueItems"`},
+			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"d":{"type":"array","uniqueItems":true}}}}}],"tool_choice":"required"}`, `forcing a call to the tool's parameters: JSON schema at #/properties/arguments/properties/d: uniqueItems is supported for arrays of enum`},
 			{"/api/chat", `{"model":"tiny","messages":[{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":[1]}}]}]}`, "arguments must be a JSON object"},
 		} {
 			resp := ts.do("POST", tc.path, tc.body)
