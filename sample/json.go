@@ -262,6 +262,7 @@ type frame struct {
 	count int32  // array: items so far; object: the first declared property that may still come
 	prop  int32  // object: the property whose value is being read (−1: an additional one)
 	used  uint64 // an array of unique items: the item literals written so far
+	keys  int32  // object: keys so far
 }
 
 // Modes: what the next byte may be.
@@ -767,7 +768,9 @@ func (s *jsonState) keyCandidates() uint64 {
 	nd := &s.s.nodes[s.top.node]
 	var m uint64
 	for i := int(s.top.count); i < len(nd.props); i++ {
-		m |= 1 << i
+		if s.keyFits(nd, i) {
+			m |= 1 << i
+		}
 		if nd.required&(1<<i) != 0 {
 			break
 		}
@@ -776,10 +779,28 @@ func (s *jsonState) keyCandidates() uint64 {
 }
 
 // extraAllowed reports whether an additional property may come next: the
-// object takes them, and no required property is still to come.
+// object takes them, no required property is still to come, and it is
+// below maxProperties.
 func (s *jsonState) extraAllowed() bool {
 	nd := &s.s.nodes[s.top.node]
-	return nd.extra >= 0 && nd.required>>uint(s.top.count) == 0
+	return nd.extra >= 0 && nd.required>>uint(s.top.count) == 0 && s.keyFits(nd, -1)
+}
+
+// keyFits reports whether declared property i (−1: an additional one)
+// may be the open object's next key and leave it able to end within
+// minProperties and maxProperties: the required properties after i must
+// still fit under the maximum and, without additional properties, enough
+// must remain after i for the minimum. An object the schema compiler let
+// through starts able to end so; each key this allows keeps it so.
+func (s *jsonState) keyFits(nd *snode, i int) bool {
+	n := s.top.keys + 1
+	if i < 0 {
+		return nd.maxProps < 0 || n <= nd.maxProps
+	}
+	if nd.maxProps >= 0 && n+int32(bits.OnesCount64(nd.required>>uint(i+1))) > nd.maxProps {
+		return false
+	}
+	return nd.extra >= 0 || n+int32(len(nd.props)-i-1) >= nd.minProps
 }
 
 // keyByte matches byte c of a key against the candidate properties (and
@@ -809,6 +830,7 @@ func (s *jsonState) endKey() bool {
 		i := bits.TrailingZeros64(a)
 		if len(nd.props[i].key) == int(s.n) {
 			s.top.prop, s.top.count, s.node = int32(i), int32(i+1), nd.props[i].node
+			s.top.keys++
 			return true
 		}
 	}
@@ -823,6 +845,7 @@ func (s *jsonState) endKey() bool {
 		}
 	}
 	s.top.prop, s.top.count, s.node = -1, int32(len(nd.props)), nd.extra
+	s.top.keys++
 	return true
 }
 
@@ -872,10 +895,11 @@ func (s *jsonState) numByte(c byte) bool {
 }
 
 // close ends the innermost container if it may end: an object with no
-// required property still to come, an array with enough items.
+// required property still to come and enough keys, an array with enough
+// items.
 func (s *jsonState) close() bool {
 	nd := &s.s.nodes[s.top.node]
-	if s.top.array && s.top.count < nd.minItems || !s.top.array && nd.required>>uint(s.top.count) != 0 {
+	if s.top.array && s.top.count < nd.minItems || !s.top.array && (nd.required>>uint(s.top.count) != 0 || s.top.keys < nd.minProps) {
 		return false
 	}
 	s.depth--

@@ -7,14 +7,20 @@ import (
 )
 
 // A number schema's bounds (minimum, maximum, exclusiveMinimum,
-// exclusiveMaximum) compile to a deterministic automaton over the
-// number's bytes, as a pattern does for a string (the same pattern type):
-// it accepts exactly the decimals -?(0|[1-9][0-9]*)(\.[0-9]+)? — no
-// exponent — whose value lies within the bounds, and from every state it
+// exclusiveMaximum) and step (multipleOf) compile to a deterministic
+// automaton over the number's bytes, as a pattern does for a string (the
+// same pattern type): it accepts exactly the decimals
+// -?(0|[1-9][0-9]*)(\.[0-9]+)? — no exponent — whose value lies within
+// the bounds and is a whole multiple of the step, and from every state it
 // reaches some accepted end remains (dead states are removed), so a
 // bounded number never leads the constraint into a dead end. It reads the
 // digits against each bound as a person compares decimals: the integer
 // parts by length, then digit by digit, then the fractions digit by digit.
+// Against a step of a units of 10^−f (0.25: 25 of 10^−2) it keeps the
+// remainder modulo a of the digits read, as in long division: the value
+// times 10^f is a whole multiple of a exactly when that remainder, shifted
+// by the fraction digits still to come, is 0. A fraction digit past the
+// step's f may only be 0.
 
 // bound is one bound on a number's magnitude m (m ≥ 0): m rel d, d a
 // non-negative decimal as its integer digits (no leading zeros; "" for 0)
@@ -40,6 +46,8 @@ type numState struct {
 	phase uint8 // numStart, numMinus, numInt, numZero, numDot, numFrac
 	neg   bool
 	cmp   [2]cmpState
+	rem   int32 // with a step: the digits read so far, modulo its units
+	fd    int8  // with a step: the fraction digits read, up to its own
 }
 
 const (
@@ -88,6 +96,52 @@ type numBounds struct {
 	lo, hi         [2]string
 	loExcl, hiExcl bool
 	integer        bool
+	stepA          int32 // multipleOf as stepA units of 10^−stepF; 0: none
+	stepF          int8
+}
+
+// maxStepUnits bounds a step's units (each is a remainder, so an
+// automaton state).
+const maxStepUnits = 1000
+
+// parseStep reads multipleOf: a positive decimal of at most maxStepUnits
+// units of its last digit.
+func (b *numBounds) parseStep(text string) error {
+	neg, id, fd, err := parseBound(text)
+	switch {
+	case err != nil:
+		return err
+	case neg || id == "" && fd == "":
+		return fmt.Errorf("%s is not greater than 0", text)
+	}
+	units, ok := new(big.Int).SetString(id+fd, 10)
+	if !ok || !units.IsInt64() || units.Int64() > maxStepUnits {
+		return fmt.Errorf("%s is %s units of its last digit, more than the %d supported", text, strings.TrimLeft(id+fd, "0"), maxStepUnits)
+	}
+	b.stepA, b.stepF = int32(units.Int64()), int8(len(fd))
+	return nil
+}
+
+// stepDigit adds digit c to the remainder of the digits read.
+func (s numState) stepDigit(c byte, b *numBounds) numState {
+	if b.stepA > 0 {
+		s.rem = (s.rem*10 + int32(c-'0')) % b.stepA
+	}
+	return s
+}
+
+// onStep reports whether a number ending in state s is a whole multiple
+// of the step: its remainder shifted by the step's fraction digits not
+// written is 0.
+func (s numState) onStep(b *numBounds) bool {
+	if b.stepA == 0 {
+		return true
+	}
+	r := s.rem
+	for range b.stepF - s.fd {
+		r = r * 10 % b.stepA
+	}
+	return r == 0
 }
 
 // branch returns the bounds on the magnitude of a number of sign neg
@@ -162,19 +216,22 @@ func compileNumRange(b *numBounds) (*pattern, error) {
 		branches[neg], possible[neg] = b.branch(neg)
 	}
 	p, ok := explore("bounds", numState{}, func(s numState, c byte) (numState, bool) {
-		return numStep(s, c, branches, possible, b.integer)
-	}, func(s numState) bool { return numFinal(s, branches[s.neg]) })
+		return numStep(s, c, branches, possible, b)
+	}, func(s numState) bool { return numFinal(s, branches[s.neg]) && s.onStep(b) })
 	if !ok {
-		return nil, fmt.Errorf("the bounds need more than %d automaton states", maxPatternStates)
+		return nil, fmt.Errorf("the bounds and step need more than %d automaton states", maxPatternStates)
 	}
 	if !p.trim() {
+		if b.stepA > 0 {
+			return nil, fmt.Errorf("no number within the bounds is a multiple of the step")
+		}
 		return nil, fmt.Errorf("no number lies within the bounds")
 	}
 	return p, nil
 }
 
 // numStep reads byte c of a bounded number.
-func numStep(s numState, c byte, branches map[bool][]bound, possible map[bool]bool, integer bool) (numState, bool) {
+func numStep(s numState, c byte, branches map[bool][]bound, possible map[bool]bool, b *numBounds) (numState, bool) {
 	digit := c >= '0' && c <= '9'
 	bs := branches[s.neg]
 	switch s.phase {
@@ -196,14 +253,14 @@ func numStep(s numState, c byte, branches map[bool][]bound, possible map[bool]bo
 			s.phase = numZero
 			return s, true // 0 adds nothing to the integer part
 		}
-		return s.intDigit(c, branches[s.neg]), true
+		return s.intDigit(c, branches[s.neg]).stepDigit(c, b), true
 	case numInt:
 		if digit {
-			return s.intDigit(c, bs), true
+			return s.intDigit(c, bs).stepDigit(c, b), true
 		}
 		fallthrough
 	case numZero:
-		if c != '.' || integer {
+		if c != '.' || b.integer {
 			return s, false
 		}
 		for k := range bs {
@@ -218,6 +275,13 @@ func numStep(s numState, c byte, branches map[bool][]bound, possible map[bool]bo
 		s.phase = numFrac
 		for k := range bs {
 			s.cmp[k] = s.cmp[k].fracDigit(c, bs[k])
+		}
+		if b.stepA > 0 {
+			if s.fd == b.stepF {
+				return s, c == '0' // finer than the step: only zeros
+			}
+			s.fd++
+			s = s.stepDigit(c, b)
 		}
 		return s, true
 	}

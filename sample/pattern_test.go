@@ -252,8 +252,9 @@ func FuzzPattern(f *testing.F) {
 }
 
 // TestNumRange: a bounded number's automaton accepts exactly the decimals
-// (no exponent) within the bounds, by exact arithmetic, and has no dead
-// states, for random bounds and numbers.
+// (no exponent) within the bounds and on the step (multipleOf), by exact
+// arithmetic, and has no dead states, for random bounds, steps and
+// numbers.
 func TestNumRange(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	decimal := func(maxInt int) string {
@@ -285,9 +286,18 @@ func TestNumRange(t *testing.T) {
 				bounds[k], _ = new(big.Rat).SetString(d)
 			}
 		}
+		var step *big.Rat
+		if rng.IntN(3) == 0 {
+			d := []string{"1", "2", "3", "5", "7", "10", "0.5", "0.25", "0.1", "0.01", "1.5", "2.5", "0.3"}[rng.IntN(13)]
+			schema["multipleOf"] = json.Number(d)
+			step, _ = new(big.Rat).SetString(d)
+		}
 		text, _ := json.Marshal(schema)
 		s, err := CompileSchema(text)
 		in := func(v *big.Rat) bool {
+			if step != nil && !new(big.Rat).Quo(v, step).IsInt() {
+				return false
+			}
 			for k, b := range bounds {
 				c := v.Cmp(b)
 				if k == "minimum" && c < 0 || k == "exclusiveMinimum" && c <= 0 || k == "maximum" && c > 0 || k == "exclusiveMaximum" && c >= 0 {
@@ -314,6 +324,11 @@ func TestNumRange(t *testing.T) {
 		}
 		for range 300 {
 			d := decimal([]int{3, 30, 1000, 100000}[rng.IntN(4)])
+			if step != nil && rng.IntN(2) == 0 {
+				// A multiple of the step, sometimes with zeros after it.
+				k := new(big.Rat).SetInt64(int64(rng.IntN(2000) - 1000))
+				d = new(big.Rat).Mul(k, step).FloatString(2 + rng.IntN(2))
+			}
 			if integer {
 				d, _, _ = strings.Cut(d, ".")
 			}

@@ -26,14 +26,14 @@ import (
 //   - objects: properties, written in the schema's order (llama.cpp's and
 //     llguidance's rule), required, additionalProperties (false when
 //     absent and properties are given: llama.cpp's default; additional
-//     keys come after the declared ones);
+//     keys come after the declared ones), minProperties, maxProperties;
 //   - arrays: items, prefixItems (tuples), minItems, maxItems,
 //     uniqueItems (of literal items); strings: minLength, maxLength (in
 //     characters; an escape counts as one), pattern (a subset of ECMA-262,
 //     pattern.go), format date, time, date-time, duration, uuid, ipv4,
 //     hostname and email (as patterns; other formats are annotations); numbers and integers: minimum,
-//     maximum, exclusiveMinimum, exclusiveMaximum (written without an
-//     exponent then).
+//     maximum, exclusiveMinimum, exclusiveMaximum, multipleOf (written
+//     without an exponent then).
 //
 // Annotations (title, description, default, examples, …) are ignored;
 // any other keyword is an error that names it and where it is, never a
@@ -62,6 +62,8 @@ type snode struct {
 	props    []sprop // object, in the schema's order
 	required uint64  // object: bit i set if props[i] is required
 	extra    int32   // object: the schema of additional properties' values; −1: none
+	minProps int32   // object: minProperties
+	maxProps int32   // object: maxProperties; −1: unbounded
 	items    int32   // array: the items' schema (after prefix)
 	prefix   []int32 // array: the first items' schemas (prefixItems)
 	unique   bool    // array: uniqueItems (items a literal set)
@@ -107,7 +109,7 @@ const (
 func builtinNodes() []snode {
 	return []snode{
 		nodeAny:       {kind: sAny},
-		nodeAnyObject: {kind: sObject, extra: nodeAny},
+		nodeAnyObject: {kind: sObject, extra: nodeAny, maxProps: -1},
 		nodeAnyArray:  {kind: sArray, items: nodeAny, maxItems: -1},
 		nodeAnyString: {kind: sString, maxLen: -1},
 		nodeAnyNumber: {kind: sNumber},
@@ -318,7 +320,7 @@ var annotations = map[string]bool{
 }
 
 // supportedKeywords lists what CompileSchema enforces, for its errors.
-const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, items, prefixItems, minItems, maxItems, uniqueItems (of enum items), minLength, maxLength, pattern, format (date, time, date-time, duration, uuid, ipv4, hostname, email; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum"
+const supportedKeywords = "type, enum, const, anyOf, oneOf, allOf (of one schema), $ref (local), properties, required, additionalProperties, minProperties, maxProperties, items, prefixItems, minItems, maxItems, uniqueItems (of enum items), minLength, maxLength, pattern, format (date, time, date-time, duration, uuid, ipv4, hostname, email; others are annotations), minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf (steps of up to 1000 units of their last digit)"
 
 func (c *schemaCompiler) add(n snode) (int32, error) {
 	if len(c.s.nodes) >= maxSchemaNodes {
@@ -351,8 +353,8 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 		}
 		switch m.k {
 		case "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
-			"additionalProperties", "items", "prefixItems", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "format",
-			"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+			"additionalProperties", "minProperties", "maxProperties", "items", "prefixItems", "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "format",
+			"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
 			kw[m.k] = m.v
 		default:
 			return 0, schemaErr(path, "keyword %q is not supported (supported: %s)", m.k, supportedKeywords)
@@ -434,7 +436,7 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 	if types == nil {
 		// No type: what the keywords imply, or anything.
 		switch {
-		case has(kw, "properties", "required", "additionalProperties"):
+		case has(kw, "properties", "required", "additionalProperties", "minProperties", "maxProperties"):
 			types = []string{"object"}
 		case has(kw, "items", "prefixItems", "minItems", "maxItems", "uniqueItems"):
 			types = []string{"array"}
@@ -511,11 +513,11 @@ func typeAllows(types []string, t string) bool {
 
 // typeKeywords lists the keywords that apply to each type.
 var typeKeywords = map[string][]string{
-	"object":  {"properties", "required", "additionalProperties"},
+	"object":  {"properties", "required", "additionalProperties", "minProperties", "maxProperties"},
 	"array":   {"items", "prefixItems", "minItems", "maxItems", "uniqueItems"},
 	"string":  {"minLength", "maxLength", "pattern", "format"},
-	"number":  {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
-	"integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"},
+	"number":  {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+	"integer": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
 	"boolean": nil,
 	"null":    nil,
 }
@@ -717,8 +719,8 @@ func (c *schemaCompiler) budget(p *pattern, path string) error {
 	return nil
 }
 
-// numRange compiles a number's minimum, maximum, exclusiveMinimum and
-// exclusiveMaximum (nil: none given). Of two lower (or upper) bounds the
+// numRange compiles a number's minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum and multipleOf (nil: none given). Of two lower (or upper) bounds the
 // tighter one counts.
 func numRange(kw map[string]ordered, integer bool, path string) (*pattern, error) {
 	b := numBounds{integer: integer}
@@ -749,7 +751,16 @@ func numRange(kw map[string]ordered, integer bool, path string) (*pattern, error
 			b.hasHi, b.hiNeg, b.hiZero, b.hi, b.hiExcl = true, neg, r.Sign() == 0, [2]string{id, fd}, excl
 		}
 	}
-	if !b.hasLo && !b.hasHi {
+	if m, ok := kw["multipleOf"]; ok {
+		n, isNum := m.v.(json.Number)
+		if !isNum {
+			return nil, schemaErr(path, "multipleOf must be a number")
+		}
+		if err := b.parseStep(string(n)); err != nil {
+			return nil, schemaErr(path, "multipleOf: %v", err)
+		}
+	}
+	if !b.hasLo && !b.hasHi && b.stepA == 0 {
 		return nil, nil
 	}
 	p, err := compileNumRange(&b)
@@ -758,7 +769,11 @@ func numRange(kw map[string]ordered, integer bool, path string) (*pattern, error
 		if integer {
 			what = "integer"
 		}
-		return nil, schemaErr(path, "%s bounds: %v", what, strings.Replace(err.Error(), "number", what, 1))
+		which := "bounds"
+		if b.stepA > 0 {
+			which = "bounds and multipleOf"
+		}
+		return nil, schemaErr(path, "%s %s: %v", what, which, strings.Replace(err.Error(), "number", what, 1))
 	}
 	return p, nil
 }
@@ -792,7 +807,7 @@ func count(kw map[string]ordered, k string, def int32, path string) (int32, erro
 }
 
 func (c *schemaCompiler) object(kw map[string]ordered, path string) (int32, error) {
-	n := snode{kind: sObject, extra: nodeAny}
+	n := snode{kind: sObject, extra: nodeAny, maxProps: -1}
 	props, hasProps := kw["properties"]
 	if hasProps {
 		if !props.isObj {
@@ -849,6 +864,19 @@ func (c *schemaCompiler) object(kw map[string]ordered, path string) (int32, erro
 			}
 			n.extra = v
 		}
+	}
+	// minProperties and maxProperties: the keys are counted as they come,
+	// and a key comes only if the object can still end within them (see
+	// jsonState.keyFits), so these checks are all the schema needs.
+	var err error
+	if n.minProps, n.maxProps, err = minMax(kw, "minProperties", "maxProperties", path); err != nil {
+		return 0, err
+	}
+	if req := int32(bits.OnesCount64(n.required)); n.maxProps >= 0 && req > n.maxProps {
+		return 0, schemaErr(path, "maxProperties %d is below the %d required properties", n.maxProps, req)
+	}
+	if n.extra < 0 && int(n.minProps) > len(n.props) {
+		return 0, schemaErr(path, "minProperties %d is more than the %d properties allowed", n.minProps, len(n.props))
 	}
 	return c.add(n)
 }
@@ -947,7 +975,7 @@ func (c *schemaCompiler) holds(a, b int32) bool {
 			return litsStartWith(nb.lits, `"`)
 		}
 		return nb.kind == sString
-	case na.kind == sObject && len(na.props) == 0 && na.extra == nodeAny:
+	case na.kind == sObject && len(na.props) == 0 && na.extra == nodeAny && na.minProps == 0 && na.maxProps < 0:
 		return nb.kind == sObject
 	case na.kind == sArray && len(na.prefix) == 0 && na.items == nodeAny && na.minItems == 0 && na.maxItems < 0:
 		return nb.kind == sArray

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -141,6 +142,23 @@ func TestSchemaValid(t *testing.T) {
 		{`{"type": "integer", "minimum": -20, "maximum": -10}`, `-9`, false},
 		{`{"type": "integer", "minimum": -20, "maximum": -10}`, `-21`, false},
 		{`{"type": "integer", "exclusiveMinimum": 0}`, `0`, false},
+		{`{"type": "integer", "multipleOf": 5}`, `-35`, true},
+		{`{"properties": {"a": {}, "b": {}, "c": {}}, "minProperties": 2}`, `{"a": 1, "c": 2}`, true},
+		{`{"properties": {"a": {}, "b": {}, "c": {}}, "minProperties": 2}`, `{"b": 1}`, false},
+		{`{"properties": {"a": {}, "b": {}, "c": {}}, "maxProperties": 1}`, `{"b": 1}`, true},
+		{`{"properties": {"a": {}, "b": {}, "c": {}}, "maxProperties": 1}`, `{"a": 1, "b": 2}`, false},
+		{`{"properties": {"a": {}, "b": {}}, "required": ["b"], "maxProperties": 1}`, `{"a": 1, "b": 2}`, false},
+		{`{"type": "object", "minProperties": 1}`, `{}`, false},
+		{`{"type": "object", "maxProperties": 2}`, `{"x": 1, "y": 2}`, true},
+		{`{"type": "object", "maxProperties": 2}`, `{"x": 1, "y": 2, "z": 3}`, false},
+		{`{"type": "integer", "multipleOf": 5}`, `36`, false},
+		{`{"type": "number", "multipleOf": 0.25, "minimum": 0, "maximum": 1}`, `0.750`, true},
+		{`{"type": "number", "multipleOf": 0.25, "minimum": 0, "maximum": 1}`, `0.7`, false},
+		{`{"type": "number", "multipleOf": 0.25, "minimum": 0, "maximum": 1}`, `1.25`, false},
+		{`{"type": "number", "multipleOf": 0.01}`, `19.99`, true},
+		{`{"type": "number", "multipleOf": 0.01}`, `19.999`, false},
+		{`{"type": "number", "multipleOf": 0.01}`, `2e1`, false}, // no exponent with a step
+		{`{"type": "integer", "multipleOf": 0.5}`, `7`, true},
 		{`{"type": "integer", "exclusiveMinimum": 0}`, `123456789012`, true},
 		{`{"type": "integer", "maximum": 0}`, `-0`, true}, // -0 is 0
 		{`{"type": "integer", "maximum": 1e2}`, `100`, true},
@@ -180,7 +198,7 @@ func TestSchemaValid(t *testing.T) {
 		}
 		// The recognizer's form rules (bounded whitespace, compact
 		// literals) refuse some values the schema allows.
-		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}` || tc.in == `"a\u0041b"` || tc.in == `1e3`
+		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}` || tc.in == `"a\u0041b"` || tc.in == `1e3` || tc.in == `2e1`
 		if ref := refValid(t, tc.schema, tc.in); ref != (tc.want || form) {
 			t.Errorf("%s\n  %q: the reference validator says %v, the table %v", tc.schema, tc.in, ref, tc.want)
 		}
@@ -194,9 +212,19 @@ func TestCompileSchemaErrors(t *testing.T) {
 		{`{"type": "integer", "minimum": 0.2, "maximum": 0.8}`, `no integer lies within the bounds`},
 		{`{"type": "integer", "maximum": 1e300}`, `more than 40 digits`},
 		{`{"type": "number", "maximum": "3"}`, `maximum must be a number`},
+		{`{"type": "number", "multipleOf": 0}`, `multipleOf: 0 is not greater than 0`},
+		{`{"properties": {"a": {}, "b": {}}, "required": ["a", "b"], "maxProperties": 1}`, `maxProperties 1 is below the 2 required properties`},
+		{`{"properties": {"a": {}}, "minProperties": 2}`, `minProperties 2 is more than the 1 properties allowed`},
+		{`{"type": "object", "minProperties": 3, "maxProperties": 2}`, `maxProperties 2 is below minProperties 3`},
+		{`{"type": "object", "minProperties": -1}`, `minProperties must be a non-negative integer`},
+		{`{"type": "number", "multipleOf": -2}`, `multipleOf: -2 is not greater than 0`},
+		{`{"type": "number", "multipleOf": "2"}`, `multipleOf must be a number`},
+		{`{"type": "number", "multipleOf": 0.0001234}`, `1234 units of its last digit, more than the 1000 supported`},
+		{`{"type": "integer", "minimum": 1, "maximum": 4, "multipleOf": 5}`, `integer bounds and multipleOf: no integer within the bounds is a multiple of the step`},
+		{`{"type": "string", "multipleOf": 2}`, `"multipleOf" does not apply to type string`},
 		{`{"type": "array", "uniqueItems": true}`, `uniqueItems is supported for arrays of enum, const or boolean items only`},
 		{`{"type": "array", "items": {"enum": [1, 2]}, "uniqueItems": true, "minItems": 3}`, `minItems 3 is more than the 2 distinct items`},
-		{`{"type": "object", "multipleOf": 2}`, `keyword "multipleOf" is not supported`},
+		{`{"type": "object", "not": {}}`, `keyword "not" is not supported`},
 		{`{"properties": {"d": {"type": "string", "pattern": "a(?=b)"}}}`, `at #/properties/d: pattern "a(?=b)" at byte 2: lookarounds`},
 		{`{"type": "string", "format": "date", "maxLength": 9}`, `minLength 0, maxLength 9 beside the pattern: pattern "^[0-9]{4}`},
 		{`{"type": "string", "pattern": "a", "maxLength": 100000}`, `must be at most 4096`},
@@ -303,7 +331,10 @@ func FuzzSchemaValid(f *testing.F) {
 		`{"type": "array", "items": {"anyOf": [{"type": "integer", "maximum": 9}, {"type": "number"}, {"enum": ["x"]}, {"type": "string"}]}}`,
 		`{"type": "array", "items": {"type": "array", "items": {"enum": [1, 12, "a", true]}, "uniqueItems": true, "minItems": 2}}`,
 		`{"type": "array", "items": {"type": "number", "minimum": -12.5, "exclusiveMaximum": 3.25}}`,
-		`{"type": "array", "items": {"type": "string", "pattern": "^(ab|é|x)*$", "minLength": 2, "maxLength": 3}}`}
+		`{"type": "array", "items": {"type": "string", "pattern": "^(ab|é|x)*$", "minLength": 2, "maxLength": 3}}`,
+		`{"type": "array", "items": {"type": "number", "multipleOf": 0.25, "minimum": -3, "maximum": 12}}`,
+		`{"type": "array", "items": {"type": "object", "properties": {"a": {}, "b": {}, "c": {"type": "integer"}, "d": {}}, "required": ["c"], "minProperties": 2, "maxProperties": 3}}`,
+		`{"type": "array", "items": {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "integer"}, "minProperties": 2, "maxProperties": 2}}`}
 	compiled := make([]*Schema, len(schemas))
 	for i, s := range schemas {
 		var err error
@@ -312,7 +343,8 @@ func FuzzSchemaValid(f *testing.F) {
 		}
 	}
 	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`,
-		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`, `[-12.5, 3.249, 0.0, -0.5]`, `["abé", "xx"]`, `[12, -2.5e3, "x", "y"]`, `[[1, 12], [true, "a", 1]]`} {
+		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`, `[-12.5, 3.249, 0.0, -0.5]`, `["abé", "xx"]`, `[12, -2.5e3, "x", "y"]`, `[[1, 12], [true, "a", 1]]`,
+		`[0.25, -2.75, 11.50]`, `[{"a": 1, "c": 2}, {"b": null, "c": 3, "d": 4}]`, `[{"a": 1, "x": 2}, {"x": 1, "y": 2}]`} {
 		for i := range schemas {
 			f.Add(uint8(i), s)
 		}
@@ -482,6 +514,12 @@ func refCheck(root, sch, v ordered) bool {
 				return false
 			}
 		}
+		if n, ok := refInt(sch, "minProperties"); ok && len(v.obj) < n {
+			return false
+		}
+		if n, ok := refInt(sch, "maxProperties"); ok && len(v.obj) > n {
+			return false
+		}
 	case v.isArr:
 		pre, hasPre := sch.get("prefixItems")
 		it, hasItems := sch.get("items")
@@ -517,6 +555,13 @@ func refCheck(root, sch, v ordered) bool {
 		}
 	default:
 		if n, ok := v.v.(json.Number); ok {
+			if step, ok := sch.get("multipleOf"); ok {
+				x, _ := new(big.Rat).SetString(string(n))
+				d, _ := new(big.Rat).SetString(string(step.v.(json.Number)))
+				if !x.Quo(x, d).IsInt() {
+					return false
+				}
+			}
 			f, _ := strconv.ParseFloat(string(n), 64)
 			for k, out := range map[string]func(b float64) bool{"minimum": func(b float64) bool { return f < b },
 				"maximum": func(b float64) bool { return f > b }, "exclusiveMinimum": func(b float64) bool { return f <= b },

@@ -45,7 +45,7 @@ func TestBadInput(t *testing.T) {
 		{"ollama format schema broken", "/api/generate", `{"model":"tiny","prompt":"hi","format":{"$ref":"#/$defs/missing"}}`, 400, "deliver", "points at nothing"},
 		{"ollama format yaml", "/api/generate", `{"model":"tiny","prompt":"hi","format":"yaml"}`, 400, "deliver", `"json" or a JSON schema`},
 		{"openai response_format schema missing", "/v1/chat/completions", `{"model":"tiny","response_format":{"type":"json_schema"},"messages":[{"role":"user","content":"x"}]}`, 400, "deliver", "needs json_schema.schema"},
-		{"openai response_format schema unsupported", "/v1/chat/completions", `{"model":"tiny","response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"number","multipleOf":2}}},"messages":[{"role":"user","content":"x"}]}`, 400, "deliver", `keyword "multipleOf" is not supported`},
+		{"openai response_format schema unsupported", "/v1/chat/completions", `{"model":"tiny","response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"number","not":{"const":2}}}},"messages":[{"role":"user","content":"x"}]}`, 400, "deliver", `keyword "not" is not supported`},
 		{"openai response_format other", "/v1/chat/completions", `{"model":"tiny","response_format":{"type":"grammar"},"messages":[{"role":"user","content":"x"}]}`, 400, "deliver", "json_schema are"},
 		{"native format", "/v1/jobs", `{"model":"tiny","prompt":"x","format":"xml"}`, 400, "deliver", "format"},
 		{"openai malformed", "/v1/chat/completions", `{"model":`, 400, "deliver", "malformed JSON"},
