@@ -107,6 +107,31 @@ test('streaming chat delivers chunks and a final chunk with counts', async () =>
   assert.ok(text.length > 0);
 });
 
+const norm = (v) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+
+test('embed: normalized vectors, one per input; embeddings (the older endpoint) gives the raw vector', async () => {
+  const r = await ollama.embed({ model, input: ['Once upon a time', 'a cat', 'Once upon a time'] });
+  assert.equal(r.embeddings.length, 3);
+  assert.equal(r.embeddings[0].length, 64); // stories260K's hidden size
+  for (const v of r.embeddings) assert.ok(Math.abs(norm(v) - 1) < 1e-5, `norm ${norm(v)}`);
+  assert.deepEqual(r.embeddings[2], r.embeddings[0]);
+  assert.notDeepEqual(r.embeddings[1], r.embeddings[0]);
+  assert.ok(r.prompt_eval_count >= 8, `prompt_eval_count ${r.prompt_eval_count}`);
+  const old = await ollama.embeddings({ model, prompt: 'a cat' });
+  const n = norm(old.embedding);
+  assert.ok(Math.abs(n - 1) > 1e-3, 'not normalized');
+  old.embedding.forEach((x, i) => assert.ok(Math.abs(x / n - r.embeddings[1][i]) < 1e-5, `value ${i}`));
+});
+
+test('embed: an input longer than the context is a 400 with both numbers, or cut with truncate: true', async () => {
+  const long = 'the cat sat on the mat '.repeat(40);
+  await assert.rejects(ollama.embed({ model, input: ['a cat', long], options: { num_ctx: 64 } }),
+    (e) => e.status_code === 400 && /^encode: input 1 has \d+ tokens but the context holds 64/.test(e.error));
+  const r = await ollama.embed({ model, input: ['a cat', long], options: { num_ctx: 64 }, truncate: true });
+  assert.equal(r.embeddings.length, 2);
+  assert.deepEqual(r.truncated, [1]);
+});
+
 test('show and ps', async () => {
   const s = await ollama.show({ model });
   assert.equal(s.details.family, 'llama');

@@ -103,6 +103,19 @@ test('logprobs in chat completions, whole and streamed', async () => {
   assert.deepEqual(streamed, content);
 });
 
+test("embeddings: the client's default base64 and floats give the same normalized vectors", async () => {
+  const a = await client.embeddings.create({ model, input: ['Once upon a time', 'a cat'] });
+  const b = await client.embeddings.create({ model, input: 'a cat', encoding_format: 'float' });
+  assert.equal(a.object, 'list');
+  assert.equal(a.data.length, 2);
+  assert.deepEqual(a.data.map((d) => d.index), [0, 1]);
+  assert.equal(a.data[1].embedding.length, 64);
+  a.data[1].embedding.forEach((x, i) => assert.ok(Math.abs(x - b.data[0].embedding[i]) < 1e-6, `value ${i}`));
+  const n = Math.sqrt(b.data[0].embedding.reduce((s, x) => s + x * x, 0));
+  assert.ok(Math.abs(n - 1) < 1e-5, `norm ${n}`);
+  assert.ok(a.usage.prompt_tokens > b.usage.prompt_tokens && a.usage.total_tokens === a.usage.prompt_tokens);
+});
+
 test('errors are OpenAI error objects with the stage', async () => {
   await assert.rejects(client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }),
     (e) => e instanceof OpenAI.NotFoundError && e.code === 'model_not_found' && e.error.stage === 'load');

@@ -27,6 +27,10 @@ type Config struct {
 	// RopeLinear is the linear RoPE scaling factor (<arch>.rope.scaling.type
 	// "linear", .factor): positions are divided by it. 1 when unscaled.
 	RopeLinear float32
+	// Pooling is <arch>.pooling_type, how the file's makers pool its
+	// hidden states into an embedding (llama.cpp's enum: 0 none or unset,
+	// 1 mean, 2 cls, 3 last, 4 rank).
+	Pooling int
 }
 
 // KVDim is the width of one position's keys (or values): NumKVHeads·HeadDim.
@@ -55,6 +59,7 @@ func ReadConfig(f *gguf.File, arch string) (Config, error) {
 	c.RopeBase = r.float("rope.freq_base", 10000)
 	c.NormEps = r.float("attention.layer_norm_rms_epsilon", -1)
 	c.SlidingWindow = r.int("attention.sliding_window", 0)
+	c.Pooling = r.int("pooling_type", 0)
 	if n := r.int("expert_count", 0); n > 0 && r.err == nil {
 		return c, fmt.Errorf("load: %s: mixture-of-experts models (expert_count %d) are not supported yet", arch, n)
 	}

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 
 	"github.com/glassbox-ai/glassbox/compute"
@@ -90,6 +91,37 @@ func (d *Decoder) Forward(ctx context.Context, tokens []int, pos int, logits []f
 	}
 	err = d.pass(ctx, OneSeq(&d.Runtime, pos), tokens, all, logits)
 	runtime.KeepAlive(d) // its buffers and caches live outside the heap until d is unreachable
+	return err
+}
+
+// Embedder is implemented by the sessions of architectures whose final
+// hidden states can be read (every Decoder's): the embeddings endpoints
+// pool them.
+type Embedder interface {
+	// Hidden evaluates tokens at positions pos, pos+1, ... as Forward does
+	// (the KV cache must hold positions 0..pos-1) and writes each token's
+	// final hidden state — the output norm's row, which the output matrix
+	// would turn into its logits — to hidden, row-major
+	// [len(tokens)][dim], computing no logits.
+	Hidden(ctx context.Context, tokens []int, pos int, hidden []float32) error
+}
+
+// Hidden runs the decoder over tokens at positions pos.. and writes their
+// final hidden states (see Embedder).
+func (d *Decoder) Hidden(ctx context.Context, tokens []int, pos int, hidden []float32) error {
+	if d.X == nil {
+		return errClosed
+	}
+	if err := checkTokens(d.cfg, &d.Opts, tokens, pos); err != nil {
+		return err
+	}
+	if want := len(tokens) * d.cfg.Dim; len(hidden) != want {
+		return fmt.Errorf("infer: hidden states buffer holds %d floats, want %d (%d tokens × dim %d)", len(hidden), want, len(tokens), d.cfg.Dim)
+	}
+	rows := OneSeq(&d.Runtime, pos)
+	rows.hidden = hidden
+	err := d.pass(ctx, rows, tokens, true, nil)
+	runtime.KeepAlive(d)
 	return err
 }
 

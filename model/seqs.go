@@ -19,6 +19,9 @@ type Rows struct {
 	many []*Runtime // several sequences: row i is position at[i] of many[i]
 	at   []int
 	out  []int // with many: the rows whose logits are wanted, ascending (nil: all)
+	// hidden, when set, takes every row's final hidden state (NormOut's
+	// rows) instead of logits: Decoder.Hidden.
+	hidden []float32
 }
 
 // OneSeq returns the rows of n tokens of rt's sequence from position pos.
@@ -97,8 +100,14 @@ func (a *rowAttn) Run(lo, hi int) {
 // NormOut writes the RMS-normed (weight w) rows of x ((n, dim)) whose
 // logits are wanted to out, in order, and returns how many: the last row
 // (all false) or every row (all true) of one sequence; with several
-// sequences, the rows the Step asked logits for.
+// sequences, the rows the Step asked logits for. For Decoder.Hidden it
+// writes every row to the hidden states' buffer instead and returns 0: no
+// logits are wanted.
 func (r *Rows) NormOut(out, x, w []float32, n, dim int, all bool, eps float32) int {
+	if r.hidden != nil {
+		NormRows(r.hidden, x, w, n, dim, eps)
+		return 0
+	}
 	if r.one == nil && r.out != nil {
 		for j, i := range r.out {
 			compute.RMSNorm(out[j*dim:(j+1)*dim], x[i*dim:(i+1)*dim], w, eps)

@@ -18,6 +18,18 @@ type Backend interface {
 	// must stop within one decode step (also during prefill) and return
 	// ctx's error.
 	Generate(ctx context.Context, req *GenerateRequest) (*Result, error)
+	// Embed turns texts into vectors, one each, reporting its stages
+	// through pipeline.TraceFrom(ctx); when ctx ends it stops within one
+	// forward pass and returns ctx's error.
+	Embed(ctx context.Context, req *EmbedRequest) (*EmbedResult, error)
+	// Pull downloads a model into the store (Ollama's /api/pull),
+	// reporting its bytes as the load stage's progress through
+	// pipeline.TraceFrom(ctx), and returns the name it is stored under (a
+	// model the store holds already is not downloaded again). The
+	// reference names it afterwards too.
+	Pull(ctx context.Context, ref string) (string, error)
+	// Delete removes a model from the store, unloading it first.
+	Delete(ctx context.Context, name string) error
 	// Models lists the models the server can run.
 	Models(ctx context.Context) ([]ModelInfo, error)
 	// Show describes one model.
@@ -159,6 +171,40 @@ type Result struct {
 	// Thinking is a reasoning model's thinking (its <think> block),
 	// separated from Text, in replies rendered with a chat template.
 	Thinking string `json:"thinking,omitempty"`
+}
+
+// EmbedRequest is one embeddings request, whichever API it came from.
+type EmbedRequest struct {
+	Model    string   `json:"model"`
+	Input    []string `json:"input,omitempty"`
+	InputIDs [][]int  `json:"input_ids,omitempty"` // token ids instead of text (OpenAI's input as arrays of ids)
+	// Pooling is "mean", "last" or "cls"; "" the model's own (its
+	// pooling_type, else mean).
+	Pooling string `json:"pooling,omitempty"`
+	// Truncate cuts an input longer than the context to its first tokens
+	// (Result.Truncated says which); without it such an input is an error
+	// with both numbers.
+	Truncate bool `json:"truncate,omitempty"`
+	// Normalize scales each vector to length 1.
+	Normalize bool `json:"normalize"`
+	// Dimensions keeps each vector's first values (0: all).
+	Dimensions int `json:"dimensions,omitempty"`
+	// NumCtx, NumBatch and NumThread as in Options (0: the defaults).
+	NumCtx    int            `json:"num_ctx,omitempty"`
+	NumBatch  int            `json:"num_batch,omitempty"`
+	NumThread int            `json:"num_thread,omitempty"`
+	KeepAlive *time.Duration `json:"keep_alive,omitempty"`
+}
+
+// EmbedResult is the vectors, in the inputs' order, with the real
+// measurements.
+type EmbedResult struct {
+	Embeddings   [][]float32   `json:"embeddings"`
+	PromptTokens int           `json:"prompt_tokens"`       // tokens evaluated over all inputs
+	Truncated    []int         `json:"truncated,omitempty"` // indexes of the inputs cut to the context
+	Pooling      string        `json:"pooling"`
+	LoadDuration time.Duration `json:"load_ns"`    // 0 when the model was resident
+	EvalDuration time.Duration `json:"prefill_ns"` // encoding + evaluation
 }
 
 // ModelInfo is one model the server can run.

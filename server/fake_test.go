@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,8 @@ type fakeBackend struct {
 	running   int
 	peak      int
 	requests  []*GenerateRequest
+	embeds    []*EmbedRequest
+	deleted   []string
 	ended     []error       // each generation's outcome, in end order
 	inPrefill chan struct{} // receives when a generation enters prefill (if not nil)
 	inDecode  chan struct{} // receives when a generation emits its first token (if not nil)
@@ -168,6 +171,87 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 	tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(count), Unit: "tokens"})
 	return &Result{Text: out.String(), Thinking: thinking, PromptTokens: n, Tokens: count, DoneReason: reason,
 		PromptDuration: t1.Sub(t0), EvalDuration: time.Since(t1)}, nil
+}
+
+// Embed makes a 3-dimensional "embedding" of each input: its word count,
+// its byte count and 1 (normalized when asked), through the real pipeline
+// hooks; an input of more words than ctxLen is refused or cut as the
+// engine does.
+func (f *fakeBackend) Embed(ctx context.Context, req *EmbedRequest) (*EmbedResult, error) {
+	f.mu.Lock()
+	f.embeds = append(f.embeds, req)
+	f.mu.Unlock()
+	if err := f.known(req.Model); err != nil {
+		return nil, err
+	}
+	tr := pipeline.TraceFrom(ctx)
+	tr.OnStageStart(pipeline.StagePrefill)
+	res := &EmbedResult{Pooling: "mean"}
+	inputs := req.Input
+	for _, ids := range req.InputIDs {
+		inputs = append(inputs, strings.Repeat("x ", len(ids)))
+	}
+	for i, in := range inputs {
+		words := strings.Fields(in)
+		if len(words) > f.ctxLen {
+			if !req.Truncate {
+				return nil, pipeline.Errorf(pipeline.StageEncode, "shorten the input", "input %d has %d tokens but the context holds %d",
+					i, len(words), f.ctxLen).With("tokens", int64(len(words))).With("ctx", int64(f.ctxLen))
+			}
+			words = words[:f.ctxLen]
+			res.Truncated = append(res.Truncated, i)
+		}
+		if err := f.sleep(ctx); err != nil {
+			return nil, err
+		}
+		v := []float64{float64(len(words)), float64(len(strings.Join(words, " "))), 1}
+		if req.Dimensions > 0 {
+			v = v[:min(req.Dimensions, len(v))]
+		}
+		var ss float64
+		for _, x := range v {
+			ss += x * x
+		}
+		out := make([]float32, len(v))
+		for k, x := range v {
+			if req.Normalize {
+				x /= math.Sqrt(ss)
+			}
+			out[k] = float32(x)
+		}
+		res.Embeddings = append(res.Embeddings, out)
+		res.PromptTokens += len(words)
+	}
+	tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: int64(res.PromptTokens), Unit: "tokens"})
+	return res, nil
+}
+
+// Pull "downloads" 300 bytes in three steps, reporting them as the real
+// backend does; a reference starting with "bad" fails after the first.
+func (f *fakeBackend) Pull(ctx context.Context, ref string) (string, error) {
+	tr := pipeline.TraceFrom(ctx)
+	tr.OnStageStart(pipeline.StageLoad)
+	for i := int64(1); i <= 3; i++ {
+		if err := f.sleep(ctx); err != nil {
+			return "", err
+		}
+		tr.OnProgress(pipeline.StageLoad, 100*i, 300)
+		if strings.HasPrefix(ref, "bad") {
+			return "", pipeline.Errorf(pipeline.StageLoad, "", "pull %s: HTTP 404: not found", ref)
+		}
+	}
+	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: 300})
+	return "pulled", nil
+}
+
+func (f *fakeBackend) Delete(ctx context.Context, name string) error {
+	if err := f.known(name); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.deleted = append(f.deleted, name)
+	f.mu.Unlock()
+	return nil
 }
 
 // fakeLogprob is token id's made-up logprob with top alternatives.

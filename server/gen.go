@@ -10,13 +10,15 @@ import (
 	"github.com/glassbox-ai/glassbox/pipeline"
 )
 
-// generation is one generation as its handler sees it: the job, and the
-// Backend's result once the work has returned.
+// generation is one generation (or embedding) as its handler sees it:
+// the job, and the Backend's result once the work has returned.
 type generation struct {
 	job   api.Job
 	start time.Time     // when the request arrived
 	done  chan struct{} // closed when the work has returned
-	res   *Result       // valid after done
+	res   *Result       // a generation's, valid after done
+	emb   *EmbedResult  // an embedding's, valid after done
+	name  string        // a pull's: the name the model is stored under, valid after done
 	err   error         // valid after done
 }
 
@@ -24,6 +26,29 @@ type generation struct {
 // whose context is ctx (also ended by shutdown). It refuses at once, with
 // no job created, when the server is closing or the queue is full.
 func (s *Server) startGeneration(ctx context.Context, spec JobSpec, req *GenerateRequest) (*generation, *Error) {
+	return s.startWork(ctx, spec, &req.KeepAlive, true, func(ctx context.Context, g *generation) (any, error) {
+		res, err := s.cfg.Backend.Generate(ctx, req)
+		g.res = res
+		return res, err
+	})
+}
+
+// startEmbedding is startGeneration for an embeddings request: the same
+// queue, job, journal and stages.
+func (s *Server) startEmbedding(ctx context.Context, spec JobSpec, req *EmbedRequest) (*generation, *Error) {
+	return s.startWork(ctx, spec, &req.KeepAlive, true, func(ctx context.Context, g *generation) (any, error) {
+		res, err := s.cfg.Backend.Embed(ctx, req)
+		g.emb = res
+		return res, err
+	})
+}
+
+// startWork admits a request through the queue (unless !queued: work
+// that runs no model, such as a download) and starts do as its job
+// (keepAlive, when given, gets the server's default when nil); do records
+// its result in g and returns it for the job's result event.
+func (s *Server) startWork(ctx context.Context, spec JobSpec, keepAlive **time.Duration, queued bool,
+	do func(ctx context.Context, g *generation) (any, error)) (*generation, *Error) {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -32,14 +57,17 @@ func (s *Server) startGeneration(ctx context.Context, spec JobSpec, req *Generat
 	s.jobs.Add(1)
 	s.mu.Unlock()
 
-	tk, err := s.queue.admit()
-	if err != nil {
-		s.jobs.Done()
-		return nil, toError(err)
+	var tk *ticket
+	if queued {
+		var err error
+		if tk, err = s.queue.admit(); err != nil {
+			s.jobs.Done()
+			return nil, toError(err)
+		}
 	}
-	if req.KeepAlive == nil && s.cfg.DefaultKeepAlive != 0 {
+	if keepAlive != nil && *keepAlive == nil && s.cfg.DefaultKeepAlive != 0 {
 		ka := s.cfg.DefaultKeepAlive
-		req.KeepAlive = &ka
+		*keepAlive = &ka
 	}
 	g := &generation{start: time.Now(), done: make(chan struct{})}
 	// The job ends with ctx (the client, for the compatible APIs) or with
@@ -53,8 +81,14 @@ func (s *Server) startGeneration(ctx context.Context, spec JobSpec, req *Generat
 			close(g.done)
 			s.jobs.Done()
 		}()
-		res, err := s.run(ctx, tk, req)
-		g.res, g.err = res, err
+		var res any
+		var err error
+		if tk != nil {
+			res, err = s.run(ctx, tk, func(ctx context.Context) (any, error) { return do(ctx, g) })
+		} else {
+			res, err = do(ctx, g)
+		}
+		g.err = err
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +96,9 @@ func (s *Server) startGeneration(ctx context.Context, spec JobSpec, req *Generat
 	}
 	job, err := s.cfg.Jobs.Start(jctx, spec, work)
 	if err != nil {
-		tk.drop()
+		if tk != nil {
+			tk.drop()
+		}
 		stop()
 		cancel()
 		s.jobs.Done()
@@ -73,8 +109,8 @@ func (s *Server) startGeneration(ctx context.Context, spec JobSpec, req *Generat
 }
 
 // run waits for a slot, reporting the queue position through the job's
-// trace, then generates.
-func (s *Server) run(ctx context.Context, tk *ticket, req *GenerateRequest) (*Result, error) {
+// trace, then does the work.
+func (s *Server) run(ctx context.Context, tk *ticket, work func(ctx context.Context) (any, error)) (any, error) {
 	tr := pipeline.TraceFrom(ctx)
 	queued := tk.wt != nil
 	if queued {
@@ -91,7 +127,7 @@ func (s *Server) run(ctx context.Context, tk *ticket, req *GenerateRequest) (*Re
 	if queued {
 		tr.OnStageDone(pipeline.StageQueued, pipeline.StageStats{})
 	}
-	return s.cfg.Backend.Generate(ctx, req)
+	return work(ctx)
 }
 
 // requestContext is the context of a compatible-API generation: it ends

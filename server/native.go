@@ -22,6 +22,13 @@ type jobRequest struct {
 	Options               map[string]any  `json:"options"`
 	KeepAlive             json.RawMessage `json:"keep_alive"`
 	ollamaLogprobsRequest                 // on the token events and in the result
+	// An embedding job instead: input (a string or an array of them)
+	// and how its vectors are made.
+	Input      json.RawMessage `json:"input"`
+	Pooling    string          `json:"pooling"`   // mean, last, cls; "": the model's
+	Normalize  *bool           `json:"normalize"` // default true
+	Truncate   bool            `json:"truncate"`
+	Dimensions int             `json:"dimensions"`
 }
 
 // jobCreated answers POST /v1/jobs.
@@ -38,6 +45,10 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	var req jobRequest
 	if e := s.decodeBody(w, r, &req); e != nil {
 		writeNativeError(w, e)
+		return
+	}
+	if len(req.Input) > 0 {
+		s.createEmbedJob(w, &req)
 		return
 	}
 	opts, ka, e := optionsWith(nativeDefaults(), req.Model, req.Format, req.Options, req.KeepAlive)
@@ -69,6 +80,43 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		writeNativeError(w, e)
 		return
 	}
+	writeJobCreated(w, g)
+}
+
+// createEmbedJob starts an embedding job (a request with input): its
+// result event carries the vectors.
+func (s *Server) createEmbedJob(w http.ResponseWriter, req *jobRequest) {
+	ereq := &EmbedRequest{Model: req.Model, Pooling: req.Pooling, Normalize: req.Normalize == nil || *req.Normalize,
+		Truncate: req.Truncate, Dimensions: req.Dimensions}
+	var e *Error
+	switch {
+	case req.Prompt != "" || len(req.Messages) > 0:
+		e = badRequest("invalid_request", "input", "give input (an embedding job) or a prompt or messages (a generation), not both")
+	case req.Pooling != "" && req.Pooling != "mean" && req.Pooling != "last" && req.Pooling != "cls":
+		e = badRequest("invalid_value", "pooling", `pooling must be "mean", "last" or "cls", not %q`, req.Pooling)
+	case req.Dimensions < 0:
+		e = badRequest("invalid_value", "dimensions", "dimensions must be positive, not %d", req.Dimensions)
+	}
+	if e == nil {
+		ereq.Input, _, e = textInputs(req.Input, "input", false)
+	}
+	if e == nil {
+		e = embedSettings(ereq, req.Options, req.KeepAlive)
+	}
+	if e != nil {
+		writeNativeError(w, e)
+		return
+	}
+	g, e := s.startEmbedding(s.base, embedSpec(ereq), ereq)
+	if e != nil {
+		writeNativeError(w, e)
+		return
+	}
+	writeJobCreated(w, g)
+}
+
+// writeJobCreated answers a POST /v1/jobs that started job g.
+func writeJobCreated(w http.ResponseWriter, g *generation) {
 	w.Header().Set("Location", "/v1/jobs/"+g.job.ID)
 	writeJSON(w, http.StatusAccepted, jobCreated{Job: g.job, EventsURL: "/v1/jobs/" + g.job.ID + "/events"})
 }

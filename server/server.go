@@ -275,7 +275,7 @@ func dialectOf(path string) dialect {
 	switch {
 	case strings.HasPrefix(path, "/api/"):
 		return dialectOllama
-	case strings.HasPrefix(path, "/v1/chat/"), strings.HasPrefix(path, "/v1/completions"),
+	case strings.HasPrefix(path, "/v1/chat/"), strings.HasPrefix(path, "/v1/completions"), path == "/v1/embeddings",
 		path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
 		return dialectOpenAI
 	}

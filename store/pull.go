@@ -100,7 +100,7 @@ func (s *Store) Pull(ctx context.Context, ref string, o PullOptions) (Entry, err
 	} else {
 		g.Close()
 	}
-	return s.commit(part, s.modelPath(name), Entry{Name: name, Bytes: n, SHA256: sum, Source: src})
+	return s.commit(part, s.modelPath(name), Entry{Name: name, Bytes: n, SHA256: sum, Source: src, Ref: ref})
 }
 
 // ResolveRef turns a reference (a URL, or hf.co/OWNER/REPO[:FILE-or-QUANT])

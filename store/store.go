@@ -39,7 +39,8 @@ type Entry struct {
 	File   string    `json:"file"` // file name inside the store
 	Bytes  int64     `json:"bytes"`
 	SHA256 string    `json:"sha256"`
-	Source string    `json:"source"` // path or URL it came from
+	Source string    `json:"source"`        // path or URL it came from
+	Ref    string    `json:"ref,omitempty"` // the reference it was pulled by (hf.co/OWNER/REPO:Q4_K_M), also a name for it
 	Added  time.Time `json:"added"`
 
 	Path string `json:"-"` // absolute path of the model file
@@ -110,9 +111,30 @@ func (s *Store) Get(name string) (Entry, error) {
 	return e, nil
 }
 
-// Resolve returns the file path of a stored model name.
-func (s *Store) Resolve(name string) (string, error) {
+// Find returns the entry of a stored model by its name or by the
+// reference it was pulled by (as Ollama's clients name a model they pulled
+// from hf.co).
+func (s *Store) Find(name string) (Entry, error) {
 	e, err := s.Get(name)
+	if err == nil || !IsRef(name) {
+		return e, err
+	}
+	all, lerr := s.List()
+	if lerr != nil {
+		return Entry{}, lerr
+	}
+	for _, x := range all {
+		if x.Ref == name {
+			return x, nil
+		}
+	}
+	return Entry{}, fmt.Errorf("model %q: %w (see 'glassbox list'; store: %s)", name, ErrNotFound, s.Dir)
+}
+
+// Resolve returns the file path of a stored model, by name or by the
+// reference it was pulled by.
+func (s *Store) Resolve(name string) (string, error) {
+	e, err := s.Find(name)
 	if err != nil {
 		return "", err
 	}

@@ -172,6 +172,13 @@ func TestPullResumesAfterCut(t *testing.T) {
 	if string(got) != string(data) {
 		t.Fatal("content differs")
 	}
+	// The reference it was pulled by names it too.
+	if p, err := s.Resolve("hf.co/owner/repo"); err != nil || p != e.Path {
+		t.Fatalf("by reference: %q, %v", p, err)
+	}
+	if _, err := s.Resolve("hf.co/owner/other"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another reference: %v", err)
+	}
 }
 
 func TestPullErrors(t *testing.T) {

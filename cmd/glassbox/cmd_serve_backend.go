@@ -71,15 +71,23 @@ func (m *servedModel) Close() {
 // resolve turns a request's model name into a file path. Only names the
 // server knows are accepted: a client cannot make it open arbitrary paths.
 func (b *serveBackend) resolve(name string) (string, error) {
+	_, p, err := b.lookup(name)
+	return p, err
+}
+
+// lookup is resolve that also returns the model's own name: a store
+// model asked for by the reference it was pulled by is resident (and
+// unloaded) under its store name.
+func (b *serveBackend) lookup(name string) (canonical, path string, err error) {
 	if p, ok := b.files[name]; ok {
-		return p, nil
+		return name, p, nil
 	}
 	if b.store != nil {
-		if e, err := b.store.Get(name); err == nil {
-			return e.Path, nil
+		if e, err := b.store.Find(name); err == nil {
+			return e.Name, e.Path, nil
 		}
 	}
-	return "", pipeline.Errorf(pipeline.StageLoad, "GET /v1/models lists the models this server has",
+	return "", "", pipeline.Errorf(pipeline.StageLoad, "GET /v1/models lists the models this server has",
 		"model %q: %w", name, server.ErrModelNotFound)
 }
 
@@ -182,40 +190,53 @@ func loadServed(ctx context.Context, path string, opts model.SessionOptions, par
 	return sm, bytes, nil
 }
 
-// Generate is plan → load → encode → prefill → generate.
-func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest) (*server.Result, error) {
-	path, err := b.resolve(req.Model)
-	if err != nil {
-		return nil, err
-	}
+// admit is plan → load for a request of model name with its context,
+// batch and threads (0: the server's): it plans the model with them,
+// admits the job and makes the model resident, returning the lease, the
+// session options, the plan and the time the load took.
+func (b *serveBackend) admit(ctx context.Context, name string, numCtx, numBatch, numThread int, keep *time.Duration) (
+	*sched.Lease[*servedModel], model.SessionOptions, *plan.Plan, time.Duration, error) {
 	opts := b.session
-	if req.Options.NumCtx > 0 {
-		opts.CtxLen = req.Options.NumCtx
+	name, path, err := b.lookup(name)
+	if err != nil {
+		return nil, opts, nil, 0, err
 	}
-	if req.Options.NumBatch > 0 {
-		opts.Batch = req.Options.NumBatch
+	if numCtx > 0 {
+		opts.CtxLen = numCtx
 	}
-	if req.Options.NumThread > 0 {
-		opts.Threads = req.Options.NumThread
+	if numBatch > 0 {
+		opts.Batch = numBatch
+	}
+	if numThread > 0 {
+		opts.Threads = numThread
 	}
 	p, err := b.planFor(path, opts, b.parallel, "")
 	if err != nil {
-		return nil, err
+		return nil, opts, nil, 0, err
 	}
 	if err := plan.AdmitJob(ctx, p, b.budget); err != nil {
-		return nil, err
+		return nil, opts, nil, 0, err
 	}
 	t0 := time.Now()
-	lease, err := b.acquire(ctx, req.Model, path, p.Memory, req.KeepAlive)
+	lease, err := b.acquire(ctx, name, path, p.Memory, keep)
+	if err != nil {
+		return nil, opts, nil, 0, err
+	}
+	if b.metrics != nil {
+		b.metrics.SetModelResident(name, lease.Value().text.File.TensorBytes())
+	}
+	return lease, opts, p, time.Since(t0), nil
+}
+
+// Generate is plan → load → encode → prefill → generate.
+func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest) (*server.Result, error) {
+	o := req.Options
+	lease, opts, p, load, err := b.admit(ctx, req.Model, o.NumCtx, o.NumBatch, o.NumThread, req.KeepAlive)
 	if err != nil {
 		return nil, err
 	}
 	defer lease.Release()
-	load := time.Since(t0)
 	sm := lease.Value()
-	if b.metrics != nil {
-		b.metrics.SetModelResident(req.Model, sm.text.File.TensorBytes())
-	}
 	treq := engine.TextRequest{Prompt: req.Prompt, System: req.System, Sampling: serveSampling(req.Options),
 		MaxTokens: max(req.Options.NumPredict, 0), Stops: req.Options.Stop, Session: opts, Format: req.Options.Format,
 		Logprobs: req.Options.Logprobs, TopLogprobs: req.Options.TopLogprobs,
@@ -285,6 +306,73 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		}
 	}
 	return out, nil
+}
+
+// Pull downloads a model into the store (pipeline stage load, its bytes
+// as progress at most every 200 ms); a model the store holds already, by
+// name or by the reference, is not downloaded again.
+func (b *serveBackend) Pull(ctx context.Context, ref string) (string, error) {
+	tr := pipeline.TraceFrom(ctx)
+	if b.store == nil {
+		return "", pipeline.Errorf(pipeline.StageLoad, "start serve with a glassbox home it can write", "this server has no model store to pull into")
+	}
+	if e, err := b.store.Find(ref); err == nil {
+		tr.OnStageSkipped(pipeline.StageLoad, fmt.Sprintf("already in the store as %s (sha256 %s)", e.Name, e.SHA256))
+		return e.Name, nil
+	}
+	tr.OnStageStart(pipeline.StageLoad)
+	var last time.Time
+	e, err := b.store.Pull(ctx, ref, store.PullOptions{
+		Progress: func(done, total int64) {
+			if now := time.Now(); now.Sub(last) >= 200*time.Millisecond || done == total {
+				last = now
+				tr.OnProgress(pipeline.StageLoad, done, total)
+			}
+		},
+		Logf: func(format string, a ...any) { tr.OnWarning("pull", fmt.Sprintf(format, a...)) },
+	})
+	if err != nil {
+		return "", pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: e.Bytes,
+		Note: fmt.Sprintf("downloaded %s into the store as %s, sha256 %s", e.Source, e.Name, e.SHA256)})
+	return e.Name, nil
+}
+
+// Delete unloads a store model and removes it from the store; a --model
+// file is not the server's to delete.
+func (b *serveBackend) Delete(ctx context.Context, name string) error {
+	name, _, err := b.lookup(name)
+	if err != nil {
+		return err
+	}
+	if _, ok := b.files[name]; ok {
+		return pipeline.Errorf(pipeline.StageLoad, "remove the --model flag instead", "model %q is a file given to serve, not in the store", name)
+	}
+	if err := b.res.Unload(name); err != nil && !errors.Is(err, sched.ErrNotResident) {
+		return err
+	}
+	if err := b.store.Remove(name); err != nil {
+		return pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	return nil
+}
+
+// Embed is plan → load → encode → prefill, pooling the final hidden
+// states of each input (engine.Text.Embed) in a session of its own.
+func (b *serveBackend) Embed(ctx context.Context, req *server.EmbedRequest) (*server.EmbedResult, error) {
+	lease, opts, _, load, err := b.admit(ctx, req.Model, req.NumCtx, req.NumBatch, req.NumThread, req.KeepAlive)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release()
+	res, err := lease.Value().text.Embed(ctx, engine.EmbedRequest{Inputs: req.Input, InputIDs: req.InputIDs, Pooling: req.Pooling,
+		Truncate: req.Truncate, Normalize: req.Normalize, Dimensions: req.Dimensions, Session: opts})
+	if err != nil {
+		return nil, err
+	}
+	return &server.EmbedResult{Embeddings: res.Embeddings, PromptTokens: res.PromptTokens(), Truncated: res.Truncated,
+		Pooling: res.Pooling, LoadDuration: load, EvalDuration: res.EncodeTime + res.EvalTime}, nil
 }
 
 // generate runs treq alone (engine.Text) or, with --parallel > 1, through
@@ -442,7 +530,7 @@ func (b *serveBackend) Running(ctx context.Context) ([]server.RunningModel, erro
 }
 
 func (b *serveBackend) Load(ctx context.Context, name string, keep *time.Duration) error {
-	path, err := b.resolve(name)
+	name, path, err := b.lookup(name)
 	if err != nil {
 		return err
 	}
@@ -465,10 +553,11 @@ func (b *serveBackend) Load(ctx context.Context, name string, keep *time.Duratio
 }
 
 func (b *serveBackend) Unload(ctx context.Context, name string) error {
-	if _, err := b.resolve(name); err != nil {
+	name, _, err := b.lookup(name)
+	if err != nil {
 		return err
 	}
-	err := b.res.Unload(name)
+	err = b.res.Unload(name)
 	if errors.Is(err, sched.ErrNotResident) {
 		return nil // unloading a model that is not loaded is a no-op, as in Ollama
 	}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/internal/home"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+)
+
+// TestServePullDelete: /api/pull downloads a real model file into the
+// store, the reference then names it for generation, and /api/delete
+// removes it.
+func TestServePullDelete(t *testing.T) {
+	src := shared.Path(t, "models/stories260K.gguf")
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/tiny-story.gguf" {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeFile(w, r, src) // with Range, as a CDN
+	}))
+	defer files.Close()
+	ref := files.URL + "/tiny-story.gguf"
+	t.Setenv(home.Env, t.TempDir())
+	var errb serveLog
+	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &errb}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- runMain(ctx, env, []string{"serve", "--addr", "127.0.0.1:0"}) }()
+	defer func() { cancel(); <-done }()
+	waitServeLog(t, &errb, "listening on http://127.0.0.1:")
+	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(errb.String())
+	call := func(method, path, body string) (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+
+	code, out := call("POST", "/api/pull", `{"model": "`+ref+`"}`)
+	var last map[string]any
+	completed := 0.0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		last = nil
+		json.Unmarshal(sc.Bytes(), &last)
+		if c, ok := last["completed"].(float64); ok {
+			completed = c
+		}
+	}
+	if code != 200 || last["status"] != "success" || last["model"] != "tiny-story" || completed != 1185376 {
+		t.Fatalf("pull: HTTP %d, completed %v: %s", code, completed, out)
+	}
+	if code, out := call("GET", "/api/tags", ""); code != 200 || !strings.Contains(string(out), `"name":"tiny-story"`) {
+		t.Fatalf("tags: %s", out)
+	}
+	// Pulled again: already there, not downloaded.
+	if code, out := call("POST", "/api/pull", `{"model": "`+ref+`", "stream": false}`); code != 200 || !strings.Contains(string(out), "success") {
+		t.Fatalf("second pull: HTTP %d %s", code, out)
+	}
+	// The reference names the model, as in Ollama.
+	var gen struct {
+		Response string `json:"response"`
+	}
+	code, out = call("POST", "/api/generate", `{"model": "`+ref+`", "prompt": "Once upon a time", "stream": false, "raw": true,
+		"options": {"temperature": 0, "num_predict": 5}}`)
+	if json.Unmarshal(out, &gen); code != 200 || gen.Response == "" {
+		t.Fatalf("generate by reference: HTTP %d %s", code, out)
+	}
+	if code, out := call("DELETE", "/api/delete", `{"model": "tiny-story"}`); code != 200 {
+		t.Fatalf("delete: HTTP %d %s", code, out)
+	}
+	if code, _ := call("DELETE", "/api/delete", `{"model": "tiny-story"}`); code != 404 {
+		t.Errorf("second delete: HTTP %d", code)
+	}
+	if code, _ := call("POST", "/api/pull", `{"model": "`+files.URL+`/missing.gguf", "stream": false}`); code == 200 {
+		t.Error("a pull of a missing file succeeded")
+	}
+}

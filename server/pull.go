@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/glassbox-ai/glassbox/api"
+)
+
+// Model management in Ollama's dialect: /api/pull downloads a model into
+// the store (as `glassbox pull` does: a URL or hf.co/OWNER/REPO[:QUANT],
+// resumed when cut, checked against the published SHA-256), /api/delete
+// removes one. A pull is a job of kind "pull" whose load stage counts the
+// bytes; it takes no generation slot. The reference pulled names the
+// model afterwards, as in Ollama.
+
+type ollamaPullRequest struct {
+	Model  string `json:"model"`
+	Name   string `json:"name"` // the older field
+	Stream *bool  `json:"stream"`
+}
+
+// ollamaPullStatus is one line of a pull's progress, as Ollama writes it.
+type ollamaPullStatus struct {
+	Status    string `json:"status"`
+	Digest    string `json:"digest,omitempty"`
+	Total     int64  `json:"total,omitempty"`
+	Completed int64  `json:"completed,omitempty"`
+	Model     string `json:"model,omitempty"` // glassbox: the name the model is stored under, on success
+}
+
+func (s *Server) ollamaPull(w http.ResponseWriter, r *http.Request) {
+	var body ollamaPullRequest
+	if e := s.decodeBody(w, r, &body); e != nil {
+		writeOllamaError(w, e)
+		return
+	}
+	ref := body.Model
+	if ref == "" {
+		ref = body.Name
+	}
+	if ref == "" {
+		writeOllamaError(w, badRequest("missing_model", "model", "model is required: a URL or hf.co/OWNER/REPO[:QUANT]"))
+		return
+	}
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	params, _ := json.Marshal(map[string]string{"model": ref}) // plain data: cannot fail
+	g, e := s.startWork(ctx, JobSpec{Kind: "pull", Model: ref, Params: params}, nil, false,
+		func(ctx context.Context, g *generation) (any, error) {
+			name, err := s.cfg.Backend.Pull(ctx, ref)
+			g.name = name
+			return map[string]string{"name": name}, err
+		})
+	if e != nil {
+		writeOllamaError(w, e)
+		return
+	}
+	w.Header().Set("X-Glassbox-Job", g.job.ID)
+	if body.Stream != nil && !*body.Stream {
+		select {
+		case <-g.done:
+		case <-ctx.Done():
+			return
+		}
+		if g.err != nil {
+			writeOllamaError(w, toError(g.err))
+			return
+		}
+		writeJSON(w, http.StatusOK, ollamaPullStatus{Status: "success", Model: g.name})
+		return
+	}
+	events, err := s.cfg.Jobs.Events(ctx, g.job.ID, 0)
+	if err != nil {
+		writeOllamaError(w, toError(err))
+		return
+	}
+	sw := newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
+	sw.ndjson(ollamaPullStatus{Status: "pulling manifest"})
+	for ev := range events {
+		if ev.Type == api.TypeProgress && ev.Stage == "load" && ev.Progress != nil {
+			if sw.ndjson(ollamaPullStatus{Status: "pulling " + ref, Digest: ref, Total: ev.Progress.Total, Completed: ev.Progress.Done}) != nil {
+				return // the client left: the request's context ends the pull (a later pull resumes it)
+			}
+		}
+	}
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+		return
+	}
+	if g.err != nil {
+		sw.ndjson(toError(g.err).ollama())
+		return
+	}
+	sw.ndjson(ollamaPullStatus{Status: "verifying sha256 digest"})
+	sw.ndjson(ollamaPullStatus{Status: "writing manifest"})
+	sw.ndjson(ollamaPullStatus{Status: "success", Model: g.name})
+}
+
+type ollamaDeleteRequest struct {
+	Model string `json:"model"`
+	Name  string `json:"name"`
+}
+
+// ollamaDelete is DELETE /api/delete: the model leaves memory and the
+// store.
+func (s *Server) ollamaDelete(w http.ResponseWriter, r *http.Request) {
+	var body ollamaDeleteRequest
+	if e := s.decodeBody(w, r, &body); e != nil {
+		writeOllamaError(w, e)
+		return
+	}
+	name := body.Model
+	if name == "" {
+		name = body.Name
+	}
+	if name == "" {
+		writeOllamaError(w, badRequest("missing_model", "model", "model is required"))
+		return
+	}
+	if err := s.cfg.Backend.Delete(r.Context(), name); err != nil {
+		writeOllamaError(w, toError(err))
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
