@@ -26,6 +26,9 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"tiny","messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"1"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"required","logit_bias":{"3":-100}}`,
 		`{"model":"tiny","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"schema":{"enum":[1,"a"]}}},"chat_template_kwargs":{"enable_thinking":false}}`,
 		`{"model":"tiny","prompt":"x","logprobs":2,"best_of":1}`,
+		`{"model":"tiny","input":["a","b c"],"truncate":true,"dimensions":2,"options":{"num_ctx":8}}`,
+		`{"model":"tiny","input":[[1,2],[3]],"encoding_format":"base64"}`, `{"model":"tiny","input":"a","pooling":"last","normalize":false}`,
+		`{"model":"hf.co/o/r:Q4_K_M","stream":false}`, `{"name":"bad/ref"}`,
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -39,7 +42,7 @@ func FuzzRequests(f *testing.F) {
 	}
 	h := s.Handler()
 	paths := []string{"/api/generate", "/api/chat", "/api/show", "/v1/chat/completions", "/v1/completions",
-		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load"}
+		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull"}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, p := range paths {
 			rec := httptest.NewRecorder()

@@ -65,7 +65,7 @@ func (s *Server) ollamaPull(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if g.err != nil {
-			writeOllamaError(w, toError(g.err))
+			writeOllamaError(w, pullError(g.err))
 			return
 		}
 		writeJSON(w, http.StatusOK, ollamaPullStatus{Status: "success", Model: g.name})
@@ -91,12 +91,22 @@ func (s *Server) ollamaPull(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g.err != nil {
-		sw.ndjson(toError(g.err).ollama())
+		sw.ndjson(pullError(g.err).ollama())
 		return
 	}
 	sw.ndjson(ollamaPullStatus{Status: "verifying sha256 digest"})
 	sw.ndjson(ollamaPullStatus{Status: "writing manifest"})
 	sw.ndjson(ollamaPullStatus{Status: "success", Model: g.name})
+}
+
+// pullError is a failed pull's error: a download that failed is the
+// source's failure, a 502, not the server's.
+func pullError(err error) *Error {
+	e := toError(err)
+	if e.Status == http.StatusInternalServerError && e.Stage == "load" {
+		e.Status, e.Code = http.StatusBadGateway, "pull_failed"
+	}
+	return e
 }
 
 type ollamaDeleteRequest struct {

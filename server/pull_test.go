@@ -39,7 +39,7 @@ func TestOllamaPull(t *testing.T) {
 	if e, _ := lines[len(lines)-1]["error"].(string); !strings.HasPrefix(e, "load: pull bad/ref: HTTP 404") {
 		t.Errorf("failed pull: %v", lines)
 	}
-	decode(t, ts.do("POST", "/api/pull", map[string]any{"model": "bad/ref", "stream": false}), 500, &out)
+	decode(t, ts.do("POST", "/api/pull", map[string]any{"model": "bad/ref", "stream": false}), 502, &out)
 	decode(t, ts.do("POST", "/api/pull", map[string]any{}), 400, &out)
 }
 
