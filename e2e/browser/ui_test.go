@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
 // TestUI runs the page's main paths in one browser against one server:
@@ -493,6 +496,36 @@ func TestUI(t *testing.T) {
 		b.contrast()
 		b.click(`#resident tr[data-model="stories260K"] button`)
 		b.waitFor("stories260K unloaded", `!document.querySelector('#resident tr[data-model="stories260K"]')`, 10*time.Second)
+
+		// Pull a model file into the store, then delete it (two clicks).
+		src := shared.Path(t, "models/stories260K.gguf")
+		files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/pulled.gguf" {
+				http.NotFound(w, r)
+				return
+			}
+			http.ServeFile(w, r, src)
+		}))
+		defer files.Close()
+		b.set("#pull-ref", files.URL+"/pulled.gguf")
+		b.click(`form[aria-label="Pull"] button[type="submit"]`)
+		b.waitFor("the pull to end", `document.querySelector('#pull-status')?.dataset.state`, 20*time.Second)
+		if got := eval[string](b, `document.querySelector('#pull-status').textContent`); !strings.HasPrefix(got, "pulled as pulled · job j") {
+			t.Fatalf("pull status %q", got)
+		}
+		b.waitFor("the pulled model in the store", `document.querySelector('#stored tr[data-model="pulled"]')`, 10*time.Second)
+		job := eval[string](b, `document.querySelector('#pull-status a').textContent.replace('job ', '')`)
+		j, evs := s.journaled(t, job)
+		loaded := slices.ContainsFunc(evs, func(ev api.Event) bool { return ev.Type == api.TypeStageDone && ev.Stage == "load" })
+		if j.Kind != "pull" || !loaded {
+			t.Errorf("pull job %s: kind %q, events %v", job, j.Kind, evs)
+		}
+		b.click(`#stored tr[data-model="pulled"] button`)
+		if got := eval[string](b, `document.querySelector('#stored tr[data-model="pulled"] button').textContent`); got != "Delete from disk?" {
+			t.Errorf("first click: button says %q", got)
+		}
+		b.click(`#stored tr[data-model="pulled"] button`)
+		b.waitFor("the pulled model deleted", `!document.querySelector('#stored tr[data-model="pulled"]')`, 10*time.Second)
 		b.checkJS()
 	})
 

@@ -1,7 +1,9 @@
 // Models: the resident ones (GET /v1/ps) with their memory, keep-alive
 // countdown and an unload button (Ollama's keep_alive 0), the stored ones
-// with their verdict, and the plan for any of them on this machine or a
-// device profile (POST /v1/plan).
+// with their verdict and a delete button (DELETE /api/delete), a pull into
+// the store (POST /api/pull, its progress as it streams, its job linked),
+// and the plan for any of them on this machine or a device profile
+// (POST /v1/plan).
 import * as api from './api.js';
 import * as fmt from './fmt.js';
 
@@ -12,8 +14,18 @@ export function modelsView(root, cfg) {
   const queue = fmt.el('div', { class: 'small', id: 'queue' });
   const storeBody = fmt.el('tbody', {});
   const storeTable = fmt.el('table', { id: 'stored' },
-    fmt.el('thead', {}, fmt.el('tr', {}, ...['Model', 'Size', 'Family', 'Parameters', 'Format', 'Context', 'Plan on this machine'].map((h) => fmt.el('th', { scope: 'col' }, h)))), storeBody);
+    fmt.el('thead', {}, fmt.el('tr', {}, ...['Model', 'Size', 'Family', 'Parameters', 'Format', 'Context', 'Plan on this machine', ''].map((h) => fmt.el('th', { scope: 'col' }, h)))), storeBody);
   const status = fmt.el('div', { class: 'small', role: 'status', 'aria-live': 'polite' });
+
+  const pullRef = fmt.el('input', { id: 'pull-ref', type: 'text', size: 48, spellcheck: false,
+    placeholder: 'hf.co/OWNER/REPO:Q4_K_M or https://…/model.gguf' });
+  const pullGo = fmt.el('button', { type: 'submit' }, 'Pull');
+  const pullStatus = fmt.el('div', { id: 'pull-status', class: 'small', role: 'status', 'aria-live': 'polite' });
+  const pullForm = fmt.el('form', { class: 'panel', 'aria-label': 'Pull' },
+    fmt.el('div', { class: 'row' },
+      fmt.el('div', {}, fmt.el('label', { for: 'pull-ref' }, 'Model to download into the store'), pullRef),
+      fmt.el('div', {}, pullGo)),
+    pullStatus);
 
   const planModel = fmt.el('select', { id: 'plan-model' });
   const planDevice = fmt.el('select', { id: 'plan-device' }, fmt.el('option', { value: '' }, 'this machine'),
@@ -34,7 +46,7 @@ export function modelsView(root, cfg) {
 
   root.replaceChildren(fmt.el('h1', {}, 'Models'),
     fmt.el('h2', {}, 'Resident'), fmt.el('div', { class: 'tablewrap' }, resTable), queue,
-    fmt.el('h2', {}, 'Stored'), fmt.el('div', { class: 'tablewrap' }, storeTable),
+    fmt.el('h2', {}, 'Stored'), fmt.el('div', { class: 'tablewrap' }, storeTable), pullForm,
     fmt.el('h2', {}, 'Plan'), planForm, status);
 
   let resident = [];
@@ -78,7 +90,29 @@ export function modelsView(root, cfg) {
     loadPS();
   };
 
-  api.get('/v1/models').then((r) => {
+  // Deleting takes two clicks: the button asks again before it acts.
+  const deleteButton = (name) => {
+    const b = fmt.el('button', { type: 'button', class: 'secondary', 'aria-label': 'Delete ' + name }, 'Delete');
+    b.onclick = async () => {
+      if (b.dataset.armed !== 'yes') {
+        b.dataset.armed = 'yes';
+        b.textContent = 'Delete from disk?';
+        return;
+      }
+      b.disabled = true;
+      status.textContent = 'deleting ' + name + '…';
+      try {
+        await api.del('/api/delete', { model: name });
+        status.textContent = 'deleted ' + name;
+      } catch (e) {
+        status.textContent = e.describe ? e.describe() : String(e);
+      }
+      loadStored();
+      loadPS();
+    };
+    return b;
+  };
+  const loadStored = () => api.get('/v1/models').then((r) => {
     const ms = r.data || [];
     storeBody.replaceChildren(...ms.map((m) => fmt.el('tr', { 'data-model': m.id },
       fmt.el('td', {}, m.id),
@@ -87,10 +121,41 @@ export function modelsView(root, cfg) {
       fmt.el('td', {}, m.parameter_size || ''),
       fmt.el('td', {}, m.quantization_level || ''),
       fmt.el('td', {}, m.context_length ? String(m.context_length) : ''),
-      fmt.el('td', { class: fmt.verdictClass(m.verdict) }, m.verdict || ''))));
-    if (!ms.length) storeBody.append(fmt.el('tr', {}, fmt.el('td', { colspan: 7, class: 'muted' }, 'The store is empty: glassbox import FILE.gguf')));
+      fmt.el('td', { class: fmt.verdictClass(m.verdict) }, m.verdict || ''),
+      fmt.el('td', {}, deleteButton(m.id)))));
+    if (!ms.length) storeBody.append(fmt.el('tr', {}, fmt.el('td', { colspan: 8, class: 'muted' }, 'The store is empty: pull a model below, or glassbox import FILE.gguf')));
     planModel.replaceChildren(...ms.map((m) => fmt.el('option', { value: m.id }, m.id)));
   }).catch((e) => { status.textContent = e.describe ? e.describe() : String(e); });
+  loadStored();
+
+  pullForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const ref = pullRef.value.trim();
+    if (!ref) return;
+    pullGo.disabled = true;
+    let job = null;
+    const show = (text) => {
+      pullStatus.replaceChildren(text, ...(job ? [' · ', fmt.el('a', { href: '#/jobs/' + job }, 'job ' + job)] : []));
+    };
+    show('starting…');
+    try {
+      await api.lines('/api/pull', { model: ref }, (l) => {
+        if (l.status === 'success') {
+          pullStatus.dataset.state = 'done';
+          show('pulled as ' + l.model);
+        } else if (l.total > 0) {
+          show(`downloading: ${fmt.bytes(l.completed || 0)} of ${fmt.bytes(l.total)} (${Math.floor(100 * (l.completed || 0) / l.total)}%)`);
+        } else {
+          show(l.status);
+        }
+      }, (h) => { job = h.get('X-Glassbox-Job'); });
+      loadStored();
+    } catch (err) {
+      pullStatus.dataset.state = 'failed';
+      show(err.describe ? err.describe() : String(err));
+    }
+    pullGo.disabled = false;
+  });
 
   planForm.addEventListener('submit', async (e) => {
     e.preventDefault();
