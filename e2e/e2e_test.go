@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -236,6 +237,27 @@ func TestOpenAIGoClient(t *testing.T) {
 	}
 	if whole.Choices[0].Message.Content != streamed {
 		t.Errorf("same seed: streamed %q, whole %q", streamed, whole.Choices[0].Message.Content)
+	}
+
+	// Embeddings: text and token ids give the same vector for the same
+	// tokens (BOS and "Once upon a time" are ids 1 403 407 261 378).
+	emb, err := c.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "stories260K",
+		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"Once upon a time", "a dog"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := c.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "stories260K",
+		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfTokens: []int64{1, 403, 407, 261, 378}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(emb.Data) != 2 || len(emb.Data[0].Embedding) != 64 || emb.Usage.PromptTokens <= 5 || len(ids.Data) != 1 {
+		t.Fatalf("embeddings %d of %d values, usage %+v", len(emb.Data), len(emb.Data[0].Embedding), emb.Usage)
+	}
+	for i, v := range ids.Data[0].Embedding {
+		if math.Abs(v-emb.Data[0].Embedding[i]) > 1e-6 {
+			t.Fatalf("value %d: %g from ids, %g from text", i, v, emb.Data[0].Embedding[i])
+		}
 	}
 
 	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "nope",
