@@ -180,6 +180,30 @@ func TestEmbed(t *testing.T) {
 	}
 }
 
+// TestEmbedModelPooling: a file's pooling_type chooses the pooling when
+// the request names none; a reranker's is refused.
+func TestEmbedModelPooling(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		pooling uint32
+		want    string
+	}{{1, PoolMean}, {2, PoolCLS}, {3, PoolLast}, {4, ""}} {
+		path := shared.WithMeta(t, "models/tiny-llama-F32.gguf", "pool", map[string]any{"llama.pooling_type": tc.pooling})
+		tx, err := LoadText(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := tx.Embed(ctx, EmbedRequest{Inputs: []string{"a fox"}})
+		switch {
+		case tc.want == "" && (err == nil || !strings.Contains(err.Error(), "pooling_type 4 (a reranker's, or unknown) makes no embedding")):
+			t.Errorf("pooling_type 4: %v", err)
+		case tc.want != "" && (err != nil || res.Pooling != tc.want):
+			t.Errorf("pooling_type %d: %v, %v", tc.pooling, res, err)
+		}
+		tx.Close()
+	}
+}
+
 func mustEncode(t *testing.T, tx *Text, s string) []int {
 	t.Helper()
 	tok, _ := tx.Tokenizer()

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/chat"
+	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
@@ -171,4 +173,27 @@ func TestServeEmbed(t *testing.T) {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	same("/v1/embeddings", v, want[1])
+}
+
+// TestCapabilities: /api/show's capabilities follow Ollama's rules.
+func TestCapabilities(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want string
+	}{
+		{shared.Path(t, "models/stories260K.gguf"), "completion"},
+		{shared.WithChatTemplate(t, "models/stories260K.gguf", shared.R1Template, "r1"), "completion thinking"},
+		{shared.WithChatTemplate(t, "models/stories260K.gguf", "{% if tools %}{{ tools }}{% endif %}{{ messages }}", "tools"), "completion tools"},
+		{shared.WithMeta(t, "models/tiny-llama-F32.gguf", "embedder", map[string]any{"llama.pooling_type": uint32(3)}), "embedding"},
+	} {
+		f, err := gguf.Open(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl, _ := f.Meta.String(chat.KeyTemplate)
+		if got := strings.Join(capabilities(f, tmpl), " "); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.path, got, tc.want)
+		}
+		f.Close()
+	}
 }

@@ -487,11 +487,12 @@ func (b *serveBackend) Show(ctx context.Context, name string) (*server.ModelDeta
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
 	defer f.Close()
-	d := &server.ModelDetail{ModelInfo: *info, Capabilities: []string{"completion"},
+	d := &server.ModelDetail{ModelInfo: *info,
 		Parameters: "temperature 0.8\ntop_k 40\ntop_p 0.9\nrepeat_penalty 1.1", Metadata: map[string]any{}}
 	if t, err := f.Meta.String(chat.KeyTemplate); err == nil {
 		d.Template = t
 	}
+	d.Capabilities = capabilities(f, d.Template)
 	for _, kv := range f.Meta.KVs {
 		if kv.Value.Len() > 16 {
 			continue // vocabularies and merges, as Ollama leaves out without verbose
@@ -501,6 +502,27 @@ func (b *serveBackend) Show(ctx context.Context, name string) (*server.ModelDeta
 		}
 	}
 	return d, nil
+}
+
+// capabilities is what Ollama's /api/show lists for a model, by its rules:
+// a file that names a pooling (<arch>.pooling_type, made for embeddings)
+// is an "embedding" model; any other "completion", with "tools" when its
+// chat template takes them and "thinking" when it writes a <think> block
+// or has Qwen3's switch. (Every model here answers the embeddings
+// endpoints; Ollama lists only those made for it.)
+func capabilities(f *gguf.File, template string) []string {
+	arch, _ := f.Meta.String("general.architecture")
+	if n, err := f.Meta.Int(arch + ".pooling_type"); err == nil && n > 0 {
+		return []string{"embedding"}
+	}
+	caps := []string{"completion"}
+	if strings.Contains(template, "tools") {
+		caps = append(caps, "tools")
+	}
+	if strings.Contains(template, "<think>") || strings.Contains(template, "enable_thinking") {
+		caps = append(caps, "thinking")
+	}
+	return caps
 }
 
 // serveMetaValue keeps scalar metadata and drops large arrays (vocabularies),

@@ -14,6 +14,14 @@ import (
 // tests of what templates do (tools, thinking) need real ones.
 func WithChatTemplate(t testing.TB, rel, template, name string) string {
 	t.Helper()
+	return WithMeta(t, rel, name, map[string]any{"tokenizer.chat_template": template})
+}
+
+// WithMeta writes a copy of the shared model rel with the metadata keys
+// of set added or replaced, as name.gguf in a temporary folder of t, and
+// returns its path.
+func WithMeta(t testing.TB, rel, name string, set map[string]any) string {
+	t.Helper()
 	in, err := gguf.Open(Path(t, rel))
 	if err != nil {
 		t.Fatal(err)
@@ -25,8 +33,10 @@ func WithChatTemplate(t testing.TB, rel, template, name string) string {
 			t.Fatal(err)
 		}
 	}
-	if err := meta.Set("tokenizer.chat_template", template); err != nil {
-		t.Fatal(err)
+	for k, v := range set {
+		if err := meta.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var ts []gguf.WriteTensor
 	for i := range in.Tensors {
