@@ -22,6 +22,11 @@ type jobRequest struct {
 	Options               map[string]any  `json:"options"`
 	KeepAlive             json.RawMessage `json:"keep_alive"`
 	ollamaLogprobsRequest                 // on the token events and in the result
+	// Tools offered to a chat (OpenAI's list of {"type": "function",
+	// "function": {…}}) and the choice: auto, none, required or a
+	// function's name; the result's tool_calls are the calls made.
+	Tools      json.RawMessage `json:"tools"`
+	ToolChoice string          `json:"tool_choice"`
 	// An embedding job instead: input (a string or an array of them)
 	// and how its vectors are made.
 	Input      json.RawMessage `json:"input"`
@@ -70,6 +75,17 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	}
 	greq := &GenerateRequest{Model: req.Model, Prompt: req.Prompt, System: req.System, Messages: req.Messages,
 		Raw: req.Raw, Options: opts, KeepAlive: ka}
+	tools, toolsJSON, e := parseTools(req.Tools)
+	if e == nil && len(tools) > 0 && len(req.Messages) == 0 {
+		e = badRequest("invalid_request", "tools", "tools are offered to a chat: give messages")
+	}
+	if e == nil {
+		e = applyTools(greq, tools, toolsJSON, req.ToolChoice)
+	}
+	if e != nil {
+		writeNativeError(w, e)
+		return
+	}
 	kind := "text"
 	if len(req.Messages) > 0 {
 		kind = "chat"

@@ -244,3 +244,33 @@ func TestNativeInfo(t *testing.T) {
 	resp := ts.do("GET", "/metrics", nil)
 	decode(t, resp, 200, nil)
 }
+
+// TestNativeJobTools: a chat job with tools returns the calls in its
+// result; tools need messages.
+func TestNativeJobTools(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	tools := []map[string]any{{"type": "function", "function": map[string]any{"name": "weather",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}}
+	jc := createJob(t, ts, map[string]any{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "weather?"}},
+		"tools": tools, "tool_choice": "required"})
+	evs, _ := events(t, ts, jc.ID, 0)
+	var res Result
+	for _, ev := range evs {
+		if ev.Type == api.TypeResult {
+			json.Unmarshal(ev.Result, &res)
+		}
+	}
+	if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "weather" || string(res.ToolCalls[0].Arguments) != `{"city":"Paris"}` {
+		t.Fatalf("result %+v", res)
+	}
+	if r := ts.f.requests[0]; r.ToolChoice != "required" || len(r.ToolNames) != 1 || r.Options.Format == "" {
+		t.Errorf("request reached the backend as %+v", r)
+	}
+	for _, body := range []map[string]any{
+		{"model": "tiny", "prompt": "x", "tools": tools},
+		{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "x"}}, "tools": "f"},
+		{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "x"}}, "tool_choice": "required"},
+	} {
+		decode(t, ts.do("POST", "/v1/jobs", body), 400, nil)
+	}
+}

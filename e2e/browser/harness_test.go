@@ -131,6 +131,12 @@ func startServer(t testing.TB) *server {
 	run(t, home, "import", slow, "slow")
 	// A reasoning model: stories260K under a template that opens <think>.
 	run(t, home, "import", shared.WithChatTemplate(t, "models/stories260K.gguf", shared.R1Template, "r1"), "r1")
+	// A model whose template takes tools: Qwen 2.5's real one over tiny-qwen2.
+	tmpl, err := os.ReadFile("../../chat/testdata/templates/qwen2.5.jinja")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, home, "import", shared.WithChatTemplate(t, "models/tiny-qwen2-F32.gguf", string(tmpl), "toolq"), "toolq")
 
 	s := &server{home: home}
 	s.start(t)

@@ -213,6 +213,47 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
+	t.Run("tools", func(t *testing.T) {
+		b.t = t
+		b.click("#new")
+		b.set("#model", "toolq")
+		b.set("#mode", "chat")
+		b.set("#opt-tools", `[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}}, "required": ["city"]}}}]`)
+		b.set("#opt-tool-choice", "required")
+		b.set("#opt-temperature", "0")
+		b.set("#opt-num_predict", "60")
+		b.set("#opt-num_ctx", "2048") // Qwen's template writes the tools at length
+		defer func() {                // the later tests want no tools
+			b.set("#opt-tools", "")
+			b.set("#opt-tool-choice", "auto")
+			b.set("#opt-temperature", "")
+			b.set("#opt-num_ctx", "")
+		}()
+		b.set("#prompt", "Weather in Paris?")
+		b.click("#send")
+		b.waitFor("the call", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.msg.assistant .toolcall code')`, 20*time.Second)
+		call := eval[string](b, `document.querySelector('.msg.assistant .toolcall code').textContent`)
+		var args struct{ City *string }
+		name, js, _ := strings.Cut(strings.TrimSuffix(call, ")"), "(")
+		if err := json.Unmarshal([]byte(js), &args); name != "get_weather" || err != nil || args.City == nil {
+			t.Fatalf("call shown as %q", call)
+		}
+		if got := eval[string](b, `document.querySelector('label[for=prompt]').textContent`); got != "Result of get_weather (Ctrl+Enter sends)" {
+			t.Errorf("prompt label %q", got)
+		}
+		// The next message is the call's result; the model answers in text.
+		b.set("#opt-tool-choice", "none")
+		b.set("#opt-num_predict", "8")
+		b.set("#prompt", "sunny, 21 C")
+		b.click("#send")
+		b.waitFor("the answer to the result", `document.querySelectorAll('.msg.assistant').length === 2 && document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
+		if got := eval[string](b, `document.querySelector('.msg.tool .out')?.textContent ?? ''`); got != "sunny, 21 C" {
+			t.Errorf("tool message %q", got)
+		}
+		b.shot("tools")
+		b.checkJS()
+	})
+
 	t.Run("keyboard and labels", func(t *testing.T) {
 		b.t = t
 		b.click("#new")

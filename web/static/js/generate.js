@@ -65,8 +65,26 @@ export function generateView(root) {
   schema.addEventListener('change', () => { st.settings.schema = schema.value; save(); });
   const formatWrap = fmt.el('div', {}, fmt.el('label', { for: 'opt-format' }, 'Output format'), format, schemaWrap,
     fmt.el('div', { class: 'small muted' }, 'Tokens that would not continue a valid value are masked out before each pick.'));
+  // Tools (chat mode): functions offered through the model's template; a
+  // call the model makes shows under its answer, and the next message
+  // answers it as the tool's result.
+  const tools = fmt.el('textarea', { id: 'opt-tools', rows: 5, spellcheck: false,
+    placeholder: '[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]' });
+  const toolChoice = fmt.el('select', { id: 'opt-tool-choice' },
+    fmt.el('option', { value: 'auto' }, 'auto: answer or call'),
+    fmt.el('option', { value: 'required' }, 'required: call one'),
+    fmt.el('option', { value: 'none' }, 'none: answer in text'));
+  tools.value = st.settings.tools || '';
+  toolChoice.value = st.settings.toolChoice || 'auto';
+  tools.addEventListener('change', () => { st.settings.tools = tools.value; save(); });
+  toolChoice.addEventListener('change', () => { st.settings.toolChoice = toolChoice.value; save(); });
+  const toolsWrap = fmt.el('details', { id: 'tools-panel' }, fmt.el('summary', {}, 'Tools'),
+    fmt.el('label', { for: 'opt-tools' }, 'Functions (a JSON list, as OpenAI takes them)'), tools,
+    fmt.el('label', { for: 'opt-tool-choice' }, 'Tool choice'), toolChoice,
+    fmt.el('div', { class: 'small muted' }, 'The model sees them through its chat template; "required" constrains the reply to a call of their parameters.'));
   const chat = fmt.el('div', { class: 'chat', id: 'chat', 'aria-label': 'Conversation' });
   const prompt = fmt.el('textarea', { id: 'prompt', rows: 3, placeholder: 'Once upon a time' });
+  const promptLabel = fmt.el('label', { for: 'prompt' }, 'Message (Ctrl+Enter sends)');
   const send = fmt.el('button', { id: 'send', type: 'submit' }, 'Send');
   const stopBtn = fmt.el('button', { id: 'stop', type: 'button', class: 'danger', disabled: true }, 'Stop');
   const clear = fmt.el('button', { id: 'new', type: 'button', class: 'secondary' }, 'New conversation');
@@ -76,7 +94,7 @@ export function generateView(root) {
 
   const form = fmt.el('form', { id: 'gen-form', 'aria-label': 'Generate' },
     chat,
-    fmt.el('label', { for: 'prompt' }, 'Message (Ctrl+Enter sends)'), prompt,
+    promptLabel, prompt,
     fmt.el('div', { class: 'actions' }, send, stopBtn, clear),
     status);
   const side = fmt.el('div', {},
@@ -84,14 +102,15 @@ export function generateView(root) {
       fmt.el('label', { for: 'model' }, 'Model'), model, verdict,
       fmt.el('label', { for: 'mode' }, 'Mode'), mode,
       systemWrap,
-      fmt.el('details', { open: true }, fmt.el('summary', {}, 'Sampling settings'), settings.node, probsWrap, formatWrap)),
+      fmt.el('details', { open: true }, fmt.el('summary', {}, 'Sampling settings'), settings.node, probsWrap, formatWrap),
+      toolsWrap),
     fmt.el('div', { style: null }, jobLink), pipe.node);
   root.replaceChildren(fmt.el('h1', {}, 'Generate'), fmt.el('div', { class: 'cols' }, form, side));
 
   mode.value = st.mode;
   system.value = st.system;
-  systemWrap.hidden = st.mode !== 'chat';
-  mode.addEventListener('change', () => { st.mode = mode.value; systemWrap.hidden = st.mode !== 'chat'; save(); });
+  systemWrap.hidden = toolsWrap.hidden = st.mode !== 'chat';
+  mode.addEventListener('change', () => { st.mode = mode.value; systemWrap.hidden = toolsWrap.hidden = st.mode !== 'chat'; save(); });
   system.addEventListener('change', () => { st.system = system.value; save(); });
   model.addEventListener('change', () => { st.model = model.value; save(); showVerdict(); });
   prompt.addEventListener('keydown', (e) => {
@@ -120,12 +139,24 @@ export function generateView(root) {
     const who = fmt.el('div', { class: 'who' }, m.role === 'assistant' ? 'model' : m.role);
     if (m.job) who.append(fmt.el('a', { href: '#/jobs/' + m.job }, 'job ' + m.job));
     if (m.state && m.state !== 'done') who.append(fmt.el('span', { class: 'badge', 'data-state': m.state }, m.state));
-    const node = fmt.el('div', { class: 'msg ' + m.role, 'data-index': i }, who, out);
+    const calls = fmt.el('div', { class: 'toolcalls' });
+    drawCalls(calls, m.toolCalls);
+    const node = fmt.el('div', { class: 'msg ' + m.role, 'data-index': i }, who, out, calls);
     if (m.role === 'assistant') out.classList.add('answer');
-    msgNodes[i] = { node, out, who };
+    msgNodes[i] = { node, out, who, calls };
     return node;
   };
-  const drawChat = () => chat.replaceChildren(...st.messages.map(drawMessage));
+  // The message typed next answers the last answer's first call, if it
+  // made one.
+  const pendingCall = () => {
+    const m = st.messages[st.messages.length - 1];
+    return m && m.role === 'assistant' && m.state === 'done' && m.toolCalls && m.toolCalls.length ? m.toolCalls[0] : null;
+  };
+  const drawPrompt = () => {
+    const c = pendingCall();
+    promptLabel.textContent = c ? `Result of ${c.name} (Ctrl+Enter sends)` : 'Message (Ctrl+Enter sends)';
+  };
+  const drawChat = () => { chat.replaceChildren(...st.messages.map(drawMessage)); drawPrompt(); };
   drawChat();
 
   const running = (on) => { send.disabled = on; stopBtn.disabled = !on; clear.disabled = on; };
@@ -147,6 +178,9 @@ export function generateView(root) {
           m.content = job.text;
           m.final = job.result && typeof job.result.text === 'string' ? job.result.text : job.text;
           m.state = job.state;
+          m.toolCalls = (job.result && job.result.tool_calls) || undefined;
+          drawCalls(msgNodes[i].calls, m.toolCalls);
+          drawPrompt();
           save();
           running(false);
           status.textContent = job.state === 'done'
@@ -171,7 +205,7 @@ export function generateView(root) {
       body = requestBody(st, model.value, text, options);
     } catch (err) {
       status.textContent = err.message;
-      schema.focus();
+      (err.message.startsWith('the tools') ? tools : schema).focus();
       return;
     }
     running(true);
@@ -185,7 +219,9 @@ export function generateView(root) {
       return;
     }
     status.textContent = '';
-    st.messages.push({ role: st.mode === 'chat' ? 'user' : 'prompt', content: text });
+    const call = pendingCall();
+    if (call && st.mode === 'chat') st.messages.push({ role: 'tool', content: text, toolCallId: call.id, name: call.name });
+    else st.messages.push({ role: st.mode === 'chat' ? 'user' : 'prompt', content: text });
     st.messages.push({ role: 'assistant', content: '', job: created.id, model: body.model, ctx: options.num_ctx || 0 });
     save();
     prompt.value = '';
@@ -216,6 +252,12 @@ export function generateView(root) {
   if (last >= 0 && st.messages[last].job) follow(last);
 
   return () => { if (watching) watching.stop(); pipe.destroy(); showConn('ended'); };
+}
+
+// drawCalls shows an answer's tool calls: each function with its arguments.
+function drawCalls(node, calls) {
+  node.replaceChildren(...(calls || []).map((c) => fmt.el('div', { class: 'toolcall' },
+    fmt.el('span', { class: 'who' }, 'calls '), fmt.el('code', {}, `${c.name}(${JSON.stringify(c.arguments)})`))));
 }
 
 // samplingSettings is the settings form: one number field per option,
@@ -257,12 +299,28 @@ export function requestBody(st, model, text, options) {
     }
   }
   if (st.mode !== 'chat') return { ...body, prompt: text, raw: true };
+  if ((st.settings.tools || '').trim()) {
+    try {
+      body.tools = JSON.parse(st.settings.tools);
+    } catch (err) {
+      throw new Error(`the tools are not valid JSON: ${err.message}`);
+    }
+    body.tool_choice = st.settings.toolChoice || 'auto';
+  }
   const msgs = [];
   if (st.system.trim()) msgs.push({ role: 'system', content: st.system });
+  let call = null; // the call the last finished answer made, which text answers
   for (const m of st.messages) {
+    if (m.role === 'user' || m.role === 'tool') call = null;
     if (m.role === 'user') msgs.push({ role: 'user', content: m.content });
-    else if (m.role === 'assistant' && m.state === 'done') msgs.push({ role: 'assistant', content: m.final ?? m.content });
+    else if (m.role === 'tool') msgs.push({ role: 'tool', content: m.content, tool_call_id: m.toolCallId, name: m.name });
+    else if (m.role === 'assistant' && m.state === 'done') {
+      const a = { role: 'assistant', content: m.final ?? m.content };
+      if (m.toolCalls && m.toolCalls.length) a.tool_calls = m.toolCalls;
+      msgs.push(a);
+      call = a.tool_calls ? a.tool_calls[0] : null;
+    }
   }
-  msgs.push({ role: 'user', content: text });
+  msgs.push(call ? { role: 'tool', content: text, tool_call_id: call.id, name: call.name } : { role: 'user', content: text });
   return { ...body, messages: msgs };
 }
