@@ -223,7 +223,8 @@ func TestUI(t *testing.T) {
 		b.set("#opt-temperature", "0")
 		b.set("#opt-num_predict", "60")
 		b.set("#opt-num_ctx", "2048") // Qwen's template writes the tools at length
-		defer func() {                // the later tests want no tools
+		// The later tests want no tools.
+		defer func() {
 			b.set("#opt-tools", "")
 			b.set("#opt-tool-choice", "auto")
 			b.set("#opt-temperature", "")
