@@ -30,6 +30,9 @@ type Backend interface {
 	Pull(ctx context.Context, ref string) (string, error)
 	// Delete removes a model from the store, unloading it first.
 	Delete(ctx context.Context, name string) error
+	// Copy stores model src again under the name dst (Ollama's
+	// /api/copy): a hard link where it can, so no bytes are copied.
+	Copy(ctx context.Context, src, dst string) error
 	// Models lists the models the server can run.
 	Models(ctx context.Context) ([]ModelInfo, error)
 	// Show describes one model.

@@ -22,6 +22,14 @@ var (
 	ErrShuttingDown = errors.New("server is shutting down")
 )
 
+// BadRequest marks a Backend's error as the request's fault (a 400)
+// without changing its text: a name that is taken, say.
+func BadRequest(err error) error { return badRequestError{err} }
+
+type badRequestError struct{ error }
+
+func (e badRequestError) Unwrap() error { return e.error }
+
 // Error is a refusal or failure as the client sees it: the HTTP status, the
 // pipeline stage it belongs to, a machine-readable code, the message and an
 // optional hint.
@@ -76,6 +84,8 @@ func toError(err error) *Error {
 		out.Status, out.Code = http.StatusGatewayTimeout, "timeout"
 	case errors.Is(err, pipeline.ErrInternal):
 		out.Code = "internal"
+	case errors.As(err, new(badRequestError)):
+		out.Status, out.Code = http.StatusBadRequest, "bad_request"
 	case errors.Is(err, pipeline.ErrSettings):
 		// Invalid settings, or ones the model cannot take (a q8_0 cache
 		// on heads it cannot round): the request is at fault.

@@ -29,6 +29,7 @@ type fakeBackend struct {
 	requests  []*GenerateRequest
 	embeds    []*EmbedRequest
 	deleted   []string
+	copied    []string
 	ended     []error       // each generation's outcome, in end order
 	inPrefill chan struct{} // receives when a generation enters prefill (if not nil)
 	inDecode  chan struct{} // receives when a generation emits its first token (if not nil)
@@ -242,6 +243,19 @@ func (f *fakeBackend) Pull(ctx context.Context, ref string) (string, error) {
 	}
 	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: 300})
 	return "pulled", nil
+}
+
+func (f *fakeBackend) Copy(ctx context.Context, src, dst string) error {
+	if err := f.known(src); err != nil {
+		return err
+	}
+	if dst == "tiny" {
+		return BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "model %q already exists", dst))
+	}
+	f.mu.Lock()
+	f.copied = append(f.copied, src+">"+dst)
+	f.mu.Unlock()
+	return nil
 }
 
 func (f *fakeBackend) Delete(ctx context.Context, name string) error {

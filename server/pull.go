@@ -109,6 +109,29 @@ func pullError(err error) *Error {
 	return e
 }
 
+type ollamaCopyRequest struct {
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
+}
+
+// ollamaCopy is POST /api/copy: the model under a second name.
+func (s *Server) ollamaCopy(w http.ResponseWriter, r *http.Request) {
+	var body ollamaCopyRequest
+	if e := s.decodeBody(w, r, &body); e != nil {
+		writeOllamaError(w, e)
+		return
+	}
+	if body.Source == "" || body.Destination == "" {
+		writeOllamaError(w, badRequest("missing_model", "source", "source and destination are required"))
+		return
+	}
+	if err := s.cfg.Backend.Copy(r.Context(), body.Source, body.Destination); err != nil {
+		writeOllamaError(w, toError(err))
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
 type ollamaDeleteRequest struct {
 	Model string `json:"model"`
 	Name  string `json:"name"`

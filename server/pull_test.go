@@ -43,6 +43,22 @@ func TestOllamaPull(t *testing.T) {
 	decode(t, ts.do("POST", "/api/pull", map[string]any{}), 400, &out)
 }
 
+func TestOllamaCopy(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	resp := ts.do("POST", "/api/copy", map[string]any{"source": "tiny", "destination": "tiny-2"})
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(ts.f.copied) != 1 || ts.f.copied[0] != "tiny>tiny-2" {
+		t.Errorf("HTTP %d, copied %v", resp.StatusCode, ts.f.copied)
+	}
+	decode(t, ts.do("POST", "/api/copy", map[string]any{"source": "nope", "destination": "x"}), 404, nil)
+	decode(t, ts.do("POST", "/api/copy", map[string]any{"source": "tiny"}), 400, nil)
+	var out map[string]any
+	decode(t, ts.do("POST", "/api/copy", map[string]any{"source": "other", "destination": "tiny"}), 400, &out)
+	if out["error"] != `load: model "tiny" already exists` {
+		t.Errorf("taken name: %v", out)
+	}
+}
+
 func TestOllamaDelete(t *testing.T) {
 	ts := start(t, newFake(), nil)
 	resp := ts.do("DELETE", "/api/delete", map[string]any{"model": "tiny"})

@@ -32,6 +32,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/embeddings", s.ollamaEmbeddings)
 	m.HandleFunc("POST /api/pull", s.ollamaPull)
 	m.HandleFunc("DELETE /api/delete", s.ollamaDelete)
+	m.HandleFunc("POST /api/copy", s.ollamaCopy)
 	m.HandleFunc("GET /api/tags", s.ollamaTags)
 	m.HandleFunc("POST /api/show", s.ollamaShow)
 	m.HandleFunc("GET /api/ps", s.ollamaPS)

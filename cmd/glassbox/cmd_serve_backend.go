@@ -339,6 +339,22 @@ func (b *serveBackend) Pull(ctx context.Context, ref string) (string, error) {
 	return e.Name, nil
 }
 
+// Copy imports model src into the store again as dst (a hard link where
+// the file system allows); an existing dst is an error.
+func (b *serveBackend) Copy(ctx context.Context, src, dst string) error {
+	_, path, err := b.lookup(src)
+	if err != nil {
+		return err
+	}
+	if b.store == nil {
+		return pipeline.Errorf(pipeline.StageLoad, "start serve with a glassbox home it can write", "this server has no model store to copy into")
+	}
+	if _, err := b.store.Import(path, dst); err != nil {
+		return server.BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "copy %s to %s: %w", src, dst, err))
+	}
+	return nil
+}
+
 // Delete unloads a store model and removes it from the store; a --model
 // file is not the server's to delete.
 func (b *serveBackend) Delete(ctx context.Context, name string) error {

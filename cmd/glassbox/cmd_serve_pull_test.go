@@ -81,6 +81,16 @@ func TestServePullDelete(t *testing.T) {
 	if json.Unmarshal(out, &gen); code != 200 || gen.Response == "" {
 		t.Fatalf("generate by reference: HTTP %d %s", code, out)
 	}
+	// A copy under a second name, which is then taken.
+	if code, out := call("POST", "/api/copy", `{"source": "tiny-story", "destination": "story-copy"}`); code != 200 {
+		t.Fatalf("copy: HTTP %d %s", code, out)
+	}
+	if code, out := call("POST", "/api/copy", `{"source": "tiny-story", "destination": "story-copy"}`); code != 400 || !strings.Contains(string(out), "already exists") {
+		t.Errorf("copy onto a taken name: HTTP %d %s", code, out)
+	}
+	if code, out := call("DELETE", "/api/delete", `{"model": "story-copy"}`); code != 200 {
+		t.Fatalf("delete the copy: HTTP %d %s", code, out)
+	}
 	if code, out := call("DELETE", "/api/delete", `{"model": "tiny-story"}`); code != 200 {
 		t.Fatalf("delete: HTTP %d %s", code, out)
 	}
