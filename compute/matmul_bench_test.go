@@ -98,7 +98,8 @@ func BenchmarkMatVecCycle(b *testing.B) {
 	}
 	for _, v := range []variant{{tensor.F16, false, 0}, {tensor.F16, true, 0}, {tensor.Q8_0, false, 0}, {tensor.Q8_0, true, 0}, {tensor.Q6_K, false, 0},
 		{tensor.Q6_K, true, 0}, {tensor.Q4_K, false, 0}, {tensor.Q4_K, true, 0}, {tensor.Q4_0, false, 0}, {tensor.Q4_0, true, 0},
-		{tensor.Q6_K, true, 1792}} { // seven super-blocks: tiles of an odd number of paired records
+		{tensor.Q6_K, true, 1792}, // seven super-blocks: tiles of an odd number of paired records
+		{tensor.Q5_K, true, 0}, {tensor.Q2_K, true, 0}} {
 		dt := v.dt
 		name := dt.String()
 		if v.x16 {

@@ -30,6 +30,20 @@ type kind struct {
 	pair   bool   // Q4_0, IQ4_NL, Q8_0, Q5_0: units in pairs, both scales then both units' levels (x16.go)
 	spair  bool   // K6, K3, KI4: super-units in pairs, both heads then both bodies (x16.go's superAt)
 	group  int    // K: sub-blocks whose scales share a line (0: 2)
+	// pf: how far ahead (bytes) the one-row kernel (decode) prefetches
+	// every line it will read, 0: not at all (see prefetch).
+	pf int
+}
+
+// prefetch adds a PREFETCHT0 for each of the n lines at dist bytes on
+// from register b: the one-row kernels stream each tile once, and the
+// hardware prefetcher alone left the Q4_K matrix × vector at 85-93 % of
+// the read probe where every line fetched one super-unit ahead reached
+// 106-111 % (docs/BENCHMARKS.md, session 17).
+func prefetch(add func(string, ...any), b string, dist, bytes int) {
+	for o := 0; o < bytes; o += 64 {
+		add("\tPREFETCHT0 %d(%s)", dist+o, b)
+	}
 }
 
 var kinds = []kind{
@@ -39,8 +53,8 @@ var kinds = []kind{
 	{name: "Q41", unpack: "UNPACK41", rec: 320, mask: "x16nib", actRec: 40, act: "ACTM"},
 	{name: "Q51", unpack: "UNPACK51", rec: 384, mask: "x16nib", actRec: 40, act: "ACTM"},
 	{name: "QI4", unpack: "UNPACKI4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", table: true, pair: true},
-	{name: "K4", unpack: "SUBK", rec: 2368, mask: "x16nib", head: 64, lev: 256, actRec: 40, act: "ACTK", heads: 2},
-	{name: "K5", unpack: "SUBK5", rec: 2880, mask: "x16nib", head: 64, lev: 320, actRec: 40, act: "ACTK", heads: 2},
+	{name: "K4", unpack: "SUBK", rec: 2368, mask: "x16nib", head: 64, lev: 256, actRec: 40, act: "ACTK", heads: 2, pf: 2368},
+	{name: "K5", unpack: "SUBK5", rec: 2880, mask: "x16nib", head: 64, lev: 320, actRec: 40, act: "ACTK", heads: 2, pf: 2880},
 	{name: "K6", unpack: "UNIT6", rec: 3360, mask: "x16nib", head: 32, lev: 384, actRec: 44, act: "ACT6", heads: 1, spair: true},
 	{name: "K3", unpack: "UNIT3", rec: 1824, mask: "x16m03", head: 32, lev: 192, actRec: 44, act: "ACT6", heads: 1, spair: true},
 	{name: "K2", unpack: "UNIT2", rec: 1344, mask: "x16m03", head: 64, lev: 128, actRec: 44, act: "ACT2"},
@@ -136,6 +150,9 @@ func kernel(k kind, w int) string {
 		// then its chunks).
 		add("\tSHRQ $1, CX\n\tJZ   lone")
 		add("loop:")
+		if w == 1 && k.pf > 0 {
+			prefetch(add, "R8", k.pf, 2*k.rec)
+		}
 		add("\t%s(0, 64)", k.unpack) // levels: k.rec − 32 bytes a unit
 		acts()
 		add("\tADDQ $%d, SI", 40*w)
@@ -177,6 +194,9 @@ func kernel(k kind, w int) string {
 		}
 		add("\tMOVQ $%d, DX", 8/g)
 		add("pair:")
+		if w == 1 && k.pf > 0 {
+			prefetch(add, "R11", k.pf, g*k.scales()+g*k.lev)
+		}
 		for h := range g {
 			// Sub-block h of the group: its scales h·scales bytes into the
 			// group, its levels after the group's scales; its activation
