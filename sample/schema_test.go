@@ -144,6 +144,10 @@ func TestSchemaValid(t *testing.T) {
 		{`{"type": "integer", "exclusiveMinimum": 0}`, `0`, false},
 		{`{"type": "integer", "multipleOf": 5}`, `-35`, true},
 		{`{"properties": {"a": {}, "b": {}, "c": {}}, "minProperties": 2}`, `{"a": 1, "c": 2}`, true},
+		{`{"type": "object", "minProperties": 2}`, `{"": 0, "": 0}`, false}, // a repeated key (the fuzzer's find)
+		{`{"type": "object"}`, `{"x": 1, "y": 2, "x": 3}`, false},
+		{`{"type": "object"}`, `{"x\u0041": 1}`, false},       // an additional key is written without escapes
+		{`{"properties": {"a\"b": {}}}`, `{"a\"b": 1}`, true}, // a declared one as its name needs
 		{`{"properties": {"a": {}, "b": {}, "c": {}}, "minProperties": 2}`, `{"b": 1}`, false},
 		{`{"properties": {"a": {}, "b": {}, "c": {}}, "maxProperties": 1}`, `{"b": 1}`, true},
 		{`{"properties": {"a": {}, "b": {}, "c": {}}, "maxProperties": 1}`, `{"a": 1, "b": 2}`, false},
@@ -198,7 +202,7 @@ func TestSchemaValid(t *testing.T) {
 		}
 		// The recognizer's form rules (bounded whitespace, compact
 		// literals) refuse some values the schema allows.
-		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}` || tc.in == `"a\u0041b"` || tc.in == `1e3` || tc.in == `2e1`
+		form := tc.in == `12 ` || tc.in == `{"a": [1, true]}` || tc.in == `"a\u0041b"` || tc.in == `1e3` || tc.in == `2e1` || tc.in == `{"x\u0041": 1}`
 		if ref := refValid(t, tc.schema, tc.in); ref != (tc.want || form) {
 			t.Errorf("%s\n  %q: the reference validator says %v, the table %v", tc.schema, tc.in, ref, tc.want)
 		}
