@@ -1,22 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"io"
 	"math"
-	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/chat"
 	"github.com/glassbox-ai/glassbox/gguf"
-	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
@@ -105,33 +99,17 @@ func TestEmbedCommand(t *testing.T) {
 // embed command gives, through the real engine.
 func TestServeEmbed(t *testing.T) {
 	m := shared.Path(t, "models/tiny-llama-F32.gguf")
-	t.Setenv(home.Env, t.TempDir())
 	out, errs, code := runCmd(t, "", "embed", "-m", m, "--no-journal", "Once upon a time", "a fox")
 	if code != 0 {
 		t.Fatalf("embed: %s", errs)
 	}
 	want := embedLines(t, out)
-
-	var errb serveLog
-	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &errb}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- runMain(ctx, env, []string{"serve", "--addr", "127.0.0.1:0", "--home", t.TempDir(), "--model", m})
-	}()
-	defer func() { cancel(); <-done }()
-	waitServeLog(t, &errb, "listening on http://127.0.0.1:")
-	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(errb.String())
+	base := startServe(t, "--model", m)
 	post := func(path, body string, v any) {
 		t.Helper()
-		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: HTTP %d %s", path, resp.StatusCode, b)
+		code, b := postBody(t, base+path, body)
+		if code != 200 {
+			t.Fatalf("%s: HTTP %d %s", path, code, b)
 		}
 		if err := json.Unmarshal(b, v); err != nil {
 			t.Fatal(err)

@@ -3,16 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
@@ -30,15 +27,7 @@ func TestServePullDelete(t *testing.T) {
 	}))
 	defer files.Close()
 	ref := files.URL + "/tiny-story.gguf"
-	t.Setenv(home.Env, t.TempDir())
-	var errb serveLog
-	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &errb}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() { done <- runMain(ctx, env, []string{"serve", "--addr", "127.0.0.1:0"}) }()
-	defer func() { cancel(); <-done }()
-	waitServeLog(t, &errb, "listening on http://127.0.0.1:")
-	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(errb.String())
+	base := startServe(t)
 	call := func(method, path, body string) (int, []byte) {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
