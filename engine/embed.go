@@ -184,6 +184,12 @@ func (t *Text) Embed(ctx context.Context, req EmbedRequest) (*EmbedResult, error
 				sum[k] /= float64(len(in))
 			}
 		}
+		for _, x := range sum {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, pipeline.Errorf(pipeline.StagePrefill, "check the model file (glassbox show --tensors); corrupt or overflowing weights give this",
+					"input %d: the model's hidden states hold %v", i, x)
+			}
+		}
 		res.Embeddings = append(res.Embeddings, finishVector(sum, req.Dimensions, req.Normalize))
 	}
 	res.EvalTime = time.Since(t0)

@@ -215,7 +215,7 @@ func (f *fakeBackend) Embed(ctx context.Context, req *EmbedRequest) (*EmbedResul
 		}
 		out := make([]float32, len(v))
 		for k, x := range v {
-			if req.Normalize {
+			if req.Normalize && ss > 0 {
 				x /= math.Sqrt(ss)
 			}
 			out[k] = float32(x)
