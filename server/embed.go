@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -69,8 +68,22 @@ func embedSpec(req *EmbedRequest) JobSpec {
 	return JobSpec{Kind: "embed", Model: req.Model, Params: params}
 }
 
-// embed runs req as a job and waits for its vectors (ctx: the client's).
-func (s *Server) embed(ctx context.Context, req *EmbedRequest) (*generation, *EmbedResult, *Error) {
+// checkDimensions refuses a negative dimensions field.
+func checkDimensions(d int) *Error {
+	if d < 0 {
+		return badRequest("invalid_value", "dimensions", "dimensions must be positive, not %d", d)
+	}
+	return nil
+}
+
+// embed runs req as a job for the client of r and waits for its vectors;
+// the answer's X-Glassbox-Job header names the job.
+func (s *Server) embed(w http.ResponseWriter, r *http.Request, req *EmbedRequest) (*generation, *EmbedResult, *Error) {
+	if e := checkDimensions(req.Dimensions); e != nil {
+		return nil, nil, e
+	}
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
 	g, e := s.startEmbedding(ctx, embedSpec(req), req)
 	if e != nil {
 		return nil, nil, e
@@ -83,6 +96,7 @@ func (s *Server) embed(ctx context.Context, req *EmbedRequest) (*generation, *Em
 	if g.err != nil {
 		return g, nil, toError(g.err)
 	}
+	w.Header().Set("X-Glassbox-Job", g.job.ID)
 	return g, g.emb, nil
 }
 
@@ -120,21 +134,15 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 	if e == nil {
 		e = embedSettings(req, body.Options, body.KeepAlive)
 	}
-	if e == nil && body.Dimensions < 0 {
-		e = badRequest("invalid_value", "dimensions", "dimensions must be positive, not %d", body.Dimensions)
+	var g *generation
+	var res *EmbedResult
+	if e == nil {
+		g, res, e = s.embed(w, r, req)
 	}
 	if e != nil {
 		writeOllamaError(w, e)
 		return
 	}
-	ctx, cancel := s.requestContext(r)
-	defer cancel()
-	g, res, e := s.embed(ctx, req)
-	if e != nil {
-		writeOllamaError(w, e)
-		return
-	}
-	w.Header().Set("X-Glassbox-Job", g.job.ID)
 	writeJSON(w, http.StatusOK, ollamaEmbedResponse{Model: body.Model, Embeddings: res.Embeddings,
 		TotalDuration: time.Since(g.start).Nanoseconds(), LoadDuration: res.LoadDuration.Nanoseconds(),
 		PromptEvalCount: res.PromptTokens, Truncated: res.Truncated, JobID: g.job.ID})
@@ -156,18 +164,15 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := &EmbedRequest{Model: body.Model, Input: []string{body.Prompt}}
-	if e := embedSettings(req, body.Options, body.KeepAlive); e != nil {
-		writeOllamaError(w, e)
-		return
+	e := embedSettings(req, body.Options, body.KeepAlive)
+	var res *EmbedResult
+	if e == nil {
+		_, res, e = s.embed(w, r, req)
 	}
-	ctx, cancel := s.requestContext(r)
-	defer cancel()
-	g, res, e := s.embed(ctx, req)
 	if e != nil {
 		writeOllamaError(w, e)
 		return
 	}
-	w.Header().Set("X-Glassbox-Job", g.job.ID)
 	writeJSON(w, http.StatusOK, map[string][]float32{"embedding": res.Embeddings[0]})
 }
 
@@ -214,16 +219,11 @@ func (s *Server) openAIEmbeddings(w http.ResponseWriter, r *http.Request) {
 		e = badRequest("missing_model", "model", "model is required")
 	case body.EncodingFormat != "" && body.EncodingFormat != "float" && body.EncodingFormat != "base64":
 		e = badRequest("invalid_value", "encoding_format", `encoding_format must be "float" or "base64", not %q`, body.EncodingFormat)
-	case body.Dimensions < 0:
-		e = badRequest("invalid_value", "dimensions", "dimensions must be positive, not %d", body.Dimensions)
 	}
-	if e != nil {
-		writeOpenAIError(w, e)
-		return
+	var res *EmbedResult
+	if e == nil {
+		_, res, e = s.embed(w, r, req)
 	}
-	ctx, cancel := s.requestContext(r)
-	defer cancel()
-	g, res, e := s.embed(ctx, req)
 	if e != nil {
 		writeOpenAIError(w, e)
 		return
@@ -237,7 +237,6 @@ func (s *Server) openAIEmbeddings(w http.ResponseWriter, r *http.Request) {
 		out.Data = append(out.Data, d)
 	}
 	out.Usage.PromptTokens, out.Usage.TotalTokens = res.PromptTokens, res.PromptTokens
-	w.Header().Set("X-Glassbox-Job", g.job.ID)
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -110,8 +110,8 @@ func (s *Server) createEmbedJob(w http.ResponseWriter, req *jobRequest) {
 		e = badRequest("invalid_request", "input", "give input (an embedding job) or a prompt or messages (a generation), not both")
 	case req.Pooling != "" && req.Pooling != "mean" && req.Pooling != "last" && req.Pooling != "cls":
 		e = badRequest("invalid_value", "pooling", `pooling must be "mean", "last" or "cls", not %q`, req.Pooling)
-	case req.Dimensions < 0:
-		e = badRequest("invalid_value", "dimensions", "dimensions must be positive, not %d", req.Dimensions)
+	default:
+		e = checkDimensions(req.Dimensions)
 	}
 	if e == nil {
 		ereq.Input, _, e = textInputs(req.Input, "input", false)
