@@ -124,10 +124,27 @@ func (s *Server) ollamaPS(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// ollamaModelField is the model an Ollama request names: "model", or
+// "name" as older clients send it.
+type ollamaModelField struct {
+	Model string `json:"model"`
+	Name  string `json:"name"`
+}
+
+// model returns the model named, or a 400 saying what to give (want).
+func (f ollamaModelField) model(want string) (string, *Error) {
+	if f.Model != "" {
+		return f.Model, nil
+	}
+	if f.Name != "" {
+		return f.Name, nil
+	}
+	return "", badRequest("missing_model", "model", "model is required%s", want)
+}
+
 type ollamaShowRequest struct {
-	Model   string `json:"model"`
-	Name    string `json:"name"` // older clients
-	Verbose bool   `json:"verbose"`
+	ollamaModelField
+	Verbose bool `json:"verbose"`
 }
 
 type ollamaShowResponse struct {
@@ -147,12 +164,9 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, e)
 		return
 	}
-	name := req.Model
-	if name == "" {
-		name = req.Name
-	}
-	if name == "" {
-		writeOllamaError(w, badRequest("missing_model", "model", "model is required"))
+	name, e := req.model("")
+	if e != nil {
+		writeOllamaError(w, e)
 		return
 	}
 	d, err := s.cfg.Backend.Show(r.Context(), name)

@@ -16,9 +16,8 @@ import (
 // model afterwards, as in Ollama.
 
 type ollamaPullRequest struct {
-	Model  string `json:"model"`
-	Name   string `json:"name"` // the older field
-	Stream *bool  `json:"stream"`
+	ollamaModelField
+	Stream *bool `json:"stream"`
 }
 
 // ollamaPullStatus is one line of a pull's progress, as Ollama writes it.
@@ -36,12 +35,9 @@ func (s *Server) ollamaPull(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, e)
 		return
 	}
-	ref := body.Model
-	if ref == "" {
-		ref = body.Name
-	}
-	if ref == "" {
-		writeOllamaError(w, badRequest("missing_model", "model", "model is required: a URL or hf.co/OWNER/REPO[:QUANT]"))
+	ref, e := body.model(": a URL or hf.co/OWNER/REPO[:QUANT]")
+	if e != nil {
+		writeOllamaError(w, e)
 		return
 	}
 	ctx, cancel := s.requestContext(r)
@@ -132,10 +128,7 @@ func (s *Server) ollamaCopy(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-type ollamaDeleteRequest struct {
-	Model string `json:"model"`
-	Name  string `json:"name"`
-}
+type ollamaDeleteRequest struct{ ollamaModelField }
 
 // ollamaDelete is DELETE /api/delete: the model leaves memory and the
 // store.
@@ -145,12 +138,9 @@ func (s *Server) ollamaDelete(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, e)
 		return
 	}
-	name := body.Model
-	if name == "" {
-		name = body.Name
-	}
-	if name == "" {
-		writeOllamaError(w, badRequest("missing_model", "model", "model is required"))
+	name, e := body.model("")
+	if e != nil {
+		writeOllamaError(w, e)
 		return
 	}
 	if err := s.cfg.Backend.Delete(r.Context(), name); err != nil {
