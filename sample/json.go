@@ -3,6 +3,7 @@ package sample
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -20,9 +21,10 @@ import (
 // A JSON is used by one generation, from one goroutine.
 type JSON struct {
 	v        *Vocab
-	st       jsonState
-	scratch  []frame // a trial's opened containers
-	scratch2 []frame // a second-byte trial's
+	rd       jsonSet
+	scratch  []frame   // a trial's opened containers
+	scratch2 []frame   // a second-byte trial's
+	one      []float32 // Mask's buffer for one reading of several
 }
 
 // Vocab is what the JSON constraint reads of a vocabulary, built once per
@@ -81,7 +83,7 @@ func ObjectSchema() *Schema { return objectSchema }
 
 // Constraint returns a constraint to the values s allows over vocabulary v.
 func (s *Schema) Constraint(v *Vocab) *JSON {
-	return &JSON{v: v, st: newJSONState(s)}
+	return &JSON{v: v, rd: newJSONSet(s)}
 }
 
 // Mask sets logits[id] to −Inf for every id that may not come next, and
@@ -96,9 +98,48 @@ func (s *Schema) Constraint(v *Vocab) *JSON {
 //     string's maxLength), or, in a key, by the keys it may still start.
 //
 // The others are fed to a copy of the state (TestMaskMatchesTrials).
+//
+// With several readings of the text (a fork union's value, jsonSet), a
+// token may come if it may come after one of them.
 func (j *JSON) Mask(logits []float32) bool {
 	inf := float32(math.Inf(-1))
-	v, st := j.v, &j.st
+	switch len(j.rd.sts) {
+	case 0:
+		for id := range logits {
+			logits[id] = inf
+		}
+		return false
+	case 1:
+		return j.mask(&j.rd.sts[0], logits)
+	}
+	if cap(j.one) < len(logits) {
+		j.one = make([]float32, len(logits))
+	}
+	j.one = j.one[:len(logits)]
+	any := false
+	allowed := make([]bool, len(logits))
+	for i := range j.rd.sts {
+		clear(j.one)
+		if !j.mask(&j.rd.sts[i], j.one) {
+			continue
+		}
+		any = true
+		for id, x := range j.one {
+			allowed[id] = allowed[id] || !math.IsInf(float64(x), -1)
+		}
+	}
+	for id, ok := range allowed {
+		if !ok {
+			logits[id] = inf
+		}
+	}
+	return any
+}
+
+// mask is Mask for one reading.
+func (j *JSON) mask(st *jsonState, logits []float32) bool {
+	inf := float32(math.Inf(-1))
+	v := j.v
 	done, any := st.mode == jDone, false
 	whole := st.complete()
 	var next [256]bool
@@ -106,19 +147,23 @@ func (j *JSON) Mask(logits []float32) bool {
 	var afterOf [256]int8 // index into after, −1: not computed
 	if !done {
 		var firsts []byte
+		var forks []byte // first bytes that begin a fork union's value
 		for c := range next {
 			t := *st
 			t.pushed = j.scratch[:0]
 			next[c] = t.step(byte(c))
 			j.scratch = t.pushed[:0]
-			if next[c] {
+			if t.forks > 0 {
+				next[c] = readsAs(st, string([]byte{byte(c)}))
+				forks = append(forks, byte(c))
+			} else if next[c] {
 				firsts = append(firsts, byte(c))
 			}
 		}
 		for c := range afterOf {
 			afterOf[c] = -1
 		}
-		if len(firsts) <= maxSecondBytes {
+		if len(firsts)+len(forks) <= maxSecondBytes {
 			after = make([][256]bool, len(firsts))
 			for k, c := range firsts {
 				t := *st
@@ -176,6 +221,9 @@ func (j *JSON) Mask(logits []float32) bool {
 				t.pushed = j.scratch[:0]
 				ok = t.feed(v.piece[id])
 				j.scratch = t.pushed[:0]
+				if t.forks > 0 {
+					ok = readsAs(st, v.piece[id])
+				}
 			}
 		}
 		if ok {
@@ -200,19 +248,30 @@ func (j *JSON) Accept(id int) {
 
 // acceptText advances past text (which Mask allowed).
 func (j *JSON) acceptText(text string) {
-	t := j.st
-	t.pushed = j.scratch[:0]
-	t.feed(text)
-	// The frames the token opened join the stack (t.stack is a prefix of
-	// j.st.stack: a trial only slices it).
-	t.stack = append(j.st.stack[:len(t.stack)], t.pushed...)
-	t.pushed = nil
-	j.scratch = j.scratch[:0]
-	j.st = t
+	if len(j.rd.sts) == 1 {
+		st := &j.rd.sts[0]
+		t := *st
+		t.pushed = j.scratch[:0]
+		t.feed(text)
+		if t.forks == 0 {
+			// The frames the token opened join the stack (t.stack is a
+			// prefix of st.stack, which st owns: a trial only slices it).
+			t.stack = append(st.stack[:len(t.stack)], t.pushed...)
+			t.pushed = nil
+			j.scratch = j.scratch[:0]
+			*st = t
+			return
+		}
+		j.scratch = j.scratch[:0]
+	}
+	j.rd.feed(text)
+	if len(j.rd.sts) == 1 {
+		own(&j.rd.sts[0]) // its stack may share a dropped reading's array
+	}
 }
 
 // Complete reports whether the text so far is a whole value.
-func (j *JSON) Complete() bool { return j.st.complete() }
+func (j *JSON) Complete() bool { return j.rd.complete() }
 
 // JSONValid reports whether text is one JSON object as the constraint
 // accepts it: whitespace as JSON allows it, nothing after the object.
@@ -221,13 +280,24 @@ func JSONValid(text string) bool { return objectSchema.Valid(text) }
 // Valid reports whether text is one value s allows, as the constraint
 // accepts it.
 func (s *Schema) Valid(text string) bool {
-	st := newJSONState(s)
-	return st.feed(text) && st.complete()
+	r := newJSONSet(s)
+	return r.feed(text) && r.complete()
 }
 
 // jsonState is a byte-level recognizer of the prefixes of one JSON value
 // that a Schema allows.
 type jsonState struct {
+	jcore
+	// The containers under top, outermost first: stack, then pushed.
+	// A trial (Mask) shares stack with the real state and only slices
+	// it; frames it opens go to pushed, its own scratch.
+	stack  []frame
+	pushed []frame
+}
+
+// jcore is a jsonState but for its stack: two readings of the same text
+// are the same when their cores and stacks are equal (jsonSet.add).
+type jcore struct {
 	s    *Schema
 	mode uint8
 	sub  uint8 // hex digits left in \uXXXX
@@ -250,11 +320,13 @@ type jsonState struct {
 	kesc    bool   // key: it has an escape, so it can only be a declared one
 	depth   int32  // containers open; top is the innermost when > 0
 	top     frame
-	// The containers under top, outermost first: stack, then pushed.
-	// A trial (Mask) shares stack with the real state and only slices
-	// it; frames it opens go to pushed, its own scratch.
-	stack  []frame
-	pushed []frame
+	// A union whose alternatives one byte does not tell apart (a fork
+	// union, snode.fork): begin takes alternative force−1 when force > 0;
+	// otherwise it takes the first that may start with the byte and, if
+	// another may too, sets forks to the union's number of alternatives
+	// (the byte must then be read once per alternative: jsonSet.step).
+	force int32
+	forks int32
 }
 
 // frame is an open container.
@@ -296,7 +368,9 @@ const (
 	jDone                    // the value is complete; nothing may follow
 )
 
-func newJSONState(s *Schema) jsonState { return jsonState{s: s, mode: jValue, node: s.root} }
+func newJSONState(s *Schema) jsonState {
+	return jsonState{jcore: jcore{s: s, mode: jValue, node: s.root}}
+}
 
 // complete reports whether the text so far is a whole value: closed, or
 // a top-level number or literal that may end here.
@@ -631,11 +705,24 @@ func (s *jsonState) begin(c byte) bool {
 	nd := &s.s.nodes[s.node]
 	switch nd.kind {
 	case sUnion:
-		for _, a := range nd.alts {
-			if s.s.first(a, c) {
-				s.node = a
-				return s.begin(c)
+		if s.force > 0 {
+			a := nd.alts[s.force-1]
+			s.force = 0
+			if !s.s.first(a, c) {
+				return false
 			}
+			s.node = a
+			return s.begin(c)
+		}
+		for i, a := range nd.alts {
+			if !s.s.first(a, c) {
+				continue
+			}
+			if nd.fork && slices.ContainsFunc(nd.alts[i+1:], func(b int32) bool { return s.s.first(b, c) }) {
+				s.forks = int32(len(nd.alts))
+			}
+			s.node = a
+			return s.begin(c)
 		}
 		return false
 	case sAny:

@@ -72,8 +72,8 @@ func FuzzJSONValid(f *testing.F) {
 			t.Fatalf("accepted %q, which is not one JSON object", s)
 		}
 		for i := range len(s) {
-			st := newJSONState(objectSchema)
-			if !st.feed(s[:i]) || st.complete() {
+			r := newJSONSet(objectSchema)
+			if !r.feed(s[:i]) || r.complete() {
 				t.Fatalf("prefix %q of %q: refused or complete", s[:i], s)
 			}
 		}
@@ -173,7 +173,8 @@ func BenchmarkJSONMaskVocabs(b *testing.B) {
 		logits := make([]float32, tok.VocabSize())
 		for _, state := range []struct{ name, prefix, schema string }{{"string", `{"a": [{"b": "x`, ""}, {"after", `{"a": [{"b": 12}`, ""},
 			{"key", `{"a": [{"`, ""}, {"value", `{"a": `, ""},
-			{"pattern", `{"a": "ab`, `{"properties": {"a": {"pattern": "x"}}}`}, {"date", `{"a": "20`, `{"properties": {"a": {"format": "date"}}}`}} {
+			{"pattern", `{"a": "ab`, `{"properties": {"a": {"pattern": "x"}}}`}, {"date", `{"a": "20`, `{"properties": {"a": {"format": "date"}}}`},
+			{"union", `{"pet": {"pet_type": "`, petSchema}, {"union-key", `{"pet": {"`, petSchema}, {"union-value", `{"pet": `, petSchema}} {
 			sch := ObjectSchema()
 			if state.schema != "" {
 				var err error
@@ -191,12 +192,10 @@ func BenchmarkJSONMaskVocabs(b *testing.B) {
 			b.Run(name+"/"+state.name+"/trial", func(b *testing.B) {
 				for b.Loop() {
 					for id := range logits {
-						ok := v.eog[id] && j.st.complete()
+						ok := v.eog[id] && j.rd.complete()
 						if p := v.piece[id]; !v.eog[id] && p != "" {
-							t := j.st
-							t.pushed = j.scratch[:0]
-							ok = t.feed(p)
-							j.scratch = t.pushed[:0]
+							r := j.rd.clone()
+							ok = r.feed(p)
 						}
 						if !ok {
 							logits[id] = float32(math.Inf(-1))

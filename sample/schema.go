@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/big"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,10 +18,10 @@ import (
 // outputs use: Ollama's format objects, OpenAI's json_schema) compiled
 // for the JSON constraint. What it enforces:
 //
-//   - type (one name or a list), enum, const, anyOf and oneOf whose
-//     alternatives start with different bytes (an object and a string,
-//     say: then one byte decides, and oneOf means anyOf) once those that
-//     another holds whole are dropped (holds), allOf of one
+//   - type (one name or a list), enum, const, anyOf and oneOf (once
+//     the alternatives that another holds whole are dropped: holds;
+//     alternatives that start alike are followed together, jsonSet; a
+//     oneOf's must be disjoint), allOf of one
 //     schema, $ref to "#", "#/$defs/…" or "#/definitions/…" (recursion
 //     allowed);
 //   - objects: properties, written in the schema's order (llama.cpp's and
@@ -74,8 +75,10 @@ type snode struct {
 	pat      *pattern // string: pattern or format (pattern.go), nil: none
 	num      *pattern // number, integer: the values within minimum..maximum (numrange.go), nil: any
 	lits     []string
-	alts     []int32   // union
+	alts     []int32   // union (never a union itself: unionFirsts flattens them)
 	first    [4]uint64 // union: the bytes a value may start with
+	fork     bool      // union: two alternatives may start with the same byte
+	one      bool      // union: a oneOf
 }
 
 // sprop is one declared property: its key as JSON writes it between the
@@ -135,7 +138,7 @@ func CompileSchema(text []byte) (*Schema, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("JSON schema is not valid JSON: text after the schema")
 	}
-	c := &schemaCompiler{root: root, s: &Schema{nodes: builtinNodes()}, refs: map[string]int32{}, unique: map[int32]string{}}
+	c := &schemaCompiler{root: root, s: &Schema{nodes: builtinNodes()}, refs: map[string]int32{}, unique: map[int32]string{}, unions: map[int32]string{}}
 	r, err := c.compile(root, "#")
 	if err != nil {
 		return nil, err
@@ -311,12 +314,17 @@ type schemaCompiler struct {
 	refs   map[string]int32 // $ref target → node
 	states int              // automaton states of the patterns and bounds so far
 	unique map[int32]string // arrays of unique items → where they are, checked once $refs are resolved
+	unions map[int32]string // unions → where they are, for unionFirsts' errors
 }
 
 // annotations are keywords that do not constrain a value.
 var annotations = map[string]bool{
 	"title": true, "description": true, "default": true, "examples": true, "$schema": true, "$id": true,
 	"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true, "$defs": true, "definitions": true,
+	// OpenAPI's discriminator (pydantic writes it beside a oneOf) names
+	// the property that tells the alternatives apart: the alternatives'
+	// own schemas say as much.
+	"discriminator": true,
 }
 
 // supportedKeywords lists what CompileSchema enforces, for its errors.
@@ -394,7 +402,7 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 		if !alts.isArr || len(alts.arr) == 0 {
 			return 0, schemaErr(path, "%s must be a non-empty array", k)
 		}
-		u := snode{kind: sUnion}
+		u := snode{kind: sUnion, one: k == "oneOf"}
 		for i, a := range alts.arr {
 			n, err := c.compile(a, fmt.Sprintf("%s/%s/%d", path, k, i))
 			if err != nil {
@@ -402,7 +410,9 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 			}
 			u.alts = append(u.alts, n)
 		}
-		return c.add(u)
+		n, err := c.add(u)
+		c.unions[n] = path
+		return n, err
 	}
 	if e, ok := kw["const"]; ok {
 		kw["enum"] = ordered{isArr: true, arr: []ordered{e}}
@@ -460,7 +470,9 @@ func (c *schemaCompiler) compile(o ordered, path string) (int32, error) {
 	if len(alts) == 1 {
 		return alts[0], nil
 	}
-	return c.add(snode{kind: sUnion, alts: alts})
+	n, err := c.add(snode{kind: sUnion, alts: alts})
+	c.unions[n] = path
+	return n, err
 }
 
 func has(kw map[string]ordered, keys ...string) bool {
@@ -921,6 +933,9 @@ func (c *schemaCompiler) ref(r ordered, path string) (int32, error) {
 		return 0, err
 	}
 	c.s.nodes[idx] = c.s.nodes[n]
+	if p, ok := c.unions[n]; ok {
+		c.unions[idx] = p
+	}
 	return idx, nil
 }
 
@@ -993,42 +1008,150 @@ func litsStartWith(lits []string, chars string) bool {
 	return true
 }
 
-// unionFirsts fills a union's first bytes, failing when two alternatives
-// may start with the same byte (one byte would not decide between them).
+// unionFirsts flattens a union (an alternative that is a union gives its
+// alternatives), drops the alternatives another one holds, and fills its
+// first bytes. When two alternatives may start with the same byte, the
+// union is a fork union: the recognizer follows each alternative that
+// takes the text until the others have failed (jsonSet). A oneOf's
+// alternatives must then be told apart by their values (disjoint), or a
+// value matching two would pass.
 func (c *schemaCompiler) unionFirsts(n int32, visiting map[int32]bool) error {
 	if visiting[n] {
 		return errors.New("JSON schema: an anyOf contains itself before any object or array")
 	}
 	visiting[n] = true
 	defer delete(visiting, n)
+	var flat []int32
+	var flatten func(u int32) error
+	flatten = func(u int32) error {
+		for _, a := range c.s.nodes[u].alts {
+			if c.s.nodes[a].kind != sUnion {
+				flat = append(flat, a)
+				continue
+			}
+			if visiting[a] {
+				return errors.New("JSON schema: an anyOf contains itself before any object or array")
+			}
+			visiting[a] = true
+			err := flatten(a)
+			delete(visiting, a)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := flatten(n); err != nil {
+		return err
+	}
 	// An alternative another one holds adds nothing (pydantic's
 	// Union[int, float] is an integer or a number: a number).
-	alts := c.s.nodes[n].alts
 	var kept []int32
-	for i, a := range alts {
+	for i, a := range flat {
 		held := false
-		for j, b := range alts {
+		for j, b := range flat {
 			held = held || j != i && c.holds(b, a) && (!c.holds(a, b) || j < i)
 		}
 		if !held {
 			kept = append(kept, a)
 		}
 	}
-	c.s.nodes[n].alts = kept
-	var all [4]uint64
-	for _, a := range kept {
+	nd := &c.s.nodes[n]
+	nd.alts = kept
+	nd.first, nd.fork = [4]uint64{}, false
+	firsts := make([][4]uint64, len(kept))
+	for k, a := range kept {
 		f, err := c.firsts(a, visiting)
 		if err != nil {
 			return err
 		}
+		firsts[k] = f
 		for i := range f {
-			if both := all[i] & f[i]; both != 0 {
-				b := byte(i<<6 + bits.TrailingZeros64(both))
-				return fmt.Errorf("JSON schema: two alternatives of an anyOf/oneOf (or a type list) may both start with %q; only alternatives that one byte tells apart are supported", string(rune(b)))
-			}
-			all[i] |= f[i]
+			nd.fork = nd.fork || nd.first[i]&f[i] != 0
+			nd.first[i] |= f[i]
 		}
 	}
-	c.s.nodes[n].first = all
+	if !nd.one || !nd.fork {
+		return nil
+	}
+	for i := range kept {
+		for j := i + 1; j < len(kept); j++ {
+			both := false
+			for w := range firsts[i] {
+				both = both || firsts[i][w]&firsts[j][w] != 0
+			}
+			if both && !c.disjoint(kept[i], kept[j]) {
+				where := c.unions[n]
+				if where == "" {
+					where = "#"
+				}
+				return schemaErr(where, "two alternatives of a oneOf (%s and %s) may both match one value, which oneOf forbids; "+
+					"supported are alternatives that differ in their first byte, literals, or objects that both require a property of different const or enum values (a discriminator); use anyOf if a value may match both",
+					c.describe(kept[i]), c.describe(kept[j]))
+			}
+		}
+	}
 	return nil
+}
+
+// disjoint reports whether no value is both a's and b's, as far as it
+// can tell from their literals and their objects' required properties.
+func (c *schemaCompiler) disjoint(a, b int32) bool {
+	na, nb := &c.s.nodes[a], &c.s.nodes[b]
+	switch {
+	case na.kind == sLiteral && nb.kind == sLiteral:
+		for _, x := range na.lits {
+			if slices.Contains(nb.lits, x) {
+				return false
+			}
+		}
+		return true
+	case na.kind == sObject && nb.kind == sObject:
+		return c.objectsApart(na, nb) || c.objectsApart(nb, na)
+	}
+	return false
+}
+
+// objectsApart reports whether an object of a is never one of b: a
+// requires a property that b does not allow, or that b requires too with
+// none of the same literal values.
+func (c *schemaCompiler) objectsApart(a, b *snode) bool {
+	for i, p := range a.props {
+		if a.required&(1<<i) == 0 {
+			continue
+		}
+		k := slices.IndexFunc(b.props, func(q sprop) bool { return q.key == p.key })
+		switch {
+		case k < 0 && b.extra < 0:
+			return true
+		case k < 0 || b.required&(1<<k) == 0:
+			continue
+		}
+		la, lb := &c.s.nodes[p.node], &c.s.nodes[b.props[k].node]
+		if la.kind == sLiteral && lb.kind == sLiteral && c.disjoint(p.node, b.props[k].node) {
+			return true
+		}
+	}
+	return false
+}
+
+// describe names a schema node's kind for errors.
+func (c *schemaCompiler) describe(n int32) string {
+	switch c.s.nodes[n].kind {
+	case sAny:
+		return "any value"
+	case sObject:
+		return "an object"
+	case sArray:
+		return "an array"
+	case sString:
+		return "a string"
+	case sNumber:
+		return "a number"
+	case sInteger:
+		return "an integer"
+	case sLiteral:
+		return "a const or enum"
+	}
+	return "a schema"
 }

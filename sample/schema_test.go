@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,6 +30,20 @@ var (
 	looseSchema = `{"type": "object", "properties": {"id": {"const": 3}}, "required": ["id"],
 		"additionalProperties": {"type": "boolean"}}`
 	unionSchema = `{"anyOf": [{"type": "array", "minItems": 1, "items": {"type": "integer"}}, {"type": "string", "maxLength": 2}, {"type": "null"}]}`
+	// petSchema is pydantic's discriminated union (Annotated[Union[Cat,
+	// Dog], Field(discriminator="pet_type")]): a oneOf of objects that
+	// both begin with '{', told apart by a required const.
+	petSchema = `{"$defs": {
+		"Cat": {"properties": {"pet_type": {"const": "cat", "title": "Pet Type", "type": "string"}, "meows": {"type": "integer"}}, "required": ["pet_type", "meows"], "title": "Cat", "type": "object"},
+		"Dog": {"properties": {"pet_type": {"const": "dog", "type": "string"}, "barks": {"type": "number"}, "name": {"type": "string"}}, "required": ["pet_type", "barks"], "type": "object"}},
+		"properties": {"pet": {"oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}], "discriminator": {"propertyName": "pet_type", "mapping": {"cat": "#/$defs/Cat", "dog": "#/$defs/Dog"}}}, "n": {"type": "integer"}},
+		"required": ["pet", "n"], "type": "object"}`
+	// peopleSchema: a plain Union[Person, Contact] whose objects share
+	// their first key, and number alternatives that share their digits.
+	peopleSchema = `{"type": "array", "items": {"anyOf": [
+		{"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name", "age"]},
+		{"type": "object", "properties": {"name": {"enum": ["red", "abc"]}, "ok": {"type": "boolean"}}, "required": ["name"]},
+		{"type": "integer", "maximum": 1}, {"type": "integer", "minimum": 20}, {"const": 12}]}}`
 )
 
 func TestSchemaValid(t *testing.T) {
@@ -127,6 +140,27 @@ func TestSchemaValid(t *testing.T) {
 		{`{"anyOf": [{"enum": ["a", "b"]}, {"type": "string"}, {"type": "null"}]}`, `"zzz"`, true},
 		{`{"anyOf": [{"enum": ["a", "b"]}, {"type": "string"}, {"type": "null"}]}`, `null`, true},
 		{`{"anyOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "array"}]}`, `["x"]`, true},
+		// Alternatives that start alike: every one is followed until the
+		// text rules it out.
+		{petSchema, `{"pet": {"pet_type": "cat", "meows": 3}, "n": 1}`, true},
+		{petSchema, `{"pet": {"pet_type": "dog", "barks": 2.5, "name": "Rex"}, "n": 1}`, true},
+		{petSchema, `{"pet": {"pet_type": "cat", "barks": 2.5}, "n": 1}`, false},
+		{petSchema, `{"pet": {"pet_type": "dog", "meows": 3}, "n": 1}`, false},
+		{petSchema, `{"pet": {"pet_type": "cow", "meows": 3}, "n": 1}`, false},
+		{peopleSchema, `[{"name": "Ann", "age": 4}, {"name": "red"}, {"name": "abc", "ok": true}, -3, 1, 12, 25]`, true},
+		{peopleSchema, `[{"name": "Ann"}]`, false},                       // age is required unless the name is red or abc
+		{peopleSchema, `[{"name": "red", "age": 4, "ok": true}]`, false}, // keys of two alternatives
+		{peopleSchema, `[{"name": "red", "age": 4}]`, true},
+		{peopleSchema, `[5]`, false},
+		{peopleSchema, `[1.5]`, false},
+		{`{"anyOf": [{"type": "integer", "minimum": 0}, {"type": "integer", "maximum": -5}]}`, `-7`, true},
+		{`{"anyOf": [{"type": "integer", "minimum": 0}, {"type": "integer", "maximum": -5}]}`, `-2`, false},
+		{`{"anyOf": [{"type": "string", "maxLength": 2}, {"type": "string", "pattern": "^a"}]}`, `"xy"`, true},
+		{`{"anyOf": [{"type": "string", "maxLength": 2}, {"type": "string", "pattern": "^a"}]}`, `"abcdef"`, true},
+		{`{"anyOf": [{"type": "string", "maxLength": 2}, {"type": "string", "pattern": "^a"}]}`, `"xyz"`, false},
+		{`{"anyOf": [{"anyOf": [{"type": "integer", "maximum": 0}, {"type": "null"}]}, {"type": "integer", "minimum": 10}]}`, `12`, true},
+		{`{"anyOf": [{"anyOf": [{"type": "integer", "maximum": 0}, {"type": "null"}]}, {"type": "integer", "minimum": 10}]}`, `5`, false},
+		{`{"oneOf": [{"enum": ["a", "b"]}, {"enum": ["c"]}]}`, `"c"`, true},
 		{`{"type": "array", "items": {"enum": ["a", "b", 1, 12]}, "uniqueItems": true}`, `["a", 12, 1, "b"]`, true},
 		{`{"type": "array", "items": {"enum": ["a", "b", 1, 12]}, "uniqueItems": true}`, `["a", 12, "a"]`, false},
 		{`{"type": "array", "items": {"enum": ["a", "b", 1, 12]}, "uniqueItems": true}`, `[1, 12, 1]`, false},
@@ -237,8 +271,9 @@ func TestCompileSchemaErrors(t *testing.T) {
 		{`{"type": "string", "pattern": 3}`, `pattern must be a string`},
 		{`{"type": "strin"}`, `unknown type "strin"`},
 		{`{"type": "string", "minItems": 1}`, `"minItems" does not apply to type string`},
-		{`{"anyOf": [{"type": "string", "maxLength": 2}, {"type": "string", "pattern": "a"}]}`, `may both start with "\""`},
-		{`{"anyOf": [{"type": "integer", "minimum": 0}, {"type": "integer", "maximum": -5}]}`, `may both start with "-"`},
+		{`{"oneOf": [{"type": "string", "maxLength": 2}, {"type": "string", "pattern": "a"}]}`, `at #: two alternatives of a oneOf (a string and a string) may both match one value`},
+		{`{"oneOf": [{"enum": ["a", "b"]}, {"enum": ["b"]}]}`, `may both match one value`},
+		{`{"properties": {"p": {"oneOf": [{"properties": {"t": {"const": 1}}, "required": ["t"]}, {"properties": {"t": {"const": 2}}}]}}}`, `at #/properties/p: two alternatives of a oneOf (an object and an object)`},
 		{`{"$ref": "#/$defs/x"}`, `points at nothing`},
 		{`{"$ref": "https://example.com/s.json"}`, `is not local`},
 		{`{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}`, `circular`},
@@ -338,7 +373,8 @@ func FuzzSchemaValid(f *testing.F) {
 		`{"type": "array", "items": {"type": "string", "pattern": "^(ab|é|x)*$", "minLength": 2, "maxLength": 3}}`,
 		`{"type": "array", "items": {"type": "number", "multipleOf": 0.25, "minimum": -3, "maximum": 12}}`,
 		`{"type": "array", "items": {"type": "object", "properties": {"a": {}, "b": {}, "c": {"type": "integer"}, "d": {}}, "required": ["c"], "minProperties": 2, "maxProperties": 3}}`,
-		`{"type": "array", "items": {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "integer"}, "minProperties": 2, "maxProperties": 2}}`}
+		`{"type": "array", "items": {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "integer"}, "minProperties": 2, "maxProperties": 2}}`,
+		petSchema, peopleSchema}
 	compiled := make([]*Schema, len(schemas))
 	for i, s := range schemas {
 		var err error
@@ -348,18 +384,18 @@ func FuzzSchemaValid(f *testing.F) {
 	}
 	for _, s := range []string{`{"name": "Ann", "age": 41, "tags": ["a", 7]}`, `{"v": 1, "kids": [{"v": 2}]}`, `{"id": 3, "x": true}`, `[1, -2]`, `"ab"`, `["\ud83d\ude00", "x"]`,
 		`["2024-05-01T10:20:30.5+01:00", 7]`, `{"p": "abéab1", "q": "axb"}`, `[-15, 0, 119, 12]`, `[3, "ab"]`, `[-12.5, 3.249, 0.0, -0.5]`, `["abé", "xx"]`, `[12, -2.5e3, "x", "y"]`, `[[1, 12], [true, "a", 1]]`,
-		`[0.25, -2.75, 11.50]`, `[{"a": 1, "c": 2}, {"b": null, "c": 3, "d": 4}]`, `[{"a": 1, "x": 2}, {"x": 1, "y": 2}]`} {
+		`[0.25, -2.75, 11.50]`, `[{"a": 1, "c": 2}, {"b": null, "c": 3, "d": 4}]`, `[{"a": 1, "x": 2}, {"x": 1, "y": 2}]`,
+		`{"pet": {"pet_type": "dog", "barks": 2.5, "name": "Rex"}, "n": 1}`, `[{"name": "Ann", "age": 4}, {"name": "red"}, -3, 1, 12, 25]`} {
 		for i := range schemas {
 			f.Add(uint8(i), s)
 		}
 	}
 	f.Fuzz(func(t *testing.T, which uint8, s string) {
 		i := int(which) % len(schemas)
-		if st := newJSONState(compiled[i]); st.feed(s) && !st.complete() {
+		if r := newJSONSet(compiled[i]); r.feed(s) && !r.complete() {
 			live := false
 			for c := 0; c < 256 && !live; c++ {
-				u := st
-				u.pushed = slices.Clone(st.pushed)
+				u := r.clone()
 				live = u.step(byte(c))
 			}
 			if !live {
@@ -373,8 +409,8 @@ func FuzzSchemaValid(f *testing.F) {
 			t.Fatalf("schema %d accepted %q, which the reference validator refuses", i, s)
 		}
 		for k := range len(s) {
-			st := newJSONState(compiled[i])
-			if !st.feed(s[:k]) {
+			r := newJSONSet(compiled[i])
+			if !r.feed(s[:k]) {
 				t.Fatalf("prefix %q of %q refused", s[:k], s)
 			}
 		}
@@ -392,9 +428,9 @@ func FuzzCompileSchema(f *testing.F) {
 		if err != nil {
 			return
 		}
-		st := newJSONState(s)
-		for i := 0; i < len(text) && st.step(text[i]); i++ {
-			st.complete()
+		r := newJSONSet(s)
+		for i := 0; i < len(text) && r.step(text[i]); i++ {
+			r.complete()
 		}
 	})
 }
@@ -637,7 +673,7 @@ func TestMaskMatchesTrials(t *testing.T) {
 		`{"type": "array", "items": {"type": "integer", "minimum": -5, "maximum": 23}}`,
 		`{"type": "array", "items": {"type": "number", "minimum": 0.5, "maximum": 23}}`,
 		`{"type": "object", "properties": {"a": {"type": "string", "pattern": "^[a-c]+$", "minLength": 2, "maxLength": 4}}}`,
-		`{"type": "array", "items": {"enum": ["red", 1, 23, true]}, "uniqueItems": true}`}
+		`{"type": "array", "items": {"enum": ["red", 1, 23, true]}, "uniqueItems": true}`, peopleSchema}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, text := range schemas {
 		s, err := CompileSchema([]byte(text))
@@ -653,14 +689,13 @@ func TestMaskMatchesTrials(t *testing.T) {
 				for id, p := range vocab {
 					want := false
 					if id == 0 {
-						want = j.st.complete()
-					} else if p != "" && j.st.mode != jDone {
-						tr := j.st
-						tr.pushed = nil
+						want = j.rd.complete()
+					} else if p != "" && !j.rd.done() {
+						tr := j.rd.clone()
 						want = tr.feed(p)
 					}
 					if got := !math.IsInf(float64(fast[id]), -1); got != want {
-						t.Fatalf("schema %s, walk %d step %d, state %+v: token %q allowed %v, a trial says %v", text, walk, step, j.st, p, got, want)
+						t.Fatalf("schema %s, walk %d step %d, readings %+v: token %q allowed %v, a trial says %v", text, walk, step, j.rd.sts, p, got, want)
 					}
 					if want {
 						allowed = append(allowed, id)
@@ -674,6 +709,64 @@ func TestMaskMatchesTrials(t *testing.T) {
 					break
 				}
 				j.Accept(id)
+			}
+		}
+	}
+}
+
+// TestForkUnionWalks: random generations under schemas whose unions one
+// byte does not decide end, when they end, in values the reference
+// validator accepts, and reach every alternative.
+func TestForkUnionWalks(t *testing.T) {
+	vocab := []string{"", `{"`, `"`, `":`, `:`, ` `, `,`, `}`, `]`, `[`, `{`, `",`, `"}`, `pet`, `_type`, `cat`, `dog`, `meows`, `barks`,
+		`n`, `ame`, `name`, `age`, `ok`, `red`, `abc`, `"red"`, `"abc"`, `Rex`, `1`, `2`, `.5`, `-`, `true`, `3`, `0`} // every key can be finished
+	v := toyVocab(vocab, 0)
+	for _, tc := range []struct {
+		schema string
+		reach  []string // texts some generated value contains
+	}{
+		{petSchema, []string{`"cat"`, `"dog"`, `"meows"`, `"barks"`}},
+		{peopleSchema, []string{`"age"`, `"ok"`, `"red"`}},
+	} {
+		s, err := CompileSchema([]byte(tc.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(5, 6))
+		seen := map[string]bool{}
+		ended := 0
+		for range 400 {
+			j := s.Constraint(v)
+			var text strings.Builder
+			for range 80 {
+				logits := make([]float32, len(vocab))
+				if !j.Mask(logits) {
+					t.Fatalf("no token may follow %q", text.String())
+				}
+				var allowed []int
+				for id, x := range logits {
+					if !math.IsInf(float64(x), -1) {
+						allowed = append(allowed, id)
+					}
+				}
+				id := allowed[rng.IntN(len(allowed))]
+				if id == 0 {
+					if !refValid(t, tc.schema, text.String()) {
+						t.Fatalf("generated %q, which the reference validator refuses", text.String())
+					}
+					for _, r := range tc.reach {
+						seen[r] = seen[r] || strings.Contains(text.String(), r)
+					}
+					ended++
+					break
+				}
+				j.Accept(id)
+				text.WriteString(vocab[id])
+			}
+		}
+		for _, r := range tc.reach {
+			if !seen[r] {
+				t.Errorf("%d values ended; none contains %s", ended, r)
 			}
 		}
 	}

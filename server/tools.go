@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // ToolCall is one function call a reply made (or an assistant turn of the
@@ -69,7 +70,7 @@ func parseTools(raw json.RawMessage) ([]toolDef, json.RawMessage, *Error) {
 // applyTools sets a request's tools and choice, and for a reply that must
 // be a call, the output format that forces one: an object with the
 // function's "name" and "arguments" of its parameters' schema (with
-// several functions offered, any of their names and any object).
+// several functions offered, the call of any one of them).
 func applyTools(req *GenerateRequest, tools []toolDef, raw json.RawMessage, choice string) *Error {
 	if len(tools) == 0 {
 		if choice != "" && choice != ToolChoiceAuto && choice != ToolChoiceNone {
@@ -90,33 +91,40 @@ func applyTools(req *GenerateRequest, tools []toolDef, raw json.RawMessage, choi
 	if req.Options.Format != "" {
 		return badRequest("unsupported", "tool_choice", "a required tool call and a response format cannot both constrain the reply")
 	}
-	var schema string
-	if choice == ToolChoiceRequired && len(tools) > 1 {
-		names, _ := json.Marshal(req.ToolNames)
-		schema = fmt.Sprintf(`{"type":"object","properties":{"name":{"enum":%s},"arguments":{"type":"object"}},"required":["name","arguments"]}`, names)
-	} else {
-		t := tools[0]
-		if choice != ToolChoiceRequired {
-			found := false
-			for _, u := range tools {
-				if u.Function.Name == choice {
-					t, found = u, true
-				}
-			}
-			if !found {
-				return badRequest("invalid_value", "tool_choice", "tool_choice names %q, which is not among the tools", choice)
+	offered := tools
+	if choice != ToolChoiceRequired {
+		offered = nil
+		for _, u := range tools {
+			if u.Function.Name == choice {
+				offered = []toolDef{u}
 			}
 		}
+		if offered == nil {
+			return badRequest("invalid_value", "tool_choice", "tool_choice names %q, which is not among the tools", choice)
+		}
+	}
+	// One function's call, or (several offered) any one of theirs: an
+	// anyOf whose alternatives the recognizer follows together until the
+	// name tells them apart.
+	calls := make([]string, len(offered))
+	for i, t := range offered {
 		params := bytes.TrimSpace(t.Function.Parameters)
 		if len(params) == 0 || string(params) == "null" {
 			params = []byte(`{"type":"object"}`)
 		}
 		name, _ := json.Marshal(t.Function.Name)
-		schema = fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},"arguments":%s},"required":["name","arguments"]}`, name, params)
+		calls[i] = fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},"arguments":%s},"required":["name","arguments"]}`, name, params)
+		if _, e := schemaFormat(json.RawMessage(calls[i]), "tools"); e != nil {
+			e.Message = fmt.Sprintf("forcing a call to tool %s's parameters: %s", name, e.Message)
+			return e
+		}
+	}
+	schema := calls[0]
+	if len(calls) > 1 {
+		schema = `{"anyOf":[` + strings.Join(calls, ",") + `]}`
 	}
 	text, e := schemaFormat(json.RawMessage(schema), "tools")
 	if e != nil {
-		e.Message = "forcing a call to the tool's parameters: " + e.Message
 		return e
 	}
 	req.Options.Format = text

@@ -13,6 +13,9 @@ const weatherTools = `[{"type": "function", "function": {"name": "get_weather", 
 	"parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
 	{"type": "function", "function": {"name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}}]`
 
+// addParams is weatherTools' second parameters schema, compacted.
+const addParams = `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`
+
 func TestTools(t *testing.T) {
 	ts := start(t, newFake(), nil)
 	last := func() *GenerateRequest {
@@ -123,7 +126,8 @@ func TestTools(t *testing.T) {
 			choice any
 			format string
 		}{
-			{"required", `{"type":"object","properties":{"name":{"enum":["get_weather","add"]},"arguments":{"type":"object"}},"required":["name","arguments"]}`},
+			{"required", `{"anyOf":[{"type":"object","properties":{"name":{"const":"get_weather"},"arguments":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},"required":["name","arguments"]},` +
+				`{"type":"object","properties":{"name":{"const":"add"},"arguments":` + addParams + `},"required":["name","arguments"]}]}`},
 			{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}},
 				`{"type":"object","properties":{"name":{"const":"get_weather"},"arguments":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},"required":["name","arguments"]}`},
 			{"auto", ""},
@@ -144,7 +148,7 @@ func TestTools(t *testing.T) {
 			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":` + weatherTools + `,"tool_choice":"always"}`, `tool_choice "always"`},
 			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":` + weatherTools + `,"tool_choice":{"type":"function","function":{"name":"nope"}}}`, `"nope", which is not among the tools`},
 			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tool_choice":"required"}`, "needs tools"},
-			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"d":{"type":"array","uniqueItems":true}}}}}],"tool_choice":"required"}`, `forcing a call to the tool's parameters: JSON schema at #/properties/arguments/properties/d: uniqueItems is supported for arrays of enum`},
+			{"/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"d":{"type":"array","uniqueItems":true}}}}}],"tool_choice":"required"}`, `forcing a call to tool "f"'s parameters: JSON schema at #/properties/arguments/properties/d: uniqueItems is supported for arrays of enum`},
 			{"/api/chat", `{"model":"tiny","messages":[{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":[1]}}]}]}`, "arguments must be a JSON object"},
 		} {
 			resp := ts.do("POST", tc.path, tc.body)

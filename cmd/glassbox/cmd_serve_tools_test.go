@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -89,6 +90,42 @@ func TestServeTools(t *testing.T) {
 	var args struct{ City *string }
 	if err := json.Unmarshal([]byte(fn["arguments"].(string)), &args); fn["name"] != "get_weather" || err != nil || args.City == nil || len([]rune(*args.City)) > 12 {
 		t.Errorf("call %v: want get_weather with a city of at most 12 characters", fn)
+	}
+	// With two tools offered, the call is one of either, its arguments
+	// of that tool's schema (the alternatives are told apart by name).
+	const two = `[{"type": "function", "function": {"name": "add", "parameters": {"type": "object",
+		"properties": {"a": {"type": "integer", "minimum": 0, "maximum": 99}, "b": {"type": "integer", "minimum": 0, "maximum": 99}}, "required": ["a", "b"]}}},
+		{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}}, "required": ["city"]}}}]`
+	for _, seed := range []int{1, 2, 3, 4} {
+		code, r = post(fmt.Sprintf(`{"model": "toolq", "temperature": 1.5, "seed": %d, "max_tokens": 120, "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": %s, "tool_choice": "required"}`, seed, two))
+		if code != 200 {
+			t.Fatalf("two tools: %d %v", code, r)
+		}
+		choice := r["choices"].([]any)[0].(map[string]any)
+		calls, _ := choice["message"].(map[string]any)["tool_calls"].([]any)
+		if choice["finish_reason"] != "tool_calls" || len(calls) != 1 {
+			t.Fatalf("two tools, seed %d: choice %v: want one tool call", seed, choice)
+		}
+		fn := calls[0].(map[string]any)["function"].(map[string]any)
+		dec := json.NewDecoder(strings.NewReader(fn["arguments"].(string)))
+		dec.DisallowUnknownFields()
+		var args struct {
+			A, B *int
+			City *string
+		}
+		err := dec.Decode(&args)
+		switch fn["name"] {
+		case "add":
+			if err != nil || args.A == nil || args.B == nil || *args.A > 99 || *args.B > 99 || args.City != nil {
+				t.Errorf("two tools, seed %d: call %v (%v): want add of two integers 0..99", seed, fn, err)
+			}
+		case "get_weather":
+			if err != nil || args.City == nil || len([]rune(*args.City)) > 12 || args.A != nil || args.B != nil {
+				t.Errorf("two tools, seed %d: call %v (%v): want get_weather of a city", seed, fn, err)
+			}
+		default:
+			t.Errorf("two tools, seed %d: call %v", seed, fn)
+		}
 	}
 	// The answer to the call goes back in the history.
 	code, r = post(`{"model": "toolq", "temperature": 0, "max_tokens": 8, "tools": ` + tools + `, "messages": [{"role": "user", "content": "Weather in Paris?"},
