@@ -2,6 +2,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { zodResponseFormat } from 'openai/helpers/zod';
+import { z } from 'zod';
 import { start, golden, model, waitFor } from './serve.mjs';
 
 let srv, client;
@@ -84,6 +86,23 @@ test('response_format json_schema gives a value of the schema', async () => {
     assert.deepEqual(Object.keys(v), ['color', 'count'], text);
     assert.ok(['red', 'green', 'blue'].includes(v.color) && Number.isInteger(v.count), text);
   }
+});
+
+test("the client's zod helper: a discriminated union parses into one of its objects", async () => {
+  const Cat = z.object({ pet_type: z.literal('cat'), lives: z.number().int().min(1).max(9) });
+  const Dog = z.object({ pet_type: z.literal('dog'), good: z.boolean() });
+  const Pet = z.object({ pet: z.discriminatedUnion('pet_type', [Cat, Dog]) });
+  const kinds = new Set();
+  // stories260K writes "cat" unless pushed: logit_bias raises its "d" (token 418), which only "dog" may hold.
+  for (const [seed, logit_bias] of [[0, undefined], [1, undefined], [2, { 418: 8 }]]) {
+    const r = await client.chat.completions.parse({ model, seed, temperature: 1, max_tokens: 200, logit_bias,
+      messages: [{ role: 'user', content: 'A pet.' }], response_format: zodResponseFormat(Pet, 'pet') });
+    const m = r.choices[0].message;
+    assert.equal(r.choices[0].finish_reason, 'stop', m.content);
+    assert.deepEqual(m.parsed, Pet.parse(JSON.parse(m.content)), m.content);
+    kinds.add(m.parsed.pet.pet_type);
+  }
+  assert.deepEqual([...kinds].sort(), ['cat', 'dog'], 'both alternatives are reachable');
 });
 
 test('logprobs in chat completions, whole and streamed', async () => {
