@@ -16,13 +16,15 @@ import (
 // everything and check once; the error names the tensor, its shape and
 // the shape that was expected.
 type Binder struct {
-	f          *gguf.File
-	err        error
-	bytes      int64
-	packBytes  int64
-	x16Bytes   int64
-	arena      *compute.X16Arena // the x16 tiles of all bound matrices, in bind order
-	arenaTried bool
+	f           *gguf.File
+	err         error
+	bytes       int64
+	packBytes   int64
+	x16Bytes    int64
+	arena       *compute.X16Arena // the x16 tiles of all bound matrices, in bind order
+	arenaTried  bool
+	expertBytes int64 // of the bytes, the experts' (Experts)
+	used, of    int   // the experts a token uses, of how many (BindExperts)
 }
 
 // prepack is whether bound matrices are repacked for the GEMM kernels on
@@ -139,6 +141,11 @@ func (b *Binder) matrix(name string, rows, cols int) compute.Matrix {
 		b.fail("tensor %s: shape %v, want [%d %d] (rows × row length)", name, t.Shape, rows, cols)
 		return compute.Matrix{}
 	}
+	return b.matrixOf(name, t, rows, cols)
+}
+
+// matrixOf binds tensor t (of the shape its caller checked) as rows × cols.
+func (b *Binder) matrixOf(name string, t *gguf.TensorInfo, rows, cols int) compute.Matrix {
 	if !t.Type.Known() || cols%t.Type.BlockSize() != 0 {
 		b.fail("tensor %s: type %v cannot hold rows of %d elements", name, t.Type, cols)
 		return compute.Matrix{}
@@ -246,10 +253,40 @@ func (b *Binder) Split(name string, cols int, rows ...int) []compute.Matrix {
 
 // ReadBytes is the weight bytes one forward pass of one token reads: every
 // bound tensor, except that an untied token embedding contributes only the
-// one row it looks up (a tied one is read whole as the output matrix).
+// one row it looks up (a tied one is read whole as the output matrix), and
+// of a mixture of experts only the ones a token uses (BindExperts).
 func (b *Binder) ReadBytes(embd compute.Matrix, tied bool) int64 {
-	if tied || embd.Rows == 0 {
-		return b.bytes
+	n := b.bytes
+	if b.of > 0 {
+		n -= b.expertBytes - b.expertBytes*int64(b.used)/int64(b.of)
 	}
-	return b.bytes - int64(len(embd.Data)) + int64(embd.RowBytes())
+	if tied || embd.Rows == 0 {
+		return n
+	}
+	return n - int64(len(embd.Data)) + int64(embd.RowBytes())
+}
+
+// Experts binds name, a stack of n matrices of rows × cols (GGUF ne =
+// [cols, rows, n]: ffn_gate_exps and its kind), as n matrices, each
+// prepared as Matrix prepares one.
+func (b *Binder) Experts(name string, n, rows, cols int) []compute.Matrix {
+	t := b.tensor(name)
+	if t == nil {
+		return nil
+	}
+	if len(t.Shape) != 3 || t.Shape[0] != int64(n) || t.Shape[1] != int64(rows) || t.Shape[2] != int64(cols) {
+		b.fail("tensor %s: shape %v, want [%d %d %d] (experts × rows × row length)", name, t.Shape, n, rows, cols)
+		return nil
+	}
+	all := b.matrixOf(name, t, n*rows, cols)
+	if b.err != nil {
+		return nil
+	}
+	b.expertBytes += t.Size
+	out := make([]compute.Matrix, n)
+	rb := all.RowBytes()
+	for e := range out {
+		out[e] = b.prepare(name, compute.Matrix{Type: all.Type, Rows: rows, Cols: cols, Data: all.Data[e*rows*rb : (e+1)*rows*rb]})
+	}
+	return out
 }

@@ -31,6 +31,24 @@ type Config struct {
 	// hidden states into an embedding (llama.cpp's enum: 0 none or unset,
 	// 1 mean, 2 cls, 3 last, 4 rank).
 	Pooling int
+	// A mixture-of-experts model (ReadConfigMoE; 0 experts: dense):
+	// Experts is <arch>.expert_count, ExpertsUsed <arch>.expert_used_count
+	// (the experts each token goes through), ExpertHiddenDim
+	// <arch>.expert_feed_forward_length (default HiddenDim).
+	Experts         int
+	ExpertsUsed     int
+	ExpertHiddenDim int
+}
+
+// BufferHiddenDim is the feed-forward hidden width the activation
+// buffers hold: an expert's in a mixture of experts (every block's
+// network is one: qwen3moe's feed_forward_length then sizes nothing),
+// else a dense block's.
+func (c *Config) BufferHiddenDim() int {
+	if c.Experts > 0 {
+		return c.ExpertHiddenDim
+	}
+	return c.HiddenDim
 }
 
 // KVDim is the width of one position's keys (or values): NumKVHeads·HeadDim.
@@ -41,8 +59,24 @@ func (c *Config) QDim() int { return c.NumHeads * c.HeadDim }
 
 // ReadConfig reads the common hyperparameters of arch from f. Missing
 // required keys, mistyped values and inconsistent shapes are load errors
-// that name the key.
+// that name the key. A mixture-of-experts file (expert_count > 0) is
+// refused: its architecture package reads it with ReadConfigMoE.
 func ReadConfig(f *gguf.File, arch string) (Config, error) {
+	return readConfig(f, arch, false)
+}
+
+// ReadConfigMoE is ReadConfig for an architecture whose files may hold
+// a mixture of experts (model.Experts): their counts are read, not
+// refused.
+func ReadConfigMoE(f *gguf.File, arch string) (Config, error) {
+	return readConfig(f, arch, true)
+}
+
+// MoEArchs names the architectures that run mixture-of-experts files,
+// for the refusal of the others.
+const MoEArchs = "llama (Mixtral), qwen3moe"
+
+func readConfig(f *gguf.File, arch string, moe bool) (Config, error) {
 	c := Config{Arch: arch}
 	c.Name, _ = f.Meta.String("general.name")
 	r := metaReader{f: f, arch: arch}
@@ -61,7 +95,15 @@ func ReadConfig(f *gguf.File, arch string) (Config, error) {
 	c.SlidingWindow = r.int("attention.sliding_window", 0)
 	c.Pooling = r.int("pooling_type", 0)
 	if n := r.int("expert_count", 0); n > 0 && r.err == nil {
-		return c, fmt.Errorf("load: %s: mixture-of-experts models (expert_count %d) are not supported yet", arch, n)
+		if !moe {
+			return c, fmt.Errorf("load: %s: mixture-of-experts files (expert_count %d) are not supported for this architecture (supported: %s)", arch, n, MoEArchs)
+		}
+		c.Experts = n
+		c.ExpertsUsed = r.int("expert_used_count", -1)
+		c.ExpertHiddenDim = r.int("expert_feed_forward_length", c.HiddenDim)
+		if g := r.int("expert_gating_func", 1); r.err == nil && g != 1 {
+			return c, fmt.Errorf("load: %s: expert_gating_func %d is not supported (supported: 1, softmax)", arch, g)
+		}
 	}
 	if r.err != nil {
 		return c, r.err
@@ -83,6 +125,9 @@ func ReadConfig(f *gguf.File, arch string) (Config, error) {
 	return c, c.check()
 }
 
+// maxExperts bounds expert_count (the largest open models have 256 or 384).
+const maxExperts = 1024
+
 func (c *Config) check() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("load: %s: "+format, append([]any{c.Arch}, args...)...)
@@ -101,6 +146,12 @@ func (c *Config) check() error {
 		return bad("rope.freq_base %g must be positive", c.RopeBase)
 	case c.SlidingWindow < 0:
 		return bad("attention.sliding_window %d is negative", c.SlidingWindow)
+	case c.Experts > maxExperts:
+		return bad("expert_count %d is more than the %d supported", c.Experts, maxExperts)
+	case c.Experts > 0 && (c.ExpertsUsed <= 0 || c.ExpertsUsed > c.Experts):
+		return bad("expert_used_count %d must be between 1 and expert_count %d", c.ExpertsUsed, c.Experts)
+	case c.Experts > 0 && c.ExpertHiddenDim <= 0:
+		return bad("expert_feed_forward_length %d must be positive", c.ExpertHiddenDim)
 	}
 	return nil
 }

@@ -39,6 +39,7 @@ type Decoder struct {
 	model any // the loaded model, for SameModel
 	pass  Pass
 	free  func() // releases Buffers (Close)
+	moe   moeBuffers
 }
 
 // NewDecoder makes the shared part of a session of loaded model m (any
@@ -53,10 +54,19 @@ func NewDecoder(c *Config, opts SessionOptions, m any, pass Pass) (*Decoder, err
 	// Outside the Go heap: a batch's rows are committed as they are used
 	// (a 5-token prompt touches 5 of 512), and they do not raise the
 	// collector's goal.
-	n := rt.Opts.Batch
+	n, hid, ne := rt.Opts.Batch, c.BufferHiddenDim(), c.Experts
+	moeIn := 0
+	if ne > 0 {
+		moeIn = n * c.Dim
+	}
 	b, free := compute.LazyFloats(d, n*c.Dim, n*c.Dim, n*c.QDim(), n*c.KVDim(), n*c.KVDim(),
-		n*c.QDim(), n*c.Dim, n*c.HiddenDim, n*c.HiddenDim)
+		n*c.QDim(), n*c.Dim, n*hid, n*hid, n*ne, moeIn, moeIn)
 	d.Buffers = Buffers{X: b[0], XB: b[1], Q: b[2], K: b[3], V: b[4], Att: b[5], Out: b[6], HB: b[7], HB2: b[8]}
+	if ne > 0 {
+		k := c.ExpertsUsed
+		d.moe = moeBuffers{scores: b[9], in: b[10], out: b[11], pick: make([]int32, n*k), weight: make([]float32, n*k),
+			count: make([]int32, ne+1), rows: make([]int32, n*k)}
+	}
 	d.free = free
 	return d, nil
 }
@@ -71,13 +81,14 @@ var errClosed = errors.New("infer: the session is closed")
 func (d *Decoder) Close() {
 	d.Runtime.Close()
 	d.free()
-	d.Buffers = Buffers{}
+	d.Buffers, d.moe = Buffers{}, moeBuffers{}
 }
 
 // ArenaBytes is the size of the activation buffers.
 func (d *Decoder) ArenaBytes() int64 {
 	b := &d.Buffers
-	return FloatBytes(b.X, b.XB, b.Q, b.K, b.V, b.Att, b.Out, b.HB, b.HB2)
+	return FloatBytes(b.X, b.XB, b.Q, b.K, b.V, b.Att, b.Out, b.HB, b.HB2, d.moe.scores, d.moe.in, d.moe.out, d.moe.weight) +
+		int64(4*(len(d.moe.pick)+len(d.moe.count)+len(d.moe.rows)))
 }
 
 // Forward runs the decoder over tokens at positions pos.. (see Session).

@@ -35,6 +35,9 @@ type Info struct {
 	EmbeddingDim   *int64   `json:"embedding_length,omitempty"`
 	BlockCount     *int64   `json:"block_count,omitempty"`
 	FeedForwardDim *int64   `json:"feed_forward_length,omitempty"`
+	Experts        *int64   `json:"expert_count,omitempty"`      // a mixture of experts
+	ExpertsUsed    *int64   `json:"expert_used_count,omitempty"` // of them, each token's
+	ExpertFFDim    *int64   `json:"expert_feed_forward_length,omitempty"`
 	HeadCount      *int64   `json:"head_count,omitempty"`
 	HeadCountKV    *int64   `json:"head_count_kv,omitempty"`
 	HeadDim        *int64   `json:"head_dim,omitempty"`
@@ -118,6 +121,9 @@ func Summarize(f *gguf.File, withTensors bool) *Info {
 	in.EmbeddingDim = optInt(m, key("embedding_length"))
 	in.BlockCount = optInt(m, key("block_count"))
 	in.FeedForwardDim = optInt(m, key("feed_forward_length"))
+	in.Experts = optInt(m, key("expert_count"))
+	in.ExpertsUsed = optInt(m, key("expert_used_count"))
+	in.ExpertFFDim = optInt(m, key("expert_feed_forward_length"))
 	in.HeadCount = optInt(m, key("attention.head_count"))
 	in.HeadCountKV = optInt(m, key("attention.head_count_kv"))
 	in.SlidingWindow = optInt(m, key("attention.sliding_window"))

@@ -137,8 +137,14 @@ func (p *Plan) measuredDecode(k *Kernels, pos int) decodeParts {
 		if m.layer < 0 && m.layer != -2 && !(m.layer == -1 && s.Tied) {
 			continue // the embedding table is looked up, not multiplied
 		}
-		b, ty := float64(m.size), m.typ.String()
-		add(b/k.Bandwidth, par*(b/k.rate(ty)+float64(m.rows)*k.MatMulRowS[ty]), k.CallS, k.Threads)
+		// Of an expert tensor, a token reads its experts' share, in a
+		// call per expert.
+		b, rows, calls, ty := float64(m.size), float64(m.rows), 1.0, m.typ.String()
+		if m.stack > 0 {
+			sh := s.expertShare()
+			b, rows, calls = b*sh, rows*sh, float64(m.stack)*sh
+		}
+		add(b/k.Bandwidth, par*(b/k.rate(ty)+rows*k.MatMulRowS[ty]), calls*k.CallS, k.Threads)
 	}
 	if s.Layers > 0 {
 		kvLayer := float64(p.Memory.KVBytesPerTok) / float64(s.Layers) * float64(pos+1)
@@ -194,9 +200,14 @@ func (p *Plan) measuredPrefill(k *Kernels, n int) (d prefillParts, ok bool) {
 		if m.layer < 0 {
 			rows = par // the output matrix: logits of the last position only
 		}
-		d.memory += float64(m.size) / k.Bandwidth
-		d.kernel += 2 * float64(m.elems) * rows / rate
-		d.fixed += k.CallS
+		size, elems, calls := float64(m.size), float64(m.elems), 1.0
+		if m.stack > 0 { // the experts the batch goes through; each row through its own
+			touched := s.expertTouched(rows)
+			size, elems, calls = size*touched, elems*s.expertShare(), float64(m.stack)*touched
+		}
+		d.memory += size / k.Bandwidth
+		d.kernel += 2 * elems * rows / rate
+		d.fixed += calls * k.CallS
 	}
 	if s.Layers > 0 {
 		// Token i attends over i+1 positions: n(n+1)/2 query positions.

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -29,9 +30,14 @@ type Shape struct {
 	HeadDim    int `json:"head_dim"`
 	VocabSize  int `json:"vocab_size"`
 	CtxTrain   int `json:"ctx_train"`
+	// A mixture of experts: each token goes through ExpertsUsed of the
+	// Experts of every block (0: dense).
+	Experts     int `json:"experts,omitempty"`
+	ExpertsUsed int `json:"experts_used,omitempty"`
 
-	LayerBytes     []int64 `json:"layer_bytes"`     // weights of block i
-	EmbeddingBytes int64   `json:"embedding_bytes"` // token_embd
+	LayerBytes     []int64 `json:"layer_bytes"`            // weights of block i
+	ExpertBytes    []int64 `json:"expert_bytes,omitempty"` // of them, its experts' (a token reads ExpertsUsed/Experts of them)
+	EmbeddingBytes int64   `json:"embedding_bytes"`        // token_embd
 	EmbeddingRow   int64   `json:"embedding_row_bytes"`
 	OutputBytes    int64   `json:"output_bytes"` // output matrix (0 when tied)
 	OtherBytes     int64   `json:"other_bytes"`  // norms, rope factors, ...
@@ -39,12 +45,13 @@ type Shape struct {
 
 	// matElems counts weight-matrix elements each generated token multiplies
 	// (2 FLOPs each); quantBytes is the part of the weights in quantized types.
-	matElems   int64
-	outElems   int64 // of them, the output matrix
-	vecElems   int64 // elements of 1-D tensors (norms, biases)
-	quantBytes int64
-	weightTy   map[tensor.DType]int64
-	mats       []matrix // every weight matrix, for re-quantization estimates
+	matElems    int64
+	expertElems int64 // of them, the experts' (a token multiplies ExpertsUsed/Experts of them)
+	outElems    int64 // of them, the output matrix
+	vecElems    int64 // elements of 1-D tensors (norms, biases)
+	quantBytes  int64
+	weightTy    map[tensor.DType]int64
+	mats        []matrix // every weight matrix, for re-quantization estimates
 }
 
 // matrix is one weight matrix of the directory.
@@ -55,6 +62,7 @@ type matrix struct {
 	rows  int64 // elements ÷ the innermost dimension
 	size  int64
 	typ   tensor.DType
+	stack int64 // experts stacked in it (ffn_gate_exps and its kind; rows counts all of them), 0: not an expert's
 }
 
 // ErrModel is the cause of header errors (missing or inconsistent keys).
@@ -123,7 +131,74 @@ func (s *Shape) readHyper(f *gguf.File, key func(string) string) error {
 		}
 	}
 	s.CtxTrain, _ = req("context_length")
+	if f.Meta.Has(key("expert_count")) {
+		if s.Experts, err = req("expert_count"); err != nil {
+			return err
+		}
+		if s.ExpertsUsed, err = req("expert_used_count"); err != nil {
+			return err
+		}
+		if s.ExpertsUsed > s.Experts {
+			return fmt.Errorf("plan: %w: %s = %d is more than %s = %d", ErrModel, key("expert_used_count"), s.ExpertsUsed, key("expert_count"), s.Experts)
+		}
+	}
 	return nil
+}
+
+// expertShare is the part of an expert tensor one token reads.
+func (s *Shape) expertShare() float64 {
+	if s.Experts == 0 {
+		return 1
+	}
+	return float64(s.ExpertsUsed) / float64(s.Experts)
+}
+
+// expertTouched is the part of an expert tensor a batch of n tokens
+// reads: each expert that at least one of them goes through, as if each
+// token chose its experts at random.
+func (s *Shape) expertTouched(n float64) float64 {
+	if s.Experts == 0 {
+		return 1
+	}
+	return 1 - math.Pow(1-s.expertShare(), n)
+}
+
+// layerBytesFor is what a step of n tokens reads of block i's weights.
+func (s *Shape) layerBytesFor(i int, n float64) float64 {
+	b := float64(s.LayerBytes[i])
+	if s.ExpertBytes != nil {
+		b -= float64(s.ExpertBytes[i]) * (1 - s.expertTouched(n))
+	}
+	return b
+}
+
+// activeMatElems is the matrix elements one token multiplies.
+func (s *Shape) activeMatElems() int64 {
+	return s.matElems - int64(float64(s.expertElems)*(1-s.expertShare()))
+}
+
+// inactiveExpertBytes is what one token does not read of the experts.
+func (s *Shape) inactiveExpertBytes() int64 {
+	var n int64
+	for _, b := range s.ExpertBytes {
+		n += b
+	}
+	return int64(float64(n) * (1 - s.expertShare()))
+}
+
+// isExpert reports whether a block's tensor holds experts: stacked
+// (blk.N.ffn_gate_exps.weight) or one per expert (blk.N.ffn_gate.E.weight,
+// older Mixtral files).
+func isExpert(name string) bool {
+	if strings.Contains(name, "_exps.") {
+		return true
+	}
+	parts := strings.Split(name, ".")
+	if len(parts) != 5 || !strings.HasPrefix(parts[2], "ffn_") {
+		return false
+	}
+	_, err := strconv.Atoi(parts[3])
+	return err == nil
 }
 
 // intOrFirst reads an integer key, or the largest element of a per-layer
@@ -147,6 +222,9 @@ func intOrFirst(f *gguf.File, k string) (int64, error) {
 func (s *Shape) readTensors(f *gguf.File) error {
 	if s.Layers > 0 {
 		s.LayerBytes = make([]int64, s.Layers)
+		if s.Experts > 0 {
+			s.ExpertBytes = make([]int64, s.Layers)
+		}
 	}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
@@ -173,6 +251,10 @@ func (s *Shape) readTensors(f *gguf.File) error {
 			if len(t.Shape) >= 2 {
 				s.matElems += t.Elements()
 			}
+			if s.Experts > 0 && isExpert(t.Name) {
+				s.ExpertBytes[n] += t.Size
+				s.expertElems += t.Elements()
+			}
 		case t.Name == "token_embd.weight":
 			layer = -1
 			s.EmbeddingBytes = t.Size
@@ -193,7 +275,14 @@ func (s *Shape) readTensors(f *gguf.File) error {
 			if in := t.Shape[len(t.Shape)-1]; in > 0 {
 				rows = t.Elements() / int64(in)
 			}
-			s.mats = append(s.mats, matrix{name: t.Name, layer: layer, elems: t.Elements(), rows: rows, size: t.Size, typ: t.Type})
+			m := matrix{name: t.Name, layer: layer, elems: t.Elements(), rows: rows, size: t.Size, typ: t.Type}
+			if s.Experts > 0 && layer >= 0 && isExpert(t.Name) {
+				m.stack = 1
+				if len(t.Shape) == 3 {
+					m.stack = t.Shape[0]
+				}
+			}
+			s.mats = append(s.mats, m)
 		}
 	}
 	if s.Layers > 0 && !f.HasTensor("output.weight") {

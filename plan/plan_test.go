@@ -251,3 +251,66 @@ func TestParallelArena(t *testing.T) {
 		t.Errorf("arena at --parallel 4: %d, want %d (one sequence's %d, 8 rows of %d, 3 more logits rows)", four, want, one, perRow)
 	}
 }
+
+// TestMixtralHeader: a mixture of experts is sized whole for memory and
+// by the experts a token goes through for speed.
+func TestMixtralHeader(t *testing.T) {
+	f := synthetic(t, Mixtral8x7B)
+	s, err := ReadShape(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Mistral AI's Mixtral 8x7B has 46,702,792,704 parameters.
+	if s.Params != 46702792704 || s.Experts != 8 || s.ExpertsUsed != 2 {
+		t.Fatalf("params %d, experts %d, used %d", s.Params, s.Experts, s.ExpertsUsed)
+	}
+	var experts, router int64
+	for _, tn := range f.Tensors {
+		switch {
+		case strings.Contains(tn.Name, "_exps."):
+			experts += tn.Size
+		case strings.Contains(tn.Name, "ffn_gate_inp"):
+			router += tn.Size
+			if tn.Type != tensor.F32 {
+				t.Errorf("%s is %s; llama-quantize leaves routers in F32", tn.Name, tn.Type)
+			}
+		}
+	}
+	var sum int64
+	for _, b := range s.ExpertBytes {
+		sum += b
+	}
+	if sum != experts || router == 0 {
+		t.Errorf("expert bytes %d, the file's expert tensors %d (routers %d)", sum, experts, router)
+	}
+	p, err := ForShape(s, Options{Ctx: 4096}, cpuDevice(64*gib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Memory.WeightsBytes < experts {
+		t.Errorf("weights memory %d is less than the experts' %d: every expert must be resident", p.Memory.WeightsBytes, experts)
+	}
+	// A token reads all but 6/8 of the experts' bytes (and the looked-up
+	// embedding), plus the KV cache at the planned position.
+	pos := int64(p.Speed.DecodeBytesPerToken) - (s.WeightBytes() - s.EmbeddingBytes - experts*6/8)
+	if kv := p.Memory.KVBytesPerTok * 2048; pos < kv-kv/100 || pos > kv+kv/100 {
+		t.Errorf("decode reads %d bytes per token: %d beyond the active weights, want the KV cache's %d", p.Speed.DecodeBytesPerToken, pos, kv)
+	}
+	dense := synthetic(t, Llama3_8B)
+	ds, _ := ReadShape(dense)
+	dp, _ := ForShape(ds, Options{Ctx: 4096}, cpuDevice(64*gib))
+	// 12.9B parameters per token against 8.0B: between 1.3 and 2 times
+	// the 8B's time per token, for 5.8 times its weights.
+	if r := dp.Speed.DecodeTokensPerS / p.Speed.DecodeTokensPerS; r < 1.3 || r > 2 {
+		t.Errorf("Mixtral decodes %.1f tok/s, Llama 3 8B %.1f: ratio %.2f", p.Speed.DecodeTokensPerS, dp.Speed.DecodeTokensPerS, r)
+	}
+	// A requantized copy keeps its routers in F32 and its experts counted.
+	q := s.requant(requantTargets[0])
+	var qsum int64
+	for _, b := range q.ExpertBytes {
+		qsum += b
+	}
+	if qsum <= sum || q.weightTy[tensor.F32] != router {
+		t.Errorf("Q8_0 requant: experts %d bytes (Q4_K_M %d), F32 %d (routers %d)", qsum, sum, q.weightTy[tensor.F32], router)
+	}
+}

@@ -23,12 +23,16 @@ func useMoreBits(i, n int) bool { return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
 
 func role(name string) string {
 	for _, r := range []string{"attn_v", "ffn_down", "attn_output"} {
-		if strings.Contains(name, "."+r+".") {
+		if strings.Contains(name, "."+r+".") || strings.Contains(name, "."+r+"_exps.") {
 			return r
 		}
 	}
 	return ""
 }
+
+// isRouter reports whether m is a mixture of experts' router, which
+// llama-quantize leaves in F32.
+func isRouter(m matrix) bool { return strings.Contains(m.name, ".ffn_gate_inp.") }
 
 // uniform gives every matrix t.
 func uniform(t tensor.DType) func(matrix, *Shape) tensor.DType {
@@ -100,16 +104,25 @@ var requantTargets = []quantMix{
 func (s *Shape) requant(q quantMix) *Shape {
 	r := *s
 	r.LayerBytes = append([]int64(nil), s.LayerBytes...)
+	if s.ExpertBytes != nil {
+		r.ExpertBytes = append([]int64(nil), s.ExpertBytes...)
+	}
 	r.weightTy = map[tensor.DType]int64{}
 	r.quantBytes = 0
 	r.mats = nil
 	for _, m := range s.mats {
 		t := q.typ(m, s)
+		if isRouter(m) {
+			t = m.typ
+		}
 		size := m.elems / int64(t.BlockSize()) * int64(t.TypeSize())
 		delta := size - m.size
 		switch {
 		case m.layer >= 0:
 			r.LayerBytes[m.layer] += delta
+			if m.stack > 0 {
+				r.ExpertBytes[m.layer] += delta
+			}
 		case m.layer == -1:
 			r.EmbeddingBytes += delta
 			if r.VocabSize > 0 {
@@ -122,7 +135,7 @@ func (s *Shape) requant(q quantMix) *Shape {
 		}
 		r.weightTy[t] += size
 		r.quantBytes += size
-		r.mats = append(r.mats, matrix{name: m.name, layer: m.layer, elems: m.elems, rows: m.rows, size: size, typ: t})
+		r.mats = append(r.mats, matrix{name: m.name, layer: m.layer, elems: m.elems, rows: m.rows, size: size, typ: t, stack: m.stack})
 	}
 	r.FileType = q.name
 	r.FileBytes = r.HeaderSize + r.WeightBytes()

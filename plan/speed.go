@@ -106,7 +106,7 @@ func (p *Plan) speed() {
 	step := func(n float64) (roof, fixed float64, memBound bool) {
 		var cpu, gpu work
 		cpu.bw, cpu.peak, gpu.bw, gpu.peak = d.Bandwidth, cpuPeak, gpuBW, gpuPeak
-		layerElems := float64(s.matElems-s.outElems) / float64(max(s.Layers, 1))
+		layerElems := float64(s.activeMatElems()-s.outElems) / float64(max(s.Layers, 1))
 		kvLayer := float64(p.Memory.KVBytesPerTok) / float64(max(s.Layers, 1))
 		attn := 4 * float64(s.NumHeads*s.HeadDim) * float64(pos)
 		for i := 0; i < s.Layers; i++ {
@@ -114,7 +114,7 @@ func (p *Plan) speed() {
 			if i >= s.Layers-pl.GPULayers {
 				w = &gpu
 			}
-			w.bytes += float64(s.LayerBytes[i]) + kvLayer*float64(pos)*par
+			w.bytes += s.layerBytesFor(i, n*par) + kvLayer*float64(pos)*par
 			w.flops += (2*layerElems + attn) * n * par
 		}
 		out := &cpu
@@ -151,11 +151,11 @@ func (p *Plan) speed() {
 		sp.DecodeLimit = limitName(dp.memory >= dp.kernel)
 		sp.DecodeMemoryS, sp.DecodeKernelS, sp.DecodeFixedS, sp.Threads = dp.memory, dp.kernel, dp.fixed, kern.Threads
 	}
-	sp.DecodeBytesPerToken = int64(float64(s.WeightBytes()-s.EmbeddingBytes) + float64(p.Memory.KVBytesPerTok)*float64(pos))
+	sp.DecodeBytesPerToken = int64(float64(s.WeightBytes()-s.EmbeddingBytes-s.inactiveExpertBytes()) + float64(p.Memory.KVBytesPerTok)*float64(pos))
 	if s.Tied {
 		sp.DecodeBytesPerToken += s.EmbeddingBytes
 	}
-	sp.DecodeFLOPsPerToken = 2*float64(s.matElems) + 4*float64(s.NumHeads*s.HeadDim)*float64(pos)*float64(s.Layers)
+	sp.DecodeFLOPsPerToken = 2*float64(s.activeMatElems()) + 4*float64(s.NumHeads*s.HeadDim)*float64(pos)*float64(s.Layers)
 
 	// Prefill runs in batches of Batch tokens; a known prompt shorter than
 	// that is one smaller batch.

@@ -24,6 +24,10 @@ type Llama struct {
 	CtxTrain   int
 	Format     string // "F16", "Q8_0", "Q4_K_M", "Q4_0"
 	Tied       bool   // no output.weight
+	// Experts > 0: every feed-forward network is a mixture of that many
+	// (Mixtral's layout: a router and stacked ffn_*_exps tensors),
+	// ExpertsUsed per token.
+	Experts, ExpertsUsed int
 }
 
 // Llama3_8B is Meta Llama 3 8B's shape (config.json of the release).
@@ -38,14 +42,21 @@ var Llama3_70B = Llama{Name: "Llama-3-70B (synthetic header)", Layers: 80, Dim: 
 var Llama32_1B = Llama{Name: "Llama-3.2-1B (synthetic header)", Layers: 16, Dim: 2048, HiddenDim: 8192,
 	NumHeads: 32, NumKVHeads: 8, VocabSize: 128256, CtxTrain: 131072, Format: "Q4_K_M", Tied: true}
 
+// Mixtral8x7B is Mistral AI's Mixtral 8x7B: Mistral 7B's body with 8
+// experts per feed-forward network, 2 per token (46.7B parameters, 12.9B
+// per token).
+var Mixtral8x7B = Llama{Name: "Mixtral-8x7B (synthetic header)", Layers: 32, Dim: 4096, HiddenDim: 14336,
+	NumHeads: 32, NumKVHeads: 8, VocabSize: 32000, CtxTrain: 32768, Format: "Q4_K_M", Experts: 8, ExpertsUsed: 2}
+
 // Synthetic returns a preset shape by name ("llama3-8b", "llama3-70b",
-// "llama3.2-1b"), optionally with a format suffix (":Q8_0").
+// "llama3.2-1b", "mixtral-8x7b"), optionally with a format suffix
+// (":Q8_0").
 func Synthetic(spec string) (Llama, error) {
 	name, format, _ := strings.Cut(spec, ":")
-	presets := map[string]Llama{"llama3-8b": Llama3_8B, "llama3-70b": Llama3_70B, "llama3.2-1b": Llama32_1B}
+	presets := map[string]Llama{"llama3-8b": Llama3_8B, "llama3-70b": Llama3_70B, "llama3.2-1b": Llama32_1B, "mixtral-8x7b": Mixtral8x7B}
 	l, ok := presets[strings.ToLower(name)]
 	if !ok {
-		return Llama{}, fmt.Errorf("plan: unknown synthetic model %q (presets: llama3-8b, llama3-70b, llama3.2-1b)", name)
+		return Llama{}, fmt.Errorf("plan: unknown synthetic model %q (presets: llama3-8b, llama3-70b, llama3.2-1b, mixtral-8x7b)", name)
 	}
 	if format != "" {
 		l.Format = strings.ToUpper(format)
@@ -101,6 +112,10 @@ func (l Llama) WriteHeader(path string) error {
 	set("llama.context_length", uint32(l.CtxTrain))
 	set("llama.rope.dimension_count", uint32(l.Dim/l.NumHeads))
 	set("llama.attention.layer_norm_rms_epsilon", float32(1e-5))
+	if l.Experts > 0 {
+		set("llama.expert_count", uint32(l.Experts))
+		set("llama.expert_used_count", uint32(l.ExpertsUsed))
+	}
 
 	if merr != nil {
 		return fmt.Errorf("plan: synthetic header: %w", merr)
@@ -131,6 +146,16 @@ func (l Llama) WriteHeader(path string) error {
 			mat(p+"attn_v.weight", i, kvDim, dim),
 			mat(p+"attn_output.weight", i, dim, qDim),
 			vec(p+"ffn_norm.weight"),
+		)
+		if e := int64(l.Experts); e > 0 {
+			ts = append(ts,
+				gguf.WriteTensor{Name: p + "ffn_gate_inp.weight", Shape: []int64{e, dim}, Type: tensor.F32},
+				mat(p+"ffn_gate_exps.weight", i, e, hid, dim),
+				mat(p+"ffn_up_exps.weight", i, e, hid, dim),
+				mat(p+"ffn_down_exps.weight", i, e, dim, hid))
+			continue
+		}
+		ts = append(ts,
 			mat(p+"ffn_gate.weight", i, hid, dim),
 			mat(p+"ffn_up.weight", i, hid, dim),
 			mat(p+"ffn_down.weight", i, dim, hid),

@@ -62,6 +62,8 @@ func (o Options) Tensors() ([]Tensor, error) {
 		switch role {
 		case "norm":
 			t.Type, t.mean = tensor.F32, 1
+		case "router":
+			t.Type = tensor.F32
 		default:
 			t.Type = f.types(c, role, layer)
 		}
@@ -76,6 +78,15 @@ func (o Options) Tensors() ([]Tensor, error) {
 		add(b+"attn_v.weight", "attn_v", i, kv, d)
 		add(b+"attn_output.weight", "attn_output", i, d, d)
 		add(b+"ffn_norm.weight", "norm", i, d)
+		if e := int64(c.Experts); e > 0 {
+			// The router stays F32, as llama-quantize leaves it; the
+			// experts take the types of the dense matrices they replace.
+			add(b+"ffn_gate_inp.weight", "router", i, e, d)
+			add(b+"ffn_gate_exps.weight", "ffn_gate", i, e, ff, d)
+			add(b+"ffn_up_exps.weight", "ffn_up", i, e, ff, d)
+			add(b+"ffn_down_exps.weight", "ffn_down", i, e, d, ff)
+			continue
+		}
 		add(b+"ffn_gate.weight", "ffn_gate", i, ff, d)
 		add(b+"ffn_up.weight", "ffn_up", i, ff, d)
 		add(b+"ffn_down.weight", "ffn_down", i, d, ff)
@@ -130,6 +141,15 @@ func (o *Options) metadata() (*gguf.Metadata, error) {
 		{"llama.rope.freq_base", c.RopeBase},
 		{"llama.attention.layer_norm_rms_epsilon", c.NormEps},
 		{"llama.vocab_size", uint32(c.VocabSize)},
+	}
+	if c.Experts > 0 {
+		kv = append(kv, struct {
+			k string
+			v any
+		}{"llama.expert_count", uint32(c.Experts)}, struct {
+			k string
+			v any
+		}{"llama.expert_used_count", uint32(c.ExpertsUsed)})
 	}
 	if f.ftype != 0 && f.ftype != 1 && f.ftype != 32 {
 		kv = append(kv, struct {

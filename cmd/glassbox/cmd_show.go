@@ -84,6 +84,14 @@ func printInfo(w io.Writer, in *modelinfo.Info) {
 	opt("embedding length", in.EmbeddingDim)
 	opt("layers", in.BlockCount)
 	opt("feed-forward length", in.FeedForwardDim)
+	if in.Experts != nil && *in.Experts > 0 {
+		used := "?"
+		if in.ExpertsUsed != nil {
+			used = fmt.Sprint(*in.ExpertsUsed)
+		}
+		row("experts", "%d, %s per token", *in.Experts, used)
+		opt("expert feed-forward", in.ExpertFFDim)
+	}
 	opt("heads", in.HeadCount)
 	opt("kv heads", in.HeadCountKV)
 	opt("head dim", in.HeadDim)

@@ -32,6 +32,8 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.IntVar(&over.HiddenDim, "ffn", 0, "override the FFN width")
 	fs.IntVar(&over.VocabSize, "vocab-size", 0, "override the synthetic vocabulary size")
 	fs.IntVar(&over.CtxLen, "ctx", 0, "override the trained context length")
+	fs.IntVar(&over.Experts, "experts", 0, "override the number of experts (a mixture of experts: Mixtral's layout)")
+	fs.IntVar(&over.ExpertsUsed, "experts-used", 0, "override the experts each token goes through")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -59,6 +61,7 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	}{
 		{&cfg.Dim, over.Dim}, {&cfg.Layers, over.Layers}, {&cfg.NumHeads, over.NumHeads}, {&cfg.NumKVHeads, over.NumKVHeads},
 		{&cfg.HiddenDim, over.HiddenDim}, {&cfg.VocabSize, over.VocabSize}, {&cfg.CtxLen, over.CtxLen},
+		{&cfg.Experts, over.Experts}, {&cfg.ExpertsUsed, over.ExpertsUsed},
 	} {
 		if f.v < 0 {
 			return usage(fmt.Sprintf("shape overrides must be positive, got %d", f.v))

@@ -1,8 +1,10 @@
 // Package llama is the Llama architecture (Llama 2/3/3.x, Mistral,
-// TinyLlama, SmolLM, llama2.c checkpoints): pre-norm decoder blocks with
-// RMSNorm, rotary position embeddings on adjacent pairs (llama.cpp's
-// converter permutes Q/K so the GGUF weights use the "normal" rotation),
-// grouped-query attention and a SwiGLU feed-forward network.
+// TinyLlama, SmolLM, llama2.c checkpoints, and Mixtral): pre-norm decoder
+// blocks with RMSNorm, rotary position embeddings on adjacent pairs
+// (llama.cpp's converter permutes Q/K so the GGUF weights use the "normal"
+// rotation), grouped-query attention and a SwiGLU feed-forward network —
+// or, in a file with llama.expert_count (Mixtral), a sparse mixture of
+// SwiGLU experts (model.Experts; Jiang et al. 2024, arXiv:2401.04088).
 //
 // References: Touvron et al. 2023, "Llama 2" (arXiv:2307.09288); Su et al.
 // 2021, "RoFormer" (arXiv:2104.09864) for RoPE; Shazeer 2020, "GLU Variants
@@ -45,6 +47,7 @@ type Layer struct {
 	Gate     compute.Matrix // (hiddenDim, dim)
 	Up       compute.Matrix // (hiddenDim, dim)
 	Down     compute.Matrix // (dim, hiddenDim)
+	MoE      *model.Experts // a mixture of experts instead of Gate, Up, Down; nil when dense
 }
 
 // Model is a loaded Llama model.
@@ -56,7 +59,7 @@ type Model struct {
 
 // Load binds a llama-architecture file.
 func Load(f *gguf.File) (model.Model, error) {
-	cfg, err := model.ReadConfig(f, "llama")
+	cfg, err := model.ReadConfigMoE(f, "llama")
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +89,13 @@ func Load(f *gguf.File) (model.Model, error) {
 			V:        b.Matrix(p+"attn_v.weight", c.KVDim(), c.Dim),
 			O:        b.Matrix(p+"attn_output.weight", c.Dim, c.QDim()),
 			FFNNorm:  b.Vector(p+"ffn_norm.weight", c.Dim),
-			Gate:     b.Matrix(p+"ffn_gate.weight", c.HiddenDim, c.Dim),
-			Up:       b.Matrix(p+"ffn_up.weight", c.HiddenDim, c.Dim),
-			Down:     b.Matrix(p+"ffn_down.weight", c.Dim, c.HiddenDim),
+		}
+		if L := &w.Layers[i]; c.Experts > 0 {
+			L.MoE = model.BindExperts(b, c, p)
+		} else {
+			L.Gate = b.Matrix(p+"ffn_gate.weight", c.HiddenDim, c.Dim)
+			L.Up = b.Matrix(p+"ffn_up.weight", c.HiddenDim, c.Dim)
+			L.Down = b.Matrix(p+"ffn_down.weight", c.Dim, c.HiddenDim)
 		}
 	}
 	if err := b.Err(); err != nil {
@@ -147,11 +154,16 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 		s.MatMul(s.Pool, s.Out[:n*dim], L.O, s.Att[:n*qDim], n)
 		compute.Add(x, x, s.Out[:n*dim])
 
-		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x).
+		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x),
+		// or the mixture of the experts the router picks for each row.
 		model.NormRows(s.XB, x, L.FFNNorm, n, dim, c.NormEps)
-		s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.HB[:n*hid], W: L.Gate}, compute.Product{Out: s.HB2[:n*hid], W: L.Up})
-		model.GLU(s.Pool, compute.SwiGLU, s.HB[:n*hid], s.HB2[:n*hid])
-		s.MatMul(s.Pool, s.Out[:n*dim], L.Down, s.HB[:n*hid], n)
+		if L.MoE != nil {
+			s.MoE(L.MoE, s.Out[:n*dim], s.XB[:n*dim], n)
+		} else {
+			s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.HB[:n*hid], W: L.Gate}, compute.Product{Out: s.HB2[:n*hid], W: L.Up})
+			model.GLU(s.Pool, compute.SwiGLU, s.HB[:n*hid], s.HB2[:n*hid])
+			s.MatMul(s.Pool, s.Out[:n*dim], L.Down, s.HB[:n*hid], n)
+		}
 		compute.Add(x, x, s.Out[:n*dim])
 	}
 

@@ -111,7 +111,16 @@ func TestLoadErrors(t *testing.T) {
 		{"wrong vector", func(tn *tiny) { tn.shapes["output_norm.weight"] = []int64{7} }, []string{"output_norm.weight", "want [8]"}},
 		{"unsupported", func(tn *tiny) { tn.meta["general.architecture"] = "mamba" }, []string{`"mamba" is not supported`, "llama"}},
 		{"vocab mismatch", func(tn *tiny) { tn.meta["llama.vocab_size"] = uint32(11) }, []string{"vocab_size = 11", "10 rows"}},
-		{"moe", func(tn *tiny) { tn.meta["llama.expert_count"] = uint32(8) }, []string{"mixture-of-experts", "expert_count 8"}},
+		{"moe without used count", func(tn *tiny) { tn.meta["llama.expert_count"] = uint32(8) }, []string{"llama.expert_used_count", "not found"}},
+		{"moe used > count", func(tn *tiny) {
+			tn.meta["llama.expert_count"], tn.meta["llama.expert_used_count"] = uint32(8), uint32(9)
+		}, []string{"expert_used_count 9 must be between 1 and expert_count 8"}},
+		{"moe gating", func(tn *tiny) {
+			tn.meta["llama.expert_count"], tn.meta["llama.expert_used_count"], tn.meta["llama.expert_gating_func"] = uint32(8), uint32(2), uint32(2)
+		}, []string{"expert_gating_func 2 is not supported"}},
+		{"moe without experts", func(tn *tiny) {
+			tn.meta["llama.expert_count"], tn.meta["llama.expert_used_count"] = uint32(8), uint32(2)
+		}, []string{"tensor blk.0.ffn_gate_inp.weight is missing"}},
 		{"yarn", func(tn *tiny) { tn.meta["llama.rope.scaling.type"] = "yarn" }, []string{`RoPE scaling "yarn" is not supported`}},
 		{"bad factor", func(tn *tiny) {
 			tn.meta["llama.rope.scaling.type"] = "linear"
@@ -264,6 +273,41 @@ func FuzzLoad(f *testing.F) {
 		tn.meta["llama.attention.key_length"] = keyLen
 		tn.meta["llama.rope.dimension_count"] = ropeDim
 		tn.meta["llama.attention.sliding_window"] = window
+		m, err := model.Load(tn.file(t))
+		if err != nil {
+			return
+		}
+		s, err := m.NewSession(model.SessionOptions{CtxLen: 4})
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		out := make([]float32, m.Config().VocabSize)
+		if err := s.Forward(context.Background(), []int{1, 2}, 0, out); err != nil {
+			t.Fatalf("loaded %+v but Forward failed: %v", m.Config(), err)
+		}
+	})
+}
+
+// FuzzLoadMoE feeds hostile expert counts to the loader of a fixed set of
+// expert tensors (2 experts of 16): loading must fail with an error or
+// give a model whose forward pass runs, never panic.
+func FuzzLoadMoE(f *testing.F) {
+	f.Add(uint32(2), uint32(1), uint32(16), uint32(1))
+	f.Add(uint32(2), uint32(2), uint32(16), uint32(1))
+	f.Add(uint32(0), uint32(5), uint32(0), uint32(2))
+	f.Fuzz(func(t *testing.T, experts, used, ffn, gating uint32) {
+		tn := newTiny()
+		for _, k := range []string{"gate", "up", "down"} {
+			shape := tn.shapes["blk.0.ffn_"+k+".weight"]
+			delete(tn.shapes, "blk.0.ffn_"+k+".weight")
+			tn.shapes["blk.0.ffn_"+k+"_exps.weight"] = append([]int64{2}, shape...)
+		}
+		tn.shapes["blk.0.ffn_gate_inp.weight"] = []int64{2, 8}
+		tn.meta["llama.expert_count"] = experts
+		tn.meta["llama.expert_used_count"] = used
+		tn.meta["llama.feed_forward_length"] = ffn
+		tn.meta["llama.expert_gating_func"] = gating
 		m, err := model.Load(tn.file(t))
 		if err != nil {
 			return

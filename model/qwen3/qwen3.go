@@ -1,4 +1,6 @@
-// Package qwen3 is the dense Qwen3 architecture: Llama's decoder with an
+// Package qwen3 is the Qwen3 architectures, dense (qwen3) and mixture of
+// experts (qwen3moe, whose every feed-forward network is model.Experts):
+// Llama's decoder with an
 // RMSNorm over each query and key head before RoPE ("QK-norm"), RoPE on the
 // two halves of each head (GPT-NeoX layout), no projection biases, and a
 // head size given by attention.key_length (not always dim/heads).
@@ -18,7 +20,10 @@ import (
 	"github.com/glassbox-ai/glassbox/model"
 )
 
-func init() { model.Register("qwen3", Load) }
+func init() {
+	model.Register("qwen3", Load)
+	model.Register("qwen3moe", LoadMoE)
+}
 
 // Weights are the bound tensors. Matrices alias the mapped file.
 type Weights struct {
@@ -42,6 +47,7 @@ type Layer struct {
 	Gate     compute.Matrix // (hiddenDim, dim)
 	Up       compute.Matrix // (hiddenDim, dim)
 	Down     compute.Matrix // (dim, hiddenDim)
+	MoE      *model.Experts // a mixture of experts instead of Gate, Up, Down; nil when dense
 }
 
 // Model is a loaded Qwen3 model.
@@ -57,6 +63,25 @@ func Load(f *gguf.File) (model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	return load(f, cfg)
+}
+
+// LoadMoE binds a qwen3moe-architecture file (Qwen3-30B-A3B and its
+// kind): Qwen3's blocks with a mixture of experts as every feed-forward
+// network (model.Experts; the router's top-k probabilities renormalized,
+// the models' norm_topk_prob).
+func LoadMoE(f *gguf.File) (model.Model, error) {
+	cfg, err := model.ReadConfigMoE(f, "qwen3moe")
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Experts == 0 {
+		return nil, fmt.Errorf("load: qwen3moe: metadata qwen3moe.expert_count is missing (a mixture-of-experts file needs it)")
+	}
+	return load(f, cfg)
+}
+
+func load(f *gguf.File, cfg model.Config) (model.Model, error) {
 	c := &cfg
 	b := model.NewBinder(f)
 	w := Weights{
@@ -82,9 +107,13 @@ func Load(f *gguf.File) (model.Model, error) {
 			KNorm:    b.Vector(p+"attn_k_norm.weight", c.HeadDim),
 			O:        b.Matrix(p+"attn_output.weight", c.Dim, c.QDim()),
 			FFNNorm:  b.Vector(p+"ffn_norm.weight", c.Dim),
-			Gate:     b.Matrix(p+"ffn_gate.weight", c.HiddenDim, c.Dim),
-			Up:       b.Matrix(p+"ffn_up.weight", c.HiddenDim, c.Dim),
-			Down:     b.Matrix(p+"ffn_down.weight", c.Dim, c.HiddenDim),
+		}
+		if L := &w.Layers[i]; c.Experts > 0 {
+			L.MoE = model.BindExperts(b, c, p)
+		} else {
+			L.Gate = b.Matrix(p+"ffn_gate.weight", c.HiddenDim, c.Dim)
+			L.Up = b.Matrix(p+"ffn_up.weight", c.HiddenDim, c.Dim)
+			L.Down = b.Matrix(p+"ffn_down.weight", c.Dim, c.HiddenDim)
 		}
 	}
 	if err := b.Err(); err != nil {
@@ -146,11 +175,16 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 		s.MatMul(s.Pool, s.Out[:n*dim], L.O, s.Att[:n*qDim], n)
 		compute.Add(x, x, s.Out[:n*dim])
 
-		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x).
+		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x),
+		// or the mixture of the experts the router picks for each row.
 		model.NormRows(s.XB, x, L.FFNNorm, n, dim, c.NormEps)
-		s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.HB[:n*hid], W: L.Gate}, compute.Product{Out: s.HB2[:n*hid], W: L.Up})
-		model.GLU(s.Pool, compute.SwiGLU, s.HB[:n*hid], s.HB2[:n*hid])
-		s.MatMul(s.Pool, s.Out[:n*dim], L.Down, s.HB[:n*hid], n)
+		if L.MoE != nil {
+			s.MoE(L.MoE, s.Out[:n*dim], s.XB[:n*dim], n)
+		} else {
+			s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.HB[:n*hid], W: L.Gate}, compute.Product{Out: s.HB2[:n*hid], W: L.Up})
+			model.GLU(s.Pool, compute.SwiGLU, s.HB[:n*hid], s.HB2[:n*hid])
+			s.MatMul(s.Pool, s.Out[:n*dim], L.Down, s.HB[:n*hid], n)
+		}
 		compute.Add(x, x, s.Out[:n*dim])
 	}
 

@@ -2,7 +2,9 @@ package qwen3
 
 import (
 	"context"
+	"encoding/binary"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/model"
@@ -94,5 +96,65 @@ func TestQKNorm(t *testing.T) {
 	qn := logits(t, spec(map[string]float32{"blk.0.attn_q_norm.weight": 2}), ids)
 	if d := maxDiff(base, qn); d < 1e-3 {
 		t.Errorf("scaling attn_q_norm changed the logits by only %g: the norm weight is not applied", d)
+	}
+}
+
+// moeSpec is spec as qwen3moe: experts feed-forward networks of the
+// dense width (their stacked values from vals, or the fake's own when
+// vals is nil), used per token, and a router.
+func moeSpec(experts, used int, vals map[string][]float32) *fake.Spec {
+	s := spec(nil)
+	meta := map[string]any{}
+	for k, v := range s.Meta {
+		meta[strings.Replace(k, "qwen3.", "qwen3moe.", 1)] = v
+	}
+	meta["general.architecture"] = "qwen3moe"
+	meta["qwen3moe.expert_count"] = uint32(experts)
+	meta["qwen3moe.expert_used_count"] = uint32(used)
+	meta["qwen3moe.expert_feed_forward_length"] = uint32(16)
+	s.Meta = meta
+	for _, k := range []string{"ffn_gate", "ffn_up", "ffn_down"} {
+		shape := s.Shapes["blk.0."+k+".weight"]
+		delete(s.Shapes, "blk.0."+k+".weight")
+		s.Shapes["blk.0."+k+"_exps.weight"] = append([]int64{int64(experts)}, shape...)
+	}
+	s.Shapes["blk.0.ffn_gate_inp.weight"] = []int64{int64(experts), 8}
+	s.Values = vals
+	return s
+}
+
+// TestMoE: qwen3moe whose experts are all qwen3's dense network gives the
+// dense logits (the router's weights sum to 1), whichever experts each
+// token takes; with distinct experts, it does not.
+func TestMoE(t *testing.T) {
+	ids := []int{1, 4, 7, 2, 9, 3}
+	dense, err := spec(nil).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const experts = 4
+	vals := map[string][]float32{}
+	for _, k := range []string{"ffn_gate", "ffn_up", "ffn_down"} {
+		ti, err := dense.Tensor("blk.0." + k + ".weight")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := dense.Data(ti)
+		var one []float32
+		for i := 0; i < len(data); i += 4 {
+			one = append(one, math.Float32frombits(binary.LittleEndian.Uint32(data[i:])))
+		}
+		for range experts {
+			vals["blk.0."+k+"_exps.weight"] = append(vals["blk.0."+k+"_exps.weight"], one...)
+		}
+	}
+	base := logits(t, spec(nil), ids)
+	for _, used := range []int{1, 2, 4} {
+		if d := maxDiff(base, logits(t, moeSpec(experts, used, vals), ids)); d > 1e-5 {
+			t.Errorf("%d of %d experts, all the dense network: logits differ by %g", used, experts, d)
+		}
+	}
+	if d := maxDiff(base, logits(t, moeSpec(experts, 2, nil), ids)); d < 1e-3 {
+		t.Errorf("distinct experts changed the logits by only %g", d)
 	}
 }

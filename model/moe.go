@@ -1,0 +1,159 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/glassbox-ai/glassbox/compute"
+)
+
+// Experts is a sparse mixture-of-experts feed-forward block (Shazeer et
+// al. 2017, "Outrageously Large Neural Networks", arXiv:1701.06538; as
+// Mixtral runs it: Jiang et al. 2024, arXiv:2401.04088): a router scores
+// every expert for each token, the token goes through its ExpertsUsed
+// best (each a SwiGLU network), and their outputs are summed, weighted by
+// the router's softmax probabilities renormalized over the chosen ones.
+type Experts struct {
+	Router compute.Matrix   // (experts, dim): ffn_gate_inp
+	Gate   []compute.Matrix // per expert (expertHidden, dim): ffn_gate_exps
+	Up     []compute.Matrix // per expert (expertHidden, dim): ffn_up_exps
+	Down   []compute.Matrix // per expert (dim, expertHidden): ffn_down_exps
+}
+
+// BindExperts binds the experts of the block whose tensors start with
+// prefix ("blk.3."): the stacked tensors llama.cpp's converters write
+// (ffn_gate_exps, ...), or the one-per-expert tensors of older Mixtral
+// files (ffn_gate.0.weight, ...).
+func BindExperts(b *Binder, c *Config, prefix string) *Experts {
+	n, hid := c.Experts, c.ExpertHiddenDim
+	b.used, b.of = c.ExpertsUsed, c.Experts
+	e := &Experts{Router: b.Matrix(prefix+"ffn_gate_inp.weight", n, c.Dim)}
+	if b.Has(prefix+"ffn_gate_exps.weight") || !b.Has(prefix+"ffn_gate.0.weight") {
+		e.Gate = b.Experts(prefix+"ffn_gate_exps.weight", n, hid, c.Dim)
+		e.Up = b.Experts(prefix+"ffn_up_exps.weight", n, hid, c.Dim)
+		e.Down = b.Experts(prefix+"ffn_down_exps.weight", n, c.Dim, hid)
+		return e
+	}
+	for i := range n {
+		e.Gate = append(e.Gate, b.expert(fmt.Sprintf("%sffn_gate.%d.weight", prefix, i), hid, c.Dim))
+		e.Up = append(e.Up, b.expert(fmt.Sprintf("%sffn_up.%d.weight", prefix, i), hid, c.Dim))
+		e.Down = append(e.Down, b.expert(fmt.Sprintf("%sffn_down.%d.weight", prefix, i), c.Dim, hid))
+	}
+	return e
+}
+
+// expert binds one expert's matrix of an older Mixtral file.
+func (b *Binder) expert(name string, rows, cols int) compute.Matrix {
+	before := b.bytes
+	m := b.Matrix(name, rows, cols)
+	b.expertBytes += b.bytes - before
+	return m
+}
+
+// moeBuffers are a session's scratch for Experts: the router's scores
+// and each token's choices, and an expert's rows gathered and computed.
+type moeBuffers struct {
+	scores []float32 // (batch, experts)
+	in     []float32 // (batch, dim) the rows an expert takes
+	out    []float32 // (batch, dim) its outputs
+	pick   []int32   // (batch, used) each token's experts
+	weight []float32 // (batch, used) and their weights
+	count  []int32   // (experts + 1) tokens per expert, then their offsets
+	rows   []int32   // (batch·used) the (token, rank) entries by expert
+}
+
+// MoE computes out (n, dim) = the mixture of experts e over the normed
+// rows xb (n, dim). The experts run one after another, each over the rows
+// routed to it as one batch (so a prompt reads each expert's weights
+// once); a row's weighted outputs are summed in expert order, whatever
+// the batch, so one token alone gives the same sum as in a prompt.
+func (d *Decoder) MoE(e *Experts, out, xb []float32, n int) {
+	c, mb := d.cfg, &d.moe
+	dim, hid, k, ne := c.Dim, c.ExpertHiddenDim, c.ExpertsUsed, c.Experts
+	scores := mb.scores[:n*ne]
+	d.MatMul(d.Pool, scores, e.Router, xb[:n*dim], n)
+	for t := range n {
+		Route(scores[t*ne:(t+1)*ne], mb.pick[t*k:(t+1)*k], mb.weight[t*k:(t+1)*k])
+	}
+	// Counting sort of the (token, rank) entries by expert.
+	count := mb.count[:ne+1]
+	clear(count)
+	for _, x := range mb.pick[:n*k] {
+		count[x+1]++
+	}
+	for i := 1; i <= ne; i++ {
+		count[i] += count[i-1]
+	}
+	for j, x := range mb.pick[:n*k] {
+		mb.rows[count[x]] = int32(j)
+		count[x]++
+	}
+	clear(out[:n*dim])
+	start := 0
+	for x := range ne {
+		end := int(count[x]) // the entries of expert x: rows[start:end]
+		m := end - start
+		if m == 0 {
+			continue
+		}
+		in := mb.in[:m*dim]
+		for i, j := range mb.rows[start:end] {
+			t := int(j) / k
+			copy(in[i*dim:(i+1)*dim], xb[t*dim:(t+1)*dim])
+		}
+		d.MatMuls(in, m, compute.Product{Out: d.HB[:m*hid], W: e.Gate[x]}, compute.Product{Out: d.HB2[:m*hid], W: e.Up[x]})
+		GLU(d.Pool, compute.SwiGLU, d.HB[:m*hid], d.HB2[:m*hid])
+		y := mb.out[:m*dim]
+		d.MatMul(d.Pool, y, e.Down[x], d.HB[:m*hid], m)
+		for i, j := range mb.rows[start:end] {
+			t, w := int(j)/k, mb.weight[j]
+			o, yi := out[t*dim:(t+1)*dim], y[i*dim:(i+1)*dim]
+			for i := range o {
+				o[i] += w * yi[i]
+			}
+		}
+		start = end
+	}
+}
+
+// Route picks a token's experts from the router's scores: the len(pick)
+// with the highest softmax probabilities (the lower index first among
+// equals), weighted by their probabilities renormalized to sum to 1 —
+// Mixtral's softmax over the chosen scores, and Qwen3-MoE's
+// norm_topk_prob, are the same weights.
+func Route(scores []float32, pick []int32, weight []float32) {
+	k := len(pick)
+	for r := range k {
+		best := -1
+		for i, s := range scores {
+			if taken(pick[:r], i) {
+				continue
+			}
+			if best < 0 || s > scores[best] {
+				best = i
+			}
+		}
+		pick[r] = int32(best)
+	}
+	// Softmax restricted to the chosen: exp(s − max) over their sum (the
+	// others' probabilities cancel in the renormalization).
+	top := scores[pick[0]]
+	var sum float32
+	for r, i := range pick {
+		weight[r] = float32(math.Exp(float64(scores[i] - top)))
+		sum += weight[r]
+	}
+	for r := range weight {
+		weight[r] /= sum
+	}
+}
+
+// taken reports whether expert i is among pick.
+func taken(pick []int32, i int) bool {
+	for _, p := range pick {
+		if int(p) == i {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,182 @@
+package model
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/model/internal/fake"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+func TestRoute(t *testing.T) {
+	for _, tc := range []struct {
+		scores []float32
+		k      int
+		pick   []int32
+	}{
+		{[]float32{0.1, 2, -1, 1.5}, 2, []int32{1, 3}},
+		{[]float32{0.1, 2, -1, 1.5}, 1, []int32{1}},
+		{[]float32{3, 3, 3, 1}, 2, []int32{0, 1}}, // equals: the lower index first
+		{[]float32{-5, -2, -9}, 3, []int32{1, 0, 2}},
+	} {
+		pick, w := make([]int32, tc.k), make([]float32, tc.k)
+		Route(tc.scores, pick, w)
+		if !slices.Equal(pick, tc.pick) {
+			t.Errorf("Route(%v, %d) picks %v, want %v", tc.scores, tc.k, pick, tc.pick)
+		}
+		// The weights are the softmax over all scores, renormalized over
+		// the picked ones.
+		var all, sel float64
+		for _, s := range tc.scores {
+			all += math.Exp(float64(s))
+		}
+		for _, i := range tc.pick {
+			sel += math.Exp(float64(tc.scores[i])) / all
+		}
+		for r, i := range tc.pick {
+			want := math.Exp(float64(tc.scores[i])) / all / sel
+			if math.Abs(float64(w[r])-want) > 1e-6 {
+				t.Errorf("Route(%v, %d): weight %d = %g, want %g", tc.scores, tc.k, r, w[r], want)
+			}
+		}
+	}
+}
+
+// f32Matrix is an F32 matrix of random values in ±scale.
+func f32Matrix(t *testing.T, rng *rand.Rand, rows, cols int, scale float64) (compute.Matrix, [][]float64) {
+	t.Helper()
+	data := make([]byte, 4*rows*cols)
+	ref := make([][]float64, rows)
+	for r := range rows {
+		ref[r] = make([]float64, cols)
+		for c := range cols {
+			v := float32((2*rng.Float64() - 1) * scale)
+			ref[r][c] = float64(v)
+			binary.LittleEndian.PutUint32(data[4*(r*cols+c):], math.Float32bits(v))
+		}
+	}
+	m, err := compute.NewMatrix(tensor.F32, rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, ref
+}
+
+// TestMoE checks Decoder.MoE over a batch of rows, routed to different
+// experts, against the mixture computed in float64 from its definition.
+func TestMoE(t *testing.T) {
+	const dim, hid, ne, k, n = 32, 48, 6, 2, 7
+	c := &Config{Arch: "test", Dim: dim, NumLayers: 1, NumHeads: 2, NumKVHeads: 2, HeadDim: 16, HiddenDim: 2 * hid, RopeDim: 16,
+		RopeBase: 10000, NormEps: 1e-5, CtxLen: 16, Experts: ne, ExpertsUsed: k, ExpertHiddenDim: hid}
+	d, err := NewDecoder(c, SessionOptions{CtxLen: 16, Batch: n, Threads: 2}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	e := &Experts{}
+	router, rref := f32Matrix(t, rng, ne, dim, 1)
+	e.Router = router
+	gref, uref, dref := make([][][]float64, ne), make([][][]float64, ne), make([][][]float64, ne)
+	for x := range ne {
+		var m compute.Matrix
+		m, gref[x] = f32Matrix(t, rng, hid, dim, 0.3)
+		e.Gate = append(e.Gate, m)
+		m, uref[x] = f32Matrix(t, rng, hid, dim, 0.3)
+		e.Up = append(e.Up, m)
+		m, dref[x] = f32Matrix(t, rng, dim, hid, 0.3)
+		e.Down = append(e.Down, m)
+	}
+	xb := make([]float32, n*dim)
+	for i := range xb {
+		xb[i] = float32(2*rng.Float64() - 1)
+	}
+	out := make([]float32, n*dim)
+	d.MoE(e, out, xb, n)
+
+	used := map[int]bool{}
+	for tk := range n {
+		x := xb[tk*dim : (tk+1)*dim]
+		scores := make([]float64, ne)
+		for ex := range ne {
+			for i := range dim {
+				scores[ex] += rref[ex][i] * float64(x[i])
+			}
+		}
+		order := make([]int, ne)
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return -cmpF(scores[a], scores[b]) })
+		var sum float64
+		for _, ex := range order[:k] {
+			sum += math.Exp(scores[ex] - scores[order[0]])
+		}
+		want := make([]float64, dim)
+		for _, ex := range order[:k] {
+			used[ex] = true
+			w := math.Exp(scores[ex]-scores[order[0]]) / sum
+			h := make([]float64, hid)
+			for j := range hid {
+				var g, u float64
+				for i := range dim {
+					g += gref[ex][j][i] * float64(x[i])
+					u += uref[ex][j][i] * float64(x[i])
+				}
+				h[j] = g / (1 + math.Exp(-g)) * u
+			}
+			for o := range dim {
+				var y float64
+				for j := range hid {
+					y += dref[ex][o][j] * h[j]
+				}
+				want[o] += w * y
+			}
+		}
+		for o := range dim {
+			if got := float64(out[tk*dim+o]); math.Abs(got-want[o]) > 1e-4*(1+math.Abs(want[o])) {
+				t.Fatalf("row %d, value %d: %g, want %g", tk, o, got, want[o])
+			}
+		}
+	}
+	if len(used) < 4 {
+		t.Errorf("the rows used %d of %d experts; the test should route to most", len(used), ne)
+	}
+}
+
+func cmpF(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// TestReadConfigExperts: an architecture that runs no mixture of experts
+// refuses a file with experts, naming the ones that do.
+func TestReadConfigExperts(t *testing.T) {
+	s := &fake.Spec{Meta: map[string]any{
+		"general.architecture": "qwen2", "qwen2.embedding_length": uint32(8), "qwen2.block_count": uint32(1),
+		"qwen2.attention.head_count": uint32(2), "qwen2.feed_forward_length": uint32(16), "qwen2.context_length": uint32(32),
+		"qwen2.attention.layer_norm_rms_epsilon": float32(1e-6), "qwen2.expert_count": uint32(4), "qwen2.expert_used_count": uint32(2),
+		"qwen2.expert_feed_forward_length": uint32(12)},
+		Shapes: map[string][]int64{"token_embd.weight": {10, 8}}}
+	f, err := s.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadConfig(f, "qwen2"); err == nil || !strings.Contains(err.Error(), "mixture-of-experts files (expert_count 4) are not supported for this architecture (supported: llama (Mixtral), qwen3moe)") {
+		t.Errorf("ReadConfig: %v", err)
+	}
+	c, err := ReadConfigMoE(f, "qwen2")
+	if err != nil || c.Experts != 4 || c.ExpertsUsed != 2 || c.ExpertHiddenDim != 12 || c.BufferHiddenDim() != 12 {
+		t.Errorf("ReadConfigMoE: %+v, %v", c, err)
+	}
+}
