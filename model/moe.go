@@ -75,6 +75,10 @@ func (d *Decoder) MoE(e *Experts, out, xb []float32, n int) {
 	for t := range n {
 		Route(scores[t*ne:(t+1)*ne], mb.pick[t*k:(t+1)*k], mb.weight[t*k:(t+1)*k])
 	}
+	if n == 1 && k <= len(d.HB)/hid {
+		d.moeToken(e, out, xb)
+		return
+	}
 	// Counting sort of the (token, rank) entries by expert.
 	count := mb.count[:ne+1]
 	clear(count)
@@ -113,6 +117,44 @@ func (d *Decoder) MoE(e *Experts, out, xb []float32, n int) {
 			}
 		}
 		start = end
+	}
+}
+
+// moeToken is MoE for one token (generation), its experts picked: their
+// gate and up matrices share the input, so they go two experts to a
+// MatMuls loop (one hand-off for four matrices rather than two for two),
+// and the sum is in expert order, as MoE's, with the same bits.
+func (d *Decoder) moeToken(e *Experts, out, xb []float32) {
+	c, mb := d.cfg, &d.moe
+	dim, hid, k := c.Dim, c.ExpertHiddenDim, c.ExpertsUsed
+	pick := mb.pick[:k]
+	var ps [4]compute.Product
+	for r := 0; r < k; r += 2 {
+		np := 0
+		for q := r; q < min(r+2, k); q++ {
+			x := pick[q]
+			ps[np] = compute.Product{Out: d.HB[q*hid : (q+1)*hid], W: e.Gate[x]}
+			ps[np+1] = compute.Product{Out: d.HB2[q*hid : (q+1)*hid], W: e.Up[x]}
+			np += 2
+		}
+		d.MatMuls(xb[:dim], 1, ps[:np]...)
+	}
+	GLU(d.Pool, compute.SwiGLU, d.HB[:k*hid], d.HB2[:k*hid])
+	y := mb.out[:k*dim]
+	for r, x := range pick {
+		d.MatMul(d.Pool, y[r*dim:(r+1)*dim], e.Down[x], d.HB[r*hid:(r+1)*hid], 1)
+	}
+	clear(out[:dim])
+	for x := range c.Experts { // expert order, as MoE sums
+		for r, p := range pick {
+			if int(p) != x {
+				continue
+			}
+			w, yr := mb.weight[r], y[r*dim:(r+1)*dim]
+			for i := range out[:dim] {
+				out[i] += w * yr[i]
+			}
+		}
 	}
 }
 

@@ -144,6 +144,17 @@ func TestMoE(t *testing.T) {
 			}
 		}
 	}
+	// One token alone (generation's path: its experts' gate and up in one
+	// loop) gives what the batch gave it.
+	one := make([]float32, dim)
+	for tk := range n {
+		d.MoE(e, one, xb[tk*dim:(tk+1)*dim], 1)
+		for o := range dim {
+			if a, b := float64(one[o]), float64(out[tk*dim+o]); math.Abs(a-b) > 1e-6*(1+math.Abs(b)) {
+				t.Fatalf("row %d alone, value %d: %g, in the batch %g", tk, o, a, b)
+			}
+		}
+	}
 	if len(used) < 4 {
 		t.Errorf("the rows used %d of %d experts; the test should route to most", len(used), ne)
 	}
