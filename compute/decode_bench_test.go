@@ -189,7 +189,7 @@ type decodeRead struct{ tileLoop }
 
 func (r *decodeRead) Run(lo, hi int) { r.run(r, lo, hi) }
 
-func (r *decodeRead) span(w Matrix, _ []float32, lo, hi int) {
+func (r *decodeRead) span(_ int, w Matrix, _ []float32, lo, hi int) {
 	for pn := range w.x.panels {
 		kernel.StreamRead(w.x.tiles(pn, lo, hi))
 	}

@@ -112,6 +112,36 @@ func MatMuls(p *Pool, x []float32, n int, ps ...Product) {
 	matMulX16(p, x, n, kern, ps...)
 }
 
+// MatMulsApart sets each product's Out to xs[i]·Wᵀ, as MatMul(p, Out, W,
+// xs[i], n) does (the same bits), for matrices that each have their own
+// input (the down projections of a token's experts). When they all have
+// x16 tiles of one type and row length and there are at most four, one
+// parallel loop runs over all of their tiles, as MatMuls's does.
+// Otherwise it is MatMul on each in turn.
+func MatMulsApart(p *Pool, xs [][]float32, n int, ps ...Product) {
+	if len(xs) != len(ps) {
+		panic("compute: MatMulsApart: an input per product")
+	}
+	for i, pr := range ps {
+		mustFit("MatMulsApart", pr.Out, pr.W, xs[i], n)
+	}
+	if n == 0 || len(ps) == 0 {
+		return
+	}
+	kern, ok := x16Kernel(ps[0].W)
+	for _, pr := range ps[1:] {
+		_, x16 := x16Kernel(pr.W)
+		ok = ok && x16 && pr.W.Type == ps[0].W.Type && pr.W.Cols == ps[0].W.Cols
+	}
+	if !ok || len(ps) > maxShared {
+		for i, pr := range ps {
+			MatMul(p, pr.Out, pr.W, xs[i], n)
+		}
+		return
+	}
+	matMulX16Apart(p, xs, n, kern, ps...)
+}
+
 // matMulDots computes output columns [rlo, rhi) with the dot kernels.
 func matMulDots(p *Pool, out []float32, w Matrix, x []float32, n, rlo, rhi int) {
 	vt, err := kernel.VecDotType(w.Type)

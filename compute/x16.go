@@ -314,6 +314,11 @@ type x16Task struct {
 	ap    kernel.XPack
 	kern  kernel.X16
 	phase int
+	// apart: matrix i multiplies its own input xs[i], packed in aps[i]
+	// (MatMulsApart), rather than x.
+	apart bool
+	xs    [maxShared][]float32
+	aps   [maxShared]kernel.XPack
 }
 
 // maxShared is the most matrices one MatMuls loop takes (a layer's Q, K
@@ -347,16 +352,17 @@ func (l *tileLoop) part(i, lo, hi int) (int, int) {
 	return max(lo, l.first[i]) - l.first[i], min(hi, l.first[i+1]) - l.first[i]
 }
 
-// spanner multiplies tiles lo..hi-1 of w into out (a tileLoop's body).
+// spanner multiplies tiles lo..hi-1 of w, the loop's matrix i, into out
+// (a tileLoop's body).
 type spanner interface {
-	span(w Matrix, out []float32, lo, hi int)
+	span(i int, w Matrix, out []float32, lo, hi int)
 }
 
 // run calls s.span on each matrix's part of loop indices lo..hi-1.
 func (l *tileLoop) run(s spanner, lo, hi int) {
 	for i := range l.count {
 		if a, b := l.part(i, lo, hi); a < b {
-			s.span(l.ws[i], l.outs[i], a, b)
+			s.span(i, l.ws[i], l.outs[i], a, b)
 		}
 	}
 }
@@ -369,20 +375,30 @@ var x16Tasks = sync.Pool{New: func() any { return new(x16Task) }}
 
 func (t *x16Task) Run(lo, hi int) {
 	if t.phase == quantizeRows {
+		if t.apart {
+			for i := range t.count {
+				t.aps[i].PackRows(t.xs[i], lo, hi)
+			}
+			return
+		}
 		t.ap.PackRows(t.x, lo, hi)
 		return
 	}
 	t.run(t, lo, hi)
 }
 
-// span multiplies tiles lo..hi-1 of w into out.
-func (t *x16Task) span(w Matrix, out []float32, lo, hi int) {
+// span multiplies tiles lo..hi-1 of w, matrix i, into out.
+func (t *x16Task) span(i int, w Matrix, out []float32, lo, hi int) {
 	w.x16Copied(lo, hi)
-	width := t.ap.Width
-	for pn := range t.ap.Panels() {
+	ap := &t.ap
+	if t.apart {
+		ap = &t.aps[i]
+	}
+	width := ap.Width
+	for pn := range ap.Panels() {
 		o := pn*width*w.Rows + lo*kernel.X16Rows
 		for p, cp := range w.x.panels {
-			t.kern(w.Type, w.x.tiles(p, lo, hi), hi-lo, &t.ap, pn, out[o:], w.Rows, cp.cols)
+			t.kern(w.Type, w.x.tiles(p, lo, hi), hi-lo, ap, pn, out[o:], w.Rows, cp.cols)
 		}
 	}
 	runtime.KeepAlive(w.x) // the tiles live outside the Go heap while x does
@@ -418,6 +434,40 @@ func matMulX16(p *Pool, x []float32, n int, kern kernel.X16, ps ...Product) {
 	for _, pr := range ps {
 		if w := pr.W; w.Rows%kernel.X16Rows != 0 {
 			matMulDots(p, pr.Out, w, x, n, w.Rows/kernel.X16Rows*kernel.X16Rows, w.Rows)
+		}
+	}
+}
+
+// matMulX16Apart is matMulX16 with an input per matrix: xs[i] for ps[i].
+func matMulX16Apart(p *Pool, xs [][]float32, n int, kern kernel.X16, ps ...Product) {
+	w0 := ps[0].W
+	t := x16Tasks.Get().(*x16Task)
+	defer x16Tasks.Put(t)
+	for i := range ps {
+		if err := t.aps[i].Reset(w0.Type, n, w0.Cols); err != nil {
+			panic("compute: MatMul: " + err.Error()) // ForDecode checked the type and shape
+		}
+		t.xs[i] = xs[i]
+	}
+	t.set(ps)
+	t.n, t.kern, t.apart = n, kern, true
+	t.phase = quantizeRows
+	if n == 1 {
+		t.Run(0, 1)
+	} else {
+		p.ForTask(n, 1, t)
+	}
+	t.phase = dotRows
+	if n <= streamRows {
+		p.ForStream(t.total(), grainFor(w0.x.tileBytes*t.aps[0].Panels()), t)
+	} else {
+		p.ForTask(t.total(), grainFor(w0.x.tileBytes*t.aps[0].Panels()), t)
+	}
+	t.clear()
+	t.apart, t.xs = false, [maxShared][]float32{} // keep no caller memory in the pool
+	for i, pr := range ps {
+		if w := pr.W; w.Rows%kernel.X16Rows != 0 {
+			matMulDots(p, pr.Out, w, xs[i], n, w.Rows/kernel.X16Rows*kernel.X16Rows, w.Rows)
 		}
 	}
 }

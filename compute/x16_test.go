@@ -305,6 +305,21 @@ func TestMatMuls(t *testing.T) {
 					}
 				}
 			}
+			// MatMulsApart: an input of its own per matrix.
+			xs := make([][]float32, len(ws))
+			for i := range ws {
+				xs[i] = randNormal(r, n*cols, 1)
+			}
+			MatMulsApart(p, xs, n, ps...)
+			for i, w := range ws {
+				want := make([]float32, n*w.Rows)
+				MatMul(p, want, w, xs[i], n)
+				for k := range want {
+					if math.Float32bits(ps[i].Out[k]) != math.Float32bits(want[k]) {
+						t.Fatalf("%s n=%d apart: matrix %d out[%d] = %g, MatMul gives %g", name, n, i, k, ps[i].Out[k], want[k])
+					}
+				}
+			}
 		}
 	}
 	for _, name := range []string{"q k v", "float q k v"} {
@@ -313,6 +328,10 @@ func TestMatMuls(t *testing.T) {
 		oq, ok := make([]float32, q.Rows), make([]float32, k.Rows)
 		if a := testing.AllocsPerRun(50, func() { MatMuls(p, x, 1, Product{oq, q}, Product{ok, k}) }); a > 0 {
 			t.Errorf("%s: %v allocations per token", name, a)
+		}
+		xs := [][]float32{x, randNormal(r, cols, 1)}
+		if a := testing.AllocsPerRun(50, func() { MatMulsApart(p, xs, 1, Product{oq, q}, Product{ok, k}) }); a > 0 {
+			t.Errorf("%s apart: %v allocations per token", name, a)
 		}
 	}
 }

@@ -114,7 +114,7 @@ func matMulFloatX16(p *Pool, x []float32, n int, ps ...Product) {
 func (t *floatX16Task) Run(lo, hi int) { t.run(t, lo, hi) }
 
 // span multiplies tiles lo..hi-1 of w into out.
-func (t *floatX16Task) span(w Matrix, out []float32, lo, hi int) {
+func (t *floatX16Task) span(_ int, w Matrix, out []float32, lo, hi int) {
 	w.x16Copied(lo, hi)
 	ilo := 0 // activation rows the 4×4 tiles take
 	if t.tile != nil {

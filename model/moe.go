@@ -123,7 +123,8 @@ func (d *Decoder) MoE(e *Experts, out, xb []float32, n int) {
 // moeToken is MoE for one token (generation), its experts picked: their
 // gate and up matrices share the input, so they go two experts to a
 // MatMuls loop (one hand-off for four matrices rather than two for two),
-// and the sum is in expert order, as MoE's, with the same bits.
+// their down matrices four to a MatMulsApart loop, and the sum is in
+// expert order, as MoE's, with the same bits.
 func (d *Decoder) moeToken(e *Experts, out, xb []float32) {
 	c, mb := d.cfg, &d.moe
 	dim, hid, k := c.Dim, c.ExpertHiddenDim, c.ExpertsUsed
@@ -141,8 +142,15 @@ func (d *Decoder) moeToken(e *Experts, out, xb []float32) {
 	}
 	GLU(d.Pool, compute.SwiGLU, d.HB[:k*hid], d.HB2[:k*hid])
 	y := mb.out[:k*dim]
-	for r, x := range pick {
-		d.MatMul(d.Pool, y[r*dim:(r+1)*dim], e.Down[x], d.HB[r*hid:(r+1)*hid], 1)
+	var xs [4][]float32
+	for r := 0; r < k; r += 4 {
+		np := 0
+		for q := r; q < min(r+4, k); q++ {
+			ps[np] = compute.Product{Out: y[q*dim : (q+1)*dim], W: e.Down[pick[q]]}
+			xs[np] = d.HB[q*hid : (q+1)*hid]
+			np++
+		}
+		d.MatMulsApart(xs[:np], 1, ps[:np]...)
 	}
 	clear(out[:dim])
 	for x := range c.Experts { // expert order, as MoE sums

@@ -75,6 +75,27 @@ func (r *Runtime) MatMuls(x []float32, n int, ps ...compute.Product) {
 	}
 }
 
+// MatMulsApart multiplies matrices that each have their own input
+// (compute.MatMulsApart, or MatMul on each in exact mode).
+func (r *Runtime) MatMulsApart(xs [][]float32, n int, ps ...compute.Product) {
+	if r.Opts.Exact {
+		for i, pr := range ps {
+			r.MatMul(r.Pool, pr.Out, pr.W, xs[i], n)
+		}
+		return
+	}
+	if r.prof == nil {
+		compute.MatMulsApart(r.Pool, xs, n, ps...)
+		return
+	}
+	t0 := time.Now()
+	compute.MatMulsApart(r.Pool, xs, n, ps...)
+	r.prof.Matrix += time.Since(t0)
+	for _, pr := range ps {
+		r.prof.MatrixBytes += matrixBytes(pr.W)
+	}
+}
+
 // Options returns the session's options with defaults filled.
 func (r *Runtime) Options() SessionOptions { return r.Opts }
 
