@@ -23,6 +23,13 @@ import (
 // Whatever the router picks, the weights sum to 1, so the copy computes
 // what the dense model does.
 func moeOfDense(t *testing.T, src string, experts, used int) string {
+	return moeOfDenseAs(t, src, experts, used, false)
+}
+
+// moeOfDenseAs is moeOfDense; split writes each expert's matrices as
+// tensors of their own (blk.N.ffn_gate.E.weight), as older Mixtral files
+// do, rather than stacked.
+func moeOfDenseAs(t *testing.T, src string, experts, used int, split bool) string {
 	t.Helper()
 	in, err := gguf.Open(src)
 	if err != nil {
@@ -51,11 +58,17 @@ func moeOfDense(t *testing.T, src string, experts, used int) string {
 			ts = append(ts, gguf.WriteTensor{Name: ti.Name, Shape: ti.Shape, Type: ti.Type, Data: data})
 			continue
 		}
-		stack := make([]byte, 0, experts*len(data))
-		for range experts {
-			stack = append(stack, data...)
+		if split {
+			for e := range experts {
+				ts = append(ts, gguf.WriteTensor{Name: fmt.Sprintf("%s.%d.weight", name, e), Shape: ti.Shape, Type: ti.Type, Data: data})
+			}
+		} else {
+			stack := make([]byte, 0, experts*len(data))
+			for range experts {
+				stack = append(stack, data...)
+			}
+			ts = append(ts, gguf.WriteTensor{Name: name + "_exps.weight", Shape: append([]int64{int64(experts)}, ti.Shape...), Type: ti.Type, Data: stack})
 		}
-		ts = append(ts, gguf.WriteTensor{Name: name + "_exps.weight", Shape: append([]int64{int64(experts)}, ti.Shape...), Type: ti.Type, Data: stack})
 		if strings.HasSuffix(name, ".ffn_gate") {
 			dim := ti.Shape[1]
 			router := make([]byte, 4*int64(experts)*dim)
@@ -90,13 +103,14 @@ func TestMoEOfDense(t *testing.T) {
 	man, dir := readManifest(t)
 	seq := man.Sequence.IDs[:24]
 	for _, tc := range []struct {
-		name string
-		used int
-	}{{"tiny-llama-F32", 2}, {"tiny-llama-Q4_0", 1}, {"tiny-llama-Q4_K_M", 1}, {"tiny-llama-Q8_0", 1}} {
+		name  string
+		used  int
+		split bool // one tensor per expert, as older Mixtral files
+	}{{"tiny-llama-F32", 2, false}, {"tiny-llama-Q4_0", 1, false}, {"tiny-llama-Q4_K_M", 1, false}, {"tiny-llama-Q8_0", 1, false}, {"tiny-llama-Q8_0", 1, true}} {
 		name := tc.name
-		t.Run(name, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/split=%v", name, tc.split), func(t *testing.T) {
 			dense := open(t, dir, man.Models[name].Model)
-			moe := openPath(t, moeOfDense(t, filepath.Join(dir, man.Models[name].Model), 4, tc.used))
+			moe := openPath(t, moeOfDenseAs(t, filepath.Join(dir, man.Models[name].Model), 4, tc.used, tc.split))
 			if c := moe.Config(); c.Experts != 4 || c.ExpertsUsed != tc.used {
 				t.Fatalf("config %+v: want 4 experts, %d used", c, tc.used)
 			}
