@@ -132,6 +132,25 @@ test('embed: an input longer than the context is a 400 with both numbers, or cut
   assert.deepEqual(r.truncated, [1]);
 });
 
+test('create: a model from the served one, with a system message and parameters', async () => {
+  const opts = { temperature: 0, num_predict: 12, repeat_penalty: 1 };
+  const r = await ollama.create({ model: 'storyteller', from: model, system: 'Once upon a time', parameters: opts });
+  assert.equal(r.status, 'success');
+  const ask = [{ role: 'user', content: 'a cat' }];
+  const base = await ollama.chat({ model, messages: [{ role: 'system', content: 'Once upon a time' }, ...ask], options: opts });
+  const made = await ollama.chat({ model: 'storyteller', messages: ask });
+  assert.equal(made.message.content, base.message.content);
+  assert.equal(made.eval_count, 12);
+  const show = await ollama.show({ model: 'storyteller' });
+  assert.equal(show.system, 'Once upon a time');
+  assert.match(show.parameters, /temperature 0/);
+  assert.match(show.modelfile, /^FROM /m);
+  const { models } = await ollama.list();
+  assert.ok(models.some((m) => m.name === 'storyteller'), JSON.stringify(models.map((m) => m.name)));
+  await assert.rejects(ollama.create({ model: 'other', from: model, template: '{{ .Prompt }}' }), /TEMPLATE is a Go template/);
+  await ollama.delete({ model: 'storyteller' });
+});
+
 test('show and ps', async () => {
   const s = await ollama.show({ model });
   assert.equal(s.details.family, 'llama');

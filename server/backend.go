@@ -28,6 +28,12 @@ type Backend interface {
 	// model the store holds already is not downloaded again). The
 	// reference names it afterwards too.
 	Pull(ctx context.Context, ref string) (string, error)
+	// Create makes a model from another (Ollama's /api/create): the same
+	// weights under a new name, with req's profile laid over the base's.
+	Create(ctx context.Context, req *CreateRequest) error
+	// Profile reports what a model was made with (nil: a model that was
+	// not made from another, or one the backend does not know).
+	Profile(ctx context.Context, name string) (*ModelProfile, error)
 	// Delete removes a model from the store, unloading it first.
 	Delete(ctx context.Context, name string) error
 	// Copy stores model src again under the name dst (Ollama's

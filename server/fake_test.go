@@ -35,6 +35,7 @@ type fakeBackend struct {
 	inDecode  chan struct{} // receives when a generation emits its first token (if not nil)
 	loaded    map[string]time.Duration
 	unloaded  []string
+	profiles  map[string]*ModelProfile // made models (Create)
 }
 
 func newFake() *fakeBackend {
@@ -54,6 +55,9 @@ func (f *fakeBackend) known(name string) error {
 		if m.Name == name {
 			return nil
 		}
+	}
+	if f.made(name) {
+		return nil
 	}
 	return pipeline.Errorf(pipeline.StageLoad, "see GET /v1/models", "model %q: %w", name, ErrModelNotFound)
 }
@@ -258,6 +262,39 @@ func (f *fakeBackend) Copy(ctx context.Context, src, dst string) error {
 	return nil
 }
 
+// made reports whether name is a model Create made.
+func (f *fakeBackend) made(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.profiles[name]
+	return ok
+}
+
+// Create records a made model ("mario" from "tiny"), whose profile
+// Profile then reports; a name taken is refused.
+func (f *fakeBackend) Create(ctx context.Context, req *CreateRequest) error {
+	if err := f.known(req.From); err != nil {
+		return err
+	}
+	if f.known(req.Name) == nil {
+		return BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "model %q already exists", req.Name))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.profiles == nil {
+		f.profiles = map[string]*ModelProfile{}
+	}
+	p := req.ModelProfile
+	f.profiles[req.Name] = &p
+	return nil
+}
+
+func (f *fakeBackend) Profile(ctx context.Context, name string) (*ModelProfile, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.profiles[name], nil
+}
+
 func (f *fakeBackend) Delete(ctx context.Context, name string) error {
 	if err := f.known(name); err != nil {
 		return err
@@ -282,6 +319,13 @@ func (f *fakeBackend) Models(ctx context.Context) ([]ModelInfo, error) { return 
 func (f *fakeBackend) Show(ctx context.Context, name string) (*ModelDetail, error) {
 	if err := f.known(name); err != nil {
 		return nil, err
+	}
+	if p, _ := f.Profile(ctx, name); p != nil { // a made model: its base's file
+		d, err := f.Show(ctx, p.From)
+		if d != nil {
+			d.Name = name
+		}
+		return d, err
 	}
 	for _, m := range fakeModels {
 		if m.Name == name {

@@ -152,6 +152,7 @@ type ollamaShowResponse struct {
 	Modelfile    string         `json:"modelfile"`
 	Parameters   string         `json:"parameters"`
 	Template     string         `json:"template"`
+	System       string         `json:"system,omitempty"`
 	Details      ollamaDetails  `json:"details"`
 	ModelInfo    map[string]any `json:"model_info"`
 	Capabilities []string       `json:"capabilities"`
@@ -182,10 +183,17 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 	if info == nil {
 		info = map[string]any{}
 	}
-	writeJSON(w, http.StatusOK, ollamaShowResponse{
+	out := ollamaShowResponse{
 		Modelfile:  "# glassbox serves GGUF files directly; there is no Modelfile.\nFROM " + d.Path + "\n",
 		Parameters: d.Parameters, Template: d.Template, Details: ollamaDetailsOf(d.ModelInfo),
-		ModelInfo: info, Capabilities: caps, ModifiedAt: d.Modified})
+		ModelInfo: info, Capabilities: caps, ModifiedAt: d.Modified}
+	if p, err := s.cfg.Backend.Profile(r.Context(), name); err == nil && p != nil {
+		// A made model: the Modelfile that made it, its parameters in
+		// show's PARAMETER-less form, its system message and license.
+		out.Modelfile, out.System, out.License = p.Modelfile(name), p.System, p.License
+		out.Parameters = strings.ReplaceAll(p.ParametersText(), "PARAMETER ", "")
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) ollamaVersion(w http.ResponseWriter, r *http.Request) {

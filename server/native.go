@@ -56,7 +56,8 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		s.createEmbedJob(w, &req)
 		return
 	}
-	opts, ka, e := optionsWith(nativeDefaults(), req.Model, req.Format, req.Options, req.KeepAlive)
+	options, prof := s.withProfile(r.Context(), req.Model, req.Options)
+	opts, ka, e := optionsWith(nativeDefaults(), req.Model, req.Format, options, req.KeepAlive)
 	if e == nil {
 		e = req.apply(&opts)
 	}
@@ -75,6 +76,11 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	}
 	greq := &GenerateRequest{Model: req.Model, Prompt: req.Prompt, System: req.System, Messages: req.Messages,
 		Raw: req.Raw, Options: opts, KeepAlive: ka}
+	if len(greq.Messages) > 0 {
+		greq.Messages = systemFirst(prof, greq.Messages)
+	} else if greq.System == "" && prof != nil {
+		greq.System = prof.System
+	}
 	tools, toolsJSON, e := parseTools(req.Tools)
 	if e == nil && len(tools) > 0 && len(req.Messages) == 0 {
 		e = badRequest("invalid_request", "tools", "tools are offered to a chat: give messages")

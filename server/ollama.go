@@ -222,7 +222,8 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, e)
 		return
 	}
-	opts, ka, e := ollamaCommon(req.Model, req.Format, req.Options, req.KeepAlive)
+	options, prof := s.withProfile(r.Context(), req.Model, req.Options)
+	opts, ka, e := ollamaCommon(req.Model, req.Format, options, req.KeepAlive)
 	if e == nil {
 		e = req.apply(&opts)
 	}
@@ -242,7 +243,11 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	greq := &GenerateRequest{Model: req.Model, Prompt: req.Prompt, System: req.System, Raw: req.Raw,
+	system := req.System
+	if system == "" && prof != nil {
+		system = prof.System
+	}
+	greq := &GenerateRequest{Model: req.Model, Prompt: req.Prompt, System: system, Raw: req.Raw,
 		Options: opts, KeepAlive: ka}
 	stream := req.Stream == nil || *req.Stream
 	s.ollamaRun(w, r, "text", greq, stream,
@@ -262,7 +267,8 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, e)
 		return
 	}
-	opts, ka, e := ollamaCommon(req.Model, req.Format, req.Options, req.KeepAlive)
+	options, prof := s.withProfile(r.Context(), req.Model, req.Options)
+	opts, ka, e := ollamaCommon(req.Model, req.Format, options, req.KeepAlive)
 	if e == nil {
 		e = req.apply(&opts)
 	}
@@ -301,7 +307,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	greq := &GenerateRequest{Model: req.Model, Messages: msgs, Options: opts, KeepAlive: ka}
+	greq := &GenerateRequest{Model: req.Model, Messages: systemFirst(prof, msgs), Options: opts, KeepAlive: ka}
 	if e := applyTools(greq, tools, toolsJSON, ""); e != nil {
 		writeOllamaError(w, e)
 		return

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -256,10 +257,13 @@ type openAICompletionResponse struct {
 }
 
 // options turns OpenAI's sampling fields into Options.
-func (p *openAISampling) options(maxTokens *float64, maxTokensParam string, defaultMax int) (Options, *Error) {
+func (p *openAISampling) options(maxTokens *float64, maxTokensParam string, defaultMax int, profile map[string]any) (Options, *Error) {
 	o := openAIDefaults()
 	o.NumPredict = defaultMax
-	m := map[string]any{}
+	m := maps.Clone(profile) // a made model's parameters, under the request's
+	if m == nil {
+		m = map[string]any{}
+	}
 	put := func(k string, v *float64) {
 		if v != nil {
 			m[k] = *v
@@ -388,7 +392,8 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	if maxTok == nil {
 		maxTok, maxParam = req.MaxTokens, "max_tokens"
 	}
-	opts, e := req.options(maxTok, maxParam, -1)
+	params, prof := s.withProfile(r.Context(), req.Model, nil)
+	opts, e := req.options(maxTok, maxParam, -1, params)
 	n := 1
 	if e == nil {
 		n, e = req.choices()
@@ -467,7 +472,7 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	if k := req.ChatTemplateKwargs; k != nil && k.EnableThinking != nil {
 		opts.Think = k.EnableThinking
 	}
-	greq := &GenerateRequest{Model: req.Model, Messages: msgs, Options: opts}
+	greq := &GenerateRequest{Model: req.Model, Messages: systemFirst(prof, msgs), Options: opts}
 	if e := applyTools(greq, tools, toolsJSON, choice); e != nil {
 		writeOpenAIError(w, e)
 		return
@@ -523,7 +528,8 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, e)
 		return
 	}
-	opts, e := req.options(req.MaxTokens, "max_tokens", 16)
+	params, _ := s.withProfile(r.Context(), req.Model, nil)
+	opts, e := req.options(req.MaxTokens, "max_tokens", 16, params)
 	n := 1
 	if e == nil {
 		n, e = req.choices()

@@ -33,6 +33,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/pull", s.ollamaPull)
 	m.HandleFunc("DELETE /api/delete", s.ollamaDelete)
 	m.HandleFunc("POST /api/copy", s.ollamaCopy)
+	m.HandleFunc("POST /api/create", s.ollamaCreate)
 	m.HandleFunc("GET /api/tags", s.ollamaTags)
 	m.HandleFunc("POST /api/show", s.ollamaShow)
 	m.HandleFunc("GET /api/ps", s.ollamaPS)

@@ -42,8 +42,42 @@ type Entry struct {
 	Source string    `json:"source"`        // path or URL it came from
 	Ref    string    `json:"ref,omitempty"` // the reference it was pulled by (hf.co/OWNER/REPO:Q4_K_M), also a name for it
 	Added  time.Time `json:"added"`
+	From   string    `json:"from,omitempty"` // the model it was made from (Create)
+	Profile
 
 	Path string `json:"-"` // absolute path of the model file
+}
+
+// Profile is what a model made from another adds to its file (Ollama's
+// create, a Modelfile's SYSTEM, PARAMETER and LICENSE): a system message
+// for conversations that bring none, and default options (Ollama's option
+// names: temperature, num_ctx, stop, ...) that a request's own override.
+type Profile struct {
+	System     string         `json:"system,omitempty"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+	License    string         `json:"license,omitempty"`
+}
+
+// Over returns p laid over base: p's system and license where it has
+// them, base's parameters with p's set over them.
+func (p Profile) Over(base Profile) Profile {
+	out := base
+	if p.System != "" {
+		out.System = p.System
+	}
+	if p.License != "" {
+		out.License = p.License
+	}
+	if len(p.Parameters) > 0 {
+		out.Parameters = map[string]any{}
+		for k, v := range base.Parameters {
+			out.Parameters[k] = v
+		}
+		for k, v := range p.Parameters {
+			out.Parameters[k] = v
+		}
+	}
+	return out
 }
 
 // ErrNotFound reports a name the store does not hold.
@@ -211,6 +245,37 @@ func (s *Store) Import(src, name string) (Entry, error) {
 	}
 	abs, _ := filepath.Abs(src)
 	return s.commit(tmp, dst, Entry{Name: name, Bytes: n, SHA256: sum, Source: abs})
+}
+
+// Create stores the model file at path again under name (a hard link
+// where the file system allows, else a copy), made from the model from
+// with profile p: Ollama's create from an existing model. sum and size are
+// the file's SHA-256 and size when known (a store model's manifest has
+// them), else they are computed. An existing name is an error.
+func (s *Store) Create(name, from, path, sum string, size int64, p Profile) (Entry, error) {
+	if err := CheckName(name); err != nil {
+		return Entry{}, err
+	}
+	if _, err := os.Stat(s.manifestPath(name)); err == nil {
+		return Entry{}, fmt.Errorf("model %q already exists (remove it first with 'glassbox rm %s')", name, name)
+	}
+	tmp := filepath.Join(s.Dir, ".partial", name+".gguf.create")
+	os.Remove(tmp)
+	if err := os.Link(path, tmp); err != nil {
+		if err := copyFile(path, tmp); err != nil {
+			os.Remove(tmp)
+			return Entry{}, err
+		}
+	}
+	if sum == "" {
+		var err error
+		if sum, size, err = hashFile(tmp); err != nil {
+			os.Remove(tmp)
+			return Entry{}, err
+		}
+	}
+	abs, _ := filepath.Abs(path)
+	return s.commit(tmp, s.modelPath(name), Entry{Name: name, Bytes: size, SHA256: sum, Source: abs, From: from, Profile: p})
 }
 
 // commit renames a complete file into place and writes its manifest.

@@ -56,6 +56,50 @@ func TestImportListRemove(t *testing.T) {
 	}
 }
 
+// TestCreate: a model made from another shares its file, keeps its
+// profile in the manifest, and lays its own over the base's.
+func TestCreate(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := s.Import(shared.Path(t, "models/stories260K.gguf"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1 := Profile{System: "You are a pirate.", Parameters: map[string]any{"temperature": 0.3, "stop": []any{"Arr"}}}
+	a, err := s.Create("pirate", base.Name, base.Path, base.SHA256, base.Bytes, p1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get("pirate")
+	if err != nil || got.From != "stories260K" || got.System != p1.System || got.Parameters["temperature"] != 0.3 || got.SHA256 != base.SHA256 || got.Bytes != base.Bytes {
+		t.Fatalf("pirate: %+v, %v", got, err)
+	}
+	if a.Path == base.Path {
+		t.Fatalf("the made model has the base's own file name")
+	}
+	// A model made from pirate: its own temperature, pirate's stop and system.
+	p2 := Profile{Parameters: map[string]any{"temperature": 0.9}}.Over(got.Profile)
+	if p2.System != p1.System || p2.Parameters["temperature"] != 0.9 || fmt.Sprint(p2.Parameters["stop"]) != "[Arr]" || p1.Parameters["temperature"] != 0.3 {
+		t.Fatalf("laid over: %+v (base now %+v)", p2, p1)
+	}
+	if _, err := s.Create("pirate", base.Name, base.Path, "", 0, p1); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("a second pirate: %v", err)
+	}
+	// Without the sum, it is computed.
+	c, err := s.Create("plain", base.Name, base.Path, "", 0, Profile{})
+	if err != nil || c.SHA256 != base.SHA256 || c.Bytes != base.Bytes {
+		t.Fatalf("plain: %+v, %v", c, err)
+	}
+	if err := s.Remove("pirate"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Resolve("stories260K"); err != nil {
+		t.Fatalf("removing the made model removed the base: %v", err)
+	}
+}
+
 // fakeHF behaves like the Hugging Face endpoints glassbox uses: the model
 // API listing, resolve URLs that redirect with X-Linked-Etag/X-Linked-Size,
 // and a CDN that honours Range. cutAt > 0 makes the next GET end the

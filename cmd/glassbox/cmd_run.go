@@ -80,6 +80,9 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := applyProfile(env, fs, &f); err != nil {
+		return err
+	}
 	params := f.sampling()
 	if err := f.validate(params); err != nil {
 		return err

@@ -355,6 +355,45 @@ func (b *serveBackend) Copy(ctx context.Context, src, dst string) error {
 	return nil
 }
 
+// Create stores model req.From again as req.Name (a hard link where the
+// file system allows), with req's profile laid over the one From was made
+// with: Ollama's create.
+func (b *serveBackend) Create(ctx context.Context, req *server.CreateRequest) error {
+	from, path, err := b.lookup(req.From)
+	if err != nil {
+		return err
+	}
+	if b.store == nil {
+		return pipeline.Errorf(pipeline.StageLoad, "start serve with a glassbox home it can write", "this server has no model store to create models in")
+	}
+	if _, ok := b.files[req.Name]; ok {
+		return server.BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "model %q already exists (a file given to serve)", req.Name))
+	}
+	var base store.Profile
+	var sum string
+	var size int64
+	if e, err := b.store.Find(from); err == nil && e.Path == path {
+		base, sum, size = e.Profile, e.SHA256, e.Bytes
+	}
+	p := store.Profile{System: req.System, Parameters: req.Parameters, License: req.License}.Over(base)
+	if _, err := b.store.Create(req.Name, from, path, sum, size, p); err != nil {
+		return server.BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "create %s from %s: %w", req.Name, from, err))
+	}
+	return nil
+}
+
+// Profile reports what a store model was made with (nil for the others).
+func (b *serveBackend) Profile(ctx context.Context, name string) (*server.ModelProfile, error) {
+	if _, ok := b.files[name]; ok || b.store == nil {
+		return nil, nil
+	}
+	e, err := b.store.Find(name)
+	if err != nil || e.From == "" {
+		return nil, nil
+	}
+	return &server.ModelProfile{From: e.From, System: e.System, Parameters: e.Parameters, License: e.License}, nil
+}
+
 // Delete unloads a store model and removes it from the store; a --model
 // file is not the server's to delete.
 func (b *serveBackend) Delete(ctx context.Context, name string) error {
