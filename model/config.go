@@ -74,7 +74,7 @@ func ReadConfigMoE(f *gguf.File, arch string) (Config, error) {
 
 // MoEArchs names the architectures that run mixture-of-experts files,
 // for the refusal of the others.
-const MoEArchs = "llama (Mixtral), qwen3moe"
+const MoEArchs = "llama (Mixtral), qwen3moe, granitemoe"
 
 func readConfig(f *gguf.File, arch string, moe bool) (Config, error) {
 	c := Config{Arch: arch}
@@ -206,6 +206,13 @@ func Int(f *gguf.File, arch, key string, def int) (int, error) {
 	r := metaReader{f: f, arch: arch}
 	n := r.int(key, def)
 	return n, r.err
+}
+
+// Float reads an optional architecture key with a default (≥ 0), as Int.
+func Float(f *gguf.File, arch, key string, def float32) (float32, error) {
+	r := metaReader{f: f, arch: arch}
+	x := r.float(key, def)
+	return x, r.err
 }
 
 // ropeScaling reads <arch>.rope.scaling.type and .factor. Only linear

@@ -183,7 +183,7 @@ func TestReadConfigExperts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadConfig(f, "qwen2"); err == nil || !strings.Contains(err.Error(), "mixture-of-experts files (expert_count 4) are not supported for this architecture (supported: llama (Mixtral), qwen3moe)") {
+	if _, err := ReadConfig(f, "qwen2"); err == nil || !strings.Contains(err.Error(), "mixture-of-experts files (expert_count 4) are not supported for this architecture (supported: llama (Mixtral), qwen3moe, granitemoe)") {
 		t.Errorf("ReadConfig: %v", err)
 	}
 	c, err := ReadConfigMoE(f, "qwen2")
