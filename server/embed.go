@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -52,8 +53,10 @@ func textInputs(raw json.RawMessage, field string, ids bool) ([]string, [][]int,
 }
 
 // embedSettings reads what an embeddings request takes of Ollama's options
-// (num_ctx, num_batch, num_thread) and its keep_alive.
-func embedSettings(req *EmbedRequest, options map[string]any, keepAlive json.RawMessage) *Error {
+// (num_ctx, num_batch, num_thread; a made model's own under them) and its
+// keep_alive.
+func (s *Server) embedSettings(ctx context.Context, req *EmbedRequest, options map[string]any, keepAlive json.RawMessage) *Error {
+	options, _ = s.withProfile(ctx, req.Model, options)
 	o, ka, e := ollamaCommon(req.Model, nil, options, keepAlive)
 	if e != nil {
 		return e
@@ -132,7 +135,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 	var e *Error
 	req.Input, _, e = textInputs(body.Input, "input", false)
 	if e == nil {
-		e = embedSettings(req, body.Options, body.KeepAlive)
+		e = s.embedSettings(r.Context(), req, body.Options, body.KeepAlive)
 	}
 	var g *generation
 	var res *EmbedResult
@@ -164,7 +167,7 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := &EmbedRequest{Model: body.Model, Input: []string{body.Prompt}}
-	e := embedSettings(req, body.Options, body.KeepAlive)
+	e := s.embedSettings(r.Context(), req, body.Options, body.KeepAlive)
 	var res *EmbedResult
 	if e == nil {
 		_, res, e = s.embed(w, r, req)

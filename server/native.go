@@ -123,7 +123,7 @@ func (s *Server) createEmbedJob(w http.ResponseWriter, req *jobRequest) {
 		ereq.Input, _, e = textInputs(req.Input, "input", false)
 	}
 	if e == nil {
-		e = embedSettings(ereq, req.Options, req.KeepAlive)
+		e = s.embedSettings(s.base, ereq, req.Options, req.KeepAlive)
 	}
 	if e != nil {
 		writeNativeError(w, e)
