@@ -24,12 +24,15 @@ const DefaultHFEndpoint = "https://huggingface.co"
 
 // PullOptions configures a download. The zero value works.
 type PullOptions struct {
-	Name       string                        // store name; derived from the file when empty
-	HFEndpoint string                        // overrides GLASSBOX_HF_ENDPOINT / DefaultHFEndpoint
-	Token      string                        // bearer token; defaults to $HF_TOKEN
-	Client     *http.Client                  // defaults to http.DefaultClient
-	Progress   func(done, total int64)       // called as bytes arrive (total -1 if unknown)
-	Logf       func(format string, a ...any) // notes such as "resuming at byte N"
+	Name       string // store name; derived from the file when empty
+	HFEndpoint string // overrides GLASSBOX_HF_ENDPOINT / DefaultHFEndpoint
+	// OllamaRegistry overrides GLASSBOX_OLLAMA_REGISTRY /
+	// DefaultOllamaRegistry for names of Ollama's registry.
+	OllamaRegistry string
+	Token          string                        // bearer token; defaults to $HF_TOKEN
+	Client         *http.Client                  // defaults to http.DefaultClient
+	Progress       func(done, total int64)       // called as bytes arrive (total -1 if unknown)
+	Logf           func(format string, a ...any) // notes such as "resuming at byte N"
 }
 
 // PullError is a failed download with its URL and, for HTTP failures, the
@@ -53,10 +56,11 @@ func (e *PullError) Stage() string { return "load" }
 
 var hfRef = regexp.MustCompile(`^(?:https?://)?(?:hf\.co|huggingface\.co)/([^/:]+)/([^/:]+)(?::(.+))?$`)
 
-// Pull downloads a model into the store. ref is a URL, or
-// hf.co/OWNER/REPO[:FILE-or-QUANT]: a .gguf file name picks that file, a
+// Pull downloads a model into the store. ref is a URL,
+// hf.co/OWNER/REPO[:FILE-or-QUANT] (a .gguf file name picks that file, a
 // quantization name (Q4_K_M) picks the repository's file with that name in
-// it, and nothing picks Q4_K_M, or the only GGUF file.
+// it, and nothing picks Q4_K_M, or the only GGUF file), or a name of
+// Ollama's registry (llama3.2:1b; see pullOllama).
 //
 // An interrupted download resumes from its partial file with an HTTP
 // Range request; the file is verified against the SHA-256 the server
@@ -64,6 +68,10 @@ var hfRef = regexp.MustCompile(`^(?:https?://)?(?:hf\.co|huggingface\.co)/([^/:]
 // and renamed into place only when complete.
 func (s *Store) Pull(ctx context.Context, ref string, o PullOptions) (Entry, error) {
 	o.defaults()
+	if IsOllamaName(ref) {
+		o.Token = "" // Hugging Face's token is not the registry's
+		return s.pullOllama(ctx, ref, &o)
+	}
 	src, err := resolveRef(ctx, ref, &o)
 	if err != nil {
 		return Entry{}, err
@@ -120,7 +128,7 @@ func resolveRef(ctx context.Context, ref string, o *PullOptions) (string, error)
 	if m == nil {
 		u, err := url.Parse(ref)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", fmt.Errorf("pull: %q is neither an http(s) URL nor hf.co/OWNER/REPO[:FILE-or-QUANT]", ref)
+			return "", fmt.Errorf("pull: %q is neither an http(s) URL, hf.co/OWNER/REPO[:FILE-or-QUANT] nor a name of Ollama's registry (llama3.2:1b)", ref)
 		}
 		return ref, nil
 	}
@@ -152,6 +160,12 @@ func (o *PullOptions) defaults() {
 	}
 	if o.HFEndpoint == "" {
 		o.HFEndpoint = DefaultHFEndpoint
+	}
+	if o.OllamaRegistry == "" {
+		o.OllamaRegistry = os.Getenv("GLASSBOX_OLLAMA_REGISTRY")
+	}
+	if o.OllamaRegistry == "" {
+		o.OllamaRegistry = DefaultOllamaRegistry
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}

@@ -150,7 +150,7 @@ func (s *Store) Get(name string) (Entry, error) {
 // from hf.co).
 func (s *Store) Find(name string) (Entry, error) {
 	e, err := s.Get(name)
-	if err == nil || !IsRef(name) {
+	if err == nil || !IsRef(name) && !IsOllamaName(name) {
 		return e, err
 	}
 	all, lerr := s.List()
@@ -160,6 +160,14 @@ func (s *Store) Find(name string) (Entry, error) {
 	for _, x := range all {
 		if x.Ref == name {
 			return x, nil
+		}
+	}
+	// An Ollama name without a tag means :latest, as in Ollama.
+	if !strings.Contains(name, ":") && IsOllamaName(name) {
+		for _, x := range all {
+			if x.Name == name+":latest" || x.Ref == name+":latest" {
+				return x, nil
+			}
 		}
 	}
 	return Entry{}, fmt.Errorf("model %q: %w (see 'glassbox list'; store: %s)", name, ErrNotFound, s.Dir)
@@ -278,6 +286,32 @@ func (s *Store) Create(name, from, path, sum string, size int64, p Profile) (Ent
 	return s.commit(tmp, s.modelPath(name), Entry{Name: name, Bytes: size, SHA256: sum, Source: abs, From: from, Profile: p})
 }
 
+// SetProfile replaces a stored model's profile.
+func (s *Store) SetProfile(name string, p Profile) (Entry, error) {
+	e, err := s.Get(name)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Profile = p
+	return e, s.writeManifest(e)
+}
+
+// writeManifest writes e's manifest atomically.
+func (s *Store) writeManifest(e Entry) error {
+	b, _ := json.MarshalIndent(e, "", "  ")
+	mt := s.manifestPath(e.Name) + ".tmp"
+	if err := os.WriteFile(mt, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(mt, s.manifestPath(e.Name))
+}
+
+// HasProfile reports whether e carries a profile (made by Create, or
+// pulled from Ollama's registry with parameters or a system message).
+func (e Entry) HasProfile() bool {
+	return e.System != "" || len(e.Parameters) > 0 || e.License != "" || e.From != ""
+}
+
 // commit renames a complete file into place and writes its manifest.
 func (s *Store) commit(tmp, dst string, e Entry) (Entry, error) {
 	if err := os.Rename(tmp, dst); err != nil {
@@ -286,12 +320,7 @@ func (s *Store) commit(tmp, dst string, e Entry) (Entry, error) {
 	e.File = filepath.Base(dst)
 	e.Path = dst
 	e.Added = time.Now().UTC().Truncate(time.Second)
-	b, _ := json.MarshalIndent(e, "", "  ")
-	mt := s.manifestPath(e.Name) + ".tmp"
-	if err := os.WriteFile(mt, append(b, '\n'), 0o644); err != nil {
-		return Entry{}, err
-	}
-	if err := os.Rename(mt, s.manifestPath(e.Name)); err != nil {
+	if err := s.writeManifest(e); err != nil {
 		return Entry{}, err
 	}
 	return e, nil

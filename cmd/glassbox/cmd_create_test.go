@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,5 +65,53 @@ func TestCreateCommand(t *testing.T) {
 	if err != nil || hot.System != "Tell tales." || hot.Parameters["temperature"] != 1.5 || hot.Parameters["num_predict"] != 12.0 ||
 		hot.From != "greedy" || fmt.Sprint(hot.Parameters["stop"]) != "[dragon]" {
 		t.Errorf("hot: %+v, %v", hot, err)
+	}
+}
+
+// TestPullOllamaRegistry: a name of Ollama's registry pulls the model's
+// GGUF layer and its parameters and system message, which run and serve
+// then apply; a parameter no request could set is reported, not kept.
+func TestPullOllamaRegistry(t *testing.T) {
+	src := shared.Path(t, "models/stories260K.gguf")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := []byte(`{"temperature": 0, "num_predict": 7, "mirostat": 1}`)
+	layers := []shared.Layer{{MediaType: "application/vnd.ollama.image.model", Data: data},
+		{MediaType: "application/vnd.ollama.image.params", Data: params},
+		{MediaType: "application/vnd.ollama.image.system", Data: []byte("Be brief.")}}
+	reg := shared.OllamaRegistry(t, map[string][]shared.Layer{"library/stories:latest": layers, "library/stories:q8": layers})
+	t.Setenv("GLASSBOX_OLLAMA_REGISTRY", reg.URL)
+	t.Setenv("GLASSBOX_HOME", t.TempDir())
+	out, errs, code := runCmd(t, "", "pull", "stories")
+	if code != 0 || !strings.Contains(out, "pulled stories:latest (1.1 MiB") || !strings.Contains(errs, "mirostat 1 is not kept") {
+		t.Fatalf("pull: exit %d, %q, %q", code, out, errs)
+	}
+	// The registry's parameters make run greedy for 7 tokens.
+	want, _, _ := runCmd(t, "", "run", "-m", src, "--temp", "0", "-n", "7", "--no-journal", "Once upon a time")
+	got, errs, code := runCmd(t, "", "run", "-m", "stories", "--no-journal", "Once upon a time")
+	if code != 0 || got != want || want == "" {
+		t.Errorf("run -m stories: %q (%s), want %q", got, errs, want)
+	}
+
+	base := startServe(t)
+	t.Setenv("GLASSBOX_OLLAMA_REGISTRY", reg.URL) // startServe set the home; the registry stays
+	code, b := postBody(t, base+"/api/pull", `{"model": "stories:q8", "stream": false}`)
+	if code != 200 || !strings.Contains(string(b), `"model":"stories:q8"`) {
+		t.Fatalf("/api/pull: %d %s", code, b)
+	}
+	code, b = postBody(t, base+"/api/show", `{"model": "stories:q8"}`)
+	var show struct{ System, Parameters string }
+	if json.Unmarshal(b, &show); code != 200 || show.System != "Be brief." || !strings.Contains(show.Parameters, "num_predict 7") || strings.Contains(show.Parameters, "mirostat") {
+		t.Errorf("/api/show: %d %s", code, b)
+	}
+	code, b = postBody(t, base+"/api/generate", `{"model": "stories:q8", "prompt": "Once upon a time", "raw": true, "stream": false}`)
+	var gen struct {
+		Response  string `json:"response"`
+		EvalCount int    `json:"eval_count"`
+	}
+	if json.Unmarshal(b, &gen); code != 200 || gen.EvalCount != 7 {
+		t.Errorf("/api/generate with the registry's num_predict 7: %d %s", code, b)
 	}
 }

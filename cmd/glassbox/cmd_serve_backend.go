@@ -334,6 +334,9 @@ func (b *serveBackend) Pull(ctx context.Context, ref string) (string, error) {
 	if err != nil {
 		return "", pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
+	if e, err = keepRunnable(b.store, e, func(m string) { tr.OnWarning("pull", m) }); err != nil {
+		return "", pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
 	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: e.Bytes,
 		Note: fmt.Sprintf("downloaded %s into the store as %s, sha256 %s", e.Source, e.Name, e.SHA256)})
 	return e.Name, nil
@@ -388,10 +391,14 @@ func (b *serveBackend) Profile(ctx context.Context, name string) (*server.ModelP
 		return nil, nil
 	}
 	e, err := b.store.Find(name)
-	if err != nil || e.From == "" {
+	if err != nil || !e.HasProfile() {
 		return nil, nil
 	}
-	return &server.ModelProfile{From: e.From, System: e.System, Parameters: e.Parameters, License: e.License}, nil
+	from := e.From
+	if from == "" {
+		from = e.Ref // pulled from Ollama's registry with its parameters
+	}
+	return &server.ModelProfile{From: from, System: e.System, Parameters: e.Parameters, License: e.License}, nil
 }
 
 // Delete unloads a store model and removes it from the store; a --model

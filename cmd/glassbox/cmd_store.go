@@ -17,7 +17,7 @@ func init() {
 	register(&command{name: "import", summary: "add a GGUF file to the model store (hard link or copy)", run: runImport})
 	register(&command{name: "list", summary: "list the models in the store", run: runList})
 	register(&command{name: "rm", summary: "remove a model from the store", run: runRm})
-	register(&command{name: "pull", summary: "download a model (URL or hf.co/OWNER/REPO[:FILE-or-QUANT]) into the store", run: runPull})
+	register(&command{name: "pull", summary: "download a model (URL, hf.co/OWNER/REPO[:FILE-or-QUANT] or a name of Ollama's registry) into the store", run: runPull})
 	resolveStoreName = func(name string) (string, error) {
 		s, err := store.Default()
 		if err != nil {
@@ -113,7 +113,7 @@ func runRm(ctx context.Context, env *cmdEnv, args []string) error {
 }
 
 func runPull(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlags(env, "pull", "URL|hf.co/OWNER/REPO[:FILE-or-QUANT] [--name NAME]")
+	fs := newFlags(env, "pull", "URL|hf.co/OWNER/REPO[:FILE-or-QUANT]|NAME[:TAG] (Ollama's registry) [--name NAME]")
 	name := fs.String("name", "", "store name (default: the file name without .gguf)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -135,6 +135,9 @@ func runPull(ctx context.Context, env *cmdEnv, args []string) error {
 	})
 	bar.finish()
 	if err != nil {
+		return err
+	}
+	if e, err = keepRunnable(s, e, func(m string) { fmt.Fprintln(env.stderr, "glassbox pull: "+m) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "pulled %s (%s, sha256 %s)\n", e.Name, humanBytes(e.Bytes), e.SHA256)
