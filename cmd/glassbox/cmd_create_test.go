@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,5 +114,29 @@ func TestPullOllamaRegistry(t *testing.T) {
 	}
 	if json.Unmarshal(b, &gen); code != 200 || gen.EvalCount != 7 {
 		t.Errorf("/api/generate with the registry's num_predict 7: %d %s", code, b)
+	}
+	// A model made from it and a copy of that share its weights in memory:
+	// one resident model, whichever name the requests use.
+	if code, b := postBody(t, base+"/api/create", `{"model": "brief", "from": "stories:q8", "parameters": {"num_predict": 3}, "stream": false}`); code != 200 {
+		t.Fatalf("/api/create: %d %s", code, b)
+	}
+	if code, b := postBody(t, base+"/api/copy", `{"source": "brief", "destination": "brief2"}`); code != 200 {
+		t.Fatalf("/api/copy: %d %s", code, b)
+	}
+	for _, m := range []string{"brief", "brief2"} {
+		code, b = postBody(t, base+"/api/generate", `{"model": "`+m+`", "prompt": "Once upon a time", "raw": true, "stream": false}`)
+		if json.Unmarshal(b, &gen); code != 200 || gen.EvalCount != 3 {
+			t.Errorf("/api/generate %s with its num_predict 3: %d %s", m, code, b)
+		}
+	}
+	resp, err := http.Get(base + "/api/ps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps struct{ Models []struct{ Name string } }
+	json.NewDecoder(resp.Body).Decode(&ps)
+	resp.Body.Close()
+	if len(ps.Models) != 1 || ps.Models[0].Name != "stories:q8" {
+		t.Errorf("/api/ps after generating with stories:q8, brief and brief2: %+v; want stories:q8 alone", ps.Models)
 	}
 }

@@ -91,6 +91,34 @@ func (b *serveBackend) lookup(name string) (canonical, path string, err error) {
 		"model %q: %w", name, server.ErrModelNotFound)
 }
 
+// resident returns the name and path a model is held in memory under: a
+// model made from another (create, copy) over the same file (a hard link)
+// shares its base's residency — one copy of the weights, whichever name a
+// request uses — down to the first model of the chain; any other model is
+// its own.
+func (b *serveBackend) resident(name, path string) (string, string) {
+	if b.store == nil {
+		return name, path
+	}
+	for range 16 { // a chain longer than this is not followed further
+		e, err := b.store.Find(name)
+		if err != nil || e.From == "" {
+			return name, path
+		}
+		base, basePath, err := b.lookup(e.From)
+		if err != nil {
+			return name, path
+		}
+		a, aerr := os.Stat(path)
+		c, cerr := os.Stat(basePath)
+		if aerr != nil || cerr != nil || !os.SameFile(a, c) {
+			return name, path
+		}
+		name, path = base, basePath
+	}
+	return name, path
+}
+
 // serveShapes caches each model file's plan.Shape by path, size and
 // modification time: opening a file and reading its header (the
 // vocabulary's strings included) took 5.3 ms for the 1B model, planning
@@ -201,6 +229,7 @@ func (b *serveBackend) admit(ctx context.Context, name string, numCtx, numBatch,
 	if err != nil {
 		return nil, opts, nil, 0, err
 	}
+	name, path = b.resident(name, path)
 	if numCtx > 0 {
 		opts.CtxLen = numCtx
 	}
@@ -342,20 +371,12 @@ func (b *serveBackend) Pull(ctx context.Context, ref string) (string, error) {
 	return e.Name, nil
 }
 
-// Copy imports model src into the store again as dst (a hard link where
-// the file system allows); an existing dst is an error.
+// Copy stores model src again as dst (a hard link where the file system
+// allows); an existing dst is an error. A copy is a model made from src
+// with nothing of its own: the same file, src's profile, and src's
+// residency (resident).
 func (b *serveBackend) Copy(ctx context.Context, src, dst string) error {
-	_, path, err := b.lookup(src)
-	if err != nil {
-		return err
-	}
-	if b.store == nil {
-		return pipeline.Errorf(pipeline.StageLoad, "start serve with a glassbox home it can write", "this server has no model store to copy into")
-	}
-	if _, err := b.store.Import(path, dst); err != nil {
-		return server.BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "copy %s to %s: %w", src, dst, err))
-	}
-	return nil
+	return b.Create(ctx, &server.CreateRequest{Name: dst, ModelProfile: server.ModelProfile{From: src}})
 }
 
 // Create stores model req.From again as req.Name (a hard link where the
@@ -618,6 +639,7 @@ func (b *serveBackend) Load(ctx context.Context, name string, keep *time.Duratio
 	if err != nil {
 		return err
 	}
+	name, path = b.resident(name, path)
 	p, err := b.planFor(path, b.session, b.parallel, "")
 	if err != nil {
 		return err
@@ -637,10 +659,11 @@ func (b *serveBackend) Load(ctx context.Context, name string, keep *time.Duratio
 }
 
 func (b *serveBackend) Unload(ctx context.Context, name string) error {
-	name, _, err := b.lookup(name)
+	name, path, err := b.lookup(name)
 	if err != nil {
 		return err
 	}
+	name, _ = b.resident(name, path)
 	err = b.res.Unload(name)
 	if errors.Is(err, sched.ErrNotResident) {
 		return nil // unloading a model that is not loaded is a no-op, as in Ollama
