@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -562,6 +563,32 @@ func TestUI(t *testing.T) {
 		if j.Kind != "pull" || !loaded {
 			t.Errorf("pull job %s: kind %q, events %v", job, j.Kind, evs)
 		}
+		// A model made from it: a system message and parameters, which the
+		// server then applies; a parameter it cannot set is named.
+		b.set("#create-name", "pulled-brief")
+		b.set("#create-from", "pulled")
+		b.set("#create-system", "Be brief.")
+		b.set("#create-params", "temperature hot")
+		b.click(`form[aria-label="Create"] button[type="submit"]`)
+		b.waitFor("the refused create", `document.querySelector('#create-status')?.dataset.state === 'failed'`, 10*time.Second)
+		if got := eval[string](b, `document.querySelector('#create-status').textContent`); !strings.Contains(got, "parameters.temperature must be a number") {
+			t.Errorf("create with a bad parameter: %q", got)
+		}
+		b.set("#create-params", "temperature 0\nnum_predict 4")
+		b.click(`form[aria-label="Create"] button[type="submit"]`)
+		b.waitFor("the made model in the store", `document.querySelector('#stored tr[data-model="pulled-brief"]')`, 10*time.Second)
+		if resp, err := http.Post(s.url+"/api/show", "application/json", strings.NewReader(`{"model": "pulled-brief"}`)); err != nil {
+			t.Error(err)
+		} else {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(body), `"system":"Be brief."`) || !strings.Contains(string(body), "num_predict 4") {
+				t.Errorf("/api/show pulled-brief: %d %s", resp.StatusCode, body)
+			}
+		}
+		b.click(`#stored tr[data-model="pulled-brief"] button`)
+		b.click(`#stored tr[data-model="pulled-brief"] button`)
+		b.waitFor("the made model deleted", `!document.querySelector('#stored tr[data-model="pulled-brief"]')`, 10*time.Second)
 		b.click(`#stored tr[data-model="pulled"] button`)
 		if got := eval[string](b, `document.querySelector('#stored tr[data-model="pulled"] button').textContent`); got != "Delete from disk?" {
 			t.Errorf("first click: button says %q", got)

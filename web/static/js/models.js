@@ -2,8 +2,9 @@
 // countdown and an unload button (Ollama's keep_alive 0), the stored ones
 // with their verdict and a delete button (DELETE /api/delete), a pull into
 // the store (POST /api/pull, its progress as it streams, its job linked),
-// and the plan for any of them on this machine or a device profile
-// (POST /v1/plan).
+// a model made from a stored one with a system message and parameters
+// (POST /api/create, as a Modelfile), and the plan for any of them on this
+// machine or a device profile (POST /v1/plan).
 import * as api from './api.js';
 import * as fmt from './fmt.js';
 
@@ -18,7 +19,7 @@ export function modelsView(root, cfg) {
   const status = fmt.el('div', { class: 'small', role: 'status', 'aria-live': 'polite' });
 
   const pullRef = fmt.el('input', { id: 'pull-ref', type: 'text', size: 48, spellcheck: false,
-    placeholder: 'hf.co/OWNER/REPO:Q4_K_M or https://…/model.gguf' });
+    placeholder: 'llama3.2:1b, hf.co/OWNER/REPO:Q4_K_M or https://…/model.gguf' });
   const pullGo = fmt.el('button', { type: 'submit' }, 'Pull');
   const pullStatus = fmt.el('div', { id: 'pull-status', class: 'small', role: 'status', 'aria-live': 'polite' });
   const pullForm = fmt.el('form', { class: 'panel', 'aria-label': 'Pull' },
@@ -26,6 +27,21 @@ export function modelsView(root, cfg) {
       fmt.el('div', {}, fmt.el('label', { for: 'pull-ref' }, 'Model to download into the store'), pullRef),
       fmt.el('div', {}, pullGo)),
     pullStatus);
+
+  const createName = fmt.el('input', { id: 'create-name', type: 'text', size: 20, spellcheck: false, placeholder: 'my-assistant' });
+  const createFrom = fmt.el('select', { id: 'create-from' });
+  const createSystem = fmt.el('textarea', { id: 'create-system', rows: 2, cols: 48, placeholder: 'You are a helpful assistant.' });
+  const createParams = fmt.el('textarea', { id: 'create-params', rows: 2, cols: 32, spellcheck: false, placeholder: 'temperature 0.7\nnum_ctx 8192' });
+  const createGo = fmt.el('button', { type: 'submit' }, 'Create');
+  const createStatus = fmt.el('div', { id: 'create-status', class: 'small', role: 'status', 'aria-live': 'polite' });
+  const createForm = fmt.el('form', { class: 'panel', 'aria-label': 'Create' },
+    fmt.el('div', { class: 'row' },
+      fmt.el('div', {}, fmt.el('label', { for: 'create-name' }, 'New model'), createName),
+      fmt.el('div', {}, fmt.el('label', { for: 'create-from' }, 'Made from'), createFrom),
+      fmt.el('div', {}, fmt.el('label', { for: 'create-system' }, 'System message'), createSystem),
+      fmt.el('div', {}, fmt.el('label', { for: 'create-params' }, 'Parameters (one per line)'), createParams),
+      fmt.el('div', {}, createGo)),
+    createStatus);
 
   const planModel = fmt.el('select', { id: 'plan-model' });
   const planDevice = fmt.el('select', { id: 'plan-device' }, fmt.el('option', { value: '' }, 'this machine'),
@@ -46,7 +62,7 @@ export function modelsView(root, cfg) {
 
   root.replaceChildren(fmt.el('h1', {}, 'Models'),
     fmt.el('h2', {}, 'Resident'), fmt.el('div', { class: 'tablewrap' }, resTable), queue,
-    fmt.el('h2', {}, 'Stored'), fmt.el('div', { class: 'tablewrap' }, storeTable), pullForm,
+    fmt.el('h2', {}, 'Stored'), fmt.el('div', { class: 'tablewrap' }, storeTable), pullForm, createForm,
     fmt.el('h2', {}, 'Plan'), planForm, status);
 
   let resident = [];
@@ -125,6 +141,7 @@ export function modelsView(root, cfg) {
       fmt.el('td', {}, deleteButton(m.id)))));
     if (!ms.length) storeBody.append(fmt.el('tr', {}, fmt.el('td', { colspan: 8, class: 'muted' }, 'The store is empty: pull a model below, or glassbox import FILE.gguf')));
     planModel.replaceChildren(...ms.map((m) => fmt.el('option', { value: m.id }, m.id)));
+    createFrom.replaceChildren(...ms.map((m) => fmt.el('option', { value: m.id }, m.id)));
   }).catch((e) => { status.textContent = e.describe ? e.describe() : String(e); });
   loadStored();
 
@@ -155,6 +172,29 @@ export function modelsView(root, cfg) {
       show(err.describe ? err.describe() : String(err));
     }
     pullGo.disabled = false;
+  });
+
+  // The fields become a Modelfile, so the server's errors name its lines.
+  createForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const name = createName.value.trim();
+    if (!name || !createFrom.value) return;
+    let mf = 'FROM ' + createFrom.value + '\n';
+    if (createSystem.value.trim()) mf += 'SYSTEM """' + createSystem.value.trim() + '"""\n';
+    for (const line of createParams.value.split('\n').map((l) => l.trim()).filter(Boolean)) mf += 'PARAMETER ' + line + '\n';
+    createGo.disabled = true;
+    createStatus.textContent = 'creating…';
+    delete createStatus.dataset.state;
+    try {
+      await api.post('/api/create', { model: name, modelfile: mf, stream: false });
+      createStatus.dataset.state = 'done';
+      createStatus.textContent = 'created ' + name + ' from ' + createFrom.value;
+      loadStored();
+    } catch (err) {
+      createStatus.dataset.state = 'failed';
+      createStatus.textContent = err.describe ? err.describe() : String(err);
+    }
+    createGo.disabled = false;
   });
 
   planForm.addEventListener('submit', async (e) => {
