@@ -98,18 +98,25 @@ func MatMuls(p *Pool, x []float32, n int, ps ...Product) {
 			return
 		}
 	}
-	kern, ok := x16Kernel(ps[0].W)
-	for _, pr := range ps[1:] {
-		_, x16 := x16Kernel(pr.W)
-		ok = ok && x16 && pr.W.Type == ps[0].W.Type && pr.W.Cols == ps[0].W.Cols
-	}
-	if !ok || len(ps) > maxShared {
+	kern, ok := sharedX16(ps)
+	if !ok {
 		for _, pr := range ps {
 			MatMul(p, pr.Out, pr.W, x, n)
 		}
 		return
 	}
 	matMulX16(p, x, n, kern, ps...)
+}
+
+// sharedX16 returns the x16 kernel of ps's matrices when one loop can take
+// them all: x16 tiles of one type and row length, at most maxShared.
+func sharedX16(ps []Product) (kernel.X16, bool) {
+	kern, ok := x16Kernel(ps[0].W)
+	for _, pr := range ps[1:] {
+		_, x16 := x16Kernel(pr.W)
+		ok = ok && x16 && pr.W.Type == ps[0].W.Type && pr.W.Cols == ps[0].W.Cols
+	}
+	return kern, ok && len(ps) <= maxShared
 }
 
 // MatMulsApart sets each product's Out to xs[i]·Wᵀ, as MatMul(p, Out, W,
@@ -128,12 +135,8 @@ func MatMulsApart(p *Pool, xs [][]float32, n int, ps ...Product) {
 	if n == 0 || len(ps) == 0 {
 		return
 	}
-	kern, ok := x16Kernel(ps[0].W)
-	for _, pr := range ps[1:] {
-		_, x16 := x16Kernel(pr.W)
-		ok = ok && x16 && pr.W.Type == ps[0].W.Type && pr.W.Cols == ps[0].W.Cols
-	}
-	if !ok || len(ps) > maxShared {
+	kern, ok := sharedX16(ps)
+	if !ok {
 		for i, pr := range ps {
 			MatMul(p, pr.Out, pr.W, xs[i], n)
 		}

@@ -63,12 +63,18 @@ func (r *Runtime) MatMuls(x []float32, n int, ps ...compute.Product) {
 		}
 		return
 	}
+	r.profiled(ps, func() { compute.MatMuls(r.Pool, x, n, ps...) })
+}
+
+// profiled runs mul, the multiplication of ps, timing it and counting its
+// weight bytes when a profile is attached.
+func (r *Runtime) profiled(ps []compute.Product, mul func()) {
 	if r.prof == nil {
-		compute.MatMuls(r.Pool, x, n, ps...)
+		mul()
 		return
 	}
 	t0 := time.Now()
-	compute.MatMuls(r.Pool, x, n, ps...)
+	mul()
 	r.prof.Matrix += time.Since(t0)
 	for _, pr := range ps {
 		r.prof.MatrixBytes += matrixBytes(pr.W)
@@ -84,16 +90,7 @@ func (r *Runtime) MatMulsApart(xs [][]float32, n int, ps ...compute.Product) {
 		}
 		return
 	}
-	if r.prof == nil {
-		compute.MatMulsApart(r.Pool, xs, n, ps...)
-		return
-	}
-	t0 := time.Now()
-	compute.MatMulsApart(r.Pool, xs, n, ps...)
-	r.prof.Matrix += time.Since(t0)
-	for _, pr := range ps {
-		r.prof.MatrixBytes += matrixBytes(pr.W)
-	}
+	r.profiled(ps, func() { compute.MatMulsApart(r.Pool, xs, n, ps...) })
 }
 
 // Options returns the session's options with defaults filled.

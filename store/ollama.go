@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-
-	"github.com/glassbox-ai/glassbox/gguf"
 )
 
 // Models from Ollama's registry, by the names Ollama's users type:
@@ -178,21 +176,7 @@ func (s *Store) pullOllama(ctx context.Context, ref string, o *PullOptions) (Ent
 	if err := s.download(ctx, src, part, model.Size, o); err != nil {
 		return Entry{}, err
 	}
-	sum, n, err := hashFile(part)
-	if err != nil {
-		return Entry{}, err
-	}
-	if sum != want {
-		os.Remove(part)
-		return Entry{}, &PullError{URL: src, Err: fmt.Errorf("SHA-256 mismatch: got %s, the manifest says %s (partial file removed; pull again)", sum, want)}
-	}
-	if g, err := gguf.Open(part); err != nil {
-		os.Remove(part)
-		return Entry{}, &PullError{URL: src, Err: fmt.Errorf("downloaded file is not a usable GGUF: %w", err)}
-	} else {
-		g.Close()
-	}
-	return s.commit(part, s.modelPath(name), Entry{Name: name, Bytes: n, SHA256: sum, Source: src, Ref: ref, Profile: p})
+	return s.finish(part, want, "the manifest says", Entry{Name: name, Source: src, Ref: ref, Profile: p})
 }
 
 // smallLayer fetches a parameters, system or license layer and checks it

@@ -94,21 +94,30 @@ func (s *Store) Pull(ctx context.Context, ref string, o PullOptions) (Entry, err
 	if err := s.download(ctx, src, part, size, &o); err != nil {
 		return Entry{}, err
 	}
+	return s.finish(part, want, "server says", Entry{Name: name, Source: src, Ref: ref})
+}
+
+// finish checks a complete download, part, against the SHA-256 its source
+// published (want; "" when none, said: who published it) and as a GGUF
+// file, and commits it as e (its name, source, reference and profile set).
+// A file that fails is removed.
+func (s *Store) finish(part, want, said string, e Entry) (Entry, error) {
 	sum, n, err := hashFile(part)
 	if err != nil {
 		return Entry{}, err
 	}
 	if want != "" && sum != want {
 		os.Remove(part)
-		return Entry{}, &PullError{URL: src, Err: fmt.Errorf("SHA-256 mismatch: got %s, server says %s (partial file removed; pull again)", sum, want)}
+		return Entry{}, &PullError{URL: e.Source, Err: fmt.Errorf("SHA-256 mismatch: got %s, %s %s (partial file removed; pull again)", sum, said, want)}
 	}
 	if g, err := gguf.Open(part); err != nil {
 		os.Remove(part)
-		return Entry{}, &PullError{URL: src, Err: fmt.Errorf("downloaded file is not a usable GGUF: %w", err)}
+		return Entry{}, &PullError{URL: e.Source, Err: fmt.Errorf("downloaded file is not a usable GGUF: %w", err)}
 	} else {
 		g.Close()
 	}
-	return s.commit(part, s.modelPath(name), Entry{Name: name, Bytes: n, SHA256: sum, Source: src, Ref: ref})
+	e.Bytes, e.SHA256 = n, sum
+	return s.commit(part, s.modelPath(e.Name), e)
 }
 
 // ResolveRef turns a reference (a URL, or hf.co/OWNER/REPO[:FILE-or-QUANT])

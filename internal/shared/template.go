@@ -22,14 +22,28 @@ func WithChatTemplate(t testing.TB, rel, template, name string) string {
 // returns its path.
 func WithMeta(t testing.TB, rel, name string, set map[string]any) string {
 	t.Helper()
-	in, err := gguf.Open(Path(t, rel))
+	return Rewrite(t, Path(t, rel), name, nil, set, nil)
+}
+
+// Rewrite writes a copy of the GGUF file at src as name.gguf in a
+// temporary folder of t and returns its path: each metadata key and value
+// through key (nil: kept as they are), then the keys of set added or
+// replaced, and the tensors through tensors (nil: kept).
+func Rewrite(t testing.TB, src, name string, key func(k string, v any) (string, any), set map[string]any,
+	tensors func([]gguf.WriteTensor) []gguf.WriteTensor) string {
+	t.Helper()
+	in, err := gguf.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Close()
 	var meta gguf.Metadata
 	for _, kv := range in.Meta.KVs {
-		if err := meta.Set(kv.Key, kv.Value.Any()); err != nil {
+		k, v := kv.Key, kv.Value.Any()
+		if key != nil {
+			k, v = key(k, v)
+		}
+		if err := meta.Set(k, v); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,6 +56,9 @@ func WithMeta(t testing.TB, rel, name string, set map[string]any) string {
 	for i := range in.Tensors {
 		ti := &in.Tensors[i]
 		ts = append(ts, gguf.WriteTensor{Name: ti.Name, Shape: ti.Shape, Type: ti.Type, Data: in.Data(ti)})
+	}
+	if tensors != nil {
+		ts = tensors(ts)
 	}
 	path := filepath.Join(t.TempDir(), name+".gguf")
 	f, err := os.Create(path)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 )
@@ -95,16 +94,7 @@ func argmax(v []float32) int {
 
 func open(t *testing.T, sharedDir, rel string) model.Model {
 	t.Helper()
-	f, err := gguf.Open(filepath.Join(sharedDir, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := model.Load(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return openPath(t, filepath.Join(sharedDir, rel))
 }
 
 func session(t *testing.T, m model.Model, o model.SessionOptions) model.Session {

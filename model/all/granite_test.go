@@ -2,12 +2,12 @@ package all
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 )
 
@@ -15,44 +15,15 @@ import (
 // llama.* keys renamed) with the keys of set added or replaced.
 func relabel(t *testing.T, src, arch string, set map[string]any) string {
 	t.Helper()
-	in, err := gguf.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	var meta gguf.Metadata
-	for _, kv := range in.Meta.KVs {
-		k, v := kv.Key, kv.Value.Any()
+	return shared.Rewrite(t, src, arch, func(k string, v any) (string, any) {
 		if rest, ok := strings.CutPrefix(k, "llama."); ok {
 			k = arch + "." + rest
 		}
 		if k == "general.architecture" {
 			v = arch
 		}
-		if err := meta.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for k, v := range set {
-		if err := meta.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var ts []gguf.WriteTensor
-	for i := range in.Tensors {
-		ti := &in.Tensors[i]
-		ts = append(ts, gguf.WriteTensor{Name: ti.Name, Shape: ti.Shape, Type: ti.Type, Data: in.Data(ti)})
-	}
-	path := filepath.Join(t.TempDir(), arch+".gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := gguf.Write(f, &meta, ts); err != nil {
-		t.Fatal(err)
-	}
-	return path
+		return k, v
+	}, set, nil)
 }
 
 // TestGraniteAsLlama: Granite's multipliers where they are neutral give

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/synth"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -31,64 +31,38 @@ func moeOfDense(t *testing.T, src string, experts, used int) string {
 // do, rather than stacked.
 func moeOfDenseAs(t *testing.T, src string, experts, used int, split bool) string {
 	t.Helper()
-	in, err := gguf.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	var meta gguf.Metadata
-	for _, kv := range in.Meta.KVs {
-		if err := meta.Set(kv.Key, kv.Value.Any()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := meta.Set("llama.expert_count", uint32(experts)); err != nil {
-		t.Fatal(err)
-	}
-	if err := meta.Set("llama.expert_used_count", uint32(used)); err != nil {
-		t.Fatal(err)
-	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	var ts []gguf.WriteTensor
-	for i := range in.Tensors {
-		ti := &in.Tensors[i]
-		data := in.Data(ti)
-		name := strings.TrimSuffix(ti.Name, ".weight")
-		if !strings.HasSuffix(name, ".ffn_gate") && !strings.HasSuffix(name, ".ffn_up") && !strings.HasSuffix(name, ".ffn_down") {
-			ts = append(ts, gguf.WriteTensor{Name: ti.Name, Shape: ti.Shape, Type: ti.Type, Data: data})
-			continue
-		}
-		if split {
-			for e := range experts {
-				ts = append(ts, gguf.WriteTensor{Name: fmt.Sprintf("%s.%d.weight", name, e), Shape: ti.Shape, Type: ti.Type, Data: data})
+	set := map[string]any{"llama.expert_count": uint32(experts), "llama.expert_used_count": uint32(used)}
+	return shared.Rewrite(t, src, "moe", nil, set, func(in []gguf.WriteTensor) []gguf.WriteTensor {
+		var ts []gguf.WriteTensor
+		for _, ti := range in {
+			name := strings.TrimSuffix(ti.Name, ".weight")
+			if !strings.HasSuffix(name, ".ffn_gate") && !strings.HasSuffix(name, ".ffn_up") && !strings.HasSuffix(name, ".ffn_down") {
+				ts = append(ts, ti)
+				continue
 			}
-		} else {
-			stack := make([]byte, 0, experts*len(data))
-			for range experts {
-				stack = append(stack, data...)
+			if split {
+				for e := range experts {
+					ts = append(ts, gguf.WriteTensor{Name: fmt.Sprintf("%s.%d.weight", name, e), Shape: ti.Shape, Type: ti.Type, Data: ti.Data})
+				}
+			} else {
+				stack := make([]byte, 0, experts*len(ti.Data))
+				for range experts {
+					stack = append(stack, ti.Data...)
+				}
+				ts = append(ts, gguf.WriteTensor{Name: name + "_exps.weight", Shape: append([]int64{int64(experts)}, ti.Shape...), Type: ti.Type, Data: stack})
 			}
-			ts = append(ts, gguf.WriteTensor{Name: name + "_exps.weight", Shape: append([]int64{int64(experts)}, ti.Shape...), Type: ti.Type, Data: stack})
-		}
-		if strings.HasSuffix(name, ".ffn_gate") {
-			dim := ti.Shape[1]
-			router := make([]byte, 4*int64(experts)*dim)
-			for j := 0; j < len(router); j += 4 {
-				binary.LittleEndian.PutUint32(router[j:], math.Float32bits(float32(rng.NormFloat64())))
+			if strings.HasSuffix(name, ".ffn_gate") {
+				dim := ti.Shape[1]
+				router := make([]byte, 4*int64(experts)*dim)
+				for j := 0; j < len(router); j += 4 {
+					binary.LittleEndian.PutUint32(router[j:], math.Float32bits(float32(rng.NormFloat64())))
+				}
+				ts = append(ts, gguf.WriteTensor{Name: strings.TrimSuffix(name, "ffn_gate") + "ffn_gate_inp.weight", Shape: []int64{int64(experts), dim}, Type: tensor.F32, Data: router})
 			}
-			blk := strings.TrimSuffix(name, "ffn_gate")
-			ts = append(ts, gguf.WriteTensor{Name: blk + "ffn_gate_inp.weight", Shape: []int64{int64(experts), dim}, Type: tensor.F32, Data: router})
 		}
-	}
-	path := filepath.Join(t.TempDir(), "moe.gguf")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := gguf.Write(f, &meta, ts); err != nil {
-		t.Fatal(err)
-	}
-	return path
+		return ts
+	})
 }
 
 // TestMoEOfDense: a mixture whose experts are all the dense network gives

@@ -50,16 +50,13 @@ type Weights struct {
 
 // Layer is one decoder block.
 type Layer struct {
-	AttnNorm []float32      // (dim)
-	Q        compute.Matrix // (qDim, dim)
-	K        compute.Matrix // (kvDim, dim)
-	V        compute.Matrix // (kvDim, dim)
-	O        compute.Matrix // (dim, qDim)
-	FFNNorm  []float32      // (dim)
-	Gate     compute.Matrix // (hiddenDim, dim)
-	Up       compute.Matrix // (hiddenDim, dim)
-	Down     compute.Matrix // (dim, hiddenDim)
-	MoE      *model.Experts // granitemoe: the experts instead of Gate, Up, Down
+	AttnNorm  []float32      // (dim)
+	Q         compute.Matrix // (qDim, dim)
+	K         compute.Matrix // (kvDim, dim)
+	V         compute.Matrix // (kvDim, dim)
+	O         compute.Matrix // (dim, qDim)
+	FFNNorm   []float32      // (dim)
+	model.FFN                // the SwiGLU network, or the experts of a mixture
 }
 
 // Model is a loaded Granite model.
@@ -122,13 +119,7 @@ func load(f *gguf.File, arch string) (model.Model, error) {
 			O:        b.Matrix(p+"attn_output.weight", c.Dim, c.QDim()),
 			FFNNorm:  b.Vector(p+"ffn_norm.weight", c.Dim),
 		}
-		if c.Experts > 0 {
-			L.MoE = model.BindExperts(b, c, p)
-		} else {
-			L.Gate = b.Matrix(p+"ffn_gate.weight", c.HiddenDim, c.Dim)
-			L.Up = b.Matrix(p+"ffn_up.weight", c.HiddenDim, c.Dim)
-			L.Down = b.Matrix(p+"ffn_down.weight", c.Dim, c.HiddenDim)
-		}
+		L.FFN = model.BindFFN(b, c, p)
 	}
 	if err := b.Err(); err != nil {
 		return nil, err
@@ -162,7 +153,7 @@ func (m *Model) NewSession(opts model.SessionOptions) (model.Session, error) {
 // run is the forward pass over rows of tokens (one sequence or several).
 func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bool, logits []float32) error {
 	c, w, sc := &s.m.cfg, &s.m.w, s.m.sc
-	n, dim, qDim, kvDim, hid := len(tokens), c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	n, dim, qDim, kvDim := len(tokens), c.Dim, c.QDim(), c.KVDim()
 	x := s.X[:n*dim]
 	for i, id := range tokens { // x[i] = embedding row of token i × embedding_scale
 		w.TokenEmbd.Row(id, x[i*dim:(i+1)*dim])
@@ -193,13 +184,7 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 
 		// Feed-forward (or the experts) on xb = norm(x), × residual_scale.
 		model.NormRows(s.XB, x, L.FFNNorm, n, dim, c.NormEps)
-		if L.MoE != nil {
-			s.MoE(L.MoE, s.Out[:n*dim], s.XB[:n*dim], n)
-		} else {
-			s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.HB[:n*hid], W: L.Gate}, compute.Product{Out: s.HB2[:n*hid], W: L.Up})
-			model.GLU(s.Pool, compute.SwiGLU, s.HB[:n*hid], s.HB2[:n*hid])
-			s.MatMul(s.Pool, s.Out[:n*dim], L.Down, s.HB[:n*hid], n)
-		}
+		s.FFN(&L.FFN, s.Out[:n*dim], s.XB[:n*dim], n)
 		compute.Scale(s.Out[:n*dim], sc.Residual)
 		compute.Add(x, x, s.Out[:n*dim])
 	}

@@ -38,16 +38,13 @@ type Weights struct {
 
 // Layer is one decoder block.
 type Layer struct {
-	AttnNorm []float32      // (dim)
-	Q        compute.Matrix // (qDim, dim)
-	K        compute.Matrix // (kvDim, dim)
-	V        compute.Matrix // (kvDim, dim)
-	O        compute.Matrix // (dim, qDim)
-	FFNNorm  []float32      // (dim)
-	Gate     compute.Matrix // (hiddenDim, dim)
-	Up       compute.Matrix // (hiddenDim, dim)
-	Down     compute.Matrix // (dim, hiddenDim)
-	MoE      *model.Experts // a mixture of experts instead of Gate, Up, Down; nil when dense
+	AttnNorm  []float32      // (dim)
+	Q         compute.Matrix // (qDim, dim)
+	K         compute.Matrix // (kvDim, dim)
+	V         compute.Matrix // (kvDim, dim)
+	O         compute.Matrix // (dim, qDim)
+	FFNNorm   []float32      // (dim)
+	model.FFN                // the SwiGLU network, or the experts of a mixture
 }
 
 // Model is a loaded Llama model.
@@ -90,13 +87,7 @@ func Load(f *gguf.File) (model.Model, error) {
 			O:        b.Matrix(p+"attn_output.weight", c.Dim, c.QDim()),
 			FFNNorm:  b.Vector(p+"ffn_norm.weight", c.Dim),
 		}
-		if L := &w.Layers[i]; c.Experts > 0 {
-			L.MoE = model.BindExperts(b, c, p)
-		} else {
-			L.Gate = b.Matrix(p+"ffn_gate.weight", c.HiddenDim, c.Dim)
-			L.Up = b.Matrix(p+"ffn_up.weight", c.HiddenDim, c.Dim)
-			L.Down = b.Matrix(p+"ffn_down.weight", c.Dim, c.HiddenDim)
-		}
+		w.Layers[i].FFN = model.BindFFN(b, c, p)
 	}
 	if err := b.Err(); err != nil {
 		return nil, err
@@ -127,7 +118,7 @@ func (m *Model) NewSession(opts model.SessionOptions) (model.Session, error) {
 // run is the forward pass over rows of tokens (one sequence or several).
 func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bool, logits []float32) error {
 	c, w := &s.m.cfg, &s.m.w
-	n, dim, qDim, kvDim, hid := len(tokens), c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	n, dim, qDim, kvDim := len(tokens), c.Dim, c.QDim(), c.KVDim()
 	x := s.X[:n*dim]
 	for i, id := range tokens { // x[i] = embedding row of token i
 		w.TokenEmbd.Row(id, x[i*dim:(i+1)*dim])
@@ -157,13 +148,7 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x),
 		// or the mixture of the experts the router picks for each row.
 		model.NormRows(s.XB, x, L.FFNNorm, n, dim, c.NormEps)
-		if L.MoE != nil {
-			s.MoE(L.MoE, s.Out[:n*dim], s.XB[:n*dim], n)
-		} else {
-			s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.HB[:n*hid], W: L.Gate}, compute.Product{Out: s.HB2[:n*hid], W: L.Up})
-			model.GLU(s.Pool, compute.SwiGLU, s.HB[:n*hid], s.HB2[:n*hid])
-			s.MatMul(s.Pool, s.Out[:n*dim], L.Down, s.HB[:n*hid], n)
-		}
+		s.FFN(&L.FFN, s.Out[:n*dim], s.XB[:n*dim], n)
 		compute.Add(x, x, s.Out[:n*dim])
 	}
 

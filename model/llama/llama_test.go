@@ -273,20 +273,26 @@ func FuzzLoad(f *testing.F) {
 		tn.meta["llama.attention.key_length"] = keyLen
 		tn.meta["llama.rope.dimension_count"] = ropeDim
 		tn.meta["llama.attention.sliding_window"] = window
-		m, err := model.Load(tn.file(t))
-		if err != nil {
-			return
-		}
-		s, err := m.NewSession(model.SessionOptions{CtxLen: 4})
-		if err != nil {
-			return
-		}
-		defer s.Close()
-		out := make([]float32, m.Config().VocabSize)
-		if err := s.Forward(context.Background(), []int{1, 2}, 0, out); err != nil {
-			t.Fatalf("loaded %+v but Forward failed: %v", m.Config(), err)
-		}
+		loadRuns(t, tn)
 	})
+}
+
+// loadRuns is the fuzzers' check: tn fails to load with an error, or it
+// loads and a forward pass runs.
+func loadRuns(t *testing.T, tn *tiny) {
+	m, err := model.Load(tn.file(t))
+	if err != nil {
+		return
+	}
+	s, err := m.NewSession(model.SessionOptions{CtxLen: 4})
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	out := make([]float32, m.Config().VocabSize)
+	if err := s.Forward(context.Background(), []int{1, 2}, 0, out); err != nil {
+		t.Fatalf("loaded %+v but Forward failed: %v", m.Config(), err)
+	}
 }
 
 // FuzzLoadMoE feeds hostile expert counts to the loader of a fixed set of
@@ -308,19 +314,7 @@ func FuzzLoadMoE(f *testing.F) {
 		tn.meta["llama.expert_used_count"] = used
 		tn.meta["llama.feed_forward_length"] = ffn
 		tn.meta["llama.expert_gating_func"] = gating
-		m, err := model.Load(tn.file(t))
-		if err != nil {
-			return
-		}
-		s, err := m.NewSession(model.SessionOptions{CtxLen: 4})
-		if err != nil {
-			return
-		}
-		defer s.Close()
-		out := make([]float32, m.Config().VocabSize)
-		if err := s.Forward(context.Background(), []int{1, 2}, 0, out); err != nil {
-			t.Fatalf("loaded %+v but Forward failed: %v", m.Config(), err)
-		}
+		loadRuns(t, tn)
 	})
 }
 
