@@ -28,16 +28,20 @@ var benchProbeBytes int64 = 512 << 20
 // warm-up, from a cache that holds Depth tokens (filled once, before the
 // tests; llama-bench's -d).
 type benchResult struct {
-	Model     string  `json:"model"`
-	Arch      string  `json:"arch"`
-	Params    int64   `json:"params"`
-	FileBytes int64   `json:"file_bytes"`
-	ReadBytes int64   `json:"bytes_per_token"` // weight bytes one decode step reads
-	Threads   int     `json:"threads"`
-	Prompt    int     `json:"prompt_tokens"`
-	Gen       int     `json:"gen_tokens"`
-	Depth     int     `json:"depth"`   // tokens in the KV cache before each test
-	DepthS    float64 `json:"depth_s"` // filling them (prompt processing in batches)
+	Model     string `json:"model"`
+	Arch      string `json:"arch"`
+	Params    int64  `json:"params"`
+	FileBytes int64  `json:"file_bytes"`
+	ReadBytes int64  `json:"bytes_per_token"` // weight bytes one decode step reads
+	// A mixture of experts: the experts of each block, and those a token
+	// goes through (ReadBytes counts only theirs).
+	Experts     int     `json:"experts,omitempty"`
+	ExpertsUsed int     `json:"experts_used,omitempty"`
+	Threads     int     `json:"threads"`
+	Prompt      int     `json:"prompt_tokens"`
+	Gen         int     `json:"gen_tokens"`
+	Depth       int     `json:"depth"`   // tokens in the KV cache before each test
+	DepthS      float64 `json:"depth_s"` // filling them (prompt processing in batches)
 	// KVReadBytes is what a tg step reads of the KV cache at its mean
 	// position (Depth + (Gen+1)/2 entries per layer), added to ReadBytes
 	// for the limit.
@@ -103,7 +107,7 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 	for i := range f.Tensors {
 		params += f.Tensors[i].Elements()
 	}
-	res := benchResult{Model: cfg.Model, Arch: c.Arch, Params: params, FileBytes: f.Size, ReadBytes: m.WeightBytes(),
+	res := benchResult{Model: cfg.Model, Arch: c.Arch, Params: params, FileBytes: f.Size, ReadBytes: m.WeightBytes(), Experts: c.Experts, ExpertsUsed: c.ExpertsUsed,
 		Threads: threads, Prompt: cfg.Prompt, Gen: cfg.Gen, Depth: cfg.Depth, Reps: cfg.Reps, LoadS: loadS, KV: s.Options().KVName()}
 	if cfg.Gen > 0 { // the keys and values of one position in every layer, times the mean position
 		hb, _ := s.Options().KVType().RowBytes(int64(c.HeadDim))
@@ -198,8 +202,12 @@ func benchModel(ctx context.Context, env *cmdEnv, cfg benchConfig) error {
 }
 
 func printBench(w io.Writer, res *benchResult) {
-	fmt.Fprintf(w, "%s: %s, %.2f B parameters, %s file, %s read per token; %d threads; kernels %s\n",
-		res.Model, res.Arch, float64(res.Params)/1e9, formatBytes(res.FileBytes), formatBytes(res.ReadBytes), res.Threads, res.KernelImpl)
+	experts := ""
+	if res.Experts > 0 {
+		experts = fmt.Sprintf(" (%d of %d experts)", res.ExpertsUsed, res.Experts)
+	}
+	fmt.Fprintf(w, "%s: %s, %.2f B parameters, %s file, %s read per token%s; %d threads; kernels %s\n",
+		res.Model, res.Arch, float64(res.Params)/1e9, formatBytes(res.FileBytes), formatBytes(res.ReadBytes), experts, res.Threads, res.KernelImpl)
 	fmt.Fprintf(w, "  load %.2f s (mapping the file, laying out the weights for the kernels)\n", res.LoadS)
 	if res.Depth > 0 {
 		fmt.Fprintf(w, "  context of %d tokens filled in %.2f s; each test starts from it\n", res.Depth, res.DepthS)

@@ -230,6 +230,9 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 		return nil, err
 	}
 	rec.result, rec.seed, rec.weightBytes, rec.peakRSS = res, params.Seed, t.Model.WeightBytes(), plan.PeakRSS()
+	if c := t.Model.Config(); c.Experts > 0 {
+		rec.experts = fmt.Sprintf("; %d of %d experts per token", c.ExpertsUsed, c.Experts)
+	}
 	if !f.json && isTerminal(env.stdout) {
 		fmt.Fprintln(env.stdout)
 	}
@@ -299,7 +302,8 @@ type runRecorder struct {
 	plan   *plan.Plan
 
 	weightBytes, peakRSS int64
-	thought              bool // thinking was printed, the answer not yet
+	experts              string // a mixture of experts: how many a token reads
+	thought              bool   // thinking was printed, the answer not yet
 }
 
 func newRunRecorder(env *cmdEnv) *runRecorder { return &runRecorder{env: env} }
@@ -342,8 +346,8 @@ func (r *runRecorder) memory(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "  stop: %s (%s); seed %d\n", r.result.StopReason, r.result.StopDetail, r.seed)
-	fmt.Fprintf(w, "  memory: weights read per token %s (mapped), KV cache %s (%s), activations %s\n",
-		formatBytes(r.weightBytes), formatBytes(r.result.KVBytes), r.result.KVType, formatBytes(r.result.ArenaBytes))
+	fmt.Fprintf(w, "  memory: weights read per token %s (mapped%s), KV cache %s (%s), activations %s\n",
+		formatBytes(r.weightBytes), r.experts, formatBytes(r.result.KVBytes), r.result.KVType, formatBytes(r.result.ArenaBytes))
 	if r.plan != nil && r.peakRSS > 0 {
 		fmt.Fprintf(w, "  peak resident: %s measured; the plan predicted %s for a full context of %d\n",
 			formatBytes(r.peakRSS), formatBytes(r.plan.Memory.TotalBytes), r.plan.Options.Ctx)

@@ -51,3 +51,23 @@ func TestSynthCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestSynthMoE: synth writes a mixture of experts that show and bench
+// describe and run (a token reading its experts only); a bad expert count
+// is refused.
+func TestSynthMoE(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "moe.gguf")
+	if _, errs, code := runCmd(t, "", "synth", "-o", out, "--preset", "moe-tiny", "--type", "Q8_0", "--experts", "6", "--experts-used", "3", "-q"); code != 0 {
+		t.Fatal(errs)
+	}
+	if show, _, _ := runCmd(t, "", "show", "-m", out); !strings.Contains(show, "experts                6, 3 per token") {
+		t.Errorf("show: %s", show)
+	}
+	bench, errs, code := runCmd(t, "", "bench", "-m", out, "-p", "8", "-n", "4", "-r", "1")
+	if code != 0 || !strings.Contains(bench, "read per token (3 of 6 experts)") || !strings.Contains(bench, "tg4") {
+		t.Errorf("bench: exit %d, %s %s", code, bench, errs)
+	}
+	if _, errs, code := runCmd(t, "", "synth", "-o", out, "--preset", "moe-tiny", "--experts-used", "9"); code != 1 || !strings.Contains(errs, "experts used 9 must be between 1 and experts 4") {
+		t.Errorf("bad experts used: exit %d, %s", code, errs)
+	}
+}
