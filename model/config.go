@@ -38,6 +38,14 @@ type Config struct {
 	Experts         int
 	ExpertsUsed     int
 	ExpertHiddenDim int
+	// ExpertProbs: the chosen experts are weighted by their softmax
+	// probabilities as they are (Qwen2-MoE's norm_topk_prob false), not
+	// renormalized to sum to 1 (Mixtral's, Qwen3-MoE's rule).
+	ExpertProbs bool
+	// ExpertSharedHiddenDim is the width of a shared expert every token
+	// goes through beside its chosen ones (<arch>.expert_shared_feed_forward_length;
+	// 0: none).
+	ExpertSharedHiddenDim int
 }
 
 // BufferHiddenDim is the feed-forward hidden width the activation
@@ -46,7 +54,7 @@ type Config struct {
 // else a dense block's.
 func (c *Config) BufferHiddenDim() int {
 	if c.Experts > 0 {
-		return c.ExpertHiddenDim
+		return max(c.ExpertHiddenDim, c.ExpertSharedHiddenDim)
 	}
 	return c.HiddenDim
 }
@@ -74,7 +82,7 @@ func ReadConfigMoE(f *gguf.File, arch string) (Config, error) {
 
 // MoEArchs names the architectures that run mixture-of-experts files,
 // for the refusal of the others.
-const MoEArchs = "llama (Mixtral), qwen3moe, granitemoe"
+const MoEArchs = "llama (Mixtral), qwen2moe, qwen3moe, granitemoe"
 
 func readConfig(f *gguf.File, arch string, moe bool) (Config, error) {
 	c := Config{Arch: arch}
@@ -101,6 +109,7 @@ func readConfig(f *gguf.File, arch string, moe bool) (Config, error) {
 		c.Experts = n
 		c.ExpertsUsed = r.int("expert_used_count", -1)
 		c.ExpertHiddenDim = r.int("expert_feed_forward_length", c.HiddenDim)
+		c.ExpertSharedHiddenDim = r.int("expert_shared_feed_forward_length", 0)
 		if g := r.int("expert_gating_func", 1); r.err == nil && g != 1 {
 			return c, fmt.Errorf("load: %s: expert_gating_func %d is not supported (supported: 1, softmax)", arch, g)
 		}

@@ -33,7 +33,7 @@ func (d *Decoder) FFN(f *FFN, out, xb []float32, n int) {
 		d.MoE(f.MoE, out, xb, n)
 		return
 	}
-	hid := d.cfg.HiddenDim
+	hid := f.Gate.Rows
 	d.MatMuls(xb, n, compute.Product{Out: d.HB[:n*hid], W: f.Gate}, compute.Product{Out: d.HB2[:n*hid], W: f.Up})
 	GLU(d.Pool, compute.SwiGLU, d.HB[:n*hid], d.HB2[:n*hid])
 	d.MatMul(d.Pool, out, f.Down, d.HB[:n*hid], n)

@@ -18,6 +18,10 @@ type Experts struct {
 	Gate   []compute.Matrix // per expert (expertHidden, dim): ffn_gate_exps
 	Up     []compute.Matrix // per expert (expertHidden, dim): ffn_up_exps
 	Down   []compute.Matrix // per expert (dim, expertHidden): ffn_down_exps
+	// A shared expert every token goes through (Qwen2-MoE's; nil: none),
+	// its output weighted by sigmoid(xb·SharedGate).
+	Shared     *FFN      // ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp
+	SharedGate []float32 // (dim): ffn_gate_inp_shexp
 }
 
 // BindExperts binds the experts of the block whose tensors start with
@@ -28,6 +32,14 @@ func BindExperts(b *Binder, c *Config, prefix string) *Experts {
 	n, hid := c.Experts, c.ExpertHiddenDim
 	b.used, b.of = c.ExpertsUsed, c.Experts
 	e := &Experts{Router: b.Matrix(prefix+"ffn_gate_inp.weight", n, c.Dim)}
+	if c.ExpertSharedHiddenDim == 0 && b.Has(prefix+"ffn_gate_shexp.weight") {
+		b.fail("tensor %sffn_gate_shexp.weight is a shared expert, but metadata %s.expert_shared_feed_forward_length is missing", prefix, c.Arch)
+	}
+	if sh := c.ExpertSharedHiddenDim; sh > 0 {
+		e.Shared = &FFN{Gate: b.Matrix(prefix+"ffn_gate_shexp.weight", sh, c.Dim), Up: b.Matrix(prefix+"ffn_up_shexp.weight", sh, c.Dim),
+			Down: b.Matrix(prefix+"ffn_down_shexp.weight", c.Dim, sh)}
+		e.SharedGate = b.Vector(prefix+"ffn_gate_inp_shexp.weight", c.Dim)
+	}
 	if b.Has(prefix+"ffn_gate_exps.weight") || !b.Has(prefix+"ffn_gate.0.weight") {
 		e.Gate = b.Experts(prefix+"ffn_gate_exps.weight", n, hid, c.Dim)
 		e.Up = b.Experts(prefix+"ffn_up_exps.weight", n, hid, c.Dim)
@@ -73,8 +85,9 @@ func (d *Decoder) MoE(e *Experts, out, xb []float32, n int) {
 	scores := mb.scores[:n*ne]
 	d.MatMul(d.Pool, scores, e.Router, xb[:n*dim], n)
 	for t := range n {
-		Route(scores[t*ne:(t+1)*ne], mb.pick[t*k:(t+1)*k], mb.weight[t*k:(t+1)*k])
+		Route(scores[t*ne:(t+1)*ne], mb.pick[t*k:(t+1)*k], mb.weight[t*k:(t+1)*k], !c.ExpertProbs)
 	}
+	defer d.sharedExpert(e, out, xb, n)
 	if n == 1 && k <= len(d.HB)/hid {
 		d.moeToken(e, out, xb)
 		return
@@ -166,12 +179,35 @@ func (d *Decoder) moeToken(e *Experts, out, xb []float32) {
 	}
 }
 
+// sharedExpert adds a shared expert's output, weighted by
+// sigmoid(xb·SharedGate) per row, to out (n, dim).
+func (d *Decoder) sharedExpert(e *Experts, out, xb []float32, n int) {
+	if e.Shared == nil {
+		return
+	}
+	dim := d.cfg.Dim
+	y := d.moe.out[:n*dim]
+	d.FFN(e.Shared, y, xb[:n*dim], n)
+	for t := range n {
+		g := float32(0)
+		for i, w := range e.SharedGate {
+			g += w * xb[t*dim+i]
+		}
+		g = float32(1 / (1 + math.Exp(-float64(g))))
+		o, yt := out[t*dim:(t+1)*dim], y[t*dim:(t+1)*dim]
+		for i := range o {
+			o[i] += g * yt[i]
+		}
+	}
+}
+
 // Route picks a token's experts from the router's scores: the len(pick)
 // with the highest softmax probabilities (the lower index first among
-// equals), weighted by their probabilities renormalized to sum to 1 —
-// Mixtral's softmax over the chosen scores, and Qwen3-MoE's
-// norm_topk_prob, are the same weights.
-func Route(scores []float32, pick []int32, weight []float32) {
+// equals), weighted by their probabilities renormalized to sum to 1 when
+// renorm (Mixtral's softmax over the chosen scores and Qwen3-MoE's
+// norm_topk_prob are the same weights), else by the probabilities as they
+// are (Qwen2-MoE).
+func Route(scores []float32, pick []int32, weight []float32, renorm bool) {
 	k := len(pick)
 	for r := range k {
 		best := -1
@@ -185,13 +221,19 @@ func Route(scores []float32, pick []int32, weight []float32) {
 		}
 		pick[r] = int32(best)
 	}
-	// Softmax restricted to the chosen: exp(s − max) over their sum (the
-	// others' probabilities cancel in the renormalization).
+	// Renormalized: the softmax restricted to the chosen, exp(s − max) over
+	// their sum (the others' probabilities cancel). Else over every score.
 	top := scores[pick[0]]
 	var sum float32
 	for r, i := range pick {
 		weight[r] = float32(math.Exp(float64(scores[i] - top)))
 		sum += weight[r]
+	}
+	if !renorm {
+		sum = 0
+		for _, s := range scores {
+			sum += float32(math.Exp(float64(s - top)))
+		}
 	}
 	for r := range weight {
 		weight[r] /= sum

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -25,7 +26,7 @@ func TestRoute(t *testing.T) {
 		{[]float32{-5, -2, -9}, 3, []int32{1, 0, 2}},
 	} {
 		pick, w := make([]int32, tc.k), make([]float32, tc.k)
-		Route(tc.scores, pick, w)
+		Route(tc.scores, pick, w, true)
 		if !slices.Equal(pick, tc.pick) {
 			t.Errorf("Route(%v, %d) picks %v, want %v", tc.scores, tc.k, pick, tc.pick)
 		}
@@ -42,6 +43,13 @@ func TestRoute(t *testing.T) {
 			want := math.Exp(float64(tc.scores[i])) / all / sel
 			if math.Abs(float64(w[r])-want) > 1e-6 {
 				t.Errorf("Route(%v, %d): weight %d = %g, want %g", tc.scores, tc.k, r, w[r], want)
+			}
+		}
+		// Not renormalized: the softmax probabilities as they are.
+		Route(tc.scores, pick, w, false)
+		for r, i := range tc.pick {
+			if want := math.Exp(float64(tc.scores[i])) / all; math.Abs(float64(w[r])-want) > 1e-6 {
+				t.Errorf("Route(%v, %d, no renorm): weight %d = %g, want %g", tc.scores, tc.k, r, w[r], want)
 			}
 		}
 	}
@@ -68,11 +76,43 @@ func f32Matrix(t *testing.T, rng *rand.Rand, rows, cols int, scale float64) (com
 }
 
 // TestMoE checks Decoder.MoE over a batch of rows, routed to different
-// experts, against the mixture computed in float64 from its definition.
+// experts, against the mixture computed in float64 from its definition:
+// Mixtral's (top k renormalized) and Qwen2-MoE's (top k as they are, and
+// a shared expert gated by a sigmoid).
 func TestMoE(t *testing.T) {
+	for _, qwen2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("qwen2moe=%v", qwen2), func(t *testing.T) { testMoE(t, qwen2) })
+	}
+}
+
+// swiglu64 is Down(silu(Gate·x) ⊙ Up·x) in float64.
+func swiglu64(g, u, d [][]float64, x []float32) []float64 {
+	h := make([]float64, len(g))
+	for j := range g {
+		var a, b float64
+		for i := range x {
+			a += g[j][i] * float64(x[i])
+			b += u[j][i] * float64(x[i])
+		}
+		h[j] = a / (1 + math.Exp(-a)) * b
+	}
+	y := make([]float64, len(d))
+	for o := range d {
+		for j := range h {
+			y[o] += d[o][j] * h[j]
+		}
+	}
+	return y
+}
+
+func testMoE(t *testing.T, qwen2 bool) {
 	const dim, hid, ne, k, n = 32, 48, 6, 2, 7
 	c := &Config{Arch: "test", Dim: dim, NumLayers: 1, NumHeads: 2, NumKVHeads: 2, HeadDim: 16, HiddenDim: 2 * hid, RopeDim: 16,
 		RopeBase: 10000, NormEps: 1e-5, CtxLen: 16, Experts: ne, ExpertsUsed: k, ExpertHiddenDim: hid}
+	const shHid = 64 // wider than the experts: the buffers take the widest
+	if qwen2 {
+		c.ExpertProbs, c.ExpertSharedHiddenDim = true, shHid
+	}
 	d, err := NewDecoder(c, SessionOptions{CtxLen: 16, Batch: n, Threads: 2}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +131,18 @@ func TestMoE(t *testing.T) {
 		e.Up = append(e.Up, m)
 		m, dref[x] = f32Matrix(t, rng, dim, hid, 0.3)
 		e.Down = append(e.Down, m)
+	}
+	var sg, su, sd [][]float64
+	var sgate []float64
+	if qwen2 {
+		e.Shared = &FFN{}
+		e.Shared.Gate, sg = f32Matrix(t, rng, shHid, dim, 0.3)
+		e.Shared.Up, su = f32Matrix(t, rng, shHid, dim, 0.3)
+		e.Shared.Down, sd = f32Matrix(t, rng, dim, shHid, 0.3)
+		for range dim {
+			v := float32(rng.NormFloat64() * 0.3)
+			e.SharedGate, sgate = append(e.SharedGate, v), append(sgate, float64(v))
+		}
 	}
 	xb := make([]float32, n*dim)
 	for i := range xb {
@@ -113,29 +165,27 @@ func TestMoE(t *testing.T) {
 			order[i] = i
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return -cmpF(scores[a], scores[b]) })
-		var sum float64
-		for _, ex := range order[:k] {
-			sum += math.Exp(scores[ex] - scores[order[0]])
+		var sum float64 // over the chosen, or over all for Qwen2-MoE
+		for r, ex := range order {
+			if r < k || qwen2 {
+				sum += math.Exp(scores[ex] - scores[order[0]])
+			}
 		}
 		want := make([]float64, dim)
 		for _, ex := range order[:k] {
 			used[ex] = true
 			w := math.Exp(scores[ex]-scores[order[0]]) / sum
-			h := make([]float64, hid)
-			for j := range hid {
-				var g, u float64
-				for i := range dim {
-					g += gref[ex][j][i] * float64(x[i])
-					u += uref[ex][j][i] * float64(x[i])
-				}
-				h[j] = g / (1 + math.Exp(-g)) * u
-			}
-			for o := range dim {
-				var y float64
-				for j := range hid {
-					y += dref[ex][o][j] * h[j]
-				}
+			for o, y := range swiglu64(gref[ex], uref[ex], dref[ex], x) {
 				want[o] += w * y
+			}
+		}
+		if qwen2 {
+			var g float64
+			for i := range dim {
+				g += sgate[i] * float64(x[i])
+			}
+			for o, y := range swiglu64(sg, su, sd, x) {
+				want[o] += y / (1 + math.Exp(-g))
 			}
 		}
 		for o := range dim {
@@ -183,7 +233,7 @@ func TestReadConfigExperts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadConfig(f, "qwen2"); err == nil || !strings.Contains(err.Error(), "mixture-of-experts files (expert_count 4) are not supported for this architecture (supported: llama (Mixtral), qwen3moe, granitemoe)") {
+	if _, err := ReadConfig(f, "qwen2"); err == nil || !strings.Contains(err.Error(), "mixture-of-experts files (expert_count 4) are not supported for this architecture (supported: "+MoEArchs+")") {
 		t.Errorf("ReadConfig: %v", err)
 	}
 	c, err := ReadConfigMoE(f, "qwen2")

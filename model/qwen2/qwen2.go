@@ -1,7 +1,10 @@
 // Package qwen2 is the Qwen2 / Qwen2.5 architecture: Llama's decoder with
 // biases on the Q, K and V projections, RoPE on the two halves of each head
 // (the GPT-NeoX layout) and, in the small models, the token embedding
-// reused as the output matrix.
+// reused as the output matrix — and Qwen2-MoE (qwen2moe: Qwen1.5-MoE,
+// Qwen2-57B-A14B), whose every feed-forward network is a mixture of
+// experts weighted by their softmax probabilities as they are (not
+// renormalized), plus a shared expert gated by a sigmoid (model.Experts).
 //
 // Reference: Qwen Team 2024, "Qwen2 Technical Report" (arXiv:2407.10671).
 //
@@ -18,7 +21,10 @@ import (
 	"github.com/glassbox-ai/glassbox/model"
 )
 
-func init() { model.Register("qwen2", Load) }
+func init() {
+	model.Register("qwen2", Load)
+	model.Register("qwen2moe", LoadMoE)
+}
 
 // Weights are the bound tensors. Matrices alias the mapped file.
 type Weights struct {
@@ -31,18 +37,16 @@ type Weights struct {
 
 // Layer is one decoder block.
 type Layer struct {
-	AttnNorm []float32      // (dim)
-	Q        compute.Matrix // (qDim, dim)
-	K        compute.Matrix // (kvDim, dim)
-	V        compute.Matrix // (kvDim, dim)
-	QBias    []float32      // (qDim)
-	KBias    []float32      // (kvDim)
-	VBias    []float32      // (kvDim)
-	O        compute.Matrix // (dim, qDim)
-	FFNNorm  []float32      // (dim)
-	Gate     compute.Matrix // (hiddenDim, dim)
-	Up       compute.Matrix // (hiddenDim, dim)
-	Down     compute.Matrix // (dim, hiddenDim)
+	AttnNorm  []float32      // (dim)
+	Q         compute.Matrix // (qDim, dim)
+	K         compute.Matrix // (kvDim, dim)
+	V         compute.Matrix // (kvDim, dim)
+	QBias     []float32      // (qDim)
+	KBias     []float32      // (kvDim)
+	VBias     []float32      // (kvDim)
+	O         compute.Matrix // (dim, qDim)
+	FFNNorm   []float32      // (dim)
+	model.FFN                // the SwiGLU network, or qwen2moe's experts
 }
 
 // Model is a loaded Qwen2 model.
@@ -58,6 +62,23 @@ func Load(f *gguf.File) (model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	return load(f, cfg)
+}
+
+// LoadMoE binds a qwen2moe-architecture file.
+func LoadMoE(f *gguf.File) (model.Model, error) {
+	cfg, err := model.ReadConfigMoE(f, "qwen2moe")
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Experts == 0 {
+		return nil, fmt.Errorf("load: qwen2moe: metadata qwen2moe.expert_count is missing (a mixture-of-experts file needs it)")
+	}
+	cfg.ExpertProbs = true // Qwen2-MoE's norm_topk_prob is false
+	return load(f, cfg)
+}
+
+func load(f *gguf.File, cfg model.Config) (model.Model, error) {
 	c := &cfg
 	b := model.NewBinder(f)
 	w := Weights{
@@ -84,9 +105,7 @@ func Load(f *gguf.File) (model.Model, error) {
 			VBias:    b.Vector(p+"attn_v.bias", c.KVDim()),
 			O:        b.Matrix(p+"attn_output.weight", c.Dim, c.QDim()),
 			FFNNorm:  b.Vector(p+"ffn_norm.weight", c.Dim),
-			Gate:     b.Matrix(p+"ffn_gate.weight", c.HiddenDim, c.Dim),
-			Up:       b.Matrix(p+"ffn_up.weight", c.HiddenDim, c.Dim),
-			Down:     b.Matrix(p+"ffn_down.weight", c.Dim, c.HiddenDim),
+			FFN:      model.BindFFN(b, c, p),
 		}
 	}
 	if err := b.Err(); err != nil {
@@ -118,7 +137,7 @@ func (m *Model) NewSession(opts model.SessionOptions) (model.Session, error) {
 // run is the forward pass over rows of tokens (one sequence or several).
 func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bool, logits []float32) error {
 	c, w := &s.m.cfg, &s.m.w
-	n, dim, qDim, kvDim, hid := len(tokens), c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	n, dim, qDim, kvDim := len(tokens), c.Dim, c.QDim(), c.KVDim()
 	x := s.X[:n*dim]
 	for i, id := range tokens { // x[i] = embedding row of token i
 		w.TokenEmbd.Row(id, x[i*dim:(i+1)*dim])
@@ -148,11 +167,10 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 		s.MatMul(s.Pool, s.Out[:n*dim], L.O, s.Att[:n*qDim], n)
 		compute.Add(x, x, s.Out[:n*dim])
 
-		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x).
+		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x),
+		// or the mixture of the experts the router picks for each row.
 		model.NormRows(s.XB, x, L.FFNNorm, n, dim, c.NormEps)
-		s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.HB[:n*hid], W: L.Gate}, compute.Product{Out: s.HB2[:n*hid], W: L.Up})
-		model.GLU(s.Pool, compute.SwiGLU, s.HB[:n*hid], s.HB2[:n*hid])
-		s.MatMul(s.Pool, s.Out[:n*dim], L.Down, s.HB[:n*hid], n)
+		s.FFN(&L.FFN, s.Out[:n*dim], s.XB[:n*dim], n)
 		compute.Add(x, x, s.Out[:n*dim])
 	}
 
