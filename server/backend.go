@@ -227,6 +227,7 @@ type ModelInfo struct {
 	ParameterSize string    `json:"parameter_size,omitempty"` // e.g. "260K", "1.1B"
 	Quantization  string    `json:"quantization_level,omitempty"`
 	ContextLength int       `json:"context_length,omitempty"`
+	Parent        string    `json:"parent_model,omitempty"` // the model it was made from (create, copy)
 	// Verdict is the planner's one-line verdict for this machine, e.g.
 	// "fits, ~23 tok/s"; empty when unknown.
 	Verdict string `json:"verdict,omitempty"`

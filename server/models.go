@@ -79,7 +79,7 @@ type ollamaModel struct {
 }
 
 func ollamaDetailsOf(m ModelInfo) ollamaDetails {
-	d := ollamaDetails{Format: "gguf", Family: m.Family, ParameterSize: m.ParameterSize,
+	d := ollamaDetails{ParentModel: m.Parent, Format: "gguf", Family: m.Family, ParameterSize: m.ParameterSize,
 		QuantizationLevel: m.Quantization, Families: []string{}}
 	if m.Family != "" {
 		d.Families = []string{m.Family}

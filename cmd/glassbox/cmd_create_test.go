@@ -129,7 +129,29 @@ func TestPullOllamaRegistry(t *testing.T) {
 			t.Errorf("/api/generate %s with its num_predict 3: %d %s", m, code, b)
 		}
 	}
-	resp, err := http.Get(base + "/api/ps")
+	// /api/tags names each made model's parent, as Ollama does.
+	resp, err := http.Get(base + "/api/tags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags struct {
+		Models []struct {
+			Name    string
+			Details struct {
+				ParentModel string `json:"parent_model"`
+			}
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&tags)
+	resp.Body.Close()
+	parents := map[string]string{}
+	for _, m := range tags.Models {
+		parents[m.Name] = m.Details.ParentModel
+	}
+	if parents["brief"] != "stories:q8" || parents["brief2"] != "brief" || parents["stories:q8"] != "" {
+		t.Errorf("/api/tags parents: %v", parents)
+	}
+	resp, err = http.Get(base + "/api/ps")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -546,6 +546,11 @@ func (b *serveBackend) info(name, path string) (*server.ModelInfo, error) {
 	if sum.ContextLength != nil {
 		mi.ContextLength = int(*sum.ContextLength)
 	}
+	if _, file := b.files[name]; !file && b.store != nil {
+		if e, err := b.store.Get(name); err == nil {
+			mi.Parent = e.From
+		}
+	}
 	key := fmt.Sprintf("%s@%d", path, st.ModTime().UnixNano())
 	if v, ok := serveVerdicts.Load(key); ok {
 		mi.Verdict = v.(string)
