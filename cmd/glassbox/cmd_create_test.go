@@ -36,6 +36,7 @@ func TestCreateCommand(t *testing.T) {
 		{[]string{"create", "bad", "--from", "nowhere"}, 1, "not a store model"},
 		{[]string{"create", "greedy", "--from", "stories"}, 1, "already exists"},
 		{[]string{"create", "x"}, 2, "either -f Modelfile or --from MODEL"},
+		{[]string{"list"}, 0, "greedy"},
 	} {
 		out, errs, code := runCmd(t, "", st.args...)
 		if got := out + errs; code != st.code || !strings.Contains(got, st.out) {

@@ -82,9 +82,9 @@ func runList(ctx context.Context, env *cmdEnv, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSIZE\tSHA256\tADDED")
+	fmt.Fprintln(tw, "NAME\tSIZE\tSHA256\tADDED\tFROM")
 	for _, e := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, humanBytes(e.Bytes), e.SHA256[:12], e.Added.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Name, humanBytes(e.Bytes), e.SHA256[:12], e.Added.Local().Format(time.DateTime), e.From)
 	}
 	return tw.Flush()
 }
