@@ -29,6 +29,8 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"tiny","input":["a","b c"],"truncate":true,"dimensions":2,"options":{"num_ctx":8}}`,
 		`{"model":"tiny","input":[[1,2],[3]],"encoding_format":"base64"}`, `{"model":"tiny","input":"a","pooling":"last","normalize":false}`,
 		`{"model":"hf.co/o/r:Q4_K_M","stream":false}`, `{"name":"bad/ref"}`,
+		`{"model":"mario","from":"tiny","system":"s","parameters":{"temperature":0.2,"stop":["a"]},"stream":false}`,
+		`{"model":"luigi","modelfile":"FROM tiny\nPARAMETER num_ctx 64\nSYSTEM \"\"\"x\"\"\"","license":["a","b"]}`,
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -42,7 +44,7 @@ func FuzzRequests(f *testing.F) {
 	}
 	h := s.Handler()
 	paths := []string{"/api/generate", "/api/chat", "/api/show", "/v1/chat/completions", "/v1/completions",
-		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull"}
+		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull", "/api/create"}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, p := range paths {
 			rec := httptest.NewRecorder()
