@@ -37,6 +37,10 @@ func TestCreateCommand(t *testing.T) {
 		{[]string{"create", "greedy", "--from", "stories"}, 1, "already exists"},
 		{[]string{"create", "x"}, 2, "either -f Modelfile or --from MODEL"},
 		{[]string{"list"}, 0, "greedy"},
+		{[]string{"show", "-m", "hot"}, 0, "made from              greedy"},
+		{[]string{"show", "-m", "hot"}, 0, `system message         "Tell tales."`},
+		{[]string{"show", "-m", "hot"}, 0, "parameter              temperature 1.5"},
+		{[]string{"show", "-m", "hot", "--json"}, 0, `"from": "greedy"`},
 	} {
 		out, errs, code := runCmd(t, "", st.args...)
 		if got := out + errs; code != st.code || !strings.Contains(got, st.out) {

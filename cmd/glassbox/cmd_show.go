@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/glassbox-ai/glassbox/modelinfo"
+	"github.com/glassbox-ai/glassbox/store"
 )
 
 func init() {
@@ -43,13 +46,53 @@ func runShow(ctx context.Context, env *cmdEnv, args []string) error {
 		ok := slices.Contains(archs, info.Architecture)
 		info.Supported, info.SupportedArch = &ok, archs
 	}
+	made := madeProfile(*model)
 	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(info)
+		return enc.Encode(struct {
+			*modelinfo.Info
+			Made *store.Entry `json:"made,omitempty"` // a store model with a profile: from, system, parameters, license
+		}{info, made})
 	}
 	printInfo(env.stdout, info)
+	if made != nil {
+		row := func(k, format string, a ...any) {
+			fmt.Fprintf(env.stdout, "  %-22s "+format+"\n", append([]any{k}, a...)...)
+		}
+		if made.From != "" {
+			row("made from", "%s", made.From)
+		} else if made.Ref != "" {
+			row("pulled as", "%s (its registry's parameters and system message)", made.Ref)
+		}
+		if made.System != "" {
+			row("system message", "%q", made.System)
+		}
+		for _, k := range slices.Sorted(maps.Keys(made.Parameters)) {
+			row("parameter", "%s %v", k, made.Parameters[k])
+		}
+		if made.License != "" {
+			row("license", "%d bytes", len(made.License))
+		}
+	}
 	return nil
+}
+
+// madeProfile returns the store entry of a -m name that has a profile
+// (made by create, or pulled from Ollama's registry), or nil.
+func madeProfile(name string) *store.Entry {
+	if _, err := os.Stat(name); err == nil || name == "" {
+		return nil // a file, not a store name
+	}
+	s, err := store.Default()
+	if err != nil {
+		return nil
+	}
+	e, err := s.Find(name)
+	if err != nil || !e.HasProfile() {
+		return nil
+	}
+	return &e
 }
 
 func printInfo(w io.Writer, in *modelinfo.Info) {
