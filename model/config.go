@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 )
@@ -27,6 +28,8 @@ type Config struct {
 	// RopeLinear is the linear RoPE scaling factor (<arch>.rope.scaling.type
 	// "linear", .factor): positions are divided by it. 1 when unscaled.
 	RopeLinear float32
+	// RopeYaRN is YaRN's scaling (<arch>.rope.scaling.type "yarn"), or nil.
+	RopeYaRN *YaRN
 	// Pooling is <arch>.pooling_type, how the file's makers pool its
 	// hidden states into an embedding (llama.cpp's enum: 0 none or unset,
 	// 1 mean, 2 cls, 3 last, 4 rank).
@@ -118,8 +121,16 @@ func readConfig(f *gguf.File, arch string, moe bool) (Config, error) {
 		return c, r.err
 	}
 	var err error
-	if c.RopeLinear, err = ropeScaling(f, arch); err != nil {
+	if c.RopeLinear, c.RopeYaRN, err = ropeScaling(f, arch); err != nil {
 		return c, err
+	}
+	if c.RopeYaRN != nil {
+		if !yarnArchs[arch] {
+			return c, fmt.Errorf("load: %s: RoPE scaling \"yarn\" is not supported for this architecture (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, granite, granitemoe)", arch)
+		}
+		if c.RopeDim != c.HeadDim {
+			return c, fmt.Errorf("load: %s: RoPE scaling \"yarn\" with %d of %d head dimensions rotated is not supported (its attention factor is applied to the whole head)", arch, c.RopeDim, c.HeadDim)
+		}
 	}
 	if t, err := f.Tensor("token_embd.weight"); err == nil && len(t.Shape) == 2 {
 		c.VocabSize = int(t.Shape[0])
@@ -224,39 +235,127 @@ func Float(f *gguf.File, arch, key string, def float32) (float32, error) {
 	return x, r.err
 }
 
-// ropeScaling reads <arch>.rope.scaling.type and .factor. Only linear
-// scaling (positions divided by the factor) is implemented; other types
-// fail at load rather than run with wrong positions.
-func ropeScaling(f *gguf.File, arch string) (float32, error) {
+// yarnArchs are the architectures whose attention applies YaRN's factor
+// (Config.AttnScale).
+var yarnArchs = map[string]bool{"llama": true, "qwen2": true, "qwen2moe": true, "qwen3": true, "qwen3moe": true, "granite": true, "granitemoe": true}
+
+// ropeScaling reads <arch>.rope.scaling.*: linear scaling (positions
+// divided by the factor) or YaRN; other types fail at load rather than
+// run with wrong positions.
+func ropeScaling(f *gguf.File, arch string) (float32, *YaRN, error) {
 	key := arch + ".rope.scaling.type"
 	typ, err := f.Meta.String(key)
 	if errors.Is(err, gguf.ErrMissingKey) || (err == nil && (typ == "none" || typ == "")) {
-		return 1, nil
+		return 1, nil, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("load: metadata %s: %w", key, err)
+		return 0, nil, fmt.Errorf("load: metadata %s: %w", key, err)
 	}
 	if typ == "longrope" && arch == "phi3" {
-		return 1, nil // factors come from tensors, see model/phi3
+		return 1, nil, nil // factors come from tensors, see model/phi3
 	}
-	if typ != "linear" {
-		return 0, fmt.Errorf("load: %s: RoPE scaling %q is not supported yet (supported: none, linear)", arch, typ)
+	if typ != "linear" && typ != "yarn" {
+		return 0, nil, fmt.Errorf("load: %s: RoPE scaling %q is not supported yet (supported: none, linear, yarn)", arch, typ)
 	}
 	r := metaReader{f: f, arch: arch}
 	factor := r.float("rope.scaling.factor", 1)
 	if r.err != nil {
-		return 0, r.err
+		return 0, nil, r.err
 	}
-	if factor <= 0 {
-		return 0, fmt.Errorf("load: metadata %s.rope.scaling.factor = %g must be positive", arch, factor)
+	if !(factor > 0) || math.IsInf(float64(factor), 0) {
+		return 0, nil, fmt.Errorf("load: metadata %s.rope.scaling.factor = %g must be a positive number", arch, factor)
 	}
-	return factor, nil
+	if typ == "linear" {
+		return factor, nil, nil
+	}
+	if f.Meta.Has(arch + ".rope.scaling.yarn_log_multiplier") {
+		return 0, nil, fmt.Errorf("load: %s: YaRN with rope.scaling.yarn_log_multiplier (DeepSeek's attention factor) is not supported", arch)
+	}
+	y := &YaRN{Factor: factor}
+	y.OrigCtx = r.int("rope.scaling.original_context_length", -1)
+	y.BetaFast = r.float("rope.scaling.yarn_beta_fast", 32)
+	y.BetaSlow = r.float("rope.scaling.yarn_beta_slow", 1)
+	y.AttnFactor = r.float("rope.scaling.attn_factor", 1)
+	if r.err != nil {
+		return 0, nil, r.err
+	}
+	if y.OrigCtx <= 0 || !(y.BetaFast > y.BetaSlow) || !(y.BetaSlow > 0) || !(y.AttnFactor > 0) {
+		return 0, nil, fmt.Errorf("load: %s: YaRN parameters out of range (original context %d, beta fast %g, slow %g, attention factor %g)",
+			arch, y.OrigCtx, y.BetaFast, y.BetaSlow, y.AttnFactor)
+	}
+	return 1, y, nil
+}
+
+// YaRN is RoPE scaling by YaRN (Peng et al. 2023, "YaRN: Efficient
+// Context Window Extension of Large Language Models", arXiv:2309.00071):
+// the rotation pairs whose wavelength fits many times in the original
+// context keep their frequency, those it does not are interpolated (the
+// frequency divided by Factor), a linear ramp between, and the attention
+// logits grow by Mscale()² (each of q and k by Mscale).
+type YaRN struct {
+	Factor             float32 // rope.scaling.factor
+	OrigCtx            int     // rope.scaling.original_context_length
+	BetaFast, BetaSlow float32 // the ramp's ends in rotations (32 and 1 by default)
+	AttnFactor         float32 // rope.scaling.attn_factor (1 by default)
+}
+
+// Mscale is the factor on q and k: AttnFactor·(1 + 0.1·ln Factor), 1 for
+// no extension.
+func (y *YaRN) Mscale() float64 {
+	m := float64(y.AttnFactor)
+	if y.Factor > 1 {
+		m *= 1 + 0.1*math.Log(float64(y.Factor))
+	}
+	return m
+}
+
+// Divisors returns the divisor of each rotation pair's angle (ropeDim/2 of
+// them) for RoPE with base: 1 for the pairs kept, Factor for the ones
+// interpolated, between on the ramp.
+func (y *YaRN) Divisors(ropeDim int, base float32) []float32 {
+	// The pair index that turns n times over the original context:
+	// ropeDim·ln(L/(2πn)) / (2 ln base).
+	corr := func(n float32) float64 {
+		return float64(ropeDim) * math.Log(float64(y.OrigCtx)/(float64(n)*2*math.Pi)) / (2 * math.Log(float64(base)))
+	}
+	lo := max(math.Floor(corr(y.BetaFast)), 0)
+	hi := min(math.Ceil(corr(y.BetaSlow)), float64(ropeDim-1))
+	if hi == lo {
+		hi += 0.001
+	}
+	out := make([]float32, ropeDim/2)
+	for i := range out {
+		ramp := min(max((float64(i)-lo)/(hi-lo), 0), 1)
+		keep := 1 - ramp // the share of the original frequency
+		out[i] = float32(1 / (keep + (1-keep)/float64(y.Factor)))
+	}
+	return out
+}
+
+// AttnScale is the attention logits' scale: 1/√HeadDim, times YaRN's
+// Mscale² when it applies.
+func (c *Config) AttnScale() float32 {
+	s := 1 / math.Sqrt(float64(c.HeadDim))
+	if c.RopeYaRN != nil {
+		m := c.RopeYaRN.Mscale()
+		s *= m * m
+	}
+	return float32(s)
 }
 
 // RopeFactors returns the per-pair divisors of the RoPE angles: the
 // file's frequency factors (rope_freqs.weight, Llama 3.1) times the linear
 // scaling factor, or nil when neither applies.
 func (c *Config) RopeFactors(file []float32) []float32 {
+	if c.RopeYaRN != nil {
+		out := c.RopeYaRN.Divisors(c.RopeDim, c.RopeBase)
+		for i := range out {
+			if file != nil {
+				out[i] *= file[i]
+			}
+		}
+		return out
+	}
 	if c.RopeLinear == 1 || c.RopeLinear == 0 {
 		return file
 	}

@@ -95,6 +95,10 @@ func load(f *gguf.File, arch string) (model.Model, error) {
 		}
 		*k.dst = v
 	}
+	if c.RopeYaRN != nil { // YaRN's factor on q and k
+		m := c.RopeYaRN.Mscale()
+		sc.Attention *= float32(m * m)
+	}
 	b := model.NewBinder(f)
 	w := Weights{
 		TokenEmbd:  b.Matrix("token_embd.weight", c.VocabSize, c.Dim),

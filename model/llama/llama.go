@@ -18,7 +18,6 @@ package llama
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/gguf"
@@ -123,7 +122,7 @@ func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bo
 	for i, id := range tokens { // x[i] = embedding row of token i
 		w.TokenEmbd.Row(id, x[i*dim:(i+1)*dim])
 	}
-	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+	scale := c.AttnScale() // 1/√head_dim (× YaRN's factor²)
 	for l := range w.Layers {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("infer: layer %d: %w", l, err)

@@ -121,7 +121,12 @@ func TestLoadErrors(t *testing.T) {
 		{"moe without experts", func(tn *tiny) {
 			tn.meta["llama.expert_count"], tn.meta["llama.expert_used_count"] = uint32(8), uint32(2)
 		}, []string{"tensor blk.0.ffn_gate_inp.weight is missing"}},
-		{"yarn", func(tn *tiny) { tn.meta["llama.rope.scaling.type"] = "yarn" }, []string{`RoPE scaling "yarn" is not supported`}},
+		{"yarn without its original context", func(tn *tiny) { tn.meta["llama.rope.scaling.type"] = "yarn" }, []string{"llama.rope.scaling.original_context_length", "not found"}},
+		{"yarn of DeepSeek", func(tn *tiny) {
+			tn.meta["llama.rope.scaling.type"], tn.meta["llama.rope.scaling.original_context_length"] = "yarn", uint32(16)
+			tn.meta["llama.rope.scaling.yarn_log_multiplier"] = float32(0.1)
+		}, []string{"yarn_log_multiplier", "not supported"}},
+		{"su", func(tn *tiny) { tn.meta["llama.rope.scaling.type"] = "su" }, []string{`RoPE scaling "su" is not supported yet (supported: none, linear, yarn)`}},
 		{"bad factor", func(tn *tiny) {
 			tn.meta["llama.rope.scaling.type"] = "linear"
 			tn.meta["llama.rope.scaling.factor"] = float32(-2)
