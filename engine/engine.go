@@ -87,6 +87,7 @@ type Result struct {
 	Text         string // generated text, stop string and everything after it removed
 	StopReason   string
 	StopDetail   string // human sentence with the numbers, e.g. "context full: 256 of 256 positions"
+	StopText     string // the stop string that ended it (StopString)
 	PromptTokens int
 	// CachedTokens is how many leading prompt tokens were already in the
 	// session's KV cache (a SessionCache's prompt caching): not evaluated,
@@ -351,7 +352,7 @@ func (q *seq) accept(id int) (done bool, err error) {
 		var hit bool
 		if piece, hit = q.stops.Push(piece); hit {
 			_, s := q.stops.Stopped()
-			res.StopReason, res.StopDetail = StopString, fmt.Sprintf("stop string %q", s)
+			res.StopReason, res.StopDetail, res.StopText = StopString, fmt.Sprintf("stop string %q", s), s
 		} else if last {
 			piece += q.stops.Flush()
 		}

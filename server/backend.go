@@ -168,8 +168,9 @@ type Result struct {
 	// DoneReason is "stop" (end of generation token or stop string) or
 	// "length" (NumPredict reached or context full).
 	DoneReason     string        `json:"done_reason"`
-	LoadDuration   time.Duration `json:"load_ns"`    // 0 when the model was resident
-	PromptDuration time.Duration `json:"prefill_ns"` // encoding + prefill
+	StopSequence   string        `json:"stop_sequence,omitempty"` // the stop string that ended it, if one did
+	LoadDuration   time.Duration `json:"load_ns"`                 // 0 when the model was resident
+	PromptDuration time.Duration `json:"prefill_ns"`              // encoding + prefill
 	EvalDuration   time.Duration `json:"generate_ns"`
 	// Logprobs, with Options.Logprobs: every generated token's (the
 	// end-of-generation token's excepted), also those of a stop string.

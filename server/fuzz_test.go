@@ -31,6 +31,7 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"hf.co/o/r:Q4_K_M","stream":false}`, `{"name":"bad/ref"}`,
 		`{"model":"mario","from":"tiny","system":"s","parameters":{"temperature":0.2,"stop":["a"]},"stream":false}`,
 		`{"model":"luigi","modelfile":"FROM tiny\nPARAMETER num_ctx 64\nSYSTEM \"\"\"x\"\"\"","license":["a","b"]}`,
+		`{"model":"tiny","max_tokens":3,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}]}]}],"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"tool","name":"f"},"stream":true}`,
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -44,7 +45,7 @@ func FuzzRequests(f *testing.F) {
 	}
 	h := s.Handler()
 	paths := []string{"/api/generate", "/api/chat", "/api/show", "/v1/chat/completions", "/v1/completions",
-		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull", "/api/create"}
+		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull", "/api/create", "/v1/messages"}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, p := range paths {
 			rec := httptest.NewRecorder()

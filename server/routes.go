@@ -25,6 +25,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/chat/completions", s.openAIChat)
 	m.HandleFunc("POST /v1/completions", s.openAICompletion)
 	m.HandleFunc("POST /v1/embeddings", s.openAIEmbeddings)
+	// Anthropic.
+	m.HandleFunc("POST /v1/messages", s.anthropicMessages)
 	// Ollama.
 	m.HandleFunc("POST /api/generate", s.ollamaGenerate)
 	m.HandleFunc("POST /api/chat", s.ollamaChat)

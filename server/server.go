@@ -31,7 +31,7 @@ type Config struct {
 	Parallel     int           // generations running at once (default 1)
 	MaxQueue     int           // generations waiting for a slot (default 64); -1 = none
 	MaxBodyBytes int64         // request body limit (default 8 MiB)
-	APIKey       string        // required as "Authorization: Bearer KEY" when set
+	APIKey       string        // required as "Authorization: Bearer KEY" (or Anthropic's "x-api-key: KEY") when set
 	ReadTimeout  time.Duration // for headers and for the body (default 30 s)
 	WriteTimeout time.Duration // for each write of a response (default 60 s)
 	// ShutdownGrace is how long running jobs may take to finish on
@@ -242,6 +242,9 @@ func public(r *http.Request) bool {
 // EventSource cannot set headers.
 func (s *Server) authorized(r *http.Request) bool {
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok && r.Header.Get("X-Api-Key") != "" { // Anthropic's clients
+		key, ok = r.Header.Get("X-Api-Key"), true
+	}
 	if !ok && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/jobs/") && strings.HasSuffix(r.URL.Path, "/events") {
 		key, ok = r.URL.Query().Get("access_token"), true
 	}
@@ -258,6 +261,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 		writeOllamaError(w, e)
 	case dialectOpenAI:
 		writeOpenAIError(w, e)
+	case dialectAnthropic:
+		writeAnthropicError(w, e)
 	default:
 		writeNativeError(w, e)
 	}
@@ -269,12 +274,15 @@ const (
 	dialectNative dialect = iota
 	dialectOllama
 	dialectOpenAI
+	dialectAnthropic
 )
 
 func dialectOf(path string) dialect {
 	switch {
 	case strings.HasPrefix(path, "/api/"):
 		return dialectOllama
+	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
+		return dialectAnthropic
 	case strings.HasPrefix(path, "/v1/chat/"), strings.HasPrefix(path, "/v1/completions"), path == "/v1/embeddings",
 		path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
 		return dialectOpenAI

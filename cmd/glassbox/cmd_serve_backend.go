@@ -324,7 +324,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	}
 	out := &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, Tokens: n, DoneReason: reason,
 		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime, Logprobs: res.Logprobs,
-		Thinking: res.Thinking}
+		Thinking: res.Thinking, StopSequence: res.StopText}
 	if len(req.Tools) > 0 && req.ToolChoice != server.ToolChoiceNone {
 		content, calls := chat.ParseToolCalls(res.Text, req.ToolNames)
 		if len(calls) > 0 {

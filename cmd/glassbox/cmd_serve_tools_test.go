@@ -127,6 +127,32 @@ func TestServeTools(t *testing.T) {
 			t.Errorf("two tools, seed %d: call %v", seed, fn)
 		}
 	}
+	// Anthropic's Messages API: tool_choice any gives a tool_use block whose
+	// input fits the tool's input_schema; its tool_result goes back.
+	code, b := postBody(t, base+"/v1/messages", `{"model": "toolq", "max_tokens": 120, "temperature": 0,
+		"messages": [{"role": "user", "content": "Weather in Paris?"}], "tool_choice": {"type": "any"},
+		"tools": [{"name": "get_weather", "input_schema": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}}, "required": ["city"]}}]}`)
+	var am struct {
+		StopReason string `json:"stop_reason"`
+		Content    []struct {
+			Type, ID, Name string
+			Input          struct{ City *string }
+		}
+	}
+	if err := json.Unmarshal(b, &am); code != 200 || err != nil || am.StopReason != "tool_use" || len(am.Content) == 0 {
+		t.Fatalf("/v1/messages with a required tool: %d %s", code, b)
+	}
+	use := am.Content[len(am.Content)-1]
+	if use.Type != "tool_use" || use.Name != "get_weather" || use.ID == "" || use.Input.City == nil || len([]rune(*use.Input.City)) > 12 {
+		t.Fatalf("tool_use block %+v: %s", use, b)
+	}
+	code, b = postBody(t, base+"/v1/messages", `{"model": "toolq", "max_tokens": 8, "temperature": 0,
+		"tools": [{"name": "get_weather", "input_schema": {"type": "object"}}], "messages": [{"role": "user", "content": "Weather in Paris?"},
+		{"role": "assistant", "content": [{"type": "tool_use", "id": "`+use.ID+`", "name": "get_weather", "input": {"city": "Paris"}}]},
+		{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "`+use.ID+`", "content": "sunny, 21 C"}]}]}`)
+	if code != 200 || !strings.Contains(string(b), `"type":"message"`) {
+		t.Errorf("/v1/messages with the tool's result: %d %s", code, b)
+	}
 	// The answer to the call goes back in the history.
 	code, r = post(`{"model": "toolq", "temperature": 0, "max_tokens": 8, "tools": ` + tools + `, "messages": [{"role": "user", "content": "Weather in Paris?"},
 		{"role": "assistant", "content": null, "tool_calls": [{"id": "call_0", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
