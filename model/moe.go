@@ -88,7 +88,7 @@ func (d *Decoder) MoE(e *Experts, out, xb []float32, n int) {
 		Route(scores[t*ne:(t+1)*ne], mb.pick[t*k:(t+1)*k], mb.weight[t*k:(t+1)*k], !c.ExpertProbs)
 	}
 	defer d.sharedExpert(e, out, xb, n)
-	if n == 1 && k <= len(d.HB)/hid {
+	if n == 1 && k*hid <= len(d.HB) && k*dim <= len(mb.out) { // room for the k experts' rows (--batch may be small)
 		d.moeToken(e, out, xb)
 		return
 	}

@@ -109,7 +109,7 @@ func testMoE(t *testing.T, qwen2 bool) {
 	const dim, hid, ne, k, n = 32, 48, 6, 2, 7
 	c := &Config{Arch: "test", Dim: dim, NumLayers: 1, NumHeads: 2, NumKVHeads: 2, HeadDim: 16, HiddenDim: 2 * hid, RopeDim: 16,
 		RopeBase: 10000, NormEps: 1e-5, CtxLen: 16, Experts: ne, ExpertsUsed: k, ExpertHiddenDim: hid}
-	const shHid = 64 // wider than the experts: the buffers take the widest
+	const shHid = 100 // wider than two experts: the buffers take the widest
 	if qwen2 {
 		c.ExpertProbs, c.ExpertSharedHiddenDim = true, shHid
 	}
@@ -207,6 +207,19 @@ func testMoE(t *testing.T, qwen2 bool) {
 	}
 	if len(used) < 4 {
 		t.Errorf("the rows used %d of %d experts; the test should route to most", len(used), ne)
+	}
+	// A session of batch 1 has no room for a token's two experts side by
+	// side: it takes the general path, with the same result.
+	d1, err := NewDecoder(c, SessionOptions{CtxLen: 16, Batch: 1, Threads: 1}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d1.Close()
+	d1.MoE(e, one, xb[:dim], 1)
+	for o := range dim {
+		if a, b := float64(one[o]), float64(out[o]); math.Abs(a-b) > 1e-6*(1+math.Abs(b)) {
+			t.Fatalf("batch 1, value %d: %g, want %g", o, a, b)
+		}
 	}
 }
 
