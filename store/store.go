@@ -170,7 +170,7 @@ func (s *Store) Find(name string) (Entry, error) {
 			}
 		}
 	}
-	return Entry{}, fmt.Errorf("model %q: %w (see 'glassbox list'; store: %s)", name, ErrNotFound, s.Dir)
+	return Entry{}, fmt.Errorf("model %q: %w (see 'glassbox list'; 'glassbox pull %s' downloads it; store: %s)", name, ErrNotFound, name, s.Dir)
 }
 
 // Resolve returns the file path of a stored model, by name or by the

@@ -37,6 +37,7 @@ func TestCreateCommand(t *testing.T) {
 		{[]string{"create", "greedy", "--from", "stories"}, 1, "already exists"},
 		{[]string{"create", "x"}, 2, "either -f Modelfile or --from MODEL"},
 		{[]string{"list"}, 0, "greedy"},
+		{[]string{"run", "-m", "llama3.2:1b", "hi"}, 1, "'glassbox pull llama3.2:1b' downloads it"},
 		{[]string{"show", "-m", "hot"}, 0, "made from              greedy"},
 		{[]string{"show", "-m", "hot"}, 0, `system message         "Tell tales."`},
 		{[]string{"show", "-m", "hot"}, 0, "parameter              temperature 1.5"},
