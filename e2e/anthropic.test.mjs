@@ -41,6 +41,13 @@ test('messages.stream: the same greedy text, as events', async () => {
   assert.equal(final.usage.output_tokens, whole.usage.output_tokens);
 });
 
+test('messages.countTokens counts what a reply evaluates', async () => {
+  const { input_tokens: n } = await client.messages.countTokens({ model, system: ask.system, messages: ask.messages });
+  const r = await client.messages.create(ask);
+  assert.ok(n > 0);
+  assert.equal(r.usage.input_tokens + r.usage.cache_read_input_tokens, n, JSON.stringify(r.usage));
+});
+
 test('errors are Anthropic error objects with the stage', async () => {
   await assert.rejects(client.messages.create({ ...ask, model: 'nope' }),
     (e) => e instanceof Anthropic.NotFoundError && e.error?.error?.type === 'not_found_error' && e.error.error.stage === 'load');

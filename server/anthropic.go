@@ -489,3 +489,30 @@ func toolUseID(job string, i int, c ToolCall) string {
 	}
 	return fmt.Sprintf("toolu_%s_%d", job, i)
 }
+
+// anthropicCountTokens is POST /v1/messages/count_tokens: the request's
+// input tokens through the model's template (max_tokens is not needed).
+func (s *Server) anthropicCountTokens(w http.ResponseWriter, r *http.Request) {
+	var req anthropicRequest
+	if e := s.decodeBody(w, r, &req); e != nil {
+		writeAnthropicError(w, e)
+		return
+	}
+	if req.MaxTokens == nil {
+		one := 1.0
+		req.MaxTokens = &one
+	}
+	greq, _, e := s.anthropicGenerate(r, &req)
+	if e != nil {
+		writeAnthropicError(w, e)
+		return
+	}
+	ctx, cancel := s.requestContext(r)
+	defer cancel()
+	n, err := s.cfg.Backend.CountTokens(ctx, greq)
+	if err != nil {
+		writeAnthropicError(w, toError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"input_tokens": n})
+}

@@ -93,6 +93,21 @@ func TestAnthropicMessages(t *testing.T) {
 			t.Errorf("events %v, text %q; want %v and \"Once upon a\"", kinds, text.String(), want)
 		}
 	})
+	t.Run("count_tokens", func(t *testing.T) {
+		var c struct {
+			InputTokens int `json:"input_tokens"`
+		}
+		decode(t, ts.do("POST", "/v1/messages/count_tokens", map[string]any{"model": "tiny", "system": "Be brief.",
+			"messages": []any{map[string]any{"role": "user", "content": "hi there"}}}), 200, &c)
+		if c.InputTokens != 6 { // the fake's count: a token per word, one per message
+			t.Errorf("input_tokens %d, want 6", c.InputTokens)
+		}
+		var e anthropicError
+		decode(t, ts.do("POST", "/v1/messages/count_tokens", map[string]any{"model": "nope", "messages": []any{map[string]any{"role": "user", "content": "x"}}}), 404, &e)
+		if e.Error.Type != "not_found_error" {
+			t.Errorf("unknown model: %+v", e)
+		}
+	})
 	t.Run("errors", func(t *testing.T) {
 		user := []any{map[string]any{"role": "user", "content": "hi"}}
 		for _, tc := range []struct {

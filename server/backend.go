@@ -18,6 +18,10 @@ type Backend interface {
 	// must stop within one decode step (also during prefill) and return
 	// ctx's error.
 	Generate(ctx context.Context, req *GenerateRequest) (*Result, error)
+	// CountTokens returns how many tokens req's prompt is for its model
+	// (its conversation through the chat template, tools included), as a
+	// generation would evaluate it, generating nothing.
+	CountTokens(ctx context.Context, req *GenerateRequest) (int, error)
 	// Embed turns texts into vectors, one each, reporting its stages
 	// through pipeline.TraceFrom(ctx); when ctx ends it stops within one
 	// forward pass and returns ctx's error.

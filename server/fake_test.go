@@ -262,6 +262,19 @@ func (f *fakeBackend) Copy(ctx context.Context, src, dst string) error {
 	return nil
 }
 
+// CountTokens counts the words of the conversation (the fake's tokens),
+// one more per message for its role.
+func (f *fakeBackend) CountTokens(ctx context.Context, req *GenerateRequest) (int, error) {
+	if err := f.known(req.Model); err != nil {
+		return 0, err
+	}
+	n := len(strings.Fields(req.Prompt))
+	for _, m := range req.Messages {
+		n += 1 + len(strings.Fields(m.Content))
+	}
+	return n, nil
+}
+
 // made reports whether name is a model Create made.
 func (f *fakeBackend) made(name string) bool {
 	f.mu.Lock()

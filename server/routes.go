@@ -27,6 +27,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/embeddings", s.openAIEmbeddings)
 	// Anthropic.
 	m.HandleFunc("POST /v1/messages", s.anthropicMessages)
+	m.HandleFunc("POST /v1/messages/count_tokens", s.anthropicCountTokens)
 	// Ollama.
 	m.HandleFunc("POST /api/generate", s.ollamaGenerate)
 	m.HandleFunc("POST /api/chat", s.ollamaChat)

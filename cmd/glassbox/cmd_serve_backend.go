@@ -257,15 +257,8 @@ func (b *serveBackend) admit(ctx context.Context, name string, numCtx, numBatch,
 	return lease, opts, p, time.Since(t0), nil
 }
 
-// Generate is plan → load → encode → prefill → generate.
-func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest) (*server.Result, error) {
-	o := req.Options
-	lease, opts, p, load, err := b.admit(ctx, req.Model, o.NumCtx, o.NumBatch, o.NumThread, req.KeepAlive)
-	if err != nil {
-		return nil, err
-	}
-	defer lease.Release()
-	sm := lease.Value()
+// textRequest is the engine's request for req on model sm.
+func textRequest(req *server.GenerateRequest, sm *servedModel, opts model.SessionOptions) engine.TextRequest {
 	treq := engine.TextRequest{Prompt: req.Prompt, System: req.System, Sampling: serveSampling(req.Options),
 		MaxTokens: max(req.Options.NumPredict, 0), Stops: req.Options.Stop, Session: opts, Format: req.Options.Format,
 		Logprobs: req.Options.Logprobs, TopLogprobs: req.Options.TopLogprobs,
@@ -273,12 +266,6 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 		// of its own and the client did not ask for raw: base models (no
 		// template) continue the text as given.
 		Chat: !req.Raw && sm.template}
-	// The generate stage reports the plan's roofline, so explain places
-	// the measured rate against this machine's memory bandwidth.
-	treq.Roofline, treq.Limiter = generateRoofline(p, sm.text.Model.WeightBytes(), opts.Threads)
-	if sm.batch == nil {
-		treq.Cache = sm.cache
-	}
 	for _, m := range req.Messages {
 		msg := chat.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
 		for _, c := range m.ToolCalls {
@@ -293,6 +280,42 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	treq.Think, treq.SplitThinking = req.Options.Think, treq.Chat || len(treq.Messages) > 0
 	if !treq.Chat && len(treq.Messages) == 0 && req.System != "" {
 		treq.Prompt = req.System + "\n\n" + req.Prompt
+	}
+	return treq
+}
+
+// CountTokens is plan → load → encode: the prompt's tokens, as a
+// generation of req would evaluate them.
+func (b *serveBackend) CountTokens(ctx context.Context, req *server.GenerateRequest) (int, error) {
+	o := req.Options
+	lease, opts, _, _, err := b.admit(ctx, req.Model, o.NumCtx, o.NumBatch, o.NumThread, req.KeepAlive)
+	if err != nil {
+		return 0, err
+	}
+	defer lease.Release()
+	sm := lease.Value()
+	r, err := sm.text.Prepare(ctx, textRequest(req, sm, opts))
+	if err != nil {
+		return 0, err
+	}
+	return len(r.Prompt), nil
+}
+
+// Generate is plan → load → encode → prefill → generate.
+func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest) (*server.Result, error) {
+	o := req.Options
+	lease, opts, p, load, err := b.admit(ctx, req.Model, o.NumCtx, o.NumBatch, o.NumThread, req.KeepAlive)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release()
+	sm := lease.Value()
+	treq := textRequest(req, sm, opts)
+	// The generate stage reports the plan's roofline, so explain places
+	// the measured rate against this machine's memory bandwidth.
+	treq.Roofline, treq.Limiter = generateRoofline(p, sm.text.Model.WeightBytes(), opts.Threads)
+	if sm.batch == nil {
+		treq.Cache = sm.cache
 	}
 	res, err := b.generate(ctx, sm, treq, req.Options.NumCtx)
 	if treq.Cache != nil && sm.cache.Len() > 0 {
