@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/api"
@@ -33,8 +34,14 @@ type Backend interface {
 	// reference names it afterwards too.
 	Pull(ctx context.Context, ref string) (string, error)
 	// Create makes a model from another (Ollama's /api/create): the same
-	// weights under a new name, with req's profile laid over the base's.
+	// weights under a new name, with req's profile laid over the base's;
+	// or, with req.Files, from an uploaded GGUF blob.
 	Create(ctx context.Context, req *CreateRequest) error
+	// HasBlob reports whether a blob (an uploaded file, named by its
+	// "sha256:…" digest) is held; PutBlob stores one, if r's bytes have
+	// that digest (Ollama's /api/blobs).
+	HasBlob(ctx context.Context, digest string) (bool, error)
+	PutBlob(ctx context.Context, digest string, r io.Reader) error
 	// Profile reports what a model was made with (nil: a model that was
 	// not made from another, or one the backend does not know).
 	Profile(ctx context.Context, name string) (*ModelProfile, error)

@@ -27,9 +27,12 @@ type ModelProfile struct {
 }
 
 // CreateRequest makes model Name from model From with a profile (the
-// base's own laid under it by the backend).
+// base's own laid under it by the backend), or, with Files, from an
+// uploaded GGUF file: file name → blob digest (Ollama's create of a
+// local file, its bytes sent first to /api/blobs).
 type CreateRequest struct {
-	Name string
+	Name  string
+	Files map[string]string
 	ModelProfile
 }
 
@@ -38,17 +41,17 @@ type CreateRequest struct {
 // Modelfile text.
 type ollamaCreateRequest struct {
 	ollamaModelField
-	From       string          `json:"from"`
-	System     string          `json:"system"`
-	Parameters map[string]any  `json:"parameters"`
-	License    json.RawMessage `json:"license"` // a string or a list of them
-	Modelfile  string          `json:"modelfile"`
-	Template   string          `json:"template"`
-	Files      json.RawMessage `json:"files"`
-	Adapters   json.RawMessage `json:"adapters"`
-	Messages   json.RawMessage `json:"messages"`
-	Quantize   string          `json:"quantize"`
-	Stream     *bool           `json:"stream"`
+	From       string            `json:"from"`
+	System     string            `json:"system"`
+	Parameters map[string]any    `json:"parameters"`
+	License    json.RawMessage   `json:"license"` // a string or a list of them
+	Modelfile  string            `json:"modelfile"`
+	Template   string            `json:"template"`
+	Files      map[string]string `json:"files"`
+	Adapters   json.RawMessage   `json:"adapters"`
+	Messages   json.RawMessage   `json:"messages"`
+	Quantize   string            `json:"quantize"`
+	Stream     *bool             `json:"stream"`
 }
 
 // ollamaCreate is POST /api/create: a model from a stored one, with a
@@ -73,7 +76,13 @@ func (s *Server) ollamaCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sw := newStreamWriter(w, "application/x-ndjson", s.cfg.WriteTimeout)
-	sw.ndjson(ollamaPullStatus{Status: "using existing model " + req.From})
+	if req.From != "" {
+		sw.ndjson(ollamaPullStatus{Status: "using existing model " + req.From})
+	} else {
+		for name, digest := range req.Files {
+			sw.ndjson(ollamaPullStatus{Status: "importing " + name, Digest: digest})
+		}
+	}
 	sw.ndjson(ollamaPullStatus{Status: "writing manifest"})
 	sw.ndjson(ollamaPullStatus{Status: "success", Model: req.Name})
 }
@@ -120,7 +129,7 @@ func (b *ollamaCreateRequest) request() (*CreateRequest, *Error) {
 		set  bool
 		why  string
 	}{
-		{"files", len(b.Files) > 0 && string(b.Files) != "null" && string(b.Files) != "{}", "a model is made from a stored one (from); import a GGUF file with 'glassbox import'"},
+		{"files", len(b.Files) > 1 || len(b.Files) == 1 && !ggufFiles(b.Files), "one GGUF file is what glassbox imports (safetensors directories are not supported)"},
 		{"adapters", len(b.Adapters) > 0 && string(b.Adapters) != "null" && string(b.Adapters) != "{}", "LoRA adapters are not supported"},
 		{"messages", len(b.Messages) > 0 && string(b.Messages) != "null" && string(b.Messages) != "[]", "stored example messages are not supported; send them with each chat"},
 		{"template", b.Template != "", "a TEMPLATE is a Go template; glassbox renders the model's own Jinja chat template"},
@@ -130,13 +139,51 @@ func (b *ollamaCreateRequest) request() (*CreateRequest, *Error) {
 			return nil, badRequest("unsupported", f.name, "%s: %s", f.name, f.why)
 		}
 	}
-	if req.From == "" {
-		return nil, badRequest("missing_model", "from", "from (the model to make it from) is required")
+	req.Files = b.Files
+	switch {
+	case req.From == "" && len(req.Files) == 0:
+		return nil, badRequest("missing_model", "from", "from (the model to make it from) or files (an uploaded GGUF file) is required")
+	case req.From != "" && len(req.Files) > 0:
+		return nil, badRequest("invalid_value", "files", "from and files both name the weights: give one")
 	}
 	if err := CheckParameters(req.Parameters); err != nil {
 		return nil, err
 	}
 	return req, nil
+}
+
+// ggufFiles reports whether every file named is a .gguf file.
+func ggufFiles(files map[string]string) bool {
+	for name := range files {
+		if !strings.HasSuffix(strings.ToLower(name), ".gguf") {
+			return false
+		}
+	}
+	return true
+}
+
+// ollamaBlob is HEAD and POST /api/blobs/{digest}: whether a blob is held
+// (200, else 404), and its upload (201; a body whose SHA-256 is not the
+// digest is a 400).
+func (s *Server) ollamaBlob(w http.ResponseWriter, r *http.Request) {
+	digest := r.PathValue("digest")
+	if r.Method == http.MethodHead {
+		ok, err := s.cfg.Backend.HasBlob(r.Context(), digest)
+		switch {
+		case err != nil:
+			writeOllamaError(w, toError(err))
+		case ok:
+			w.WriteHeader(http.StatusOK)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+		return
+	}
+	if err := s.cfg.Backend.PutBlob(r.Context(), digest, r.Body); err != nil {
+		writeOllamaError(w, toError(err))
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
 }
 
 // CheckParameters reports a profile parameter no request could set.

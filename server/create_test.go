@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"slices"
@@ -98,11 +100,13 @@ func TestCreate(t *testing.T) {
 		status      int
 		want, stage string
 	}{
-		{map[string]any{"model": "x", "system": "s"}, 400, "from (the model to make it from) is required", "deliver"},
+		{map[string]any{"model": "x", "system": "s"}, 400, "from (the model to make it from) or files (an uploaded GGUF file) is required", "deliver"},
 		{map[string]any{"from": "tiny"}, 400, "model is required", "deliver"},
 		{map[string]any{"model": "x", "from": "tiny", "template": "{{ .Prompt }}"}, 400, "TEMPLATE is a Go template", "deliver"},
 		{map[string]any{"model": "x", "from": "tiny", "quantize": "q4_K_M"}, 400, "glassbox quantize", "deliver"},
-		{map[string]any{"model": "x", "from": "tiny", "files": map[string]string{"m.gguf": "sha256:00"}}, 400, "glassbox import", "deliver"},
+		{map[string]any{"model": "x", "from": "tiny", "files": map[string]string{"m.gguf": "sha256:00"}}, 400, "from and files both name the weights", "deliver"},
+		{map[string]any{"model": "x", "files": map[string]string{"model.safetensors": "sha256:00"}}, 400, "one GGUF file is what glassbox imports", "deliver"},
+		{map[string]any{"model": "x", "files": map[string]string{"m.gguf": "sha256:00"}}, 400, "was not uploaded", "load"},
 		{map[string]any{"model": "x", "from": "tiny", "parameters": map[string]any{"temperature": "hot"}}, 400, "parameters.temperature", "deliver"},
 		{map[string]any{"model": "x", "from": "tiny", "parameters": map[string]any{"mirostat": 2}}, 400, "parameters.mirostat", "deliver"},
 		{map[string]any{"model": "x", "modelfile": "FROM tiny\nADAPTER lora.gguf"}, 400, "line 2: ADAPTER (LoRA) is not supported", "deliver"},
@@ -118,6 +122,38 @@ func TestCreate(t *testing.T) {
 		if !strings.Contains(e.Error, tc.want) || !strings.HasPrefix(e.Error, tc.stage+": ") {
 			t.Errorf("create %v: %q, want %q in stage %s", tc.body, e.Error, tc.want, tc.stage)
 		}
+	}
+}
+
+// TestBlobs: /api/blobs holds uploads by digest (Ollama's CLI sends a
+// local GGUF file there before its create names it in files).
+func TestBlobs(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	data := []byte("GGUF pretend")
+	sum := sha256.Sum256(data)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	status := func(method, body string) int {
+		t.Helper()
+		resp := ts.do(method, "/api/blobs/"+digest, body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("HEAD", ""); got != 404 {
+		t.Errorf("HEAD before the upload: %d", got)
+	}
+	if got := status("POST", "other bytes"); got != 400 {
+		t.Errorf("an upload of other bytes: %d", got)
+	}
+	if got := status("POST", string(data)); got != 201 {
+		t.Errorf("the upload: %d", got)
+	}
+	if got := status("HEAD", ""); got != 200 {
+		t.Errorf("HEAD after the upload: %d", got)
+	}
+	var st ollamaPullStatus
+	decode(t, ts.do("POST", "/api/create", map[string]any{"model": "local", "files": map[string]string{"m.gguf": digest}, "system": "Hi.", "stream": false}), 200, &st)
+	if p, _ := ts.f.Profile(t.Context(), "local"); st.Status != "success" || p == nil || p.System != "Hi." {
+		t.Errorf("create from the blob: %+v, profile %+v", st, p)
 	}
 }
 

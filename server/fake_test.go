@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"sync"
@@ -36,6 +39,7 @@ type fakeBackend struct {
 	loaded    map[string]time.Duration
 	unloaded  []string
 	profiles  map[string]*ModelProfile // made models (Create)
+	blobs     map[string][]byte        // uploads (PutBlob)
 }
 
 func newFake() *fakeBackend {
@@ -275,6 +279,31 @@ func (f *fakeBackend) CountTokens(ctx context.Context, req *GenerateRequest) (in
 	return n, nil
 }
 
+// HasBlob and PutBlob keep uploads in memory, checked against their digest.
+func (f *fakeBackend) HasBlob(ctx context.Context, digest string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.blobs[digest]
+	return ok, nil
+}
+
+func (f *fakeBackend) PutBlob(ctx context.Context, digest string, r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	if sum := sha256.Sum256(b); "sha256:"+hex.EncodeToString(sum[:]) != digest {
+		return BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "upload: digest mismatch"))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.blobs == nil {
+		f.blobs = map[string][]byte{}
+	}
+	f.blobs[digest] = b
+	return nil
+}
+
 // made reports whether name is a model Create made.
 func (f *fakeBackend) made(name string) bool {
 	f.mu.Lock()
@@ -286,7 +315,12 @@ func (f *fakeBackend) made(name string) bool {
 // Create records a made model ("mario" from "tiny"), whose profile
 // Profile then reports; a name taken is refused.
 func (f *fakeBackend) Create(ctx context.Context, req *CreateRequest) error {
-	if err := f.known(req.From); err != nil {
+	for _, digest := range req.Files {
+		if ok, _ := f.HasBlob(ctx, digest); !ok {
+			return BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "blob %s was not uploaded", digest))
+		}
+	}
+	if err := f.known(req.From); err != nil && len(req.Files) == 0 {
 		return err
 	}
 	if f.known(req.Name) == nil {

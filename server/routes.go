@@ -37,6 +37,8 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /api/delete", s.ollamaDelete)
 	m.HandleFunc("POST /api/copy", s.ollamaCopy)
 	m.HandleFunc("POST /api/create", s.ollamaCreate)
+	m.HandleFunc("HEAD /api/blobs/{digest}", s.ollamaBlob)
+	m.HandleFunc("POST /api/blobs/{digest}", s.ollamaBlob)
 	m.HandleFunc("GET /api/tags", s.ollamaTags)
 	m.HandleFunc("POST /api/show", s.ollamaShow)
 	m.HandleFunc("GET /api/ps", s.ollamaPS)

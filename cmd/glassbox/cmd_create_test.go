@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -166,5 +167,44 @@ func TestPullOllamaRegistry(t *testing.T) {
 	resp.Body.Close()
 	if len(ps.Models) != 1 || ps.Models[0].Name != "stories:q8" {
 		t.Errorf("/api/ps after generating with stories:q8, brief and brief2: %+v; want stories:q8 alone", ps.Models)
+	}
+}
+
+// TestServeCreateFromUpload: Ollama's CLI imports a local GGUF file by
+// uploading it to /api/blobs and naming it in a create's files; the model
+// then generates.
+func TestServeCreateFromUpload(t *testing.T) {
+	data, err := os.ReadFile(shared.Path(t, "models/stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := "sha256:" + store.HashString(data)
+	base := startServe(t)
+	resp, err := http.Post(base+"/api/blobs/"+digest, "application/octet-stream", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("upload: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("HEAD", base+"/api/blobs/"+digest, nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("HEAD after the upload: %v %v", resp, err)
+	}
+	code, b := postBody(t, base+"/api/create", `{"model": "uploaded", "files": {"stories260K.gguf": "`+digest+`"}, "parameters": {"num_predict": 5}, "stream": false}`)
+	if code != 200 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	code, b = postBody(t, base+"/api/generate", `{"model": "uploaded", "prompt": "Once upon a time", "raw": true, "stream": false, "options": {"temperature": 0}}`)
+	var gen struct {
+		Response  string `json:"response"`
+		EvalCount int    `json:"eval_count"`
+	}
+	if json.Unmarshal(b, &gen); code != 200 || gen.EvalCount != 5 || gen.Response == "" {
+		t.Errorf("generate with the uploaded model: %d %s", code, b)
+	}
+	if code, b := postBody(t, base+"/api/create", `{"model": "broken", "files": {"x.gguf": "sha256:`+strings.Repeat("0", 64)+`"}}`); code != 400 || !strings.Contains(string(b), "was not uploaded") {
+		t.Errorf("create from a blob never uploaded: %d %s", code, b)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -406,12 +407,15 @@ func (b *serveBackend) Copy(ctx context.Context, src, dst string) error {
 // file system allows), with req's profile laid over the one From was made
 // with: Ollama's create.
 func (b *serveBackend) Create(ctx context.Context, req *server.CreateRequest) error {
+	if b.store == nil {
+		return pipeline.Errorf(pipeline.StageLoad, "start serve with a glassbox home it can write", "this server has no model store to create models in")
+	}
+	if len(req.Files) > 0 {
+		return b.createFromBlob(req)
+	}
 	from, path, err := b.lookup(req.From)
 	if err != nil {
 		return err
-	}
-	if b.store == nil {
-		return pipeline.Errorf(pipeline.StageLoad, "start serve with a glassbox home it can write", "this server has no model store to create models in")
 	}
 	if _, ok := b.files[req.Name]; ok {
 		return server.BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "model %q already exists (a file given to serve)", req.Name))
@@ -425,6 +429,54 @@ func (b *serveBackend) Create(ctx context.Context, req *server.CreateRequest) er
 	p := store.Profile{System: req.System, Parameters: req.Parameters, License: req.License}.Over(base)
 	if _, err := b.store.Create(req.Name, from, path, sum, size, p); err != nil {
 		return server.BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "create %s from %s: %w", req.Name, from, err))
+	}
+	return nil
+}
+
+// createFromBlob stores an uploaded GGUF file (one blob) as req.Name with
+// req's profile.
+func (b *serveBackend) createFromBlob(req *server.CreateRequest) error {
+	bad := func(err error) error {
+		return server.BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "create %s: %w", req.Name, err))
+	}
+	for name, digest := range req.Files { // one, server.ollamaCreate checked
+		path, err := b.store.BlobPath(digest)
+		if err != nil {
+			return bad(err)
+		}
+		f, err := gguf.Open(path)
+		if err != nil {
+			return bad(fmt.Errorf("%s: %w", name, err))
+		}
+		f.Close()
+		st, err := os.Stat(path)
+		if err != nil {
+			return bad(err)
+		}
+		p := store.Profile{System: req.System, Parameters: req.Parameters, License: req.License}
+		if _, err := b.store.Create(req.Name, "", path, strings.TrimPrefix(digest, "sha256:"), st.Size(), p); err != nil {
+			return bad(err)
+		}
+	}
+	return nil
+}
+
+// HasBlob reports whether the store holds an uploaded blob.
+func (b *serveBackend) HasBlob(ctx context.Context, digest string) (bool, error) {
+	if b.store == nil {
+		return false, nil
+	}
+	_, err := b.store.BlobPath(digest)
+	return err == nil, nil
+}
+
+// PutBlob stores an upload in the store, checked against its digest.
+func (b *serveBackend) PutBlob(ctx context.Context, digest string, r io.Reader) error {
+	if b.store == nil {
+		return pipeline.Errorf(pipeline.StageLoad, "start serve with a glassbox home it can write", "this server has no model store to upload into")
+	}
+	if _, err := b.store.PutBlob(digest, r); err != nil {
+		return server.BadRequest(pipeline.Errorf(pipeline.StageLoad, "", "upload: %w", err))
 	}
 	return nil
 }
