@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -172,7 +171,7 @@ func (s *Store) pullOllama(ctx context.Context, ref string, o *PullOptions) (Ent
 		return Entry{}, &PullError{URL: mu, Err: fmt.Errorf("model layer digest %q is not a SHA-256", model.Digest)}
 	}
 	src := r.url("blobs", model.Digest)
-	part := filepath.Join(s.Dir, ".partial", name+".gguf.part")
+	part := s.partPath(name, "part")
 	if err := s.download(ctx, src, part, model.Size, o); err != nil {
 		return Entry{}, err
 	}

@@ -86,7 +86,7 @@ func (s *Store) Pull(ctx context.Context, ref string, o PullOptions) (Entry, err
 	if _, err := os.Stat(s.manifestPath(name)); err == nil {
 		return Entry{}, fmt.Errorf("model %q already exists (remove it first with 'glassbox rm %s')", name, name)
 	}
-	part := filepath.Join(s.Dir, ".partial", name+".gguf.part")
+	part := s.partPath(name, "part")
 	want, size, err := s.probe(ctx, src, &o)
 	if err != nil {
 		return Entry{}, err

@@ -122,8 +122,34 @@ func NameFor(path string) string {
 	return strings.TrimLeft(base, ".-_")
 }
 
-func (s *Store) manifestPath(name string) string { return filepath.Join(s.Dir, name+".json") }
-func (s *Store) modelPath(name string) string    { return filepath.Join(s.Dir, name+".gguf") }
+// fileStem is name as a file name: ':' (a tag, llama3.2:1b) becomes '@',
+// since Windows refuses ':' in file names. Neither '@' nor a path
+// separator may be in a name, so stems name their models one to one.
+func fileStem(name string) string { return strings.ReplaceAll(name, ":", "@") }
+
+// nameOf is fileStem's inverse.
+func nameOf(stem string) string { return strings.ReplaceAll(stem, "@", ":") }
+
+// manifestPath is where name's manifest is: its stem's, or for a store
+// written before stems, the name's own when only that exists.
+func (s *Store) manifestPath(name string) string {
+	p := filepath.Join(s.Dir, fileStem(name)+".json")
+	if legacy := filepath.Join(s.Dir, name+".json"); legacy != p {
+		if _, err := os.Stat(p); err != nil {
+			if _, err := os.Stat(legacy); err == nil {
+				return legacy
+			}
+		}
+	}
+	return p
+}
+
+func (s *Store) modelPath(name string) string { return filepath.Join(s.Dir, fileStem(name)+".gguf") }
+
+// partPath is where a model's file is written before it is complete.
+func (s *Store) partPath(name, suffix string) string {
+	return filepath.Join(s.Dir, ".partial", fileStem(name)+".gguf."+suffix)
+}
 
 // Get returns the entry for name.
 func (s *Store) Get(name string) (Entry, error) {
@@ -194,7 +220,7 @@ func (s *Store) List() ([]Entry, error) {
 	}
 	var out []Entry
 	for _, m := range ms {
-		e, err := s.Get(strings.TrimSuffix(filepath.Base(m), ".json"))
+		e, err := s.Get(nameOf(strings.TrimSuffix(filepath.Base(m), ".json")))
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +264,7 @@ func (s *Store) Import(src, name string) (Entry, error) {
 	}
 	f.Close()
 	dst := s.modelPath(name)
-	tmp := filepath.Join(s.Dir, ".partial", name+".gguf.import")
+	tmp := s.partPath(name, "import")
 	os.Remove(tmp)
 	if err := os.Link(src, tmp); err != nil {
 		if err := copyFile(src, tmp); err != nil {
@@ -267,7 +293,7 @@ func (s *Store) Create(name, from, path, sum string, size int64, p Profile) (Ent
 	if _, err := os.Stat(s.manifestPath(name)); err == nil {
 		return Entry{}, fmt.Errorf("model %q already exists (remove it first with 'glassbox rm %s')", name, name)
 	}
-	tmp := filepath.Join(s.Dir, ".partial", name+".gguf.create")
+	tmp := s.partPath(name, "create")
 	os.Remove(tmp)
 	if err := os.Link(path, tmp); err != nil {
 		if err := copyFile(path, tmp); err != nil {
@@ -299,11 +325,12 @@ func (s *Store) SetProfile(name string, p Profile) (Entry, error) {
 // writeManifest writes e's manifest atomically.
 func (s *Store) writeManifest(e Entry) error {
 	b, _ := json.MarshalIndent(e, "", "  ")
-	mt := s.manifestPath(e.Name) + ".tmp"
+	path := s.manifestPath(e.Name)
+	mt := path + ".tmp"
 	if err := os.WriteFile(mt, append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.Rename(mt, s.manifestPath(e.Name))
+	return os.Rename(mt, path)
 }
 
 // HasProfile reports whether e carries a profile (made by Create, or

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -266,5 +267,67 @@ func TestPullURL(t *testing.T) {
 	}
 	if e.Name != "mine" || e.Bytes != int64(len(data)) {
 		t.Fatalf("%+v", e)
+	}
+}
+
+// TestTaggedNames: a name with a tag (llama3.2:1b) is stored under file
+// names without ':' (Windows refuses it), and a store written before,
+// with ':' in its file names, is still read, listed, updated and removed.
+func TestTaggedNames(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := shared.Path(t, "models/stories260K.gguf")
+	e, err := s.Import(src, "story:1b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(s.Dir, "*"))
+	for _, f := range files {
+		if strings.Contains(filepath.Base(f), ":") {
+			t.Errorf("file %s has a ':'", f)
+		}
+	}
+	if e.File != "story@1b.gguf" {
+		t.Errorf("model file %q", e.File)
+	}
+	// A manifest written by an older glassbox, under the name itself.
+	legacy, err := s.Import(src, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy.Name = "old:tag"
+	b, _ := json.Marshal(legacy)
+	if err := os.Remove(filepath.Join(s.Dir, "old.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, "old:tag.json"), b, 0o644); err != nil {
+		t.Skipf("this file system refuses ':' in names: %v", err)
+	}
+	list, err := s.List()
+	var names []string
+	for _, x := range list {
+		names = append(names, x.Name)
+	}
+	if err != nil || strings.Join(names, ",") != "old:tag,story:1b" {
+		t.Fatalf("list: %v, %v", names, err)
+	}
+	if _, err := s.SetProfile("old:tag", Profile{System: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get("old:tag"); err != nil || got.System != "hi" {
+		t.Errorf("the legacy manifest after SetProfile: %+v, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "old@tag.json")); !os.IsNotExist(err) {
+		t.Errorf("SetProfile wrote a second manifest beside the legacy one: %v", err)
+	}
+	for _, n := range []string{"old:tag", "story:1b"} {
+		if err := s.Remove(n); err != nil {
+			t.Errorf("remove %s: %v", n, err)
+		}
+	}
+	if list, _ := s.List(); len(list) != 0 {
+		t.Errorf("after removing both: %+v", list)
 	}
 }
