@@ -109,20 +109,15 @@ func (s *Store) pullOllama(ctx context.Context, ref string, o *PullOptions) (Ent
 		return Entry{}, fmt.Errorf("model %q already exists (remove it first with 'glassbox rm %s')", name, name)
 	}
 	mu := r.url("manifests", r.tag)
-	resp, err := o.do(ctx, http.MethodGet, mu, http.Header{"Accept": {"application/vnd.docker.distribution.manifest.v2+json"}})
+	resp, err := o.get(ctx, mu, http.Header{"Accept": {"application/vnd.docker.distribution.manifest.v2+json"}})
+	if e, ok := err.(*PullError); ok && e.Status == http.StatusNotFound {
+		e.Err = fmt.Errorf("no model %s:%s in the registry %s", r.namespace+"/"+r.model, r.tag, r.base)
+	}
 	if err != nil {
 		return Entry{}, err
 	}
 	var man struct {
 		Layers []ollamaLayer `json:"layers"`
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		e := statusError(mu, resp).(*PullError)
-		if resp.StatusCode == http.StatusNotFound {
-			e.Err = fmt.Errorf("no model %s:%s in the registry %s", r.namespace+"/"+r.model, r.tag, r.base)
-		}
-		return Entry{}, e
 	}
 	err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&man)
 	resp.Body.Close()
@@ -185,14 +180,11 @@ func (s *Store) smallLayer(ctx context.Context, r ollamaRef, l *ollamaLayer, o *
 	if l.Size > maxSmallLayer {
 		return nil, &PullError{URL: u, Err: fmt.Errorf("a %s layer of %d bytes is more than the %d allowed", l.MediaType, l.Size, maxSmallLayer)}
 	}
-	resp, err := o.do(ctx, http.MethodGet, u, nil)
+	resp, err := o.get(ctx, u, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, statusError(u, resp)
-	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxSmallLayer+1))
 	if err != nil {
 		return nil, &PullError{URL: u, Err: err}

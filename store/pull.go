@@ -215,14 +215,11 @@ func pickFile(files []string, quant string) (string, error) {
 }
 
 func listRepo(ctx context.Context, u string, o *PullOptions) ([]string, error) {
-	resp, err := o.do(ctx, http.MethodGet, u, nil)
+	resp, err := o.get(ctx, u, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, statusError(u, resp)
-	}
 	var info struct {
 		Siblings []struct {
 			RFilename string `json:"rfilename"`
@@ -253,6 +250,20 @@ func (o *PullOptions) do(ctx context.Context, method, u string, hdr http.Header)
 	resp, err := o.Client.Do(req)
 	if err != nil {
 		return nil, &PullError{URL: u, Err: err}
+	}
+	return resp, nil
+}
+
+// get is a GET of u whose answer must be 200 OK; any other is a
+// PullError with the status (its body closed).
+func (o *PullOptions) get(ctx context.Context, u string, hdr http.Header) (*http.Response, error) {
+	resp, err := o.do(ctx, http.MethodGet, u, hdr)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, statusError(u, resp)
 	}
 	return resp, nil
 }
