@@ -13,6 +13,10 @@ import (
 
 // jobRequest is the body of POST /v1/jobs.
 type jobRequest struct {
+	// Kind is "pull" for a download into the store (model: what
+	// glassbox pull takes); otherwise the job is a generation (text or
+	// chat) or, with input, an embedding, and kind may say so or be empty.
+	Kind                  string          `json:"kind"`
 	Model                 string          `json:"model"`
 	Prompt                string          `json:"prompt"`
 	System                string          `json:"system"`
@@ -50,6 +54,21 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	var req jobRequest
 	if e := s.decodeBody(w, r, &req); e != nil {
 		writeNativeError(w, e)
+		return
+	}
+	switch req.Kind {
+	case "pull":
+		s.createPullJob(w, &req)
+		return
+	case "":
+	case "embed", "text", "chat":
+		if (req.Kind == "embed") != (len(req.Input) > 0) {
+			writeNativeError(w, badRequest("invalid_request", "kind", "a job of kind %s takes %s", req.Kind,
+				map[bool]string{true: "input", false: "a prompt or messages, not input"}[req.Kind == "embed"]))
+			return
+		}
+	default:
+		writeNativeError(w, badRequest("invalid_request", "kind", "kind %q is not one of text, chat, embed, pull", req.Kind))
 		return
 	}
 	if len(req.Input) > 0 {
@@ -98,6 +117,21 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	}
 	// A native job belongs to the server: it outlives this request.
 	g, e := s.startGeneration(s.base, jobSpec(kind, greq), greq)
+	if e != nil {
+		writeNativeError(w, e)
+		return
+	}
+	writeJobCreated(w, g)
+}
+
+// createPullJob starts a download into the store that, like every native
+// job, runs on when its client leaves; the Models page follows its events.
+func (s *Server) createPullJob(w http.ResponseWriter, req *jobRequest) {
+	if req.Model == "" {
+		writeNativeError(w, badRequest("missing_model", "model", "model is required: a URL, hf.co/OWNER/REPO[:QUANT] or a name of Ollama's registry"))
+		return
+	}
+	g, e := s.startPull(s.base, req.Model)
 	if e != nil {
 		writeNativeError(w, e)
 		return

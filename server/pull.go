@@ -42,13 +42,7 @@ func (s *Server) ollamaPull(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
-	params, _ := json.Marshal(map[string]string{"model": ref}) // plain data: cannot fail
-	g, e := s.startWork(ctx, JobSpec{Kind: "pull", Model: ref, Params: params}, nil, false,
-		func(ctx context.Context, g *generation) (any, error) {
-			name, err := s.cfg.Backend.Pull(ctx, ref)
-			g.name = name
-			return map[string]string{"name": name}, err
-		})
+	g, e := s.startPull(ctx, ref)
 	if e != nil {
 		writeOllamaError(w, e)
 		return
@@ -93,6 +87,20 @@ func (s *Server) ollamaPull(w http.ResponseWriter, r *http.Request) {
 	sw.ndjson(ollamaPullStatus{Status: "verifying sha256 digest"})
 	sw.ndjson(ollamaPullStatus{Status: "writing manifest"})
 	sw.ndjson(ollamaPullStatus{Status: "success", Model: g.name})
+}
+
+// startPull starts the download of ref as a job of kind "pull" that ends
+// with ctx: Ollama's pull ends with its client (a later pull resumes it),
+// the jobs API's belongs to the server. Its result is {"name"}: the name
+// the model is stored under.
+func (s *Server) startPull(ctx context.Context, ref string) (*generation, *Error) {
+	params, _ := json.Marshal(map[string]string{"model": ref}) // plain data: cannot fail
+	return s.startWork(ctx, JobSpec{Kind: "pull", Model: ref, Params: params}, nil, false,
+		func(ctx context.Context, g *generation) (any, error) {
+			name, err := s.cfg.Backend.Pull(ctx, ref)
+			g.name = name
+			return map[string]string{"name": name}, err
+		})
 }
 
 // pullError is a failed pull's error: a download that failed is the

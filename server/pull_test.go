@@ -1,8 +1,13 @@
 package server
 
 import (
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
 )
 
 func TestOllamaPull(t *testing.T) {
@@ -41,6 +46,66 @@ func TestOllamaPull(t *testing.T) {
 	}
 	decode(t, ts.do("POST", "/api/pull", map[string]any{"model": "bad/ref", "stream": false}), 502, &out)
 	decode(t, ts.do("POST", "/api/pull", map[string]any{}), 400, &out)
+}
+
+// A pull through the jobs API belongs to the server: it runs on when the
+// client that started it leaves, and its events say how far it got and
+// what the model is named.
+func TestNativePull(t *testing.T) {
+	f := newFake()
+	f.step = 20 * time.Millisecond
+	ts := start(t, f, nil)
+	jc := createJob(t, ts, map[string]any{"kind": "pull", "model": "hf.co/owner/repo"})
+	if jc.Kind != "pull" || jc.Model != "hf.co/owner/repo" {
+		t.Errorf("created %+v", jc)
+	}
+	// Nobody follows it until it has ended.
+	deadline := time.Now().Add(5 * time.Second)
+	for ts.m.Job(jc.ID).Info().State != api.StateDone {
+		if time.Now().After(deadline) {
+			t.Fatalf("pull job still %s", ts.m.Job(jc.ID).Info().State)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	evs, ended := events(t, ts, jc.ID, 0)
+	var done []int64
+	var result string
+	for _, ev := range evs {
+		switch ev.Type {
+		case api.TypeProgress:
+			done = append(done, ev.Progress.Done)
+		case api.TypeResult:
+			result = string(ev.Result)
+		}
+	}
+	if !ended || len(done) != 3 || done[2] != 300 || result != `{"name":"pulled"}` {
+		t.Errorf("ended %v, progress %v, result %s", ended, done, result)
+	}
+
+	jc = createJob(t, ts, map[string]any{"kind": "pull", "model": "bad/ref"})
+	evs, _ = events(t, ts, jc.ID, 0)
+	failed := slices.ContainsFunc(evs, func(ev api.Event) bool {
+		return ev.Type == api.TypeError && ev.Error.Stage == "load" && strings.Contains(ev.Error.Message, "HTTP 404")
+	})
+	if last := evs[len(evs)-1]; !failed || last.State != api.StateFailed {
+		t.Errorf("failed pull: %+v", evs)
+	}
+
+	var e map[string]map[string]any
+	for _, tc := range []struct {
+		body map[string]any
+		want string
+	}{
+		{map[string]any{"kind": "pull"}, "model is required"},
+		{map[string]any{"kind": "push", "model": "x"}, `kind "push" is not one of text, chat, embed, pull`},
+		{map[string]any{"kind": "embed", "model": "tiny", "prompt": "a"}, "a job of kind embed takes input"},
+		{map[string]any{"kind": "text", "model": "tiny", "input": "a"}, "a job of kind text takes a prompt or messages, not input"},
+	} {
+		decode(t, ts.do("POST", "/v1/jobs", tc.body), http.StatusBadRequest, &e)
+		if msg, _ := e["error"]["message"].(string); !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: %v, want %q", tc.body, e, tc.want)
+		}
+	}
 }
 
 func TestOllamaCopy(t *testing.T) {

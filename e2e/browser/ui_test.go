@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -541,18 +543,32 @@ func TestUI(t *testing.T) {
 		b.waitFor("stories260K unloaded", `!document.querySelector('#resident tr[data-model="stories260K"]')`, 10*time.Second)
 
 		// Pull a model file into the store, then delete it (two clicks).
-		src := shared.Path(t, "models/stories260K.gguf")
+		// The file comes slowly, and the page's network drops while it
+		// does: the pull is the server's job, and the page picks up its
+		// events again.
+		src, err := os.ReadFile(shared.Path(t, "models/stories260K.gguf"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/pulled.gguf" {
 				http.NotFound(w, r)
 				return
 			}
-			http.ServeFile(w, r, src)
+			http.ServeContent(w, r, "pulled.gguf", time.Time{}, &slowReader{bytes.NewReader(src), 30 * time.Millisecond})
 		}))
 		defer files.Close()
+		resumes := len(px.resumed())
 		b.set("#pull-ref", files.URL+"/pulled.gguf")
 		b.click(`form[aria-label="Pull"] button[type="submit"]`)
+		b.waitFor("the download to start", `document.querySelector('#pull-status')?.textContent.startsWith('downloading')`, 20*time.Second)
+		px.cut()
+		time.Sleep(300 * time.Millisecond)
+		px.restore()
 		b.waitFor("the pull to end", `document.querySelector('#pull-status')?.dataset.state`, 20*time.Second)
+		if len(px.resumed()) == resumes {
+			t.Error("the pull's events were not resumed after the network dropped")
+		}
 		if got := eval[string](b, `document.querySelector('#pull-status').textContent`); !strings.HasPrefix(got, "pulled as pulled · job j") {
 			t.Fatalf("pull status %q", got)
 		}
@@ -651,4 +667,15 @@ func lifecycle(state page.SetWebLifecycleStateState) chromedp.Action[chromedp.Vo
 		_, err := cdp.Call(ctx, t, page.SetWebLifecycleState, page.SetWebLifecycleStateParams{State: state})
 		return err
 	})
+}
+
+// slowReader is a file served slowly: each Read waits first.
+type slowReader struct {
+	*bytes.Reader
+	wait time.Duration
+}
+
+func (r *slowReader) Read(p []byte) (int, error) {
+	time.Sleep(r.wait)
+	return r.Reader.Read(p)
 }

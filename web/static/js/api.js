@@ -55,48 +55,6 @@ export const get = (path) => call('GET', path);
 export const post = (path, body) => call('POST', path, body ?? {});
 export const del = (path, body) => call('DELETE', path, body ?? {});
 
-// lines posts body to path and hands each line of the NDJSON answer to
-// onLine as it arrives (Ollama's streamed endpoints), after giving the
-// response's headers to onHeaders. An error line ({"error": …}) or an
-// error status rejects with an APIError.
-export async function lines(path, body, onLine, onHeaders = () => {}) {
-  const headers = { 'Content-Type': 'application/json' };
-  if (apiKey()) headers.Authorization = 'Bearer ' + apiKey();
-  let res;
-  try {
-    res = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body) });
-  } catch (err) {
-    throw new APIError(0, { error: { stage: 'deliver', message: `cannot reach the server (${err.message})`, hint: 'is glassbox serve running?' } });
-  }
-  if (!res.ok) {
-    const text = await res.text();
-    let data;
-    try { data = JSON.parse(text); } catch { data = { error: { message: text.trim() } }; }
-    throw new APIError(res.status, data);
-  }
-  onHeaders(res.headers);
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  let buf = '';
-  const emit = (l) => {
-    if (!l.trim()) return;
-    const v = JSON.parse(l);
-    if (v.error) throw new APIError(500, v);
-    onLine(v);
-  };
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buf += dec.decode(value, { stream: true });
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      emit(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-    }
-  }
-  emit(buf);
-}
-
 // The event types a job's SSE stream carries ("event:" lines).
 const TYPES = ['state', 'stage_start', 'stage_done', 'stage_skipped', 'progress', 'token', 'warning', 'result', 'error'];
 

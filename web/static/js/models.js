@@ -1,7 +1,7 @@
 // Models: the resident ones (GET /v1/ps) with their memory, keep-alive
 // countdown and an unload button (Ollama's keep_alive 0), the stored ones
 // with their verdict and a delete button (DELETE /api/delete), a pull into
-// the store (POST /api/pull, its progress as it streams, its job linked),
+// the store (a job of kind pull, its progress from its events, the job linked),
 // a model made from a stored one with a system message and parameters
 // (POST /api/create, as a Modelfile), and the plan for any of them on this
 // machine or a device profile (POST /v1/plan).
@@ -145,33 +145,55 @@ export function modelsView(root, cfg) {
   }).catch((e) => { status.textContent = e.describe ? e.describe() : String(e); });
   loadStored();
 
+  // A pull is a job of the jobs API: it belongs to the server, so it runs
+  // on when this page's connection drops or the page is left, and its
+  // events (resumed after a drop) say how far it got.
+  let stopPull = () => {};
   pullForm.addEventListener('submit', async (e) => {
     e.preventDefault();
     const ref = pullRef.value.trim();
     if (!ref) return;
     pullGo.disabled = true;
+    delete pullStatus.dataset.state;
     let job = null;
     const show = (text) => {
       pullStatus.replaceChildren(text, ...(job ? [' · ', fmt.el('a', { href: '#/jobs/' + job }, 'job ' + job)] : []));
     };
+    const end = (state, text) => {
+      stopPull();
+      pullStatus.dataset.state = state;
+      show(text);
+      pullGo.disabled = false;
+      if (state === 'done') loadStored();
+    };
     show('starting…');
     try {
-      await api.lines('/api/pull', { model: ref }, (l) => {
-        if (l.status === 'success') {
-          pullStatus.dataset.state = 'done';
-          show('pulled as ' + l.model);
-        } else if (l.total > 0) {
-          show(`downloading: ${fmt.bytes(l.completed || 0)} of ${fmt.bytes(l.total)} (${Math.floor(100 * (l.completed || 0) / l.total)}%)`);
-        } else {
-          show(l.status);
-        }
-      }, (h) => { job = h.get('X-Glassbox-Job'); });
-      loadStored();
+      job = (await api.post('/v1/jobs', { kind: 'pull', model: ref })).id;
     } catch (err) {
-      pullStatus.dataset.state = 'failed';
-      show(err.describe ? err.describe() : String(err));
+      end('failed', err.describe ? err.describe() : String(err));
+      return;
     }
-    pullGo.disabled = false;
+    show('pulling ' + ref);
+    let name = '';
+    let failure = null;
+    stopPull = api.follow(job, {
+      onEvent: (ev) => {
+        if (ev.type === 'progress' && ev.progress && ev.progress.total > 0) {
+          const { done = 0, total } = ev.progress;
+          show(`downloading: ${fmt.bytes(done)} of ${fmt.bytes(total)} (${Math.floor(100 * done / total)}%)`);
+        } else if (ev.type === 'result') {
+          name = ev.result.name;
+        } else if (ev.type === 'error') {
+          failure = new api.APIError(0, { error: ev.error });
+        } else if (ev.type === 'state' && ev.state === 'done') {
+          end('done', 'pulled as ' + name);
+        } else if (ev.type === 'state' && (ev.state === 'failed' || ev.state === 'cancelled')) {
+          end('failed', failure ? failure.describe() : 'pull ' + ev.state);
+        }
+      },
+      onStatus: (st) => { if (st === 'reconnecting' && !pullStatus.dataset.state) show('reconnecting…'); },
+      onFail: (err) => end('failed', err.describe ? err.describe() : String(err)),
+    });
   });
 
   // The fields become a Modelfile, so the server's errors name its lines.
@@ -215,7 +237,7 @@ export function modelsView(root, cfg) {
 
   loadPS();
   tick = setInterval(drawCountdowns, 1000);
-  return () => { clearTimeout(psTimer); clearInterval(tick); };
+  return () => { clearTimeout(psTimer); clearInterval(tick); stopPull(); };
 }
 
 // drawPlan renders a plan.Plan: the verdict, where the memory goes, the
