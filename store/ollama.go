@@ -33,6 +33,26 @@ func IsOllamaName(ref string) bool {
 	return !IsRef(ref) && ollamaName.MatchString(ref)
 }
 
+// OllamaStoreName is the name a pull of ref, a name of Ollama's
+// registry, stores the model under.
+func OllamaStoreName(ref string) (string, error) {
+	r, err := parseOllamaName(ref, "")
+	if err != nil {
+		return "", err
+	}
+	return r.storeName(), nil
+}
+
+// OllamaRegistryOf is the registry a pull of ref would ask: the host the
+// name gives, GLASSBOX_OLLAMA_REGISTRY, or Ollama's.
+func OllamaRegistryOf(ref string) string {
+	r, err := parseOllamaName(ref, registryFromEnv(""))
+	if err != nil {
+		return ""
+	}
+	return r.base
+}
+
 // ollamaRef is a parsed registry name.
 type ollamaRef struct {
 	base, namespace, model, tag string

@@ -170,15 +170,22 @@ func (o *PullOptions) defaults() {
 	if o.HFEndpoint == "" {
 		o.HFEndpoint = DefaultHFEndpoint
 	}
-	if o.OllamaRegistry == "" {
-		o.OllamaRegistry = os.Getenv("GLASSBOX_OLLAMA_REGISTRY")
-	}
-	if o.OllamaRegistry == "" {
-		o.OllamaRegistry = DefaultOllamaRegistry
-	}
+	o.OllamaRegistry = registryFromEnv(o.OllamaRegistry)
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+}
+
+// registryFromEnv is the Ollama registry to ask: r when given, else
+// GLASSBOX_OLLAMA_REGISTRY, else Ollama's.
+func registryFromEnv(r string) string {
+	if r == "" {
+		r = os.Getenv("GLASSBOX_OLLAMA_REGISTRY")
+	}
+	if r == "" {
+		r = DefaultOllamaRegistry
+	}
+	return r
 }
 
 // pickFile chooses a GGUF file by quantization name.

@@ -38,7 +38,7 @@ func TestCreateCommand(t *testing.T) {
 		{[]string{"create", "greedy", "--from", "stories"}, 1, "already exists"},
 		{[]string{"create", "x"}, 2, "either -f Modelfile or --from MODEL"},
 		{[]string{"list"}, 0, "greedy"},
-		{[]string{"run", "-m", "llama3.2:1b", "hi"}, 1, "'glassbox pull llama3.2:1b' downloads it"},
+		{[]string{"run", "-m", "llama3.2:1b", "--no-pull", "hi"}, 1, "'glassbox pull llama3.2:1b' downloads it"},
 		{[]string{"show", "-m", "hot"}, 0, "made from              greedy"},
 		{[]string{"show", "-m", "hot"}, 0, `system message         "Tell tales."`},
 		{[]string{"show", "-m", "hot"}, 0, "parameter              temperature 1.5"},
@@ -167,6 +167,45 @@ func TestPullOllamaRegistry(t *testing.T) {
 	resp.Body.Close()
 	if len(ps.Models) != 1 || ps.Models[0].Name != "stories:q8" {
 		t.Errorf("/api/ps after generating with stories:q8, brief and brief2: %+v; want stories:q8 alone", ps.Models)
+	}
+}
+
+// TestRunPulls: run -m with a name of Ollama's registry the store lacks
+// pulls it first and says so, as 'ollama run' does; --no-pull keeps the
+// store's error; a name the registry lacks fails naming both.
+func TestRunPulls(t *testing.T) {
+	src := shared.Path(t, "models/stories260K.gguf")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers := []shared.Layer{{MediaType: "application/vnd.ollama.image.model", Data: data},
+		{MediaType: "application/vnd.ollama.image.params", Data: []byte(`{"temperature": 0, "num_predict": 5}`)}}
+	reg := shared.OllamaRegistry(t, map[string][]shared.Layer{"library/stories:q8": layers, "someone/stories:latest": layers})
+	t.Setenv("GLASSBOX_OLLAMA_REGISTRY", reg.URL)
+	t.Setenv("GLASSBOX_HOME", t.TempDir())
+	want, _, _ := runCmd(t, "", "run", "-m", src, "--temp", "0", "-n", "5", "--no-journal", "Once upon a time")
+	for _, tc := range []struct {
+		model, name string
+	}{{"stories:q8", "stories:q8"}, {"someone/stories", "someone-stories:latest"}} {
+		_, errs, code := runCmd(t, "", "run", "-m", tc.model, "--no-pull", "--no-journal", "Once upon a time")
+		if code == 0 || !strings.Contains(errs, "no such model in the store") {
+			t.Errorf("run -m %s --no-pull: exit %d, %q", tc.model, code, errs)
+		}
+		got, errs, code := runCmd(t, "", "run", "-m", tc.model, "--no-journal", "Once upon a time")
+		say := fmt.Sprintf("glassbox run: %s is not in the store: pulling it from %s as %s", tc.model, reg.URL, tc.name)
+		if code != 0 || got != want || want == "" || !strings.Contains(errs, say) || !strings.Contains(errs, "glassbox run: pulled "+tc.name) {
+			t.Errorf("run -m %s: exit %d, %q, want %q; stderr %q", tc.model, code, got, want, errs)
+		}
+		got, errs, code = runCmd(t, "", "run", "-m", tc.model, "--no-journal", "Once upon a time")
+		if code != 0 || got != want || strings.Contains(errs, "pull") {
+			t.Errorf("run -m %s again: exit %d, %q; stderr %q", tc.model, code, got, errs)
+		}
+	}
+	_, errs, code := runCmd(t, "", "run", "-m", "nothere", "--no-journal", "Once upon a time")
+	if code == 0 || !strings.Contains(errs, `load: model "nothere" is not in the store, and pulling it failed`) ||
+		!strings.Contains(errs, "no model library/nothere:latest in the registry") {
+		t.Errorf("run -m nothere: exit %d, %q", code, errs)
 	}
 }
 

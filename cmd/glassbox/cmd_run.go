@@ -40,6 +40,7 @@ type runFlags struct {
 	seed                       int64
 	stops                      stringList
 	chat, noBOS, json, verbose bool
+	noPull                     bool
 	interactive                bool
 	noJournal                  bool
 	system, promptIDs, format  string
@@ -50,7 +51,8 @@ type runFlags struct {
 func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlags(env, "run", "-m MODEL [flags] [PROMPT] (the prompt is read from stdin when absent)")
 	var f runFlags
-	fs.StringVar(&f.model, "m", "", "model file path or store name")
+	fs.StringVar(&f.model, "m", "", "model file path or store name (a name of Ollama's registry the store lacks is pulled first)")
+	fs.BoolVar(&f.noPull, "no-pull", false, "fail, rather than pull, when -m names a model of Ollama's registry the store lacks")
 	fs.IntVar(&f.maxTokens, "n", -1, "maximum tokens to generate (-1: until end of generation or a full context)")
 	fs.IntVar(&f.maxTokens, "max-tokens", -1, "same as -n")
 	fs.Float64Var(&f.temp, "temp", 0.8, "temperature (0: greedy)")
@@ -78,6 +80,9 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	f.session = sessionFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := pullMissing(ctx, env, &f); err != nil {
 		return err
 	}
 	if err := applyProfile(env, fs, &f); err != nil {

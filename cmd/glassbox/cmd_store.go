@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/store"
 )
 
@@ -18,17 +19,6 @@ func init() {
 	register(&command{name: "list", summary: "list the models in the store", run: runList})
 	register(&command{name: "rm", summary: "remove a model from the store", run: runRm})
 	register(&command{name: "pull", summary: "download a model (URL, hf.co/OWNER/REPO[:FILE-or-QUANT] or a name of Ollama's registry) into the store", run: runPull})
-	resolveStoreName = func(name string) (string, error) {
-		s, err := store.Default()
-		if err != nil {
-			return "", fmt.Errorf("load: %w", err)
-		}
-		p, err := s.Resolve(name)
-		if err != nil {
-			return "", fmt.Errorf("load: %w", err)
-		}
-		return p, nil
-	}
 }
 
 func runImport(ctx context.Context, env *cmdEnv, args []string) error {
@@ -127,20 +117,69 @@ func runPull(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	e, err := pullInto(ctx, env, s, pos[0], *name, "glassbox pull")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "pulled %s (%s, sha256 %s)\n", e.Name, humanBytes(e.Bytes), e.SHA256)
+	return nil
+}
+
+// pullInto downloads ref into s with a progress bar on stderr, and keeps
+// of its profile what run and serve can apply (the rest is reported
+// under cmd's name).
+func pullInto(ctx context.Context, env *cmdEnv, s *store.Store, ref, name, cmd string) (store.Entry, error) {
 	bar := newProgress(env.stderr, isTerminal(env.stderr))
-	e, err := s.Pull(ctx, pos[0], store.PullOptions{
-		Name:     *name,
+	e, err := s.Pull(ctx, ref, store.PullOptions{
+		Name:     name,
 		Progress: bar.update,
 		Logf:     func(format string, a ...any) { fmt.Fprintf(env.stderr, format+"\n", a...) },
 	})
 	bar.finish()
 	if err != nil {
-		return err
+		return e, err
 	}
-	if e, err = keepRunnable(s, e, func(m string) { fmt.Fprintln(env.stderr, "glassbox pull: "+m) }); err != nil {
-		return err
+	return keepRunnable(s, e, func(m string) { fmt.Fprintln(env.stderr, cmd+": "+m) })
+}
+
+// pullMissing pulls the model -m names when it is a name of Ollama's
+// registry the store does not hold, as 'ollama run' does, saying so on
+// stderr first; -m then names what the pull stored (USER/NAME:TAG is
+// stored as USER-NAME:TAG). With --no-pull, the store's error stands.
+func pullMissing(ctx context.Context, env *cmdEnv, f *runFlags) error {
+	if f.model == "" || !store.IsOllamaName(f.model) || strings.HasSuffix(f.model, ".gguf") {
+		return nil // a path mistyped is not a name to ask a registry for
 	}
-	fmt.Fprintf(env.stdout, "pulled %s (%s, sha256 %s)\n", e.Name, humanBytes(e.Bytes), e.SHA256)
+	if _, err := os.Stat(f.model); err == nil {
+		return nil // a file
+	}
+	s, err := store.Default()
+	if err != nil {
+		return nil // the load names the problem
+	}
+	if _, err := s.Find(f.model); err == nil {
+		return nil
+	}
+	name, err := store.OllamaStoreName(f.model)
+	if err != nil {
+		return nil
+	}
+	if _, err := s.Find(name); err == nil {
+		f.model = name
+		return nil
+	}
+	if f.noPull {
+		return nil
+	}
+	fmt.Fprintf(env.stderr, "glassbox run: %s is not in the store: pulling it from %s as %s (--no-pull: fail instead)\n",
+		f.model, store.OllamaRegistryOf(f.model), name)
+	e, err := pullInto(ctx, env, s, f.model, "", "glassbox run")
+	if err != nil {
+		return pipeline.Wrap(pipeline.StageLoad, fmt.Errorf("model %q is not in the store, and pulling it failed: %w", f.model, err),
+			"check the name (see 'glassbox list') and the network, or give a file with -m PATH")
+	}
+	fmt.Fprintf(env.stderr, "glassbox run: pulled %s (%s, sha256 %s)\n", e.Name, humanBytes(e.Bytes), e.SHA256)
+	f.model = e.Name
 	return nil
 }
 

@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/store"
 )
 
-// resolveModel turns a -m argument (a file path or a model-store name) into
-// a file path.
+// resolveModel turns a -m argument (a file path or a model-store name: a
+// name, or the reference it was pulled by) into a file path.
 func resolveModel(arg string) (string, error) {
 	if arg == "" {
 		return "", fmt.Errorf("load: no model given (use -m PATH or -m NAME from 'glassbox list')")
@@ -17,15 +18,22 @@ func resolveModel(arg string) (string, error) {
 	if _, err := os.Stat(arg); err == nil {
 		return arg, nil
 	}
-	if strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".gguf") {
+	pathLike := strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".gguf")
+	if pathLike && !store.IsRef(arg) && !store.IsOllamaName(arg) {
 		return "", fmt.Errorf("load: model %q: no such file", arg)
 	}
-	return resolveStoreName(arg)
-}
-
-// resolveStoreName is replaced by the model store; until then names fail.
-var resolveStoreName = func(name string) (string, error) {
-	return "", fmt.Errorf("load: model %q: no such file", name)
+	s, err := store.Default()
+	if err != nil {
+		return "", fmt.Errorf("load: %w", err)
+	}
+	p, err := s.Resolve(arg)
+	if err != nil && pathLike {
+		return "", fmt.Errorf("load: no file %q, and %w", arg, err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("load: %w", err)
+	}
+	return p, nil
 }
 
 // openModel resolves and opens a GGUF model.
