@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,17 +26,41 @@ func (s *Store) blobFile(digest string) (string, error) {
 	return filepath.Join(s.Dir, "blobs", "sha256-"+hexSum), nil
 }
 
-// BlobPath returns the path of an uploaded blob, or an error that says how
-// to upload it.
+// BlobPath returns the path of an uploaded blob, or of a stored model's
+// file with that SHA-256 (a create took the blob, or the model came
+// otherwise), or an error that says how to upload it.
 func (s *Store) BlobPath(digest string) (string, error) {
 	p, err := s.blobFile(digest)
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("blob %s was not uploaded (POST /api/blobs/%s first)", digest, digest)
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
 	}
-	return p, nil
+	if all, err := s.List(); err == nil {
+		for _, e := range all {
+			if "sha256:"+e.SHA256 == digest {
+				if _, err := os.Stat(e.Path); err == nil {
+					return e.Path, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("blob %s was not uploaded (POST /api/blobs/%s first)", digest, digest)
+}
+
+// DropBlob removes an uploaded blob once a model holds its bytes (a hard
+// link or a copy), so removing that model frees them; a later create
+// from the same digest finds the model's file.
+func (s *Store) DropBlob(digest string) error {
+	p, err := s.blobFile(digest)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // PutBlob stores r's bytes as the blob named digest, if they have that

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -245,5 +246,37 @@ func TestServeCreateFromUpload(t *testing.T) {
 	}
 	if code, b := postBody(t, base+"/api/create", `{"model": "broken", "files": {"x.gguf": "sha256:`+strings.Repeat("0", 64)+`"}}`); code != 400 || !strings.Contains(string(b), "was not uploaded") {
 		t.Errorf("create from a blob never uploaded: %d %s", code, b)
+	}
+	// The model holds the upload's bytes, not the blobs: the digest still
+	// names them (the CLI asks before it uploads again), and removing every
+	// model made from it leaves nothing of them on disk.
+	s, err := store.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(s.Dir, "blobs", "*")); len(left) != 0 {
+		t.Errorf("blobs left after the create: %v", left)
+	}
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("HEAD after the create: %v %v", resp, err)
+	}
+	if code, b := postBody(t, base+"/api/create", `{"model": "uploaded2", "files": {"stories260K.gguf": "`+digest+`"}, "stream": false}`); code != 200 {
+		t.Errorf("second create from the digest: %d %s", code, b)
+	}
+	for _, m := range []string{"uploaded", "uploaded2"} {
+		dreq, _ := http.NewRequest("DELETE", base+"/api/delete", strings.NewReader(`{"model": "`+m+`"}`))
+		if resp, err := http.DefaultClient.Do(dreq); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("delete %s: %v %v", m, resp, err)
+		}
+	}
+	var held []string
+	filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".json") {
+			held = append(held, p)
+		}
+		return nil
+	})
+	if len(held) != 0 {
+		t.Errorf("files left in the store after removing every model: %v", held)
 	}
 }

@@ -457,6 +457,10 @@ func (b *serveBackend) createFromBlob(req *server.CreateRequest) error {
 		if _, err := b.store.Create(req.Name, "", path, strings.TrimPrefix(digest, "sha256:"), st.Size(), p); err != nil {
 			return bad(err)
 		}
+		// The model holds the bytes now: rm frees them.
+		if err := b.store.DropBlob(digest); err != nil {
+			return bad(err)
+		}
 	}
 	return nil
 }
