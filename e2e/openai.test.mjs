@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { zodResponseFormat } from 'openai/helpers/zod';
+import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import { start, golden, model, waitFor } from './serve.mjs';
 
@@ -135,7 +135,55 @@ test("embeddings: the client's default base64 and floats give the same normalize
   assert.ok(a.usage.prompt_tokens > b.usage.prompt_tokens && a.usage.total_tokens === a.usage.prompt_tokens);
 });
 
+test('responses: whole, streamed, continued by previous_response_id and retrieved', async () => {
+  const ask = { model, instructions: 'You tell stories.', input: 'Once upon a time', max_output_tokens: 16, temperature: 0 };
+  const r = await client.responses.create(ask);
+  assert.equal(r.object, 'response');
+  assert.ok(r.id.startsWith('resp_'), r.id);
+  assert.ok(['completed', 'incomplete'].includes(r.status), r.status);
+  assert.ok(r.output_text.length > 0);
+  // The same conversation through chat completions gives the same greedy text.
+  const chat = await client.chat.completions.create({ model, temperature: 0, max_tokens: 16,
+    messages: [{ role: 'system', content: ask.instructions }, { role: 'user', content: ask.input }] });
+  assert.equal(r.output_text, chat.choices[0].message.content);
+  assert.equal(r.usage.output_tokens, chat.usage.completion_tokens);
+  assert.equal(r.usage.input_tokens, chat.usage.prompt_tokens);
+  // The client's stream helper checks the events' order and rebuilds the response from them.
+  const stream = client.responses.stream(ask);
+  let text = '';
+  stream.on('response.output_text.delta', (e) => { text += e.delta; });
+  const final = await stream.finalResponse();
+  assert.equal(text, r.output_text);
+  // (The helper's final response has no output_text unless it parses: the text is in its message item.)
+  const message = final.output.find((o) => o.type === 'message');
+  assert.equal(message.content.map((c) => c.text).join(''), r.output_text);
+  const types = [];
+  for await (const ev of await client.responses.create({ ...ask, stream: true })) types.push(ev.type);
+  assert.equal(types[0], 'response.created');
+  assert.equal(types.at(-1), r.status === 'completed' ? 'response.completed' : 'response.incomplete');
+  // The next turn continues this response: its conversation comes back from the journal, its start from the KV cache.
+  const next = await client.responses.create({ model, previous_response_id: r.id, input: 'And then?', max_output_tokens: 8, temperature: 0 });
+  assert.equal(next.previous_response_id, r.id);
+  assert.ok(next.usage.input_tokens_details.cached_tokens > 0, JSON.stringify(next.usage));
+  assert.ok(next.usage.input_tokens > r.usage.input_tokens + r.usage.output_tokens, JSON.stringify(next.usage));
+  const got = await client.responses.retrieve(r.id);
+  assert.equal(got.output_text, r.output_text);
+  assert.deepEqual(got.usage, r.usage);
+});
+
+test("responses.parse with the client's zod helper gives a value of the schema", async () => {
+  const Order = z.object({ color: z.enum(['red', 'green', 'blue']), count: z.number().int() });
+  const r = await client.responses.parse({ model, temperature: 0, max_output_tokens: 60, input: 'An order.',
+    text: { format: zodTextFormat(Order, 'order') } });
+  assert.equal(r.status, 'completed', r.output_text);
+  assert.deepEqual(r.output_parsed, Order.parse(JSON.parse(r.output_text)), r.output_text);
+});
+
 test('errors are OpenAI error objects with the stage', async () => {
+  await assert.rejects(client.responses.create({ model: 'nope', input: 'x' }),
+    (e) => e instanceof OpenAI.NotFoundError && e.code === 'model_not_found' && e.error.stage === 'load');
+  await assert.rejects(client.responses.create({ model, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:image/png;base64,AA==' }] }] }),
+    (e) => e instanceof OpenAI.BadRequestError && /"input_image" part is not supported/.test(e.message));
   await assert.rejects(client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }),
     (e) => e instanceof OpenAI.NotFoundError && e.code === 'model_not_found' && e.error.stage === 'load');
   await assert.rejects(client.chat.completions.create({ model, temperature: 5, messages: [{ role: 'user', content: 'x' }] }),

@@ -425,23 +425,14 @@ func (s *Server) anthropicGenerate(r *http.Request, req *anthropicRequest) (*Gen
 		return nil, false, e
 	}
 	greq := &GenerateRequest{Model: req.Model, Messages: systemFirst(prof, msgs), Options: o}
-	// Tools in OpenAI's form, so one reader checks them all.
-	var fns []map[string]any
+	var fns []functionTool
 	for i, t := range req.Tools {
 		if t.Type != "" && t.Type != "custom" {
 			return nil, false, badRequest("unsupported", "tools", "tools[%d]: Anthropic's server tool %q is not available here (tools with an input_schema are)", i, t.Type)
 		}
-		params := t.InputSchema
-		if len(params) == 0 {
-			params = json.RawMessage(`{"type":"object"}`)
-		}
-		fns = append(fns, map[string]any{"type": "function", "function": map[string]any{"name": t.Name, "description": t.Description, "parameters": params}})
+		fns = append(fns, functionTool{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
 	}
-	var raw json.RawMessage
-	if fns != nil {
-		raw, _ = json.Marshal(fns) // plain data: cannot fail
-	}
-	tools, toolsJSON, e := parseTools(raw)
+	tools, toolsJSON, e := parseFunctionTools(fns)
 	if e != nil {
 		return nil, false, e
 	}

@@ -31,6 +31,8 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"hf.co/o/r:Q4_K_M","stream":false}`, `{"name":"bad/ref"}`,
 		`{"model":"mario","from":"tiny","system":"s","parameters":{"temperature":0.2,"stop":["a"]},"stream":false}`,
 		`{"model":"luigi","modelfile":"FROM tiny\nPARAMETER num_ctx 64\nSYSTEM \"\"\"x\"\"\"","license":["a","b"]}`,
+		`{"model":"tiny","input":[{"role":"developer","content":"d"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}],"tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"f"},"stream":true}`,
+		`{"model":"tiny","input":"hi","instructions":"i","reasoning":{"effort":"high"},"text":{"format":{"type":"json_schema","schema":{"type":"object"}}},"previous_response_id":"resp_x","max_output_tokens":2}`,
 		`{"model":"tiny","max_tokens":3,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}]}]}],"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"tool","name":"f"},"stream":true}`,
 	}
 	for _, s := range seeds {
@@ -45,7 +47,7 @@ func FuzzRequests(f *testing.F) {
 	}
 	h := s.Handler()
 	paths := []string{"/api/generate", "/api/chat", "/api/show", "/v1/chat/completions", "/v1/completions",
-		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull", "/api/create", "/v1/messages", "/api/blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000"}
+		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull", "/api/create", "/v1/messages", "/v1/responses", "/api/blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000"}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, p := range paths {
 			rec := httptest.NewRecorder()

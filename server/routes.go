@@ -25,6 +25,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/chat/completions", s.openAIChat)
 	m.HandleFunc("POST /v1/completions", s.openAICompletion)
 	m.HandleFunc("POST /v1/embeddings", s.openAIEmbeddings)
+	m.HandleFunc("POST /v1/responses", s.openAIResponses)
+	m.HandleFunc("GET /v1/responses/{id}", s.getResponse)
 	// Anthropic.
 	m.HandleFunc("POST /v1/messages", s.anthropicMessages)
 	m.HandleFunc("POST /v1/messages/count_tokens", s.anthropicCountTokens)

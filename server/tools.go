@@ -67,6 +67,34 @@ func parseTools(raw json.RawMessage) ([]toolDef, json.RawMessage, *Error) {
 	return tools, b.Bytes(), nil
 }
 
+// functionTool is a function offered in the flat form of Anthropic's
+// Messages API and OpenAI's Responses API: name, description, schema.
+type functionTool struct {
+	Name, Description string
+	Parameters        json.RawMessage // nil: any object
+}
+
+// parseFunctionTools is parseTools for flat functions: they are checked,
+// and listed for the chat template, in OpenAI's chat form.
+func parseFunctionTools(fns []functionTool) ([]toolDef, json.RawMessage, *Error) {
+	if len(fns) == 0 {
+		return nil, nil, nil
+	}
+	list := make([]map[string]any, len(fns))
+	for i, f := range fns {
+		params := f.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage(`{"type":"object"}`)
+		}
+		list[i] = map[string]any{"type": "function", "function": map[string]any{"name": f.Name, "description": f.Description, "parameters": params}}
+	}
+	raw, err := json.Marshal(list)
+	if err != nil {
+		return nil, nil, badRequest("invalid_tools", "tools", "tools: %v", err)
+	}
+	return parseTools(raw)
+}
+
 // applyTools sets a request's tools and choice, and for a reply that must
 // be a call, the output format that forces one: an object with the
 // function's "name" and "arguments" of its parameters' schema (with

@@ -153,6 +153,40 @@ func TestServeTools(t *testing.T) {
 	if code != 200 || !strings.Contains(string(b), `"type":"message"`) {
 		t.Errorf("/v1/messages with the tool's result: %d %s", code, b)
 	}
+	// OpenAI's Responses API: a required call is a function_call item whose
+	// arguments fit the schema; its output continues the response by
+	// previous_response_id, the conversation's start from the KV cache.
+	code, b = postBody(t, base+"/v1/responses", `{"model": "toolq", "max_output_tokens": 120, "temperature": 0,
+		"input": "Weather in Paris?", "tool_choice": "required",
+		"tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}}, "required": ["city"]}}]}`)
+	var resp struct {
+		ID, Status string
+		Output     []struct {
+			Type, Name, Arguments string
+			CallID                string `json:"call_id"`
+		}
+		Usage struct {
+			InputTokens int `json:"input_tokens"`
+			Details     struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"input_tokens_details"`
+		}
+	}
+	if err := json.Unmarshal(b, &resp); code != 200 || err != nil || resp.Status != "completed" || len(resp.Output) == 0 {
+		t.Fatalf("/v1/responses with a required tool: %d %s", code, b)
+	}
+	fc := resp.Output[len(resp.Output)-1]
+	var fcArgs struct{ City *string }
+	if fc.Type != "function_call" || fc.Name != "get_weather" || fc.CallID == "" || json.Unmarshal([]byte(fc.Arguments), &fcArgs) != nil ||
+		fcArgs.City == nil || len([]rune(*fcArgs.City)) > 12 {
+		t.Fatalf("function_call item %+v: %s", fc, b)
+	}
+	code, b = postBody(t, base+"/v1/responses", `{"model": "toolq", "max_output_tokens": 8, "temperature": 0, "previous_response_id": "`+resp.ID+`",
+		"tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}],
+		"input": [{"type": "function_call_output", "call_id": "`+fc.CallID+`", "output": "sunny, 21 C"}]}`)
+	if err := json.Unmarshal(b, &resp); code != 200 || err != nil || resp.Usage.Details.CachedTokens == 0 || resp.Usage.Details.CachedTokens >= resp.Usage.InputTokens {
+		t.Errorf("/v1/responses continued with the call's output: %d %s", code, b)
+	}
 	// The answer to the call goes back in the history.
 	code, r = post(`{"model": "toolq", "temperature": 0, "max_tokens": 8, "tools": ` + tools + `, "messages": [{"role": "user", "content": "Weather in Paris?"},
 		{"role": "assistant", "content": null, "tool_calls": [{"id": "call_0", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
