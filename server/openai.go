@@ -108,7 +108,9 @@ func openAIToolCalls(calls []ToolCall, indexed bool) []openAIToolCall {
 }
 
 // toolChoice reads OpenAI's tool_choice: "none", "auto", "required" or
-// {"type": "function", "function": {"name"}} (its name is the choice).
+// a function, {"type": "function", "function": {"name"}} in chat
+// completions and {"type": "function", "name"} in the Responses API (its
+// name is the choice).
 func toolChoice(raw json.RawMessage) (string, *Error) {
 	t := strings.TrimSpace(string(raw))
 	if t == "" || t == "null" {
@@ -124,14 +126,18 @@ func toolChoice(raw json.RawMessage) (string, *Error) {
 	}
 	var o struct {
 		Type     string `json:"type"`
+		Name     string `json:"name"`
 		Function struct {
 			Name string `json:"name"`
 		} `json:"function"`
 	}
-	if json.Unmarshal(raw, &o) != nil || o.Type != "function" || o.Function.Name == "" {
-		return "", badRequest("invalid_value", "tool_choice", `tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": …}}`)
+	if json.Unmarshal(raw, &o) != nil || o.Type != "function" || o.Function.Name == "" && o.Name == "" {
+		return "", badRequest("invalid_value", "tool_choice", `tool_choice must be "none", "auto", "required" or a function: {"type": "function", "function": {"name": …}} (chat) or {"type": "function", "name": …} (responses)`)
 	}
-	return o.Function.Name, nil
+	if o.Function.Name != "" {
+		return o.Function.Name, nil
+	}
+	return o.Name, nil
 }
 
 type openAIUsage struct {

@@ -378,7 +378,7 @@ func (s *Server) responsesGenerate(r *http.Request, req *responsesRequest) (*Gen
 	if e != nil {
 		return nil, nil, e
 	}
-	choice, e := responsesToolChoice(req.ToolChoice)
+	choice, e := toolChoice(req.ToolChoice)
 	if e != nil {
 		return nil, nil, e
 	}
@@ -400,31 +400,6 @@ func (s *Server) responsesGenerate(r *http.Request, req *responsesRequest) (*Gen
 func shortest(x float32) float64 {
 	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(x), 'g', -1, 32), 64)
 	return v
-}
-
-// responsesToolChoice reads tool_choice: "auto", "none", "required" or
-// {"type": "function", "name"}.
-func responsesToolChoice(raw json.RawMessage) (string, *Error) {
-	t := strings.TrimSpace(string(raw))
-	if t == "" || t == "null" {
-		return "", nil
-	}
-	var str string
-	if json.Unmarshal(raw, &str) == nil {
-		switch str {
-		case ToolChoiceAuto, ToolChoiceNone, ToolChoiceRequired:
-			return str, nil
-		}
-		return "", badRequest("invalid_value", "tool_choice", "tool_choice %q is not none, auto, required or a function", str)
-	}
-	var o struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-	}
-	if json.Unmarshal(raw, &o) != nil || o.Type != "function" || o.Name == "" {
-		return "", badRequest("invalid_value", "tool_choice", `tool_choice must be "none", "auto", "required" or {"type": "function", "name": …}`)
-	}
-	return o.Name, nil
 }
 
 // response is the response object of job j in state status, with output.

@@ -106,6 +106,12 @@ func TestResponses(t *testing.T) {
 			t.Errorf("response %+v", called)
 		}
 	})
+	t.Run("a function chosen", func(t *testing.T) {
+		create(t, map[string]any{"model": "tiny", "input": "Weather?", "tools": weather, "tool_choice": map[string]any{"type": "function", "name": "get_weather"}})
+		if q := last(); q.ToolChoice != "get_weather" {
+			t.Errorf("tool choice %q", q.ToolChoice)
+		}
+	})
 	t.Run("call answered", func(t *testing.T) {
 		create(t, map[string]any{"model": "tiny", "previous_response_id": called.ID, "tools": weather,
 			"input": []any{map[string]any{"type": "function_call_output", "call_id": "call_0", "output": "rainy"}}})
