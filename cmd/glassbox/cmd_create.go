@@ -17,6 +17,22 @@ import (
 
 func init() {
 	register(&command{name: "create", summary: "make a model from another: the same weights with a system message and default parameters (Ollama's create, a Modelfile)", run: runCreate})
+	register(&command{name: "cp", summary: "store a model again under another name (a hard link; as 'ollama cp')", run: runCp})
+}
+
+// runCp is glassbox cp SRC DST: a create with nothing of its own, so DST
+// keeps SRC's system message and parameters.
+func runCp(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlags(env, "cp", "SRC DST")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		fs.Usage()
+		return errUsage
+	}
+	return runCreate(ctx, env, []string{"--from", pos[0], pos[1]})
 }
 
 // runCreate is glassbox create: a store model made from another, as

@@ -44,6 +44,10 @@ func TestCreateCommand(t *testing.T) {
 		{[]string{"show", "-m", "hot"}, 0, `system message         "Tell tales."`},
 		{[]string{"show", "-m", "hot"}, 0, "parameter              temperature 1.5"},
 		{[]string{"show", "-m", "hot", "--json"}, 0, `"from": "greedy"`},
+		{[]string{"cp", "hot", "hot2"}, 0, "created hot2 from hot"},
+		{[]string{"show", "-m", "hot2"}, 0, `system message         "Tell tales."`},
+		{[]string{"cp", "hot", "hot2"}, 1, "already exists"},
+		{[]string{"cp", "hot"}, 2, "Usage: glassbox cp SRC DST"},
 	} {
 		out, errs, code := runCmd(t, "", st.args...)
 		if got := out + errs; code != st.code || !strings.Contains(got, st.out) {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -31,6 +33,37 @@ func init() {
 		summary: "list the models a running server holds in memory",
 		run:     runPS,
 	})
+	register(&command{
+		name:    "stop",
+		summary: "unload a model from a running server's memory now (as 'ollama stop')",
+		run:     runStop,
+	})
+}
+
+// runStop asks the server at --addr to unload each model named, as
+// Ollama's stop does; a model that is not resident is left as it is.
+func runStop(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlags(env, "stop", "MODEL... [--addr HOST:PORT]")
+	addr := fs.String("addr", defaultServerAddr, "address of the glassbox server")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	for _, name := range pos {
+		_, err := callServer(ctx, http.MethodPost, serverURL(*addr)+"/v1/ps/"+url.PathEscape(name)+"/unload")
+		if err != nil {
+			if isNoServer(err) {
+				return fmt.Errorf("no server running at %s: no model is loaded", *addr)
+			}
+			return fmt.Errorf("stop %s: %w", name, err)
+		}
+		fmt.Fprintf(env.stdout, "%s is not in memory now\n", name)
+	}
+	return nil
 }
 
 // psModel is one resident model in GET /v1/ps. Fields the server may not
@@ -65,11 +98,7 @@ func runPS(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(pos) > 0 {
 		return fmt.Errorf("ps: unexpected arguments %q", pos)
 	}
-	base := c.addr
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	body, err := getPS(ctx, strings.TrimSuffix(base, "/")+"/v1/ps")
+	body, err := callServer(ctx, http.MethodGet, serverURL(c.addr)+"/v1/ps")
 	if err != nil {
 		if isNoServer(err) {
 			return fmt.Errorf("no server running at %s (start one with 'glassbox serve')", c.addr)
@@ -87,12 +116,18 @@ func runPS(ctx context.Context, env *cmdEnv, args []string) error {
 	return printPS(env.stdout, &reply, time.Now())
 }
 
-func getPS(ctx context.Context, url string) ([]byte, error) {
+// callServer sends a request to a running glassbox server (with
+// $GLASSBOX_API_KEY as its bearer token when set) and returns the body of
+// a 200 answer; any other status is an error holding the server's message.
+func callServer(ctx context.Context, method, url string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		return nil, err
+	}
+	if key := os.Getenv("GLASSBOX_API_KEY"); key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -104,9 +139,30 @@ func getPS(ctx context.Context, url string) ([]byte, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+		var e struct {
+			Error struct{ Stage, Message, Hint string }
+		}
+		if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+			msg := e.Error.Message
+			if e.Error.Stage != "" && !strings.HasPrefix(msg, e.Error.Stage+":") {
+				msg = e.Error.Stage + ": " + msg
+			}
+			if e.Error.Hint != "" {
+				msg += " (" + e.Error.Hint + ")"
+			}
+			return nil, errors.New(msg)
+		}
+		return nil, fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return body, nil
+}
+
+// serverURL is the base URL of the server at addr (HOST:PORT or a URL).
+func serverURL(addr string) string {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	return strings.TrimSuffix(addr, "/")
 }
 
 // isNoServer reports whether err means nothing listens at the address.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
 func TestPS(t *testing.T) {
@@ -54,5 +56,37 @@ func TestPSNoServer(t *testing.T) {
 	want := "glassbox ps: no server running at " + addr + " (start one with 'glassbox serve')"
 	if code != 1 || strings.TrimSpace(errs) != want {
 		t.Errorf("exit %d, stderr %q, want %q", code, errs, want)
+	}
+}
+
+// TestStop: stop unloads a resident model from a real server (sending
+// $GLASSBOX_API_KEY, which the server requires here); a model that is not
+// resident is left as it is, an unknown one is named.
+func TestStop(t *testing.T) {
+	t.Setenv("GLASSBOX_API_KEY", "sekrit")
+	base := startServe(t, "--model", shared.Path(t, "models/stories260K.gguf"))
+	addr := strings.TrimPrefix(base, "http://")
+	req, _ := http.NewRequest("POST", base+"/v1/ps/stories260K/load", nil)
+	req.Header.Set("Authorization", "Bearer sekrit")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("load: %v %v", resp, err)
+	}
+	if out, errs, _ := runCmd(t, "", "ps", "--addr", addr); !strings.Contains(out, "stories260K") {
+		t.Fatalf("ps before stop: %q %q", out, errs)
+	}
+	for range 2 { // the second time it is not resident: nothing to do
+		if out, errs, code := runCmd(t, "", "stop", "--addr", addr, "stories260K"); code != 0 || out != "stories260K is not in memory now\n" {
+			t.Errorf("stop: exit %d, %q, %q", code, out, errs)
+		}
+	}
+	if out, _, _ := runCmd(t, "", "ps", "--addr", addr); !strings.Contains(out, "no models resident") {
+		t.Errorf("ps after stop: %q", out)
+	}
+	if _, errs, code := runCmd(t, "", "stop", "--addr", addr, "nope"); code != 1 || !strings.Contains(errs, `stop nope: load: model "nope"`) {
+		t.Errorf("stop nope: exit %d, %q", code, errs)
+	}
+	t.Setenv("GLASSBOX_API_KEY", "wrong")
+	if _, errs, code := runCmd(t, "", "stop", "--addr", addr, "stories260K"); code != 1 || !strings.Contains(errs, "missing or wrong API key") {
+		t.Errorf("stop with a wrong key: exit %d, %q", code, errs)
 	}
 }

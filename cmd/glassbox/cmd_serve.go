@@ -25,7 +25,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "serve", summary: "serve the native jobs, Ollama and OpenAI APIs over HTTP", run: runServe})
+	register(&command{name: "serve", summary: "serve the native jobs, Ollama, OpenAI and Anthropic APIs (and the web UI) over HTTP", run: runServe})
 }
 
 // serveConfig is glassbox serve's flags.
