@@ -249,6 +249,43 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 	return res, nil
 }
 
+// RenderPrompt is the text a request's prompt is encoded from: its
+// conversation (or, with Chat, its prompt and system message) through f's
+// chat template, or the prompt as given; special says whether the text of
+// control tokens in it stands for those tokens (a template writes them).
+func RenderPrompt(f *gguf.File, req *TextRequest) (prompt string, special bool, err error) {
+	prompt, special = req.Prompt, false
+	if req.Chat || len(req.Messages) > 0 {
+		tmpl, err := chat.FromGGUF(f)
+		if err != nil {
+			return "", false, pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		msgs := req.Messages
+		if len(msgs) == 0 {
+			if req.System != "" {
+				msgs = append(msgs, chat.Message{Role: "system", Content: req.System})
+			}
+			msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
+		}
+		vars := map[string]any{}
+		if req.Think != nil {
+			vars["enable_thinking"] = *req.Think
+		}
+		if len(req.Tools) > 0 {
+			if !strings.Contains(tmpl.Source, "tools") {
+				return "", false, pipeline.Errorf(pipeline.StageEncode, "use a model whose chat template takes tools (Qwen 2.5/3, Llama 3.1+, Mistral, Hermes…)",
+					"the chat template (%s) does not use tools: the model would never see them", tmpl.Origin)
+			}
+			vars["tools"] = req.Tools
+		}
+		if prompt, err = tmpl.Render(msgs, true, vars); err != nil {
+			return "", false, pipeline.Wrap(pipeline.StageEncode, err, "")
+		}
+		special = true // the template writes control tokens as text
+	}
+	return prompt, special, nil
+}
+
 // encode turns the request's prompt (ids, text, or a conversation through
 // the chat template) into token ids.
 // encode also reports whether the rendered prompt leaves a thinking block
@@ -266,34 +303,9 @@ func (t *Text) encode(tok *tokenizer.Tokenizer, req *TextRequest) ([]int, bool, 
 		}
 		return req.PromptIDs, false, nil
 	}
-	prompt, special := req.Prompt, false
-	if req.Chat || len(req.Messages) > 0 {
-		tmpl, err := chat.FromGGUF(t.File)
-		if err != nil {
-			return nil, false, pipeline.Wrap(pipeline.StageEncode, err, "")
-		}
-		msgs := req.Messages
-		if len(msgs) == 0 {
-			if req.System != "" {
-				msgs = append(msgs, chat.Message{Role: "system", Content: req.System})
-			}
-			msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
-		}
-		vars := map[string]any{}
-		if req.Think != nil {
-			vars["enable_thinking"] = *req.Think
-		}
-		if len(req.Tools) > 0 {
-			if !strings.Contains(tmpl.Source, "tools") {
-				return nil, false, pipeline.Errorf(pipeline.StageEncode, "use a model whose chat template takes tools (Qwen 2.5/3, Llama 3.1+, Mistral, Hermes…)",
-					"the chat template (%s) does not use tools: the model would never see them", tmpl.Origin)
-			}
-			vars["tools"] = req.Tools
-		}
-		if prompt, err = tmpl.Render(msgs, true, vars); err != nil {
-			return nil, false, pipeline.Wrap(pipeline.StageEncode, err, "")
-		}
-		special = true // the template writes control tokens as text
+	prompt, special, err := RenderPrompt(t.File, req)
+	if err != nil {
+		return nil, false, err
 	}
 	ids, err := tok.Encode(prompt, !req.NoBOS, special)
 	if err != nil {

@@ -23,6 +23,15 @@ type Backend interface {
 	// (its conversation through the chat template, tools included), as a
 	// generation would evaluate it, generating nothing.
 	CountTokens(ctx context.Context, req *GenerateRequest) (int, error)
+	// Tokenize turns text into the model's token ids, each with its bytes;
+	// addSpecial adds the BOS/EOS its vocabulary asks for, parseSpecial
+	// reads the text of control tokens (<|im_start|>) as those tokens.
+	Tokenize(ctx context.Context, model, text string, addSpecial, parseSpecial bool) ([]TokenPiece, error)
+	// Detokenize is the text of ids, control tokens written as their text.
+	Detokenize(ctx context.Context, model string, ids []int) (string, error)
+	// RenderPrompt is the text req's prompt is encoded from: its
+	// conversation through the model's chat template (tools included).
+	RenderPrompt(ctx context.Context, req *GenerateRequest) (string, error)
 	// Embed turns texts into vectors, one each, reporting its stages
 	// through pipeline.TraceFrom(ctx); when ctx ends it stops within one
 	// forward pass and returns ctx's error.
@@ -95,10 +104,13 @@ type JobSpec struct {
 
 // GenerateRequest is one generation, whichever API it came from.
 type GenerateRequest struct {
-	Model    string    `json:"model"`
-	Prompt   string    `json:"prompt,omitempty"`   // used when Messages is empty
-	System   string    `json:"system,omitempty"`   // system prompt for Prompt
-	Messages []Message `json:"messages,omitempty"` // chat: rendered with the model's template
+	Model  string `json:"model"`
+	Prompt string `json:"prompt,omitempty"` // used when Messages is empty
+	// PromptIDs is the prompt as token ids instead (llama-server's
+	// /completion takes them), evaluated as given.
+	PromptIDs []int     `json:"prompt_ids,omitempty"`
+	System    string    `json:"system,omitempty"`   // system prompt for Prompt
+	Messages  []Message `json:"messages,omitempty"` // chat: rendered with the model's template
 	// Raw sends Prompt as is, without the model's template.
 	Raw     bool    `json:"raw,omitempty"`
 	Options Options `json:"options"`
@@ -119,6 +131,12 @@ type GenerateRequest struct {
 // must not leak into the streamed content (followStream).
 func (r *GenerateRequest) parsesCalls() bool {
 	return len(r.Tools) > 0 && r.ToolChoice != ToolChoiceNone
+}
+
+// TokenPiece is one token of a text: its id and the bytes it stands for.
+type TokenPiece struct {
+	ID    int
+	Bytes []byte
 }
 
 // Message is one chat message.

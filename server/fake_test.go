@@ -102,6 +102,9 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 		prompt += " " + m.Content
 	}
 	n := len(strings.Fields(prompt))
+	if len(req.PromptIDs) > 0 {
+		n = len(req.PromptIDs)
+	}
 	if n > f.ctxLen {
 		return nil, pipeline.Errorf(pipeline.StageEncode, "shorten the prompt",
 			"prompt has %d tokens but the context holds %d", n, f.ctxLen).With("tokens", int64(n)).With("ctx", int64(f.ctxLen))
@@ -127,7 +130,7 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 	}
 	var out strings.Builder
 	count := 0
-	thinking := ""
+	thinking, stopSeq := "", ""
 	if t := req.Options.Think; t != nil && *t {
 		// A reasoning "model": two tokens of thinking first.
 		for i, th := range []string{"Hmm, ", "a story."} {
@@ -140,14 +143,14 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 			return nil, err
 		}
 		text := f.tokenPrefix + f.words[i%len(f.words)]
-		stopped := false
+		stopped := ""
 		for _, s := range req.Options.Stop {
 			if strings.Contains(out.String()+text, s) {
-				stopped = true
+				stopped = s
 			}
 		}
-		if stopped {
-			reason = "stop"
+		if stopped != "" {
+			reason, stopSeq = "stop", stopped
 			break
 		}
 		count++
@@ -178,7 +181,7 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 			ToolCalls: []ToolCall{{ID: "call_0", Name: req.ToolNames[0], Arguments: json.RawMessage(`{"city":"Paris"}`)}}}, nil
 	}
 	tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(count), Unit: "tokens"})
-	return &Result{Text: out.String(), Thinking: thinking, PromptTokens: n, Tokens: count, DoneReason: reason,
+	return &Result{Text: out.String(), Thinking: thinking, PromptTokens: n, Tokens: count, DoneReason: reason, StopSequence: stopSeq,
 		PromptDuration: t1.Sub(t0), EvalDuration: time.Since(t1)}, nil
 }
 
@@ -436,4 +439,57 @@ func (f *fakeBackend) stats() (running, peak, requests int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.running, f.peak, len(f.requests)
+}
+
+// The fake's vocabulary: a token per byte (ids 0–255) and BOS, 256, "<s>".
+const fakeBOS = 256
+
+// Tokenize makes each byte a token; "<s>" is BOS where special text is read.
+func (f *fakeBackend) Tokenize(ctx context.Context, model, text string, addSpecial, parseSpecial bool) ([]TokenPiece, error) {
+	if err := f.known(model); err != nil {
+		return nil, err
+	}
+	var out []TokenPiece
+	if addSpecial {
+		out = append(out, TokenPiece{ID: fakeBOS, Bytes: []byte("<s>")})
+	}
+	for i := 0; i < len(text); i++ {
+		if parseSpecial && strings.HasPrefix(text[i:], "<s>") {
+			out = append(out, TokenPiece{ID: fakeBOS, Bytes: []byte("<s>")})
+			i += 2
+			continue
+		}
+		out = append(out, TokenPiece{ID: int(text[i]), Bytes: []byte{text[i]}})
+	}
+	return out, nil
+}
+
+func (f *fakeBackend) Detokenize(ctx context.Context, model string, ids []int) (string, error) {
+	if err := f.known(model); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for i, id := range ids {
+		switch {
+		case id == fakeBOS:
+			b.WriteString("<s>")
+		case id >= 0 && id < fakeBOS:
+			b.WriteByte(byte(id))
+		default:
+			return "", BadRequest(pipeline.Errorf(pipeline.StageDecode, "", "token %d (number %d) is outside the vocabulary of %d", id, i+1, fakeBOS+1))
+		}
+	}
+	return b.String(), nil
+}
+
+// RenderPrompt writes each message as <|role|>content, then <|assistant|>.
+func (f *fakeBackend) RenderPrompt(ctx context.Context, req *GenerateRequest) (string, error) {
+	if err := f.known(req.Model); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, m := range req.Messages {
+		b.WriteString("<|" + m.Role + "|>" + m.Content + "\n")
+	}
+	return b.String() + "<|assistant|>", nil
 }

@@ -22,6 +22,7 @@ import (
 type delta struct {
 	Text, Thinking string
 	Logprobs       []api.Logprob
+	IDs            []int // the tokens it comes from (a character split across tokens comes with its last)
 }
 
 // followStream is follow for a streamed answer: deltas go to send as they
@@ -125,6 +126,7 @@ func (s *Server) follow(ctx context.Context, g *generation, onToken func(d delta
 		return nil, err
 	}
 	var pending []api.Logprob
+	var ids []int
 	for ev := range events {
 		if ev.Type != api.TypeToken || ev.Token == nil {
 			continue
@@ -132,13 +134,14 @@ func (s *Server) follow(ctx context.Context, g *generation, onToken func(d delta
 		if lp := ev.Token.Logprob; lp != nil {
 			pending = append(pending, *lp)
 		}
+		ids = append(ids, ev.Token.ID)
 		if ev.Token.Text == "" && ev.Token.Thinking == "" {
 			continue
 		}
-		if err := onToken(delta{Text: ev.Token.Text, Thinking: ev.Token.Thinking, Logprobs: pending}); err != nil {
+		if err := onToken(delta{Text: ev.Token.Text, Thinking: ev.Token.Thinking, Logprobs: pending, IDs: ids}); err != nil {
 			return nil, err
 		}
-		pending = nil
+		pending, ids = nil, nil
 	}
 	select {
 	case <-g.done:

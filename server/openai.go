@@ -446,30 +446,8 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 			e = badRequest("unsupported", "response_format", `response_format %q is not supported (text, json_object and json_schema are)`, req.ResponseFormat.Type)
 		}
 	}
-	for i, m := range req.Messages {
-		if e != nil {
-			break
-		}
-		if e = checkRole(m.Role, i); e != nil {
-			break
-		}
-		var text string
-		text, e = messageText(m, i)
-		role := m.Role
-		if role == "developer" {
-			role = "system"
-		}
-		msg := Message{Role: role, Content: text, ToolCallID: m.ToolCallID, Name: m.Name}
-		for _, c := range m.ToolCalls {
-			if e != nil {
-				break
-			}
-			var args json.RawMessage
-			if args, e = argumentsObject(c.Function.Arguments, i); e == nil {
-				msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args})
-			}
-		}
-		msgs = append(msgs, msg)
+	if e == nil {
+		msgs, e = openAIMessages(req.Messages)
 	}
 	if e != nil {
 		writeOpenAIError(w, e)
@@ -518,6 +496,35 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 			return openAIChatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
 				SystemFingerprint: "glassbox", Choices: []openAIChatChoice{}, Usage: usageOf(res...)}
 		})
+}
+
+// openAIMessages reads a conversation in OpenAI's form: a developer
+// message is a system message, calls' arguments become objects.
+func openAIMessages(in []openAIMessage) ([]Message, *Error) {
+	var msgs []Message
+	for i, m := range in {
+		if e := checkRole(m.Role, i); e != nil {
+			return nil, e
+		}
+		text, e := messageText(m, i)
+		if e != nil {
+			return nil, e
+		}
+		role := m.Role
+		if role == "developer" {
+			role = "system"
+		}
+		msg := Message{Role: role, Content: text, ToolCallID: m.ToolCallID, Name: m.Name}
+		for _, c := range m.ToolCalls {
+			args, e := argumentsObject(c.Function.Arguments, i)
+			if e != nil {
+				return nil, e
+			}
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args})
+		}
+		msgs = append(msgs, msg)
+	}
+	return msgs, nil
 }
 
 // chatFinish is a chat choice's finish_reason.

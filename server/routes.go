@@ -31,6 +31,16 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/messages", s.anthropicMessages)
 	m.HandleFunc("POST /v1/messages/count_tokens", s.anthropicCountTokens)
 	// Ollama.
+	m.HandleFunc("POST /completion", s.llamaCompletion) // llama-server's dialect
+	m.HandleFunc("POST /completions", s.llamaCompletion)
+	m.HandleFunc("POST /tokenize", s.llamaTokenize)
+	m.HandleFunc("POST /detokenize", s.llamaDetokenize)
+	m.HandleFunc("POST /apply-template", s.llamaApplyTemplate)
+	m.HandleFunc("GET /props", s.llamaProps)
+	m.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+
 	m.HandleFunc("POST /api/generate", s.ollamaGenerate)
 	m.HandleFunc("POST /api/chat", s.ollamaChat)
 	m.HandleFunc("POST /api/embed", s.ollamaEmbed)

@@ -40,6 +40,9 @@ type Config struct {
 	// DefaultKeepAlive applies when a request names none (the backend's
 	// default when 0).
 	DefaultKeepAlive time.Duration
+	// DefaultCtx is the context a request that names none gets (serve's
+	// --ctx); 0: the backend's default, min(trained context, 4096).
+	DefaultCtx int
 
 	Logger *slog.Logger
 }

@@ -123,7 +123,7 @@ func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logge
 		Backend: b, Jobs: &server.ManagerJobs{M: m, History: serveHistory{journal.History{J: jr}}}, Metrics: mt.Handler(),
 		UI:       web.Handler(web.Config{Profiles: plan.ProfileNames(), Version: server.Version}),
 		Parallel: c.parallel, MaxQueue: serveQueueFlag(c.maxQueue), MaxBodyBytes: c.maxBody, APIKey: c.apiKey,
-		ReadTimeout: c.readTimeout, WriteTimeout: c.writeTimeout, ShutdownGrace: c.grace, Logger: log,
+		ReadTimeout: c.readTimeout, WriteTimeout: c.writeTimeout, ShutdownGrace: c.grace, Logger: log, DefaultCtx: *c.session.ctx,
 	})
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 	"github.com/glassbox-ai/glassbox/sched"
 	"github.com/glassbox-ai/glassbox/server"
 	"github.com/glassbox-ai/glassbox/store"
+	"github.com/glassbox-ai/glassbox/tokenizer"
 )
 
 // serveBackend is server.Backend over the real packages: the model store
@@ -260,7 +261,7 @@ func (b *serveBackend) admit(ctx context.Context, name string, numCtx, numBatch,
 
 // textRequest is the engine's request for req on model sm.
 func textRequest(req *server.GenerateRequest, sm *servedModel, opts model.SessionOptions) engine.TextRequest {
-	treq := engine.TextRequest{Prompt: req.Prompt, System: req.System, Sampling: serveSampling(req.Options),
+	treq := engine.TextRequest{Prompt: req.Prompt, PromptIDs: req.PromptIDs, System: req.System, Sampling: serveSampling(req.Options),
 		MaxTokens: max(req.Options.NumPredict, 0), Stops: req.Options.Stop, Session: opts, Format: req.Options.Format,
 		Logprobs: req.Options.Logprobs, TopLogprobs: req.Options.TopLogprobs,
 		// A prompt goes through the template only when the model has one
@@ -300,6 +301,76 @@ func (b *serveBackend) CountTokens(ctx context.Context, req *server.GenerateRequ
 		return 0, err
 	}
 	return len(r.Prompt), nil
+}
+
+// header opens a model's file for what its metadata holds (tokenizer,
+// chat template), without loading its weights.
+func (b *serveBackend) header(name string) (*gguf.File, error) {
+	_, path, err := b.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	return f, nil
+}
+
+// Tokenize is the encode stage alone: the model's tokenizer, from its
+// file's metadata.
+func (b *serveBackend) Tokenize(ctx context.Context, model, text string, addSpecial, parseSpecial bool) ([]server.TokenPiece, error) {
+	f, err := b.header(model)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	ids, err := tok.Encode(text, addSpecial, parseSpecial)
+	if err != nil {
+		return nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	out := make([]server.TokenPiece, len(ids))
+	for i, id := range ids {
+		out[i] = server.TokenPiece{ID: id, Bytes: []byte(tok.Piece(id))}
+	}
+	return out, nil
+}
+
+// Detokenize is the decode stage alone; an id outside the vocabulary is
+// an error that says its size.
+func (b *serveBackend) Detokenize(ctx context.Context, model string, ids []int) (string, error) {
+	f, err := b.header(model)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		return "", pipeline.Wrap(pipeline.StageDecode, err, "")
+	}
+	for i, id := range ids {
+		if id < 0 || id >= tok.VocabSize() {
+			return "", server.BadRequest(pipeline.Errorf(pipeline.StageDecode, "", "token %d (number %d) is outside the vocabulary of %d", id, i+1, tok.VocabSize()))
+		}
+	}
+	return tok.DecodeSpecial(ids), nil
+}
+
+// RenderPrompt is the chat template's part of the encode stage.
+func (b *serveBackend) RenderPrompt(ctx context.Context, req *server.GenerateRequest) (string, error) {
+	f, err := b.header(req.Model)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	_, terr := f.Meta.String(chat.KeyTemplate)
+	treq := textRequest(req, &servedModel{template: terr == nil}, model.SessionOptions{})
+	prompt, _, err := engine.RenderPrompt(f, &treq)
+	return prompt, err
 }
 
 // Generate is plan → load → encode → prefill → generate.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -247,4 +248,35 @@ func resident(t *testing.T, base string) int64 {
 		t.Fatalf("/v1/ps: %v, %+v", err, ps)
 	}
 	return ps.Models[0].Bytes
+}
+
+// TestServeLlamaServer: llama-server's /completion gives stories260K's
+// reference greedy text for a golden prompt, /tokenize the reference's
+// ids, /detokenize the reference's continuation from its ids.
+func TestServeLlamaServer(t *testing.T) {
+	base := startServe(t, "--ctx", "256", "--model", shared.Path(t, "models/stories260K.gguf"))
+	dir := filepath.Dir(shared.Path(t, "golden/manifest.json"))
+	prompt := readText(t, filepath.Join(dir, "stories260K.prompt1.txt"))
+	golden := readText(t, filepath.Join(dir, "stories260K.prompt1.greedy200.txt"))
+	var c struct {
+		Content         string
+		StopType        string `json:"stop_type"`
+		TokensEvaluated int    `json:"tokens_evaluated"`
+		TokensPredicted int    `json:"tokens_predicted"`
+	}
+	code, b := postBody(t, base+"/completion", `{"prompt": "`+prompt+`", "n_predict": 200, "temperature": 0}`)
+	if err := json.Unmarshal(b, &c); code != 200 || err != nil || c.Content != strings.TrimPrefix(golden, " "+prompt) || c.TokensEvaluated != 5 {
+		t.Errorf("/completion: %d %s", code, b)
+	}
+	var tok struct{ Tokens []int }
+	code, b = postBody(t, base+"/tokenize", `{"content": "`+prompt+`", "add_special": true}`)
+	if err := json.Unmarshal(b, &tok); code != 200 || err != nil || fmt.Sprint(tok.Tokens) != "["+readText(t, filepath.Join(dir, "stories260K.prompt1.ids"))+"]" {
+		t.Errorf("/tokenize: %d %s", code, b)
+	}
+	ids := strings.Fields(readText(t, filepath.Join(dir, "stories260K.prompt1.greedy200.ids")))
+	code, b = postBody(t, base+"/detokenize", `{"tokens": [`+strings.Join(ids, ",")+`]}`)
+	var d struct{ Content string }
+	if err := json.Unmarshal(b, &d); code != 200 || err != nil || d.Content != strings.TrimPrefix(golden, " "+prompt) {
+		t.Errorf("/detokenize: %d %s", code, b)
+	}
 }

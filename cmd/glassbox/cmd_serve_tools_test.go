@@ -187,6 +187,14 @@ func TestServeTools(t *testing.T) {
 	if err := json.Unmarshal(b, &resp); code != 200 || err != nil || resp.Usage.Details.CachedTokens == 0 || resp.Usage.Details.CachedTokens >= resp.Usage.InputTokens {
 		t.Errorf("/v1/responses continued with the call's output: %d %s", code, b)
 	}
+	// llama-server's /apply-template: the prompt a chat would encode, tools
+	// in Qwen 2.5's system block.
+	code, b = postBody(t, base+"/apply-template", `{"model": "toolq", "tools": `+tools+`, "messages": [{"role": "user", "content": "Weather in Paris?"}]}`)
+	var at struct{ Prompt string }
+	if err := json.Unmarshal(b, &at); code != 200 || err != nil || !strings.Contains(at.Prompt, `"name": "get_weather"`) ||
+		!strings.HasSuffix(at.Prompt, "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n") {
+		t.Errorf("/apply-template: %d %s", code, b)
+	}
 	// The answer to the call goes back in the history.
 	code, r = post(`{"model": "toolq", "temperature": 0, "max_tokens": 8, "tools": ` + tools + `, "messages": [{"role": "user", "content": "Weather in Paris?"},
 		{"role": "assistant", "content": null, "tool_calls": [{"id": "call_0", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
