@@ -356,7 +356,11 @@ func (p *ModelProfile) ParametersText() string {
 			vs = []any{p.Parameters[k]}
 		}
 		for _, v := range vs {
-			fmt.Fprintf(&b, "PARAMETER %s %v\n", k, v)
+			text := fmt.Sprint(v)
+			if str, ok := v.(string); ok && (str == "" || strings.TrimSpace(str) != str || strings.HasPrefix(str, `"`)) {
+				text = `"` + str + `"` // read back as it is: the parser takes one pair of quotes off
+			}
+			fmt.Fprintf(&b, "PARAMETER %s %s\n", k, text)
 		}
 	}
 	return b.String()
