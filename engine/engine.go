@@ -72,6 +72,29 @@ type Request struct {
 	// places the measured rate against them. 0: unknown.
 	Roofline float64
 	Limiter  string
+	// Draft, when set, makes the decode loop speculative (see Draft).
+	Draft *Draft
+}
+
+// Draft is a draft model's session for speculative decoding (Leviathan et
+// al., "Fast Inference from Transformers via Speculative Decoding", ICML
+// 2023): after each token the model picks, the draft proposes up to Max
+// more, each its greedy choice, stopping early where its choice's
+// probability is below MinProb; the model evaluates its pick and the
+// proposals in one pass (the cost of about one token when decoding reads
+// the weights once per pass) and picks at each of their positions in
+// turn, keeping proposals while its picks equal them. Every token is the
+// model's own pick from its own logits after the same tokens, as one by
+// one — the sampler, constraint and stop strings see the same sequence —
+// so the output is the one plain decoding gives: bit for bit where a
+// batched pass gives each row the logits a single pass does (quantized
+// weights), within rounding otherwise.
+type Draft struct {
+	Session     model.Session // fresh, of a model whose vocabulary is the model's
+	Vocab       int
+	Max         int     // tokens proposed per step, ≥ 1
+	MinProb     float64 // 0: always propose Max
+	WeightBytes int64   // what one of its passes reads
 }
 
 // Stop reasons.
@@ -104,6 +127,9 @@ type Result struct {
 	Logprobs []api.Logprob
 	// Thinking is the reasoning separated from Text (Request.SplitThinking).
 	Thinking string
+	// Drafted and Accepted count a speculative run's proposals and those
+	// the model's picks kept; Passes its model's decode passes.
+	Drafted, Accepted, Passes int
 }
 
 // MaxTopLogprobs is the most alternatives a token's logprob lists
@@ -113,6 +139,19 @@ const MaxTopLogprobs = 20
 // impossibleLogprob stands for a log-probability of −Inf, which JSON
 // cannot carry (OpenAI's value for it).
 const impossibleLogprob = -9999
+
+// SpeculationNote says how a speculative run went: the proposals the
+// model kept, and the tokens each of its passes gave.
+func (r *Result) SpeculationNote() string {
+	pct, per := 0.0, 0.0
+	if r.Drafted > 0 {
+		pct = 100 * float64(r.Accepted) / float64(r.Drafted)
+	}
+	if r.Passes > 0 {
+		per = float64(len(r.Tokens)-1) / float64(r.Passes)
+	}
+	return fmt.Sprintf("speculative: %d of %d drafted tokens kept (%.0f%%), %.2f tokens per pass of the model", r.Accepted, r.Drafted, pct, per)
+}
 
 // DecodeSteps is how many decode passes GenerateTime holds: the first
 // generated token is sampled from the prompt's last pass, and the last
@@ -145,6 +184,13 @@ func generate(ctx context.Context, s model.Session, vocab int, req Request, cach
 	q, err := prefill(ctx, s, vocab, req, cached)
 	if err != nil {
 		return q, nil, err
+	}
+	if req.Draft != nil {
+		err := q.speculate()
+		if err == nil {
+			q.finish()
+		}
+		return q, q.res, err
 	}
 	for {
 		done, err := q.next()
@@ -189,6 +235,9 @@ type seq struct {
 	lpBuf    sample.LogSumExpBuf
 	think    *thinkSplitter // with Request.SplitThinking
 	thinking []byte
+	// passes and draftPasses count a speculative run's passes of the
+	// model and of its draft (Request.Draft).
+	passes, draftPasses int
 }
 
 // placement is where the sequence runs, for the stage reports.
@@ -412,8 +461,14 @@ func (q *seq) finish() {
 	q.res.Thinking = string(q.thinking)
 	q.res.GenerateTime = time.Since(q.t0)
 	n := int64(len(q.res.Tokens))
-	q.tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: n, Unit: "tokens", Bytes: q.req.WeightBytes * n,
-		Placement: q.placement(), Note: q.res.StopDetail,
+	bytes, note := q.req.WeightBytes*n, q.res.StopDetail
+	if d := q.req.Draft; d != nil {
+		q.res.Passes = q.passes
+		bytes = q.req.WeightBytes*int64(q.passes) + d.WeightBytes*int64(q.draftPasses)
+		note += "; " + q.res.SpeculationNote()
+	}
+	q.tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: n, Unit: "tokens", Bytes: bytes,
+		Placement: q.placement(), Note: note,
 		PeakRSS: plan.PeakRSS(), Roofline: q.req.Roofline, Limiter: q.req.Limiter})
 }
 

@@ -36,8 +36,44 @@ type Text struct {
 // LoadText maps the model file at path and binds its architecture,
 // reporting the load stage through the trace in ctx. Close releases it.
 func LoadText(ctx context.Context, path string) (*Text, error) {
+	t, _, err := LoadTextDraft(ctx, path, "")
+	return t, err
+}
+
+// LoadTextDraft is LoadText with a draft model for speculative decoding
+// (TextRequest.Draft) loaded in the same load stage, its vocabulary
+// checked against the model's; with draft "" it loads the model alone.
+func LoadTextDraft(ctx context.Context, path, draft string) (*Text, *Text, error) {
 	tr := pipeline.TraceFrom(ctx)
 	tr.OnStageStart(pipeline.StageLoad)
+	t, err := openText(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	bytes := t.File.TensorBytes()
+	note := fmt.Sprintf("%s, %s of tensors mapped; a token reads %s", t.Model.Config().Arch,
+		byteSize(bytes), byteSize(t.Model.WeightBytes()))
+	var d *Text
+	if draft != "" {
+		if d, err = openText(draft); err == nil {
+			if err = t.CheckDraft(d); err != nil {
+				d.Close()
+			}
+		}
+		if err != nil {
+			t.Close()
+			return nil, nil, err
+		}
+		bytes += d.File.TensorBytes()
+		note += fmt.Sprintf("; draft model: %s, %s mapped, a pass reads %s", d.Model.Config().Arch,
+			byteSize(d.File.TensorBytes()), byteSize(d.Model.WeightBytes()))
+	}
+	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: bytes, PeakRSS: plan.PeakRSS(), Note: note})
+	return t, d, nil
+}
+
+// openText maps a model file and binds its architecture.
+func openText(path string) (*Text, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
@@ -47,9 +83,6 @@ func LoadText(ctx context.Context, path string) (*Text, error) {
 		f.Close()
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
-	tr.OnStageDone(pipeline.StageLoad, pipeline.StageStats{Bytes: f.TensorBytes(), PeakRSS: plan.PeakRSS(),
-		Note: fmt.Sprintf("%s, %s of tensors mapped; a token reads %s", m.Config().Arch,
-			byteSize(f.TensorBytes()), byteSize(m.WeightBytes()))})
 	return &Text{File: f, Model: m}, nil
 }
 
@@ -124,6 +157,13 @@ type TextRequest struct {
 	// Roofline and Limiter go to the generate stage (see Request).
 	Roofline float64
 	Limiter  string
+	// Draft, when set, is a smaller model of the same vocabulary that
+	// proposes up to DraftMax tokens after each pick for the model to check
+	// in one pass (speculative decoding; see Draft). DraftMinProb stops a
+	// proposal early where the draft is less sure of its choice.
+	Draft        *Text
+	DraftMax     int
+	DraftMinProb float64
 }
 
 // Prepare encodes the prompt (encode stage, reported through the trace in
@@ -229,6 +269,21 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
 	}
+	if req.Draft != nil {
+		ds, err := req.Draft.Model.NewSession(model.SessionOptions{CtxLen: opts.CtxLen, Batch: opts.Batch, Threads: opts.Threads,
+			KVF32: opts.KVF32, KVQ8: opts.KVQ8})
+		if err != nil {
+			if req.Cache == nil {
+				s.Close()
+			} else {
+				req.Cache.Put(s, r.Prompt[:cached])
+			}
+			return nil, pipeline.Wrap(pipeline.StagePrefill, fmt.Errorf("the draft model's session: %w", err), "")
+		}
+		defer ds.Close()
+		r.Draft = &Draft{Session: ds, Vocab: req.Draft.Model.Config().VocabSize, Max: max(req.DraftMax, 1),
+			MinProb: req.DraftMinProb, WeightBytes: req.Draft.Model.WeightBytes()}
+	}
 	q, res, err := generate(ctx, s, cfg.VocabSize, r, cached)
 	switch {
 	case req.Cache == nil:
@@ -247,6 +302,29 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 	}
 	tr.OnStageSkipped(pipeline.StageDecode, "text was decoded as it was generated")
 	return res, nil
+}
+
+// CheckDraft reports whether d can draft for t: the same vocabulary,
+// token for token, so that its ids mean the same text.
+func (t *Text) CheckDraft(d *Text) error {
+	tt, err := t.Tokenizer()
+	if err != nil {
+		return err
+	}
+	dt, err := d.Tokenizer()
+	if err != nil {
+		return err
+	}
+	hint := "give a draft model of the same family and tokenizer (a smaller or more quantized one)"
+	if tv, dv := t.Model.Config().VocabSize, d.Model.Config().VocabSize; tv != dv || tt.VocabSize() != dt.VocabSize() {
+		return pipeline.Errorf(pipeline.StageLoad, hint, "the draft model's vocabulary has %d tokens, the model's %d", dv, tv)
+	}
+	for id := range tt.VocabSize() {
+		if tt.Token(id) != dt.Token(id) {
+			return pipeline.Errorf(pipeline.StageLoad, hint, "the draft model's token %d is %q, the model's %q: their vocabularies differ", id, dt.Token(id), tt.Token(id))
+		}
+	}
+	return nil
 }
 
 // RenderPrompt is the text a request's prompt is encoded from: its

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -475,5 +476,44 @@ func TestRunJSONError(t *testing.T) {
 	}
 	if e.Type != "error" || e.Error.Stage != "encode" || e.Error.Numbers["tokens"] != 5 || e.Error.Numbers["ctx"] != 4 {
 		t.Errorf("error event %+v in %q", e, out)
+	}
+}
+
+// TestRunDraft: run --draft gives the text run alone gives (greedy and
+// seeded sampling), says how the speculation went, and refuses a draft of
+// another vocabulary at load and proposals out of range.
+func TestRunDraft(t *testing.T) {
+	m, d := shared.Path(t, "models/tiny-llama-Q8_0.gguf"), shared.Path(t, "models/tiny-llama-Q4_0.gguf")
+	for _, args := range [][]string{{"--temp", "0"}, {"--temp", "0.8", "--seed", "7"}} {
+		base := append([]string{"run", "-m", m, "-n", "48", "--no-journal"}, args...)
+		want, errs, code := runCmd(t, "", append(base, "Once upon a time")...)
+		if code != 0 || want == "" {
+			t.Fatalf("run: exit %d, %s", code, errs)
+		}
+		got, errs, code := runCmd(t, "", append(base, "--draft", d, "--draft-max", "4", "--verbose", "Once upon a time")...)
+		if code != 0 || got != want || !strings.Contains(errs, "drafted tokens kept") {
+			t.Errorf("run %v --draft: exit %d, %q, want %q; stderr %s", args, code, got, want, errs)
+		}
+	}
+	other := shared.Rewrite(t, m, "other", func(k string, v any) (string, any) {
+		if toks, ok := v.([]string); ok && k == "tokenizer.ggml.tokens" {
+			toks = slices.Clone(toks)
+			toks[7] = "<glass>"
+			return k, toks
+		}
+		return k, v
+	}, nil, nil)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--draft", other}, "glassbox run: load: the draft model's token 7 is"},
+		{[]string{"--draft", d, "--draft-max", "0"}, "--draft-max: generate: 0 proposals per step is out of range"},
+		{[]string{"--draft", "nowhere.gguf"}, `load: --draft: model "nowhere.gguf": no such file`},
+	} {
+		_, errs, code := runCmd(t, "", append(append([]string{"run", "-m", m, "-n", "4", "--no-journal"}, tc.args...), "hi")...)
+		if code == 0 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, %q, want %q", tc.args, code, errs, tc.want)
+		}
 	}
 }

@@ -19,7 +19,7 @@ func resolveModel(arg string) (string, error) {
 		return arg, nil
 	}
 	pathLike := strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".gguf")
-	if pathLike && !store.IsRef(arg) && !store.IsOllamaName(arg) {
+	if strings.HasSuffix(arg, ".gguf") || pathLike && !store.IsRef(arg) && !store.IsOllamaName(arg) {
 		return "", fmt.Errorf("load: model %q: no such file", arg)
 	}
 	s, err := store.Default()
