@@ -307,21 +307,31 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 // CheckDraft reports whether d can draft for t: the same vocabulary,
 // token for token, so that its ids mean the same text.
 func (t *Text) CheckDraft(d *Text) error {
-	tt, err := t.Tokenizer()
-	if err != nil {
-		return err
+	if tv, dv := t.Model.Config().VocabSize, d.Model.Config().VocabSize; tv != dv {
+		return pipeline.Errorf(pipeline.StageLoad, draftHint, "the draft model's vocabulary has %d tokens, the model's %d", dv, tv)
 	}
-	dt, err := d.Tokenizer()
+	return CheckDraftFiles(t.File, d.File)
+}
+
+const draftHint = "give a draft model of the same family and tokenizer (a smaller or more quantized one)"
+
+// CheckDraftFiles is CheckDraft on two files' tokenizers alone (their
+// headers, before the weights are loaded).
+func CheckDraftFiles(model, draft *gguf.File) error {
+	tt, err := tokenizer.FromGGUF(model)
 	if err != nil {
-		return err
+		return pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
-	hint := "give a draft model of the same family and tokenizer (a smaller or more quantized one)"
-	if tv, dv := t.Model.Config().VocabSize, d.Model.Config().VocabSize; tv != dv || tt.VocabSize() != dt.VocabSize() {
-		return pipeline.Errorf(pipeline.StageLoad, hint, "the draft model's vocabulary has %d tokens, the model's %d", dv, tv)
+	dt, err := tokenizer.FromGGUF(draft)
+	if err != nil {
+		return pipeline.Wrap(pipeline.StageLoad, fmt.Errorf("the draft model: %w", err), "")
+	}
+	if tt.VocabSize() != dt.VocabSize() {
+		return pipeline.Errorf(pipeline.StageLoad, draftHint, "the draft model's vocabulary has %d tokens, the model's %d", dt.VocabSize(), tt.VocabSize())
 	}
 	for id := range tt.VocabSize() {
 		if tt.Token(id) != dt.Token(id) {
-			return pipeline.Errorf(pipeline.StageLoad, hint, "the draft model's token %d is %q, the model's %q: their vocabularies differ", id, dt.Token(id), tt.Token(id))
+			return pipeline.Errorf(pipeline.StageLoad, draftHint, "the draft model's token %d is %q, the model's %q: their vocabularies differ", id, dt.Token(id), tt.Token(id))
 		}
 	}
 	return nil

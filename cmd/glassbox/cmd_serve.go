@@ -35,6 +35,8 @@ type serveConfig struct {
 	maxBody                                            int64
 	readTimeout, writeTimeout, grace                   time.Duration
 	models                                             stringList
+	drafts                                             stringList // MODEL=DRAFT
+	draftMax                                           int
 	session                                            *sessionOpts
 }
 
@@ -53,6 +55,8 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.DurationVar(&c.writeTimeout, "write-timeout", 60*time.Second, "time allowed for each write to a client")
 	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "on shutdown, time running jobs get to finish before they are cancelled")
 	fs.Var(&c.models, "model", "serve this GGUF file besides the store's models, named after the file (repeatable)")
+	fs.Var(&c.drafts, "draft", "MODEL=DRAFT: decode MODEL speculatively with DRAFT (a file or store name of the same vocabulary) proposing tokens; needs --parallel 1 (repeatable)")
+	fs.IntVar(&c.draftMax, "draft-max", 3, "tokens a draft proposes per step (with --draft)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	c.session = sessionFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
@@ -171,7 +175,8 @@ func serveQueueFlag(n int) int {
 }
 
 func newServeBackend(c *serveConfig) (*serveBackend, error) {
-	b := &serveBackend{files: map[string]string{}, session: c.session.options(), parallel: c.parallel}
+	b := &serveBackend{files: map[string]string{}, session: c.session.options(), parallel: c.parallel,
+		drafts: map[string]string{}, draftMax: c.draftMax}
 	for _, p := range c.models {
 		abs, err := filepath.Abs(p)
 		if err != nil {
@@ -184,6 +189,9 @@ func newServeBackend(c *serveConfig) (*serveBackend, error) {
 	}
 	if s, err := store.Default(); err == nil {
 		b.store = s
+	}
+	if err := b.setDrafts(c.drafts, c.parallel); err != nil {
+		return nil, err
 	}
 	dev, err := planDevice("", true)
 	if err != nil {

@@ -40,6 +40,55 @@ type serveBackend struct {
 	session  model.SessionOptions // defaults for every generation
 	res      *sched.Residency[*servedModel]
 	metrics  *metrics.Metrics
+	drafts   map[string]string // --draft: the model's resident name → the draft's file
+	draftMax int
+}
+
+// setDrafts checks serve's --draft MODEL=DRAFT pairs before anything is
+// loaded: both known, the vocabularies the same (from the files' headers),
+// and one generation at a time (the batcher does not speculate).
+func (b *serveBackend) setDrafts(pairs []string, parallel int) error {
+	if len(pairs) > 0 && parallel > 1 {
+		return errors.New("load: --draft: speculative decoding runs one generation at a time (--parallel 1)")
+	}
+	if b.draftMax < 1 || b.draftMax > 64 {
+		return fmt.Errorf("--draft-max: generate: %d proposals per step is out of range (1 to 64)", b.draftMax)
+	}
+	for _, pair := range pairs {
+		name, draft, ok := strings.Cut(pair, "=")
+		if !ok || name == "" || draft == "" {
+			return fmt.Errorf("load: --draft %q: want MODEL=DRAFT", pair)
+		}
+		name, path, err := b.lookup(name)
+		if err != nil {
+			return fmt.Errorf("load: --draft %s: %w", pair, err)
+		}
+		name, path = b.resident(name, path)
+		dpath, err := resolveModel(draft)
+		if err != nil {
+			return fmt.Errorf("load: --draft %s: %w", pair, err)
+		}
+		if err := checkDraftPair(path, dpath); err != nil {
+			return fmt.Errorf("load: --draft %s: %w", pair, err)
+		}
+		b.drafts[name] = dpath
+	}
+	return nil
+}
+
+// checkDraftPair compares two files' vocabularies from their headers.
+func checkDraftPair(path, draft string) error {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	d, err := gguf.Open(draft)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return engine.CheckDraftFiles(f, d)
 }
 
 // servedModel is a resident model: engine.Text (the path glassbox run
@@ -56,6 +105,7 @@ type servedModel struct {
 	template  bool
 	batch     *engine.Batcher // nil with --parallel 1
 	cache     *engine.SessionCache
+	draft     *engine.Text // serve --draft's model for this one, or nil
 	baseBytes int64
 	// With --parallel > 1: the KV caches the load planned (--parallel
 	// of them) and the batcher's buffers.
@@ -68,6 +118,9 @@ func (m *servedModel) Close() {
 	}
 	m.cache.Close()
 	m.text.Close()
+	if m.draft != nil {
+		m.draft.Close()
+	}
 }
 
 // resolve turns a request's model name into a file path. Only names the
@@ -181,9 +234,19 @@ func (b *serveBackend) device() *plan.Device {
 // lease; the load stage is reported through ctx's trace.
 func (b *serveBackend) acquire(ctx context.Context, name, path string, mem plan.Memory, keep *time.Duration) (*sched.Lease[*servedModel], error) {
 	bytes := mem.ModelBytes()
+	draft := b.drafts[name]
+	if draft != "" {
+		// The draft is resident with its model: its weights, cache and
+		// buffers count with the model's.
+		dp, err := b.planFor(draft, b.session, 1, "")
+		if err != nil {
+			return nil, err
+		}
+		bytes += dp.Memory.ModelBytes()
+	}
 	req := sched.Request[*servedModel]{Model: name, Bytes: bytes, Placement: "cpu",
 		Load: func(ctx context.Context) (*servedModel, int64, error) {
-			sm, n, err := loadServed(ctx, path, b.session, b.parallel, bytes)
+			sm, n, err := loadServed(ctx, path, draft, b.session, b.parallel, bytes)
 			if sm != nil {
 				sm.baseBytes = bytes - mem.KVCacheBytes - mem.ComputeBytes
 				sm.plannedKV, sm.computeBytes = mem.KVCacheBytes, mem.ComputeBytes
@@ -203,17 +266,20 @@ func (b *serveBackend) acquire(ctx context.Context, name, path string, mem plan.
 //
 // bytes is the plan's prediction of the model's own memory (weights, KV
 // cache, arena; not the process's base), which the residency budget counts.
-func loadServed(ctx context.Context, path string, opts model.SessionOptions, parallel int, bytes int64) (*servedModel, int64, error) {
-	t, err := engine.LoadText(ctx, path)
+func loadServed(ctx context.Context, path, draft string, opts model.SessionOptions, parallel int, bytes int64) (*servedModel, int64, error) {
+	t, d, err := engine.LoadTextDraft(ctx, path, draft)
 	if err != nil {
 		return nil, 0, err
 	}
 	if _, err := t.Tokenizer(); err != nil {
 		t.Close()
+		if d != nil {
+			d.Close()
+		}
 		return nil, 0, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
 	_, terr := t.File.Meta.String(chat.KeyTemplate)
-	sm := &servedModel{text: t, template: terr == nil, cache: engine.NewSessionCache(1)}
+	sm := &servedModel{text: t, template: terr == nil, cache: engine.NewSessionCache(1), draft: d}
 	if parallel > 1 {
 		sm.batch = engine.NewBatcher(t.Model, opts, parallel)
 	}
@@ -612,6 +678,9 @@ func (b *serveBackend) Embed(ctx context.Context, req *server.EmbedRequest) (*se
 // the model's batcher so parallel streams share each decode step.
 func (b *serveBackend) generate(ctx context.Context, sm *servedModel, treq engine.TextRequest, numCtx int) (*engine.Result, error) {
 	if sm.batch == nil {
+		if sm.draft != nil {
+			treq.Draft, treq.DraftMax = sm.draft, b.draftMax
+		}
 		return sm.text.Generate(ctx, treq)
 	}
 	t0 := time.Now()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -278,5 +279,65 @@ func TestServeLlamaServer(t *testing.T) {
 	var d struct{ Content string }
 	if err := json.Unmarshal(b, &d); code != 200 || err != nil || d.Content != strings.TrimPrefix(golden, " "+prompt) {
 		t.Errorf("/detokenize: %d %s", code, b)
+	}
+}
+
+// TestServeDraft: serve --draft decodes a model speculatively: a greedy
+// generation through Ollama's API is run's text for the prompt, and the
+// job's generate stage says how the speculation went; pairs that cannot
+// work are refused before the server starts.
+func TestServeDraft(t *testing.T) {
+	m, d := shared.Path(t, "models/tiny-llama-Q8_0.gguf"), shared.Path(t, "models/tiny-llama-Q4_0.gguf")
+	want, errs, code := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "40", "--no-journal", "Once upon a time")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	base := startServe(t, "--model", m, "--draft", "tiny-llama-Q8_0="+d)
+	code, b := postBody(t, base+"/api/generate", `{"model": "tiny-llama-Q8_0", "prompt": "Once upon a time", "raw": true, "stream": false,
+		"options": {"temperature": 0, "repeat_penalty": 1, "num_predict": 40}}`)
+	var gen struct{ Response string }
+	if err := json.Unmarshal(b, &gen); code != 200 || err != nil || gen.Response != want {
+		t.Fatalf("/api/generate with a draft: %d %s, want %q", code, b, want)
+	}
+	resp, err := http.Get(base + "/v1/jobs?limit=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs struct{ Jobs []struct{ ID string } }
+	json.NewDecoder(resp.Body).Decode(&jobs)
+	resp.Body.Close()
+	if len(jobs.Jobs) != 1 {
+		t.Fatalf("jobs %+v", jobs)
+	}
+	resp, err = http.Get(base + "/v1/jobs/" + jobs.Jobs[0].ID + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(events), "drafted tokens kept") || !strings.Contains(string(events), "draft model: llama") {
+		t.Errorf("the job's events do not tell of the draft:\n%s", events)
+	}
+	other := shared.Rewrite(t, d, "other", func(k string, v any) (string, any) {
+		if toks, ok := v.([]string); ok && k == "tokenizer.ggml.tokens" {
+			toks = slices.Clone(toks)
+			toks[9] = "<glass>"
+			return k, toks
+		}
+		return k, v
+	}, nil, nil)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--draft", "tiny-llama-Q8_0=" + d, "--parallel", "2"}, "speculative decoding runs one generation at a time (--parallel 1)"},
+		{[]string{"--draft", "nope=" + d}, `--draft nope=`},
+		{[]string{"--draft", "tiny-llama-Q8_0=" + other}, "the draft model's token 9 is"},
+		{[]string{"--draft", "tiny-llama-Q8_0"}, "want MODEL=DRAFT"},
+	} {
+		_, errs, code := runCmd(t, "", append([]string{"serve", "--addr", "127.0.0.1:0", "--home", t.TempDir(), "--model", m}, tc.args...)...)
+		if code == 0 || !strings.Contains(errs, tc.want) {
+			t.Errorf("serve %v: exit %d, %q, want %q", tc.args, code, errs, tc.want)
+		}
 	}
 }
