@@ -92,14 +92,7 @@ func TestCheckDraft(t *testing.T) {
 	if err := target.CheckDraft(loadText(t, "models/tiny-qwen2-Q8_0.gguf")); err != nil {
 		t.Errorf("the same vocabulary: %v", err)
 	}
-	other := shared.Rewrite(t, shared.Path(t, "models/stories260K.gguf"), "other", func(k string, v any) (string, any) {
-		if toks, ok := v.([]string); ok && k == "tokenizer.ggml.tokens" {
-			toks = slices.Clone(toks)
-			toks[300] = "▁glass"
-			return k, toks
-		}
-		return k, v
-	}, nil, nil)
+	other := shared.WithToken(t, shared.Path(t, "models/stories260K.gguf"), "other", 300, "▁glass")
 	d, err := LoadText(context.Background(), other)
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,28 @@ func (s *Server) llamaModel(ctx context.Context, name string) (string, *Error) {
 	return ms[0].Name, nil
 }
 
+// llamaModelField is the "model" of a llama-server request.
+type llamaModelField struct {
+	Model string `json:"model"`
+}
+
+func (f *llamaModelField) modelName() string { return f.Model }
+
+// llamaDecode reads a request's body into req and returns the model it
+// names (or the server's only one); on failure it has answered.
+func (s *Server) llamaDecode(w http.ResponseWriter, r *http.Request, req interface{ modelName() string }) (string, bool) {
+	e := s.decodeBody(w, r, req)
+	model := ""
+	if e == nil {
+		model, e = s.llamaModel(r.Context(), req.modelName())
+	}
+	if e != nil {
+		writeOpenAIError(w, e)
+		return "", false
+	}
+	return model, true
+}
+
 // llamaOff are the sampling settings of llama-server that glassbox does not
 // have, each with its off value: a request may send that, not another.
 var llamaOff = map[string]float64{"typical_p": 1, "mirostat": 0, "dynatemp_range": 0, "xtc_probability": 0,
@@ -427,20 +449,15 @@ func nonNil(s []string) []string {
 // llamaTokenize is POST /tokenize: {"content", "add_special" (false),
 // "parse_special" (true), "with_pieces" (false)} → {"tokens"}.
 func (s *Server) llamaTokenize(w http.ResponseWriter, r *http.Request) {
-	req := struct {
-		Model        string `json:"model"`
+	var req struct {
+		llamaModelField
 		Content      string `json:"content"`
 		AddSpecial   bool   `json:"add_special"`
 		ParseSpecial *bool  `json:"parse_special"`
 		WithPieces   bool   `json:"with_pieces"`
-	}{}
-	if e := s.decodeBody(w, r, &req); e != nil {
-		writeOpenAIError(w, e)
-		return
 	}
-	model, e := s.llamaModel(r.Context(), req.Model)
-	if e != nil {
-		writeOpenAIError(w, e)
+	model, ok := s.llamaDecode(w, r, &req)
+	if !ok {
 		return
 	}
 	toks, err := s.cfg.Backend.Tokenize(r.Context(), model, req.Content, req.AddSpecial, req.ParseSpecial == nil || *req.ParseSpecial)
@@ -465,17 +482,12 @@ func (s *Server) llamaTokenize(w http.ResponseWriter, r *http.Request) {
 
 // llamaDetokenize is POST /detokenize: {"tokens"} → {"content"}.
 func (s *Server) llamaDetokenize(w http.ResponseWriter, r *http.Request) {
-	req := struct {
-		Model  string `json:"model"`
-		Tokens []int  `json:"tokens"`
-	}{}
-	if e := s.decodeBody(w, r, &req); e != nil {
-		writeOpenAIError(w, e)
-		return
+	var req struct {
+		llamaModelField
+		Tokens []int `json:"tokens"`
 	}
-	model, e := s.llamaModel(r.Context(), req.Model)
-	if e != nil {
-		writeOpenAIError(w, e)
+	model, ok := s.llamaDecode(w, r, &req)
+	if !ok {
 		return
 	}
 	text, err := s.cfg.Backend.Detokenize(r.Context(), model, req.Tokens)
@@ -489,17 +501,17 @@ func (s *Server) llamaDetokenize(w http.ResponseWriter, r *http.Request) {
 // llamaApplyTemplate is POST /apply-template: OpenAI-style messages (and
 // tools) → {"prompt"}, the text a chat completion would encode.
 func (s *Server) llamaApplyTemplate(w http.ResponseWriter, r *http.Request) {
-	req := struct {
-		Model    string          `json:"model"`
+	var req struct {
+		llamaModelField
 		Messages []openAIMessage `json:"messages"`
 		Tools    json.RawMessage `json:"tools"`
-	}{}
-	if e := s.decodeBody(w, r, &req); e != nil {
-		writeOpenAIError(w, e)
+	}
+	model, ok := s.llamaDecode(w, r, &req)
+	if !ok {
 		return
 	}
-	model, e := s.llamaModel(r.Context(), req.Model)
-	if e == nil && len(req.Messages) == 0 {
+	var e *Error
+	if len(req.Messages) == 0 {
 		e = badRequest("missing_messages", "messages", "messages must hold at least one message")
 	}
 	var msgs []Message

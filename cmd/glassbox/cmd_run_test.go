@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -495,14 +494,7 @@ func TestRunDraft(t *testing.T) {
 			t.Errorf("run %v --draft: exit %d, %q, want %q; stderr %s", args, code, got, want, errs)
 		}
 	}
-	other := shared.Rewrite(t, m, "other", func(k string, v any) (string, any) {
-		if toks, ok := v.([]string); ok && k == "tokenizer.ggml.tokens" {
-			toks = slices.Clone(toks)
-			toks[7] = "<glass>"
-			return k, toks
-		}
-		return k, v
-	}, nil, nil)
+	other := shared.WithToken(t, m, "other", 7, "<glass>")
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -318,14 +317,7 @@ func TestServeDraft(t *testing.T) {
 	if !strings.Contains(string(events), "drafted tokens kept") || !strings.Contains(string(events), "draft model: llama") {
 		t.Errorf("the job's events do not tell of the draft:\n%s", events)
 	}
-	other := shared.Rewrite(t, d, "other", func(k string, v any) (string, any) {
-		if toks, ok := v.([]string); ok && k == "tokenizer.ggml.tokens" {
-			toks = slices.Clone(toks)
-			toks[9] = "<glass>"
-			return k, toks
-		}
-		return k, v
-	}, nil, nil)
+	other := shared.WithToken(t, d, "other", 9, "<glass>")
 	for _, tc := range []struct {
 		args []string
 		want string

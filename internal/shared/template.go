@@ -3,6 +3,7 @@ package shared
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/gguf"
@@ -23,6 +24,21 @@ func WithChatTemplate(t testing.TB, rel, template, name string) string {
 func WithMeta(t testing.TB, rel, name string, set map[string]any) string {
 	t.Helper()
 	return Rewrite(t, Path(t, rel), name, nil, set, nil)
+}
+
+// WithToken writes a copy of the GGUF file at src whose vocabulary has
+// text in place of token id (a vocabulary that differs in one token), as
+// name.gguf in a temporary folder of t, and returns its path.
+func WithToken(t testing.TB, src, name string, id int, text string) string {
+	t.Helper()
+	return Rewrite(t, src, name, func(k string, v any) (string, any) {
+		if toks, ok := v.([]string); ok && k == "tokenizer.ggml.tokens" {
+			toks = slices.Clone(toks)
+			toks[id] = text
+			return k, toks
+		}
+		return k, v
+	}, nil, nil)
 }
 
 // Rewrite writes a copy of the GGUF file at src as name.gguf in a
