@@ -531,14 +531,18 @@ type XPack struct {
 	q8      []byte // [N] Q8_0 or Q8_K rows: each row's quantization scratch
 }
 
-// x16Width is the panel width for n activation rows.
+// x16Width is the panel width for n activation rows. Panels of 4 up to 24
+// rows: a 16-row panel costs about 3.5–5 of them, so with 5–24 rows, whose
+// last 16-row panel is mostly padding, the 4-row panels are 1.2–1.6×
+// faster on the 1B model (one pass of 5, 8 or 20 tokens; 16 rows alike;
+// docs/BENCHMARKS.md, session 19); from about 28 rows the 16-row ones.
 func x16Width(n int) int {
 	switch {
 	case n <= 1:
 		return 1
 	case n == 2:
 		return 2
-	case n <= 4:
+	case n <= 24:
 		return 4
 	}
 	return 16

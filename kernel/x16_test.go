@@ -47,7 +47,7 @@ func TestX16(t *testing.T) {
 						}
 					}
 					widthRef := map[string]float32{} // cols/act/row → result at the first width seen
-					for _, n := range []int{1, 2, 3, 4, 5, 17} {
+					for _, n := range []int{1, 2, 3, 4, 5, 17, 33} {
 						x := randNormal(rand.New(rand.NewPCG(5, 6)), n*cols, 1) // same leading rows for every n
 						var a XPack
 						if err := a.Reset(wt, n, cols); err != nil {
@@ -145,7 +145,7 @@ func TestX16Cols(t *testing.T) {
 						}
 					}
 				}
-				for _, n := range []int{1, 2, 3, 17} {
+				for _, n := range []int{1, 2, 3, 17, 33} {
 					x := randNormal(r, n*cols, 1)
 					var a XPack
 					if err := a.Reset(wt, n, cols); err != nil {
@@ -311,7 +311,7 @@ func TestXPackFast(t *testing.T) {
 			if cols > 1056 {
 				clear(x[1024:1056]) // a zero block among non-zero ones
 			}
-			for _, n := range []int{1, 3, 17} {
+			for _, n := range []int{1, 3, 17, 33} {
 				xs := make([]float32, 0, n*cols)
 				for range n {
 					xs = append(xs, x...)
