@@ -74,6 +74,14 @@ type Request struct {
 	Limiter  string
 	// Draft, when set, makes the decode loop speculative (see Draft).
 	Draft *Draft
+	// PromptLogprobs asks for each prompt token's log-probability given
+	// the tokens before it, and its TopLogprobs most likely alternatives
+	// (Result.PromptLogprobs): the prefill keeps every row's logits. The
+	// whole prompt is evaluated for it (a cache's start is not reused).
+	PromptLogprobs bool
+	// NoGenerate stops after the prefill: the prompt is evaluated (and
+	// scored, with PromptLogprobs), nothing is generated.
+	NoGenerate bool
 }
 
 // Draft is a draft model's session for speculative decoding (Leviathan et
@@ -130,6 +138,11 @@ type Result struct {
 	// Drafted and Accepted count a speculative run's proposals and those
 	// the model's picks kept; Passes its model's decode passes.
 	Drafted, Accepted, Passes int
+	// PromptLogprobs holds, with Request.PromptLogprobs, an entry per
+	// prompt token: its piece and, from the second on, its log-probability
+	// given the tokens before it and the most likely alternatives there
+	// (the first has nothing before it: Logprob 0, no alternatives).
+	PromptLogprobs []api.Logprob
 }
 
 // MaxTopLogprobs is the most alternatives a token's logprob lists
@@ -184,6 +197,11 @@ func generate(ctx context.Context, s model.Session, vocab int, req Request, cach
 	q, err := prefill(ctx, s, vocab, req, cached)
 	if err != nil {
 		return q, nil, err
+	}
+	if req.NoGenerate {
+		q.res.StopReason, q.res.StopDetail = StopLength, "no tokens were asked for: the prompt was evaluated only"
+		q.finish()
+		return q, q.res, nil
 	}
 	if req.Draft != nil {
 		err := q.speculate()
@@ -259,6 +277,9 @@ func prefill(ctx context.Context, s model.Session, vocab int, req Request, cache
 		return nil, err
 	}
 	np, batch := len(req.Prompt), s.Options().Batch
+	if req.PromptLogprobs {
+		return q, q.scorePrompt()
+	}
 	for q.done < np {
 		n := min(batch, np-q.done)
 		if err := s.Forward(ctx, req.Prompt[q.done:q.done+n], q.done, q.logits); err != nil {
@@ -267,6 +288,48 @@ func prefill(ctx context.Context, s model.Session, vocab int, req Request, cache
 		q.prefilled(n)
 	}
 	return q, nil
+}
+
+// promptLogitsBytes bounds the logits a scored prefill keeps at once:
+// chunks of fewer rows for larger vocabularies.
+const promptLogitsBytes = 64 << 20
+
+// scorePrompt is the prefill with Request.PromptLogprobs: every row's
+// logits, from which each next prompt token's log-probability is read
+// (the raw distribution: no sampler, bias or format applies to it).
+func (q *seq) scorePrompt() error {
+	req, s := &q.req, q.s
+	np, vocab := len(req.Prompt), len(q.logits)
+	rows := max(1, min(s.Options().Batch, promptLogitsBytes/(4*vocab)))
+	buf := make([]float32, rows*vocab)
+	if q.done == 0 {
+		piece := ""
+		if req.Piece != nil {
+			piece = req.Piece(req.Prompt[0])
+		}
+		q.res.PromptLogprobs = append(q.res.PromptLogprobs, api.Logprob{Piece: piece})
+	}
+	for q.done < np {
+		n := min(rows, np-q.done)
+		out := buf[:n*vocab]
+		if err := s.Forward(q.ctx, req.Prompt[q.done:q.done+n], q.done, out); err != nil {
+			return pipeline.Wrap(pipeline.StagePrefill, err, "")
+		}
+		for j := range n {
+			next := q.done + j + 1
+			if next >= np {
+				break
+			}
+			q.lpLogits = out[j*vocab : (j+1)*vocab]
+			q.lpLSE = q.lpBuf.LogSumExp(q.lpLogits)
+			q.lpTop = sample.TopIDs(q.lpLogits, req.TopLogprobs, q.lpTop)
+			q.res.PromptLogprobs = append(q.res.PromptLogprobs, q.logprob(req.Prompt[next]))
+		}
+		copy(q.logits, out[(n-1)*vocab:])
+		q.prefilled(n)
+	}
+	q.lpLogits = nil // the generation's own copies
+	return nil
 }
 
 // newSeq checks that the prompt fits s's context and starts the prefill

@@ -157,6 +157,9 @@ type TextRequest struct {
 	// Roofline and Limiter go to the generate stage (see Request).
 	Roofline float64
 	Limiter  string
+	// PromptLogprobs and NoGenerate: see Request (the prompt scored, and
+	// nothing generated).
+	PromptLogprobs, NoGenerate bool
 	// Draft, when set, is a smaller model of the same vocabulary that
 	// proposes up to DraftMax tokens after each pick for the model to check
 	// in one pass (speculative decoding; see Draft). DraftMinProb stops a
@@ -177,7 +180,7 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 		// checked before encoding so that a bad request fails at once.
 		return Request{}, pipeline.Wrap(pipeline.StageGenerate, err, "")
 	}
-	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs || req.TopLogprobs > 0 && !req.Logprobs {
+	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs || req.TopLogprobs > 0 && !req.Logprobs && !req.PromptLogprobs {
 		return Request{}, pipeline.Errorf(pipeline.StageGenerate, fmt.Sprintf("ask for 0 to %d alternatives, with logprobs on", MaxTopLogprobs),
 			"top logprobs %d is out of range (0 to %d, and only with logprobs)", req.TopLogprobs, MaxTopLogprobs)
 	}
@@ -210,8 +213,8 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	r := Request{Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
 		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken, WeightBytes: t.Model.WeightBytes(),
 		Roofline: req.Roofline, Limiter: req.Limiter, Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs,
-		SplitThinking: req.SplitThinking, ThinkingOpen: thinkOpen}
-	if req.Logprobs {
+		SplitThinking: req.SplitThinking, ThinkingOpen: thinkOpen, PromptLogprobs: req.PromptLogprobs, NoGenerate: req.NoGenerate}
+	if req.Logprobs || req.PromptLogprobs {
 		r.Piece = tok.Piece
 	}
 	if schema != nil {
@@ -263,6 +266,9 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 	cached := 0
 	if req.Cache != nil {
 		s, cached, err = req.Cache.Session(t.Model, opts, r.Prompt)
+		if r.PromptLogprobs {
+			cached = 0 // every row's logits are needed
+		}
 	} else {
 		s, err = t.Model.NewSession(opts)
 	}

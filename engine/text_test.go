@@ -280,3 +280,62 @@ func readIDs(t *testing.T, rel string) []int {
 	}
 	return ids
 }
+
+// TestPromptLogprobs: each prompt token's logprob given the tokens before
+// it is the log-softmax of the reference's logits at the position before
+// (golden seq48, every position in one batch), in chunks of any size (each
+// within the bound of the rows' rounding); the
+// first token has none; with NoGenerate nothing is generated, and a
+// generation after a scored prompt is the plain one.
+func TestPromptLogprobs(t *testing.T) {
+	tx := storiesText(t)
+	ids := readIDs(t, "golden/seq48.ids")
+	raw, err := os.ReadFile(shared.Path(t, "golden/stories260K.seq48.logits.f32"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := tx.Model.Config().VocabSize
+	tok, _ := tx.Tokenizer()
+	for _, batch := range []int{48, 7, 1} {
+		res, err := tx.Generate(context.Background(), TextRequest{PromptIDs: ids, NoBOS: true, PromptLogprobs: true, TopLogprobs: 2,
+			NoGenerate: true, Session: model.SessionOptions{CtxLen: 128, Batch: batch}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lps := res.PromptLogprobs
+		if len(res.Tokens) != 0 || res.StopReason != StopLength || len(lps) != len(ids) || lps[0].Logprob != 0 || lps[0].Top != nil ||
+			lps[0].Piece != tok.Piece(ids[0]) {
+			t.Fatalf("batch %d: %d tokens (%s), %d prompt logprobs, first %+v", batch, len(res.Tokens), res.StopReason, len(lps), lps[0])
+		}
+		for k := 1; k < len(ids); k++ {
+			row := make([]float32, vocab)
+			for i := range row {
+				row[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*((k-1)*vocab+i):]))
+			}
+			var sum, sq float64
+			for _, v := range row {
+				sum += math.Exp(float64(v))
+				sq += float64(v) * float64(v)
+			}
+			ref := float64(row[ids[k]]) - math.Log(sum)
+			if d := math.Abs(lps[k].Logprob - ref); d > 4*math.Sqrt(2e-6*sq/float64(vocab)) {
+				t.Errorf("batch %d, token %d: logprob %.6f, the reference's logits give %.6f", batch, k, lps[k].Logprob, ref)
+			}
+			if len(lps[k].Top) != 2 || lps[k].Top[0].Logprob < lps[k].Top[1].Logprob || lps[k].Piece != tok.Piece(ids[k]) {
+				t.Errorf("batch %d, token %d: %+v", batch, k, lps[k])
+			}
+		}
+	}
+	plain, err := tx.Generate(context.Background(), TextRequest{PromptIDs: ids, NoBOS: true, MaxTokens: 16, Session: model.SessionOptions{CtxLen: 128}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scored, err := tx.Generate(context.Background(), TextRequest{PromptIDs: ids, NoBOS: true, MaxTokens: 16, PromptLogprobs: true,
+		Session: model.SessionOptions{CtxLen: 128, Batch: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(scored.Tokens, plain.Tokens) || len(scored.PromptLogprobs) != len(ids) {
+		t.Errorf("generated after scoring %v, plainly %v", scored.Tokens, plain.Tokens)
+	}
+}

@@ -178,6 +178,11 @@ type Options struct {
 	// its TopLogprobs (0–20) most likely alternatives (api.Logprob).
 	Logprobs    bool `json:"logprobs,omitempty"`
 	TopLogprobs int  `json:"top_logprobs,omitempty"`
+	// PromptLogprobs asks for each prompt token's log-probability given the
+	// ones before it (Result.PromptLogprobs); NoGenerate evaluates the
+	// prompt only (OpenAI's max_tokens 0 with echo: scoring a text).
+	PromptLogprobs bool `json:"prompt_logprobs,omitempty"`
+	NoGenerate     bool `json:"no_generate,omitempty"`
 	// Think, when set, turns a reasoning model's thinking on or off where
 	// its chat template has the switch (Qwen3's enable_thinking).
 	Think *bool `json:"think,omitempty"`
@@ -204,6 +209,9 @@ type Result struct {
 	// Logprobs, with Options.Logprobs: every generated token's (the
 	// end-of-generation token's excepted), also those of a stop string.
 	Logprobs []api.Logprob `json:"logprobs,omitempty"`
+	// PromptLogprobs, with Options.PromptLogprobs: one per prompt token,
+	// the first with nothing before it (engine.Result.PromptLogprobs).
+	PromptLogprobs []api.Logprob `json:"prompt_logprobs,omitempty"`
 	// ToolCalls are the calls found in the reply (Text is then what is
 	// left of it, often nothing).
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`

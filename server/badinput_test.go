@@ -58,7 +58,7 @@ func TestBadInput(t *testing.T) {
 		{"openai max_tokens", "/v1/chat/completions", `{"model":"tiny","max_tokens":0,"messages":[{"role":"user","content":"x"}]}`, 400, "deliver", "max_tokens is 0"},
 		{"openai image part", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, 400, "deliver", "image_url"},
 		{"openai prompt too long", "/v1/completions", `{"model":"tiny","prompt":"` + long + `"}`, 400, "encode", "100 tokens"},
-		{"openai token prompt", "/v1/completions", `{"model":"tiny","prompt":[1,2,3]}`, 400, "deliver", "array of one string"},
+		{"openai two prompts", "/v1/completions", `{"model":"tiny","prompt":["a","b"]}`, 400, "deliver", "one prompt per request"},
 		{"openai body too large", "/v1/completions", huge, 413, "deliver", "exceeds the limit"},
 		{"native malformed", "/v1/jobs", `{"model":"tiny",`, 400, "deliver", "malformed JSON"},
 		{"native no prompt", "/v1/jobs", `{"model":"tiny"}`, 400, "deliver", "prompt or messages"},

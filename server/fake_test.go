@@ -128,6 +128,21 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 	if limit < 0 || limit >= f.maxTokens {
 		limit, reason = f.maxTokens, "stop"
 	}
+	if req.Options.NoGenerate {
+		limit, reason = 0, "length"
+	}
+	var promptLPs []api.Logprob
+	if req.Options.PromptLogprobs {
+		// Each prompt word is a token; a word's logprob is −1/(its length).
+		for i, w := range strings.Fields(prompt) {
+			lp := api.Logprob{Piece: w}
+			if i > 0 {
+				lp.Logprob = -1 / float64(len(w))
+				lp.Top = []api.Alt{{ID: 7, Piece: "the", Logprob: -0.1}}
+			}
+			promptLPs = append(promptLPs, lp)
+		}
+	}
 	var out strings.Builder
 	count := 0
 	thinking, stopSeq := "", ""
@@ -181,7 +196,7 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 			ToolCalls: []ToolCall{{ID: "call_0", Name: req.ToolNames[0], Arguments: json.RawMessage(`{"city":"Paris"}`)}}}, nil
 	}
 	tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: int64(count), Unit: "tokens"})
-	return &Result{Text: out.String(), Thinking: thinking, PromptTokens: n, Tokens: count, DoneReason: reason, StopSequence: stopSeq,
+	return &Result{Text: out.String(), Thinking: thinking, PromptTokens: n, Tokens: count, DoneReason: reason, StopSequence: stopSeq, PromptLogprobs: promptLPs,
 		PromptDuration: t1.Sub(t0), EvalDuration: time.Since(t1)}, nil
 }
 

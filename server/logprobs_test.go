@@ -119,11 +119,16 @@ func TestLogprobs(t *testing.T) {
 		}
 		decode(t, ts.do("POST", "/v1/completions", map[string]any{"model": "tiny", "prompt": "Say", "echo": true, "max_tokens": 64, "logprobs": 2}), 200, &whole)
 		c := whole.Choices[0]
+		// The echoed prompt's token comes first, scored (the first has
+		// nothing before it: null), then the generated ones.
+		if c.Logprobs.Tokens[0] != "Say" || c.Logprobs.TopLogprobs[0] != nil {
+			t.Errorf("echoed prompt token %q, top %v", c.Logprobs.Tokens[0], c.Logprobs.TopLogprobs[0])
+		}
 		var got []string
-		for i, tok := range c.Logprobs.Tokens {
-			got = append(got, fmt.Sprintf("%s:%g", tok, c.Logprobs.TokenLogprobs[i]))
-			if len(c.Logprobs.TopLogprobs[i]) != 2 {
-				t.Errorf("token %d: top %v", i, c.Logprobs.TopLogprobs[i])
+		for i, tok := range c.Logprobs.Tokens[1:] {
+			got = append(got, fmt.Sprintf("%s:%g", tok, c.Logprobs.TokenLogprobs[i+1]))
+			if len(c.Logprobs.TopLogprobs[i+1]) != 2 {
+				t.Errorf("token %d: top %v", i, c.Logprobs.TopLogprobs[i+1])
 			}
 		}
 		if !slices.Equal(got, wantLogprobs) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -224,21 +225,34 @@ type openAICompletionChoice struct {
 // openAICompletionLogprobs is the legacy completions' logprobs object.
 type openAICompletionLogprobs struct {
 	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float64            `json:"token_logprobs"`
-	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TokenLogprobs []*float64           `json:"token_logprobs"` // null for an echoed prompt's first token
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`   // null likewise
 	TextOffset    []int                `json:"text_offset"`
 }
 
 // completionLogprobs converts the engine's logprobs, the first token's
-// text starting at character offset (nil when not asked for).
-func completionLogprobs(asked bool, lps []api.Logprob, offset int) *openAICompletionLogprobs {
+// text starting at character offset (nil when not asked for); an echoed
+// prompt's (prompt: engine.Result.PromptLogprobs) come first, from
+// offset 0, its first token with null logprobs (nothing comes before it).
+func completionLogprobs(asked bool, prompt, lps []api.Logprob, offset int) *openAICompletionLogprobs {
 	if !asked {
 		return nil
 	}
-	out := &openAICompletionLogprobs{Tokens: []string{}, TokenLogprobs: []float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
-	for _, lp := range lps {
+	out := &openAICompletionLogprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+	at := 0
+	for i, lp := range append(slices.Clip(prompt), lps...) {
+		if i == len(prompt) {
+			at = offset
+		}
 		out.Tokens = append(out.Tokens, lp.Piece)
-		out.TokenLogprobs = append(out.TokenLogprobs, lp.Logprob)
+		out.TextOffset = append(out.TextOffset, at)
+		at += utf8.RuneCountInString(lp.Piece)
+		if i == 0 && len(prompt) > 0 {
+			out.TokenLogprobs, out.TopLogprobs = append(out.TokenLogprobs, nil), append(out.TopLogprobs, nil)
+			continue
+		}
+		v := lp.Logprob
+		out.TokenLogprobs = append(out.TokenLogprobs, &v)
 		top := map[string]float64{}
 		for _, a := range lp.Top {
 			if _, seen := top[a.Piece]; !seen {
@@ -246,8 +260,6 @@ func completionLogprobs(asked bool, lps []api.Logprob, offset int) *openAIComple
 			}
 		}
 		out.TopLogprobs = append(out.TopLogprobs, top)
-		out.TextOffset = append(out.TextOffset, offset)
-		offset += utf8.RuneCountInString(lp.Piece)
 	}
 	return out
 }
@@ -542,17 +554,28 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	params, _ := s.withProfile(r.Context(), req.Model, nil)
-	opts, e := req.options(req.MaxTokens, "max_tokens", 16, params)
+	maxTokens, scoreOnly := req.MaxTokens, req.MaxTokens != nil && *req.MaxTokens == 0
+	if scoreOnly {
+		maxTokens = nil // checked below: only with echo
+	}
+	opts, e := req.options(maxTokens, "max_tokens", 16, params)
+	if e == nil && scoreOnly {
+		if !req.Echo {
+			e = badRequest("invalid_value", "max_tokens", "max_tokens 0 generates nothing: give it with echo, to score the prompt")
+		}
+		opts.NoGenerate = true
+	}
 	n := 1
 	if e == nil {
 		n, e = req.choices()
 	}
 	prompt := ""
+	var promptIDs []int
 	if e == nil && req.Model == "" {
 		e = badRequest("missing_model", "model", "model is required")
 	}
 	if e == nil {
-		prompt, e = completionPrompt(req.Prompt)
+		prompt, promptIDs, e = completionPrompt(req.Prompt)
 	}
 	if e == nil && req.Logprobs != nil {
 		top := int(*req.Logprobs)
@@ -565,11 +588,30 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 	if e == nil && req.Suffix != "" {
 		e = badRequest("unsupported", "suffix", "suffix (fill-in-the-middle) is not supported yet")
 	}
+	if e == nil && req.Echo && opts.Logprobs {
+		// The prompt's tokens are scored too, as OpenAI's echo does: every
+		// row of the prefill is kept.
+		opts.PromptLogprobs = true
+		if req.Stream {
+			e = badRequest("unsupported", "stream", "echo with logprobs (scoring the prompt) is not streamed: send stream false")
+		}
+	}
+	if e == nil && opts.NoGenerate && n > 1 {
+		e = badRequest("invalid_value", "n", "max_tokens 0 generates nothing: n must be 1")
+	}
+	if e == nil && promptIDs != nil && req.Echo {
+		// The echoed text of a prompt given as ids is theirs.
+		text, err := s.cfg.Backend.Detokenize(r.Context(), req.Model, promptIDs)
+		if err != nil {
+			e = toError(err)
+		}
+		prompt = text
+	}
 	if e != nil {
 		writeOpenAIError(w, e)
 		return
 	}
-	greq := &GenerateRequest{Model: req.Model, Prompt: prompt, Raw: true, Options: opts}
+	greq := &GenerateRequest{Model: req.Model, Prompt: prompt, PromptIDs: promptIDs, Raw: true, Options: opts}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	echoed := false
 	// Logprobs' text offsets count characters of the returned text (the
@@ -584,7 +626,7 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 				echoed, done = false, 0
 			}
 			text := d.Text
-			lp := completionLogprobs(opts.Logprobs, d.Logprobs, base+done)
+			lp := completionLogprobs(opts.Logprobs, nil, d.Logprobs, base+done)
 			done += utf8.RuneCountInString(text)
 			if req.Echo && !echoed {
 				text, echoed = prompt+text, true
@@ -605,7 +647,7 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 					text = prompt + text
 				}
 				out.Choices = append(out.Choices, openAICompletionChoice{Index: i, Text: text, FinishReason: finish(r.DoneReason),
-					Logprobs: completionLogprobs(opts.Logprobs, lps[i], base)})
+					Logprobs: completionLogprobs(opts.Logprobs, r.PromptLogprobs, lps[i], base)})
 			}
 			return out
 		},
@@ -616,27 +658,42 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 }
 
 // completionPrompt reads the legacy prompt: a string or an array of one
-// string (token arrays and batches are refused).
-func completionPrompt(raw json.RawMessage) (string, *Error) {
+// string, or token ids (an array of them, or an array of one such array),
+// evaluated as given.
+func completionPrompt(raw json.RawMessage) (string, []int, *Error) {
 	var v any
 	if len(raw) == 0 {
-		return "", badRequest("missing_prompt", "prompt", "prompt is required")
+		return "", nil, badRequest("missing_prompt", "prompt", "prompt is required")
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return "", badRequest("invalid_value", "prompt", "prompt: %v", err)
+		return "", nil, badRequest("invalid_value", "prompt", "prompt: %v", err)
 	}
 	switch x := v.(type) {
 	case string:
-		return x, nil
+		return x, nil, nil
 	case []any:
 		if len(x) == 1 {
-			if s, ok := x[0].(string); ok {
-				return s, nil
+			switch y := x[0].(type) {
+			case string:
+				return y, nil, nil
+			case []any:
+				x = y
 			}
 		}
-		return "", badRequest("unsupported", "prompt", "prompt must be a string or an array of one string (got an array of %d)", len(x))
+		ids := make([]int, 0, len(x))
+		for _, el := range x {
+			f, ok := el.(float64)
+			if !ok || f != float64(int(f)) || f < 0 {
+				return "", nil, badRequest("unsupported", "prompt", "prompt must be a string, token ids, or an array of one of them (one prompt per request)")
+			}
+			ids = append(ids, int(f))
+		}
+		if len(ids) == 0 {
+			return "", nil, badRequest("missing_prompt", "prompt", "prompt has no token ids")
+		}
+		return "", ids, nil
 	}
-	return "", badRequest("invalid_value", "prompt", "prompt must be a string, got %s", jsonKind(v))
+	return "", nil, badRequest("invalid_value", "prompt", "prompt must be a string, got %s", jsonKind(v))
 }
 
 // openAIRun runs a request's n choices, each a generation of its own

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -153,6 +154,66 @@ func TestOpenAICompletion(t *testing.T) {
 	resp.Body.Close()
 	if len(evs) != 4 || evs[3].data != "[DONE]" || !strings.Contains(evs[2].data, `"finish_reason":"length"`) {
 		t.Errorf("events %v", evs)
+	}
+}
+
+// TestOpenAIScoring: echo with logprobs scores the prompt's tokens as
+// OpenAI's legacy completions do (the first one's null), max_tokens 0
+// generates nothing (with echo only), and a prompt may be token ids.
+func TestOpenAIScoring(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	last := func() *GenerateRequest {
+		ts.f.mu.Lock()
+		defer ts.f.mu.Unlock()
+		return ts.f.requests[len(ts.f.requests)-1]
+	}
+	var c struct {
+		Choices []struct {
+			Text         string
+			FinishReason string `json:"finish_reason"`
+			Logprobs     struct {
+				Tokens        []string
+				TokenLogprobs []*float64       `json:"token_logprobs"`
+				TopLogprobs   []map[string]any `json:"top_logprobs"`
+				TextOffset    []int            `json:"text_offset"`
+			}
+		}
+		Usage openAIUsage
+	}
+	decode(t, ts.do("POST", "/v1/completions", map[string]any{"model": "tiny", "prompt": "the cat sat", "echo": true, "logprobs": 1, "max_tokens": 0}), 200, &c)
+	ch := c.Choices[0]
+	lp := ch.Logprobs
+	if ch.Text != "the cat sat" || ch.FinishReason != "length" || c.Usage.CompletionTokens != 0 || c.Usage.PromptTokens != 3 ||
+		strings.Join(lp.Tokens, "|") != "the|cat|sat" || lp.TokenLogprobs[0] != nil || lp.TopLogprobs[0] != nil ||
+		lp.TokenLogprobs[1] == nil || *lp.TokenLogprobs[1] != -1.0/3 || lp.TopLogprobs[2]["the"] != -0.1 || lp.TextOffset[1] != 3 {
+		t.Errorf("scored prompt %+v, usage %+v", c.Choices, c.Usage)
+	}
+	if q := last(); !q.Options.PromptLogprobs || !q.Options.NoGenerate {
+		t.Errorf("options %+v", q.Options)
+	}
+	// Scored and continued: the prompt's logprobs, then the generated ones.
+	decode(t, ts.do("POST", "/v1/completions", map[string]any{"model": "tiny", "prompt": "the cat", "echo": true, "logprobs": 0, "max_tokens": 2}), 200, &c)
+	if lp := c.Choices[0].Logprobs; len(lp.Tokens) < 4 || lp.Tokens[2] != "Once" || lp.TokenLogprobs[0] != nil || lp.TextOffset[2] != len("the cat") {
+		t.Errorf("scored and continued %+v", c.Choices[0])
+	}
+	decode(t, ts.do("POST", "/v1/completions", map[string]any{"model": "tiny", "prompt": [][]int{{104, 105}}, "echo": true, "max_tokens": 1}), 200, &c)
+	if q := last(); !slices.Equal(q.PromptIDs, []int{104, 105}) || !strings.HasPrefix(c.Choices[0].Text, "hi") {
+		t.Errorf("prompt ids %v, text %q", q.PromptIDs, c.Choices[0].Text)
+	}
+	for _, tc := range []struct {
+		body map[string]any
+		want string
+	}{
+		{map[string]any{"model": "tiny", "prompt": "a", "max_tokens": 0}, "max_tokens 0 generates nothing: give it with echo"},
+		{map[string]any{"model": "tiny", "prompt": "a", "echo": true, "logprobs": 1, "stream": true}, "echo with logprobs (scoring the prompt) is not streamed"},
+		{map[string]any{"model": "tiny", "prompt": []any{1, "a"}}, "prompt must be a string, token ids"},
+		{map[string]any{"model": "tiny", "prompt": "a", "echo": true, "max_tokens": 0, "n": 2}, "n must be 1"},
+	} {
+		var e openAIError
+		decode(t, ts.do("POST", "/v1/completions", tc.body), 400, &e)
+		if !strings.Contains(e.Error.Message, tc.want) {
+			t.Errorf("%v: %q, want %q", tc.body, e.Error.Message, tc.want)
+		}
 	}
 }
 

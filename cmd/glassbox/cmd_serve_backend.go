@@ -330,6 +330,7 @@ func textRequest(req *server.GenerateRequest, sm *servedModel, opts model.Sessio
 	treq := engine.TextRequest{Prompt: req.Prompt, PromptIDs: req.PromptIDs, System: req.System, Sampling: serveSampling(req.Options),
 		MaxTokens: max(req.Options.NumPredict, 0), Stops: req.Options.Stop, Session: opts, Format: req.Options.Format,
 		Logprobs: req.Options.Logprobs, TopLogprobs: req.Options.TopLogprobs,
+		PromptLogprobs: req.Options.PromptLogprobs, NoGenerate: req.Options.NoGenerate,
 		// A prompt goes through the template only when the model has one
 		// of its own and the client did not ask for raw: base models (no
 		// template) continue the text as given.
@@ -485,7 +486,7 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	}
 	out := &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, Tokens: n, DoneReason: reason,
 		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime, Logprobs: res.Logprobs,
-		Thinking: res.Thinking, StopSequence: res.StopText}
+		Thinking: res.Thinking, StopSequence: res.StopText, PromptLogprobs: res.PromptLogprobs}
 	if len(req.Tools) > 0 && req.ToolChoice != server.ToolChoiceNone {
 		content, calls := chat.ParseToolCalls(res.Text, req.ToolNames)
 		if len(calls) > 0 {
@@ -682,6 +683,10 @@ func (b *serveBackend) generate(ctx context.Context, sm *servedModel, treq engin
 			treq.Draft, treq.DraftMax = sm.draft, b.draftMax
 		}
 		return sm.text.Generate(ctx, treq)
+	}
+	if treq.PromptLogprobs || treq.NoGenerate {
+		return nil, server.BadRequest(pipeline.Errorf(pipeline.StagePrefill, "start serve with --parallel 1 to score prompts",
+			"scoring a prompt (echo with logprobs, or max_tokens 0) is done one generation at a time; this server batches %d", b.parallel))
 	}
 	t0 := time.Now()
 	r, err := sm.text.Prepare(ctx, treq)

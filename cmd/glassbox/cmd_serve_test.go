@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -330,6 +333,56 @@ func TestServeDraft(t *testing.T) {
 		_, errs, code := runCmd(t, "", append([]string{"serve", "--addr", "127.0.0.1:0", "--home", t.TempDir(), "--model", m}, tc.args...)...)
 		if code == 0 || !strings.Contains(errs, tc.want) {
 			t.Errorf("serve %v: exit %d, %q, want %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+// TestServeScoring: OpenAI's legacy completions with echo, logprobs and
+// max_tokens 0 score a prompt of token ids through serve, as evaluation
+// harnesses do (lm-evaluation-harness's loglikelihood): each token's
+// logprob is the log-softmax of the reference's logits at the position
+// before it (golden seq48).
+func TestServeScoring(t *testing.T) {
+	base := startServe(t, "--model", shared.Path(t, "models/stories260K.gguf"))
+	dir := filepath.Dir(shared.Path(t, "golden/manifest.json"))
+	ids := strings.Fields(readText(t, filepath.Join(dir, "seq48.ids")))
+	raw, err := os.ReadFile(filepath.Join(dir, "stories260K.seq48.logits.f32"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, b := postBody(t, base+"/v1/completions", `{"model": "stories260K", "prompt": [`+strings.Join(ids, ",")+`], "echo": true,
+		"logprobs": 1, "max_tokens": 0, "temperature": 0}`)
+	var c struct {
+		Choices []struct {
+			Logprobs struct {
+				Tokens        []string
+				TokenLogprobs []*float64 `json:"token_logprobs"`
+			}
+		}
+		Usage struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		}
+	}
+	if err := json.Unmarshal(b, &c); code != 200 || err != nil || len(c.Choices) != 1 || c.Usage.PromptTokens != len(ids) || c.Usage.CompletionTokens != 0 {
+		t.Fatalf("%d %s", code, b)
+	}
+	lps := c.Choices[0].Logprobs.TokenLogprobs
+	if len(lps) != len(ids) || lps[0] != nil {
+		t.Fatalf("%d token logprobs, the first %v", len(lps), lps[0])
+	}
+	const vocab = 512
+	for k := 1; k < len(ids); k++ {
+		id, _ := strconv.Atoi(ids[k])
+		var sum, sq float64
+		for i := range vocab {
+			v := float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*((k-1)*vocab+i):])))
+			sum += math.Exp(v)
+			sq += v * v
+		}
+		ref := float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*((k-1)*vocab+id):]))) - math.Log(sum)
+		if lps[k] == nil || math.Abs(*lps[k]-ref) > 4*math.Sqrt(2e-6*sq/vocab) {
+			t.Errorf("token %d: logprob %v, the reference's logits give %.6f", k, lps[k], ref)
 		}
 	}
 }
