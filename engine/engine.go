@@ -103,6 +103,12 @@ type Draft struct {
 	Max         int     // tokens proposed per step, ≥ 1
 	MinProb     float64 // 0: always propose Max
 	WeightBytes int64   // what one of its passes reads
+	// Cached is how many leading prompt tokens the session's KV cache
+	// holds already (a SessionCache's), not evaluated again.
+	Cached int
+	// kept is set when the run ends: the ids the session's KV cache then
+	// holds at positions 0…, for a SessionCache.
+	kept []int
 }
 
 // Stop reasons.
@@ -138,6 +144,7 @@ type Result struct {
 	// Drafted and Accepted count a speculative run's proposals and those
 	// the model's picks kept; Passes its model's decode passes.
 	Drafted, Accepted, Passes int
+	DraftCached               int // prompt tokens the draft's kept session held
 	// PromptLogprobs holds, with Request.PromptLogprobs, an entry per
 	// prompt token: its piece and, from the second on, its log-probability
 	// given the tokens before it and the most likely alternatives there
@@ -163,7 +170,11 @@ func (r *Result) SpeculationNote() string {
 	if r.Passes > 0 {
 		per = float64(len(r.Tokens)-1) / float64(r.Passes)
 	}
-	return fmt.Sprintf("speculative: %d of %d drafted tokens kept (%.0f%%), %.2f tokens per pass of the model", r.Accepted, r.Drafted, pct, per)
+	note := fmt.Sprintf("speculative: %d of %d drafted tokens kept (%.0f%%), %.2f tokens per pass of the model", r.Accepted, r.Drafted, pct, per)
+	if r.DraftCached > 0 {
+		note += fmt.Sprintf(", the draft's first %d prompt tokens from its cache", r.DraftCached)
+	}
+	return note
 }
 
 // DecodeSteps is how many decode passes GenerateTime holds: the first

@@ -21,7 +21,9 @@ func (q *seq) speculate() error {
 	rows := make([]float32, (d.Max+1)*vocab)
 	props := make([]int, 0, d.Max)
 	toks := make([]int, 0, d.Max+1)
-	dpos := 0 // leading positions of q.history the draft's cache holds
+	dpos := d.Cached // leading positions of q.history the draft's cache holds
+	q.res.DraftCached = d.Cached
+	defer func() { d.kept = append([]int(nil), q.history[:dpos]...) }()
 	dbatch := d.Session.Options().Batch
 	// catchUp evaluates q.history[dpos:upto] in the draft; dl then holds
 	// the logits after q.history[upto-1].

@@ -85,6 +85,37 @@ func TestSpeculate(t *testing.T) {
 	}
 }
 
+// TestSpeculateCached: with sessions kept for both models, a chat's next
+// turn finds the conversation in the draft's cache as in the model's, and
+// the tokens are still plain decoding's.
+func TestSpeculateCached(t *testing.T) {
+	ctx := context.Background()
+	target, d := loadText(t, "models/tiny-llama-Q8_0.gguf"), loadText(t, "models/tiny-llama-Q4_0.gguf")
+	cache, dcache := NewSessionCache(1), NewSessionCache(1)
+	defer cache.Close()
+	defer dcache.Close()
+	prompt := []int{1, 317, 269, 368, 302, 263}
+	for turn := range 3 {
+		req := TextRequest{PromptIDs: prompt, Sampling: sample.Params{RepeatPenalty: 1}, MaxTokens: 12, Session: model.SessionOptions{CtxLen: 128}}
+		plain, err := target.Generate(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Cache, req.Draft, req.DraftCache, req.DraftMax = cache, d, dcache, 3
+		res, err := target.Generate(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Tokens, plain.Tokens) {
+			t.Errorf("turn %d: tokens %v, plain %v", turn, res.Tokens, plain.Tokens)
+		}
+		if turn > 0 && (res.DraftCached == 0 || res.CachedTokens == 0) {
+			t.Errorf("turn %d: the draft's cache held %d prompt tokens, the model's %d", turn, res.DraftCached, res.CachedTokens)
+		}
+		prompt = append(append(slices.Clone(prompt), res.Tokens...), 263, 302) // the next turn repeats the conversation
+	}
+}
+
 // TestCheckDraft: a draft of another vocabulary is refused at load,
 // naming the difference; the shared tiny models all have one vocabulary.
 func TestCheckDraft(t *testing.T) {

@@ -167,6 +167,10 @@ type TextRequest struct {
 	Draft        *Text
 	DraftMax     int
 	DraftMinProb float64
+	// DraftCache, when set, keeps the draft's session as Cache keeps the
+	// model's, so the next request's draft starts after the tokens its
+	// KV cache holds (nil: a new draft session each request).
+	DraftCache *SessionCache
 }
 
 // Prepare encodes the prompt (encode stage, reported through the trace in
@@ -276,8 +280,14 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 		return nil, pipeline.Wrap(pipeline.StagePrefill, err, "")
 	}
 	if req.Draft != nil {
-		ds, err := req.Draft.Model.NewSession(model.SessionOptions{CtxLen: opts.CtxLen, Batch: opts.Batch, Threads: opts.Threads,
-			KVF32: opts.KVF32, KVQ8: opts.KVQ8})
+		dopts := model.SessionOptions{CtxLen: opts.CtxLen, Batch: opts.Batch, Threads: opts.Threads, KVF32: opts.KVF32, KVQ8: opts.KVQ8}
+		var ds model.Session
+		dcached := 0
+		if req.DraftCache != nil {
+			ds, dcached, err = req.DraftCache.Session(req.Draft.Model, dopts, r.Prompt)
+		} else {
+			ds, err = req.Draft.Model.NewSession(dopts)
+		}
 		if err != nil {
 			if req.Cache == nil {
 				s.Close()
@@ -286,9 +296,17 @@ func (t *Text) Generate(ctx context.Context, req TextRequest) (*Result, error) {
 			}
 			return nil, pipeline.Wrap(pipeline.StagePrefill, fmt.Errorf("the draft model's session: %w", err), "")
 		}
-		defer ds.Close()
 		r.Draft = &Draft{Session: ds, Vocab: req.Draft.Model.Config().VocabSize, Max: max(req.DraftMax, 1),
-			MinProb: req.DraftMinProb, WeightBytes: req.Draft.Model.WeightBytes()}
+			MinProb: req.DraftMinProb, WeightBytes: req.Draft.Model.WeightBytes(), Cached: min(dcached, len(r.Prompt)-1)}
+		defer func() {
+			if req.DraftCache == nil {
+				ds.Close()
+				return
+			}
+			// What the draft's cache holds: the ids it evaluated that the
+			// sequence kept.
+			req.DraftCache.Put(ds, r.Draft.kept)
+		}()
 	}
 	q, res, err := generate(ctx, s, cfg.VocabSize, r, cached)
 	switch {

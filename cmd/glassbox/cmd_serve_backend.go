@@ -105,7 +105,8 @@ type servedModel struct {
 	template  bool
 	batch     *engine.Batcher // nil with --parallel 1
 	cache     *engine.SessionCache
-	draft     *engine.Text // serve --draft's model for this one, or nil
+	draft     *engine.Text         // serve --draft's model for this one, or nil
+	draftKept *engine.SessionCache // the draft's last session, kept as cache keeps the model's
 	baseBytes int64
 	// With --parallel > 1: the KV caches the load planned (--parallel
 	// of them) and the batcher's buffers.
@@ -119,6 +120,7 @@ func (m *servedModel) Close() {
 	m.cache.Close()
 	m.text.Close()
 	if m.draft != nil {
+		m.draftKept.Close()
 		m.draft.Close()
 	}
 }
@@ -280,6 +282,9 @@ func loadServed(ctx context.Context, path, draft string, opts model.SessionOptio
 	}
 	_, terr := t.File.Meta.String(chat.KeyTemplate)
 	sm := &servedModel{text: t, template: terr == nil, cache: engine.NewSessionCache(1), draft: d}
+	if d != nil {
+		sm.draftKept = engine.NewSessionCache(1)
+	}
 	if parallel > 1 {
 		sm.batch = engine.NewBatcher(t.Model, opts, parallel)
 	}
@@ -680,7 +685,7 @@ func (b *serveBackend) Embed(ctx context.Context, req *server.EmbedRequest) (*se
 func (b *serveBackend) generate(ctx context.Context, sm *servedModel, treq engine.TextRequest, numCtx int) (*engine.Result, error) {
 	if sm.batch == nil {
 		if sm.draft != nil {
-			treq.Draft, treq.DraftMax = sm.draft, b.draftMax
+			treq.Draft, treq.DraftMax, treq.DraftCache = sm.draft, b.draftMax, sm.draftKept
 		}
 		return sm.text.Generate(ctx, treq)
 	}

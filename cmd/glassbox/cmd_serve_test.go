@@ -320,6 +320,29 @@ func TestServeDraft(t *testing.T) {
 	if !strings.Contains(string(events), "drafted tokens kept") || !strings.Contains(string(events), "draft model: llama") {
 		t.Errorf("the job's events do not tell of the draft:\n%s", events)
 	}
+	// The next request continues the text: the draft's kept session holds
+	// its start, as the model's does.
+	next, _ := json.Marshal("Once upon a time" + gen.Response)
+	code, b = postBody(t, base+"/api/generate", `{"model": "tiny-llama-Q8_0", "prompt": `+string(next)+`, "raw": true, "stream": false,
+		"options": {"temperature": 0, "repeat_penalty": 1, "num_predict": 8}}`)
+	if code != 200 {
+		t.Fatalf("the next request: %d %s", code, b)
+	}
+	resp, err = http.Get(base + "/v1/jobs?limit=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&jobs)
+	resp.Body.Close()
+	resp, err = http.Get(base + "/v1/jobs/" + jobs.Jobs[0].ID + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(events), "prompt tokens from its cache") {
+		t.Errorf("the next request's draft did not start from its kept session:\n%s", events)
+	}
 	other := shared.WithToken(t, d, "other", 9, "<glass>")
 	for _, tc := range []struct {
 		args []string
