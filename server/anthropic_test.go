@@ -12,11 +12,7 @@ import (
 // use both ways, and its errors.
 func TestAnthropicMessages(t *testing.T) {
 	ts := start(t, newFake(), nil)
-	last := func() *GenerateRequest {
-		ts.f.mu.Lock()
-		defer ts.f.mu.Unlock()
-		return ts.f.requests[len(ts.f.requests)-1]
-	}
+	last := ts.last
 	t.Run("whole", func(t *testing.T) {
 		var r anthropicResponse
 		decode(t, ts.do("POST", "/v1/messages", map[string]any{"model": "tiny", "max_tokens": 4, "system": "Be brief.",

@@ -15,11 +15,7 @@ import (
 // parameters every API applies under a request's own.
 func TestCreate(t *testing.T) {
 	ts := start(t, newFake(), nil)
-	last := func() *GenerateRequest {
-		ts.f.mu.Lock()
-		defer ts.f.mu.Unlock()
-		return ts.f.requests[len(ts.f.requests)-1]
-	}
+	last := ts.last
 	var st ollamaPullStatus
 	decode(t, ts.do("POST", "/api/create", map[string]any{"model": "mario", "from": "tiny", "system": "You are Mario.",
 		"parameters": map[string]any{"temperature": 0.2, "stop": []string{"Luigi"}, "num_ctx": 64}, "stream": false}), 200, &st)

@@ -85,6 +85,13 @@ func checkGoroutines(t *testing.T, base int) {
 	}
 }
 
+// last is the request the fake backend generated for last.
+func (ts *testServer) last() *GenerateRequest {
+	ts.f.mu.Lock()
+	defer ts.f.mu.Unlock()
+	return ts.f.requests[len(ts.f.requests)-1]
+}
+
 // do sends a request with a JSON (or raw string) body.
 func (ts *testServer) do(method, path string, body any, hdr ...string) *http.Response {
 	ts.t.Helper()

@@ -12,11 +12,7 @@ import (
 // /apply-template, /props, /health; and the errors.
 func TestLlamaServer(t *testing.T) {
 	ts := start(t, newFake(), func(c *Config) { c.DefaultCtx = 96 })
-	last := func() *GenerateRequest {
-		ts.f.mu.Lock()
-		defer ts.f.mu.Unlock()
-		return ts.f.requests[len(ts.f.requests)-1]
-	}
+	last := ts.last
 	type completion struct {
 		Content         string
 		Stop            bool

@@ -162,11 +162,7 @@ func TestOpenAICompletion(t *testing.T) {
 // generates nothing (with echo only), and a prompt may be token ids.
 func TestOpenAIScoring(t *testing.T) {
 	ts := start(t, newFake(), nil)
-	last := func() *GenerateRequest {
-		ts.f.mu.Lock()
-		defer ts.f.mu.Unlock()
-		return ts.f.requests[len(ts.f.requests)-1]
-	}
+	last := ts.last
 	var c struct {
 		Choices []struct {
 			Text         string

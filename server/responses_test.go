@@ -44,11 +44,7 @@ func (r *responseOut) text() string {
 // one, background responses, and its errors.
 func TestResponses(t *testing.T) {
 	ts := start(t, newFake(), nil)
-	last := func() *GenerateRequest {
-		ts.f.mu.Lock()
-		defer ts.f.mu.Unlock()
-		return ts.f.requests[len(ts.f.requests)-1]
-	}
+	last := ts.last
 	create := func(t *testing.T, body map[string]any) responseOut {
 		t.Helper()
 		var r responseOut

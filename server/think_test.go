@@ -11,11 +11,7 @@ import (
 // API's result), streamed and whole; think reaches the Backend.
 func TestThinking(t *testing.T) {
 	ts := start(t, newFake(), nil)
-	last := func() *GenerateRequest {
-		ts.f.mu.Lock()
-		defer ts.f.mu.Unlock()
-		return ts.f.requests[len(ts.f.requests)-1]
-	}
+	last := ts.last
 	const answer = "Once upon a time"
 	msgs := `[{"role":"user","content":"tell"}]`
 	t.Run("ollama", func(t *testing.T) {

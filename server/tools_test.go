@@ -18,11 +18,7 @@ const addParams = `{"type":"object","properties":{"a":{"type":"number"},"b":{"ty
 
 func TestTools(t *testing.T) {
 	ts := start(t, newFake(), nil)
-	last := func() *GenerateRequest {
-		ts.f.mu.Lock()
-		defer ts.f.mu.Unlock()
-		return ts.f.requests[len(ts.f.requests)-1]
-	}
+	last := ts.last
 	t.Run("ollama", func(t *testing.T) {
 		body := `{"model": "tiny", "stream": false, "options": {"num_predict": 3}, "tools": ` + weatherTools + `,
 			"messages": [{"role": "user", "content": "Weather in Paris?"},
