@@ -26,6 +26,10 @@ type Options struct {
 	// Threads is how many worker threads the job runs on (0: the engine's
 	// default, the physical cores): the measured kernel speeds depend on it.
 	Threads int `json:"threads,omitempty"`
+	// DraftBytes is a draft model held beside this one for speculative
+	// decoding (its own plan's ModelBytes): counted in the memory, not in
+	// the speed.
+	DraftBytes int64 `json:"draft_bytes,omitempty"`
 }
 
 // Defaults applied to a zero Options.
@@ -83,6 +87,9 @@ type Memory struct {
 	// GCSlackBytes is garbage the Go collector lets pile up between
 	// collections (per-token allocations of text, events, sampling).
 	GCSlackBytes int64 `json:"gc_slack_bytes"`
+	// DraftBytes is Options.DraftBytes: a draft model's weights, cache and
+	// buffers beside this model's.
+	DraftBytes int64 `json:"draft_bytes,omitempty"`
 
 	RAMBytes  int64 `json:"ram_bytes"`  // part in RAM
 	VRAMBytes int64 `json:"vram_bytes"` // part in GPU memory
@@ -267,6 +274,8 @@ func (p *Plan) memory(kvType tensor.DType) error {
 		m.OverheadBytes += corr
 		m.TotalBytes += corr
 	}
+	m.DraftBytes = max(o.DraftBytes, 0) // planned, and calibrated, on its own
+	m.TotalBytes += m.DraftBytes
 	return nil
 }
 

@@ -209,17 +209,17 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
-	p, err := admitRun(ctx, path, f, dev, devErr, budget)
-	if err != nil {
-		return nil, err
-	}
-	rec.plan = p
 	draftPath := ""
 	if f.draft != "" {
 		if draftPath, err = resolveModel(f.draft); err != nil {
 			return nil, errors.New("load: --draft: " + strings.TrimPrefix(err.Error(), "load: "))
 		}
 	}
+	p, err := admitRun(ctx, path, draftPath, f, dev, devErr, budget)
+	if err != nil {
+		return nil, err
+	}
+	rec.plan = p
 	t, draft, err := engine.LoadTextDraft(ctx, path, draftPath)
 	if err != nil {
 		return nil, err
@@ -260,7 +260,7 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 	if !f.json && req.Logprobs {
 		printLogprobs(env.stderr, res.Logprobs)
 	}
-	if recordRuns && !*f.session.exact {
+	if recordRuns && !*f.session.exact && draft == nil { // the calibration history is of one model's runs
 		if err := recordRun(p, res); err != nil {
 			pipeline.TraceFrom(ctx).OnWarning("calibration", "the run was not stored in the calibration history: "+err.Error())
 		}

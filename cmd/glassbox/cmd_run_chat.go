@@ -162,12 +162,16 @@ func runInteractive(ctx context.Context, env *cmdEnv, f *runFlags, first string,
 
 // chatState is what an interactive chat keeps between turns.
 type chatState struct {
-	text   *engine.Text
-	plan   *plan.Plan
-	cache  *engine.SessionCache
-	msgs   []chat.Message
-	last   *engine.Result
-	warned map[string]bool // warning codes printed
+	text  *engine.Text
+	plan  *plan.Plan
+	cache *engine.SessionCache
+	// With --draft: the draft model and its session, kept between turns
+	// as the model's is.
+	draft      *engine.Text
+	draftCache *engine.SessionCache
+	msgs       []chat.Message
+	last       *engine.Result
+	warned     map[string]bool // warning codes printed
 }
 
 // turn runs one reply to the conversation so far: plan and load on the
@@ -181,11 +185,20 @@ func (c *chatState) turn(ctx context.Context, env *cmdEnv, f *runFlags, params s
 		if err != nil {
 			return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 		}
-		if c.plan, err = admitRun(ctx, path, f, dev, devErr, budget); err != nil {
+		draftPath := ""
+		if f.draft != "" {
+			if draftPath, err = resolveModel(f.draft); err != nil {
+				return nil, errors.New("load: --draft: " + strings.TrimPrefix(err.Error(), "load: "))
+			}
+		}
+		if c.plan, err = admitRun(ctx, path, draftPath, f, dev, devErr, budget); err != nil {
 			return nil, err
 		}
-		if c.text, err = engine.LoadText(ctx, path); err != nil {
+		if c.text, c.draft, err = engine.LoadTextDraft(ctx, path, draftPath); err != nil {
 			return nil, err
+		}
+		if c.draft != nil {
+			c.draftCache = engine.NewSessionCache(1)
 		}
 	} else {
 		tr.OnStageSkipped(pipeline.StagePlan, "planned when the chat started")
@@ -193,6 +206,7 @@ func (c *chatState) turn(ctx context.Context, env *cmdEnv, f *runFlags, params s
 	}
 	req := engine.TextRequest{Messages: c.msgs, Chat: true, Sampling: params, MaxTokens: f.maxTokens, Stops: f.stops,
 		Session: f.session.options(), Format: f.format, Cache: c.cache, SplitThinking: true,
+		Draft: c.draft, DraftMax: f.draftMax, DraftMinProb: f.draftMinProb, DraftCache: c.draftCache,
 		OnToken: func(_ int, text string) error {
 			_, err := io.WriteString(env.stdout, text)
 			return err
@@ -210,6 +224,10 @@ func (c *chatState) close() {
 	c.cache.Close()
 	if c.text != nil {
 		c.text.Close()
+	}
+	if c.draft != nil {
+		c.draftCache.Close()
+		c.draft.Close()
 	}
 }
 

@@ -24,18 +24,32 @@ var recordRuns = true
 // fits only badly runs with the plan's warnings. A header the planner
 // cannot read (an architecture it does not know) skips the stage with the
 // reason, and the load stage gives the verdict on the file.
-func admitRun(ctx context.Context, path string, f *runFlags, dev *plan.Device, devErr error, budget int64) (*plan.Plan, error) {
+func admitRun(ctx context.Context, path, draft string, f *runFlags, dev *plan.Device, devErr error, budget int64) (*plan.Plan, error) {
 	tr := pipeline.TraceFrom(ctx)
 	if dev == nil {
 		tr.OnStageSkipped(pipeline.StagePlan, fmt.Sprintf("no device inventory (%v): the job runs unplanned", devErr))
 		return nil, nil
+	}
+	opts := f.planOptions()
+	if draft != "" {
+		// The draft is held beside the model: its memory counts.
+		dhdr, err := gguf.Open(draft)
+		if err != nil {
+			return nil, pipeline.Wrap(pipeline.StageLoad, fmt.Errorf("the draft model: %w", err), "")
+		}
+		dp, err := plan.ForModel(dhdr, opts, dev)
+		dhdr.Close()
+		if err != nil {
+			return nil, pipeline.Wrap(pipeline.StagePlan, fmt.Errorf("the draft model: %w", err), "")
+		}
+		opts.DraftBytes = dp.Memory.ModelBytes()
 	}
 	hdr, err := gguf.Open(path)
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
 	defer hdr.Close()
-	p, err := plan.ForModel(hdr, f.planOptions(), dev)
+	p, err := plan.ForModel(hdr, opts, dev)
 	if errors.Is(err, plan.ErrSettings) {
 		return nil, pipeline.Wrap(pipeline.StagePlan, err, "")
 	}

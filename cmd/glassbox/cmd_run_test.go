@@ -494,6 +494,29 @@ func TestRunDraft(t *testing.T) {
 			t.Errorf("run %v --draft: exit %d, %q, want %q; stderr %s", args, code, got, want, errs)
 		}
 	}
+	// The plan counts the draft: a budget the model alone fits refuses the
+	// pair before anything is loaded.
+	_, errs, _ := runCmd(t, "", "run", "-m", m, "-n", "4", "--no-journal", "--mem-budget", "1", "hi")
+	need := regexp.MustCompile(`needs ([0-9.]+) MiB`).FindStringSubmatch(errs)
+	if need == nil {
+		t.Fatalf("no plan figure in %q", errs)
+	}
+	mib, _ := strconv.ParseFloat(need[1], 64)
+	budget := strconv.FormatFloat(mib+1, 'f', 1, 64) + "MiB"
+	if _, errs, code := runCmd(t, "", "run", "-m", m, "-n", "4", "--no-journal", "--mem-budget", budget, "hi"); code != 0 {
+		t.Errorf("the model alone within %s: exit %d, %s", budget, code, errs)
+	}
+	if _, errs, code := runCmd(t, "", "run", "-m", m, "-n", "4", "--no-journal", "--mem-budget", budget, "--draft", d, "hi"); code == 0 ||
+		!strings.Contains(errs, "glassbox run: plan: needs") || !strings.Contains(errs, "over the memory budget of "+strings.TrimSuffix(budget, "MiB")) {
+		t.Errorf("the pair within %s: exit %d, %q", budget, code, errs)
+	}
+	// An interactive chat drafts too, turn after turn: the same replies.
+	chat := []string{"run", "-m", m, "--temp", "0", "-n", "10", "--ctx", "256", "--no-journal", "-i"}
+	plainChat, _, _ := runCmd(t, "Hello there\nTell me a story\n", chat...)
+	drafted, errs, code := runCmd(t, "Hello there\nTell me a story\n", append(chat, "--draft", d)...)
+	if code != 0 || drafted != plainChat || strings.Count(plainChat, ">>> ") != 3 {
+		t.Errorf("interactive with a draft: exit %d, %q, want %q; %s", code, drafted, plainChat, errs)
+	}
 	other := shared.WithToken(t, m, "other", 7, "<glass>")
 	for _, tc := range []struct {
 		args []string
