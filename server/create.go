@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -252,6 +253,9 @@ func ParseModelfile(text string) (*CreateRequest, *Error) {
 			if !ok || v == "" {
 				return nil, bad(start, "PARAMETER needs a name and a value")
 			}
+			if !parameterName.MatchString(k) {
+				return nil, bad(start, "PARAMETER %q is not a parameter name (letters, digits and _)", k)
+			}
 			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
 				v = v[1 : len(v)-1]
 			}
@@ -282,6 +286,10 @@ func ParseModelfile(text string) (*CreateRequest, *Error) {
 	}
 	return req, nil
 }
+
+// parameterName is what a Modelfile parameter may be called (Ollama's are
+// such: num_ctx, temperature, stop).
+var parameterName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // parameterValue reads a Modelfile value as a number or a boolean where it
 // is one.
