@@ -169,6 +169,11 @@ test('responses: whole, streamed, continued by previous_response_id and retrieve
   const got = await client.responses.retrieve(r.id);
   assert.equal(got.output_text, r.output_text);
   assert.deepEqual(got.usage, r.usage);
+  // Logprobs of the answer's tokens, as the client asks for them.
+  const lp = await client.responses.create({ ...ask, include: ['message.output_text.logprobs'], top_logprobs: 2 });
+  const part = lp.output.find((o) => o.type === 'message').content[0];
+  assert.equal(part.logprobs.map((l) => l.token).join(''), lp.output_text);
+  assert.ok(part.logprobs.every((l) => l.logprob <= 0 && l.top_logprobs.length === 2), JSON.stringify(part.logprobs[0]));
 });
 
 test("responses.parse with the client's zod helper gives a value of the schema", async () => {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,9 @@ type responsesRequest struct {
 	Truncation         string              `json:"truncation"`
 	Conversation       json.RawMessage     `json:"conversation"`
 	TopLogprobs        *float64            `json:"top_logprobs"`
+	// Include asks for more in the output; "message.output_text.logprobs"
+	// is read, the others (encrypted reasoning, …) do not apply here.
+	Include []string `json:"include"`
 }
 
 type responsesTool struct {
@@ -316,14 +320,23 @@ func (s *Server) responsesGenerate(r *http.Request, req *responsesRequest) (*Gen
 		return nil, nil, badRequest("unsupported", "conversation", "conversations are not supported: continue a response with previous_response_id")
 	case req.Truncation != "" && req.Truncation != "disabled":
 		return nil, nil, badRequest("unsupported", "truncation", "truncation %q is not supported: glassbox never drops input to fit the context (a request that does not fit fails, with both numbers)", req.Truncation)
-	case req.TopLogprobs != nil && *req.TopLogprobs != 0:
-		return nil, nil, badRequest("unsupported", "top_logprobs", "top_logprobs is not supported by /v1/responses here (the chat completions API and the native jobs API give logprobs)")
 	}
 	params, prof := s.withProfile(r.Context(), req.Model, nil)
 	samp := openAISampling{Temperature: req.Temperature, TopP: req.TopP}
 	o, e := samp.options(req.MaxOutputTokens, "max_output_tokens", -1, params)
 	if e != nil {
 		return nil, nil, e
+	}
+	if req.TopLogprobs != nil || slices.Contains(req.Include, "message.output_text.logprobs") {
+		top := 0
+		if t := req.TopLogprobs; t != nil {
+			if top = int(*t); float64(top) != *t {
+				top = -1
+			}
+		}
+		if e := setLogprobs(&o, true, top, "top_logprobs"); e != nil {
+			return nil, nil, e
+		}
 	}
 	if rs := req.Reasoning; rs != nil && rs.Effort != nil {
 		think := *rs.Effort != "none"
@@ -427,14 +440,15 @@ func (p *responsesJob) response(jobID, status string, output []map[string]any) r
 }
 
 // finished is the response of a finished generation: its output items
-// (reasoning, message, calls), usage and status.
-func (p *responsesJob) finished(jobID string, res *Result, reasoningTokens int) responseObject {
+// (reasoning, message with the logprobs of its text, calls), usage and
+// status.
+func (p *responsesJob) finished(jobID string, res *Result, reasoningTokens int, lps []api.Logprob) responseObject {
 	var output []map[string]any
 	if res.Thinking != "" {
 		output = append(output, reasoningItem(jobID, res.Thinking, "completed"))
 	}
 	if res.Text != "" || len(res.ToolCalls) == 0 {
-		output = append(output, messageItem(jobID, res.Text, "completed"))
+		output = append(output, messageItem(jobID, res.Text, "completed", lps))
 	}
 	for i, c := range res.ToolCalls {
 		output = append(output, callItem(jobID, i, c, string(c.Arguments), "completed"))
@@ -464,13 +478,15 @@ func reasoningItem(jobID, text, status string) map[string]any {
 		"content": []any{map[string]any{"type": "reasoning_text", "text": text}}}
 }
 
-func messageItem(jobID, text, status string) map[string]any {
+func messageItem(jobID, text, status string, lps []api.Logprob) map[string]any {
 	return map[string]any{"type": "message", "id": "msg_" + jobID, "status": status, "role": "assistant",
-		"content": []any{outputText(text)}}
+		"content": []any{outputText(text, lps)}}
 }
 
-func outputText(text string) map[string]any {
-	return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}
+// outputText is a message's text part with its tokens' logprobs (empty
+// unless asked for), in the chat completions' form OpenAI uses here too.
+func outputText(text string, lps []api.Logprob) map[string]any {
+	return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": chatLogprobs(true, lps).Content}
 }
 
 func callItem(jobID string, i int, c ToolCall, args, status string) map[string]any {
@@ -532,9 +548,12 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) {
 	jobID := g.job.ID
 	if !req.Stream {
 		reasoning := 0
+		var lps []api.Logprob // the answer's tokens'
 		res, err := s.follow(ctx, g, func(d delta) error {
 			if d.Thinking != "" {
 				reasoning++
+			} else {
+				lps = append(lps, d.Logprobs...)
 			}
 			return nil
 		})
@@ -542,7 +561,7 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) {
 			writeOpenAIError(w, toError(err))
 			return
 		}
-		writeJSON(w, http.StatusOK, p.finished(jobID, res, reasoning))
+		writeJSON(w, http.StatusOK, p.finished(jobID, res, reasoning, lps))
 		return
 	}
 	rs := &responsesStream{sw: newStreamWriter(w, "text/event-stream", s.cfg.WriteTimeout), job: jobID, index: -1}
@@ -588,7 +607,8 @@ type responsesStream struct {
 	kind       string           // the open item's type: reasoning or message
 	text       strings.Builder  // the open item's text
 	hasMessage bool
-	reasoning  int // deltas of reasoning text: its tokens
+	reasoning  int           // deltas of reasoning text: its tokens
+	lps        []api.Logprob // the open message's tokens' logprobs
 }
 
 func (rs *responsesStream) event(typ string, v map[string]any) error {
@@ -612,6 +632,7 @@ func (rs *responsesStream) open(kind string) error {
 	}
 	rs.index, rs.kind = len(rs.items), kind
 	rs.text.Reset()
+	rs.lps = nil
 	var item, part map[string]any
 	if kind == "reasoning" {
 		item = reasoningItem(rs.job, "", "in_progress")
@@ -619,9 +640,9 @@ func (rs *responsesStream) open(kind string) error {
 		part = map[string]any{"type": "reasoning_text", "text": ""}
 	} else {
 		rs.hasMessage = true
-		item = messageItem(rs.job, "", "in_progress")
+		item = messageItem(rs.job, "", "in_progress", nil)
 		item["content"] = []any{}
-		part = outputText("")
+		part = outputText("", nil)
 	}
 	rs.items = append(rs.items, item)
 	if err := rs.event("response.output_item.added", map[string]any{"output_index": rs.index, "item": item}); err != nil {
@@ -641,7 +662,7 @@ func (rs *responsesStream) close() error {
 	if rs.kind == "reasoning" {
 		item, part, doneType = reasoningItem(rs.job, text, "completed"), map[string]any{"type": "reasoning_text", "text": text}, "response.reasoning_text.done"
 	} else {
-		item, part = messageItem(rs.job, text, "completed"), outputText(text)
+		item, part = messageItem(rs.job, text, "completed", rs.lps), outputText(text, rs.lps)
 	}
 	rs.items[rs.index] = item
 	at := map[string]any{"item_id": item["id"], "output_index": rs.index, "content_index": 0}
@@ -679,7 +700,8 @@ func (rs *responsesStream) send(d delta) error {
 		rs.text.WriteString(x.text)
 		ev := map[string]any{"item_id": rs.items[rs.index]["id"], "output_index": rs.index, "content_index": 0, "delta": x.text}
 		if x.kind == "message" {
-			ev["logprobs"] = []any{}
+			ev["logprobs"] = chatLogprobs(true, d.Logprobs).Content
+			rs.lps = append(rs.lps, d.Logprobs...)
 		}
 		if err := rs.event(x.typ, ev); err != nil {
 			return err
@@ -739,7 +761,11 @@ func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) {
 			writeOpenAIError(w, toError(fmt.Errorf("deliver: response %s: reading its result: %w", id, err)))
 			return
 		}
-		writeJSON(w, http.StatusOK, p.finished(job.ID, &res, s.thinkingTokens(r.Context(), job.ID)))
+		var lps []api.Logprob // the answer's, when the reply was all answer
+		if res.Thinking == "" && len(res.ToolCalls) == 0 {
+			lps = res.Logprobs
+		}
+		writeJSON(w, http.StatusOK, p.finished(job.ID, &res, s.thinkingTokens(r.Context(), job.ID), lps))
 	case api.StateFailed, api.StateCancelled:
 		e := &Error{Status: http.StatusInternalServerError, Code: job.State, Message: "the job " + job.State}
 		if job.Error != nil {

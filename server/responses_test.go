@@ -203,6 +203,62 @@ func TestResponses(t *testing.T) {
 			t.Errorf("arguments %q, events %s", args, got)
 		}
 	})
+	t.Run("logprobs", func(t *testing.T) {
+		type lp struct {
+			Token       string
+			Logprob     float64
+			TopLogprobs []struct{ Token string } `json:"top_logprobs"`
+		}
+		var r struct {
+			Output []struct {
+				Content []struct {
+					Text     string
+					Logprobs []lp
+				}
+			}
+		}
+		body := map[string]any{"model": "tiny", "input": "hi", "max_output_tokens": 4, "include": []string{"message.output_text.logprobs", "reasoning.encrypted_content"}, "top_logprobs": 2}
+		decode(t, ts.do("POST", "/v1/responses", body), 200, &r)
+		part := r.Output[0].Content[0]
+		var text strings.Builder
+		for _, l := range part.Logprobs {
+			text.WriteString(l.Token)
+			if len(l.TopLogprobs) != 2 || l.Logprob >= 0 {
+				t.Errorf("token %+v", l)
+			}
+		}
+		if text.String() != part.Text || len(part.Logprobs) == 0 || !last().Options.Logprobs || last().Options.TopLogprobs != 2 {
+			t.Errorf("logprobs' tokens %q, text %q", text.String(), part.Text)
+		}
+		// Streamed: each delta carries its tokens', the final part all.
+		body["stream"] = true
+		resp := ts.do("POST", "/v1/responses", body)
+		defer resp.Body.Close()
+		var streamed []lp
+		var final responseOut
+		for _, ev := range readSSE(t, resp.Body, 0) {
+			var v struct {
+				Type     string
+				Logprobs []lp
+				Response responseOut
+			}
+			json.Unmarshal([]byte(ev.data), &v)
+			if v.Type == "response.output_text.delta" {
+				streamed = append(streamed, v.Logprobs...)
+			}
+			if v.Type == "response.incomplete" {
+				final = v.Response
+			}
+		}
+		if len(streamed) != len(part.Logprobs) || final.text() != part.Text {
+			t.Errorf("streamed %d logprobs (text %q), whole %d", len(streamed), final.text(), len(part.Logprobs))
+		}
+		var e openAIError
+		decode(t, ts.do("POST", "/v1/responses", map[string]any{"model": "tiny", "input": "hi", "top_logprobs": 30}), 400, &e)
+		if !strings.Contains(e.Error.Message, "top_logprobs is 30") {
+			t.Errorf("top_logprobs 30: %q", e.Error.Message)
+		}
+	})
 	t.Run("background", func(t *testing.T) {
 		r := create(t, map[string]any{"model": "tiny", "input": "hi", "background": true})
 		if r.Status != "queued" {
