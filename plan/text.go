@@ -59,6 +59,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	row("compute arena", m.ComputeBytes, fmt.Sprintf("activations for a batch of %d", o.Batch))
 	row("runtime overhead", m.OverheadBytes, "Go runtime, parsed header, tokenizer")
 	row("GC slack", m.GCSlackBytes, "per-token garbage between collections")
+	if m.DraftBytes > 0 {
+		row("draft model", m.DraftBytes, "speculative decoding: its weights, KV cache and arena")
+	}
 	row("total", m.TotalBytes, "")
 
 	pl := &p.Placement

@@ -28,6 +28,7 @@ type planConfig struct {
 	noCalib  bool
 	profiles bool
 	synth    string
+	draft    string // --draft: a draft model planned beside the model
 	probe    bool
 }
 
@@ -112,6 +113,7 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.BoolVar(&c.noCalib, "no-calibration", false, "ignore measured runs (show the uncorrected model)")
 	fs.BoolVar(&c.profiles, "profiles", false, "list the device profiles and their sources")
 	fs.BoolVar(&c.probe, "probe", true, "on this machine, first measure what is not cached yet (memory bandwidth once, kernel speeds once per build, a few seconds); false: cached figures or estimates only")
+	fs.StringVar(&c.draft, "draft", "", "a draft model for speculative decoding (as run --draft): its memory is planned beside the model's")
 	fs.StringVar(&c.synth, "synthetic", "", "plan a model you do not have: llama3-8b, llama3-70b or llama3.2-1b, with an optional :FORMAT (e.g. llama3-8b:Q4_K_M)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -162,6 +164,18 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 		defer os.Remove(c.model)
+	}
+	if c.draft != "" {
+		df, err := openModel(c.draft)
+		if err != nil {
+			return fmt.Errorf("load: --draft: %s", strings.TrimPrefix(err.Error(), "load: "))
+		}
+		dp, err := plan.ForModel(df, c.opts, dev)
+		df.Close()
+		if err != nil {
+			return fmt.Errorf("plan: --draft: %w", err)
+		}
+		c.opts.DraftBytes = dp.Memory.ModelBytes()
 	}
 	f, err := openModel(c.model)
 	if err != nil {

@@ -151,3 +151,35 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	w.n.Add(int64(len(p)))
 	return w.ResponseWriter.Write(p)
 }
+
+// TestPlanDraft: plan --draft counts a draft model's memory beside the
+// model's, in its own row, as run --draft's plan stage does.
+func TestPlanDraft(t *testing.T) {
+	m, d := shared.Path(t, "models/tiny-llama-Q8_0.gguf"), shared.Path(t, "models/tiny-llama-Q4_0.gguf")
+	// The model's own share (the total less the process's runtime, which
+	// the inventory reads again each time; uncalibrated, as calibration
+	// scales the runtime too) and the draft's.
+	own := func(args ...string) (int64, int64) {
+		t.Helper()
+		out, errs, code := runCmd(t, "", append([]string{"plan", "--probe=false", "--no-calibration", "--json", "-m", m}, args...)...)
+		var p struct {
+			Memory struct {
+				Total   int64 `json:"total_bytes"`
+				Runtime int64 `json:"runtime_bytes"`
+				Draft   int64 `json:"draft_bytes"`
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &p); code != 0 || err != nil {
+			t.Fatalf("plan %v: exit %d, %v, %s", args, code, err, errs)
+		}
+		return p.Memory.Total - p.Memory.Runtime - p.Memory.Draft, p.Memory.Draft
+	}
+	alone, none := own()
+	pair, draft := own("--draft", d)
+	if none != 0 || draft <= 0 || pair != alone {
+		t.Errorf("the model's share alone %d (draft %d), beside the draft %d (draft %d)", alone, none, pair, draft)
+	}
+	if out, _, _ := runCmd(t, "", "plan", "--probe=false", "-m", m, "--draft", d); !strings.Contains(out, "draft model") {
+		t.Errorf("no draft row:\n%s", out)
+	}
+}
