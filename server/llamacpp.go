@@ -297,29 +297,17 @@ type llamaProbAlt struct {
 	Bytes   []int   `json:"bytes"`
 }
 
-func byteInts(piece string, raw []byte) []int {
-	b := raw
-	if b == nil {
-		b = []byte(piece)
-	}
-	out := make([]int, len(b))
-	for i, x := range b {
-		out[i] = int(x)
-	}
-	return out
-}
-
 // llamaProbs writes the logprobs of the tokens ids (an id is -1 where the
 // two do not line up: a token whose text a stop string held back).
 func llamaProbs(lps []api.Logprob, ids []int) []llamaProb {
 	out := []llamaProb{}
 	for i, lp := range lps {
-		p := llamaProb{ID: -1, Token: lp.Piece, Logprob: lp.Logprob, Bytes: byteInts(lp.Piece, lp.Bytes), TopLogprobs: []llamaProbAlt{}}
+		p := llamaProb{ID: -1, Token: lp.Piece, Logprob: lp.Logprob, Bytes: tokenBytes(lp.Piece, lp.Bytes), TopLogprobs: []llamaProbAlt{}}
 		if len(ids) == len(lps) {
 			p.ID = ids[i]
 		}
 		for _, a := range lp.Top {
-			p.TopLogprobs = append(p.TopLogprobs, llamaProbAlt{ID: a.ID, Token: a.Piece, Logprob: a.Logprob, Bytes: byteInts(a.Piece, a.Bytes)})
+			p.TopLogprobs = append(p.TopLogprobs, llamaProbAlt{ID: a.ID, Token: a.Piece, Logprob: a.Logprob, Bytes: tokenBytes(a.Piece, a.Bytes)})
 		}
 		out = append(out, p)
 	}
@@ -473,7 +461,7 @@ func (s *Server) llamaTokenize(w http.ResponseWriter, r *http.Request) {
 		}
 		var piece any = string(tp.Bytes)
 		if !utf8.Valid(tp.Bytes) {
-			piece = byteInts("", tp.Bytes)
+			piece = tokenBytes("", tp.Bytes)
 		}
 		out[i] = map[string]any{"id": tp.ID, "piece": piece}
 	}
