@@ -2,7 +2,7 @@
 // to it as clients do: the official OpenAI Go client, raw SSE for the
 // native jobs API, and signals for shutdown. The official JavaScript
 // clients (ollama, openai) are driven by the Node tests beside this file
-// (npm ci && node --test).
+// (npm ci --omit=optional && npm test).
 package e2e
 
 import (

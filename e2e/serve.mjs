@@ -20,7 +20,8 @@ export function golden() {
 }
 
 let binary;
-function build() {
+/** build returns the glassbox binary to test ($GLASSBOX_BIN, or one built now). */
+export function build() {
   binary ??= process.env.GLASSBOX_BIN; // a prebuilt binary, if given
   if (binary) return binary;
   const dir = mkdtempSync(join(tmpdir(), 'glassbox-e2e-bin-'));
