@@ -17,6 +17,12 @@ type Attn struct {
 	Scale   float32
 	Window  int
 	Softcap float32
+	// Sinks, if set, holds one logit per query head (numHeads) that the
+	// head's softmax also normalizes over, with no value behind it: the
+	// weights may sum to less than 1 (gpt-oss's learned attention sinks;
+	// Xiao et al. 2023, "Efficient Streaming Language Models with
+	// Attention Sinks", arXiv:2309.17453).
+	Sinks []float32
 }
 
 // Attention computes causal scaled dot-product attention (Vaswani et al.
@@ -117,7 +123,7 @@ func (a *attnTask) Run(lo, hi int) {
 					s4 := (*sb)[:4*slots]
 					kernel.ScoresF16Blocks4(s4, nb, kb, a.q[t*hd:(t+4)*hd], a.Scale)
 					for k := range 4 {
-						a.weigh(dropBefore(s4[k*slots:(k+1)*slots], skip, np))
+						a.weigh(dropBefore(s4[k*slots:(k+1)*slots], skip, np), t+k-i*a.numHeads)
 					}
 					kernel.MixF16x4(a.out[t*hd:(t+4)*hd], np, c.v[off:], hb, s4)
 					j += 4
@@ -126,7 +132,7 @@ func (a *attnTask) Run(lo, hi int) {
 				sc := (*sb)[:slots]
 				kernel.ScoresF16Blocks(sc, nb, kb, a.q[t*hd:(t+1)*hd], a.Scale)
 				sc = dropBefore(sc, skip, np)
-				a.weigh(sc)
+				a.weigh(sc, t-i*a.numHeads)
 				kernel.MixF16(a.out[t*hd:(t+1)*hd], c.v[off:], hb, sc)
 				j++
 			}
@@ -143,7 +149,7 @@ func (a *attnTask) Run(lo, hi int) {
 			for k := first; k <= pos; k++ {
 				scores[k-first] = a.kdot(c.key(k, kvh), qh) * a.Scale
 			}
-			a.weigh(scores)
+			a.weigh(scores, t-i*a.numHeads)
 			clear(o)
 			for k := first; k <= pos; k++ {
 				accumulate(o, c.value(k, kvh), c.Type, scores[k-first])
@@ -180,8 +186,8 @@ func (a *attnTask) q8(i, kvh, pos, first, slots int, sb []float32) {
 			out = (*pad)[4*hd : 8*hd]
 		}
 		kernel.ScoresQ8Blocks4(s4, nb, kb, q, a.Scale)
-		for k := range 4 {
-			a.weigh(dropBefore(s4[k*slots:(k+1)*slots], skip, np))
+		for k := range 4 { // a padding head (k ≥ m) weighs with the last real head's sink
+			a.weigh(dropBefore(s4[k*slots:(k+1)*slots], skip, np), kvh*a.group+j+min(k, m-1))
 		}
 		kernel.MixQ8_0x4(out, np, vals, hb, s4)
 		if pad != nil {
@@ -200,15 +206,19 @@ func dropBefore(s []float32, skip, np int) []float32 {
 	return s[:np]
 }
 
-// weigh turns scores into attention weights: soft-capped when Softcap >
-// 0, then softmax.
-func (a Attn) weigh(scores []float32) {
+// weigh turns query head h's scores into attention weights: soft-capped
+// when Softcap > 0, then softmax (over the head's sink too, with Sinks).
+func (a Attn) weigh(scores []float32, h int) {
 	if c := a.Softcap; c > 0 {
 		for i, s := range scores {
 			scores[i] = c * float32(math.Tanh(float64(s/c)))
 		}
 	}
-	Softmax(scores)
+	if a.Sinks == nil {
+		Softmax(scores)
+		return
+	}
+	SoftmaxSink(scores, a.Sinks[h])
 }
 
 // accumulate adds a·v to o, where v is a row of o's length in F16 or F32.

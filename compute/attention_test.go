@@ -10,11 +10,12 @@ import (
 
 // naiveAttention is the float64 reference over unrounded k, v.
 func naiveAttention(q, k, v []float32, n, start, numHeads, numKVHeads, headDim int, scale float64, window int) []float64 {
-	return naiveCapped(q, k, v, n, start, numHeads, numKVHeads, headDim, scale, window, 0)
+	return naiveCapped(q, k, v, n, start, numHeads, numKVHeads, headDim, scale, window, 0, nil)
 }
 
-// naiveCapped is naiveAttention with scores soft-capped at softcap (0: off).
-func naiveCapped(q, k, v []float32, n, start, numHeads, numKVHeads, headDim int, scale float64, window int, softcap float64) []float64 {
+// naiveCapped is naiveAttention with scores soft-capped at softcap (0: off)
+// and, when sinks is set, each head's sink logit in its softmax's sum.
+func naiveCapped(q, k, v []float32, n, start, numHeads, numKVHeads, headDim int, scale float64, window int, softcap float64, sinks []float32) []float64 {
 	out := make([]float64, n*numHeads*headDim)
 	kvDim := numKVHeads * headDim
 	for i := range n {
@@ -39,6 +40,10 @@ func naiveCapped(q, k, v []float32, n, start, numHeads, numKVHeads, headDim int,
 				mx = max(mx, s)
 			}
 			var sum float64
+			if sinks != nil {
+				mx = max(mx, float64(sinks[h]))
+				sum = math.Exp(float64(sinks[h]) - mx)
+			}
 			for p := range ws {
 				ws[p] = math.Exp(ws[p] - mx)
 				sum += ws[p]
@@ -67,26 +72,32 @@ func TestAttention(t *testing.T) {
 		window   int
 		softcap  float64
 		tol      float64
-		headDim  int // 0: 16
+		headDim  int  // 0: 16
+		sinks    bool // a sink logit per head
 	}{
-		{"f32 prefill", tensor.F32, 4, 12, 0, 0, 0, 1e-5, 0},
-		{"f32 decode", tensor.F32, 4, 1, 30, 0, 0, 1e-5, 0},
-		{"f16 chunk", tensor.F16, 4, 9, 20, 0, 0, 3e-3, 0},
-		{"f16 chunk, groups of 4", tensor.F16, 8, 9, 20, 0, 0, 3e-3, 0},
-		{"f32 window", tensor.F32, 4, 10, 25, 8, 0, 1e-5, 0},
-		{"f16 window", tensor.F16, 4, 1, 39, 5, 0, 3e-3, 0},
-		{"f16 window chunk, groups of 4", tensor.F16, 8, 10, 25, 8, 0, 3e-3, 0},
+		{"f32 prefill", tensor.F32, 4, 12, 0, 0, 0, 1e-5, 0, false},
+		{"f32 decode", tensor.F32, 4, 1, 30, 0, 0, 1e-5, 0, false},
+		{"f16 chunk", tensor.F16, 4, 9, 20, 0, 0, 3e-3, 0, false},
+		{"f16 chunk, groups of 4", tensor.F16, 8, 9, 20, 0, 0, 3e-3, 0, false},
+		{"f32 window", tensor.F32, 4, 10, 25, 8, 0, 1e-5, 0, false},
+		{"f16 window", tensor.F16, 4, 1, 39, 5, 0, 3e-3, 0, false},
+		{"f16 window chunk, groups of 4", tensor.F16, 8, 10, 25, 8, 0, 3e-3, 0, false},
 		// Scores of q ~ 4·N(0,1) reach ±16·√headDim·scale = ±16: a cap of
 		// 2 flattens them, so a missing or misplaced cap shows.
-		{"f32 softcap", tensor.F32, 4, 6, 20, 0, 2, 1e-5, 0},
-		{"f16 softcap window", tensor.F16, 4, 1, 39, 7, 2, 3e-3, 0},
+		{"f32 softcap", tensor.F32, 4, 6, 20, 0, 2, 1e-5, 0, false},
+		{"f16 softcap window", tensor.F16, 4, 1, 39, 7, 2, 3e-3, 0, false},
 		// Q8_0 rounds q, k and v to 8 bits per 32 dimensions: int8 row dots
 		// for the scores, the four-head value loop (64 dimensions: the
 		// assembly; 32: the generic twin) with a group's heads padded to four.
-		{"q8_0 decode, groups of 4", tensor.Q8_0, 8, 1, 30, 0, 0, 0.03, 64},
-		{"q8_0 prefill, groups of 2", tensor.Q8_0, 4, 12, 0, 0, 0, 0.03, 64},
-		{"q8_0 window chunk, groups of 4", tensor.Q8_0, 8, 10, 25, 8, 0, 0.03, 32},
-		{"q8_0 softcap, groups of 2", tensor.Q8_0, 4, 6, 20, 0, 2, 0.03, 64},
+		{"q8_0 decode, groups of 4", tensor.Q8_0, 8, 1, 30, 0, 0, 0.03, 64, false},
+		{"q8_0 prefill, groups of 2", tensor.Q8_0, 4, 12, 0, 0, 0, 0.03, 64, false},
+		{"q8_0 window chunk, groups of 4", tensor.Q8_0, 8, 10, 25, 8, 0, 0.03, 32, false},
+		{"q8_0 softcap, groups of 2", tensor.Q8_0, 4, 6, 20, 0, 2, 0.03, 64, false},
+		// Sinks of 3 + N(0,1) take a large share of each head's weight.
+		{"f32 sinks window", tensor.F32, 4, 10, 25, 8, 0, 1e-5, 0, true},
+		{"f16 sinks, groups of 2", tensor.F16, 4, 1, 39, 0, 0, 3e-3, 0, true},
+		{"f16 sinks window chunk, groups of 4", tensor.F16, 8, 10, 25, 8, 0, 3e-3, 0, true},
+		{"q8_0 sinks, groups of 4 padded", tensor.Q8_0, 6, 3, 30, 0, 0, 0.03, 64, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			numHeads, headDim := tc.numHeads, tc.headDim
@@ -115,8 +126,26 @@ func TestAttention(t *testing.T) {
 			out := make([]float32, len(q)+1)
 			out[len(q)] = 7
 			scale := 1 / math.Sqrt(float64(headDim))
-			Attention(pool, out, q, tc.n, tc.start, c, numHeads, Attn{Scale: float32(scale), Window: tc.window, Softcap: float32(tc.softcap)})
-			want := naiveCapped(q, k, v, tc.n, tc.start, numHeads, numKVHeads, headDim, scale, tc.window, tc.softcap)
+			var sinks []float32
+			if tc.sinks {
+				sinks = randNormal(r, numHeads, 1)
+				for h := range sinks {
+					sinks[h] += 3
+				}
+			}
+			Attention(pool, out, q, tc.n, tc.start, c, numHeads, Attn{Scale: float32(scale), Window: tc.window, Softcap: float32(tc.softcap), Sinks: sinks})
+			want := naiveCapped(q, k, v, tc.n, tc.start, numHeads, numKVHeads, headDim, scale, tc.window, tc.softcap, sinks)
+			if tc.sinks {
+				// The sinks must matter: attention without them is far off.
+				un := naiveCapped(q, k, v, tc.n, tc.start, numHeads, numKVHeads, headDim, scale, tc.window, tc.softcap, nil)
+				d := 0.0
+				for i := range un {
+					d = max(d, math.Abs(un[i]-want[i]))
+				}
+				if d < 0.1 {
+					t.Fatalf("the sinks change the reference by only %g: the case tests nothing", d)
+				}
+			}
 			if tc.softcap > 0 {
 				// The cap must matter here: uncapped attention is far off.
 				un := naiveAttention(q, k, v, tc.n, tc.start, numHeads, numKVHeads, headDim, scale, tc.window)

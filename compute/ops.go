@@ -89,6 +89,18 @@ func Softmax(x []float32) {
 	kernel.ScaleF32(x, float32(1/kernel.SumF64(x)))
 }
 
+// SoftmaxSink is Softmax over x and one more logit, sink, that has no
+// slot: x[i] = exp(x[i] − m) / (Σ exp(x[j] − m) + exp(sink − m)), m the
+// largest of x and sink, so the weights sum to less than 1.
+func SoftmaxSink(x []float32, sink float32) {
+	if len(x) == 0 {
+		return
+	}
+	m := max(kernel.MaxF32(x), sink)
+	kernel.ExpShift(x, m)
+	kernel.ScaleF32(x, float32(1/(kernel.SumF64(x)+math.Exp(float64(sink-m)))))
+}
+
 // SiLU replaces x by x·σ(x), in place (Elfwing et al. 2017; "swish"),
 // with kernel.Exp's float32 exponential (≤ 2 ulp): kernel.SiLU.
 func SiLU(x []float32) { kernel.SiLU(x) }
@@ -98,6 +110,20 @@ func SiLU(x []float32) { kernel.SiLU(x) }
 func SwiGLU(gate, up []float32) {
 	mustLen("SwiGLU", len(gate), len(up))
 	kernel.SiLUMul(gate, up)
+}
+
+// SwiGLUOAI sets gate = g·σ(1.702·g)·(u + 1) with g = min(gate, 7) and
+// u = up clamped to ±7: gpt-oss's gated unit (OpenAI 2025, "gpt-oss-120b &
+// gpt-oss-20b Model Card", arXiv:2508.10925), whose constants llama.cpp's
+// swiglu_oai also uses.
+func SwiGLUOAI(gate, up []float32) {
+	mustLen("SwiGLUOAI", len(gate), len(up))
+	const alpha, limit = 1.702, 7
+	for i, g := range gate {
+		g = min(g, limit)
+		u := min(max(up[i], -limit), limit)
+		gate[i] = g / (1 + float32(math.Exp(float64(-alpha*g)))) * (u + 1)
+	}
 }
 
 // GeGLU sets gate = GELU(gate) ⊙ up over len(gate) elements.

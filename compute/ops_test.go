@@ -168,3 +168,41 @@ func TestRotary(t *testing.T) {
 		t.Errorf("%v allocations per call at the same position", a)
 	}
 }
+
+// TestSwiGLUOAI: gpt-oss's unit at hand-picked points, the clamps
+// included (gate above 7 is cut to 7; up is cut to ±7).
+func TestSwiGLUOAI(t *testing.T) {
+	for _, tc := range []struct{ gate, up, want float64 }{
+		{0, 5, 0},
+		{1, 0, 1 / (1 + math.Exp(-1.702))},
+		{-2, 1, -2 / (1 + math.Exp(3.404)) * 2},
+		{9, 0.5, 7 / (1 + math.Exp(-1.702*7)) * 1.5},  // gate capped
+		{3, -20, 3 / (1 + math.Exp(-1.702*3)) * (-6)}, // up clamped below
+		{3, 20, 3 / (1 + math.Exp(-1.702*3)) * 8},     // and above
+		{-30, 2, -30 / (1 + math.Exp(1.702*30)) * 3},  // no lower cap on the gate
+	} {
+		g, u := []float32{float32(tc.gate)}, []float32{float32(tc.up)}
+		SwiGLUOAI(g, u)
+		if !near(float64(g[0]), tc.want, 1e-6) {
+			t.Errorf("SwiGLUOAI(%g, %g) = %g, want %g", tc.gate, tc.up, g[0], tc.want)
+		}
+	}
+}
+
+// TestSoftmaxSink: the weights are those of a softmax over x and the sink,
+// without the sink's slot.
+func TestSoftmaxSink(t *testing.T) {
+	x := []float32{1, 3, -2}
+	SoftmaxSink(x, 2.5)
+	den := math.Exp(1) + math.Exp(3) + math.Exp(-2) + math.Exp(2.5)
+	for i, v := range []float64{1, 3, -2} {
+		if want := math.Exp(v) / den; !near(float64(x[i]), want, 1e-6) {
+			t.Errorf("x[%d] = %g, want %g", i, x[i], want)
+		}
+	}
+	big := []float32{-100, -101} // the sink dominates: no overflow, tiny weights
+	SoftmaxSink(big, 50)
+	if big[0] != 0 && !(big[0] < 1e-30) {
+		t.Errorf("a dominant sink left weight %g", big[0])
+	}
+}
