@@ -22,7 +22,9 @@ const Stage = "encode"
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
-	// ReasoningContent is an assistant turn's thinking (Qwen3, DeepSeek-R1).
+	// ReasoningContent is an assistant turn's thinking. Templates read it
+	// as reasoning_content (Qwen3, DeepSeek-R1) or as thinking (gpt-oss,
+	// LFM2): it is given under both names.
 	ReasoningContent string `json:"reasoning_content,omitempty"`
 	// ToolCalls are the calls an assistant turn made.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
@@ -219,6 +221,7 @@ func (m Message) value() (jinja.Value, error) {
 	set("content", jinja.NewString(m.Content))
 	if m.ReasoningContent != "" {
 		set("reasoning_content", jinja.NewString(m.ReasoningContent))
+		set("thinking", jinja.NewString(m.ReasoningContent))
 	}
 	if len(m.ToolCalls) > 0 {
 		calls := make([]jinja.Value, len(m.ToolCalls))

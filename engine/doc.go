@@ -11,7 +11,10 @@
 //
 // Text (text.go) is the whole text path on top of it: load the file, build
 // the tokenizer, apply the chat template, encode, generate; the CLI's run
-// command uses it. Batcher (batch.go) steps the generations of several
+// command uses it. A chat reply's thinking is split from its answer as it
+// is released: a <think> block (think.go), or, for a template in OpenAI's
+// harmony format (gpt-oss), the reply's channels, whose calls to
+// functions.NAME come out as Result.ToolCalls (harmony.go). Batcher (batch.go) steps the generations of several
 // callers together, one model.Step per token for all of them (decode rows
 // and chunks of newly arrived prompts in the same pass), so parallel
 // streams share the weight reads. Perplexity (perplexity.go)

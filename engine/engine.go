@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/chat"
 	"github.com/glassbox-ai/glassbox/model"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
@@ -61,6 +62,16 @@ type Request struct {
 	// Result.Text get the answer only, Result.Thinking the thinking.
 	SplitThinking bool
 	ThinkingOpen  bool
+	// Harmony, with SplitThinking, reads the reply in OpenAI's harmony
+	// format (gpt-oss; harmony.go) instead of <think> tags: the analysis
+	// channel is the thinking, the final channel (and commentary without a
+	// recipient) the answer, and a message to functions.NAME a tool call
+	// (Result.ToolCalls). HarmonyOpen is the header of a message the
+	// prompt left open ("" for none); HideThinking drops the thinking
+	// (the model cannot stop thinking, but the caller did not want it).
+	Harmony      bool
+	HarmonyOpen  string
+	HideThinking bool
 	// WeightBytes is what one decode step reads (Model.WeightBytes); the
 	// generate stage reports WeightBytes per token as the bytes it read,
 	// from which 'glassbox explain' derives the roofline. 0: unknown.
@@ -141,6 +152,10 @@ type Result struct {
 	Logprobs []api.Logprob
 	// Thinking is the reasoning separated from Text (Request.SplitThinking).
 	Thinking string
+	// ToolCalls are the calls a reply made in a format of its own
+	// (Request.Harmony), numbered call_0, call_1, …; nil otherwise (calls
+	// written as text are for chat.ParseToolCalls to find in Text).
+	ToolCalls []chat.ToolCall
 	// Drafted and Accepted count a speculative run's proposals and those
 	// the model's picks kept; Passes its model's decode passes.
 	Drafted, Accepted, Passes int
@@ -262,7 +277,7 @@ type seq struct {
 	lpLSE    float64
 	lpTop    []int
 	lpBuf    sample.LogSumExpBuf
-	think    *thinkSplitter // with Request.SplitThinking
+	think    replySplitter // with Request.SplitThinking
 	thinking []byte
 	// passes and draftPasses count a speculative run's passes of the
 	// model and of its draft (Request.Draft).
@@ -371,7 +386,10 @@ func newSeq(ctx context.Context, s model.Session, vocab int, req Request, cached
 	if len(req.Stops) > 0 {
 		q.stops = sample.NewStopMatcher(req.Stops)
 	}
-	if req.SplitThinking {
+	switch {
+	case req.SplitThinking && req.Harmony:
+		q.think = newHarmonySplitter(req.HarmonyOpen, req.HideThinking)
+	case req.SplitThinking:
 		q.think = newThinkSplitter(req.ThinkingOpen)
 	}
 	tr.OnStageStart(pipeline.StagePrefill)
@@ -533,6 +551,9 @@ func (q *seq) logprob(id int) api.Logprob {
 func (q *seq) finish() {
 	q.res.Text = string(q.text)
 	q.res.Thinking = string(q.thinking)
+	if h, ok := q.think.(*harmonySplitter); ok {
+		q.res.ToolCalls = h.toolCalls()
+	}
 	q.res.GenerateTime = time.Since(q.t0)
 	n := int64(len(q.res.Tokens))
 	bytes, note := q.req.WeightBytes*n, q.res.StopDetail

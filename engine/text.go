@@ -144,8 +144,14 @@ type TextRequest struct {
 	// OnToken receives each generated token and the text it releases.
 	OnToken func(id int, text string) error
 	// Think, when set, goes to the chat template as enable_thinking
-	// (Qwen3's switch for its reasoning).
+	// (Qwen3's switch for its reasoning). A harmony model (gpt-oss) cannot
+	// stop thinking: false asks it for the least (reasoning_effort "low",
+	// unless Effort says otherwise) and drops its thinking from the reply.
 	Think *bool
+	// Effort, when set, goes to the chat template as reasoning_effort:
+	// "low", "medium" or "high" (gpt-oss's levels; its template's default
+	// is medium).
+	Effort string
 	// SplitThinking separates a reasoning model's thinking from its answer
 	// (see Request); whether the rendered prompt opened the block is found
 	// here.
@@ -203,10 +209,11 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 				"logit bias for token %d: the vocabulary has %d tokens", id, tok.VocabSize())
 		}
 	}
-	ids, thinkOpen, err := t.encode(tok, &req)
+	enc, err := t.encode(tok, &req)
 	if err != nil {
 		return Request{}, err
 	}
+	ids, thinkOpen := enc.ids, enc.thinkOpen
 	tr.OnStageDone(pipeline.StageEncode, pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens", PeakRSS: plan.PeakRSS()})
 	// The decoder sees the prompt first, so the continuation keeps its
 	// leading space (SentencePiece strips it only at the start of a text).
@@ -217,13 +224,19 @@ func (t *Text) Prepare(ctx context.Context, req TextRequest) (Request, error) {
 	r := Request{Prompt: ids, MaxTokens: req.MaxTokens, Sampler: sample.New(req.Sampling),
 		IsEOG: tok.IsEOG, Decoder: dec, Stops: req.Stops, OnToken: req.OnToken, WeightBytes: t.Model.WeightBytes(),
 		Roofline: req.Roofline, Limiter: req.Limiter, Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs,
-		SplitThinking: req.SplitThinking, ThinkingOpen: thinkOpen, PromptLogprobs: req.PromptLogprobs, NoGenerate: req.NoGenerate}
+		SplitThinking: req.SplitThinking, ThinkingOpen: thinkOpen, PromptLogprobs: req.PromptLogprobs, NoGenerate: req.NoGenerate,
+		Harmony: enc.harmony, HarmonyOpen: enc.harmonyOpen, HideThinking: enc.harmony && req.Think != nil && !*req.Think}
 	if req.Logprobs || req.PromptLogprobs {
 		r.Piece = tok.Piece
 	}
 	if schema != nil {
 		r.Constraint = schema.Constraint(t.constraintVocab(tok))
-		if req.SplitThinking {
+		switch {
+		case req.SplitThinking && enc.harmony:
+			// The format is the final message's: the model thinks and
+			// writes headers first.
+			r.Constraint = newHarmonyFirst(r.Constraint, tok.TextPiece, enc.harmonyOpen)
+		case req.SplitThinking:
 			// The format is the answer's: a reasoning model thinks first.
 			open := thinkToken(func(s string) ([]int, error) { return tok.Encode(s, false, true) }, tok.TextPiece)
 			if open >= 0 || thinkOpen {
@@ -366,71 +379,113 @@ func CheckDraftFiles(model, draft *gguf.File) error {
 // chat template, or the prompt as given; special says whether the text of
 // control tokens in it stands for those tokens (a template writes them).
 func RenderPrompt(f *gguf.File, req *TextRequest) (prompt string, special bool, err error) {
-	prompt, special = req.Prompt, false
-	if req.Chat || len(req.Messages) > 0 {
-		tmpl, err := chat.FromGGUF(f)
-		if err != nil {
-			return "", false, pipeline.Wrap(pipeline.StageEncode, err, "")
-		}
-		msgs := req.Messages
-		if len(msgs) == 0 {
-			if req.System != "" {
-				msgs = append(msgs, chat.Message{Role: "system", Content: req.System})
-			}
-			msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
-		}
-		vars := map[string]any{}
-		if req.Think != nil {
-			vars["enable_thinking"] = *req.Think
-		}
-		if len(req.Tools) > 0 {
-			if !strings.Contains(tmpl.Source, "tools") {
-				return "", false, pipeline.Errorf(pipeline.StageEncode, "use a model whose chat template takes tools (Qwen 2.5/3, Llama 3.1+, Mistral, Hermes…)",
-					"the chat template (%s) does not use tools: the model would never see them", tmpl.Origin)
-			}
-			vars["tools"] = req.Tools
-		}
-		if prompt, err = tmpl.Render(msgs, true, vars); err != nil {
-			return "", false, pipeline.Wrap(pipeline.StageEncode, err, "")
-		}
-		special = true // the template writes control tokens as text
+	r, err := renderPrompt(f, req)
+	return r.text, r.special, err
+}
+
+// rendered is a prompt's text and what its template says of the reply.
+type rendered struct {
+	text    string
+	special bool // control tokens are written as their text (a template's)
+	chat    bool // through the chat template
+	harmony bool // the template is in OpenAI's harmony format (gpt-oss)
+}
+
+// renderPrompt is RenderPrompt. A harmony template gets the conversation
+// as it accepts it (chat.HarmonyMessages) and, for think false, the least
+// reasoning effort.
+func renderPrompt(f *gguf.File, req *TextRequest) (rendered, error) {
+	if !req.Chat && len(req.Messages) == 0 {
+		return rendered{text: req.Prompt}, nil
 	}
-	return prompt, special, nil
+	tmpl, err := chat.FromGGUF(f)
+	if err != nil {
+		return rendered{}, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	msgs := req.Messages
+	if len(msgs) == 0 {
+		if req.System != "" {
+			msgs = append(msgs, chat.Message{Role: "system", Content: req.System})
+		}
+		msgs = append(msgs, chat.Message{Role: "user", Content: req.Prompt})
+	}
+	harmony := chat.IsHarmony(tmpl.Source)
+	vars := map[string]any{}
+	if req.Think != nil {
+		vars["enable_thinking"] = *req.Think
+	}
+	switch {
+	case req.Effort != "":
+		vars["reasoning_effort"] = req.Effort
+	case harmony && req.Think != nil && !*req.Think:
+		vars["reasoning_effort"] = "low" // the least thinking gpt-oss does
+	}
+	if harmony {
+		msgs = chat.HarmonyMessages(msgs)
+	}
+	if len(req.Tools) > 0 {
+		if !strings.Contains(tmpl.Source, "tools") {
+			return rendered{}, pipeline.Errorf(pipeline.StageEncode, "use a model whose chat template takes tools (Qwen 2.5/3, Llama 3.1+, Mistral, Hermes, gpt-oss…)",
+				"the chat template (%s) does not use tools: the model would never see them", tmpl.Origin)
+		}
+		vars["tools"] = req.Tools
+	}
+	text, err := tmpl.Render(msgs, true, vars)
+	if err != nil {
+		return rendered{}, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	// The template writes control tokens as text.
+	return rendered{text: text, special: true, chat: true, harmony: harmony}, nil
+}
+
+// encoded is a prompt's token ids and what its rendering says of the
+// reply: whether it leaves a <think> block open, whether it is in the
+// harmony format and, if so, the header of a message it leaves open.
+type encoded struct {
+	ids         []int
+	thinkOpen   bool
+	harmony     bool
+	harmonyOpen string
 }
 
 // encode turns the request's prompt (ids, text, or a conversation through
 // the chat template) into token ids.
-// encode also reports whether the rendered prompt leaves a thinking block
-// open.
-func (t *Text) encode(tok *tokenizer.Tokenizer, req *TextRequest) ([]int, bool, error) {
+func (t *Text) encode(tok *tokenizer.Tokenizer, req *TextRequest) (encoded, error) {
 	if req.PromptIDs != nil {
 		for i, id := range req.PromptIDs {
 			if id < 0 || id >= tok.VocabSize() {
-				return nil, false, pipeline.Errorf(pipeline.StageEncode, "",
+				return encoded{}, pipeline.Errorf(pipeline.StageEncode, "",
 					"prompt id %d (number %d) is outside the vocabulary of %d", id, i+1, tok.VocabSize())
 			}
 		}
 		if len(req.PromptIDs) == 0 {
-			return nil, false, pipeline.Errorf(pipeline.StageEncode, "", "the prompt has no token ids")
+			return encoded{}, pipeline.Errorf(pipeline.StageEncode, "", "the prompt has no token ids")
 		}
-		return req.PromptIDs, false, nil
+		return encoded{ids: req.PromptIDs}, nil
 	}
-	prompt, special, err := RenderPrompt(t.File, req)
+	r, err := renderPrompt(t.File, req)
 	if err != nil {
-		return nil, false, err
+		return encoded{}, err
 	}
-	ids, err := tok.Encode(prompt, !req.NoBOS, special)
+	ids, err := tok.Encode(r.text, !req.NoBOS, r.special)
 	if err != nil {
-		return nil, false, pipeline.Wrap(pipeline.StageEncode, err, "")
+		return encoded{}, pipeline.Wrap(pipeline.StageEncode, err, "")
 	}
 	// A template that writes the BOS text itself would give BOS twice.
 	if len(ids) >= 2 && ids[0] == tok.BOS() && ids[1] == tok.BOS() {
 		ids = ids[1:]
 	}
 	if len(ids) == 0 {
-		return nil, false, pipeline.Errorf(pipeline.StageEncode, "give a prompt, or allow BOS", "the prompt encodes to no tokens")
+		return encoded{}, pipeline.Errorf(pipeline.StageEncode, "give a prompt, or allow BOS", "the prompt encodes to no tokens")
 	}
-	return ids, (req.Chat || len(req.Messages) > 0) && promptOpensThink(prompt), nil
+	e := encoded{ids: ids, harmony: r.harmony}
+	switch {
+	case r.harmony:
+		e.harmonyOpen = harmonyOpenHeader(r.text)
+	case r.chat:
+		e.thinkOpen = promptOpensThink(r.text)
+	}
+	return e, nil
 }
 
 func byteSize(n int64) string {

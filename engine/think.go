@@ -14,6 +14,13 @@ const (
 	thinkClose = "</think>"
 )
 
+// replySplitter separates a reply's thinking from its answer as its text
+// is released: push takes the next text, flush ends the reply.
+type replySplitter interface {
+	push(s string) (think, answer string)
+	flush() (think, answer string)
+}
+
 // thinkSplitter separates a reply's thinking from its answer as the text
 // is released: a reply that starts with <think> (after whitespace), or
 // whose prompt left the block open, thinks until </think>; the rest is the

@@ -196,8 +196,12 @@ func (req *anthropicRequest) messages() ([]Message, *Error) {
 					}
 					msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
 					names[b.ID] = b.Name
-				case "thinking", "redacted_thinking":
-					// Earlier reasoning: chat templates leave it out of the prompt.
+				case "thinking":
+					if b.Thinking != nil {
+						msg.Thinking += *b.Thinking
+					}
+				case "redacted_thinking":
+					// Encrypted by another server: nothing to give the model.
 				default:
 					return nil, badRequest("unsupported", field, "%s[%d]: a %q block is not supported (text, tool_use and thinking are)", field, j, b.Type)
 				}

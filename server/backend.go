@@ -143,6 +143,11 @@ type TokenPiece struct {
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Thinking is an assistant turn's reasoning (Ollama's thinking,
+	// OpenAI's reasoning_content, Anthropic's thinking blocks, a Responses
+	// reasoning item), for the templates that render it (gpt-oss's, in a
+	// turn that calls tools; Qwen3's, after the last user turn).
+	Thinking string `json:"thinking,omitempty"`
 	// ToolCalls are the calls an assistant turn made; ToolCallID and Name
 	// say which call a tool turn answers.
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
@@ -184,8 +189,15 @@ type Options struct {
 	PromptLogprobs bool `json:"prompt_logprobs,omitempty"`
 	NoGenerate     bool `json:"no_generate,omitempty"`
 	// Think, when set, turns a reasoning model's thinking on or off where
-	// its chat template has the switch (Qwen3's enable_thinking).
+	// its chat template has the switch (Qwen3's enable_thinking). A model
+	// that cannot stop thinking (gpt-oss) thinks the least it can and its
+	// thinking is not returned.
 	Think *bool `json:"think,omitempty"`
+	// Effort is the reasoning effort asked for — "low", "medium" or
+	// "high" (Ollama's think levels, OpenAI's reasoning_effort) — given to
+	// the chat template as reasoning_effort (gpt-oss's); "" the template's
+	// default.
+	Effort string `json:"effort,omitempty"`
 	// LogitBias is added to those tokens' logits before sampling
 	// (OpenAI's logit_bias, −100…100).
 	LogitBias map[int]float32 `json:"logit_bias,omitempty"`
@@ -215,8 +227,9 @@ type Result struct {
 	// ToolCalls are the calls found in the reply (Text is then what is
 	// left of it, often nothing).
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// Thinking is a reasoning model's thinking (its <think> block),
-	// separated from Text, in replies rendered with a chat template.
+	// Thinking is a reasoning model's thinking (its <think> block, or a
+	// harmony reply's analysis channel), separated from Text, in replies
+	// rendered with a chat template.
 	Thinking string `json:"thinking,omitempty"`
 }
 

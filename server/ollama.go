@@ -28,8 +28,8 @@ type ollamaGenerateRequest struct {
 }
 
 // ollamaLogprobsRequest are the fields generate, chat (and the jobs API)
-// share beside the options: logprobs, and think (a bool; Ollama's effort
-// levels "low", "medium", "high" mean true here).
+// share beside the options: logprobs, and think (a bool, or one of the
+// effort levels "low", "medium", "high": thinking on, at that effort).
 type ollamaLogprobsRequest struct {
 	Logprobs    bool            `json:"logprobs"`
 	TopLogprobs int             `json:"top_logprobs"`
@@ -43,9 +43,13 @@ func (r *ollamaLogprobsRequest) apply(o *Options) *Error {
 	}
 	switch t := string(bytes.TrimSpace(r.Think)); t {
 	case "", "null":
-	case "true", `"low"`, `"medium"`, `"high"`:
+	case "true":
 		o.Think = new(bool)
 		*o.Think = true
+	case `"low"`, `"medium"`, `"high"`:
+		o.Think = new(bool)
+		*o.Think = true
+		o.Effort = t[1 : len(t)-1]
 	case "false":
 		o.Think = new(bool)
 	default:
@@ -286,7 +290,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		if e == nil && len(m.Images) > 0 {
 			e = badRequest("unsupported", "messages", "messages[%d]: images are not supported by text models", i)
 		}
-		msg := Message{Role: m.Role, Content: m.Content, Name: m.ToolName}
+		msg := Message{Role: m.Role, Content: m.Content, Thinking: m.Thinking, Name: m.ToolName}
 		for _, c := range m.ToolCalls {
 			var args json.RawMessage
 			if args, e = argumentsObject(c.Function.Arguments, i); e != nil {

@@ -29,11 +29,15 @@ type openAIChatRequest struct {
 	ResponseFormat *openAIResponseFmt `json:"response_format"`
 	Logprobs       *bool              `json:"logprobs"`
 	TopLogprobs    *float64           `json:"top_logprobs"`
+	// ReasoningEffort is none (thinking off), minimal, low, medium or
+	// high (see reasoningEffort).
+	ReasoningEffort *string `json:"reasoning_effort"`
 	// ChatTemplateKwargs (llama-server's extension): enable_thinking turns
 	// a reasoning model's thinking on or off where its template has the
-	// switch.
+	// switch; reasoning_effort is ReasoningEffort.
 	ChatTemplateKwargs *struct {
-		EnableThinking *bool `json:"enable_thinking"`
+		EnableThinking  *bool   `json:"enable_thinking"`
+		ReasoningEffort *string `json:"reasoning_effort"`
 	} `json:"chat_template_kwargs"`
 }
 
@@ -74,11 +78,14 @@ type openAIResponseFmt struct {
 }
 
 type openAIMessage struct {
-	Role       string           `json:"role"`
-	Content    json.RawMessage  `json:"content"` // string or array of parts
-	ToolCalls  []openAIToolCall `json:"tool_calls"`
-	ToolCallID string           `json:"tool_call_id"`
-	Name       string           `json:"name"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"` // string or array of parts
+	// ReasoningContent is an assistant turn's thinking, as this server
+	// (and DeepSeek's, llama-server's) returns it.
+	ReasoningContent string           `json:"reasoning_content"`
+	ToolCalls        []openAIToolCall `json:"tool_calls"`
+	ToolCallID       string           `json:"tool_call_id"`
+	Name             string           `json:"name"`
 }
 
 // openAIToolCall is a call as OpenAI writes it: arguments as a JSON string.
@@ -468,6 +475,16 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request) {
 	if k := req.ChatTemplateKwargs; k != nil && k.EnableThinking != nil {
 		opts.Think = k.EnableThinking
 	}
+	effort, param := req.ReasoningEffort, "reasoning_effort"
+	if k := req.ChatTemplateKwargs; effort == nil && k != nil {
+		effort, param = k.ReasoningEffort, "chat_template_kwargs.reasoning_effort"
+	}
+	if effort != nil {
+		if e := reasoningEffort(&opts, *effort, param); e != nil {
+			writeOpenAIError(w, e)
+			return
+		}
+	}
 	greq := &GenerateRequest{Model: req.Model, Messages: systemFirst(prof, msgs), Options: opts}
 	if e := applyTools(greq, tools, toolsJSON, choice); e != nil {
 		writeOpenAIError(w, e)
@@ -527,6 +544,9 @@ func openAIMessages(in []openAIMessage) ([]Message, *Error) {
 			role = "system"
 		}
 		msg := Message{Role: role, Content: text, ToolCallID: m.ToolCallID, Name: m.Name}
+		if role == "assistant" {
+			msg.Thinking = m.ReasoningContent
+		}
 		for _, c := range m.ToolCalls {
 			args, e := argumentsObject(c.Function.Arguments, i)
 			if e != nil {
@@ -537,6 +557,26 @@ func openAIMessages(in []openAIMessage) ([]Message, *Error) {
 		msgs = append(msgs, msg)
 	}
 	return msgs, nil
+}
+
+// reasoningEffort reads OpenAI's reasoning effort (param) into o: "none"
+// turns thinking off; "minimal", "low", "medium" and "high" turn it on
+// at that effort, minimal read as low (gpt-oss's least: its levels are
+// low, medium and high).
+func reasoningEffort(o *Options, effort, param string) *Error {
+	on := true
+	switch effort {
+	case "none":
+		on = false
+	case "minimal":
+		o.Effort = "low"
+	case "low", "medium", "high":
+		o.Effort = effort
+	default:
+		return badRequest("invalid_value", param, "%s is %q, not none, minimal, low, medium or high", param, effort)
+	}
+	o.Think = &on
+	return nil
 }
 
 // chatFinish is a chat choice's finish_reason.

@@ -195,9 +195,32 @@ func responsesParts(raw json.RawMessage, field string) (string, *Error) {
 	return b.String(), nil
 }
 
+// reasoningText reads a reasoning item's content: its reasoning_text
+// parts (as this server writes them).
+func reasoningText(raw json.RawMessage, field string) (string, *Error) {
+	if t := strings.TrimSpace(string(raw)); t == "" || t == "null" {
+		return "", nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", badRequest("invalid_value", field, "%s must be an array of reasoning_text parts: %v", field, err)
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "reasoning_text" || p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String(), nil
+}
+
 // responsesMessages turns input into the conversation: function_call
-// items join the assistant turn before them (or make one), and
-// function_call_output items become tool turns named by the call.
+// items join the assistant turn before them (or make one),
+// function_call_output items become tool turns named by the call, and a
+// reasoning item's text is the thinking of the assistant turn after it.
 func responsesMessages(input json.RawMessage, prior []Message) ([]Message, *Error) {
 	out := prior
 	t := strings.TrimSpace(string(input))
@@ -221,6 +244,7 @@ func responsesMessages(input json.RawMessage, prior []Message) ([]Message, *Erro
 			names[c.ID] = c.Name
 		}
 	}
+	thinking := "" // a reasoning item's, for the assistant turn after it
 	for i, it := range items {
 		field := fmt.Sprintf("input[%d]", i)
 		switch it.Type {
@@ -237,7 +261,11 @@ func responsesMessages(input json.RawMessage, prior []Message) ([]Message, *Erro
 			default:
 				return nil, badRequest("invalid_role", field+".role", "%s: role %q is not user, assistant, system or developer", field, it.Role)
 			}
-			out = append(out, Message{Role: role, Content: text})
+			msg := Message{Role: role, Content: text}
+			if role == "assistant" {
+				msg.Thinking, thinking = thinking, ""
+			}
+			out = append(out, msg)
 		case "function_call":
 			args, e := argumentsObject(it.Arguments, i)
 			if e != nil {
@@ -249,11 +277,13 @@ func responsesMessages(input json.RawMessage, prior []Message) ([]Message, *Erro
 			}
 			call := ToolCall{ID: it.CallID, Name: it.Name, Arguments: args}
 			names[it.CallID] = it.Name
-			if n := len(out); n > 0 && out[n-1].Role == "assistant" {
+			if n := len(out); n > 0 && out[n-1].Role == "assistant" && (thinking == "" || out[n-1].Thinking == "") {
 				out[n-1].ToolCalls = append(out[n-1].ToolCalls, call)
+				out[n-1].Thinking += thinking
 			} else {
-				out = append(out, Message{Role: "assistant", ToolCalls: []ToolCall{call}})
+				out = append(out, Message{Role: "assistant", Thinking: thinking, ToolCalls: []ToolCall{call}})
 			}
+			thinking = ""
 		case "function_call_output":
 			text, e := responsesParts(it.Output, field+".output")
 			if e != nil {
@@ -265,7 +295,11 @@ func responsesMessages(input json.RawMessage, prior []Message) ([]Message, *Erro
 			}
 			out = append(out, Message{Role: "tool", ToolCallID: it.CallID, Name: name, Content: text})
 		case "reasoning":
-			// Earlier reasoning: chat templates leave it out of the prompt.
+			text, e := reasoningText(it.Content, field+".content")
+			if e != nil {
+				return nil, e
+			}
+			thinking += text
 		default:
 			return nil, badRequest("unsupported", field+".type", "%s: a %q item is not supported (messages, function_call, function_call_output and reasoning are)", field, it.Type)
 		}
@@ -301,7 +335,7 @@ func (s *Server) previousConversation(ctx context.Context, id string) ([]Message
 	if p.SystemAdded && len(msgs) > 0 {
 		msgs = msgs[1:]
 	}
-	reply := Message{Role: "assistant", Content: res.Text}
+	reply := Message{Role: "assistant", Content: res.Text, Thinking: res.Thinking}
 	for i, c := range res.ToolCalls {
 		c.ID = callID(job.ID, i, c)
 		reply.ToolCalls = append(reply.ToolCalls, c)
@@ -339,8 +373,9 @@ func (s *Server) responsesGenerate(r *http.Request, req *responsesRequest) (*Gen
 		}
 	}
 	if rs := req.Reasoning; rs != nil && rs.Effort != nil {
-		think := *rs.Effort != "none"
-		o.Think = &think
+		if e := reasoningEffort(&o, *rs.Effort, "reasoning.effort"); e != nil {
+			return nil, nil, e
+		}
 	}
 	textFmt := json.RawMessage(`{"format":{"type":"text"}}`)
 	if t := req.Text; t != nil && t.Format != nil {

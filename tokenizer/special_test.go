@@ -239,3 +239,47 @@ func TestBPEMissingMergeResult(t *testing.T) {
 		t.Fatalf("got %v, want [0 1]", got)
 	}
 }
+
+// TestHarmonyTokens: in a vocabulary of OpenAI's harmony format (gpt-oss,
+// its tags stored as control tokens), <|return|> and <|call|> end
+// generation and <|end|> does not; the stream decoder releases the tags
+// that structure a reply (<|start|>, <|channel|>, <|message|>,
+// <|constrain|>, <|end|>) as text, for the reply's parser, as llama.cpp
+// renders them, and leaves the ends of generation out.
+func TestHarmonyTokens(t *testing.T) {
+	tags := []string{"<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|end|>", "<|return|>", "<|call|>"}
+	m := &gguf.Metadata{}
+	m.Set("tokenizer.ggml.model", "gpt2")
+	m.Set("tokenizer.ggml.pre", "gpt-2")
+	m.Set("tokenizer.ggml.tokens", append([]string{"a", "b", "Ġ"}, tags...))
+	m.Set("tokenizer.ggml.token_type", []int32{1, 1, 1, 3, 3, 3, 3, 3, 3, 3})
+	m.Set("tokenizer.ggml.merges", []string{})
+	tok, err := fromMeta(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := func(s string) int { return 3 + slices.Index(tags, s) }
+	for _, tag := range tags {
+		want := tag == "<|return|>" || tag == "<|call|>"
+		if tok.IsEOG(id(tag)) != want {
+			t.Errorf("IsEOG(%s) = %v, want %v", tag, !want, want)
+		}
+	}
+	reply := "<|channel|>a<|message|>b<|end|><|start|>a<|channel|>b <|constrain|>a<|message|>b"
+	ids, err := tok.Encode(reply+"<|call|>", false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 15 || ids[0] != id("<|channel|>") || ids[14] != id("<|call|>") {
+		t.Fatalf("encoded %v: want the tags as their tokens", ids)
+	}
+	d := tok.NewStreamDecoder()
+	var got strings.Builder
+	for _, id := range ids {
+		got.WriteString(d.Add(id))
+	}
+	got.WriteString(d.Flush())
+	if got.String() != reply {
+		t.Errorf("released %q, want %q", got.String(), reply)
+	}
+}

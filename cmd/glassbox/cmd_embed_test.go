@@ -162,6 +162,7 @@ func TestCapabilities(t *testing.T) {
 		{shared.Path(t, "models/stories260K.gguf"), "completion"},
 		{shared.WithChatTemplate(t, "models/stories260K.gguf", shared.R1Template, "r1"), "completion thinking"},
 		{shared.WithChatTemplate(t, "models/stories260K.gguf", "{% if tools %}{{ tools }}{% endif %}{{ messages }}", "tools"), "completion tools"},
+		{shared.WithChatTemplate(t, "models/stories260K.gguf", "{% if tools %}{{ tools }}{% endif %}{{ messages }}<|start|>assistant<|channel|>", "harmony"), "completion tools thinking"},
 		{shared.WithMeta(t, "models/tiny-llama-F32.gguf", "embedder", map[string]any{"llama.pooling_type": uint32(3)}), "embedding"},
 	} {
 		f, err := gguf.Open(tc.path)

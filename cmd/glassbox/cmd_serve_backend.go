@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -341,7 +342,7 @@ func textRequest(req *server.GenerateRequest, sm *servedModel, opts model.Sessio
 		// template) continue the text as given.
 		Chat: !req.Raw && sm.template}
 	for _, m := range req.Messages {
-		msg := chat.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		msg := chat.Message{Role: m.Role, Content: m.Content, ReasoningContent: m.Thinking, ToolCallID: m.ToolCallID, Name: m.Name}
 		for _, c := range m.ToolCalls {
 			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: c.ID, Type: "function",
 				Function: chat.ToolFunction{Name: c.Name, Arguments: c.Arguments}})
@@ -351,7 +352,7 @@ func textRequest(req *server.GenerateRequest, sm *servedModel, opts model.Sessio
 	treq.Tools = req.Tools
 	// A reasoning model's thinking is kept apart from the answer in replies
 	// rendered with its template (raw completions stay raw).
-	treq.Think, treq.SplitThinking = req.Options.Think, treq.Chat || len(treq.Messages) > 0
+	treq.Think, treq.Effort, treq.SplitThinking = req.Options.Think, req.Options.Effort, treq.Chat || len(treq.Messages) > 0
 	if !treq.Chat && len(treq.Messages) == 0 && req.System != "" {
 		treq.Prompt = req.System + "\n\n" + req.Prompt
 	}
@@ -492,16 +493,36 @@ func (b *serveBackend) Generate(ctx context.Context, req *server.GenerateRequest
 	out := &server.Result{Text: res.Text, PromptTokens: res.PromptTokens, CachedTokens: res.CachedTokens, Tokens: n, DoneReason: reason,
 		LoadDuration: load, PromptDuration: res.EncodeTime + res.PrefillTime, EvalDuration: res.GenerateTime, Logprobs: res.Logprobs,
 		Thinking: res.Thinking, StopSequence: res.StopText, PromptLogprobs: res.PromptLogprobs}
-	if len(req.Tools) > 0 && req.ToolChoice != server.ToolChoiceNone {
-		content, calls := chat.ParseToolCalls(res.Text, req.ToolNames)
-		if len(calls) > 0 {
-			out.Text = content
-			for _, c := range calls {
-				out.ToolCalls = append(out.ToolCalls, server.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
-			}
+	out.Text, out.ToolCalls = replyCalls(req, res)
+	return out, nil
+}
+
+// replyCalls is a reply's content and the calls it made to the functions
+// req offered: those its own format carried (a harmony model's messages to
+// functions.NAME, parsed as it was generated), else those written in its
+// text (chat.ParseToolCalls), which are cut out of the content. Calls of
+// functions not offered are not calls; without tools there are none.
+func replyCalls(req *server.GenerateRequest, res *engine.Result) (string, []server.ToolCall) {
+	if len(req.Tools) == 0 || req.ToolChoice == server.ToolChoiceNone {
+		return res.Text, nil
+	}
+	var out []server.ToolCall
+	for _, c := range res.ToolCalls {
+		if slices.Contains(req.ToolNames, c.Function.Name) {
+			out = append(out, server.ToolCall{ID: fmt.Sprintf("call_%d", len(out)), Name: c.Function.Name, Arguments: c.Function.Arguments})
 		}
 	}
-	return out, nil
+	if len(out) > 0 {
+		return res.Text, out
+	}
+	content, calls := chat.ParseToolCalls(res.Text, req.ToolNames)
+	if len(calls) == 0 {
+		return res.Text, nil
+	}
+	for _, c := range calls {
+		out = append(out, server.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+	}
+	return content, out
 }
 
 // Pull downloads a model into the store (pipeline stage load, its bytes
@@ -824,9 +845,10 @@ func (b *serveBackend) Show(ctx context.Context, name string) (*server.ModelDeta
 // capabilities is what Ollama's /api/show lists for a model, by its rules:
 // a file that names a pooling (<arch>.pooling_type, made for embeddings)
 // is an "embedding" model; any other "completion", with "tools" when its
-// chat template takes them and "thinking" when it writes a <think> block
-// or has Qwen3's switch. (Every model here answers the embeddings
-// endpoints; Ollama lists only those made for it.)
+// chat template takes them and "thinking" when it writes a <think> block,
+// has Qwen3's switch or is in the harmony format (gpt-oss's channels).
+// (Every model here answers the embeddings endpoints; Ollama lists only
+// those made for it.)
 func capabilities(f *gguf.File, template string) []string {
 	arch, _ := f.Meta.String("general.architecture")
 	if n, err := f.Meta.Int(arch + ".pooling_type"); err == nil && n > 0 {
@@ -836,7 +858,7 @@ func capabilities(f *gguf.File, template string) []string {
 	if strings.Contains(template, "tools") {
 		caps = append(caps, "tools")
 	}
-	if strings.Contains(template, "<think>") || strings.Contains(template, "enable_thinking") {
+	if strings.Contains(template, "<think>") || strings.Contains(template, "enable_thinking") || chat.IsHarmony(template) {
 		caps = append(caps, "thinking")
 	}
 	return caps
