@@ -118,7 +118,7 @@ func TestMatrixCheck(t *testing.T) {
 	}{
 		{"short data", Matrix{Type: tensor.Q4_0, Rows: 2, Cols: 32, Data: make([]byte, 35)}},
 		{"partial block", Matrix{Type: tensor.Q8_0, Rows: 1, Cols: 48, Data: make([]byte, 51)}},
-		{"unsupported", Matrix{Type: tensor.MXFP4, Rows: 1, Cols: 32, Data: make([]byte, 17)}},
+		{"unsupported", Matrix{Type: tensor.TQ2_0, Rows: 1, Cols: 256, Data: make([]byte, 66)}},
 		{"zero cols", Matrix{Type: tensor.F32, Rows: 1, Cols: 0, Data: nil}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

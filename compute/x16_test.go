@@ -25,7 +25,7 @@ func TestForDecode(t *testing.T) {
 	defer p2.Close()
 	defer func(c int) { x16PanelCols = c }(x16PanelCols)
 	x16PanelCols = 256
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4} {
 		shapes := [][2]int{{16, 64}, {40, 96}, {256, 512}, {48, 800}}
 		if dt.BlockSize() == 256 {
 			shapes = [][2]int{{16, 256}, {40, 512}, {48, 1280}}

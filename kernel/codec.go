@@ -31,6 +31,7 @@ var codecs = map[tensor.DType]codec{
 	tensor.Q8_K:   {dequantQ8K, quantQ8K},
 	tensor.IQ4_NL: {dequantIQ4NL, quantIQ4NL},
 	tensor.IQ4_XS: {dequantIQ4XS, quantIQ4XS},
+	tensor.MXFP4:  {dequantMXFP4, quantMXFP4},
 }
 
 // Supported reports whether this package can dequantize and quantize dt.

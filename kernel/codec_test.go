@@ -40,7 +40,7 @@ var quantBound = map[tensor.DType]float64{
 	tensor.Q8_0: 0.01, tensor.Q8_1: 0.01, tensor.Q8_K: 0.015,
 	tensor.Q6_K: 0.04, tensor.Q5_0: 0.06, tensor.Q5_1: 0.05, tensor.Q5_K: 0.06,
 	tensor.Q4_0: 0.12, tensor.Q4_1: 0.11, tensor.Q4_K: 0.12,
-	tensor.Q3_K: 0.25, tensor.Q2_K: 0.45, tensor.IQ4_NL: 0.12, tensor.IQ4_XS: 0.12,
+	tensor.Q3_K: 0.25, tensor.Q2_K: 0.45, tensor.IQ4_NL: 0.12, tensor.IQ4_XS: 0.12, tensor.MXFP4: 0.15,
 }
 
 func TestQuantizeRoundTrip(t *testing.T) {

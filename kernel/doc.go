@@ -21,7 +21,7 @@
 // a 16×16 (4×4) tile.
 //
 // Dot products of quantized weights are taken against activations quantized
-// to the format's "vec-dot type" (Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for
+// to the format's "vec-dot type" (Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4, Q8_1 for
 // Q4_1/Q5_1, Q8_K for the K-quants) with integer arithmetic inside each
 // block, as ggml does, so results agree with llama.cpp's to rounding.
 //

@@ -82,6 +82,7 @@ var Generic = Impl{
 		tensor.Q6_K:   dotQ6KQ8KGeneric,
 		tensor.IQ4_NL: dotIQ4NLQ8_0Generic,
 		tensor.IQ4_XS: dotIQ4XSQ8KGeneric,
+		tensor.MXFP4:  dotMXFP4Q8_0Generic,
 	},
 	F: map[tensor.DType]FDot{
 		tensor.F32:  dotF32Generic,
@@ -114,6 +115,7 @@ var Generic = Impl{
 		tensor.Q5_1:   x16Generic,
 		tensor.IQ4_NL: x16Generic,
 		tensor.IQ4_XS: x16Generic,
+		tensor.MXFP4:  x16Generic,
 	},
 }
 
@@ -128,13 +130,14 @@ func Active() string { return active.Name }
 func Impls() []Impl { return available() }
 
 // VecDotType returns the type activations are quantized to before a dot
-// product with weights of type dt: Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for
+// product with weights of type dt: Q8_0 for Q4_0/Q5_0/Q8_0 (and IQ4_NL,
+// MXFP4), Q8_1 for
 // Q4_1/Q5_1, Q8_K for the K-quants, and F32 for float weights.
 func VecDotType(dt tensor.DType) (tensor.DType, error) {
 	switch dt {
 	case tensor.F32, tensor.F16, tensor.BF16:
 		return tensor.F32, nil
-	case tensor.Q4_0, tensor.Q5_0, tensor.Q8_0, tensor.IQ4_NL:
+	case tensor.Q4_0, tensor.Q5_0, tensor.Q8_0, tensor.IQ4_NL, tensor.MXFP4:
 		return tensor.Q8_0, nil
 	case tensor.Q4_1, tensor.Q5_1:
 		return tensor.Q8_1, nil

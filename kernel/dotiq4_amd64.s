@@ -2,14 +2,18 @@
 
 #include "textflag.h"
 
-// IQ4 dot products with AVX2 (quant_iq4.go has the formats and the generic
-// twins): the indices are looked up with VPSHUFB in the table of signed
-// levels, then multiplied as Q4_0's levels are (the sign moved onto the
-// activations, |level| ≤ 127, so VPMADDUBSW's pairs cannot saturate).
+// IQ4 and MXFP4 dot products with AVX2 (quant_iq4.go and quant_mxfp4.go
+// have the formats and the generic twins): the indices are looked up with
+// VPSHUFB in the format's table of signed levels (Y12), then multiplied as
+// Q4_0's levels are (the sign moved onto the activations, |level| ≤ 127,
+// so VPMADDUBSW's pairs cannot saturate).
 
 DATA iq4s<>+0(SB)/8, $0xf6eaddcfbfad9881
 DATA iq4s<>+8(SB)/8, $0x7159453526190d01
 GLOBL iq4s<>(SB), RODATA|NOPTR, $16
+DATA fp4s<>+0(SB)/8, $0x0c08060403020100 // kvalues_mxfp4: 0 1 2 3 4 6 8 12
+DATA fp4s<>+8(SB)/8, $0xf4f8fafcfdfeff00 //   0 −1 −2 −3 −4 −6 −8 −12
+GLOBL fp4s<>(SB), RODATA|NOPTR, $16
 DATA nibi<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL nibi<>(SB), RODATA|NOPTR, $8
 DATA ones16i<>+0(SB)/8, $0x0001000100010001
@@ -60,6 +64,49 @@ nlloop:
 	DECQ CX
 	JNZ  nlloop
 nldone:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func dotMXFP4Q8_0AVX2(nb int, w, x *byte) float32
+// per block: sum += float(Σ kv[w]·x.qs) · 2^(w.e−128) · x.d
+TEXT ·dotMXFP4Q8_0AVX2(SB), NOSPLIT, $0-28
+	MOVQ nb+0(FP), R8
+	MOVQ w+8(FP), SI
+	MOVQ x+16(FP), DI
+	VXORPS Y0, Y0, Y0
+	VPBROADCASTQ ones16i<>(SB), Y14
+	VPBROADCASTQ nibi<>(SB), Y13
+	VBROADCASTI128 fp4s<>(SB), Y12
+	TESTQ R8, R8
+	JZ   mxdone
+mxloop:
+	// dw = 2^(e−128): float bits (e−1)<<23, or 0x00200000<<e for e < 2
+	MOVBLZX (SI), CX
+	LEAL -1(CX), AX
+	SHLL $23, AX
+	MOVL $0x00200000, BX
+	SHLL CX, BX
+	CMPL CX, $2
+	CMOVLLT BX, AX
+	VMOVD AX, X1
+	VPBROADCASTD X1, Y1
+	VPBROADCASTW (DI), X2
+	VCVTPH2PS X2, Y2
+	VMULPS Y1, Y2, Y1          // dw·dx
+	IQ4LEVELS(1, Y3)
+	IQ4DOT(Y3, 2, Y5)
+	VCVTDQ2PS Y5, Y5
+	VFMADD231PS Y5, Y1, Y0
+	ADDQ $17, SI
+	ADDQ $34, DI
+	DECQ R8
+	JNZ  mxloop
+mxdone:
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0
 	VHADDPS X0, X0, X0

@@ -172,6 +172,7 @@ var avx2 = Impl{
 		tensor.Q2_K:   qdotAsm(tensor.Q2_K, dotQ2KQ8KAVX2),
 		tensor.IQ4_NL: qdotAsm(tensor.IQ4_NL, dotIQ4NLQ8_0AVX2),
 		tensor.IQ4_XS: qdotAsm(tensor.IQ4_XS, dotIQ4XSQ8KAVX2),
+		tensor.MXFP4:  qdotAsm(tensor.MXFP4, dotMXFP4Q8_0AVX2),
 		tensor.Q3_K:   qdotAsm(tensor.Q3_K, dotQ3KQ8KAVX2),
 		tensor.Q5_K:   qdotAsm(tensor.Q5_K, dotQ5KQ8KAVX2),
 		tensor.Q6_K:   qdotAsm(tensor.Q6_K, dotQ6KQ8KAVX2),

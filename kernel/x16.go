@@ -40,6 +40,14 @@ import (
 //	IQ4_NL unit (288 bytes, paired as Q4_0's): Q4_0's, the nibbles being indices into the
 //	  IQ4 table (quant_iq4.go); the kernels look each level up as
 //	  kv[nibble]+128 (unsigned), with offset 128.
+//	MXFP4 unit (272 bytes, as the 16 rows' GGUF blocks): e [16]u8 (the
+//	  E8M0 scale bytes, row r at r) and IQ4_NL's four chunks of indices
+//	  into the MXFP4 table (quant_mxfp4.go), looked up as kv[nibble]+128
+//	  with offset 128; scale d = 2^(e−128). Units go in fours of 1088
+//	  bytes (17 lines): the four units' e (one line), then their chunks; a
+//	  tile's last one to three units are the same, their line of e padded.
+//	  A byte a row keeps every E8M0 scale exact, where a f16 d holds
+//	  2^(e−128) only for e in 104..143, and the unit no larger than GGUF's.
 //	IQ4_XS super-unit of 256 columns (2208 bytes, 32 more than the 16
 //	  rows' GGUF blocks, paired as Q6_K's): d [16]f16, then two groups of
 //	  four units of 32 columns: 64 bytes of scales, per unit ls−32 as
@@ -125,27 +133,36 @@ import (
 
 // x16Layout describes one type's tiles.
 type x16Layout struct {
-	cols  int   // columns per record (a block, or a Q4_K super-block)
-	rec   int   // bytes of one record of 16 rows
-	head  int   // K-quants: bytes before the first pair of sub-blocks
-	lev   int   // K-quants: level bytes of one sub-block (32 columns)
-	off   int32 // level offset folded into corr (0 with a min)
-	min   bool  // Q4_K: sub-block scales and mins (Q4_1, Q5_1: a min per block)
-	k     bool  // Q8_K activations (one dx per 256 columns)
-	halve bool  // Q6_K, Q3_K, Q2_K: a scale and a correction (Q2_K: a min) per 16 columns
-	scb   int   // K-quants: bytes of one sub-block's scales (0: 32, a scale and a min or two halves' scales)
-	table bool  // IQ4: the stored levels are indices into iq4Values
-	pair  bool  // Q4_0, IQ4_NL, Q8_0, Q5_0: units in pairs, both scales then both units' levels (unitAt)
-	spair bool  // Q6_K, Q3_K, IQ4_XS: super-units in pairs, both heads then both bodies (superAt)
-	group int   // K-quants: sub-blocks whose scales share a cache line (0: 2; IQ4_XS: 4)
+	cols  int       // columns per record (a block, or a Q4_K super-block)
+	rec   int       // bytes of one record of 16 rows
+	head  int       // K-quants: bytes before the first pair of sub-blocks
+	lev   int       // K-quants: level bytes of one sub-block (32 columns)
+	off   int32     // level offset folded into corr (0 with a min)
+	min   bool      // Q4_K: sub-block scales and mins (Q4_1, Q5_1: a min per block)
+	k     bool      // Q8_K activations (one dx per 256 columns)
+	halve bool      // Q6_K, Q3_K, Q2_K: a scale and a correction (Q2_K: a min) per 16 columns
+	scb   int       // K-quants: bytes of one sub-block's scales (0: 32, a scale and a min or two halves' scales)
+	table *[16]int8 // IQ4, MXFP4: the stored levels are indices into this table (nil: they are the levels)
+	pair  bool      // Q4_0, IQ4_NL, Q8_0, Q5_0: units in pairs, both scales then both units' levels (unitAt)
+	quad  bool      // MXFP4: units in fours, E8M0 scale bytes (unitAt)
+	spair bool      // Q6_K, Q3_K, IQ4_XS: super-units in pairs, both heads then both bodies (superAt)
+	group int       // K-quants: sub-blocks whose scales share a cache line (0: 2; IQ4_XS: 4)
 }
 
 // unitAt returns where unit u of a tile keeps its 32 bytes of scales and
 // its levels (Q4_0, IQ4_NL: 256 bytes of chunks; Q8_0: 512 of groups;
 // Q5_0: 320), in a paired layout: a pair is both units' scales (one cache
 // line), then both units' levels; an odd tile's last unit is its scales,
-// 32 bytes of padding, then its levels (tileBytes).
+// 32 bytes of padding, then its levels (tileBytes). In MXFP4's layout of
+// fours, a four is its units' 16 bytes of scales (one line), then their
+// levels; a tile's last one to three units are the same with the line of
+// scales padded.
 func (l x16Layout) unitAt(u int) (scales, levels int) {
+	if l.quad {
+		lev := l.rec - 16
+		p := u / 4 * 4 * l.rec
+		return p + 16*(u%4), p + 64 + lev*(u%4)
+	}
 	lev := l.rec - 32 // a unit's level bytes
 	p := u / 2 * 2 * l.rec
 	if u%2 == 1 {
@@ -157,8 +174,12 @@ func (l x16Layout) unitAt(u int) (scales, levels int) {
 // tileBytes is the bytes of a tile of recs records: with records in pairs
 // (each 32 bytes more than whole cache lines), an odd tile's last record
 // is padded by 32 bytes to keep its levels, and every tile, on 64-byte
-// boundaries.
+// boundaries; with records in fours (16 bytes more each), the line of
+// scales of a last one to three is padded.
 func (l x16Layout) tileBytes(recs int) int {
+	if l.quad && recs%4 != 0 {
+		return recs*l.rec + 64 - 16*(recs%4)
+	}
 	if (l.pair || l.spair) && recs%2 == 1 {
 		return recs*l.rec + 32
 	}
@@ -210,8 +231,9 @@ var x16Layouts = map[tensor.DType]x16Layout{
 	tensor.Q4_0:   {cols: qk, rec: 32 + 256, off: 8, pair: true},
 	tensor.Q8_0:   {cols: qk, rec: 32 + 512, off: 128, pair: true},
 	tensor.Q5_0:   {cols: qk, rec: 32 + 256 + 64, off: 16, pair: true},
-	tensor.IQ4_NL: {cols: qk, rec: 32 + 256, off: 128, table: true, pair: true},
-	tensor.IQ4_XS: {cols: qkK, rec: 32 + 8*(16+256), head: 32, lev: 256, scb: 16, off: 128, k: true, halve: true, table: true, spair: true, group: 4},
+	tensor.IQ4_NL: {cols: qk, rec: 32 + 256, off: 128, table: &iq4Values, pair: true},
+	tensor.IQ4_XS: {cols: qkK, rec: 32 + 8*(16+256), head: 32, lev: 256, scb: 16, off: 128, k: true, halve: true, table: &iq4Values, spair: true, group: 4},
+	tensor.MXFP4:  {cols: qk, rec: 16 + 256, off: 128, table: &mxfp4Values, quad: true},
 	tensor.Q4_1:   {cols: qk, rec: 64 + 256, min: true},
 	tensor.Q5_1:   {cols: qk, rec: 64 + 256 + 64, min: true},
 	tensor.Q4_K:   {cols: qkK, rec: 64 + 8*288, head: 64, lev: 256, min: true, k: true},
@@ -257,6 +279,9 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 	if recs%2 == 1 && (l.pair || l.spair) {
 		clear(dst[(recs-1)*l.rec+32:][:32]) // the last record's padding
 	}
+	if r := recs % 4; r != 0 && l.quad {
+		clear(dst[recs/4*4*l.rec+16*r:][:64-16*r]) // the last line of scales' padding
+	}
 	for r := range X16Rows {
 		row := w[(r0+r)*rowBytes:][:recs*ts]
 		switch wt {
@@ -266,6 +291,8 @@ func PackX16(wt tensor.DType, w []byte, rowBytes, r0, cols int, dst []byte) erro
 			packQ4_0(row, dst, r)
 		case tensor.IQ4_XS:
 			packIQ4XS(l, row, dst, r)
+		case tensor.MXFP4:
+			packMXFP4(row, dst, r)
 		case tensor.Q5_0, tensor.Q4_1, tensor.Q5_1:
 			packQ451(wt, row, dst, r)
 		case tensor.Q4_K, tensor.Q5_K:
@@ -306,6 +333,19 @@ func packQ4_0(row, dst []byte, r int) {
 		so, co := l.unitAt(u)
 		dst[so+2*r], dst[so+2*r+1] = b[0], b[1]
 		putNibbles(dst[co:co+256], r, b[2:])
+	}
+}
+
+// packMXFP4 puts each block's E8M0 byte and its nibbles (IQ4_NL's order)
+// into its unit.
+func packMXFP4(row, dst []byte, r int) {
+	const ts = 17
+	l := x16Layouts[tensor.MXFP4]
+	for u := range len(row) / ts {
+		b := row[u*ts : u*ts+ts]
+		so, lo := l.unitAt(u)
+		dst[so+r] = b[0]
+		putNibbles(dst[lo:lo+256], r, b[1:])
 	}
 }
 
@@ -807,15 +847,20 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 		g, t := c/4, c%4
 		return chunks[64*(g/2)+4*r+t] >> (4 * (g % 2)) & 15
 	}
-	if l.pair {
+	if l.pair || l.quad {
 		so, co := l.unitAt(u)
-		d := f16(tile[so+2*r:])
+		var d float32
+		if l.quad {
+			d = e8m0Half(tile[so+r])
+		} else {
+			d = f16(tile[so+2*r:])
+		}
 		for c := range qk {
 			switch {
 			case wt == tensor.Q8_0:
 				levels[c] = tile[co+64*(c/4)+4*r+c%4]
-			case l.table:
-				levels[c] = byte(int(iq4Values[levelAt(tile[co:], c)]) + 128)
+			case l.table != nil:
+				levels[c] = byte(int(l.table[levelAt(tile[co:], c)]) + 128)
 			default:
 				levels[c] = levelAt(tile[co:], c)
 			}
@@ -851,7 +896,7 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 			return [2]float32{d * float32(int8(bd[so+r])), d * float32(int8(bd[so+16+r]))}, [2]float32{}, levels
 		case tensor.IQ4_XS:
 			for c := range qk {
-				levels[c] = byte(int(iq4Values[levelAt(bd[lo:], c)]) + 128)
+				levels[c] = byte(int(l.table[levelAt(bd[lo:], c)]) + 128)
 			}
 			s := d * float32(int8(bd[so+r]))
 			return [2]float32{s, s}, [2]float32{}, levels
@@ -872,8 +917,8 @@ func x16Unit(wt tensor.DType, l x16Layout, tile []byte, u, r int) (s1, s2 [2]flo
 	}
 	for c := range qk {
 		levels[c] = levelAt(rec[head:], c)
-		if l.table {
-			levels[c] = byte(int(iq4Values[levels[c]]) + 128)
+		if l.table != nil {
+			levels[c] = byte(int(l.table[levels[c]]) + 128)
 		}
 		if wt == tensor.Q5_0 || wt == tensor.Q5_1 {
 			levels[c] |= (rec[head+256+4*r+c%4] >> (c / 4) & 1) << 4

@@ -150,6 +150,18 @@ func x16KI4W4(supers, tiles int, w, a *byte, out *float32, stride, rows, add int
 //go:noescape
 func x16KI4W16(supers, tiles int, w, a *byte, out *float32, stride, rows, add int)
 
+//go:noescape
+func x16QF4W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16QF4W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16QF4W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
+//go:noescape
+func x16QF4W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+
 // x16Kernels holds the assembly kernels by type and panel width.
 var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *float32, stride, rows, add int){
 	tensor.Q4_0:   {x16Q4W1, x16Q4W2, x16Q4W4, x16Q4W16},
@@ -164,6 +176,7 @@ var x16Kernels = map[tensor.DType][4]func(units, tiles int, w, a *byte, out *flo
 	tensor.Q5_1:   {x16Q51W1, x16Q51W2, x16Q51W4, x16Q51W16},
 	tensor.IQ4_NL: {x16QI4W1, x16QI4W2, x16QI4W4, x16QI4W16},
 	tensor.IQ4_XS: {x16KI4W1, x16KI4W2, x16KI4W4, x16KI4W16},
+	tensor.MXFP4:  {x16QF4W1, x16QF4W2, x16QF4W4, x16QF4W16},
 }
 
 // x16VNNI is the AVX-512 VNNI X16 kernel: checkX16 has validated the

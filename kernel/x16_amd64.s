@@ -165,6 +165,23 @@ GLOBL x16iq4<>(SB), RODATA|NOPTR, $16
 	UNPACK4(so, lo); \
 	LOOKUP4
 
+// MXFP4 (x16QF4W*): Z30 holds the MXFP4 table, kv+128 as bytes; Z29 the
+// float32 2^−128 in every lane. UNPACKF4(so, lo): a unit's E8M0 scale
+// bytes (so bytes on from R8) as d[r] = 2^−128·2^e[r] (VSCALEFPS: exact,
+// subnormal for e < 2) and its levels (lo bytes on).
+DATA x16fp4<>+0(SB)/8, $0x8c88868483828180
+DATA x16fp4<>+8(SB)/8, $0x74787a7c7d7e7f80
+GLOBL x16fp4<>(SB), RODATA|NOPTR, $16
+DATA x16e8m0<>+0(SB)/4, $0x00200000
+GLOBL x16e8m0<>(SB), RODATA|NOPTR, $4
+
+#define UNPACKF4(so, lo) \
+	VPMOVZXBD so(R8), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VSCALEFPS Z24, Z29, Z24; \
+	CHUNKS(R8, lo); \
+	LOOKUP4
+
 // UNITI4(so, lo): an IQ4_XS unit's scale (so bytes on from R11, signed,
 // for both halves) and its 32 levels (lo bytes on).
 #define UNITI4(so, lo) \
@@ -2711,6 +2728,589 @@ lone:
 	ADDQ $320, R8
 	ADDQ $640, SI
 paired:
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+	CMPQ BX, $5
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z4, (R10)
+	CMPQ BX, $6
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z5, (R10)
+	CMPQ BX, $7
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z6, (R10)
+	CMPQ BX, $8
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z7, (R10)
+	CMPQ BX, $9
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z8, (R10)
+	CMPQ BX, $10
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z9, (R10)
+	CMPQ BX, $11
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z10, (R10)
+	CMPQ BX, $12
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z11, (R10)
+	CMPQ BX, $13
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z12, (R10)
+	CMPQ BX, $14
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z13, (R10)
+	CMPQ BX, $15
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z14, (R10)
+	CMPQ BX, $16
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z15, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16QF4W1(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16QF4W1(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16fp4<>(SB), Z30
+	VPBROADCASTD x16e8m0<>(SB), Z29
+tile:
+	VPXORD Z0, Z0, Z0
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+	SHRQ $2, CX
+	JZ   rest
+loop:
+	UNPACKF4(0, 64)
+	ACT1(Z0)
+	ADDQ $40, SI
+	UNPACKF4(16, 320)
+	ACT1(Z0)
+	ADDQ $40, SI
+	UNPACKF4(32, 576)
+	ACT1(Z0)
+	ADDQ $40, SI
+	UNPACKF4(48, 832)
+	ACT1(Z0)
+	ADDQ $40, SI
+	ADDQ $1088, R8
+	DECQ CX
+	JNZ  loop
+rest:
+	MOVQ R13, CX
+	ANDQ $3, CX
+	JZ   fours
+	UNPACKF4(0, 64)
+	ACT1(Z0)
+	ADDQ $40, SI
+	CMPQ CX, $1
+	JEQ  rested
+	UNPACKF4(16, 320)
+	ACT1(Z0)
+	ADDQ $40, SI
+	CMPQ CX, $2
+	JEQ  rested
+	UNPACKF4(32, 576)
+	ACT1(Z0)
+	ADDQ $40, SI
+rested:
+	SHLQ $8, CX
+	LEAQ 64(R8)(CX*1), R8
+fours:
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16QF4W2(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16QF4W2(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16fp4<>(SB), Z30
+	VPBROADCASTD x16e8m0<>(SB), Z29
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+	SHRQ $2, CX
+	JZ   rest
+loop:
+	UNPACKF4(0, 64)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+	UNPACKF4(16, 320)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+	UNPACKF4(32, 576)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+	UNPACKF4(48, 832)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+	ADDQ $1088, R8
+	DECQ CX
+	JNZ  loop
+rest:
+	MOVQ R13, CX
+	ANDQ $3, CX
+	JZ   fours
+	UNPACKF4(0, 64)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+	CMPQ CX, $1
+	JEQ  rested
+	UNPACKF4(16, 320)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+	CMPQ CX, $2
+	JEQ  rested
+	UNPACKF4(32, 576)
+	ACT(0, 64, 72, Z0)
+	ACT(32, 68, 76, Z1)
+	ADDQ $80, SI
+rested:
+	SHLQ $8, CX
+	LEAQ 64(R8)(CX*1), R8
+fours:
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16QF4W4(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16QF4W4(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16fp4<>(SB), Z30
+	VPBROADCASTD x16e8m0<>(SB), Z29
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+	SHRQ $2, CX
+	JZ   rest
+loop:
+	UNPACKF4(0, 64)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+	UNPACKF4(16, 320)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+	UNPACKF4(32, 576)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+	UNPACKF4(48, 832)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+	ADDQ $1088, R8
+	DECQ CX
+	JNZ  loop
+rest:
+	MOVQ R13, CX
+	ANDQ $3, CX
+	JZ   fours
+	UNPACKF4(0, 64)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+	CMPQ CX, $1
+	JEQ  rested
+	UNPACKF4(16, 320)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+	CMPQ CX, $2
+	JEQ  rested
+	UNPACKF4(32, 576)
+	ACT(0, 128, 144, Z0)
+	ACT(32, 132, 148, Z1)
+	ACT(64, 136, 152, Z2)
+	ACT(96, 140, 156, Z3)
+	ADDQ $160, SI
+rested:
+	SHLQ $8, CX
+	LEAQ 64(R8)(CX*1), R8
+fours:
+	MOVQ DI, R10
+	VMOVUPS Z0, (R10)
+	CMPQ BX, $2
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z1, (R10)
+	CMPQ BX, $3
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z2, (R10)
+	CMPQ BX, $4
+	JLT  stored
+	ADDQ R9, R10
+	VMOVUPS Z3, (R10)
+stored:
+	ADDQ $64, DI
+	DECQ R14
+	JNZ  tile
+	VZEROUPPER
+	RET
+
+// func x16QF4W16(units, tiles int, w, a *byte, out *float32, stride, rows, add int)
+TEXT ·x16QF4W16(SB), NOSPLIT, $0-64
+	MOVQ units+0(FP), R13
+	MOVQ tiles+8(FP), R14
+	MOVQ w+16(FP), R8
+	MOVQ a+24(FP), AX
+	MOVQ out+32(FP), DI
+	MOVQ stride+40(FP), R9
+	MOVQ rows+48(FP), BX
+	MOVQ add+56(FP), R12
+	VPBROADCASTQ x16nib<>(SB), Z31
+	VBROADCASTI32X4 x16fp4<>(SB), Z30
+	VPBROADCASTD x16e8m0<>(SB), Z29
+tile:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ R12, R12
+	JZ   started
+	MOVQ DI, R10
+	VMOVUPS (R10), Z0
+	CMPQ BX, $2
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z1
+	CMPQ BX, $3
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z2
+	CMPQ BX, $4
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z3
+	CMPQ BX, $5
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z4
+	CMPQ BX, $6
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z5
+	CMPQ BX, $7
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z6
+	CMPQ BX, $8
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z7
+	CMPQ BX, $9
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z8
+	CMPQ BX, $10
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z9
+	CMPQ BX, $11
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z10
+	CMPQ BX, $12
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z11
+	CMPQ BX, $13
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z12
+	CMPQ BX, $14
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z13
+	CMPQ BX, $15
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z14
+	CMPQ BX, $16
+	JLT  started
+	ADDQ R9, R10
+	VMOVUPS (R10), Z15
+started:
+	MOVQ AX, SI
+	MOVQ R13, CX
+	SHRQ $2, CX
+	JZ   rest
+loop:
+	UNPACKF4(0, 64)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+	UNPACKF4(16, 320)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+	UNPACKF4(32, 576)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+	UNPACKF4(48, 832)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+	ADDQ $1088, R8
+	DECQ CX
+	JNZ  loop
+rest:
+	MOVQ R13, CX
+	ANDQ $3, CX
+	JZ   fours
+	UNPACKF4(0, 64)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+	CMPQ CX, $1
+	JEQ  rested
+	UNPACKF4(16, 320)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+	CMPQ CX, $2
+	JEQ  rested
+	UNPACKF4(32, 576)
+	ACT(0, 512, 576, Z0)
+	ACT(32, 516, 580, Z1)
+	ACT(64, 520, 584, Z2)
+	ACT(96, 524, 588, Z3)
+	ACT(128, 528, 592, Z4)
+	ACT(160, 532, 596, Z5)
+	ACT(192, 536, 600, Z6)
+	ACT(224, 540, 604, Z7)
+	ACT(256, 544, 608, Z8)
+	ACT(288, 548, 612, Z9)
+	ACT(320, 552, 616, Z10)
+	ACT(352, 556, 620, Z11)
+	ACT(384, 560, 624, Z12)
+	ACT(416, 564, 628, Z13)
+	ACT(448, 568, 632, Z14)
+	ACT(480, 572, 636, Z15)
+	ADDQ $640, SI
+rested:
+	SHLQ $8, CX
+	LEAQ 64(R8)(CX*1), R8
+fours:
 	MOVQ DI, R10
 	VMOVUPS Z0, (R10)
 	CMPQ BX, $2

@@ -10,6 +10,9 @@ import (
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
+// x16Types are the weight types with an x16 layout.
+var x16Types = []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4}
+
 // TestX16 checks the x16 layout and kernels: the generic kernel against
 // the dot products over the GGUF blocks (the specification of the sums),
 // every implementation against the generic kernel, and that an activation
@@ -17,13 +20,13 @@ import (
 func TestX16(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, impl := range Impls() {
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
+		for _, wt := range x16Types {
 			kern := impl.X16[wt]
 			if kern == nil {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/%s", impl.Name, wt), func(t *testing.T) {
-				shapes := [][2]int{{16, 32}, {32, 96}, {48, 2048}}
+				shapes := [][2]int{{16, 32}, {16, 64}, {32, 96}, {16, 160}, {48, 2048}}
 				if wt.BlockSize() == 256 {
 					shapes = [][2]int{{16, 256}, {32, 768}, {48, 2048}}
 				}
@@ -36,7 +39,10 @@ func TestX16(t *testing.T) {
 					if (l.pair || l.spair) && cols/l.cols%2 == 1 {
 						pad = 32
 					}
-					if extra := tb - pad - X16Rows*rowBytes; extra < 0 || extra > X16Rows*rowBytes*4/100 || tb%64 != 0 && (l.pair || l.spair) {
+					if rest := cols / l.cols % 4; l.quad && rest != 0 {
+						pad = 64 - 16*rest // a last one to three of four: their line of scales
+					}
+					if extra := tb - pad - X16Rows*rowBytes; extra < 0 || extra > X16Rows*rowBytes*4/100 || tb%64 != 0 && (l.pair || l.spair || l.quad) {
 						t.Fatalf("tile of %d bytes for %d GGUF bytes: the copy must not cost more than 4 %% (Q3_K: 3.6) and %d bytes of padding, and paired tiles must be whole cache lines", tb, X16Rows*rowBytes, pad)
 					}
 					nt := rows / X16Rows
@@ -114,7 +120,7 @@ func TestX16(t *testing.T) {
 func TestX16Cols(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	for _, impl := range Impls() {
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
+		for _, wt := range x16Types {
 			kern := impl.X16[wt]
 			if kern == nil {
 				continue
@@ -200,7 +206,7 @@ func TestX16Errors(t *testing.T) {
 // BenchmarkPackX16: rearranging 16-row tiles of 4096 columns (MB/s of
 // GGUF bytes), what loading a model costs per byte of its weights.
 func BenchmarkPackX16(b *testing.B) {
-	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
+	for _, wt := range x16Types {
 		b.Run(wt.String(), func(b *testing.B) {
 			const rows, cols = 256, 4096
 			w := quantized(b, wt, randNormal(rand.New(rand.NewPCG(1, 2)), rows*cols, 1))
@@ -224,7 +230,7 @@ func BenchmarkPackX16(b *testing.B) {
 func BenchmarkX16VsRows(b *testing.B) {
 	const rows, cols = 1024, 4096
 	for _, impl := range Impls() {
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
+		for _, wt := range x16Types {
 			kern := impl.X16[wt]
 			if kern == nil || impl.Name == Generic.Name {
 				continue
@@ -296,7 +302,7 @@ func TestXPackFast(t *testing.T) {
 		t.Skip("no fast packing on this CPU")
 	}
 	r := rand.New(rand.NewPCG(71, 72))
-	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
+	for _, wt := range x16Types {
 		for _, cols := range []int{256, 512, 2048, 2144} {
 			if cols%x16Layouts[wt].cols != 0 {
 				continue // 2144 = 67 blocks of 32: the AVX-512 loop's groups of eight and a tail
@@ -348,7 +354,7 @@ func BenchmarkX16Panel(b *testing.B) {
 		if impl.Name == Generic.Name {
 			continue
 		}
-		for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL, tensor.IQ4_XS} {
+		for _, wt := range x16Types {
 			kern := impl.X16[wt]
 			if kern == nil {
 				continue

@@ -315,7 +315,8 @@ func (s *Shape) x16Extra(vnni bool) int64 {
 // it has x16 kernels only with AVX-512 VNNI, vnni); and the types whose
 // records go in pairs pad a tile with an odd number of records in a column
 // panel (2048 columns, 1024 for Q8_0: only the last, narrower one can be
-// odd) by 32 bytes.
+// odd) by 32 bytes. MXFP4's records go in fours (VNNI only), its last one
+// to three padded to a cache line: 48, 32 or 16 bytes.
 func X16MatrixExtra(typ tensor.DType, rows, cols int64, vnni bool) int64 {
 	tiles := rows / 16
 	var n int64
@@ -325,6 +326,13 @@ func X16MatrixExtra(typ tensor.DType, rows, cols int64, vnni bool) int64 {
 	case typ == tensor.IQ4_XS && vnni: // a d per row, the 6-bit scales as bytes
 		n = tiles * (cols / 256) * X16ScaleBytes / 2
 	case typ == tensor.IQ4_XS:
+		return 0
+	case typ == tensor.MXFP4 && !vnni:
+		return 0
+	case typ == tensor.MXFP4:
+		if rest := cols % 2048 / 32 % 4; rest != 0 {
+			return tiles * (64 - 16*rest)
+		}
 		return 0
 	}
 	panel := int64(2048)

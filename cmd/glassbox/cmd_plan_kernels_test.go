@@ -36,8 +36,8 @@ func TestVectorElemsAgree(t *testing.T) {
 func TestX16ExtraAgrees(t *testing.T) {
 	checked := 0
 	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL,
-		tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_XS} {
-		for _, cols := range []int{256, 768, 896, 2048, 4864, 8960} {
+		tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q3_K, tensor.Q2_K, tensor.IQ4_XS, tensor.MXFP4} {
+		for _, cols := range []int{256, 768, 896, 2048, 2080, 2144, 2880, 4864, 8960} {
 			rb, err := dt.RowBytes(int64(cols))
 			if err != nil {
 				continue // not a whole number of blocks

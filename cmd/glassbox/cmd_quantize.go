@@ -29,7 +29,7 @@ func runQuantize(ctx context.Context, env *cmdEnv, args []string) error {
 		return errUsage
 	}
 	inPath, outPath := pos[0], pos[1]
-	dt, err := quantize.ParseType(pos[2])
+	opt, err := quantize.Parse(pos[2])
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,8 @@ func runQuantize(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	pool := compute.NewPool(*threads)
 	defer pool.Close()
-	rep, err := quantize.File(ctx, in, fh, quantize.Options{Type: dt, Pool: pool})
+	opt.Pool = pool
+	rep, err := quantize.File(ctx, in, fh, opt)
 	if cerr := fh.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("quantize: %w", cerr)
 	}

@@ -28,7 +28,7 @@ import (
 
 // Version changes whenever what the probe measures, or how, changes: a
 // cached result of another version is measured again.
-const Version = 3
+const Version = 4 // 4: MXFP4 probed
 
 // Result is one probe at one thread count.
 type Result struct {
@@ -88,9 +88,9 @@ func (r *Result) Rate(name string) (float64, bool) {
 }
 
 // Types are the weight formats probed: the float types and the quantized
-// formats llama.cpp's common files use.
+// formats llama.cpp's common files use (MXFP4: gpt-oss's experts).
 var Types = []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
-	tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS}
+	tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_NL, tensor.IQ4_XS, tensor.MXFP4}
 
 // Options tunes a probe; the zero value is the default.
 type Options struct {

@@ -1,9 +1,13 @@
 // Package quantize rewrites a GGUF model with its weight matrices in
 // another format, as llama-quantize does for its plain types: every 2-D
-// tensor whose name ends in "weight" is converted (row by row: dequantize
-// to F32, quantize with kernel.Quantize), 1-D tensors (norms, biases) and
-// everything else are copied unchanged, metadata is copied and
-// general.file_type / general.quantization_version are set.
+// tensor whose name ends in "weight" and every 3-D stack of expert
+// matrices (blk.N.ffn_*_exps.weight) is converted (row by row: dequantize
+// to F32, quantize with kernel.Quantize); an MoE router
+// (ffn_gate_inp.weight), 1-D tensors (norms, biases) and everything else
+// are copied unchanged, metadata is copied and general.file_type /
+// general.quantization_version are set. One mixed type of llama-quantize's
+// is written too: MXFP4_MOE, the expert stacks in MXFP4 and every other
+// matrix in Q8_0 (Mix).
 //
 // Rows whose length is not a multiple of the target's block size fall back
 // to a format that fits (K-quants to a 32-block legacy format, then F16),
@@ -28,8 +32,22 @@ import (
 // Options configure a conversion.
 type Options struct {
 	Type tensor.DType  // target weight format
+	Mix  *Mix          // if set, the formats by kind of matrix instead of Type
 	Pool *compute.Pool // nil: one thread
 }
+
+// Mix is one of llama-quantize's file types that give the expert stacks
+// one format and the other matrices another.
+type Mix struct {
+	Name     string       // llama-quantize's name of the file type
+	FileType uint32       // its general.file_type (enum llama_ftype)
+	Experts  tensor.DType // the stacks of expert matrices (…_exps.weight)
+	Others   tensor.DType // every other matrix, the output and token embedding included
+}
+
+// Mixes are the mixed types File writes: MXFP4_MOE as llama-quantize
+// makes it (src/llama-quant.cpp: experts MXFP4, everything else Q8_0).
+var Mixes = []Mix{{Name: "MXFP4_MOE", FileType: 38, Experts: tensor.MXFP4, Others: tensor.Q8_0}}
 
 // TensorReport describes what happened to one tensor.
 type TensorReport struct {
@@ -58,6 +76,7 @@ var fileTypes = map[tensor.DType]uint32{
 	tensor.F32: 0, tensor.F16: 1, tensor.Q4_0: 2, tensor.Q4_1: 3, tensor.Q8_0: 7, tensor.Q5_0: 8,
 	tensor.Q5_1: 9, tensor.Q2_K: 10, tensor.Q3_K: 11 /* Q3_K_S */, tensor.Q4_K: 14, /* Q4_K_S */
 	tensor.Q5_K: 16 /* Q5_K_S */, tensor.Q6_K: 18, tensor.IQ4_NL: 25, tensor.IQ4_XS: 30, tensor.BF16: 32,
+	tensor.MXFP4: 38, // MXFP4_MOE, the only llama_ftype whose default type is MXFP4
 }
 
 // FileType returns the general.file_type value for a model quantized to dt.
@@ -69,7 +88,7 @@ func FileType(dt tensor.DType) (uint32, error) {
 	return ft, nil
 }
 
-// TypeNames lists the accepted target types.
+// TypeNames lists the accepted target types, the mixes last.
 func TypeNames() string {
 	var names []string
 	for _, t := range tensor.DTypes() {
@@ -77,7 +96,22 @@ func TypeNames() string {
 			names = append(names, t.String())
 		}
 	}
+	for _, m := range Mixes {
+		names = append(names, m.Name)
+	}
 	return strings.Join(names, ", ")
+}
+
+// Parse parses a target type name, case-insensitively: a weight format
+// (ParseType) or a mix's name.
+func Parse(s string) (Options, error) {
+	for i, m := range Mixes {
+		if strings.EqualFold(s, m.Name) {
+			return Options{Mix: &Mixes[i]}, nil
+		}
+	}
+	dt, err := ParseType(s)
+	return Options{Type: dt}, err
 }
 
 // ParseType parses a target type name, case-insensitively.
@@ -99,17 +133,38 @@ var fallback = map[tensor.DType]tensor.DType{
 	tensor.Q4_0: tensor.F16, tensor.Q4_1: tensor.F16, tensor.Q5_0: tensor.F16,
 	tensor.Q5_1: tensor.F16, tensor.Q8_0: tensor.F16,
 	tensor.IQ4_XS: tensor.IQ4_NL, tensor.IQ4_NL: tensor.F16, // as llama-quantize
+	tensor.MXFP4: tensor.F16,
+}
+
+// isExperts reports whether ti is a stack of expert matrices.
+func isExperts(ti *gguf.TensorInfo) bool {
+	return len(ti.Shape) == 3 && strings.HasSuffix(ti.Name, "_exps.weight")
+}
+
+// want is the format opt asks for ti (a weight matrix or expert stack).
+func (opt *Options) want(ti *gguf.TensorInfo) tensor.DType {
+	switch {
+	case opt.Mix == nil:
+		return opt.Type
+	case isExperts(ti):
+		return opt.Mix.Experts
+	}
+	return opt.Mix.Others
 }
 
 // target picks the type for one tensor and says why it differs from want.
-func target(ti *gguf.TensorInfo, want tensor.DType) (tensor.DType, string) {
-	if len(ti.Shape) != 2 || !strings.HasSuffix(ti.Name, "weight") {
-		return ti.Type, "kept: not a 2-D weight matrix"
+func target(ti *gguf.TensorInfo, opt *Options) (tensor.DType, string) {
+	if len(ti.Shape) != 2 && !isExperts(ti) || !strings.HasSuffix(ti.Name, "weight") {
+		return ti.Type, "kept: not a 2-D weight matrix or a stack of experts"
+	}
+	if strings.HasSuffix(ti.Name, "ffn_gate_inp.weight") {
+		return ti.Type, "kept: an MoE router (as llama-quantize)"
 	}
 	if !kernel.Supported(ti.Type) {
 		return ti.Type, fmt.Sprintf("kept: cannot read %s", ti.Type)
 	}
-	cols := ti.Shape[1]
+	cols := ti.Shape[len(ti.Shape)-1]
+	want := opt.want(ti)
 	dt := want
 	for cols%int64(dt.BlockSize()) != 0 {
 		next, ok := fallback[dt]
@@ -124,23 +179,29 @@ func target(ti *gguf.TensorInfo, want tensor.DType) (tensor.DType, string) {
 	return dt, ""
 }
 
-// File converts in to opt.Type and writes the new GGUF to w.
+// File converts in to opt.Type (or opt.Mix) and writes the new GGUF to w.
 func File(ctx context.Context, in *gguf.File, w io.Writer, opt Options) (*Report, error) {
-	ft, err := FileType(opt.Type)
-	if err != nil {
-		return nil, err
+	rep := &Report{Type: opt.Type.String()}
+	quantized := opt.Type.BlockSize() > 1
+	if opt.Mix != nil {
+		rep.Type, rep.FileType, quantized = opt.Mix.Name, opt.Mix.FileType, true
+	} else {
+		ft, err := FileType(opt.Type)
+		if err != nil {
+			return nil, err
+		}
+		rep.FileType = ft
 	}
-	rep := &Report{Type: opt.Type.String(), FileType: ft}
 	var meta gguf.Metadata
 	for _, kv := range in.Meta.KVs {
 		if err := meta.Set(kv.Key, kv.Value.Any()); err != nil {
 			return nil, fmt.Errorf("quantize: copy metadata %q: %w", kv.Key, err)
 		}
 	}
-	if err := meta.Set("general.file_type", ft); err != nil {
+	if err := meta.Set("general.file_type", rep.FileType); err != nil {
 		return nil, err
 	}
-	if opt.Type.BlockSize() > 1 {
+	if quantized {
 		if err := meta.Set("general.quantization_version", uint32(2)); err != nil {
 			return nil, err
 		}
@@ -149,7 +210,7 @@ func File(ctx context.Context, in *gguf.File, w io.Writer, opt Options) (*Report
 	rep.Tensors = make([]TensorReport, len(in.Tensors))
 	for i := range in.Tensors {
 		ti := &in.Tensors[i]
-		dt, note := target(ti, opt.Type)
+		dt, note := target(ti, &opt)
 		tr := &rep.Tensors[i]
 		*tr = TensorReport{Name: ti.Name, Shape: ti.Shape, From: ti.Type, To: dt,
 			FromName: ti.Type.String(), ToName: dt.String(), Note: note}
@@ -175,10 +236,14 @@ func File(ctx context.Context, in *gguf.File, w io.Writer, opt Options) (*Report
 	return rep, nil
 }
 
-// convert streams one matrix: batches of rows are dequantized and
-// requantized on the pool, then written in order.
+// convert streams one matrix (or stack of them: its rows one after
+// another): batches of rows are dequantized and requantized on the pool,
+// then written in order.
 func convert(ctx context.Context, p *compute.Pool, w io.Writer, src []byte, ti *gguf.TensorInfo, dt tensor.DType, tr *TensorReport) error {
-	rows, cols := int(ti.Shape[0]), int(ti.Shape[1])
+	rows, cols := 1, int(ti.Shape[len(ti.Shape)-1])
+	for _, d := range ti.Shape[:len(ti.Shape)-1] {
+		rows *= int(d)
+	}
 	inRB, err := ti.Type.RowBytes(int64(cols))
 	if err != nil {
 		return err

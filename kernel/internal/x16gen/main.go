@@ -1,7 +1,7 @@
 // Command x16gen writes kernel/x16_amd64.s: the AVX-512 VNNI x16 kernels
 // for each weight type and panel width, unrolled
 // per width (1, 2, 4 or 16 activation rows), over a range of tiles. The macros are written by hand (the
-// prelude below); the kernel bodies are generated so that the forty-eight
+// prelude below); the kernel bodies are generated so that the fifty-two
 // kernels cannot drift apart (a test checks that the committed file is
 // this program's output). Run from the kernel folder:
 //
@@ -16,7 +16,7 @@ import (
 
 // kind is one weight type's kernel family.
 type kind struct {
-	name   string // Q4, Q8, Q5, Q41, Q51, QI4, K4, K5, K6, K3, K2, KI4
+	name   string // Q4, Q8, Q5, Q41, Q51, QI4, QF4, K4, K5, K6, K3, K2, KI4
 	unpack string // the unpacking macro (Q4, Q8: per block; K: per sub-block)
 	rec    int    // bytes of one record (a block, or a super-block for K)
 	mask   string // the byte mask Z31 holds (the nibble mask, or K3's two bits), if any
@@ -26,8 +26,9 @@ type kind struct {
 	act    string // the macro for one activation row (Q: ACT, ACTM; K: ACTK, ACT6, ACT2)
 	heads  int    // K: f16 vectors of the record's head converted once per super-block (d, dmin)
 	scb    int    // K: bytes of one sub-block's scales (0: 32)
-	table  bool   // IQ4: the level lookup table in Z30
+	table  string // IQ4, MXFP4: the level lookup table Z30 holds (x16iq4, x16fp4), if any
 	pair   bool   // Q4_0, IQ4_NL, Q8_0, Q5_0: units in pairs, both scales then both units' levels (x16.go)
+	quad   bool   // MXFP4: units in fours, the four units' E8M0 scales then their levels (x16.go)
 	spair  bool   // K6, K3, KI4: super-units in pairs, both heads then both bodies (x16.go's superAt)
 	group  int    // K: sub-blocks whose scales share a line (0: 2)
 	// pf: how far ahead (bytes) the one-row kernel (decode) prefetches
@@ -52,13 +53,14 @@ var kinds = []kind{
 	{name: "Q5", unpack: "UNPACK5", rec: 352, mask: "x16nib", actRec: 40, act: "ACT", pair: true},
 	{name: "Q41", unpack: "UNPACK41", rec: 320, mask: "x16nib", actRec: 40, act: "ACTM"},
 	{name: "Q51", unpack: "UNPACK51", rec: 384, mask: "x16nib", actRec: 40, act: "ACTM"},
-	{name: "QI4", unpack: "UNPACKI4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", table: true, pair: true},
+	{name: "QI4", unpack: "UNPACKI4", rec: 288, mask: "x16nib", actRec: 40, act: "ACT", table: "x16iq4", pair: true},
+	{name: "QF4", unpack: "UNPACKF4", rec: 272, mask: "x16nib", actRec: 40, act: "ACT", table: "x16fp4", quad: true},
 	{name: "K4", unpack: "SUBK", rec: 2368, mask: "x16nib", head: 64, lev: 256, actRec: 40, act: "ACTK", heads: 2, pf: 2368},
 	{name: "K5", unpack: "SUBK5", rec: 2880, mask: "x16nib", head: 64, lev: 320, actRec: 40, act: "ACTK", heads: 2, pf: 2880},
 	{name: "K6", unpack: "UNIT6", rec: 3360, mask: "x16nib", head: 32, lev: 384, actRec: 44, act: "ACT6", heads: 1, spair: true},
 	{name: "K3", unpack: "UNIT3", rec: 1824, mask: "x16m03", head: 32, lev: 192, actRec: 44, act: "ACT6", heads: 1, spair: true},
 	{name: "K2", unpack: "UNIT2", rec: 1344, mask: "x16m03", head: 64, lev: 128, actRec: 44, act: "ACT2"},
-	{name: "KI4", unpack: "UNITI4", rec: 2208, mask: "x16nib", head: 32, lev: 256, actRec: 44, act: "ACT6", heads: 1, scb: 16, table: true, spair: true, group: 4},
+	{name: "KI4", unpack: "UNITI4", rec: 2208, mask: "x16nib", head: 32, lev: 256, actRec: 44, act: "ACT6", heads: 1, scb: 16, table: "x16iq4", spair: true, group: 4},
 }
 
 func main() {
@@ -119,8 +121,11 @@ func kernel(k kind, w int) string {
 	if k.mask != "" {
 		add("\tVPBROADCASTQ %s<>(SB), Z31", k.mask)
 	}
-	if k.table {
-		add("\tVBROADCASTI32X4 x16iq4<>(SB), Z30")
+	if k.table != "" {
+		add("\tVBROADCASTI32X4 %s<>(SB), Z30", k.table)
+	}
+	if k.quad {
+		add("\tVPBROADCASTD x16e8m0<>(SB), Z29")
 	}
 	add("tile:")
 	for j := range w {
@@ -144,6 +149,31 @@ func kernel(k kind, w int) string {
 		}
 	}
 	switch {
+	case k.quad:
+		// Fours of units (the four units' scales, one line, then their
+		// levels), then a tile's last one to three units (the same, their
+		// line of scales padded).
+		lev := k.rec - 16
+		add("\tSHRQ $2, CX\n\tJZ   rest")
+		add("loop:")
+		for j := range 4 {
+			add("\t%s(%d, %d)", k.unpack, 16*j, 64+lev*j)
+			acts()
+			add("\tADDQ $%d, SI", 40*w)
+		}
+		add("\tADDQ $%d, R8\n\tDECQ CX\n\tJNZ  loop", 4*k.rec)
+		add("rest:\n\tMOVQ R13, CX\n\tANDQ $3, CX\n\tJZ   fours")
+		for j := range 3 {
+			add("\t%s(%d, %d)", k.unpack, 16*j, 64+lev*j)
+			acts()
+			add("\tADDQ $%d, SI", 40*w)
+			if j < 2 {
+				add("\tCMPQ CX, $%d\n\tJEQ  rested", j+1)
+			}
+		}
+		add("rested:")
+		add("\tSHLQ $8, CX\n\tLEAQ 64(R8)(CX*1), R8") // past the rest: 64 + 256·rest bytes
+		add("fours:")
 	case k.pair:
 		// Pairs of units (both units' scales, then both units' chunks),
 		// then an odd tile's last unit (its scales, 32 bytes of padding,
@@ -401,6 +431,23 @@ GLOBL x16iq4<>(SB), RODATA|NOPTR, $16
 
 #define UNPACKI4(so, lo) \
 	UNPACK4(so, lo); \
+	LOOKUP4
+
+// MXFP4 (x16QF4W*): Z30 holds the MXFP4 table, kv+128 as bytes; Z29 the
+// float32 2^−128 in every lane. UNPACKF4(so, lo): a unit's E8M0 scale
+// bytes (so bytes on from R8) as d[r] = 2^−128·2^e[r] (VSCALEFPS: exact,
+// subnormal for e < 2) and its levels (lo bytes on).
+DATA x16fp4<>+0(SB)/8, $0x8c88868483828180
+DATA x16fp4<>+8(SB)/8, $0x74787a7c7d7e7f80
+GLOBL x16fp4<>(SB), RODATA|NOPTR, $16
+DATA x16e8m0<>+0(SB)/4, $0x00200000
+GLOBL x16e8m0<>(SB), RODATA|NOPTR, $4
+
+#define UNPACKF4(so, lo) \
+	VPMOVZXBD so(R8), Z24; \
+	VCVTDQ2PS Z24, Z24; \
+	VSCALEFPS Z24, Z29, Z24; \
+	CHUNKS(R8, lo); \
 	LOOKUP4
 
 // UNITI4(so, lo): an IQ4_XS unit's scale (so bytes on from R11, signed,
