@@ -172,6 +172,33 @@ func (b *Binder) Vector(name string, n int) []float32 {
 		b.fail("tensor %s: shape %v, want [%d]", name, t.Shape, n)
 		return nil
 	}
+	return b.floats(name, t, n)
+}
+
+// Vectors binds an (n, width) tensor of F32, F16 or BF16 values as n
+// vectors of width (a stacked bias: one row an expert's).
+func (b *Binder) Vectors(name string, n, width int) [][]float32 {
+	t := b.tensor(name)
+	if t == nil {
+		return nil
+	}
+	if len(t.Shape) != 2 || t.Shape[0] != int64(n) || t.Shape[1] != int64(width) {
+		b.fail("tensor %s: shape %v, want [%d %d]", name, t.Shape, n, width)
+		return nil
+	}
+	all := b.floats(name, t, n*width)
+	if all == nil {
+		return nil
+	}
+	out := make([][]float32, n)
+	for i := range out {
+		out[i] = all[i*width : (i+1)*width : (i+1)*width]
+	}
+	return out
+}
+
+// floats decodes tensor t's n values (F32, F16 or BF16) and counts its bytes.
+func (b *Binder) floats(name string, t *gguf.TensorInfo, n int) []float32 {
 	data := b.f.Data(t)
 	out := make([]float32, n)
 	switch t.Type {

@@ -85,7 +85,7 @@ func ReadConfigMoE(f *gguf.File, arch string) (Config, error) {
 
 // MoEArchs names the architectures that run mixture-of-experts files,
 // for the refusal of the others.
-const MoEArchs = "llama (Mixtral), qwen2moe, qwen3moe, granitemoe"
+const MoEArchs = "llama (Mixtral), qwen2moe, qwen3moe, granitemoe, gpt-oss"
 
 func readConfig(f *gguf.File, arch string, moe bool) (Config, error) {
 	c := Config{Arch: arch}
@@ -126,7 +126,7 @@ func readConfig(f *gguf.File, arch string, moe bool) (Config, error) {
 	}
 	if c.RopeYaRN != nil {
 		if !yarnArchs[arch] {
-			return c, fmt.Errorf("load: %s: RoPE scaling \"yarn\" is not supported for this architecture (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, granite, granitemoe)", arch)
+			return c, fmt.Errorf("load: %s: RoPE scaling \"yarn\" is not supported for this architecture (supported: gpt-oss, llama, qwen2, qwen2moe, qwen3, qwen3moe, granite, granitemoe)", arch)
 		}
 		if c.RopeDim != c.HeadDim {
 			return c, fmt.Errorf("load: %s: RoPE scaling \"yarn\" with %d of %d head dimensions rotated is not supported (its attention factor is applied to the whole head)", arch, c.RopeDim, c.HeadDim)
@@ -237,7 +237,7 @@ func Float(f *gguf.File, arch, key string, def float32) (float32, error) {
 
 // yarnArchs are the architectures whose attention applies YaRN's factor
 // (Config.AttnScale).
-var yarnArchs = map[string]bool{"llama": true, "qwen2": true, "qwen2moe": true, "qwen3": true, "qwen3moe": true, "granite": true, "granitemoe": true}
+var yarnArchs = map[string]bool{"gpt-oss": true, "llama": true, "qwen2": true, "qwen2moe": true, "qwen3": true, "qwen3moe": true, "granite": true, "granitemoe": true}
 
 // ropeScaling reads <arch>.rope.scaling.*: linear scaling (positions
 // divided by the factor) or YaRN; other types fail at load rather than

@@ -22,6 +22,33 @@ type Experts struct {
 	// its output weighted by sigmoid(xb·SharedGate).
 	Shared     *FFN      // ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp
 	SharedGate []float32 // (dim): ffn_gate_inp_shexp
+	// gpt-oss's experts add biases after the router and after each of an
+	// expert's matrices (nil: none), and gate with compute.SwiGLUOAI
+	// (Act; nil: compute.SwiGLU).
+	RouterBias []float32   // (experts): ffn_gate_inp.bias
+	GateBias   [][]float32 // per expert (expertHidden): ffn_gate_exps.bias
+	UpBias     [][]float32 // per expert (expertHidden): ffn_up_exps.bias
+	DownBias   [][]float32 // per expert (dim): ffn_down_exps.bias
+	Act        func(gate, up []float32)
+}
+
+// act is the experts' gated unit.
+func (e *Experts) act() func(gate, up []float32) {
+	if e.Act != nil {
+		return e.Act
+	}
+	return compute.SwiGLU
+}
+
+// addBias adds bias (width w; nil: none) to each of the m rows of x.
+func addBias(x []float32, bias []float32, m int) {
+	if bias == nil {
+		return
+	}
+	w := len(bias)
+	for i := range m {
+		compute.Add(x[i*w:(i+1)*w], x[i*w:(i+1)*w], bias)
+	}
 }
 
 // BindExperts binds the experts of the block whose tensors start with
@@ -84,6 +111,7 @@ func (d *Decoder) MoE(e *Experts, out, xb []float32, n int) {
 	dim, hid, k, ne := c.Dim, c.ExpertHiddenDim, c.ExpertsUsed, c.Experts
 	scores := mb.scores[:n*ne]
 	d.MatMul(d.Pool, scores, e.Router, xb[:n*dim], n)
+	addBias(scores, e.RouterBias, n)
 	for t := range n {
 		Route(scores[t*ne:(t+1)*ne], mb.pick[t*k:(t+1)*k], mb.weight[t*k:(t+1)*k], !c.ExpertProbs)
 	}
@@ -119,9 +147,16 @@ func (d *Decoder) MoE(e *Experts, out, xb []float32, n int) {
 			copy(in[i*dim:(i+1)*dim], xb[t*dim:(t+1)*dim])
 		}
 		d.MatMuls(in, m, compute.Product{Out: d.HB[:m*hid], W: e.Gate[x]}, compute.Product{Out: d.HB2[:m*hid], W: e.Up[x]})
-		GLU(d.Pool, compute.SwiGLU, d.HB[:m*hid], d.HB2[:m*hid])
+		if e.GateBias != nil {
+			addBias(d.HB, e.GateBias[x], m)
+			addBias(d.HB2, e.UpBias[x], m)
+		}
+		GLU(d.Pool, e.act(), d.HB[:m*hid], d.HB2[:m*hid])
 		y := mb.out[:m*dim]
 		d.MatMul(d.Pool, y, e.Down[x], d.HB[:m*hid], m)
+		if e.DownBias != nil {
+			addBias(y, e.DownBias[x], m)
+		}
 		for i, j := range mb.rows[start:end] {
 			t, w := int(j)/k, mb.weight[j]
 			o, yi := out[t*dim:(t+1)*dim], y[i*dim:(i+1)*dim]
@@ -153,7 +188,13 @@ func (d *Decoder) moeToken(e *Experts, out, xb []float32) {
 		}
 		d.MatMuls(xb[:dim], 1, ps[:np]...)
 	}
-	GLU(d.Pool, compute.SwiGLU, d.HB[:k*hid], d.HB2[:k*hid])
+	if e.GateBias != nil {
+		for q, x := range pick {
+			addBias(d.HB[q*hid:], e.GateBias[x], 1)
+			addBias(d.HB2[q*hid:], e.UpBias[x], 1)
+		}
+	}
+	GLU(d.Pool, e.act(), d.HB[:k*hid], d.HB2[:k*hid])
 	y := mb.out[:k*dim]
 	var xs [4][]float32
 	for r := 0; r < k; r += 4 {
@@ -164,6 +205,11 @@ func (d *Decoder) moeToken(e *Experts, out, xb []float32) {
 			np++
 		}
 		d.MatMulsApart(xs[:np], 1, ps[:np]...)
+	}
+	if e.DownBias != nil {
+		for q, x := range pick {
+			addBias(y[q*dim:], e.DownBias[x], 1)
+		}
 	}
 	clear(out[:dim])
 	for x := range c.Experts { // expert order, as MoE sums

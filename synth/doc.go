@@ -1,24 +1,36 @@
-// Package synth writes llama-architecture GGUF models with random weights,
-// for benchmarks and tests that need a real model's shape and size but not
-// its knowledge: the output of such a model is gibberish by design.
+// Package synth writes GGUF models with random weights, for benchmarks
+// and tests that need a real model's shape and size but not its
+// knowledge: the output of such a model is gibberish by design.
 //
 // A model is a Config (the shape: a preset such as "1b" — the Llama-3.2-1B
-// body — or "134m"), a weight format ("F16", "Q8_0", "Q4_K_M", ...) and a
-// seed. Write streams the file: every tensor is generated, quantized and
-// written in chunks of rows, so a 4.4 GB F32 model never has to fit in
-// memory. The same Options give the same bytes on every run and platform
-// (integer-only random numbers, chunk seeds independent of the number of
-// workers).
+// body — or "134m"; and an architecture), a weight format ("F16", "Q8_0",
+// "Q4_K_M", ...) and a seed. Write streams the file: every tensor is
+// generated, quantized and written in chunks of rows, so a 4.4 GB F32
+// model never has to fit in memory. The same Options give the same bytes
+// on every run and platform (integer-only random numbers, chunk seeds
+// independent of the number of workers).
 //
-// Weights: matrices (and the embedding) are approximately N(0, 0.02²) —
-// the sum of four uniform variates, scaled to that variance, bounded at
-// ±3.46σ — and norm weights are 1 + the same noise. Metadata is the
-// complete set llama.cpp's loader reads for "llama" (context, embedding,
-// block count, FFN, heads, KV heads, RoPE dimension and base, RMS epsilon,
-// vocabulary size, file type) plus a tokenizer: either the tokenizer.*
-// keys of another GGUF (Options.VocabFrom), or a synthetic SentencePiece
-// vocabulary (SyntheticVocab) laid out like Llama 2's: <unk>, <s>, </s>,
-// the 256 byte-fallback tokens <0x00>..<0xFF>, then pieces.
+// Architectures (Archs): llama (and Mixtral's mixture of experts) is the
+// default; qwen2, qwen2moe, qwen3, qwen3moe, gemma2, gemma3, granite,
+// granitemoe and phi3 add the tensors and metadata keys that both
+// llama.cpp's loader and glassbox's read for them (biases, head norms,
+// post-norms, fused matrices, shared experts; soft-caps, multipliers,
+// sliding windows), with the scalars of the family's real models, and
+// tie the output matrix to the token embedding where the family's small
+// models do. Config.YaRNFactor adds YaRN RoPE scaling to any of them.
+//
+// Weights: matrices (and the embedding, biases and routers) are
+// approximately N(0, 0.02²) — the sum of four uniform variates, scaled to
+// that variance, bounded at ±3.46σ; Options.WeightStd widens them — and
+// norm weights are 1 + N(0, 0.02²) (Gemma's too: its converter stores
+// them with the 1 added). Metadata is the complete set llama.cpp's loader
+// reads for the architecture (context, embedding, block count, FFN,
+// heads, KV heads, RoPE dimension and base, RMS epsilon, vocabulary size,
+// file type, and the family's keys) plus a tokenizer: either the
+// tokenizer.* keys of another GGUF (Options.VocabFrom), or a synthetic
+// SentencePiece vocabulary (SyntheticVocab) laid out like Llama 2's:
+// <unk>, <s>, </s>, the 256 byte-fallback tokens <0x00>..<0xFF>, then
+// pieces.
 //
 // Weight formats follow llama-quantize's default mixes (no importance
 // matrix), see Formats and the table in formats.go.

@@ -10,10 +10,15 @@ import (
 
 // A format assigns a dtype to each tensor, as llama-quantize does for its
 // file types (llama.cpp src/llama-quant.cpp, llama_tensor_get_type, with
-// default settings: no importance matrix, no pure mode). Norms are F32 in
-// every format. For the quantized formats the output matrix is Q6_K
-// (except Q8_0 and Q6_K files, where it is Q8_0 and Q6_K), and the mixes
-// are:
+// default settings: no importance matrix, no pure mode). Norms, biases
+// and routers are F32 in every format. The other architectures' tensors
+// take the type of llama-quantize's category for them: attn_qkv takes
+// attn_v's, a shared expert's and the stacked experts' matrices those of
+// the dense ones they stand for, and a token embedding tied to the output
+// (no output.weight) the output's. For the quantized formats the output
+// matrix is Q6_K (except Q8_0 and Q6_K files, where it is Q8_0 and Q6_K),
+// and the mixes are (without llama-quantize's extra bits for models of
+// exactly 8 experts: attn_k and attn_v Q8_0, attn_output Q5_K):
 //
 //	format  token_embd  attn_q/k, ffn_gate/up  attn_v          attn_output  ffn_down
 //	Q4_0    Q4_0        Q4_0                   Q4_0            Q4_0         Q4_0   (likewise Q4_1, Q5_0, Q5_1)
@@ -25,6 +30,8 @@ import (
 //	Q2_K    Q2_K        Q2_K                   Q4_K if GQA≥4, else Q3_K     Q3_K  Q3_K
 //
 //	IQ4_NL  IQ4_NL      IQ4_NL                 IQ4_NL          IQ4_NL       IQ4_NL (likewise IQ4_XS)
+//
+//	MXFP4_MOE  Q8_0 everywhere but the stacked experts (*_exps), which are MXFP4
 //
 // The IQ4 rows are not llama-quantize's mixes (it also gives some tensors
 // more bits, and quantizes with its own search): one type with the output
@@ -38,6 +45,10 @@ type format struct {
 	ftype uint32 // general.file_type (enum llama_ftype)
 	types func(c Config, role string, layer int) tensor.DType
 }
+
+// ftypeMXFP4MoE is llama-quantize's MXFP4_MOE: the stacked experts
+// (*_exps.weight) are MXFP4 whatever their role, the other matrices Q8_0.
+const ftypeMXFP4MoE = 38
 
 func uniform(t tensor.DType) func(Config, string, int) tensor.DType {
 	return func(Config, string, int) tensor.DType { return t }
@@ -79,8 +90,10 @@ var formats = map[string]format{
 	"Q6_K":   {18, uniform(tensor.Q6_K)},
 	"IQ4_NL": {25, legacy(tensor.IQ4_NL)},
 	"IQ4_XS": {30, legacy(tensor.IQ4_XS)},
-	"Q5_K_M": {17, kMix(tensor.Q5_K)},
-	"Q4_K_M": {15, kMix(tensor.Q4_K)},
+	// gpt-oss's release format: MXFP4 experts, the rest Q8_0.
+	"MXFP4_MOE": {ftypeMXFP4MoE, uniform(tensor.Q8_0)},
+	"Q5_K_M":    {17, kMix(tensor.Q5_K)},
+	"Q4_K_M":    {15, kMix(tensor.Q4_K)},
 	"Q3_K_M": {12, func(c Config, role string, i int) tensor.DType {
 		switch role {
 		case "output":

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/glassbox-ai/glassbox/gguf"
@@ -14,8 +16,8 @@ import (
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
-// Std is the standard deviation of the random matrices (and of the noise
-// around 1 in the norm weights).
+// Std is the default standard deviation of the random weights (and the
+// one of the noise around 1 in the norm weights).
 const Std = 0.02
 
 // Options describe one synthetic model.
@@ -23,6 +25,11 @@ type Options struct {
 	Config
 	Format string // a name from Formats, e.g. "Q4_K_M"
 	Seed   uint64
+	// WeightStd is the standard deviation of the matrices, embeddings,
+	// biases and routers; 0 means Std. A larger one makes the outputs
+	// less flat (a cross-check against another runtime then sees the
+	// soft-caps, multipliers and windows); norm weights stay 1 + N(0, Std²).
+	WeightStd float64
 	// VocabFrom, if set, supplies the tokenizer: all its tokenizer.* keys
 	// are copied and its token count becomes the vocabulary size.
 	VocabFrom *gguf.File
@@ -39,13 +46,14 @@ type Tensor struct {
 	Name  string
 	Shape []int64 // outermost first
 	Type  tensor.DType
-	role  string  // attn_q, ..., norm, embd, output
-	layer int     // block index, -1 outside blocks
-	index uint64  // position in the file: the seed stream
-	mean  float32 // 1 for norms, 0 for matrices
+	role  string // attn_q, ..., norm, bias, router, embd, output
+	layer int    // block index, -1 outside blocks
+	index uint64 // position in the file: the seed stream
 }
 
-// Tensors lists the tensors of o's model in file order with their dtypes.
+// Tensors lists the tensors of o's model in file order with their dtypes:
+// norms, biases and routers are F32, the other matrices (experts and
+// fused matrices too) take the format's type for their role.
 func (o Options) Tensors() ([]Tensor, error) {
 	f, err := lookupFormat(o.Format)
 	if err != nil {
@@ -54,46 +62,17 @@ func (o Options) Tensors() ([]Tensor, error) {
 	if err := o.Config.Validate(); err != nil {
 		return nil, err
 	}
-	c := o.Config
-	d, kv, ff, v := int64(c.Dim), int64(c.HeadDim()*c.NumKVHeads), int64(c.HiddenDim), int64(c.VocabSize)
-	var ts []Tensor
-	add := func(name, role string, layer int, shape ...int64) {
-		t := Tensor{Name: name, Shape: shape, role: role, layer: layer, index: uint64(len(ts))}
-		switch role {
-		case "norm":
-			t.Type, t.mean = tensor.F32, 1
-		case "router":
+	ts := o.Config.layout()
+	for i := range ts {
+		t := &ts[i]
+		switch {
+		case t.role == "norm" || t.role == "bias" || t.role == "router":
 			t.Type = tensor.F32
+		case f.ftype == ftypeMXFP4MoE && strings.HasSuffix(t.Name, "_exps.weight"):
+			t.Type = tensor.MXFP4
 		default:
-			t.Type = f.types(c, role, layer)
+			t.Type = f.types(o.Config, t.role, t.layer)
 		}
-		ts = append(ts, t)
-	}
-	add("token_embd.weight", "embd", -1, v, d)
-	for i := 0; i < c.Layers; i++ {
-		b := fmt.Sprintf("blk.%d.", i)
-		add(b+"attn_norm.weight", "norm", i, d)
-		add(b+"attn_q.weight", "attn_q", i, d, d)
-		add(b+"attn_k.weight", "attn_k", i, kv, d)
-		add(b+"attn_v.weight", "attn_v", i, kv, d)
-		add(b+"attn_output.weight", "attn_output", i, d, d)
-		add(b+"ffn_norm.weight", "norm", i, d)
-		if e := int64(c.Experts); e > 0 {
-			// The router stays F32, as llama-quantize leaves it; the
-			// experts take the types of the dense matrices they replace.
-			add(b+"ffn_gate_inp.weight", "router", i, e, d)
-			add(b+"ffn_gate_exps.weight", "ffn_gate", i, e, ff, d)
-			add(b+"ffn_up_exps.weight", "ffn_up", i, e, ff, d)
-			add(b+"ffn_down_exps.weight", "ffn_down", i, e, d, ff)
-			continue
-		}
-		add(b+"ffn_gate.weight", "ffn_gate", i, ff, d)
-		add(b+"ffn_up.weight", "ffn_up", i, ff, d)
-		add(b+"ffn_down.weight", "ffn_down", i, d, ff)
-	}
-	add("output_norm.weight", "norm", -1, d)
-	add("output.weight", "output", -1, v, d)
-	for _, t := range ts {
 		if row := t.Shape[len(t.Shape)-1]; row%int64(t.Type.BlockSize()) != 0 {
 			return nil, fmt.Errorf("synth: %s: rows of %d elements do not fit %s blocks of %d (choose dimensions that are multiples of %d)",
 				t.Name, row, t.Type, t.Type.BlockSize(), t.Type.BlockSize())
@@ -102,7 +81,7 @@ func (o Options) Tensors() ([]Tensor, error) {
 	return ts, nil
 }
 
-// metadata returns the llama metadata for o, with the tokenizer; it sets
+// metadata returns the metadata for o, with the tokenizer; it sets
 // o.VocabSize when the vocabulary comes from a file.
 func (o *Options) metadata() (*gguf.Metadata, error) {
 	f, err := lookupFormat(o.Format)
@@ -123,41 +102,32 @@ func (o *Options) metadata() (*gguf.Metadata, error) {
 		return nil, err
 	}
 	c := o.Config
-	kv := []struct {
-		k string
-		v any
-	}{
-		{"general.architecture", "llama"},
+	arch := c.arch()
+	kv := []entry{
+		{"general.architecture", arch},
 		{"general.name", c.Name},
 		{"general.description", fmt.Sprintf("random weights written by glassbox synth (format %s, seed %d): output is gibberish by design", o.Format, o.Seed)},
 		{"general.file_type", f.ftype},
-		{"llama.context_length", uint32(c.CtxLen)},
-		{"llama.embedding_length", uint32(c.Dim)},
-		{"llama.block_count", uint32(c.Layers)},
-		{"llama.feed_forward_length", uint32(c.HiddenDim)},
-		{"llama.attention.head_count", uint32(c.NumHeads)},
-		{"llama.attention.head_count_kv", uint32(c.NumKVHeads)},
-		{"llama.rope.dimension_count", uint32(c.HeadDim())},
-		{"llama.rope.freq_base", c.RopeBase},
-		{"llama.attention.layer_norm_rms_epsilon", c.NormEps},
-		{"llama.vocab_size", uint32(c.VocabSize)},
 	}
-	if c.Experts > 0 {
-		kv = append(kv, struct {
-			k string
-			v any
-		}{"llama.expert_count", uint32(c.Experts)}, struct {
-			k string
-			v any
-		}{"llama.expert_used_count", uint32(c.ExpertsUsed)})
+	// The common keys, then the family's, as converters write them.
+	for _, e := range append([]entry{
+		{"context_length", uint32(c.CtxLen)},
+		{"embedding_length", uint32(c.Dim)},
+		{"block_count", uint32(c.Layers)},
+		{"feed_forward_length", uint32(c.ffnLength())},
+		{"attention.head_count", uint32(c.NumHeads)},
+		{"attention.head_count_kv", uint32(c.NumKVHeads)},
+		{"rope.dimension_count", uint32(c.HeadDim())},
+		{"rope.freq_base", c.ropeBase()},
+		{"attention.layer_norm_rms_epsilon", c.normEps()},
+		{"vocab_size", uint32(c.VocabSize)},
+	}, c.archKeys()...) {
+		kv = append(kv, entry{arch + "." + e.k, e.v})
 	}
 	if f.ftype != 0 && f.ftype != 1 && f.ftype != 32 {
-		kv = append(kv, struct {
-			k string
-			v any
-		}{"general.quantization_version", uint32(2)})
+		kv = append(kv, entry{"general.quantization_version", uint32(2)})
 	}
-	// The general/llama keys go first, as converters write them.
+	// The general/<arch> keys go first, as converters write them.
 	head := &gguf.Metadata{}
 	for _, e := range kv {
 		if err := head.Set(e.k, e.v); err != nil {
@@ -174,6 +144,9 @@ func (o *Options) metadata() (*gguf.Metadata, error) {
 
 // Write writes the model described by o to w as GGUF v3.
 func Write(ctx context.Context, w io.Writer, o Options) error {
+	if !(o.WeightStd >= 0) || math.IsInf(o.WeightStd, 0) {
+		return fmt.Errorf("synth: weight std %v must be a positive number (or 0: %v)", o.WeightStd, Std)
+	}
 	meta, err := o.metadata()
 	if err != nil {
 		return err
@@ -190,7 +163,10 @@ func Write(ctx context.Context, w io.Writer, o Options) error {
 		}
 		total += n
 	}
-	g := &generator{ctx: ctx, seed: o.Seed, workers: o.Workers, total: total, progress: o.Progress}
+	g := &generator{ctx: ctx, seed: o.Seed, std: o.WeightStd, workers: o.Workers, total: total, progress: o.Progress}
+	if g.std == 0 {
+		g.std = Std
+	}
 	if g.workers <= 0 {
 		g.workers = runtime.GOMAXPROCS(0)
 	}
@@ -247,6 +223,7 @@ const chunkElems = 1 << 20
 type generator struct {
 	ctx      context.Context
 	seed     uint64
+	std      float64 // of every tensor but the norms
 	workers  int
 	total    int64
 	done     int64
@@ -287,7 +264,11 @@ func (g *generator) fill(w io.Writer, t Tensor) error {
 				r0 := k * rowsPer
 				r1 := min(rows, r0+rowsPer)
 				x := grow(&g.xs[j], (r1-r0)*rowLen)
-				newNoise(g.seed, t.index<<32|uint64(k), Std).fill(x, t.mean)
+				std, mean := g.std, float32(0)
+				if t.role == "norm" {
+					std, mean = Std, 1
+				}
+				newNoise(g.seed, t.index<<32|uint64(k), std).fill(x, mean)
 				buf := grow(&g.bs[j], (r1-r0)*rowBytes)
 				res[j] = result{buf, kernel.Quantize(t.Type, x, buf)}
 			}(j)

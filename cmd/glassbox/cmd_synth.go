@@ -11,15 +11,17 @@ import (
 )
 
 func init() {
-	register(&command{name: "synth", summary: "write a llama model with random weights (benchmark presets 1b, 134m) in any weight format", run: runSynth})
+	register(&command{name: "synth", summary: "write a model with random weights (benchmark presets 1b, 134m; any architecture, weight format)", run: runSynth})
 }
 
 func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlags(env, "synth", "-o OUT.gguf --preset "+strings.Join(synth.PresetNames(), "|")+" --type FORMAT [--seed N] [--vocab FILE]")
+	fs := newFlags(env, "synth", "-o OUT.gguf --preset "+strings.Join(synth.PresetNames(), "|")+" --type FORMAT [--arch NAME] [--yarn FACTOR] [--seed N] [--vocab FILE]")
 	out := fs.String("o", "", "output GGUF file (written through a temporary file, renamed when complete)")
 	preset := fs.String("preset", "", "model shape: "+strings.Join(synth.PresetNames(), ", "))
 	format := fs.String("type", "F16", "weight format: "+strings.Join(synth.Formats(), ", "))
+	arch := fs.String("arch", "llama", "architecture: "+strings.Join(synth.Archs(), ", ")+" (the mixtures of experts need an experts preset such as moe-tiny)")
 	seed := fs.Uint64("seed", 1, "random seed (same seed and flags = same file)")
+	std := fs.Float64("std", 0, "standard deviation of the random weights (0 = 0.02; 0.2 makes the outputs peaked enough for a cross-check with another runtime to see soft-caps, multipliers and windows)")
 	vocab := fs.String("vocab", "", "copy the tokenizer.* keys (and vocabulary size) from this GGUF instead of a synthetic 32000-token SentencePiece vocabulary")
 	threads := fs.Int("threads", 0, "generation/quantization threads (0 = all cores; the file does not depend on it)")
 	quiet := fs.Bool("q", false, "no progress on standard error")
@@ -34,6 +36,9 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.IntVar(&over.CtxLen, "ctx", 0, "override the trained context length")
 	fs.IntVar(&over.Experts, "experts", 0, "override the number of experts (a mixture of experts: Mixtral's layout)")
 	fs.IntVar(&over.ExpertsUsed, "experts-used", 0, "override the experts each token goes through")
+	fs.IntVar(&over.SlidingWindow, "window", 0, "override the sliding window of gemma2's and gemma3's local layers (tiny presets 8, else 4096 gemma2, 1024 gemma3)")
+	fs.IntVar(&over.SlidingWindowPattern, "window-pattern", 0, "override gemma3's layers per global layer (tiny presets 2, else 6)")
+	yarn := fs.Float64("yarn", 0, "YaRN RoPE scaling by this factor (> 1): the context is the extended one, context/FACTOR the original")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -62,6 +67,7 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 		{&cfg.Dim, over.Dim}, {&cfg.Layers, over.Layers}, {&cfg.NumHeads, over.NumHeads}, {&cfg.NumKVHeads, over.NumKVHeads},
 		{&cfg.HiddenDim, over.HiddenDim}, {&cfg.VocabSize, over.VocabSize}, {&cfg.CtxLen, over.CtxLen},
 		{&cfg.Experts, over.Experts}, {&cfg.ExpertsUsed, over.ExpertsUsed},
+		{&cfg.SlidingWindow, over.SlidingWindow}, {&cfg.SlidingWindowPattern, over.SlidingWindowPattern},
 	} {
 		if f.v < 0 {
 			return usage(fmt.Sprintf("shape overrides must be positive, got %d", f.v))
@@ -71,7 +77,11 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 			cfg.Name = "synth-custom"
 		}
 	}
-	o := synth.Options{Config: cfg, Format: *format, Seed: *seed, Workers: *threads}
+	// The name stays the preset's: llama.cpp gives a file whose name holds
+	// "phi3" Phi-3's special-token attributes, which need its vocabulary.
+	cfg.Arch = *arch
+	cfg.YaRNFactor = float32(*yarn)
+	o := synth.Options{Config: cfg, Format: *format, Seed: *seed, WeightStd: *std, Workers: *threads}
 	if *vocab != "" {
 		f, err := gguf.Open(*vocab)
 		if err != nil {
@@ -99,7 +109,7 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if !*quiet {
-		fmt.Fprintf(env.stderr, "synth: wrote %s (%d parameters, %s, seed %d) in %.1fs\n", *out, o.Config.Params(), *format, *seed, time.Since(start).Seconds())
+		fmt.Fprintf(env.stderr, "synth: wrote %s (%s, %d parameters, %s, seed %d) in %.1fs\n", *out, *arch, o.Config.Params(), *format, *seed, time.Since(start).Seconds())
 	}
 	return nil
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/model"
 )
 
 func TestSynthCommand(t *testing.T) {
@@ -27,6 +30,11 @@ func TestSynthCommand(t *testing.T) {
 		{"no preset", []string{"-o", out}, "--preset is required", 2},
 		{"unknown preset", []string{"-o", out, "--preset", "70b"}, `unknown preset "70b"`, 2},
 		{"unknown type", []string{"-o", out, "--preset", "tiny", "--type", "Q7"}, `weight format "Q7" is not supported`, 1},
+		{"arch with a preset", []string{"-o", out, "--preset", "tiny", "--arch", "gemma2", "--type", "Q4_K_M", "--window", "16", "-q"}, "", 0},
+		{"unknown arch", []string{"-o", out, "--preset", "tiny", "--arch", "mamba"}, `architecture "mamba" is not supported`, 1},
+		{"dense arch with experts", []string{"-o", out, "--preset", "moe-tiny", "--arch", "qwen3"}, "qwen3 is dense", 1},
+		{"mixture without experts", []string{"-o", out, "--preset", "tiny", "--arch", "qwen3moe"}, "qwen3moe is a mixture of experts", 1},
+		{"bad yarn", []string{"-o", out, "--preset", "tiny", "--yarn", "0.5"}, "YaRN factor 0.5", 1},
 		{"missing vocab file", []string{"-o", out, "--preset", "tiny", "--vocab", filepath.Join(dir, "nope")}, "load:", 1},
 	}
 	for _, tt := range tests {
@@ -44,7 +52,8 @@ func TestSynthCommand(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				if n, _ := f.Meta.Int("llama.block_count"); n != 2 {
+				arch, _ := f.Meta.Architecture()
+				if n, _ := f.Meta.Int(arch + ".block_count"); n != 2 {
 					t.Errorf("block_count %d", n)
 				}
 			}
@@ -70,4 +79,103 @@ func TestSynthMoE(t *testing.T) {
 	if _, errs, code := runCmd(t, "", "synth", "-o", out, "--preset", "moe-tiny", "--experts-used", "9"); code != 1 || !strings.Contains(errs, "experts used 9 must be between 1 and experts 4") {
 		t.Errorf("bad experts used: exit %d, %s", code, errs)
 	}
+}
+
+// TestSynthArchs: synth --arch writes a file of each architecture that
+// its glassbox loader binds, with the configuration synth meant (window,
+// experts, shared expert, YaRN), and that runs to finite logits.
+func TestSynthArchs(t *testing.T) {
+	dir := t.TempDir()
+	ids := "1 5 99 200 17 300 45 2 77 123 400 8"
+	tests := []struct {
+		arch, preset string
+		extra        []string
+		check        func(c model.Config) bool
+	}{
+		{"llama", "moe-tiny", nil, func(c model.Config) bool { return c.Experts == 4 && c.RopeBase == 10000 }},
+		{"qwen2", "tiny", []string{"--yarn", "4"}, func(c model.Config) bool {
+			return c.RopeYaRN != nil && c.RopeYaRN.Factor == 4 && c.RopeYaRN.OrigCtx == 64 && c.RopeBase == 1e6
+		}},
+		{"qwen2moe", "moe-tiny", nil, func(c model.Config) bool {
+			return c.Experts == 4 && c.ExpertHiddenDim == 256 && c.ExpertSharedHiddenDim == 512 && c.ExpertProbs
+		}},
+		{"qwen3", "tiny", nil, func(c model.Config) bool { return c.HeadDim == 64 && c.NormEps == 1e-6 }},
+		{"qwen3moe", "moe-tiny", []string{"--yarn", "2"}, func(c model.Config) bool {
+			return c.Experts == 4 && c.ExpertHiddenDim == 256 && c.RopeYaRN != nil && c.RopeYaRN.OrigCtx == 128
+		}},
+		{"gemma2", "tiny", nil, func(c model.Config) bool { return c.SlidingWindow == 8 }},
+		{"gemma3", "tiny", []string{"--window", "5"}, func(c model.Config) bool { return c.SlidingWindow == 5 && c.RopeBase == 1e6 }},
+		{"granite", "tiny", nil, func(c model.Config) bool { return c.Experts == 0 }},
+		{"granitemoe", "moe-tiny", nil, func(c model.Config) bool { return c.Experts == 4 && c.ExpertHiddenDim == 256 }},
+		{"phi3", "tiny", nil, func(c model.Config) bool { return c.SlidingWindow == 0 }},
+		{"gpt-oss", "moe-tiny", []string{"--yarn", "4"}, func(c model.Config) bool {
+			return c.Experts == 4 && c.SlidingWindow == 8 && c.RopeYaRN != nil && c.RopeBase == 150000
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arch, func(t *testing.T) {
+			path := filepath.Join(dir, tt.arch+".gguf")
+			args := append([]string{"synth", "-o", path, "--preset", tt.preset, "--arch", tt.arch, "--type", "Q8_0", "-q"}, tt.extra...)
+			if _, errs, code := runCmd(t, "", args...); code != 0 {
+				t.Fatalf("synth: exit %d: %s", code, errs)
+			}
+			f, err := gguf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			m, err := model.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := m.Config(); c.Arch != tt.arch || !tt.check(c) {
+				t.Errorf("config %+v", c)
+			}
+			logits := synthLogits(t, path, ids)
+			for i, x := range logits {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					t.Fatalf("logit %d is %v", i, x)
+				}
+			}
+		})
+	}
+}
+
+// TestSynthWindow: gemma2's and gemma3's local layers see the window
+// synth writes: a window of 4 and one of 64 give the same logits for the
+// first 4 positions and others after them.
+func TestSynthWindow(t *testing.T) {
+	ids := "1 5 99 200 17 300 45 2 77 123 400 8"
+	for _, arch := range []string{"gemma2", "gemma3", "gpt-oss"} {
+		t.Run(arch, func(t *testing.T) {
+			preset := "tiny"
+			if arch == "gpt-oss" { // every block a mixture of experts
+				preset = "moe-tiny"
+			}
+			var logits [2][]float32
+			for i, w := range []string{"4", "64"} {
+				path := filepath.Join(t.TempDir(), arch+".gguf")
+				if _, errs, code := runCmd(t, "", "synth", "-o", path, "--preset", preset, "--arch", arch, "--type", "F32", "--window", w, "-q"); code != 0 {
+					t.Fatalf("synth: %s", errs)
+				}
+				logits[i] = synthLogits(t, path, ids)
+			}
+			vocab := len(logits[0]) / 12
+			for pos := range 12 {
+				same := slices.Equal(logits[0][pos*vocab:(pos+1)*vocab], logits[1][pos*vocab:(pos+1)*vocab])
+				if same != (pos < 4) {
+					t.Errorf("position %d: same logits %v with windows 4 and 64", pos, same)
+				}
+			}
+		})
+	}
+}
+
+func synthLogits(t *testing.T, path, ids string) []float32 {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "logits.f32")
+	if _, errs, code := runCmd(t, "", "logits", "-m", path, "--ids", ids, "-o", out, "--kv", "f32"); code != 0 {
+		t.Fatalf("logits: exit %d: %s", code, errs)
+	}
+	return readF32File(t, out)
 }

@@ -6,6 +6,7 @@ package all
 
 import (
 	_ "github.com/glassbox-ai/glassbox/model/gemma"
+	_ "github.com/glassbox-ai/glassbox/model/gptoss"
 	_ "github.com/glassbox-ai/glassbox/model/granite"
 	_ "github.com/glassbox-ai/glassbox/model/llama"
 	_ "github.com/glassbox-ai/glassbox/model/phi3"
