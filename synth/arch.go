@@ -303,6 +303,9 @@ func (c Config) archKeys() []entry {
 	if k := c.family().keys; k != nil {
 		e = k(c)
 	}
+	if c.KeyLength > 0 && !slices.ContainsFunc(e, func(x entry) bool { return x.k == "attention.key_length" }) {
+		e = append(e, headKeys(c)...) // heads not dim/heads wide, in a family that does not say so
+	}
 	if c.Experts > 0 {
 		e = append(e, entry{"expert_count", uint32(c.Experts)}, entry{"expert_used_count", uint32(c.ExpertsUsed)})
 	}

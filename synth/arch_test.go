@@ -299,3 +299,34 @@ func TestMXFP4MoE(t *testing.T) {
 		}
 	}
 }
+
+// TestGPTOSS20B: the gpt-oss-20b preset has the model card's size (20.9B
+// parameters) and writes its 64-wide heads over a 2880-wide embedding.
+func TestGPTOSS20B(t *testing.T) {
+	c := Presets["gpt-oss-20b"]
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Params(); p < 20.8e9 || p > 21.0e9 {
+		t.Errorf("%d parameters, want 20.9B", p)
+	}
+	keys := map[string]any{}
+	for _, e := range c.archKeys() {
+		keys[e.k] = e.v
+	}
+	if keys["attention.key_length"] != uint32(64) || keys["rope.scaling.factor"] != float32(32) ||
+		keys["rope.scaling.original_context_length"] != uint32(4096) || keys["attention.sliding_window"] != uint32(128) {
+		t.Errorf("keys %v", keys)
+	}
+	// A family without key_length keys of its own gets them when heads
+	// are not dim/heads wide.
+	l := Presets["tiny"]
+	l.KeyLength = 32
+	found := false
+	for _, e := range l.archKeys() {
+		found = found || e.k == "attention.key_length" && e.v == uint32(32)
+	}
+	if !found {
+		t.Error("llama with key length 32: no attention.key_length")
+	}
+}

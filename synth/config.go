@@ -18,7 +18,11 @@ type Config struct {
 	Layers     int
 	NumHeads   int
 	NumKVHeads int
-	HiddenDim  int // FFN width (an expert's in a mixture of experts)
+	// KeyLength is the width of a head when it is not Dim/NumHeads
+	// (<arch>.attention.key_length; gpt-oss: 64 with dim 2880 and 64
+	// heads); 0 means Dim/NumHeads.
+	KeyLength int
+	HiddenDim int // FFN width (an expert's in a mixture of experts)
 	VocabSize  int // used with the synthetic vocabulary; a VocabFrom file sets its own
 	CtxLen     int // <arch>.context_length (the trained context)
 	// RopeBase and NormEps are <arch>.rope.freq_base and the RMSNorm
@@ -62,6 +66,13 @@ var Presets = map[string]Config{
 		Experts: 4, ExpertsUsed: 2, SlidingWindow: 8, SlidingWindowPattern: 2},
 	"moe": {Name: "synth-moe-1.9B", Dim: 2048, Layers: 16, NumHeads: 32, NumKVHeads: 8, HiddenDim: 2048, VocabSize: 32000, CtxLen: 4096,
 		Experts: 8, ExpertsUsed: 2},
+	// "gpt-oss-20b" is gpt-oss-20b's shape (its config.json): 24 blocks of
+	// 32 experts of width 2880, 4 per token, 64 query heads of 64 over 8
+	// KV heads, a 201088-token vocabulary, 131072 positions by YaRN ×32
+	// over 4096, a window of 128 on even layers. 20.9B parameters, 3.6B
+	// per token; as MXFP4_MOE, a 13 GB file.
+	"gpt-oss-20b": {Name: "synth-gpt-oss-20b", Arch: "gpt-oss", Dim: 2880, Layers: 24, NumHeads: 64, NumKVHeads: 8, KeyLength: 64,
+		HiddenDim: 2880, VocabSize: 201088, CtxLen: 131072, Experts: 32, ExpertsUsed: 4, SlidingWindow: 128, YaRNFactor: 32},
 }
 
 // PresetNames lists the presets, sorted.
@@ -74,8 +85,13 @@ func PresetNames() []string {
 	return names
 }
 
-// HeadDim is Dim / NumHeads.
-func (c Config) HeadDim() int { return c.Dim / c.NumHeads }
+// HeadDim is KeyLength, or Dim / NumHeads.
+func (c Config) HeadDim() int {
+	if c.KeyLength > 0 {
+		return c.KeyLength
+	}
+	return c.Dim / c.NumHeads
+}
 
 // Validate checks that the shape is a model of its architecture that
 // ggml can hold.
@@ -94,7 +110,9 @@ func (c Config) Validate() error {
 	pos("vocab", c.VocabSize)
 	pos("context", c.CtxLen)
 	if len(bad) == 0 {
-		if c.Dim%c.NumHeads != 0 {
+		if c.KeyLength < 0 {
+			bad = append(bad, fmt.Sprintf("key length %d is negative", c.KeyLength))
+		} else if c.KeyLength == 0 && c.Dim%c.NumHeads != 0 {
 			bad = append(bad, fmt.Sprintf("dim %d is not a multiple of heads %d", c.Dim, c.NumHeads))
 		} else if c.HeadDim()%2 != 0 {
 			bad = append(bad, fmt.Sprintf("head dim %d is odd (RoPE rotates pairs)", c.HeadDim()))

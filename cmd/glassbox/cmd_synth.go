@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -19,7 +20,7 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	out := fs.String("o", "", "output GGUF file (written through a temporary file, renamed when complete)")
 	preset := fs.String("preset", "", "model shape: "+strings.Join(synth.PresetNames(), ", "))
 	format := fs.String("type", "F16", "weight format: "+strings.Join(synth.Formats(), ", "))
-	arch := fs.String("arch", "llama", "architecture: "+strings.Join(synth.Archs(), ", ")+" (the mixtures of experts need an experts preset such as moe-tiny)")
+	arch := fs.String("arch", "", "architecture: "+strings.Join(synth.Archs(), ", ")+" (the mixtures of experts need an experts preset such as moe-tiny; default: the preset's, llama)")
 	seed := fs.Uint64("seed", 1, "random seed (same seed and flags = same file)")
 	std := fs.Float64("std", 0, "standard deviation of the random weights (0 = 0.02; 0.2 makes the outputs peaked enough for a cross-check with another runtime to see soft-caps, multipliers and windows)")
 	vocab := fs.String("vocab", "", "copy the tokenizer.* keys (and vocabulary size) from this GGUF instead of a synthetic 32000-token SentencePiece vocabulary")
@@ -79,8 +80,12 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	// The name stays the preset's: llama.cpp gives a file whose name holds
 	// "phi3" Phi-3's special-token attributes, which need its vocabulary.
-	cfg.Arch = *arch
-	cfg.YaRNFactor = float32(*yarn)
+	if *arch != "" {
+		cfg.Arch = *arch
+	}
+	if *yarn != 0 {
+		cfg.YaRNFactor = float32(*yarn)
+	}
 	o := synth.Options{Config: cfg, Format: *format, Seed: *seed, WeightStd: *std, Workers: *threads}
 	if *vocab != "" {
 		f, err := gguf.Open(*vocab)
@@ -109,7 +114,7 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if !*quiet {
-		fmt.Fprintf(env.stderr, "synth: wrote %s (%s, %d parameters, %s, seed %d) in %.1fs\n", *out, *arch, o.Config.Params(), *format, *seed, time.Since(start).Seconds())
+		fmt.Fprintf(env.stderr, "synth: wrote %s (%s, %d parameters, %s, seed %d) in %.1fs\n", *out, cmp.Or(o.Config.Arch, "llama"), o.Config.Params(), *format, *seed, time.Since(start).Seconds())
 	}
 	return nil
 }
