@@ -23,8 +23,8 @@ type Config struct {
 	// heads); 0 means Dim/NumHeads.
 	KeyLength int
 	HiddenDim int // FFN width (an expert's in a mixture of experts)
-	VocabSize  int // used with the synthetic vocabulary; a VocabFrom file sets its own
-	CtxLen     int // <arch>.context_length (the trained context)
+	VocabSize int // used with the synthetic vocabulary; a VocabFrom file sets its own
+	CtxLen    int // <arch>.context_length (the trained context)
 	// RopeBase and NormEps are <arch>.rope.freq_base and the RMSNorm
 	// epsilon; 0 means the family's usual value (llama: 10000 and 1e-5;
 	// Qwen: 1e6 and 1e-6; gemma3's global layers 1e6).
