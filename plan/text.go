@@ -53,7 +53,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	row("token embedding", m.EmbeddingBytes, embNote)
 	if m.LayoutBytes > 0 {
-		row("x16 layout", m.LayoutBytes, "Q4_K/Q5_K tiles' unpacked scales")
+		row("x16 layout", m.LayoutBytes, "the tiles' unpacked scales and padding")
 	}
 	row("KV cache", m.KVCacheBytes, fmt.Sprintf("%s per token, %s", FormatBytes(m.KVBytesPerTok), o.KV))
 	row("compute arena", m.ComputeBytes, fmt.Sprintf("activations for a batch of %d", o.Batch))
