@@ -175,15 +175,25 @@ func quantIQ4XS(x []float32, b []byte) {
 }
 
 func dotIQ4NLQ8_0Generic(n int, w, x []byte) float32 {
+	return dotTableQ8_0(n, w, x, 2, &iq4Values, f16)
+}
+
+// dotTableQ8_0 is the dot product of blocks of 32 four-bit indices into
+// table (a block: hb bytes of scale, decoded by scale, then IQ4_NL's 16
+// bytes of nibbles) against Q8_0 activations: per block
+// float(Σ table[w]·x.qs)·scale(w)·x.d. IQ4_NL and MXFP4 differ only in
+// their tables and scales.
+func dotTableQ8_0(n int, w, x []byte, hb int, table *[16]int8, scale func([]byte) float32) float32 {
 	var sum float32
+	bs := hb + 16
 	for i := 0; i < n/qk; i++ {
-		wb, xb := w[i*18:i*18+18], x[i*34:i*34+34]
+		wb, xb := w[i*bs:(i+1)*bs], x[i*34:i*34+34]
 		s := 0
 		for j := range 16 {
-			s += int(iq4Values[wb[2+j]&0xf]) * int(int8(xb[2+j]))
-			s += int(iq4Values[wb[2+j]>>4]) * int(int8(xb[18+j]))
+			s += int(table[wb[hb+j]&0xf]) * int(int8(xb[2+j]))
+			s += int(table[wb[hb+j]>>4]) * int(int8(xb[18+j]))
 		}
-		sum += float32(s) * f16(wb) * f16(xb)
+		sum += float32(s) * scale(wb) * f16(xb)
 	}
 	return sum
 }

@@ -96,15 +96,5 @@ func quantMXFP4(x []float32, b []byte) {
 // ggml_vec_dot_mxfp4_q8_0 (multiplying by the power of two is exact, so
 // any order rounds once, unless a product is subnormal).
 func dotMXFP4Q8_0Generic(n int, w, x []byte) float32 {
-	var sum float32
-	for i := 0; i < n/qk; i++ {
-		wb, xb := w[i*17:i*17+17], x[i*34:i*34+34]
-		s := 0
-		for j := range 16 {
-			s += int(mxfp4Values[wb[1+j]&0xf]) * int(int8(xb[2+j]))
-			s += int(mxfp4Values[wb[1+j]>>4]) * int(int8(xb[18+j]))
-		}
-		sum += float32(s) * e8m0Half(wb[0]) * f16(xb)
-	}
-	return sum
+	return dotTableQ8_0(n, w, x, 1, &mxfp4Values, func(b []byte) float32 { return e8m0Half(b[0]) })
 }
