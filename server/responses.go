@@ -37,6 +37,7 @@ type responsesRequest struct {
 	TopP               *float64            `json:"top_p"`
 	Stream             bool                `json:"stream"`
 	Background         bool                `json:"background"`
+	Store              *bool               `json:"store"` // false: not kept for GET or previous_response_id
 	Tools              []responsesTool     `json:"tools"`
 	ToolChoice         json.RawMessage     `json:"tool_choice"`
 	Text               *responsesText      `json:"text"`
@@ -97,6 +98,11 @@ type responsesJob struct {
 	ToolChoiceGiven json.RawMessage    `json:"tool_choice_given,omitempty"`
 	Created         int64              `json:"created_at"`
 	Sampling        map[string]float64 `json:"sampling,omitempty"` // temperature, top_p as used
+	// NotStored: the request said store false. The job stays in the
+	// journal (glassbox's record of what ran), but the Responses API
+	// does not give it back: GET and previous_response_id answer 404.
+	NotStored  bool `json:"not_stored,omitempty"`
+	Background bool `json:"background,omitempty"`
 }
 
 // responsesUsage is a response's token counts.
@@ -119,6 +125,7 @@ type responseObject struct {
 	CreatedAt          int64             `json:"created_at"`
 	Status             string            `json:"status"` // queued, in_progress, completed, incomplete, failed, cancelled
 	Background         bool              `json:"background"`
+	Store              bool              `json:"store"`
 	Error              *responsesError   `json:"error"`
 	IncompleteDetails  *responsesReason  `json:"incomplete_details"`
 	Instructions       *string           `json:"instructions"`
@@ -327,6 +334,10 @@ func (s *Server) previousConversation(ctx context.Context, id string) ([]Message
 	if json.Unmarshal(job.Params, &p) != nil || p.API != "responses" || p.GenerateRequest == nil {
 		return nil, badRequest("invalid_value", "previous_response_id", "job %s is not a response of /v1/responses", job.ID)
 	}
+	if p.NotStored {
+		notFound.Message += " (it was created with store: false)"
+		return nil, notFound
+	}
 	var res Result
 	if job.State != api.StateDone || json.Unmarshal(job.Result, &res) != nil {
 		return nil, badRequest("invalid_value", "previous_response_id", "previous response %s is %s: only a finished one can be continued", id, job.State)
@@ -455,7 +466,8 @@ func (p *responsesJob) response(jobID, status string, output []map[string]any) r
 	out := responseObject{ID: responseID(jobID), Object: "response", CreatedAt: p.Created, Status: status,
 		MaxOutputTokens: p.MaxOutputTokens, Model: p.Model, Output: output, ParallelToolCalls: true,
 		Temperature: p.Sampling["temperature"], TopP: p.Sampling["top_p"], ToolChoice: p.ToolChoiceGiven,
-		Tools: p.Tools, Text: p.Text, Truncation: "disabled", Metadata: map[string]string{}, JobID: jobID}
+		Tools: p.Tools, Text: p.Text, Truncation: "disabled", Metadata: map[string]string{}, JobID: jobID,
+		Background: p.Background, Store: !p.NotStored}
 	if out.Output == nil {
 		out.Output = []map[string]any{}
 	}
@@ -553,6 +565,12 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) {
 	if e == nil && req.Background && req.Stream {
 		e = badRequest("unsupported", "background", "a background response is fetched with GET /v1/responses/{id}, not streamed")
 	}
+	if e == nil && req.Background && req.Store != nil && !*req.Store {
+		e = badRequest("invalid_value", "store", "a background response must be stored (store: true): it is fetched with GET /v1/responses/{id}")
+	}
+	if e == nil {
+		p.NotStored, p.Background = req.Store != nil && !*req.Store, req.Background
+	}
 	if e != nil {
 		writeOpenAIError(w, e)
 		return
@@ -567,9 +585,7 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("X-Glassbox-Job", g.job.ID)
-		out := p.response(g.job.ID, "queued", nil)
-		out.Background = true
-		writeJSON(w, http.StatusOK, out)
+		writeJSON(w, http.StatusOK, p.response(g.job.ID, "queued", nil))
 		return
 	}
 	ctx, cancel := s.requestContext(r)
@@ -775,25 +791,68 @@ func (rs *responsesStream) call(i int, c ToolCall) error {
 // (in_progress, its output so far not included) or ended, live or from
 // the journal.
 func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) {
+	job, p, e := s.storedResponse(r.Context(), r.PathValue("id"))
+	if e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
+	s.writeResponse(w, r, job, p)
+}
+
+// cancelResponse is POST /v1/responses/{id}/cancel: a background
+// response's job is asked to stop (one already ended is left as it is),
+// and the response is answered as GET gives it then.
+func (s *Server) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	job, err := s.cfg.Jobs.Get(r.Context(), jobOfResponse(id))
+	job, p, e := s.storedResponse(r.Context(), id)
+	if e == nil && !p.Background {
+		e = badRequest("invalid_value", "response_id", "response %s was not created with background: true: only a background response can be cancelled (a foreground one ends with its request)", id)
+	}
+	if e == nil {
+		if err := s.cfg.Jobs.Cancel(r.Context(), job.ID); err != nil {
+			e = toError(err)
+		}
+	}
+	if e == nil {
+		job, p, e = s.storedResponse(r.Context(), id)
+	}
+	if e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
+	s.writeResponse(w, r, job, p)
+}
+
+// storedResponse finds the job of the response named id, and its
+// parameters: a 404 for an unknown id, one that is not a response, and
+// one created with store: false.
+func (s *Server) storedResponse(ctx context.Context, id string) (api.Job, *responsesJob, *Error) {
+	job, err := s.cfg.Jobs.Get(ctx, jobOfResponse(id))
 	var p responsesJob
-	if err == nil && (!strings.HasPrefix(id, "resp_") || json.Unmarshal(job.Params, &p) != nil || p.API != "responses" || p.GenerateRequest == nil) {
+	if err == nil && (!strings.HasPrefix(id, "resp_") || json.Unmarshal(job.Params, &p) != nil || p.API != "responses" || p.GenerateRequest == nil || p.NotStored) {
 		err = ErrJobNotFound
 	}
 	if err != nil {
 		e := toError(err)
 		if errors.Is(err, ErrJobNotFound) {
 			e = &Error{Status: http.StatusNotFound, Stage: "deliver", Code: "response_not_found", Message: fmt.Sprintf("response %q not found", id)}
+			if p.NotStored {
+				e.Message += " (it was created with store: false)"
+			}
 		}
-		writeOpenAIError(w, e)
-		return
+		return job, nil, e
 	}
+	return job, &p, nil
+}
+
+// writeResponse answers a response's job as it stands: running (its output
+// so far not included) or ended.
+func (s *Server) writeResponse(w http.ResponseWriter, r *http.Request, job api.Job, p *responsesJob) {
 	switch job.State {
 	case api.StateDone:
 		var res Result
 		if err := json.Unmarshal(job.Result, &res); err != nil {
-			writeOpenAIError(w, toError(fmt.Errorf("deliver: response %s: reading its result: %w", id, err)))
+			writeOpenAIError(w, toError(fmt.Errorf("deliver: response %s: reading its result: %w", responseID(job.ID), err)))
 			return
 		}
 		var lps []api.Logprob // the answer's, when the reply was all answer

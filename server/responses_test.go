@@ -11,6 +11,7 @@ import (
 // responseOut is a response object as a client reads it.
 type responseOut struct {
 	ID, Object, Status, Model string
+	Background, Store         bool
 	Error                     *responsesError
 	IncompleteDetails         *responsesReason `json:"incomplete_details"`
 	Instructions              *string
@@ -309,4 +310,63 @@ func TestResponses(t *testing.T) {
 			decode(t, ts.do("GET", "/v1/responses/"+id, nil), http.StatusNotFound, nil)
 		}
 	})
+}
+
+// TestResponsesStoreCancel: a response made with store false is not given
+// back (GET and previous_response_id answer 404); a background response
+// can be cancelled while it runs, and a cancel of an ended one or of a
+// foreground one is answered as the API says.
+func TestResponsesStoreCancel(t *testing.T) {
+	fake := newFake()
+	fake.step, fake.maxTokens = 5*time.Millisecond, 100000
+	ts := start(t, fake, nil)
+	var r responseOut
+	decode(t, ts.do("POST", "/v1/responses", map[string]any{"model": "tiny", "input": "hi", "max_output_tokens": 3, "store": false}), 200, &r)
+	if r.Store || r.Status != "incomplete" || r.text() == "" {
+		t.Errorf("unstored response %+v", r)
+	}
+	var e openAIError
+	decode(t, ts.do("GET", "/v1/responses/"+r.ID, nil), http.StatusNotFound, &e)
+	if !strings.Contains(e.Error.Message, "store: false") {
+		t.Errorf("GET of an unstored response: %q", e.Error.Message)
+	}
+	decode(t, ts.do("POST", "/v1/responses", map[string]any{"model": "tiny", "input": "more", "previous_response_id": r.ID}), http.StatusNotFound, &e)
+	if !strings.Contains(e.Error.Message, "store: false") {
+		t.Errorf("continuing an unstored response: %q", e.Error.Message)
+	}
+	decode(t, ts.do("POST", "/v1/responses", map[string]any{"model": "tiny", "input": "hi", "background": true, "store": false}), 400, &e)
+	if !strings.Contains(e.Error.Message, "must be stored") {
+		t.Errorf("background without store: %q", e.Error.Message)
+	}
+	decode(t, ts.do("POST", "/v1/responses/"+r.ID+"/cancel", nil), http.StatusNotFound, nil)
+
+	// A foreground response cannot be cancelled by id.
+	decode(t, ts.do("POST", "/v1/responses", map[string]any{"model": "tiny", "input": "hi", "max_output_tokens": 2}), 200, &r)
+	if !r.Store {
+		t.Errorf("stored response %+v", r)
+	}
+	decode(t, ts.do("POST", "/v1/responses/"+r.ID+"/cancel", nil), 400, &e)
+	if !strings.Contains(e.Error.Message, "only a background response can be cancelled") {
+		t.Errorf("cancel of a foreground response: %q", e.Error.Message)
+	}
+
+	// A background response generating without end is cancelled.
+	decode(t, ts.do("POST", "/v1/responses", map[string]any{"model": "tiny", "input": "hi", "background": true}), 200, &r)
+	if !r.Background || r.Status != "queued" {
+		t.Fatalf("background response %+v", r)
+	}
+	decode(t, ts.do("POST", "/v1/responses/"+r.ID+"/cancel", nil), 200, &r)
+	deadline := time.Now().Add(5 * time.Second)
+	for r.Status != "cancelled" {
+		if time.Now().After(deadline) || r.Status == "completed" || r.Status == "incomplete" {
+			t.Fatalf("after cancel: %+v", r)
+		}
+		time.Sleep(10 * time.Millisecond)
+		decode(t, ts.do("GET", "/v1/responses/"+r.ID, nil), 200, &r)
+	}
+	// Cancelling it again leaves it as it is.
+	decode(t, ts.do("POST", "/v1/responses/"+r.ID+"/cancel", nil), 200, &r)
+	if r.Status != "cancelled" || !r.Background {
+		t.Errorf("second cancel: %+v", r)
+	}
 }

@@ -27,6 +27,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/embeddings", s.openAIEmbeddings)
 	m.HandleFunc("POST /v1/responses", s.openAIResponses)
 	m.HandleFunc("GET /v1/responses/{id}", s.getResponse)
+	m.HandleFunc("POST /v1/responses/{id}/cancel", s.cancelResponse)
 	// Anthropic.
 	m.HandleFunc("POST /v1/messages", s.anthropicMessages)
 	m.HandleFunc("POST /v1/messages/count_tokens", s.anthropicCountTokens)
