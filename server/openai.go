@@ -560,9 +560,9 @@ func openAIMessages(in []openAIMessage) ([]Message, *Error) {
 }
 
 // reasoningEffort reads OpenAI's reasoning effort (param) into o: "none"
-// turns thinking off; "minimal", "low", "medium" and "high" turn it on
-// at that effort, minimal read as low (gpt-oss's least: its levels are
-// low, medium and high).
+// turns thinking off; "minimal", "low", "medium", "high" and "xhigh" turn
+// it on at that effort, minimal read as low and xhigh as high (gpt-oss's
+// levels are low, medium and high).
 func reasoningEffort(o *Options, effort, param string) *Error {
 	on := true
 	switch effort {
@@ -572,8 +572,10 @@ func reasoningEffort(o *Options, effort, param string) *Error {
 		o.Effort = "low"
 	case "low", "medium", "high":
 		o.Effort = effort
+	case "xhigh":
+		o.Effort = "high"
 	default:
-		return badRequest("invalid_value", param, "%s is %q, not none, minimal, low, medium or high", param, effort)
+		return badRequest("invalid_value", param, "%s is %q, not none, minimal, low, medium, high or xhigh", param, effort)
 	}
 	o.Think = &on
 	return nil

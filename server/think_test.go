@@ -116,6 +116,7 @@ func TestThinkingControls(t *testing.T) {
 		{"ollama false", "/api/chat", `{"model":"tiny","stream":false,"think":false,"messages":` + msgs + `}`, "off", ""},
 		{"openai none", "/v1/chat/completions", `{"model":"tiny","reasoning_effort":"none","messages":` + msgs + `}`, "off", ""},
 		{"openai minimal", "/v1/chat/completions", `{"model":"tiny","reasoning_effort":"minimal","messages":` + msgs + `}`, "on", "low"},
+		{"openai xhigh", "/v1/chat/completions", `{"model":"tiny","reasoning_effort":"xhigh","messages":` + msgs + `}`, "on", "high"},
 		{"openai high", "/v1/chat/completions", `{"model":"tiny","reasoning_effort":"high","messages":` + msgs + `}`, "on", "high"},
 		{"openai kwargs", "/v1/chat/completions", `{"model":"tiny","chat_template_kwargs":{"reasoning_effort":"medium"},"messages":` + msgs + `}`, "on", "medium"},
 		{"openai unset", "/v1/chat/completions", `{"model":"tiny","messages":` + msgs + `}`, "", ""},
