@@ -45,10 +45,15 @@ async function llamaProbs(path) {
   }
 }
 
-/** ourLogits: `glassbox logits` of the same ids, one Float32Array a position. */
-function ourLogits(path) {
+/**
+ * ourLogits: `glassbox logits` of the same ids, one Float32Array a
+ * position: in one batch, or one token at a time through the KV cache.
+ */
+function ourLogits(path, oneByOne = false) {
   const out = join(dir, 'logits.f32');
-  execFileSync(bin, ['logits', '-m', path, '--ids', ids.join(' '), '-o', out, '--kv', 'f32'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const args = ['logits', '-m', path, '--ids', ids.join(' '), '-o', out, '--kv', 'f32'];
+  if (oneByOne) args.push('--one-by-one');
+  execFileSync(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const all = new Float32Array(readFileSync(out).buffer.slice(0));
   const vocab = all.length / ids.length;
   return ids.map((_, i) => all.subarray(i * vocab, (i + 1) * vocab));
@@ -131,11 +136,19 @@ for (const q of ['Q4_K_M', 'Q6_K', 'IQ4_NL', 'IQ4_XS', 'Q2_K']) {
   cases.push({ name: `llama ${q}`, args: ['--preset', 'tiny', '--type', q], nmse: 1e-3 });
 }
 
+// Every model is also run one token at a time through our KV cache (the
+// decode path: the window, sinks and YaRN at each position, and the
+// one-row kernels of the quantized formats rather than the batch's), against
+// the same llama.cpp probabilities.
 for (const c of cases) {
   test(`synth ${c.name} agrees with llama.cpp`, async (t) => {
     const path = synth(c.name.replace(/[ ×]/g, '-'), [...c.args, '--std', '0.2']);
-    const got = compare(ourLogits(path), await llamaProbs(path));
+    const theirs = await llamaProbs(path);
+    const got = compare(ourLogits(path), theirs);
     t.diagnostic(JSON.stringify(got));
     assert.ok(got.nmse < c.nmse, `NMSE ${got.nmse} against llama.cpp (tolerance ${c.nmse}); top-1 agreement ${got.top1}`);
+    const step = compare(ourLogits(path, true), theirs);
+    t.diagnostic('one by one ' + JSON.stringify(step));
+    assert.ok(step.nmse < c.nmse, `one token at a time: NMSE ${step.nmse} against llama.cpp (tolerance ${c.nmse})`);
   });
 }
