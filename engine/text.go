@@ -127,6 +127,10 @@ type TextRequest struct {
 	// a template that does not use them is an encode-stage error.
 	Tools     json.RawMessage
 	PromptIDs []int         // token ids instead of text: no tokenizer involved in encoding
+	// FIM asks for the text between Prompt (the code before the cursor)
+	// and FIM.Suffix (after it), in the vocabulary's fill-in-the-middle
+	// tokens; no chat template.
+	FIM *FIM
 	NoBOS     bool          // do not add BOS (and other special tokens the vocabulary adds)
 	Sampling  sample.Params // temperature 0 = greedy
 	MaxTokens int           // ≤ 0: until EOG or a full context
@@ -451,6 +455,10 @@ type encoded struct {
 // encode turns the request's prompt (ids, text, or a conversation through
 // the chat template) into token ids.
 func (t *Text) encode(tok *tokenizer.Tokenizer, req *TextRequest) (encoded, error) {
+	if req.FIM != nil {
+		ids, err := encodeFIM(tok, req.Prompt, req.FIM, !req.NoBOS)
+		return encoded{ids: ids}, err
+	}
 	if req.PromptIDs != nil {
 		for i, id := range req.PromptIDs {
 			if id < 0 || id >= tok.VocabSize() {

@@ -112,7 +112,11 @@ type GenerateRequest struct {
 	System    string    `json:"system,omitempty"`   // system prompt for Prompt
 	Messages  []Message `json:"messages,omitempty"` // chat: rendered with the model's template
 	// Raw sends Prompt as is, without the model's template.
-	Raw     bool    `json:"raw,omitempty"`
+	Raw bool `json:"raw,omitempty"`
+	// FIM asks for the text between Prompt (the code before the cursor)
+	// and FIM.Suffix in the model's fill-in-the-middle tokens (Ollama's and
+	// OpenAI's suffix, llama-server's /infill); no template.
+	FIM     *FIM    `json:"fim,omitempty"`
 	Options Options `json:"options"`
 	// Tools are the functions offered (a JSON list for the chat template),
 	// ToolNames their names, ToolChoice auto, none, required or a name.
@@ -125,6 +129,19 @@ type GenerateRequest struct {
 	// KeepAlive is how long the model stays resident after this request;
 	// nil means the server's default, 0 unload at once, negative forever.
 	KeepAlive *time.Duration `json:"keep_alive,omitempty"`
+}
+
+// FIM is a fill-in-the-middle request: the code after the cursor, and
+// other files the model sees first (llama-server's input_extra).
+type FIM struct {
+	Suffix string    `json:"suffix"`
+	Files  []FIMFile `json:"files,omitempty"`
+}
+
+// FIMFile is a file of context for a FIM request.
+type FIMFile struct {
+	Name string `json:"filename"`
+	Text string `json:"text"`
 }
 
 // parsesCalls reports whether the reply is read for tool calls: their text

@@ -316,6 +316,17 @@ func llamaProbs(lps []api.Logprob, ids []int) []llamaProb {
 
 // llamaCompletion is POST /completion.
 func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
+	s.llamaComplete(w, r, false)
+}
+
+// llamaInfill is POST /infill: llama-server's code infilling, a
+// /completion whose prompt is input_prefix (then prompt, the text of the
+// cursor's line before it) and input_suffix in the model's
+// fill-in-the-middle tokens, with input_extra's files of context
+// (engine.FIM has the layout). Texts only: token arrays are refused.
+func (s *Server) llamaInfill(w http.ResponseWriter, r *http.Request) { s.llamaComplete(w, r, true) }
+
+func (s *Server) llamaComplete(w http.ResponseWriter, r *http.Request, infill bool) {
 	var body map[string]json.RawMessage
 	if e := s.decodeBody(w, r, &body); e != nil {
 		writeOpenAIError(w, e)
@@ -343,12 +354,22 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request) {
 		writeOpenAIError(w, e)
 		return
 	}
-	promptIDs, text, e := s.llamaPrompt(r.Context(), model, head.Prompt)
+	var greq *GenerateRequest
+	var text string
+	if infill {
+		greq, e = llamaInfillRequest(body)
+		if e == nil {
+			greq.Model, greq.Options, text = model, opts, greq.Prompt
+		}
+	} else {
+		var promptIDs []int
+		promptIDs, text, e = s.llamaPrompt(r.Context(), model, head.Prompt)
+		greq = &GenerateRequest{Model: model, PromptIDs: promptIDs, Raw: true, Options: opts}
+	}
 	if e != nil {
 		writeOpenAIError(w, e)
 		return
 	}
-	greq := &GenerateRequest{Model: model, PromptIDs: promptIDs, Raw: true, Options: opts}
 	ctx, cancel := s.requestContext(r)
 	defer cancel()
 	g, e := s.startGeneration(ctx, jobSpec("text", greq), greq)
@@ -553,4 +574,38 @@ func (s *Server) llamaProps(w http.ResponseWriter, r *http.Request) {
 		"chat_template": d.Template, "modalities": map[string]bool{"vision": false, "audio": false},
 		"build_info": "glassbox " + Version, "capabilities": nonNil(slices.Clone(d.Capabilities)),
 	})
+}
+
+// llamaInfillRequest reads /infill's input_prefix, input_suffix,
+// input_extra ([{"filename", "text"}]) and prompt.
+func llamaInfillRequest(body map[string]json.RawMessage) (*GenerateRequest, *Error) {
+	str := func(k string) (string, *Error) {
+		raw, ok := body[k]
+		if !ok || string(raw) == "null" {
+			return "", nil
+		}
+		var v string
+		if json.Unmarshal(raw, &v) != nil {
+			return "", badRequest("invalid_value", k, "%s must be a string (token arrays are not supported here)", k)
+		}
+		return v, nil
+	}
+	prefix, e := str("input_prefix")
+	var suffix, prompt string
+	if e == nil {
+		suffix, e = str("input_suffix")
+	}
+	if e == nil {
+		prompt, e = str("prompt")
+	}
+	f := &FIM{Suffix: suffix}
+	if raw, ok := body["input_extra"]; e == nil && ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &f.Files) != nil {
+			e = badRequest("invalid_value", "input_extra", `input_extra must be an array of {"filename": string, "text": string}`)
+		}
+	}
+	if e != nil {
+		return nil, e
+	}
+	return &GenerateRequest{Prompt: prefix + prompt, Raw: true, FIM: f}, nil
 }

@@ -234,8 +234,8 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	if e == nil && len(req.Images) > 0 {
 		e = badRequest("unsupported", "images", "images are not supported by text models")
 	}
-	if e == nil && (req.Suffix != "" || req.Template != "") {
-		e = badRequest("unsupported", "template", "suffix and template overrides are not supported yet")
+	if e == nil && req.Template != "" {
+		e = badRequest("unsupported", "template", "template overrides are not supported yet")
 	}
 	if e != nil {
 		writeOllamaError(w, e)
@@ -253,6 +253,10 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	greq := &GenerateRequest{Model: req.Model, Prompt: req.Prompt, System: system, Raw: req.Raw,
 		Options: opts, KeepAlive: ka}
+	if req.Suffix != "" {
+		// Fill in the middle: the prompt is the code before the cursor.
+		greq.FIM, greq.System = &FIM{Suffix: req.Suffix}, ""
+	}
 	stream := req.Stream == nil || *req.Stream
 	s.ollamaRun(w, r, "text", greq, stream,
 		func(d delta, _ []ToolCall) any {

@@ -627,8 +627,8 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 			e = setLogprobs(&opts, true, top, "logprobs")
 		}
 	}
-	if e == nil && req.Suffix != "" {
-		e = badRequest("unsupported", "suffix", "suffix (fill-in-the-middle) is not supported yet")
+	if e == nil && req.Suffix != "" && (promptIDs != nil || req.Echo) {
+		e = badRequest("unsupported", "suffix", "suffix (fill in the middle) takes a text prompt, without echo")
 	}
 	if e == nil && req.Echo && opts.Logprobs {
 		// The prompt's tokens are scored too, as OpenAI's echo does: every
@@ -654,6 +654,9 @@ func (s *Server) openAICompletion(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	greq := &GenerateRequest{Model: req.Model, Prompt: prompt, PromptIDs: promptIDs, Raw: true, Options: opts}
+	if req.Suffix != "" {
+		greq.FIM = &FIM{Suffix: req.Suffix}
+	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	echoed := false
 	// Logprobs' text offsets count characters of the returned text (the

@@ -34,6 +34,7 @@ func (s *Server) routes() {
 	// Ollama.
 	m.HandleFunc("POST /completion", s.llamaCompletion) // llama-server's dialect
 	m.HandleFunc("POST /completions", s.llamaCompletion)
+	m.HandleFunc("POST /infill", s.llamaInfill)
 	m.HandleFunc("POST /tokenize", s.llamaTokenize)
 	m.HandleFunc("POST /detokenize", s.llamaDetokenize)
 	m.HandleFunc("POST /apply-template", s.llamaApplyTemplate)

@@ -141,3 +141,8 @@ func (t *Tokenizer) IsControl(id int) bool {
 // FIM returns the fill-in-the-middle prefix, suffix and middle ids (-1
 // where the vocabulary has none), from metadata or recognised by text.
 func (t *Tokenizer) FIM() (prefix, suffix, middle int) { return t.fimPSM[0], t.fimPSM[1], t.fimPSM[2] }
+
+// FIMContext returns the fill-in-the-middle pad, repository and file
+// separator ids (-1 where the vocabulary has none): a repository-level
+// prompt names the repository and each file with them.
+func (t *Tokenizer) FIMContext() (pad, repo, sep int) { return t.fim[0], t.fim[1], t.fim[2] }

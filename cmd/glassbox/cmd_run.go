@@ -47,6 +47,7 @@ type runFlags struct {
 	interactive                bool
 	noJournal                  bool
 	system, promptIDs, format  string
+	suffix                     string // fill in the middle: the text after the cursor
 	memBudget                  string
 	session                    *sessionOpts
 }
@@ -75,6 +76,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.BoolVar(&f.interactive, "i", false, "chat interactively: read messages line by line, keep the model and its KV cache between turns (the default with no prompt on a terminal)")
 	fs.BoolVar(&f.interactive, "interactive", false, "same as -i")
 	fs.StringVar(&f.system, "system", "", "system message (with --chat)")
+	fs.StringVar(&f.suffix, "suffix", "", "fill in the middle: generate what goes between the prompt (the code before the cursor) and this text, with the model's FIM tokens")
 	fs.BoolVar(&f.noBOS, "no-bos", false, "do not add the BOS token")
 	fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of text")
 	fs.StringVar(&f.format, "format", "", `"json": generate one JSON object (JSON mode); a JSON schema, or @FILE holding one: generate a value it allows`)
@@ -116,6 +118,8 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 			return errors.New("-i: an interactive chat reads messages; --prompt-ids is for one generation")
 		case f.logprobs >= 0:
 			return errors.New("-i: --logprobs is for one generation")
+		case f.suffix != "":
+			return errors.New("-i: --suffix (fill in the middle) is for one generation")
 		}
 		return runInteractive(ctx, env, &f, prompt, params, budget)
 	}
@@ -184,7 +188,7 @@ func (f *runFlags) journalSinks(env *cmdEnv, what string) (sinks []pipeline.Sink
 
 // params is the request as the journal records it.
 func (f *runFlags) params(prompt string, p sample.Params) map[string]any {
-	return map[string]any{"prompt": prompt, "prompt_ids": f.promptIDs, "chat": f.chat, "system": f.system,
+	return map[string]any{"prompt": prompt, "prompt_ids": f.promptIDs, "chat": f.chat, "system": f.system, "suffix": f.suffix,
 		"max_tokens": f.maxTokens, "temperature": p.Temperature, "top_k": p.TopK, "top_p": p.TopP, "min_p": p.MinP,
 		"repeat_penalty": p.RepeatPenalty, "seed": p.Seed, "stop": []string(f.stops), "ctx": *f.session.ctx,
 		"kv": f.session.options().KVName(), "mem_budget": f.memBudget, "format": f.format}
@@ -239,6 +243,12 @@ func generate(ctx context.Context, env *cmdEnv, f *runFlags, prompt string, para
 		if req.PromptIDs, err = parseIDs(f.promptIDs); err != nil {
 			return nil, err
 		}
+	}
+	if f.suffix != "" {
+		if f.chat || f.promptIDs != "" || draft != nil {
+			return nil, errors.New("--suffix (fill in the middle) takes a text prompt, without --chat, --prompt-ids or --draft")
+		}
+		req.FIM = &engine.FIM{Suffix: f.suffix}
 	}
 	if !f.json {
 		req.OnToken = func(_ int, text string) error {

@@ -356,6 +356,15 @@ func textRequest(req *server.GenerateRequest, sm *servedModel, opts model.Sessio
 	if !treq.Chat && len(treq.Messages) == 0 && req.System != "" {
 		treq.Prompt = req.System + "\n\n" + req.Prompt
 	}
+	if f := req.FIM; f != nil {
+		// Fill in the middle: the prompt is the code before the cursor, in
+		// the vocabulary's FIM tokens, not the chat template.
+		treq.FIM = &engine.FIM{Suffix: f.Suffix}
+		for _, file := range f.Files {
+			treq.FIM.Files = append(treq.FIM.Files, engine.FIMFile{Name: file.Name, Text: file.Text})
+		}
+		treq.Chat, treq.SplitThinking, treq.Prompt = false, false, req.Prompt
+	}
 	return treq
 }
 
