@@ -126,11 +126,11 @@ type TextRequest struct {
 	// "parameters"}}), given to the chat template as its tools variable;
 	// a template that does not use them is an encode-stage error.
 	Tools     json.RawMessage
-	PromptIDs []int         // token ids instead of text: no tokenizer involved in encoding
+	PromptIDs []int // token ids instead of text: no tokenizer involved in encoding
 	// FIM asks for the text between Prompt (the code before the cursor)
 	// and FIM.Suffix (after it), in the vocabulary's fill-in-the-middle
 	// tokens; no chat template.
-	FIM *FIM
+	FIM       *FIM
 	NoBOS     bool          // do not add BOS (and other special tokens the vocabulary adds)
 	Sampling  sample.Params // temperature 0 = greedy
 	MaxTokens int           // ≤ 0: until EOG or a full context

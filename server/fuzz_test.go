@@ -34,6 +34,7 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"tiny","input":[{"role":"developer","content":"d"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}],"tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"f"},"stream":true}`,
 		`{"model":"tiny","input":"hi","instructions":"i","reasoning":{"effort":"high"},"text":{"format":{"type":"json_schema","schema":{"type":"object"}}},"previous_response_id":"resp_x","max_output_tokens":2}`,
 		`{"model":"tiny","prompt":[1,"a<s>",2],"n_predict":2,"n_probs":2,"logit_bias":{"5":false},"return_tokens":true,"stream":true,"content":"a<s>","with_pieces":true,"tokens":[1,2,256],"messages":[{"role":"user","content":"x"}]}`,
+		`{"model":"tiny","input_prefix":"def f(","input_suffix":"\n","input_extra":[{"filename":"a.py","text":"x=1"},{}],"prompt":"x","suffix":"y","n_predict":2}`,
 		`{"model":"tiny","max_tokens":3,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}]}]}],"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"tool","name":"f"},"stream":true}`,
 	}
 	for _, s := range seeds {
@@ -48,7 +49,7 @@ func FuzzRequests(f *testing.F) {
 	}
 	h := s.Handler()
 	paths := []string{"/api/generate", "/api/chat", "/api/show", "/v1/chat/completions", "/v1/completions",
-		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull", "/api/create", "/v1/messages", "/v1/responses", "/completion", "/tokenize", "/detokenize", "/apply-template", "/api/blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000"}
+		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull", "/api/create", "/v1/messages", "/v1/responses", "/completion", "/infill", "/tokenize", "/detokenize", "/apply-template", "/api/blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000"}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, p := range paths {
 			rec := httptest.NewRecorder()
