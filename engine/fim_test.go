@@ -18,14 +18,7 @@ func fimText(t *testing.T, repo bool) *Text {
 	if repo {
 		tags = append(tags, "<|repo_name|>", "<|file_sep|>")
 	}
-	path := shared.Rewrite(t, shared.Path(t, "models/stories260K.gguf"), "fim", func(k string, v any) (string, any) {
-		if toks, ok := v.([]string); ok && k == "tokenizer.ggml.tokens" {
-			toks = slices.Clone(toks)
-			copy(toks[505:], tags)
-			return k, toks
-		}
-		return k, v
-	}, nil, nil)
+	path := shared.WithTokens(t, shared.Path(t, "models/stories260K.gguf"), "fim", 505, tags...)
 	tx, err := LoadText(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)

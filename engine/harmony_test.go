@@ -316,14 +316,8 @@ var harmonyVocabTags = []string{harmonyStart, harmonyChannel, harmonyMessage, ha
 // format, whose replies a test scripts.
 func harmonyText(t *testing.T) *Text {
 	t.Helper()
-	path := shared.Rewrite(t, shared.Path(t, "models/stories260K.gguf"), "harmony", func(k string, v any) (string, any) {
-		if toks, ok := v.([]string); ok && k == "tokenizer.ggml.tokens" {
-			toks = slices.Clone(toks)
-			copy(toks[400:], harmonyVocabTags)
-			return k, toks
-		}
-		return k, v
-	}, map[string]any{"tokenizer.chat_template": testHarmonyTemplate}, nil)
+	path := shared.WithTokensSet(t, shared.Path(t, "models/stories260K.gguf"), "harmony",
+		map[string]any{"tokenizer.chat_template": testHarmonyTemplate}, 400, harmonyVocabTags...)
 	tx, err := LoadText(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)

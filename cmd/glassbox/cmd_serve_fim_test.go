@@ -55,14 +55,7 @@ func TestServeFIM(t *testing.T) {
 // fimModel is stories260K with FIM tokens written over ids 505–507.
 func fimModel(t *testing.T) string {
 	t.Helper()
-	return shared.Rewrite(t, shared.Path(t, "models/stories260K.gguf"), "fim", func(k string, v any) (string, any) {
-		if toks, ok := v.([]string); ok && k == "tokenizer.ggml.tokens" {
-			toks = slices.Clone(toks)
-			copy(toks[505:], []string{"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"})
-			return k, toks
-		}
-		return k, v
-	}, nil, nil)
+	return shared.WithTokens(t, shared.Path(t, "models/stories260K.gguf"), "fim", 505, "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
 }
 
 // TestRunFIM: run --suffix generates what run --prompt-ids does for the

@@ -31,14 +31,28 @@ func WithMeta(t testing.TB, rel, name string, set map[string]any) string {
 // name.gguf in a temporary folder of t, and returns its path.
 func WithToken(t testing.TB, src, name string, id int, text string) string {
 	t.Helper()
+	return WithTokens(t, src, name, id, text)
+}
+
+// WithTokens is WithToken for texts in place of the tokens from id on
+// (tags a test needs, such as FIM or harmony tokens).
+func WithTokens(t testing.TB, src, name string, id int, texts ...string) string {
+	t.Helper()
+	return WithTokensSet(t, src, name, nil, id, texts...)
+}
+
+// WithTokensSet is WithTokens with the metadata keys of set added or
+// replaced.
+func WithTokensSet(t testing.TB, src, name string, set map[string]any, id int, texts ...string) string {
+	t.Helper()
 	return Rewrite(t, src, name, func(k string, v any) (string, any) {
 		if toks, ok := v.([]string); ok && k == "tokenizer.ggml.tokens" {
 			toks = slices.Clone(toks)
-			toks[id] = text
+			copy(toks[id:], texts)
 			return k, toks
 		}
 		return k, v
-	}, nil, nil)
+	}, set, nil)
 }
 
 // Rewrite writes a copy of the GGUF file at src as name.gguf in a
