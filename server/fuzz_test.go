@@ -49,7 +49,7 @@ func FuzzRequests(f *testing.F) {
 	}
 	h := s.Handler()
 	paths := []string{"/api/generate", "/api/chat", "/api/show", "/v1/chat/completions", "/v1/completions",
-		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull", "/api/create", "/v1/messages", "/v1/responses", "/completion", "/infill", "/tokenize", "/detokenize", "/apply-template", "/api/blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000"}
+		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull", "/api/create", "/v1/messages", "/v1/responses", "/completion", "/infill", "/embedding", "/tokenize", "/detokenize", "/apply-template", "/api/blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000"}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, p := range paths {
 			rec := httptest.NewRecorder()

@@ -609,3 +609,53 @@ func llamaInfillRequest(body map[string]json.RawMessage) (*GenerateRequest, *Err
 	}
 	return &GenerateRequest{Prompt: prefix + prompt, Raw: true, FIM: f}, nil
 }
+
+// llamaEmbedding is POST /embedding (and /embeddings): llama-server's own
+// embeddings, not OpenAI's — content (a string, strings, or token ids)
+// → [{"index", "embedding": [vector]}], each input's pooled vector (the
+// model's pooling; llama-server's per-token vectors, with pooling none,
+// are not given) normalized as embd_normalize says: 2 (its default) to
+// length 1, −1 not at all; its other norms are refused by name.
+func (s *Server) llamaEmbedding(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Model     string          `json:"model"`
+		Content   json.RawMessage `json:"content"`
+		Input     json.RawMessage `json:"input"` // what OpenAI-minded clients send here too
+		Normalize *float64        `json:"embd_normalize"`
+	}
+	if e := s.decodeBody(w, r, &body); e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
+	field, raw := "content", body.Content
+	if len(raw) == 0 && len(body.Input) > 0 {
+		field, raw = "input", body.Input
+	}
+	model, e := s.llamaModel(r.Context(), body.Model)
+	req := &EmbedRequest{Model: model, Normalize: true}
+	if e == nil {
+		req.Input, req.InputIDs, e = textInputs(raw, field, true)
+	}
+	if n := body.Normalize; e == nil && n != nil {
+		switch *n {
+		case 2:
+		case -1:
+			req.Normalize = false
+		default:
+			e = badRequest("unsupported", "embd_normalize", "embd_normalize %v is not supported: 2 (Euclidean, the default) or -1 (none)", *n)
+		}
+	}
+	var res *EmbedResult
+	if e == nil {
+		_, res, e = s.embed(w, r, req)
+	}
+	if e != nil {
+		writeOpenAIError(w, e)
+		return
+	}
+	out := make([]map[string]any, len(res.Embeddings))
+	for i, v := range res.Embeddings {
+		out[i] = map[string]any{"index": i, "embedding": [][]float32{v}}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -35,6 +35,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /completion", s.llamaCompletion) // llama-server's dialect
 	m.HandleFunc("POST /completions", s.llamaCompletion)
 	m.HandleFunc("POST /infill", s.llamaInfill)
+	m.HandleFunc("POST /embedding", s.llamaEmbedding)
+	m.HandleFunc("POST /embeddings", s.llamaEmbedding)
 	m.HandleFunc("POST /tokenize", s.llamaTokenize)
 	m.HandleFunc("POST /detokenize", s.llamaDetokenize)
 	m.HandleFunc("POST /apply-template", s.llamaApplyTemplate)
