@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -281,6 +282,19 @@ func TestServeLlamaServer(t *testing.T) {
 	var d struct{ Content string }
 	if err := json.Unmarshal(b, &d); code != 200 || err != nil || d.Content != strings.TrimPrefix(golden, " "+prompt) {
 		t.Errorf("/detokenize: %d %s", code, b)
+	}
+	// /embedding's vector is OpenAI's /v1/embeddings' for the same text.
+	var le []struct{ Embedding [][]float32 }
+	code, b = postBody(t, base+"/embedding", `{"content": "`+prompt+`"}`)
+	if err := json.Unmarshal(b, &le); code != 200 || err != nil || len(le) != 1 || len(le[0].Embedding) != 1 {
+		t.Fatalf("/embedding: %d %s", code, b)
+	}
+	var oe struct {
+		Data []struct{ Embedding []float32 }
+	}
+	code, b = postBody(t, base+"/v1/embeddings", `{"model": "stories260K", "input": "`+prompt+`"}`)
+	if err := json.Unmarshal(b, &oe); code != 200 || err != nil || len(oe.Data) != 1 || !slices.Equal(oe.Data[0].Embedding, le[0].Embedding[0]) {
+		t.Errorf("/v1/embeddings %d %s, /embedding %v", code, b, le)
 	}
 }
 
