@@ -94,3 +94,44 @@ func TestGPTOSSLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzGPTOSSConfig: whatever a gpt-oss file's hyperparameters say (window,
+// its pattern, experts, key length, YaRN), loading it and running three
+// tokens either works or fails with an error — never a panic or a hang.
+func FuzzGPTOSSConfig(f *testing.F) {
+	f.Add(int32(8), int32(2), uint32(4), uint32(2), uint32(64), float32(0))
+	f.Add(int32(0), int32(0), uint32(4), uint32(5), uint32(64), float32(4))
+	f.Add(int32(-3), int32(1), uint32(0), uint32(0), uint32(32), float32(-1))
+	f.Add(int32(1<<30), int32(1<<20), uint32(1<<31), uint32(4), uint32(0), float32(1e30))
+	c := synth.Presets["moe-tiny"]
+	c.Arch = "gpt-oss"
+	src := filepath.Join(f.TempDir(), "gpt-oss.gguf")
+	if err := synth.WriteFile(context.Background(), src, synth.Options{Config: c, Format: "F32", Seed: 1}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, window, pattern int32, experts, used, keyLen uint32, yarn float32) {
+		set := map[string]any{"gpt-oss.attention.sliding_window": window, "gpt-oss.attention.sliding_window_pattern": pattern,
+			"gpt-oss.expert_count": experts, "gpt-oss.expert_used_count": used, "gpt-oss.attention.key_length": keyLen}
+		if yarn != 0 {
+			set["gpt-oss.rope.scaling.type"] = "yarn"
+			set["gpt-oss.rope.scaling.factor"] = yarn
+			set["gpt-oss.rope.scaling.original_context_length"] = uint32(64)
+		}
+		g, err := gguf.Open(shared.Rewrite(t, src, "fuzz", nil, set, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		m, err := model.Load(g)
+		if err != nil {
+			return
+		}
+		s, err := m.NewSession(model.SessionOptions{CtxLen: 16, Batch: 4, Threads: 1})
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		logits := make([]float32, 3*m.Config().VocabSize)
+		_ = s.Forward(context.Background(), []int{1, 2, 3}, 0, logits)
+	})
+}
