@@ -1,0 +1,87 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/kernel"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+func f32Tensor(name string, shape []int, v ...float32) *Tensor {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return &Tensor{Name: name, DType: tensor.F32, Shape: shape, Data: b}
+}
+
+func f16Tensor(name string, shape []int, v ...float32) *Tensor {
+	b := make([]byte, 2*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint16(b[2*i:], kernel.FP32ToFP16(x))
+	}
+	return &Tensor{Name: name, DType: tensor.F16, Shape: shape, Data: b}
+}
+
+func TestBinder(t *testing.T) {
+	m := &Map{Label: "test.safetensors", Tensors: map[string]*Tensor{
+		"a.weight": f32Tensor("a.weight", []int{2, 2}, 1, 2, 3, 4),
+		"a.bias":   f16Tensor("a.bias", []int{2}, 0.5, -1.5),
+		"vae.x":    f32Tensor("vae.x", []int{1}, 7),
+		"bad":      {Name: "bad", DType: tensor.I64, Shape: []int{1}, Data: make([]byte, 8)},
+	}}
+	tests := []struct {
+		name    string
+		bind    func(b *Binder) any
+		want    []float32
+		wantErr string
+		errIs   error
+	}{
+		{"f32", func(b *Binder) any { return b.Float32("a.weight", 2, 2) }, []float32{1, 2, 3, 4}, "", nil},
+		{"f16 widened", func(b *Binder) any { return b.Float32("a.bias", 2) }, []float32{0.5, -1.5}, "", nil},
+		{"missing", func(b *Binder) any { return b.Float32("a.nope", 2) }, nil, `tensor "a.nope": missing`, ErrMissing},
+		{"shape", func(b *Binder) any { return b.Float32("a.weight", 4) }, nil, "has shape [2 2], want [4]", ErrShape},
+		{"dtype", func(b *Binder) any { return b.Float32("bad", 1) }, nil, "unsupported element type I64", ErrDType},
+		{"sub", func(b *Binder) any { return NewBinder(Sub(m, "vae.")).Float32("x", 1) }, []float32{7}, "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBinder(m)
+			got := tc.bind(b)
+			if tc.wantErr != "" {
+				if b.Err() == nil || !strings.Contains(b.Err().Error(), tc.wantErr) || !errors.Is(b.Err(), tc.errIs) {
+					t.Fatalf("err = %v, want %q", b.Err(), tc.wantErr)
+				}
+				if !strings.Contains(b.Err().Error(), "test.safetensors") {
+					t.Errorf("error %q does not name the file", b.Err())
+				}
+				return
+			}
+			if b.Err() != nil {
+				t.Fatal(b.Err())
+			}
+			v := got.([]float32)
+			if len(v) != len(tc.want) {
+				t.Fatalf("got %v, want %v", v, tc.want)
+			}
+			for i := range v {
+				if v[i] != tc.want[i] {
+					t.Fatalf("got %v, want %v", v, tc.want)
+				}
+			}
+		})
+	}
+	b := NewBinder(m)
+	b.Float32("a.weight", 2, 2)
+	if got := strings.Join(b.Unused(), ","); got != "a.bias,bad,vae.x" {
+		t.Errorf("Unused = %s", got)
+	}
+	h := b.Float16("a.bias", 2)
+	if kernel.FP16ToFP32(h[1]) != -1.5 {
+		t.Errorf("Float16 = %v", h)
+	}
+}
