@@ -1,0 +1,90 @@
+package checkpoint
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/glassbox-ai/glassbox/pth"
+	"github.com/glassbox-ai/glassbox/safetensors"
+)
+
+// File is an opened checkpoint file of either format.
+type File struct {
+	path    string
+	Format  string            // "safetensors" or "pth"
+	Meta    map[string]string // safetensors __metadata__ (nil for pth)
+	tensors map[string]*Tensor
+	names   []string
+	close   func() error
+}
+
+// Open opens a .safetensors or PyTorch (.ckpt, .pth, .pt) checkpoint,
+// telling the two apart by their first bytes, not by the file's name.
+func Open(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Path: path, Err: err}
+	}
+	head := make([]byte, 9)
+	n, _ := fh.Read(head)
+	fh.Close()
+	head = head[:n]
+	switch {
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		p, err := pth.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		f := &File{path: path, Format: "pth", tensors: map[string]*Tensor{}, close: p.Close}
+		for i := range p.Tensors {
+			t := &p.Tensors[i]
+			f.add(&Tensor{Name: t.Name, DType: t.DType, Shape: t.Shape, Data: t.Data})
+		}
+		f.sortNames()
+		return f, nil
+	case len(head) == 9 && head[8] == '{':
+		s, err := safetensors.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		f := &File{path: path, Format: "safetensors", Meta: s.Metadata, tensors: map[string]*Tensor{}, close: s.Close}
+		for i := range s.Tensors {
+			t := &s.Tensors[i]
+			f.add(&Tensor{Name: t.Name, DType: t.DType, Shape: t.Shape, Data: t.Data})
+		}
+		f.sortNames()
+		return f, nil
+	case bytes.HasPrefix(head, []byte("GGUF")):
+		return nil, &Error{Path: path, Err: errors.New("is a GGUF file (a text model, or a diffusion model in GGUF form, which glassbox does not read yet), not a .safetensors or .ckpt checkpoint")}
+	}
+	return nil, &Error{Path: path, Err: fmt.Errorf("is neither a .safetensors file nor a PyTorch zip checkpoint (first bytes %q)", head)}
+}
+
+func (f *File) add(t *Tensor) {
+	f.tensors[t.Name] = t
+	f.names = append(f.names, t.Name)
+}
+
+func (f *File) sortNames() { sort.Strings(f.names) }
+
+// Tensor implements Source.
+func (f *File) Tensor(name string) (*Tensor, bool) { t, ok := f.tensors[name]; return t, ok }
+
+// Names implements Source.
+func (f *File) Names() []string { return f.names }
+
+// Path implements Source.
+func (f *File) Path() string { return f.path }
+
+// Close releases the file's mapping; tensor data must not be used after.
+func (f *File) Close() error {
+	if f.close == nil {
+		return nil
+	}
+	err := f.close()
+	f.close = nil
+	return err
+}
