@@ -35,5 +35,16 @@
 // Weight formats follow llama-quantize's default mixes (no importance
 // matrix), see Formats and the table in formats.go.
 //
-// Imports: gguf, kernel (quantization), tensor and the standard library.
+// SD1Tensors, WriteSD1 and WriteSD1File write sd15-rand, the random-weight
+// Stable Diffusion 1.5 checkpoint of the shared SD golden set (spec v1,
+// shared/golden/sd15/README.md §2), as .safetensors byte for byte: the
+// layout (CLIP ViT-L/14 text model, LDM UNet, AutoencoderKL in the
+// original LDM names, sorted) is described by code in sd1_layout.go, each
+// value is a splitmix64 function of (tensor index, element index) scaled by
+// the tensor's kind and fan-in and rounded to F16, so chunks are made in
+// parallel and the file streams. SD1Options.F32 writes the same values
+// widened to F32 (§2.6). Command: glassbox synth --arch sd1 [--type f16|f32].
+//
+// Imports: gguf, safetensors, kernel (quantization, half floats), tensor and
+// the standard library.
 package synth

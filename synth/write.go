@@ -180,7 +180,13 @@ func Write(ctx context.Context, w io.Writer, o Options) error {
 // WriteFile writes the model to path through a temporary file in the same
 // folder, renamed into place only when complete: an interrupted or failed
 // run leaves no partial model behind.
-func WriteFile(ctx context.Context, path string, o Options) (err error) {
+func WriteFile(ctx context.Context, path string, o Options) error {
+	return writeAtomic(path, func(w io.Writer) error { return Write(ctx, w, o) })
+}
+
+// writeAtomic calls write on a temporary file beside path and renames it
+// to path when write and the close succeed; otherwise it removes it.
+func writeAtomic(path string, write func(io.Writer) error) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.partial")
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
@@ -191,7 +197,7 @@ func WriteFile(ctx context.Context, path string, o Options) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err = Write(ctx, tmp, o); err != nil {
+	if err = write(tmp); err != nil {
 		return err
 	}
 	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600; a model is shared read-only

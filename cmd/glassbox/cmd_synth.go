@@ -16,11 +16,13 @@ func init() {
 }
 
 func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlags(env, "synth", "-o OUT.gguf --preset "+strings.Join(synth.PresetNames(), "|")+" --type FORMAT [--arch NAME] [--yarn FACTOR] [--seed N] [--vocab FILE]")
+	fs := newFlags(env, "synth", "-o OUT.gguf --preset "+strings.Join(synth.PresetNames(), "|")+" --type FORMAT [--arch NAME] [--yarn FACTOR] [--seed N] [--vocab FILE]\n"+
+		"       glassbox synth --arch sd1 [--type f16|f32] -o OUT.safetensors")
 	out := fs.String("o", "", "output GGUF file (written through a temporary file, renamed when complete)")
 	preset := fs.String("preset", "", "model shape: "+strings.Join(synth.PresetNames(), ", "))
 	format := fs.String("type", "F16", "weight format: "+strings.Join(synth.Formats(), ", "))
-	arch := fs.String("arch", "", "architecture: "+strings.Join(synth.Archs(), ", ")+" (the mixtures of experts need an experts preset such as moe-tiny; default: the preset's, llama)")
+	arch := fs.String("arch", "", "architecture: "+strings.Join(synth.Archs(), ", ")+" (the mixtures of experts need an experts preset such as moe-tiny; default: the preset's, llama); "+
+		"sd1 writes the random-weight SD 1.5 checkpoint sd15-rand (.safetensors, no preset; --type f16 or f32)")
 	seed := fs.Uint64("seed", 1, "random seed (same seed and flags = same file)")
 	std := fs.Float64("std", 0, "standard deviation of the random weights (0 = 0.02; 0.2 makes the outputs peaked enough for a cross-check with another runtime to see soft-caps, multipliers and windows)")
 	vocab := fs.String("vocab", "", "copy the tokenizer.* keys (and vocabulary size) from this GGUF instead of a synthetic 32000-token SentencePiece vocabulary")
@@ -52,6 +54,14 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	switch {
 	case len(pos) > 0:
 		return usage(fmt.Sprintf("unexpected argument %q", pos[0]))
+	case *arch == "sd1":
+		if *out == "" {
+			return usage("-o OUT.safetensors is required")
+		}
+		if *preset != "" {
+			return usage("--arch sd1 has one shape (SD 1.5): drop --preset")
+		}
+		return synthSD1(ctx, env, *out, *format, *threads, *quiet)
 	case *out == "":
 		return usage("-o OUT.gguf is required")
 	case *preset == "":
@@ -115,6 +125,42 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	if !*quiet {
 		fmt.Fprintf(env.stderr, "synth: wrote %s (%s, %d parameters, %s, seed %d) in %.1fs\n", *out, cmp.Or(o.Config.Arch, "llama"), o.Config.Params(), *format, *seed, time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// synthSD1 writes sd15-rand (shared/golden/sd15/README.md §2), F16 or its
+// F32 widening.
+func synthSD1(ctx context.Context, env *cmdEnv, out, format string, threads int, quiet bool) error {
+	o := synth.SD1Options{Workers: threads}
+	switch strings.ToLower(format) {
+	case "f16":
+	case "f32":
+		o.F32 = true
+	default:
+		fmt.Fprintf(env.stderr, "glassbox synth: --arch sd1 writes F16 or F32 weights, not %q\n", format)
+		return errUsage
+	}
+	dt := map[bool]string{false: "F16", true: "F32"}[o.F32]
+	start := time.Now()
+	if !quiet {
+		next := int64(0)
+		o.Progress = func(done, total int64) {
+			if done >= next || done == total {
+				fmt.Fprintf(env.stderr, "\rsynth: sd15-rand %s: %5.1f%% of %s (%.0fs)", dt, 100*float64(done)/float64(total), humanBytes(total), time.Since(start).Seconds())
+				next = done + total/50
+			}
+		}
+	}
+	err := synth.WriteSD1File(ctx, out, o)
+	if !quiet {
+		fmt.Fprintln(env.stderr)
+	}
+	if err != nil {
+		return err
+	}
+	if !quiet {
+		fmt.Fprintf(env.stderr, "synth: wrote %s (SD 1.5 sd15-rand-v1, %d tensors, %d parameters, %s) in %.1fs\n", out, len(synth.SD1Tensors()), synth.SD1Params(), dt, time.Since(start).Seconds())
 	}
 	return nil
 }

@@ -179,3 +179,26 @@ func synthLogits(t *testing.T, path, ids string) []float32 {
 	}
 	return readF32File(t, out)
 }
+
+// TestSynthSD1Usage: what --arch sd1 refuses (writing the file itself is
+// tested in package synth, byte for byte).
+func TestSynthSD1Usage(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sd.safetensors")
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"quantized", []string{"-o", out, "--arch", "sd1", "--type", "Q8_0"}, `F16 or F32 weights, not "Q8_0"`},
+		{"preset", []string{"-o", out, "--arch", "sd1", "--preset", "tiny"}, "drop --preset"},
+		{"no output", []string{"--arch", "sd1"}, "-o OUT.safetensors is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := runCmd(t, "", append([]string{"synth"}, tt.args...)...)
+			if code != 2 || !strings.Contains(errOut, tt.wantErr) {
+				t.Fatalf("exit %d, stderr %q, want 2 and %q", code, errOut, tt.wantErr)
+			}
+		})
+	}
+}
