@@ -213,10 +213,7 @@ func encode(buf []byte, x []float32, dt tensor.DType) {
 // widening (§2.6, 4,265,096,604 bytes). It streams: at most a few chunks
 // per worker are in memory.
 func WriteSD1(ctx context.Context, w io.Writer, o SD1Options) error {
-	dt := tensor.F16
-	if o.F32 {
-		dt = tensor.F32
-	}
+	dt := o.dtype()
 	plans := sd1Plans(SD1Tensors())
 	workers := o.Workers
 	if workers <= 0 {

@@ -10,13 +10,13 @@ import (
 	"errors"
 	"hash"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/safetensors"
-	"github.com/glassbox-ai/glassbox/tensor"
 )
 
 // The golden files' sizes and hashes (golden/sd15/README.md §2, §2.6).
@@ -61,20 +61,6 @@ func readTensorTable(t *testing.T) []goldenRow {
 	return rows
 }
 
-func sd1Header(t *testing.T, dt tensor.DType) []byte {
-	t.Helper()
-	ts := SD1Tensors()
-	wts := make([]safetensors.WriteTensor, len(ts))
-	for i, x := range ts {
-		wts[i] = safetensors.WriteTensor{Name: x.Name, DType: dt, Shape: x.Shape}
-	}
-	hdr, err := safetensors.Header(wts, sd1Metadata(dt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hdr
-}
-
 // TestSD1Header compares the header SD1Tensors and sd1Metadata make with
 // the golden header byte for byte, and the tensors' kinds with the table's.
 func TestSD1Header(t *testing.T) {
@@ -82,7 +68,8 @@ func TestSD1Header(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := sd1Header(t, tensor.F16)[8:]
+	hdr, _ := sd1Header(SD1Options{})
+	got := hdr[8:]
 	if !bytes.Equal(got, want) {
 		i := 0
 		for i < len(got) && i < len(want) && got[i] == want[i] {
@@ -223,3 +210,52 @@ func TestWriteSD1Cancel(t *testing.T) {
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestCheckSD1File: the quick check refuses a file of the wrong size, a
+// wrong header and wrong values, naming what differs. (The files are
+// sparse: the right size costs no disk. A file that passes is checked in
+// internal/sdtest, which makes one.)
+func TestCheckSD1File(t *testing.T) {
+	dir := t.TempDir()
+	hdr, _ := sd1Header(SD1Options{})
+	sparse := func(name string, size int64, head []byte) string {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Write(head); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badHdr := bytes.Clone(hdr)
+	badHdr[100] ^= 1
+	tests := []struct {
+		name string
+		path string
+		o    SD1Options
+		want string
+	}{
+		{"missing", filepath.Join(dir, "nope"), SD1Options{}, "no such file"},
+		{"size", sparse("short", 1000, hdr[:100]), SD1Options{}, "1000 bytes, sd15-rand (F16) has 2132625446"},
+		{"f16 as f32", sparse("f16", sd1Bytes, hdr), SD1Options{F32: true}, "sd15-rand (F32) has 4265096604"},
+		{"header", sparse("hdr", sd1Bytes, badHdr), SD1Options{}, "the header is not sd15-rand's"},
+		{"values", sparse("zeros", sd1Bytes, hdr), SD1Options{}, `tensor "cond_stage_model.transformer.text_model.embeddings.position_embedding.weight": elements 0..255 are not sd15-rand's`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckSD1File(tc.path, tc.o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if SD1Size(SD1Options{}) != sd1Bytes || SD1Size(SD1Options{F32: true}) != sd1F32Bytes {
+		t.Errorf("SD1Size = %d, %d", SD1Size(SD1Options{}), SD1Size(SD1Options{F32: true}))
+	}
+}
