@@ -32,6 +32,7 @@ func TestBinder(t *testing.T) {
 		"a.weight": f32Tensor("a.weight", []int{2, 2}, 1, 2, 3, 4),
 		"a.bias":   f16Tensor("a.bias", []int{2}, 0.5, -1.5),
 		"vae.x":    f32Tensor("vae.x", []int{1}, 7),
+		"a.bf16":   {Name: "a.bf16", DType: tensor.BF16, Shape: []int{2}, Data: []byte{0xc0, 0x3f, 0x80, 0xbe}},
 		"bad":      {Name: "bad", DType: tensor.I64, Shape: []int{1}, Data: make([]byte, 8)},
 	}}
 	tests := []struct {
@@ -43,6 +44,7 @@ func TestBinder(t *testing.T) {
 	}{
 		{"f32", func(b *Binder) any { return b.Float32("a.weight", 2, 2) }, []float32{1, 2, 3, 4}, "", nil},
 		{"f16 widened", func(b *Binder) any { return b.Float32("a.bias", 2) }, []float32{0.5, -1.5}, "", nil},
+		{"bf16 widened", func(b *Binder) any { return b.Float32("a.bf16", 2) }, []float32{1.5, -0.25}, "", nil},
 		{"missing", func(b *Binder) any { return b.Float32("a.nope", 2) }, nil, `tensor "a.nope": missing`, ErrMissing},
 		{"shape", func(b *Binder) any { return b.Float32("a.weight", 4) }, nil, "has shape [2 2], want [4]", ErrShape},
 		{"dtype", func(b *Binder) any { return b.Float32("bad", 1) }, nil, "unsupported element type I64", ErrDType},
@@ -77,7 +79,7 @@ func TestBinder(t *testing.T) {
 	}
 	b := NewBinder(m)
 	b.Float32("a.weight", 2, 2)
-	if got := strings.Join(b.Unused(), ","); got != "a.bias,bad,vae.x" {
+	if got := strings.Join(b.Unused(), ","); got != "a.bf16,a.bias,bad,vae.x" {
 		t.Errorf("Unused = %s", got)
 	}
 	h := b.Float16("a.bias", 2)

@@ -2,11 +2,12 @@ package checkpoint
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
+	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/pth"
 	"github.com/glassbox-ai/glassbox/safetensors"
 )
@@ -58,7 +59,7 @@ func Open(path string) (*File, error) {
 		f.sortNames()
 		return f, nil
 	case bytes.HasPrefix(head, []byte("GGUF")):
-		return nil, &Error{Path: path, Err: errors.New("is a GGUF file (a text model, or a diffusion model in GGUF form, which glassbox does not read yet), not a .safetensors or .ckpt checkpoint")}
+		return nil, &Error{Path: path, Err: fmt.Errorf("%w: %s", ErrFamily, describeGGUF(path))}
 	}
 	return nil, &Error{Path: path, Err: fmt.Errorf("is neither a .safetensors file nor a PyTorch zip checkpoint (first bytes %q)", head)}
 }
@@ -87,4 +88,30 @@ func (f *File) Close() error {
 	err := f.close()
 	f.close = nil
 	return err
+}
+
+// describeGGUF says what a GGUF file given as a checkpoint is.
+func describeGGUF(path string) string {
+	const tail = "glassbox reads SD 1.x checkpoints as .safetensors or .ckpt (GGUF diffusion models are not read yet)"
+	g, err := gguf.Open(path)
+	if err != nil {
+		return "it is a GGUF file that does not open (" + err.Error() + "); " + tail
+	}
+	defer g.Close()
+	arch, _ := g.Meta.Architecture()
+	name, _ := g.Meta.String("general.name")
+	what := "a GGUF file"
+	switch {
+	case g.HasTensor("token_embd.weight") && g.HasTensor("output_norm.weight"):
+		what = fmt.Sprintf("a GGUF language model (%s)", arch) // run it with glassbox run
+	case arch != "":
+		what = fmt.Sprintf("a GGUF %s model", arch)
+	}
+	if name != "" {
+		what += fmt.Sprintf(" named %q", name)
+	}
+	if strings.Contains(what, "language model") {
+		return "it is " + what + ", a text model for glassbox run, not an image checkpoint"
+	}
+	return "it is " + what + "; " + tail
 }

@@ -6,7 +6,9 @@
 // each tensor storage. The pickle is read by a small interpreter that knows
 // only the opcodes and globals a state dict uses (collections.OrderedDict,
 // torch._utils._rebuild_tensor_v2, torch.*Storage); anything else is an
-// error, and no pickle code is ever executed. Storages of stored
+// error, and no pickle code is ever executed. The state dict may be the
+// pickle's top object or the "state_dict" entry of a top-level dict (PyTorch
+// Lightning's training checkpoints, such as Stable Diffusion's .ckpt files). Storages of stored
 // (uncompressed) entries alias the memory-mapped file; compressed entries
 // are rejected.
 //

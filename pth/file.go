@@ -127,7 +127,7 @@ func Parse(data []byte) (*File, error) {
 		}
 		return nil, &Error{Entry: pkl.Name, Offset: off, Err: err}
 	}
-	dict, ok := root.(*pyDict)
+	dict, ok := stateDict(root)
 	if !ok {
 		return nil, &Error{Entry: pkl.Name, Offset: -1, Err: wrapf(ErrPickle, "top-level object is %s, want a state dict", typeName(root))}
 	}
