@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "show", summary: "print what a model file holds (sizes, quantization, tokenizer, tensors)", run: runShow})
+	register(&command{name: "show", summary: "print what a model file holds (sizes, quantization, tokenizer, tensors; a diffusion checkpoint's family and components)", run: runShow})
 }
 
 // supportedArchitectures lists the architectures the engine can run; the
@@ -34,6 +34,9 @@ func runShow(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	if *model == "" && len(pos) == 1 {
 		*model = pos[0]
+	}
+	if isCheckpoint(*model) {
+		return showCheckpoint(env, *model, *asJSON, *tensors)
 	}
 	f, err := openModel(*model)
 	if err != nil {
