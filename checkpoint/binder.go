@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/glassbox-ai/glassbox/kernel"
@@ -54,7 +55,7 @@ func (b *Binder) Raw(name string, shape ...int) *Tensor {
 		b.Fail(&Error{Path: b.src.Path(), Tensor: name, Err: fmt.Errorf("%w (is this the right model file?)", ErrMissing)})
 		return nil
 	}
-	if shape != nil && !equalShape(t.Shape, shape) {
+	if shape != nil && !slices.Equal(t.Shape, shape) {
 		b.Fail(&Error{Path: b.src.Path(), Tensor: name, Err: fmt.Errorf("%w: has shape %v, want %v", ErrShape, t.Shape, shape)})
 		return nil
 	}
@@ -102,18 +103,6 @@ func (b *Binder) Unused() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Float32s converts a tensor's elements to float32 (F32, F16, BF16).

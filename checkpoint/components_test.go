@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,7 +84,7 @@ func TestSD1ComponentsVAE(t *testing.T) {
 				for _, n := range wantNames {
 					a, _ := c.VAE.Source.Tensor(n)
 					b, _ := ldm.Tensor(n)
-					if !equalShape(a.Shape, b.Shape) {
+					if !slices.Equal(a.Shape, b.Shape) {
 						t.Errorf("%s: shape %v, want %v", n, a.Shape, b.Shape)
 					}
 				}

@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/glassbox-ai/glassbox/tensor"
 )
@@ -179,7 +181,7 @@ func TestWriteRead(t *testing.T) {
 	}
 	for i, x := range ts {
 		got := f.Tensors[i] // file order is write order
-		if got.Name != x.name || got.DType != x.dt || !equal(got.Shape, x.shape) || !bytes.Equal(got.Data, fill(i, len(got.Data))) {
+		if got.Name != x.name || got.DType != x.dt || !slices.Equal(got.Shape, x.shape) || !bytes.Equal(got.Data, fill(i, len(got.Data))) {
 			t.Errorf("tensor %d: %s %s %v (%d bytes), wrote %s %s %v", i, got.Name, got.DType, got.Shape, len(got.Data), x.name, x.dt, x.shape)
 		}
 	}
@@ -192,18 +194,6 @@ func TestWriteRead(t *testing.T) {
 			t.Errorf("ReadHeader tensor %d: %+v", i, h.Tensors[i])
 		}
 	}
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestWriteErrors: what the writer refuses, and a Fill that writes the
@@ -278,6 +268,56 @@ func FuzzParse(f *testing.F) {
 		}
 		if end != int64(len(b))-file.HeaderBytes() {
 			t.Fatalf("tensors end at %d of a %d-byte data section", end, int64(len(b))-file.HeaderBytes())
+		}
+	})
+}
+
+// FuzzWriteRead: whatever names, shapes and metadata Write accepts, Parse
+// reads back the same (names are lines of the first input, shapes come
+// from the bytes of the second).
+func FuzzWriteRead(f *testing.F) {
+	f.Add("a\nb.weight\n<&>\"\\é", []byte{2, 3, 0, 1}, "k", "v\n\x00")
+	f.Add("", []byte{}, "", "")
+	f.Fuzz(func(t *testing.T, names string, dims []byte, key, value string) {
+		var ts []WriteTensor
+		for i, n := range strings.Split(names, "\n") {
+			var shape []int
+			if i < len(dims) {
+				shape = []int{int(dims[i] % 5), int(dims[i] / 64)}
+			}
+			size := 4
+			for _, d := range shape {
+				size *= d
+			}
+			b := bytes.Repeat([]byte{byte(i)}, size)
+			ts = append(ts, WriteTensor{Name: n, DType: tensor.F32, Shape: shape, Fill: func(w io.Writer) error { _, err := w.Write(b); return err }})
+		}
+		var meta []KV
+		if key != "" {
+			meta = []KV{{key, value}}
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, ts, meta); err != nil {
+			return // empty, reserved or repeated names
+		}
+		file, err := Parse("fuzz", buf.Bytes())
+		if err != nil {
+			if !utf8.ValidString(names) || !utf8.ValidString(key) || !utf8.ValidString(value) {
+				return // JSON replaces invalid UTF-8, so two names may become one
+			}
+			t.Fatalf("Parse of Write's output: %v", err)
+		}
+		if len(file.Tensors) != len(ts) {
+			t.Fatalf("%d tensors read, %d written", len(file.Tensors), len(ts))
+		}
+		for i, w := range ts {
+			got := file.Tensors[i]
+			if utf8.ValidString(w.Name) && got.Name != w.Name || !slices.Equal(got.Shape, w.Shape) && len(w.Shape) > 0 {
+				t.Fatalf("tensor %d: %q %v, wrote %q %v", i, got.Name, got.Shape, w.Name, w.Shape)
+			}
+		}
+		if key != "" && utf8.ValidString(key) && utf8.ValidString(value) && file.Metadata[key] != value {
+			t.Fatalf("metadata %q = %q, wrote %q", key, file.Metadata[key], value)
 		}
 	})
 }
