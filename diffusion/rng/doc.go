@@ -18,6 +18,14 @@
 // A Source is what samplers take: Seed resets the generator (the next
 // Randn is call 0), Randn fills a slice with the next call's values.
 //
+// The order in which sd.cpp draws (src/stable-diffusion.cpp:
+// generate_image; shared/golden/sd15/README.md 4.1, 4.4, 4.5): Seed(seed)
+// first; for img2img the VAE posterior sample of the init image is call 0
+// of seed; then for batch item b, Seed(seed+b) and the initial noise (the
+// latent's values in order) is call 0 of seed+b; the sampler shares the
+// generator, so its noise draws are calls 1, 2, ... (euler_a: one a step,
+// none on the last).
+//
 // The float32/float64 roundings are those of the reference code, operation
 // by operation: which operations run in float64, which in float32, and which
 // multiply-adds the reference's compiler fused (fma32). Go could otherwise
