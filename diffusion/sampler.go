@@ -217,10 +217,30 @@ func (r *run) denoise(x []float32, sigma float32, i int) ([]float32, error) {
 	return out, nil
 }
 
-// randn draws the next noise call into the noise buffer.
-func (r *run) randn() []float32 {
+// addNoise draws the next noise call and adds it times scale to x.
+func (r *run) addNoise(scale float32) {
 	r.Noise.Randn(r.noise)
-	return r.noise
+	for k, n := range r.noise {
+		r.x[k] += float32(n * scale)
+	}
+}
+
+// each runs every step of the run: the denoiser on (x, σ_i), step with
+// its output, then the check and the report.
+func (r *run) each(step func(i int, sigma, next float32, denoised []float32) ([]float32, error)) error {
+	for i := range r.steps {
+		den, err := r.denoise(r.x, r.sig[i], i)
+		if err != nil {
+			return err
+		}
+		if den, err = step(i, r.sig[i], r.sig[i+1], den); err != nil {
+			return err
+		}
+		if err := r.done(i, den); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // done checks step i's result and reports it.

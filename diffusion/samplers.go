@@ -8,27 +8,21 @@ import "math"
 // first, and every tensor operation rounds once. Scalars sd.cpp computes
 // with the unqualified (float64) log/exp are computed in float64 here.
 // d = (x - denoised)/σ is the ODE's derivative dx/dσ (Karras et al. 2022,
-// eq. 6 with σ(t) = t).
+// eq. 6 with σ(t) = t). Each step function gets the denoiser's output for
+// (x, σ_i) from run.each, which checks and reports the step, and returns
+// the step's last denoiser output.
 
 // euler is sample_euler: x += d·(σ_{i+1} - σ_i).
 func euler(r *run) error {
 	x := r.x
-	for i := range r.steps {
-		sigma := r.sig[i]
-		den, err := r.denoise(x, sigma, i)
-		if err != nil {
-			return err
-		}
-		dt := r.sig[i+1] - sigma
+	return r.each(func(i int, sigma, next float32, den []float32) ([]float32, error) {
+		dt := next - sigma
 		for k := range x {
 			d := (x[k] - den[k]) / sigma
 			x[k] += float32(d * dt)
 		}
-		if err := r.done(i, den); err != nil {
-			return err
-		}
-	}
-	return nil
+		return den, nil
+	})
 }
 
 // eulerAncestral is sample_euler_ancestral (also ddim_trailing's loop):
@@ -38,12 +32,7 @@ func euler(r *run) error {
 // one Randn call, only when σ_up > 0.
 func eulerAncestral(r *run) error {
 	x := r.x
-	for i := range r.steps {
-		sigma, to := r.sig[i], r.sig[i+1]
-		den, err := r.denoise(x, sigma, i)
-		if err != nil {
-			return err
-		}
+	return r.each(func(i int, sigma, to float32, den []float32) ([]float32, error) {
 		switch {
 		case to == 0:
 			copy(x, den)
@@ -61,16 +50,11 @@ func eulerAncestral(r *run) error {
 				x[k] = float32(ratio*x[k]) + float32(c*den[k])
 			}
 			if up > 0 {
-				for k, n := range r.randn() {
-					x[k] += float32(n * up)
-				}
+				r.addNoise(up)
 			}
 		}
-		if err := r.done(i, den); err != nil {
-			return err
-		}
-	}
-	return nil
+		return den, nil
+	})
 }
 
 // ancestralStep is get_ancestral_step (k-diffusion's): the step from σ
@@ -96,12 +80,7 @@ func ancestralStep(from, to, eta float32) (down, up float32) {
 // with the first; the last step (σ_{i+1} = 0) is plain Euler.
 func heun(r *run) error {
 	x, d, x2 := r.x, r.d, r.x2
-	for i := range r.steps {
-		sigma, next := r.sig[i], r.sig[i+1]
-		den, err := r.denoise(x, sigma, i)
-		if err != nil {
-			return err
-		}
+	return r.each(func(i int, sigma, next float32, den []float32) ([]float32, error) {
 		dt := next - sigma
 		for k := range x {
 			d[k] = (x[k] - den[k]) / sigma
@@ -110,24 +89,21 @@ func heun(r *run) error {
 			for k := range x {
 				x[k] += float32(d[k] * dt)
 			}
-		} else {
-			for k := range x {
-				x2[k] = x[k] + float32(d[k]*dt)
-			}
-			den, err = r.denoise(x2, next, i)
-			if err != nil {
-				return err
-			}
-			for k := range x {
-				dk := (d[k] + (x2[k]-den[k])/next) / 2
-				x[k] += float32(dk * dt)
-			}
+			return den, nil
 		}
-		if err := r.done(i, den); err != nil {
-			return err
+		for k := range x {
+			x2[k] = x[k] + float32(d[k]*dt)
 		}
-	}
-	return nil
+		den, err := r.denoise(x2, next, i)
+		if err != nil {
+			return nil, err
+		}
+		for k := range x {
+			dk := (d[k] + (x2[k]-den[k])/next) / 2
+			x[k] += float32(dk * dt)
+		}
+		return den, nil
+	})
 }
 
 // dpm2 is sample_dpm2: an Euler step to the log-midpoint
@@ -135,12 +111,7 @@ func heun(r *run) error {
 // with the derivative there; the last step is plain Euler.
 func dpm2(r *run) error {
 	x, d, x2 := r.x, r.d, r.x2
-	for i := range r.steps {
-		sigma, next := r.sig[i], r.sig[i+1]
-		den, err := r.denoise(x, sigma, i)
-		if err != nil {
-			return err
-		}
+	return r.each(func(i int, sigma, next float32, den []float32) ([]float32, error) {
 		for k := range x {
 			d[k] = (x[k] - den[k]) / sigma
 		}
@@ -149,25 +120,22 @@ func dpm2(r *run) error {
 			for k := range x {
 				x[k] += float32(d[k] * dt)
 			}
-		} else {
-			mid := float32(math.Exp(0.5 * (math.Log(float64(sigma)) + math.Log(float64(next)))))
-			dt1, dt2 := mid-sigma, next-sigma
-			for k := range x {
-				x2[k] = x[k] + float32(d[k]*dt1)
-			}
-			den, err = r.denoise(x2, mid, i)
-			if err != nil {
-				return err
-			}
-			for k := range x {
-				x[k] += float32(((x2[k] - den[k]) / mid) * dt2)
-			}
+			return den, nil
 		}
-		if err := r.done(i, den); err != nil {
-			return err
+		mid := float32(math.Exp(0.5 * (math.Log(float64(sigma)) + math.Log(float64(next)))))
+		dt1, dt2 := mid-sigma, next-sigma
+		for k := range x {
+			x2[k] = x[k] + float32(d[k]*dt1)
 		}
-	}
-	return nil
+		den, err := r.denoise(x2, mid, i)
+		if err != nil {
+			return nil, err
+		}
+		for k := range x {
+			x[k] += float32(((x2[k] - den[k]) / mid) * dt2)
+		}
+		return den, nil
+	})
 }
 
 // negLog is sd.cpp's t_fn, -log(σ) in float64 rounded to float32 (+Inf
@@ -181,12 +149,7 @@ func expNeg(t float32) float32     { return float32(math.Exp(float64(-t))) }
 // extrapolation (1 + 1/2r)·denoised - (1/2r)·old with r = h_{i-1}/h.
 func dpmpp2m(r *run) error {
 	x, old := r.x, r.old
-	for i := range r.steps {
-		sigma, next := r.sig[i], r.sig[i+1]
-		den, err := r.denoise(x, sigma, i)
-		if err != nil {
-			return err
-		}
+	return r.each(func(i int, sigma, next float32, den []float32) ([]float32, error) {
 		t, tNext := negLog(sigma), negLog(next)
 		h := tNext - t
 		a := next / sigma
@@ -206,11 +169,8 @@ func dpmpp2m(r *run) error {
 			}
 		}
 		copy(old, den)
-		if err := r.done(i, den); err != nil {
-			return err
-		}
-	}
-	return nil
+		return den, nil
+	})
 }
 
 // dpmpp2sAncestral is sample_dpmpp_2s_ancestral: a DPM-Solver++(2S) step
@@ -219,12 +179,7 @@ func dpmpp2m(r *run) error {
 // when σ_up is 0); where σ_down is 0 the step takes the denoised latent.
 func dpmpp2sAncestral(r *run) error {
 	x, x2 := r.x, r.x2
-	for i := range r.steps {
-		sigma, next := r.sig[i], r.sig[i+1]
-		den, err := r.denoise(x, sigma, i)
-		if err != nil {
-			return err
-		}
+	return r.each(func(i int, sigma, next float32, den []float32) ([]float32, error) {
 		down, up := ancestralStep(sigma, next, r.Eta)
 		if down == 0 {
 			copy(x, den)
@@ -238,9 +193,10 @@ func dpmpp2sAncestral(r *run) error {
 			for k := range x {
 				x2[k] = float32(a*x[k]) - float32(b*den[k])
 			}
+			var err error
 			den, err = r.denoise(x2, sigmaS, i)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			a = expNeg(tNext) / expNeg(t)
 			b = float32(math.Exp(float64(-h)) - 1)
@@ -249,15 +205,10 @@ func dpmpp2sAncestral(r *run) error {
 			}
 		}
 		if next > 0 {
-			for k, n := range r.randn() {
-				x[k] += float32(n * up)
-			}
+			r.addNoise(up)
 		}
-		if err := r.done(i, den); err != nil {
-			return err
-		}
-	}
-	return nil
+		return den, nil
+	})
 }
 
 // lcm is sample_lcm with its default arguments (no noise clipping, noise
@@ -265,21 +216,11 @@ func dpmpp2sAncestral(r *run) error {
 // step but the last.
 func lcm(r *run) error {
 	x := r.x
-	for i := range r.steps {
-		next := r.sig[i+1]
-		den, err := r.denoise(x, r.sig[i], i)
-		if err != nil {
-			return err
-		}
+	return r.each(func(i int, sigma, next float32, den []float32) ([]float32, error) {
 		copy(x, den)
 		if next > 0 {
-			for k, n := range r.randn() {
-				x[k] += float32(n * next)
-			}
+			r.addNoise(next)
 		}
-		if err := r.done(i, den); err != nil {
-			return err
-		}
-	}
-	return nil
+		return den, nil
+	})
 }

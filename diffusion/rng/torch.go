@@ -139,26 +139,25 @@ func (g *TorchCPU) normal64() float64 {
 
 // fill16Scalar is normal_fill_16<float> with mean 0 and std 1: float32
 // log/sqrt/cos/sin, θ rounded from a float64 product.
-func fill16Scalar(d *[16]float32) {
-	for j := 0; j < 8; j++ {
-		u1 := 1 - d[j]
-		u2 := d[j+8]
-		r := float32(math.Sqrt(float64(-2 * float32(math.Log(float64(u1))))))
-		theta := float32(2 * math.Pi * float64(u2))
-		d[j] = float32(r*float32(math.Cos(float64(theta)))) + 0
-		d[j+8] = float32(r*float32(math.Sin(float64(theta)))) + 0
-	}
-}
+func fill16Scalar(d *[16]float32) { fill16Libm(d, true) }
 
-// fill16SDCPP is sd.cpp's normal_fill_16 with mean 0 and std 1: float32
-// log/sqrt/cos/sin, θ a float32 product.
-func fill16SDCPP(d *[16]float32) {
+// fill16SDCPP is sd.cpp's normal_fill_16 with mean 0 and std 1: as
+// fill16Scalar with θ a float32 product.
+func fill16SDCPP(d *[16]float32) { fill16Libm(d, false) }
+
+// fill16Libm is the Box–Muller of the scalar kernels, with the C library's
+// float functions as float32(math.F(float64(x))); the +0 turns a -0 into
+// +0 as the kernels' "· std + mean" does.
+func fill16Libm(d *[16]float32, thetaF64 bool) {
 	const twoPi = float32(2 * math.Pi)
 	for j := 0; j < 8; j++ {
 		u1 := 1 - d[j]
 		u2 := d[j+8]
 		r := float32(math.Sqrt(float64(-2 * float32(math.Log(float64(u1))))))
 		theta := float32(twoPi * u2)
+		if thetaF64 {
+			theta = float32(2 * math.Pi * float64(u2))
+		}
 		d[j] = float32(r*float32(math.Cos(float64(theta)))) + 0
 		d[j+8] = float32(r*float32(math.Sin(float64(theta)))) + 0
 	}
