@@ -48,24 +48,18 @@ func runTokenize(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "glassbox tokenize: give the text as one argument (quote it), or on standard input\n")
 		return errUsage
 	}
-	var text string
-	if len(pos) == 1 {
-		text = pos[0]
-	} else {
-		b, err := io.ReadAll(env.stdin)
-		if err != nil {
-			return fmt.Errorf("encode: reading standard input: %w", err)
-		}
-		text = string(b)
-	}
 	if path, err := resolveModel(*model); err == nil && !isGGUF(path) {
-		return tokenizeCheckpoint(env, path, text, *asJSON)
+		return tokenizeCheckpoint(env, path, pos, *asJSON)
 	}
 	tok, done, err := loadTokenizer(*model)
 	if err != nil {
 		return err
 	}
 	defer done()
+	text, err := tokenizeText(env, pos)
+	if err != nil {
+		return err
+	}
 	ids, err := tok.Encode(text, !*noBOS, *special)
 	if err != nil {
 		return err
@@ -102,6 +96,19 @@ func runTokenize(ctx context.Context, env *cmdEnv, args []string) error {
 	b.WriteByte('\n')
 	_, err = io.WriteString(env.stdout, b.String())
 	return err
+}
+
+// tokenizeText returns the text to tokenize: the argument, or all of
+// standard input.
+func tokenizeText(env *cmdEnv, pos []string) (string, error) {
+	if len(pos) == 1 {
+		return pos[0], nil
+	}
+	b, err := io.ReadAll(env.stdin)
+	if err != nil {
+		return "", fmt.Errorf("encode: reading standard input: %w", err)
+	}
+	return string(b), nil
 }
 
 func runDetokenize(ctx context.Context, env *cmdEnv, args []string) error {

@@ -32,7 +32,7 @@ const clipEmbedding = "cond_stage_model.transformer.text_model.embeddings.token_
 // tokenizeCheckpoint prints a prompt's CLIP windows for a diffusion
 // checkpoint: with asJSON the fields of clip-tokens.jsonl
 // ({"tokens", "weights", "n_chunks"}), otherwise the ids on one line.
-func tokenizeCheckpoint(env *cmdEnv, path, text string, asJSON bool) error {
+func tokenizeCheckpoint(env *cmdEnv, path string, pos []string, asJSON bool) error {
 	f, err := checkpoint.Open(path)
 	if err != nil {
 		return err
@@ -40,6 +40,10 @@ func tokenizeCheckpoint(env *cmdEnv, path, text string, asJSON bool) error {
 	defer f.Close()
 	if _, ok := f.Tensor(clipEmbedding); !ok {
 		return &checkpoint.Error{Path: path, Err: fmt.Errorf("has no CLIP text encoder (no %s): not an SD 1.x checkpoint", clipEmbedding)}
+	}
+	text, err := tokenizeText(env, pos)
+	if err != nil {
+		return err
 	}
 	tok, err := tokclip.Tokenize(text)
 	if err != nil {

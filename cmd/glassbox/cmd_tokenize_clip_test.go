@@ -40,22 +40,24 @@ func TestTokenizeCheckpoint(t *testing.T) {
 	ones := func(n int) string { return strings.TrimSuffix(strings.Repeat("1,", n), ",") }
 	tests := []struct {
 		name     string
+		stdin    string
 		args     []string
 		wantOut  string
 		wantErr  string
 		wantCode int
 	}{
-		{"json", []string{"tokenize", "-m", sd, "--json", "a lovely cat"},
+		{"json", "", []string{"tokenize", "-m", sd, "--json", "a lovely cat"},
 			`{"tokens":[49406,320,2165,2368,` + pad(73) + `],"weights":[` + ones(77) + `],"n_chunks":1}` + "\n", "", 0},
-		{"json weights", []string{"tokenize", "-m", sd, "--json", "(cat:1.5)"},
+		{"json weights", "", []string{"tokenize", "-m", sd, "--json", "(cat:1.5)"},
 			`{"tokens":[49406,2368,` + pad(75) + `],"weights":[1,1.5,` + ones(75) + `],"n_chunks":1}` + "\n", "", 0},
-		{"plain", []string{"tokenize", "-m", sd, "cat"}, "49406 2368 " + strings.ReplaceAll(pad(75), ",", " ") + "\n", "", 0},
-		{"bad weight", []string{"tokenize", "-m", sd, "(a:.)"}, "", `encode: prompt: byte 2: bad emphasis weight: "." is not a number`, 1},
-		{"no text encoder", []string{"tokenize", "-m", vae, "cat"}, "", "has no CLIP text encoder", 1},
+		{"plain", "", []string{"tokenize", "-m", sd, "cat"}, "49406 2368 " + strings.ReplaceAll(pad(75), ",", " ") + "\n", "", 0},
+		{"stdin", "  CAT\n", []string{"tokenize", "-m", sd}, "49406 2368 " + strings.ReplaceAll(pad(75), ",", " ") + "\n", "", 0},
+		{"bad weight", "", []string{"tokenize", "-m", sd, "(a:.)"}, "", `encode: prompt: byte 2: bad emphasis weight: "." is not a number`, 1},
+		{"no text encoder", "", []string{"tokenize", "-m", vae, "cat"}, "", "has no CLIP text encoder", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := runCmd(t, "", tt.args...)
+			out, errOut, code := runCmd(t, tt.stdin, tt.args...)
 			if code != tt.wantCode {
 				t.Fatalf("exit code %d, want %d (stderr %q)", code, tt.wantCode, errOut)
 			}
