@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "tokenize", summary: "print the token ids of a text (as llama.cpp would tokenize it)", run: runTokenize})
+	register(&command{name: "tokenize", summary: "print the token ids of a text (as llama.cpp would tokenize it; CLIP's windows for a diffusion checkpoint)", run: runTokenize})
 	register(&command{name: "detokenize", summary: "print the text of token ids", run: runDetokenize})
 }
 
@@ -33,7 +33,9 @@ func loadTokenizer(model string) (*tokenizer.Tokenizer, func(), error) {
 
 func runTokenize(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlags(env, "tokenize", "-m MODEL [--no-bos] [--special] [--json] [TEXT]\n\n"+
-		"Without TEXT, all of standard input is the text, byte for byte.")
+		"Without TEXT, all of standard input is the text, byte for byte.\n"+
+		"For a diffusion checkpoint (.safetensors, .ckpt) the text is a prompt: its CLIP windows of 77\n"+
+		"tokens as stable-diffusion.cpp makes them, with --json {\"tokens\", \"weights\", \"n_chunks\"}.")
 	model := fs.String("m", "", "model file path or store name")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS/EOS even if the model asks for them")
 	special := fs.Bool("special", false, "turn the text of control tokens (<|im_start|>, <s>) into those tokens")
@@ -46,20 +48,17 @@ func runTokenize(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "glassbox tokenize: give the text as one argument (quote it), or on standard input\n")
 		return errUsage
 	}
+	if path, err := resolveModel(*model); err == nil && !isGGUF(path) {
+		return tokenizeCheckpoint(env, path, pos, *asJSON)
+	}
 	tok, done, err := loadTokenizer(*model)
 	if err != nil {
 		return err
 	}
 	defer done()
-	var text string
-	if len(pos) == 1 {
-		text = pos[0]
-	} else {
-		b, err := io.ReadAll(env.stdin)
-		if err != nil {
-			return fmt.Errorf("encode: reading standard input: %w", err)
-		}
-		text = string(b)
+	text, err := tokenizeText(env, pos)
+	if err != nil {
+		return err
 	}
 	ids, err := tok.Encode(text, !*noBOS, *special)
 	if err != nil {
@@ -97,6 +96,19 @@ func runTokenize(ctx context.Context, env *cmdEnv, args []string) error {
 	b.WriteByte('\n')
 	_, err = io.WriteString(env.stdout, b.String())
 	return err
+}
+
+// tokenizeText returns the text to tokenize: the argument, or all of
+// standard input.
+func tokenizeText(env *cmdEnv, pos []string) (string, error) {
+	if len(pos) == 1 {
+		return pos[0], nil
+	}
+	b, err := io.ReadAll(env.stdin)
+	if err != nil {
+		return "", fmt.Errorf("encode: reading standard input: %w", err)
+	}
+	return string(b), nil
 }
 
 func runDetokenize(ctx context.Context, env *cmdEnv, args []string) error {
