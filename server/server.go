@@ -57,9 +57,9 @@ type Server struct {
 	started time.Time
 
 	// base is the context of native jobs: it ends when Shutdown gives up
-	// waiting for them.
+	// waiting for them, its cause saying so (the jobs' reason).
 	base       context.Context
-	cancelBase context.CancelFunc
+	cancelBase context.CancelCauseFunc
 
 	mu      sync.Mutex
 	closing bool
@@ -102,7 +102,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, queue: newQueue(cfg.Parallel, cfg.MaxQueue), log: cfg.Logger,
 		started: time.Now(), streams: map[*stream]bool{}}
-	s.base, s.cancelBase = context.WithCancel(context.Background())
+	s.base, s.cancelBase = context.WithCancelCause(context.Background())
 	s.routes()
 	return s, nil
 }
@@ -172,13 +172,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() { s.jobs.Wait(); close(done) }()
 	grace := time.NewTimer(s.cfg.ShutdownGrace)
 	defer grace.Stop()
+	reason := fmt.Sprintf("server shutting down: the %s grace for running jobs ended", s.cfg.ShutdownGrace)
 	select {
 	case <-done:
 	case <-grace.C:
 		s.log.Warn("shutdown: grace period over, cancelling running jobs", "grace", s.cfg.ShutdownGrace)
 	case <-ctx.Done():
+		reason = "server shutting down: its shutdown was cut short (" + context.Cause(ctx).Error() + ")"
 	}
-	s.cancelBase()
+	s.cancelBase(errors.New(reason))
 	<-done // cancelled generations stop within one step
 	if hs == nil {
 		return nil
