@@ -256,6 +256,9 @@ func ParseModelfile(text string) (*CreateRequest, *Error) {
 			if !parameterName.MatchString(k) {
 				return nil, bad(start, "PARAMETER %q is not a parameter name (letters, digits and _)", k)
 			}
+			if !isOllamaOption(k) { // as Ollama's parser refuses it
+				return nil, bad(start, "unknown parameter %q%s", k, didYouMean(nearest(k, ollamaOptionNames)))
+			}
 			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
 				v = v[1 : len(v)-1]
 			}

@@ -24,6 +24,10 @@
 // bounded queue (queue.go): at most Parallel generations run at once, at most
 // MaxQueue wait, the rest are refused with 503 and Retry-After.
 //
+// The native jobs API refuses fields it does not know with the nearest
+// known name (fields.go); the compatible dialects ignore them, as their
+// originals do.
+//
 // Every refusal and failure is an *Error carrying the HTTP status and the
 // pipeline stage it belongs to ("deliver" for bad requests and transport
 // problems, "queued" for a full queue, the failing stage otherwise),
