@@ -57,7 +57,7 @@ func disconnectEach(t *testing.T, s *server) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 				ep.path, len(ep.body), ep.body)
 			var job api.Job
 			deadline := time.Now().Add(30 * time.Second)

@@ -115,7 +115,7 @@ func TestSlowClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "POST /api/generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":")
+		fmt.Fprintf(c, "POST /api/generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":")
 		c.SetReadDeadline(time.Now().Add(3 * time.Second))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
@@ -132,7 +132,7 @@ func TestSlowClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "POST /api/generate HTTP/1.1\r\nHost: x\r\n")
+		fmt.Fprintf(c, "POST /api/generate HTTP/1.1\r\nHost: 127.0.0.1\r\n")
 		c.SetReadDeadline(time.Now().Add(3 * time.Second))
 		start := time.Now()
 		_, err = io.ReadAll(c) // the server closes the connection

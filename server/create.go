@@ -163,30 +163,6 @@ func ggufFiles(files map[string]string) bool {
 	return true
 }
 
-// ollamaBlob is HEAD and POST /api/blobs/{digest}: whether a blob is held
-// (200, else 404), and its upload (201; a body whose SHA-256 is not the
-// digest is a 400).
-func (s *Server) ollamaBlob(w http.ResponseWriter, r *http.Request) {
-	digest := r.PathValue("digest")
-	if r.Method == http.MethodHead {
-		ok, err := s.cfg.Backend.HasBlob(r.Context(), digest)
-		switch {
-		case err != nil:
-			writeOllamaError(w, toError(err))
-		case ok:
-			w.WriteHeader(http.StatusOK)
-		default:
-			w.WriteHeader(http.StatusNotFound)
-		}
-		return
-	}
-	if err := s.cfg.Backend.PutBlob(r.Context(), digest, r.Body); err != nil {
-		writeOllamaError(w, toError(err))
-		return
-	}
-	w.WriteHeader(http.StatusCreated)
-}
-
 // CheckParameters reports a profile parameter no request could set.
 func CheckParameters(params map[string]any) *Error {
 	o := ollamaDefaults()
@@ -255,6 +231,9 @@ func ParseModelfile(text string) (*CreateRequest, *Error) {
 			}
 			if !parameterName.MatchString(k) {
 				return nil, bad(start, "PARAMETER %q is not a parameter name (letters, digits and _)", k)
+			}
+			if !isOllamaOption(k) { // as Ollama's parser refuses it
+				return nil, bad(start, "unknown parameter %q%s", k, didYouMean(nearest(k, ollamaOptionNames)))
 			}
 			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
 				v = v[1 : len(v)-1]

@@ -169,6 +169,8 @@ func TestParseModelfile(t *testing.T) {
 		{"FROM base\nMESSAGE user hi\n", ModelProfile{}, "line 2: MESSAGE is not supported"},
 		{"FROM base\nSYSTEM \"\"\"a\nb\"\"\" extra\n", ModelProfile{}, `line 3: text after a closing """`},
 		{"FROM base\nWHAT now\n", ModelProfile{}, `line 2: unknown instruction "WHAT"`},
+		{"FROM base\nPARAMETER temprature 0.2\n", ModelProfile{}, `line 2: unknown parameter "temprature" (did you mean temperature?)`},
+		{"FROM base\nPARAMETER num_gpu 1\nPARAMETER use_mmap false\n", ModelProfile{From: "base", Parameters: map[string]any{"num_gpu": 1.0, "use_mmap": false}}, ""},
 	} {
 		got, e := ParseModelfile(tc.text)
 		switch {

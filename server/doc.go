@@ -24,6 +24,16 @@
 // bounded queue (queue.go): at most Parallel generations run at once, at most
 // MaxQueue wait, the rest are refused with 503 and Retry-After.
 //
+// Before any of that, a guard (guard.go) stops web pages from using the
+// server behind the user's back: on a loopback listener only a loopback
+// Host is answered (DNS rebinding), a page of another origin only when
+// Config.AllowOrigins (or the defaults: this machine's pages, local apps)
+// allows it, with CORS headers and preflights, and a page's body only when
+// declared JSON; no response may be framed. Uploads (blob.go) are bounded
+// by MaxBlobBytes and the room on the backend's disk. The native jobs API
+// refuses fields it does not know with the nearest known name (fields.go);
+// the compatible dialects ignore them, as their originals do.
+//
 // Every refusal and failure is an *Error carrying the HTTP status and the
 // pipeline stage it belongs to ("deliver" for bad requests and transport
 // problems, "queued" for a full queue, the failing stage otherwise),

@@ -131,6 +131,7 @@ func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, e)
 		return
 	}
+	s.warnOptions(r, body.Options)
 	req := &EmbedRequest{Model: body.Model, Normalize: true, Dimensions: body.Dimensions, Truncate: body.Truncate != nil && *body.Truncate}
 	var e *Error
 	req.Input, _, e = textInputs(body.Input, "input", false)
@@ -166,6 +167,7 @@ func (s *Server) ollamaEmbeddings(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, e)
 		return
 	}
+	s.warnOptions(r, body.Options)
 	req := &EmbedRequest{Model: body.Model, Input: []string{body.Prompt}}
 	e := s.embedSettings(r.Context(), req, body.Options, body.KeepAlive)
 	var res *EmbedResult

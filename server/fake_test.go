@@ -40,6 +40,8 @@ type fakeBackend struct {
 	unloaded  []string
 	profiles  map[string]*ModelProfile // made models (Create)
 	blobs     map[string][]byte        // uploads (PutBlob)
+	free      func() (int64, bool)     // BlobFree (nil: cannot tell)
+	putErr    error                    // what PutBlob fails with, if set
 }
 
 func newFake() *fakeBackend {
@@ -307,6 +309,9 @@ func (f *fakeBackend) HasBlob(ctx context.Context, digest string) (bool, error) 
 
 func (f *fakeBackend) PutBlob(ctx context.Context, digest string, r io.Reader) error {
 	b, err := io.ReadAll(r)
+	if err == nil && f.putErr != nil {
+		err = f.putErr
+	}
 	if err != nil {
 		return err
 	}
@@ -507,4 +512,12 @@ func (f *fakeBackend) RenderPrompt(ctx context.Context, req *GenerateRequest) (s
 		b.WriteString("<|" + m.Role + "|>" + m.Content + "\n")
 	}
 	return b.String() + "<|assistant|>", nil
+}
+
+// BlobFree is the free space of the fake's disk, as f.free says.
+func (f *fakeBackend) BlobFree() (int64, bool) {
+	if f.free == nil {
+		return 0, false
+	}
+	return f.free()
 }

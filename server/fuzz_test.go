@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,9 +12,12 @@ import (
 	"github.com/glassbox-ai/glassbox/pipeline"
 )
 
-// FuzzRequests sends arbitrary bodies to every endpoint that reads one:
+// FuzzRequests sends arbitrary bodies, Hosts, Origins and content types
+// to every endpoint that reads a body, as to a server on 127.0.0.1:8765:
 // the server must answer every one with JSON (or a stream) and never
-// with an internal error (a recovered panic).
+// with an internal error (a recovered panic), must refuse a foreign Host
+// and a foreign page's request, must never hand CORS headers to an origin
+// it does not allow, and must refuse only a browser's body for its type.
 func FuzzRequests(f *testing.F) {
 	seeds := []string{
 		`{"model":"tiny","prompt":"hi","stream":false}`,
@@ -38,29 +42,84 @@ func FuzzRequests(f *testing.F) {
 		`{"model":"tiny","max_tokens":3,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}]}]}],"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"tool","name":"f"},"stream":true}`,
 	}
 	for _, s := range seeds {
-		f.Add(s)
+		f.Add(s, "127.0.0.1:8765", "", "application/json")
+	}
+	// Hostile pages: DNS rebinding, simple cross-site requests, sandboxed
+	// frames, lookalike names, and a body sent as a form.
+	job := `{"model":"tiny","prompt":"hi","stream":false}`
+	for _, h := range [][3]string{
+		{"evil.example:8765", "", "text/plain"},
+		{"evil.example:8765", "http://evil.example:8765", "application/json"},
+		{"localhost:8765", "https://evil.example", "text/plain;charset=UTF-8"},
+		{"127.0.0.1:8765", "null", "multipart/form-data; boundary=x"},
+		{"127.0.0.1:8765", "http://127.0.0.1:8765", "application/x-www-form-urlencoded"},
+		{"127.0.0.1:8765", "http://127.0.0.1:8765", ""},
+		{"[::1]:8765", "http://localhost:3000", "application/json; charset=utf-8"},
+		{"localhost.evil.example", "http://localhost.evil.example", "application/json"},
+		{"127.0.0.1.nip.io:8765", "", ""},
+		{"0x7f.1:8765", "tauri://localhost", "application/vnd.x+json"},
+		{"LOCALHOST.:8765", "HTTP://LOCALHOST:8765", "Application/JSON"},
+		{"", "https://app.localhost", "text/json"},
+		{"127.0.0.1:8765", "https://a.tools.example", "application/json"},
+		{"127.0.0.1:8765", "https://tools.example.evil.example", "application/json"},
+		{"127.0.0.1:8765", "http://[::1", "application/json"},
+		{"127.0.0.1:8765", "https://app.example:99999999999999999999", "application/json"},
+	} {
+		f.Add(job, h[0], h[1], h[2])
 	}
 	fb := newFake()
 	fb.maxTokens = 3
 	m := pipeline.NewManager(pipeline.Options{})
-	s, err := New(Config{Backend: fb, Jobs: &ManagerJobs{M: m}, MaxBodyBytes: 1 << 16, ShutdownGrace: time.Second})
+	allowed := []string{"https://*.tools.example", "http://192.168.1.20:*"}
+	s, err := New(Config{Backend: fb, Jobs: &ManagerJobs{M: m}, MaxBodyBytes: 1 << 16, ShutdownGrace: time.Second,
+		AllowOrigins: allowed, MaxBlobBytes: 1 << 16})
 	if err != nil {
 		f.Fatal(err)
 	}
 	h := s.Handler()
 	paths := []string{"/api/generate", "/api/chat", "/api/show", "/v1/chat/completions", "/v1/completions",
 		"/v1/jobs", "/v1/plan", "/v1/ps/tiny/load", "/api/embed", "/api/embeddings", "/v1/embeddings", "/api/pull", "/api/create", "/v1/messages", "/v1/responses", "/completion", "/infill", "/embedding", "/tokenize", "/detokenize", "/apply-template", "/api/blobs/sha256:0000000000000000000000000000000000000000000000000000000000000000"}
-	f.Fuzz(func(t *testing.T, body string) {
+	patterns, _ := parseOriginPatterns(allowed)
+	f.Fuzz(func(t *testing.T, body, host, origin, ctype string) {
 		for _, p := range paths {
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest("POST", p, strings.NewReader(body))
+			req = req.WithContext(withListener(req.Context(), "127.0.0.1:8765"))
+			req.Host = host
+			for k, v := range map[string]string{"Origin": origin, "Content-Type": ctype} {
+				if v != "" {
+					req.Header.Set(k, v)
+				}
+			}
 			h.ServeHTTP(rec, req)
 			out := rec.Body.String()
+			what := fmt.Sprintf("POST %s %q (Host %q, Origin %q, Content-Type %q)", p, body, host, origin, ctype)
 			if rec.Code == http.StatusInternalServerError || strings.Contains(out, "a bug in glassbox") {
-				t.Fatalf("POST %s %q: %d %s", p, body, rec.Code, out)
+				t.Fatalf("%s: %d %s", what, rec.Code, out)
 			}
 			if ct := rec.Header().Get("Content-Type"); strings.HasPrefix(ct, "application/json") && !json.Valid([]byte(out)) {
-				t.Fatalf("POST %s %q: invalid JSON %s", p, body, out)
+				t.Fatalf("%s: invalid JSON %s", what, out)
+			}
+			if rec.Code == http.StatusUnsupportedMediaType && origin == "" {
+				t.Fatalf("%s: 415 for a client that is no browser", what)
+			}
+			if rec.Code == http.StatusForbidden {
+				if rec.Header().Get("Access-Control-Allow-Origin") != "" {
+					t.Fatalf("%s: a refused page given CORS headers", what)
+				}
+				continue
+			}
+			if host != "" && !loopbackHost(host) {
+				t.Fatalf("%s: answered %d for a foreign Host", what, rec.Code)
+			}
+			scheme, ohost, ok := parseOrigin(origin)
+			lower := strings.ToLower(origin)
+			allowed := ok && defaultOrigin(scheme, ohost) || patterns.match(lower)
+			if origin != "" && !(ok && strings.EqualFold(ohost, host)) && !allowed {
+				t.Fatalf("%s: answered %d for a foreign page", what, rec.Code)
+			}
+			if acao := rec.Header().Get("Access-Control-Allow-Origin"); acao != "" && (acao != origin || !allowed) {
+				t.Fatalf("%s: Access-Control-Allow-Origin %q", what, acao)
 			}
 		}
 	})

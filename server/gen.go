@@ -72,12 +72,12 @@ func (s *Server) startWork(ctx context.Context, spec JobSpec, keepAlive **time.D
 	g := &generation{start: time.Now(), done: make(chan struct{})}
 	// The job ends with ctx (the client, for the compatible APIs) or with
 	// the server's base context (shutdown).
-	jctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.base, cancel)
+	jctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.base, func() { cancel(context.Cause(s.base)) })
 	work := func(ctx context.Context) (any, error) {
 		defer func() {
 			stop()
-			cancel()
+			cancel(nil)
 			close(g.done)
 			s.jobs.Done()
 		}()
@@ -100,7 +100,7 @@ func (s *Server) startWork(ctx context.Context, spec JobSpec, keepAlive **time.D
 			tk.drop()
 		}
 		stop()
-		cancel()
+		cancel(nil)
 		s.jobs.Done()
 		return nil, toError(err)
 	}

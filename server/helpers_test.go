@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -28,9 +29,16 @@ type testServer struct {
 	done chan error
 }
 
-// start runs a server over f with cfg adjusted by mod; cleanup shuts it
-// down and checks that no goroutine is left behind.
+// start runs a server over f on a loopback port with cfg adjusted by mod;
+// cleanup shuts it down and checks that no goroutine is left behind.
 func start(t *testing.T, f *fakeBackend, mod func(*Config)) *testServer {
+	t.Helper()
+	return startAt(t, f, "127.0.0.1:0", mod)
+}
+
+// startAt is start listening on addr; the test server's url is on
+// 127.0.0.1 whatever addr is.
+func startAt(t *testing.T, f *fakeBackend, addr string, mod func(*Config)) *testServer {
 	t.Helper()
 	base := runtime.NumGoroutine()
 	m := pipeline.NewManager(pipeline.Options{})
@@ -43,11 +51,12 @@ func start(t *testing.T, f *fakeBackend, mod func(*Config)) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &testServer{t: t, s: s, f: f, m: m, url: "http://" + l.Addr().String(), done: make(chan error, 1)}
+	port := l.Addr().(*net.TCPAddr).Port
+	ts := &testServer{t: t, s: s, f: f, m: m, url: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan error, 1)}
 	go func() { ts.done <- s.Serve(l) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

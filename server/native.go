@@ -52,7 +52,14 @@ var heartbeat = 15 * time.Second
 
 func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	var req jobRequest
-	if e := s.decodeBody(w, r, &req); e != nil {
+	body, e := s.readBody(w, r)
+	if e == nil {
+		e = decodeJSON(body, &req)
+	}
+	if e == nil {
+		e = checkJobFields(body)
+	}
+	if e != nil {
 		writeNativeError(w, e)
 		return
 	}

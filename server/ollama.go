@@ -226,6 +226,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, e)
 		return
 	}
+	s.warnOptions(r, req.Options)
 	options, prof := s.withProfile(r.Context(), req.Model, req.Options)
 	opts, ka, e := ollamaCommon(req.Model, req.Format, options, req.KeepAlive)
 	if e == nil {
@@ -275,6 +276,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, e)
 		return
 	}
+	s.warnOptions(r, req.Options)
 	options, prof := s.withProfile(r.Context(), req.Model, req.Options)
 	opts, ka, e := ollamaCommon(req.Model, req.Format, options, req.KeepAlive)
 	if e == nil {

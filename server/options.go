@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,8 +75,29 @@ func tokenBytes(piece string, raw []byte) []int {
 	return out
 }
 
+// optionNames are the options applyOllamaOptions reads, by Ollama's names.
+var optionNames = []string{"num_ctx", "num_predict", "temperature", "top_k", "top_p", "min_p", "repeat_penalty",
+	"repeat_last_n", "frequency_penalty", "presence_penalty", "seed", "stop", "num_batch", "num_thread",
+	"mirostat", "typical_p", "tfs_z"}
+
+// ollamaOptionNames are every option Ollama's API has had (its api.Options
+// and api.Runner): optionNames, and those glassbox has no use for (GPU
+// placement, memory mapping and locking, NUMA, mirostat's tuning, the
+// prompt tokens kept on a context shift, ...).
+var ollamaOptionNames = append(slices.Clone(optionNames), "num_keep", "mirostat_tau", "mirostat_eta",
+	"penalize_newline", "numa", "num_gpu", "main_gpu", "num_gqa", "low_vram", "f16_kv", "logits_all",
+	"vocab_only", "use_mmap", "use_mlock", "embedding_only", "rope_frequency_base", "rope_frequency_scale")
+
+// isOption reports whether applyOllamaOptions reads name.
+func isOption(name string) bool { return slices.Contains(optionNames, name) }
+
+// isOllamaOption reports whether name is one of Ollama's options.
+func isOllamaOption(name string) bool { return slices.Contains(ollamaOptionNames, name) }
+
 // applyOllamaOptions reads Ollama's "options" object into o, checking
-// types and ranges. Unknown keys are ignored, as Ollama does.
+// types and ranges. Keys it does not read (optionNames) are ignored, as
+// Ollama ignores those it does not know; the native API refuses them
+// first (checkJobFields).
 func applyOllamaOptions(o *Options, raw map[string]any) *Error {
 	for k, v := range raw {
 		param := "options." + k

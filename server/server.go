@@ -19,7 +19,7 @@ var Version = "0.1.0"
 
 // Config configures a Server. The zero value works for everything but
 // Backend and Jobs: loopback only, no API key, one generation at a time, 64
-// waiting, 8 MiB bodies.
+// waiting, 8 MiB bodies, 64 GiB uploads, no page of another origin.
 type Config struct {
 	Backend Backend
 	Jobs    Jobs
@@ -44,6 +44,15 @@ type Config struct {
 	// --ctx); 0: the backend's default, min(trained context, 4096).
 	DefaultCtx int
 
+	// AllowOrigins are the origins whose web pages may use the server
+	// besides its own (the web UI) and the pages and apps of this machine
+	// (see guard.go): "https://app.example", patterns with "*" for any
+	// part ("http://192.168.1.20:*", "chrome-extension://*"), "null", or
+	// "*" for every origin.
+	AllowOrigins []string
+	// MaxBlobBytes bounds one upload to /api/blobs (default 64 GiB).
+	MaxBlobBytes int64
+
 	Logger *slog.Logger
 }
 
@@ -51,15 +60,16 @@ type Config struct {
 // stop with Shutdown.
 type Server struct {
 	cfg     Config
+	origins originPatterns
 	mux     *http.ServeMux
 	queue   *queue
 	log     *slog.Logger
 	started time.Time
 
 	// base is the context of native jobs: it ends when Shutdown gives up
-	// waiting for them.
+	// waiting for them, its cause saying so (the jobs' reason).
 	base       context.Context
-	cancelBase context.CancelFunc
+	cancelBase context.CancelCauseFunc
 
 	mu      sync.Mutex
 	closing bool
@@ -88,6 +98,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 8 << 20
 	}
+	if cfg.MaxBlobBytes <= 0 {
+		cfg.MaxBlobBytes = 64 << 30
+	}
+	origins, err := parseOriginPatterns(cfg.AllowOrigins)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = 30 * time.Second
 	}
@@ -100,9 +117,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, queue: newQueue(cfg.Parallel, cfg.MaxQueue), log: cfg.Logger,
+	s := &Server{cfg: cfg, origins: origins, queue: newQueue(cfg.Parallel, cfg.MaxQueue), log: cfg.Logger,
 		started: time.Now(), streams: map[*stream]bool{}}
-	s.base, s.cancelBase = context.WithCancel(context.Background())
+	if origins.any() {
+		s.log.Warn("every origin is allowed: any web page this machine's browsers open can use this server " +
+			"(its models, jobs, journal and downloads)")
+	}
+	s.base, s.cancelBase = context.WithCancelCause(context.Background())
 	s.routes()
 	return s, nil
 }
@@ -141,7 +162,7 @@ func (s *Server) Serve(l net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.Background() },
+		BaseContext:       func(l net.Listener) context.Context { return withListener(context.Background(), l.Addr().String()) },
 	}
 	s.mu.Lock()
 	if s.closing {
@@ -172,13 +193,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() { s.jobs.Wait(); close(done) }()
 	grace := time.NewTimer(s.cfg.ShutdownGrace)
 	defer grace.Stop()
+	reason := fmt.Sprintf("server shutting down: the %s grace for running jobs ended", s.cfg.ShutdownGrace)
 	select {
 	case <-done:
 	case <-grace.C:
 		s.log.Warn("shutdown: grace period over, cancelling running jobs", "grace", s.cfg.ShutdownGrace)
 	case <-ctx.Done():
+		reason = "server shutting down: its shutdown was cut short (" + context.Cause(ctx).Error() + ")"
 	}
-	s.cancelBase()
+	s.cancelBase(errors.New(reason))
 	<-done // cancelled generations stop within one step
 	if hs == nil {
 		return nil
@@ -204,7 +227,8 @@ func (s *Server) removeStream(st *stream) {
 	s.mu.Unlock()
 }
 
-// wrap adds panic recovery, authentication and request logging.
+// wrap adds panic recovery, the browser guard (guard.go), authentication
+// and request logging.
 func (s *Server) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -217,10 +241,25 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 					Code: "internal", Message: fmt.Sprintf("internal error (a bug in glassbox): %v", v)})
 			}
 		}()
+		securityHeaders(w.Header())
+		if e := s.checkHost(r); e != nil {
+			s.refuse(w, r, e)
+			return
+		}
+		if preflight, e := s.checkOrigin(w, r); e != nil || preflight {
+			if e != nil {
+				s.refuse(w, r, e)
+			}
+			return
+		}
 		if s.cfg.APIKey != "" && !public(r) && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="glassbox"`)
 			s.writeError(w, r, &Error{Status: http.StatusUnauthorized, Stage: "deliver", Code: "unauthorized",
 				Message: "missing or wrong API key", Hint: "send Authorization: Bearer KEY"})
+			return
+		}
+		if e := checkContentType(r); e != nil {
+			s.refuse(w, r, e)
 			return
 		}
 		start := time.Now()

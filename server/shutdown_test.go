@@ -41,6 +41,8 @@ func TestShutdown(t *testing.T) {
 	<-j.Done()
 	if info := j.Info(); info.State != api.StateCancelled || info.Error.Stage != "generate" {
 		t.Errorf("job %s, error %+v", info.State, info.Error)
+	} else if !strings.Contains(info.Error.Message, "server shutting down") {
+		t.Errorf("a shutdown's cancel says %q, not that the server is shutting down", info.Error.Message)
 	}
 	if _, e := ts.s.startGeneration(context.Background(), JobSpec{}, &GenerateRequest{Model: "tiny"}); e == nil || e.Status != http.StatusServiceUnavailable {
 		t.Errorf("admitted after shutdown: %+v", e)

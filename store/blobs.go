@@ -63,6 +63,10 @@ func (s *Store) DropBlob(digest string) error {
 	return nil
 }
 
+// FreeBytes is the room uploads have: the bytes free to this user on the
+// store's disk (ok false where the platform cannot tell).
+func (s *Store) FreeBytes() (free int64, ok bool) { return freeBytes(s.Dir) }
+
 // PutBlob stores r's bytes as the blob named digest, if they have that
 // SHA-256; what does not match is removed. An upload of a blob the store
 // holds is read and dropped.

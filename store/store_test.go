@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -329,5 +330,21 @@ func TestTaggedNames(t *testing.T) {
 	}
 	if list, _ := s.List(); len(list) != 0 {
 		t.Errorf("after removing both: %+v", list)
+	}
+}
+
+// TestFreeBytes: the store can say how much room uploads have (on the
+// platforms that tell: unix, windows).
+func TestFreeBytes(t *testing.T) {
+	switch runtime.GOOS {
+	case "plan9", "js", "wasip1":
+		t.Skip("no free-space call on", runtime.GOOS)
+	}
+	free, ok := (&Store{Dir: t.TempDir()}).FreeBytes()
+	if !ok || free <= 0 {
+		t.Errorf("FreeBytes = %d, %v", free, ok)
+	}
+	if _, ok := (&Store{Dir: filepath.Join(t.TempDir(), "missing")}).FreeBytes(); ok {
+		t.Error("FreeBytes of a directory that does not exist")
 	}
 }

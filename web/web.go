@@ -117,8 +117,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	if strings.HasSuffix(f.ctype, "html; charset=utf-8") {
-		// Everything the page loads is its own: no CDN, no inline script.
-		hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'")
+		// Everything the page loads is its own: no CDN, no inline script;
+		// no other page may frame it.
+		hd.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'")
 		hd.Set("Referrer-Policy", "no-referrer")
 	}
 	hd.Set("ETag", f.etag)

@@ -47,6 +47,17 @@ func TestHandler(t *testing.T) {
 	}
 }
 
+// TestPageNotFramed: no other site's page may frame the UI
+// (clickjacking): its Content-Security-Policy, which replaces the
+// server's, keeps frame-ancestors 'none'.
+func TestPageNotFramed(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Handler(Config{}).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'self'") {
+		t.Errorf("Content-Security-Policy %q", csp)
+	}
+}
+
 func TestETagRevalidation(t *testing.T) {
 	h := Handler(Config{})
 	rec := httptest.NewRecorder()

@@ -31,6 +31,8 @@ func init() {
 // serveConfig is glassbox serve's flags.
 type serveConfig struct {
 	addr, homeDir, apiKey, budget, keepAlive, logLevel string
+	maxBlob                                            string
+	origins                                            stringList // --allow-origin, each comma-separated
 	parallel, maxQueue                                 int
 	maxBody                                            int64
 	readTimeout, writeTimeout, grace                   time.Duration
@@ -51,6 +53,8 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.StringVar(&c.budget, "mem-budget", "", "memory all resident models may take, e.g. 8GiB (default: no limit beyond the machine)")
 	fs.StringVar(&c.keepAlive, "keep-alive", "5m", "how long an idle model stays loaded (0: unload at once, -1: forever)")
 	fs.Int64Var(&c.maxBody, "max-body", 8<<20, "request body limit in bytes")
+	fs.StringVar(&c.maxBlob, "max-blob", "64GiB", "limit of one upload to /api/blobs (a GGUF file to import)")
+	fs.Var(&c.origins, "allow-origin", "let web pages of this origin use the server (scheme://host[:port], * for any part, or * for every origin; repeatable or comma-separated; added to $"+server.OriginsEnv+")")
 	fs.DurationVar(&c.readTimeout, "read-timeout", 30*time.Second, "time allowed to send request headers and body")
 	fs.DurationVar(&c.writeTimeout, "write-timeout", 60*time.Second, "time allowed for each write to a client")
 	fs.DurationVar(&c.grace, "shutdown-grace", 10*time.Second, "on shutdown, time running jobs get to finish before they are cancelled")
@@ -64,6 +68,15 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	if err := server.CheckBind(c.addr, c.apiKey); err != nil {
 		return err
+	}
+	if err := server.CheckOrigins(splitList(c.origins)); err != nil {
+		return fmt.Errorf("--allow-origin: %w", err)
+	}
+	if err := server.CheckOrigins(splitList([]string{os.Getenv(server.OriginsEnv)})); err != nil {
+		return fmt.Errorf("%s: %w", server.OriginsEnv, err)
+	}
+	if n, err := plan.ParseBytes(c.maxBlob); err != nil || n == 0 {
+		return fmt.Errorf("--max-blob %q: not a size above 0 (examples: 64GiB, 500MB)", c.maxBlob)
 	}
 	if c.homeDir != "" {
 		if err := os.Setenv(home.Env, c.homeDir); err != nil {
@@ -122,12 +135,14 @@ func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logge
 	}})
 	defer b.res.Close()
 
+	maxBlob, _ := plan.ParseBytes(c.maxBlob) // checked by runServe
 	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr, mt}, Logger: log})
 	srv, err := server.New(server.Config{
 		Backend: b, Jobs: &server.ManagerJobs{M: m, History: serveHistory{journal.History{J: jr}}}, Metrics: mt.Handler(),
 		UI:       web.Handler(web.Config{Profiles: plan.ProfileNames(), Version: server.Version}),
 		Parallel: c.parallel, MaxQueue: serveQueueFlag(c.maxQueue), MaxBodyBytes: c.maxBody, APIKey: c.apiKey,
 		ReadTimeout: c.readTimeout, WriteTimeout: c.writeTimeout, ShutdownGrace: c.grace, Logger: log, DefaultCtx: *c.session.ctx,
+		AllowOrigins: append(splitList(c.origins), splitList([]string{os.Getenv(server.OriginsEnv)})...), MaxBlobBytes: maxBlob,
 	})
 	if err != nil {
 		return err
@@ -164,6 +179,27 @@ func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logge
 	}
 	fmt.Fprintln(env.stderr, "glassbox serve: stopped")
 	return err
+}
+
+// splitList is the comma-separated items of each value, trimmed.
+func splitList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+	}
+	return out
+}
+
+// BlobFree is the room uploads have on the store's disk (server.BlobDisk).
+func (b *serveBackend) BlobFree() (int64, bool) {
+	if b.store == nil {
+		return 0, false
+	}
+	return b.store.FreeBytes()
 }
 
 // serveQueueFlag maps --max-queue 0 (nobody waits) to the server's -1.

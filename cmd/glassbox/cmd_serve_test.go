@@ -36,7 +36,10 @@ func TestServeRefuses(t *testing.T) {
 		{"bad budget", []string{"--addr", "127.0.0.1:0", "--mem-budget", "lots"}, "--mem-budget"},
 		{"bad keep-alive", []string{"--addr", "127.0.0.1:0", "--keep-alive", "soon"}, "--keep-alive"},
 		{"missing model file", []string{"--addr", "127.0.0.1:0", "--model", "/nonexistent/x.gguf"}, "load: "},
+		{"origin without a scheme", []string{"--addr", "127.0.0.1:0", "--allow-origin", "https://ok.example,app.example"}, `--allow-origin: deliver: allowed origin "app.example": an origin is scheme://host[:port]`},
+		{"bad blob limit", []string{"--addr", "127.0.0.1:0", "--max-blob", "huge"}, `--max-blob "huge"`},
 	}
+	t.Setenv("GLASSBOX_ORIGINS", "")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(home.Env, t.TempDir()) // serve sets it from --home; restore it after
@@ -51,6 +54,16 @@ func TestServeRefuses(t *testing.T) {
 			}
 		})
 	}
+	t.Run("bad origins in the environment", func(t *testing.T) {
+		t.Setenv(home.Env, t.TempDir())
+		t.Setenv("GLASSBOX_ORIGINS", "https://a.example, example.com")
+		var out, errb bytes.Buffer
+		env := &cmdEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+		if code := runMain(context.Background(), env, []string{"serve", "--home", t.TempDir(), "--addr", "127.0.0.1:0"}); code != 1 ||
+			!strings.Contains(errb.String(), `GLASSBOX_ORIGINS: deliver: allowed origin "example.com"`) {
+			t.Errorf("exit %d, stderr %q", code, errb.String())
+		}
+	})
 }
 
 // TestServeRuns starts the command in-process, then stops it through its
