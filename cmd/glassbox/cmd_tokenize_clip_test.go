@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// writeSafetensors writes a .safetensors file of one F16 tensor of one
+// writeTinySafetensors writes a .safetensors file of one F16 tensor of one
 // element per name.
-func writeSafetensors(t *testing.T, names ...string) string {
+func writeTinySafetensors(t *testing.T, names ...string) string {
 	t.Helper()
 	var h []string
 	for i, n := range names {
@@ -34,8 +34,8 @@ func writeSafetensors(t *testing.T, names ...string) string {
 // TestTokenizeCheckpoint: tokenize on a diffusion checkpoint prints its
 // CLIP windows (the fields of ../shared/golden/sd15/clip-tokens.jsonl).
 func TestTokenizeCheckpoint(t *testing.T) {
-	sd := writeSafetensors(t, clipEmbedding, "model.diffusion_model.out.2.bias")
-	vae := writeSafetensors(t, "decoder.conv_in.weight")
+	sd := writeTinySafetensors(t, clipEmbedding, "model.diffusion_model.out.2.bias")
+	vae := writeTinySafetensors(t, "decoder.conv_in.weight")
 	pad := func(n int) string { return strings.TrimSuffix(strings.Repeat("49407,", n), ",") }
 	ones := func(n int) string { return strings.TrimSuffix(strings.Repeat("1,", n), ",") }
 	tests := []struct {
