@@ -180,12 +180,14 @@ func TestBoundErrors(t *testing.T) {
 	}
 }
 
-// TestIndirectMethods: a string's replace and format grow it by their
-// arguments, so the meter refuses them when it cannot see the string.
+// TestIndirectMethods: a string's replace, format and split make results
+// far larger than the string, so the meter refuses them when it cannot see
+// the string.
 func TestIndirectMethods(t *testing.T) {
 	for _, src := range []string{
 		"{% set r = 'abc'.replace %}{{ r('', 'x') }}",
 		"{% set ns = namespace(f='{}'.format) %}{{ ns.f('x') }}",
+		"{% set sp = 'abc'.split %}{{ sp('') }}",
 	} {
 		if _, err := Render(src, nil, false, nil); err == nil || !strings.Contains(err.Error(), "called through a variable") {
 			t.Errorf("%s: %v", src, err)

@@ -159,9 +159,9 @@ func guardCall(m *meter, line int, args []jinja.Value, kw map[string]jinja.Value
 const maxMessage = 1024
 
 // callValue calls f, a macro, caller, global or method value, with what
-// the meter knows of its cost: the string methods that can grow a string
-// without bound are refused when called through a variable (their string
-// is out of sight); raise_exception and joiner print their arguments; a
+// the meter knows of its cost: the string methods whose result can be far
+// larger than their string (replace, format, split) are refused when
+// called through a variable (the string is out of sight); raise_exception and joiner print their arguments; a
 // caller's result is printed by the call block.
 func callValue(m *meter, line int, name string, f jinja.Value, args []jinja.Value, kw map[string]jinja.Value) (jinja.Value, error) {
 	if !f.IsCallable() {
@@ -169,8 +169,8 @@ func callValue(m *meter, line int, name string, f jinja.Value, args []jinja.Valu
 	}
 	c := f.AsCallable()
 	switch c.Name {
-	case "str.replace", "str.format":
-		return undef, m.fail(fmt.Errorf("line %d: %s is called through a variable; call it on its string (s.replace(…)) so its result can be bounded", line, c.Name))
+	case "str.replace", "str.format", "str.split":
+		return undef, m.fail(fmt.Errorf("line %d: %s is called through a variable; call it on its string (s.%s(…)) so its result can be bounded", line, c.Name, strings.TrimPrefix(c.Name, "str.")))
 	case "raise_exception", "joiner":
 		for _, a := range args {
 			if err := m.measure(line, a, c.Name); err != nil {

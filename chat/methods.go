@@ -296,9 +296,9 @@ func stringMethod(m *meter, line int, s, name string, args []jinja.Value) (jinja
 			return undef, err
 		}
 		if name == "upper" {
-			return m.result(line, name, strings.ToUpper(s))
+			return m.result(line, "."+name+"()", strings.ToUpper(s))
 		}
-		return m.result(line, name, strings.ToLower(s))
+		return m.result(line, "."+name+"()", strings.ToLower(s))
 	case "title", "capitalize":
 		if err := m.build(line, "."+name+"()", 5*int64(len(s))); err != nil { // as runes, and back
 			return undef, err
@@ -308,7 +308,7 @@ func stringMethod(m *meter, line int, s, name string, args []jinja.Value) (jinja
 			if len(runes) > 0 {
 				runes[0] = []rune(strings.ToUpper(string(runes[0])))[0]
 			}
-			return m.result(line, name, string(runes))
+			return m.result(line, "."+name+"()", string(runes))
 		}
 		inWord := false
 		for i, r := range runes {
@@ -319,7 +319,7 @@ func stringMethod(m *meter, line int, s, name string, args []jinja.Value) (jinja
 				inWord = true
 			}
 		}
-		return m.result(line, name, string(runes))
+		return m.result(line, "."+name+"()", string(runes))
 	case "format":
 		out := s
 		for i := range args {
@@ -343,9 +343,9 @@ func stringMethod(m *meter, line int, s, name string, args []jinja.Value) (jinja
 }
 
 // result checks a string a method made (of a size known only after).
-func (m *meter) result(line int, name, s string) (jinja.Value, error) {
+func (m *meter) result(line int, what, s string) (jinja.Value, error) {
 	if n := int64(len(s)); n > m.lim.MaxValue {
-		return undef, m.limit(line, "MaxValue", "."+name+"() built a string of", n, m.lim.MaxValue, "bytes")
+		return undef, m.limit(line, "MaxValue", what+" built a string of", n, m.lim.MaxValue, "bytes")
 	}
 	return jinja.NewString(s), nil
 }

@@ -392,16 +392,19 @@ func guardSlice(m *meter, line int, args []jinja.Value, _ map[string]jinja.Value
 			}
 			return jinja.NewString(string(b)), nil
 		}
-		if err := m.str(line, "[:]", 4*int64(len(s))); err != nil { // as runes
+		if err := m.build(line, "[:]", 4*int64(len(s))); err != nil { // as runes
 			return undef, err
 		}
 		runes := []rune(s)
 		r := sliceOf(len(runes), bound)
+		if err := m.build(line, "[:]", 8*int64(r.count)); err != nil { // as runes, and back
+			return undef, err
+		}
 		out := make([]rune, r.count)
 		for k := range out {
 			out[k] = runes[r.at(k)]
 		}
-		return jinja.NewString(string(out)), nil
+		return m.result(line, "[:]", string(out))
 	}
 	return undef, nil
 }
