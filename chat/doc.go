@@ -16,6 +16,19 @@
 // llama.cpp applies, so a template-less model is prompted identically by
 // both runtimes; it is never an error.
 //
+// A template comes from a model file, that is from anyone, and the engine
+// has no limits: a loop doubling a string, a macro calling itself or a
+// list holding itself would end the process. So New rewrites the template
+// (bound.go, with a parser that mirrors the engine's grammar) into one that
+// calls a per-render meter (meter.go) for every operation whose cost the
+// source does not fix: operators, subscripts, slices, calls, methods,
+// filters, outputs, loop iterations, macro bodies. The meter checks the
+// size of each result before it is built, and the work, the recursion
+// depth and the time, against Template.Limits; a render that would pass
+// one fails with a *LimitError in the encode stage. Memory stays within a
+// small multiple of Limits.MaxBuilt plus MaxOutput, and no render runs
+// longer than MaxTime.
+//
 // Errors belong to the encode stage and name the template's origin and,
 // for syntax errors, the line and column.
 //

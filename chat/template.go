@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ardanlabs/jinja"
@@ -62,10 +63,14 @@ type Template struct {
 	// tool definitions that way, since tojson prints a Go map's keys
 	// sorted but a JSON object's in their order, as Python does.
 	Vars map[string]any
-	// Now is the clock of strftime_now; nil means time.Now.
+	// Now is the clock of strftime_now and of Limits.MaxTime; nil means
+	// time.Now.
 	Now func() time.Time
+	// Limits bounds each render; the zero value means DefaultLimits.
+	Limits Limits
 
 	compiled *jinja.Template
+	meters   []string // the meter functions the compiled template calls
 }
 
 // Error is a chat template failure: a syntax error at compile time or a
@@ -104,12 +109,71 @@ func (t *Template) compile() error {
 	if t.Source == "" {
 		return &Error{Origin: t.origin(), Op: "compile", Err: ErrEmpty}
 	}
-	c, err := safeCompile(rewriteToJSON(trimFinalNewline(t.Source)))
+	c, err := compiled.get(trimFinalNewline(t.Source))
 	if err != nil {
 		return &Error{Origin: t.origin(), Op: "compile", Err: err}
 	}
-	t.compiled = c
+	t.compiled, t.meters = c.t, c.meters
 	return nil
+}
+
+// A server compiles a model's template for every request (FromGGUF), so
+// compiled templates are kept, by source, up to cacheBytes of sources; a
+// compiled template is only read by renders, which may run at once.
+var compiled = cache{entries: map[string]*bounded{}}
+
+const cacheBytes = 8 << 20
+
+type bounded struct {
+	t      *jinja.Template
+	meters []string
+	err    error
+}
+
+type cache struct {
+	mu      sync.Mutex
+	entries map[string]*bounded
+	order   []string // oldest first
+	bytes   int
+}
+
+// get returns the compiled bounded form of src (see bound), compiling it
+// on first use.
+func (c *cache) get(src string) (*bounded, error) {
+	c.mu.Lock()
+	b, ok := c.entries[src]
+	c.mu.Unlock()
+	if !ok {
+		b = compileBounded(src)
+		c.mu.Lock()
+		if _, ok := c.entries[src]; !ok && len(src) <= cacheBytes {
+			for c.bytes+len(src) > cacheBytes {
+				c.bytes -= len(c.order[0])
+				delete(c.entries, c.order[0])
+				c.order = c.order[1:]
+			}
+			c.entries[src] = b
+			c.order = append(c.order, src)
+			c.bytes += len(src)
+		}
+		c.mu.Unlock()
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	return b, nil
+}
+
+func compileBounded(src string) *bounded {
+	out, meters, err := bound(src)
+	if err != nil {
+		return &bounded{err: err}
+	}
+	t, err := safeCompile(out)
+	if err != nil { // the engine refuses what bound wrote: a bug of bound
+		return &bounded{err: fmt.Errorf("the bounded template does not compile: %w", err)}
+	}
+	return &bounded{t: t, meters: meters}
 }
 
 func (t *Template) origin() string {
@@ -135,14 +199,20 @@ func trimFinalNewline(s string) string {
 // header of an assistant turn, ready for the model to continue. vars add to
 // (and override) t.Vars and the built-in variables.
 func (t Template) Render(msgs []Message, addGenerationPrompt bool, vars map[string]any) (string, error) {
+	out, _, err := t.render(msgs, addGenerationPrompt, vars)
+	return out, err
+}
+
+// render is Render, also returning the meter (nil if the render did not start).
+func (t Template) render(msgs []Message, addGenerationPrompt bool, vars map[string]any) (string, *meter, error) {
 	if err := t.compile(); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	list := make([]jinja.Value, len(msgs))
 	for i, m := range msgs {
 		v, err := m.value()
 		if err != nil {
-			return "", &Error{Origin: t.origin(), Op: fmt.Sprintf("message %d", i), Err: err}
+			return "", nil, &Error{Origin: t.origin(), Op: fmt.Sprintf("message %d", i), Err: err}
 		}
 		list[i] = v
 	}
@@ -155,8 +225,6 @@ func (t Template) Render(msgs []Message, addGenerationPrompt bool, vars map[stri
 		"add_generation_prompt": jinja.NewBool(addGenerationPrompt),
 		"bos_token":             jinja.NewString(t.BOS),
 		"eos_token":             jinja.NewString(t.EOS),
-		toJSONName:              toJSONCallable,
-		"range":                 rangeCallable,
 		"strftime_now": jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
 			if len(args) != 1 || !args[0].IsString() {
 				return jinja.Undefined(), fmt.Errorf("strftime_now: want one format string, got %d arguments", len(args))
@@ -166,18 +234,29 @@ func (t Template) Render(msgs []Message, addGenerationPrompt bool, vars map[stri
 	}
 	for _, m := range []map[string]any{t.Vars, vars} {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if reserved(k) {
+				return "", nil, &Error{Origin: t.origin(), Op: "variable " + k, Err: errors.New("the name is reserved")}
+			}
 			v, err := toValue(m[k])
 			if err != nil {
-				return "", &Error{Origin: t.origin(), Op: "variable " + k, Err: err}
+				return "", nil, &Error{Origin: t.origin(), Op: "variable " + k, Err: err}
 			}
 			data[k] = v
 		}
 	}
+	m := newMeter(t.Limits, now)
+	m.install(data, t.meters)
 	out, err := safeRender(t.compiled, data)
-	if err != nil {
-		return "", &Error{Origin: t.origin(), Op: "render", Err: err}
+	if m.failed != nil { // a limit, which the engine may have reported as something else
+		err = m.failed
 	}
-	return out, nil
+	if err == nil && int64(len(out)) > m.lim.MaxOutput {
+		err = &LimitError{Limit: "MaxOutput", What: "the prompt is", Need: int64(len(out)), Max: m.lim.MaxOutput, Unit: "bytes"}
+	}
+	if err != nil {
+		return "", m, &Error{Origin: t.origin(), Op: "render", Err: err}
+	}
+	return out, m, nil
 }
 
 // Render compiles tmpl and renders msgs with it; vars supplies bos_token,

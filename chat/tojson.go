@@ -3,7 +3,6 @@ package chat
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,151 +15,38 @@ import (
 // indent=..., separators=..., sort_keys=...). The jinja library's filter
 // differs in two ways that change prompts: with indent= it sorts object
 // keys and HTML-escapes <, > and &, and it prints floats in Go's form
-// (1e+06) rather than Python's (1000000.0). So before compiling, the
-// wrapper rewrites "SUBJECT | tojson(ARGS)" — where SUBJECT is a name, a
-// dotted/indexed path or a literal-free call-free expression such as
-// tool_call.arguments or messages[0] — into a call of pyToJSON, which
-// implements json.dumps exactly. Other shapes keep the library's filter
-// (a documented gap; none of the templates in testdata uses one).
+// (1e+06) rather than Python's (1000000.0). A bounded template (bound.go)
+// calls this implementation of json.dumps for every "x | tojson(args)";
+// only a {% filter tojson %} block, whose input is text, gets the library's.
 
-// toJSONName is the global the rewritten calls go to.
-const toJSONName = "__glassbox_tojson"
-
-// subjectFilter matches "SUBJECT | tojson" with optional "(args" after it.
-var subjectFilter = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*|\[[^\[\]'"]*\])*)\s*\|\s*tojson\b(\s*\()?`)
-
-// rewriteToJSON applies the rewrite inside {{ }} and {% %} tags, outside
-// quoted strings.
-func rewriteToJSON(src string) string {
-	if !strings.Contains(src, "tojson") {
-		return src
-	}
-	var b strings.Builder
-	for i := 0; i < len(src); {
-		j := strings.IndexByte(src[i:], '{')
-		if j < 0 || i+j+1 >= len(src) {
-			b.WriteString(src[i:])
-			break
-		}
-		j += i
-		closer := ""
-		switch src[j+1] {
-		case '{':
-			closer = "}}"
-		case '%':
-			closer = "%}"
-		}
-		if closer == "" {
-			b.WriteString(src[i : j+1])
-			i = j + 1
-			continue
-		}
-		b.WriteString(src[i : j+2])
-		end := tagEnd(src, j+2, closer)
-		b.WriteString(rewriteTag(src[j+2 : end]))
-		i = end
-	}
-	return b.String()
-}
-
-// tagEnd returns the index of closer after from, skipping quoted strings,
-// or len(src) if the tag is unclosed (the compiler reports that).
-func tagEnd(src string, from int, closer string) int {
-	for k := from; k < len(src); k++ {
-		switch c := src[k]; {
-		case c == '\'' || c == '"':
-			for k++; k < len(src) && src[k] != c; k++ {
-				if src[k] == '\\' {
-					k++
-				}
-			}
-		case strings.HasPrefix(src[k:], closer):
-			return k
-		}
-	}
-	return len(src)
-}
-
-// rewriteTag rewrites the unquoted parts of one tag's content.
-func rewriteTag(tag string) string {
-	var b strings.Builder
-	start := 0
-	flush := func(end int) { b.WriteString(rewriteCode(tag[start:end])) }
-	for k := 0; k < len(tag); k++ {
-		c := tag[k]
-		if c != '\'' && c != '"' {
-			continue
-		}
-		flush(k)
-		q := k
-		for k++; k < len(tag) && tag[k] != c; k++ {
-			if tag[k] == '\\' {
-				k++
-			}
-		}
-		k = min(k, len(tag)-1)
-		b.WriteString(tag[q : k+1])
-		start = k + 1
-	}
-	flush(len(tag))
-	return b.String()
-}
-
-// rewriteCode rewrites "X | tojson" and "X | tojson(" in code without
-// string literals.
-func rewriteCode(code string) string {
-	if !strings.Contains(code, "tojson") {
-		return code
-	}
-	var b strings.Builder
-	last := 0
-	for _, m := range subjectFilter.FindAllStringSubmatchIndex(code, -1) {
-		s, e := m[0], m[1]
-		if s > 0 {
-			switch p := code[s-1]; {
-			case p == '.' || p == ')' || p == ']' || p == '_' || isAlnum(p):
-				continue // part of a longer expression: leave it to the library
-			}
-		}
-		subject := code[m[2]:m[3]]
-		b.WriteString(code[last:s])
-		b.WriteString(toJSONName + "(" + subject)
-		if m[4] >= 0 { // "tojson(" with arguments: continue the call
-			b.WriteString(", ")
-		} else {
-			b.WriteString(")")
-		}
-		last = e
-	}
-	b.WriteString(code[last:])
-	return b.String()
-}
-
-func isAlnum(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
-// toJSONCallable is json.dumps(value, ensure_ascii=False, indent=None,
-// separators=None, sort_keys=False) as a template function.
-var toJSONCallable = jinja.NewCallable(toJSONName, func(args []jinja.Value, kw map[string]jinja.Value) (jinja.Value, error) {
+// guardToJSON is x | tojson(indent=…, separators=…, sort_keys=…,
+// ensure_ascii=…), stopping at the meter's limits.
+func guardToJSON(m *meter, line int, args []jinja.Value, kw map[string]jinja.Value) (jinja.Value, error) {
 	if len(args) != 1 {
-		return jinja.Undefined(), fmt.Errorf("tojson: want one value, got %d", len(args))
+		return undef, fmt.Errorf("tojson: want one value, got %d", len(args))
 	}
-	e := jsonEncoder{itemSep: ", ", keySep: ": "}
+	if err := m.measure(line, args[0], "| tojson"); err != nil { // bounds the walk and its depth
+		return undef, err
+	}
+	e := jsonEncoder{itemSep: ", ", keySep: ": ", m: m, line: line}
 	if v, ok := kw["indent"]; ok && !v.IsNone() && !v.IsUndefined() {
 		switch {
 		case v.IsInt():
-			e.indent, e.indented = strings.Repeat(" ", int(max(0, v.AsInt()))), true
+			n := max(0, v.AsInt())
+			if n > m.lim.MaxValue {
+				return undef, m.limit(line, "MaxValue", "| tojson would indent by", n, m.lim.MaxValue, "bytes")
+			}
+			e.indent, e.indented = strings.Repeat(" ", int(n)), true
 		case v.IsString():
 			e.indent, e.indented = v.AsString(), true
 		default:
-			return jinja.Undefined(), fmt.Errorf("tojson: indent must be an integer or a string")
+			return undef, fmt.Errorf("tojson: indent must be an integer or a string")
 		}
 		e.itemSep = ","
 	}
 	if v, ok := kw["separators"]; ok && !v.IsNone() {
 		if !v.IsList() || v.AsList().Len() != 2 || !v.AsList().Items[0].IsString() || !v.AsList().Items[1].IsString() {
-			return jinja.Undefined(), fmt.Errorf("tojson: separators must be two strings")
+			return undef, fmt.Errorf("tojson: separators must be two strings")
 		}
 		e.itemSep, e.keySep = v.AsList().Items[0].AsString(), v.AsList().Items[1].AsString()
 	}
@@ -170,11 +56,12 @@ var toJSONCallable = jinja.NewCallable(toJSONName, func(args []jinja.Value, kw m
 	if v, ok := kw["ensure_ascii"]; ok {
 		e.ascii = v.IsTruthy()
 	}
-	if err := e.value(args[0], 0); err != nil {
-		return jinja.Undefined(), err
+	e.value(args[0], 0)
+	if e.err != nil {
+		return undef, e.err
 	}
-	return jinja.NewString(e.b.String()), nil
-})
+	return jinja.NewString(e.b.String()), m.build(line, "| tojson", int64(e.b.Len()))
+}
 
 // jsonEncoder writes JSON exactly as Python's json.dumps does.
 type jsonEncoder struct {
@@ -183,18 +70,34 @@ type jsonEncoder struct {
 	indent          string
 	indented        bool
 	sortKeys, ascii bool
+
+	m    *meter // stops the encoder past MaxValue bytes
+	line int
+	err  error
+}
+
+// full reports whether the output has passed the meter's MaxValue (the
+// first time, as an error).
+func (e *jsonEncoder) full() bool {
+	if e.err == nil && int64(e.b.Len()) > e.m.lim.MaxValue {
+		e.err = e.m.limit(e.line, "MaxValue", "| tojson would build a string of", int64(e.b.Len()), e.m.lim.MaxValue, "bytes")
+	}
+	return e.err != nil
 }
 
 func (e *jsonEncoder) newline(level int) {
 	if e.indented {
 		e.b.WriteByte('\n')
-		for i := 0; i < level; i++ {
+		for i := 0; i < level && !e.full(); i++ {
 			e.b.WriteString(e.indent)
 		}
 	}
 }
 
-func (e *jsonEncoder) value(v jinja.Value, level int) error {
+func (e *jsonEncoder) value(v jinja.Value, level int) {
+	if e.full() {
+		return
+	}
 	switch {
 	case v.IsUndefined(), v.IsNone(), v.IsCallable():
 		e.b.WriteString("null")
@@ -210,7 +113,7 @@ func (e *jsonEncoder) value(v jinja.Value, level int) error {
 		items := v.AsList().Items
 		if len(items) == 0 {
 			e.b.WriteString("[]")
-			return nil
+			return
 		}
 		e.b.WriteByte('[')
 		for i, it := range items {
@@ -218,9 +121,7 @@ func (e *jsonEncoder) value(v jinja.Value, level int) error {
 				e.b.WriteString(e.itemSep)
 			}
 			e.newline(level + 1)
-			if err := e.value(it, level+1); err != nil {
-				return err
-			}
+			e.value(it, level+1)
 		}
 		e.newline(level)
 		e.b.WriteByte(']')
@@ -232,7 +133,7 @@ func (e *jsonEncoder) value(v jinja.Value, level int) error {
 		}
 		if len(keys) == 0 {
 			e.b.WriteString("{}")
-			return nil
+			return
 		}
 		e.b.WriteByte('{')
 		for i, k := range keys {
@@ -242,16 +143,13 @@ func (e *jsonEncoder) value(v jinja.Value, level int) error {
 			e.newline(level + 1)
 			e.str(k)
 			e.b.WriteString(e.keySep)
-			if err := e.value(d.Data[k], level+1); err != nil {
-				return err
-			}
+			e.value(d.Data[k], level+1)
 		}
 		e.newline(level)
 		e.b.WriteByte('}')
 	default:
 		e.b.WriteString("null")
 	}
-	return nil
 }
 
 // str writes s as a JSON string the way json.dumps does: only ", \ and

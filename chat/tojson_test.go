@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -25,23 +26,26 @@ func TestPyFloat(t *testing.T) {
 	}
 }
 
-func TestRewriteToJSON(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"{{ x | tojson }}", "{{ " + toJSONName + "(x) }}"},
-		{"{{ x|tojson(indent=4) }}", "{{ " + toJSONName + "(x, indent=4) }}"},
-		{"{{- tool_call.arguments | tojson -}}", "{{- " + toJSONName + "(tool_call.arguments) -}}"},
-		{"{{ messages[0]['content'] | tojson }}", "{{ messages[0]['content'] | tojson }}"}, // quoted index: library filter
-		{"{{ messages[0] | tojson }}", "{{ " + toJSONName + "(messages[0]) }}"},
-		{"{{ f(x).y | tojson }}", "{{ f(x).y | tojson }}"}, // call in the path: library filter
-		{"{{ 'x | tojson' }} x | tojson", "{{ 'x | tojson' }} x | tojson"},
-		{"{% set s = t | tojson %}", "{% set s = " + toJSONName + "(t) %}"},
-		{"{{ a ~ b | tojson | safe }}", "{{ a ~ " + toJSONName + "(b) | safe }}"},
-		{"no tags at all", "no tags at all"},
-		{"{{ x | tojson", "{{ " + toJSONName + "(x)"},
+// TestToJSONAnySubject: every "x | tojson" is Python's json.dumps,
+// whatever x is (the library's filter prints 1e+06 for 1000000.0).
+func TestToJSONAnySubject(t *testing.T) {
+	msgs := []Message{{Role: "user", Content: "a<b>"}}
+	tests := []struct{ tmpl, want string }{
+		{"{{ [1.0, 1000000.0] | tojson }}", "[1.0, 1000000.0]"},
+		{"{{ messages[0]['content'] | tojson }}", `"a<b>"`},
+		{"{{ (messages | first).content | tojson }}", `"a<b>"`},
+		{"{{ {'x': 2.5e20} | tojson(indent=1) }}", "{\n \"x\": 2.5e+20\n}"},
+		{"{{ 'x | tojson' }} x | tojson", "x | tojson x | tojson"},
+		{"{{ 'a' ~ messages[0].role | tojson | length }}", "a6"},
 	}
 	for _, tt := range tests {
-		if got := rewriteToJSON(tt.in); got != tt.want {
-			t.Errorf("rewriteToJSON(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		got, err := Render(tt.tmpl, msgs, false, nil)
+		if err != nil {
+			t.Errorf("%q: %v", tt.tmpl, err)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.tmpl, got, tt.want)
 		}
 	}
 }
@@ -75,8 +79,9 @@ func TestRenderSmall(t *testing.T) {
 func TestRangeLimit(t *testing.T) {
 	for _, src := range []string{"{% for i in range(10**12) %}x{% endfor %}", "{{ range(0, 1000000000000) | length }}", "{{ range(5, -1000000000000, -1) | length }}"} {
 		_, err := Render(src, nil, false, nil)
-		if err == nil || !strings.Contains(err.Error(), "more than") {
-			t.Errorf("%s: err = %v, want the range limit", src, err)
+		var le *LimitError
+		if !errors.As(err, &le) || le.Limit != "MaxItems" || !strings.Contains(err.Error(), "range(") {
+			t.Errorf("%s: err = %v, want the MaxItems limit of range", src, err)
 		}
 	}
 	if out, err := Render("{{ range(2**3) | length }}", nil, false, nil); err != nil || out != "8" {

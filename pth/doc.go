@@ -15,6 +15,14 @@
 // References: the pickle opcode list in CPython's Lib/pickletools.py and
 // PEP 307; torch/serialization.py (_save, _load) for the archive layout.
 //
+// A checkpoint is untrusted input, and a pickle of a few hundred bytes can
+// describe an object graph whose tree is exponentially large (a tuple
+// doubled through the memo) or cyclic (a list holding itself). The
+// interpreter's work is linear in the pickle: every value pushed counts
+// against a limit on the graph (memo references included), nothing walks a
+// value as a tree, and values quoted in errors are printed within a fixed
+// budget (show: a few levels, a few items, a few hundred bytes).
+//
 // Errors belong to the load stage and carry the file, the archive entry and,
 // for pickle errors, the byte offset in data.pkl.
 //

@@ -25,6 +25,17 @@ var (
 	ErrLimitReached = errors.New("pickle exceeds a safety limit")
 )
 
+// maxNameText bounds a tensor or entry name in an error's text (names come
+// from the file and may be of any length).
+const maxNameText = 256
+
+func clip(name string) string {
+	if len(name) > maxNameText {
+		return name[:maxNameText] + "…"
+	}
+	return name
+}
+
 // Error is a checkpoint failure with its location.
 type Error struct {
 	Path   string // file path, if known
@@ -46,13 +57,13 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	if e.Entry != "" {
-		fmt.Fprintf(&b, "entry %q: ", e.Entry)
+		fmt.Fprintf(&b, "entry %q: ", clip(e.Entry))
 	}
 	if e.Offset >= 0 {
 		fmt.Fprintf(&b, "at byte %d: ", e.Offset)
 	}
 	if e.Tensor != "" {
-		fmt.Fprintf(&b, "tensor %q: ", e.Tensor)
+		fmt.Fprintf(&b, "tensor %q: ", clip(e.Tensor))
 	}
 	b.WriteString(e.Err.Error())
 	return b.String()

@@ -177,18 +177,18 @@ func storedBytes(data []byte, zf *zip.File) ([]byte, error) {
 // bindTensor checks a rebuilt tensor against its storage and slices its bytes.
 func bindTensor(data []byte, entries map[string]*zip.File, prefix, name string, tr *tensorRef) (Tensor, error) {
 	fail := func(err error) (Tensor, error) {
-		return Tensor{}, &Error{Entry: prefix + "data/" + tr.storage.key, Offset: -1, Tensor: name, Err: err}
+		return Tensor{}, &Error{Entry: prefix + "data/" + cut(tr.storage.key), Offset: -1, Tensor: name, Err: err}
 	}
 	dt, ok := storageDTypes[tr.storage.dtype]
 	if !ok {
 		return fail(wrapf(ErrWrongDType, "torch.%s", tr.storage.dtype))
 	}
 	if path.Clean(tr.storage.key) != tr.storage.key || strings.ContainsAny(tr.storage.key, "/\\") {
-		return fail(wrapf(ErrStorage, "storage key %q", tr.storage.key))
+		return fail(wrapf(ErrStorage, "storage key %s", quoteShort(tr.storage.key)))
 	}
 	zf, ok := entries[prefix+"data/"+tr.storage.key]
 	if !ok {
-		return fail(wrapf(ErrStorage, "no archive entry for storage %q", tr.storage.key))
+		return fail(wrapf(ErrStorage, "no archive entry for storage %s", quoteShort(tr.storage.key)))
 	}
 	raw, err := storedBytes(data, zf)
 	if err != nil {

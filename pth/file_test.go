@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/internal/shared"
@@ -254,6 +255,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ck, err := Parse(data)
 		if err != nil {
+			if n := len(err.Error()); n > maxErrorText+2*maxNameText {
+				t.Fatalf("error text of %d bytes: %.200s", n, err)
+			}
 			return
 		}
 		for i := range ck.Tensors {
@@ -266,12 +270,98 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// FuzzUnpickle runs the interpreter on arbitrary bytes: errors are fine;
+// panics, errors without an offset inside the pickle, long error texts and
+// work beyond workPerByte per byte are not. The seeds are small pickles, one
+// for each family of opcodes (scalars, strings, tuples, lists and dicts,
+// the memo, globals and REDUCE, BUILD, persistent ids, framing) and the
+// hostile shapes (testdata/fuzz/FuzzUnpickle adds the doubled tuples);
+// TestUnpickleState keeps a real state dict as a regression test, where it
+// does not slow the fuzzer down.
 func FuzzUnpickle(f *testing.F) {
-	f.Add(statePickle("w", "FloatStorage", 6, []byte{2, 3}, []byte{3, 1}))
-	if b, err := os.ReadFile("testdata/state.pkl"); err == nil {
-		f.Add(b)
+	for _, s := range unpickleSeeds() {
+		f.Add(s)
+	}
+	for _, h := range hostilePickles() {
+		f.Add(h.pkl)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		unpickle(data)
+		u := newUnpickler(data)
+		_, err := u.run()
+		if max := workPerByte*len(data) + maxShowNodes; u.work > max {
+			t.Fatalf("%d bytes took %d units of work, more than %d", len(data), u.work, max)
+		}
+		if err == nil {
+			return
+		}
+		var pe *pickleError
+		if !errors.As(err, &pe) || pe.off < 0 || pe.off > len(data) {
+			t.Fatalf("error %v has no offset within the %d bytes", err, len(data))
+		}
+		if n := len(err.Error()); n > maxErrorText {
+			t.Fatalf("error text of %d bytes: %.200s", n, err)
+		}
 	})
+}
+
+// unpickleSeeds are small pickles that exercise every opcode the
+// interpreter knows, each family on its own.
+func unpickleSeeds() [][]byte {
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	b := func(s string) []byte { return []byte(s) }
+	return [][]byte{
+		// scalars and strings in a MARK tuple
+		cat(b("\x80\x02(N\x88\x89K\x07M\x01\x02J\xff\xff\xff\xff\x8a\x02\x01\x80\x8a\x09\x01\x00\x00\x00\x00\x00\x00\x00\x00"),
+			b("G?\xf0\x00\x00\x00\x00\x00\x00"), binunicode("a"), b("\x8c\x01bU\x01cT\x01\x00\x00\x00dt.")),
+		// tuples of every arity
+		b("\x80\x02()K\x01\x85K\x01K\x02\x86K\x01K\x02K\x03\x87(K\x04tt."),
+		// lists: EMPTY_LIST, APPEND, APPENDS, LIST
+		b("\x80\x02]K\x01a(K\x02K\x03e(K\x04l\x86."),
+		// dicts: EMPTY_DICT, SETITEM, SETITEMS, DICT
+		cat(b("\x80\x02}"), binunicode("k"), b("K\x01s("), binunicode("j"), b("N\x8c\x01i\x88u("), binunicode("x"), b("K\x02d\x86.")),
+		// the memo: BINPUT, LONG_BINPUT, MEMOIZE, BINGET, LONG_BINGET
+		b("\x80\x04K\x01q\x05r\x06\x00\x00\x00\x94h\x05j\x06\x00\x00\x00h\x02\x87\x86."),
+		// globals and REDUCE: GLOBAL, STACK_GLOBAL, an OrderedDict with BUILD
+		cat(global("collections", "OrderedDict"), b(")R\x8c\x0bcollections\x8c\x0bOrderedDict\x93)R}b\x86.")),
+		// a persistent id and a tensor: one entry of a state dict
+		statePickle("w", "FloatStorage", 6, []byte{2, 3}, []byte{3, 1}),
+		// framing (protocol 4)
+		b("\x80\x04\x95\x03\x00\x00\x00\x00\x00\x00\x00K\x01."),
+	}
+}
+
+// TestUnpickleState unpickles a real state dict (TAEF2's decoder, see
+// testdata/README.md): 79 tensors, within the work bound.
+func TestUnpickleState(t *testing.T) {
+	data, err := os.ReadFile("testdata/state.pkl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := newUnpickler(data)
+	root, err := u.run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := root.(*pyDict)
+	if !ok || len(d.keys) != 79 {
+		t.Fatalf("root %s with %d entries, want a dict of 79", typeName(root), lenOf(root))
+	}
+	first, ok := d.vals[0].(*tensorRef)
+	if d.keys[0] != "1.weight" || !ok || len(first.size) != 4 || first.size[0] != 64 {
+		t.Errorf("first entry %v: %s, want 1.weight, a tensor of size (64, 32, 3, 3)", d.keys[0], typeName(d.vals[0]))
+	}
+	if max := workPerByte * len(data); u.work > max {
+		t.Errorf("%d units of work for %d bytes, more than %d", u.work, len(data), max)
+	}
+}
+
+// TestNodeLimit: every push counts against the object graph's limit,
+// references to one memo entry included.
+func TestNodeLimit(t *testing.T) {
+	u := newUnpickler(doublingPID(60))
+	u.maxNodes = 100
+	_, err := u.run()
+	if !errors.Is(err, ErrLimitReached) || !strings.Contains(err.Error(), "more than 100 values") {
+		t.Fatalf("got %v, want the object graph limit", err)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/big"
-	"strconv"
 )
 
 // The pickle machine below understands what torch.save writes for a state
@@ -37,12 +36,27 @@ type (
 	}
 )
 
-// Safety limits: the machine never holds more than these, whatever the input.
+// Safety limits: the machine never holds more than these, whatever the
+// input. maxNodes bounds the object graph: every value pushed counts,
+// including each reference to a memo entry (BINGET), so a value shared a
+// million times costs a million. The graph may still be a DAG whose tree
+// is exponentially larger (a tuple doubled through the memo); nothing here
+// walks values as trees except show, which is bounded, so that is harmless:
+// every other use of a value looks at fixed positions (persistent ids,
+// REDUCE arguments, tensor sizes of at most maxDims) or at the top-level
+// state dict's entries only.
 const (
 	maxStack = 1 << 20
 	maxMemo  = 1 << 20
+	maxNodes = 1 << 24
 	maxDims  = 16
 )
+
+// workPerByte bounds the interpreter's work (opcodes run plus values
+// moved, see unpickler.work) per byte of pickle, show aside: each opcode is
+// at least a byte and pushes at most one value, and a value is moved at
+// most twice (off the stack by a MARK opcode, into its container).
+const workPerByte = 3
 
 // allowedGlobals lists every global the pickle may name.
 var allowedGlobals = map[string]bool{
@@ -73,7 +87,18 @@ type unpickler struct {
 	stack []any
 	marks []int
 	memo  map[int64]any
+
+	nodes    int // values pushed, memo references included
+	maxNodes int
+	work     int // opcodes run, values moved and values shown in errors
 }
+
+func newUnpickler(data []byte) *unpickler {
+	return &unpickler{data: data, memo: map[int64]any{}, maxNodes: maxNodes}
+}
+
+// show is the bounded text of v for an error message.
+func (u *unpickler) show(v any) string { return show(v, &u.work) }
 
 // pickleError carries the byte offset of the failing opcode.
 type pickleError struct {
@@ -85,8 +110,9 @@ func (e *pickleError) Error() string { return e.err.Error() }
 func (e *pickleError) Unwrap() error { return e.err }
 
 // unpickle runs data and returns the value left by STOP.
-func unpickle(data []byte) (any, error) {
-	u := &unpickler{data: data, memo: map[int64]any{}}
+func unpickle(data []byte) (any, error) { return newUnpickler(data).run() }
+
+func (u *unpickler) run() (any, error) {
 	for {
 		if u.pos >= len(u.data) {
 			return nil, &pickleError{u.pos, wrapf(ErrTruncated, "pickle ended without STOP")}
@@ -94,6 +120,7 @@ func unpickle(data []byte) (any, error) {
 		op := u.data[u.pos]
 		start := u.pos
 		u.pos++
+		u.work++
 		done, err := u.step(op)
 		if err != nil {
 			return nil, &pickleError{start, err}
@@ -156,6 +183,9 @@ func (u *unpickler) push(v any) error {
 	if len(u.stack) >= maxStack {
 		return wrapf(ErrLimitReached, "stack deeper than %d", maxStack)
 	}
+	if u.nodes++; u.nodes > u.maxNodes {
+		return wrapf(ErrLimitReached, "object graph of more than %d values (memo references included)", u.maxNodes)
+	}
 	u.stack = append(u.stack, v)
 	return nil
 }
@@ -187,6 +217,7 @@ func (u *unpickler) popMark() ([]any, error) {
 	u.marks = u.marks[:len(u.marks)-1]
 	items := append([]any(nil), u.stack[m:]...)
 	u.stack = u.stack[:m]
+	u.work += len(items)
 	return items, nil
 }
 
@@ -213,7 +244,7 @@ func (u *unpickler) memoGet(idx int64) error {
 func (u *unpickler) global(module, name string) error {
 	full := module + "." + name
 	if !allowedGlobals[full] {
-		return wrapf(ErrGlobal, "%s", strconv.Quote(full))
+		return wrapf(ErrGlobal, "%s", quoteShort(full))
 	}
 	return u.push(pyGlobal{module, name})
 }
@@ -349,6 +380,7 @@ func (u *unpickler) step(op byte) (bool, error) {
 			return false, err
 		}
 		d := &pyDict{}
+		u.work += len(items)
 		return false, errJoin(d.setItems(items), u.push(d))
 	case 'q': // BINPUT
 		i, err := u.u8()
@@ -406,7 +438,7 @@ func (u *unpickler) step(op byte) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		s, err := persistentLoad(pid)
+		s, err := u.persistentLoad(pid)
 		if err != nil {
 			return false, err
 		}
@@ -420,7 +452,7 @@ func (u *unpickler) step(op byte) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		v, err := reduce(fn, args)
+		v, err := u.reduce(fn, args)
 		if err != nil {
 			return false, err
 		}
@@ -448,6 +480,7 @@ func (u *unpickler) step(op byte) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		u.work += len(items)
 		return false, d.setItems(items)
 	case 'a': // APPEND
 		v, err := u.pop()
@@ -468,6 +501,7 @@ func (u *unpickler) step(op byte) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		u.work += len(items)
 		l.items = append(l.items, items...)
 	case 'b': // BUILD: only the state of an OrderedDict (its _metadata) is accepted, and ignored
 		state, err := u.pop()

@@ -2,13 +2,13 @@ package pth
 
 // persistentLoad resolves a BINPERSID id. torch.save writes
 // ('storage', <StorageClass>, key, location, numel).
-func persistentLoad(pid any) (storageRef, error) {
+func (u *unpickler) persistentLoad(pid any) (storageRef, error) {
 	t, ok := pid.(pyTuple)
 	if !ok || len(t) != 5 {
 		return storageRef{}, wrapf(ErrPickle, "persistent id is %s of %d, want a 5-tuple", typeName(pid), lenOf(pid))
 	}
 	if s, _ := t[0].(string); s != "storage" {
-		return storageRef{}, wrapf(ErrPickle, "persistent id kind %v, want \"storage\"", t[0])
+		return storageRef{}, wrapf(ErrPickle, "persistent id kind %s, want \"storage\"", u.show(t[0]))
 	}
 	g, ok := t[1].(pyGlobal)
 	if !ok || g.module != "torch" {
@@ -25,7 +25,7 @@ func persistentLoad(pid any) (storageRef, error) {
 }
 
 // reduce applies an allowed callable to its arguments.
-func reduce(fn, args any) (any, error) {
+func (u *unpickler) reduce(fn, args any) (any, error) {
 	g, ok := fn.(pyGlobal)
 	if !ok {
 		return nil, wrapf(ErrPickle, "REDUCE on %s, want an allowed global", typeName(fn))
@@ -41,7 +41,7 @@ func reduce(fn, args any) (any, error) {
 		}
 		return &pyDict{}, nil
 	case "torch._utils._rebuild_tensor_v2":
-		return rebuildTensor(a)
+		return u.rebuildTensor(a)
 	case "torch._utils._rebuild_parameter":
 		// (data, requires_grad, backward_hooks): a Parameter is its tensor here.
 		if len(a) < 1 {
@@ -53,12 +53,12 @@ func reduce(fn, args any) (any, error) {
 		}
 		return t, nil
 	}
-	return nil, wrapf(ErrGlobal, "%s.%s cannot be called", g.module, g.name)
+	return nil, wrapf(ErrGlobal, "%s cannot be called", cut(g.module+"."+g.name))
 }
 
 // rebuildTensor handles _rebuild_tensor_v2(storage, storage_offset, size,
 // stride, requires_grad, backward_hooks[, metadata]).
-func rebuildTensor(a pyTuple) (*tensorRef, error) {
+func (u *unpickler) rebuildTensor(a pyTuple) (*tensorRef, error) {
 	if len(a) < 4 {
 		return nil, wrapf(ErrPickle, "_rebuild_tensor_v2 with %d arguments, want at least 4", len(a))
 	}
@@ -68,13 +68,13 @@ func rebuildTensor(a pyTuple) (*tensorRef, error) {
 	}
 	off, ok := a[1].(int64)
 	if !ok || off < 0 {
-		return nil, wrapf(ErrPickle, "bad storage offset %v", a[1])
+		return nil, wrapf(ErrPickle, "bad storage offset %s", u.show(a[1]))
 	}
-	size, err := intTuple(a[2], "size")
+	size, err := u.intTuple(a[2], "size")
 	if err != nil {
 		return nil, err
 	}
-	stride, err := intTuple(a[3], "stride")
+	stride, err := u.intTuple(a[3], "stride")
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func rebuildTensor(a pyTuple) (*tensorRef, error) {
 	return &tensorRef{storage: s, offset: off, size: size, stride: stride}, nil
 }
 
-func intTuple(v any, what string) ([]int64, error) {
+func (u *unpickler) intTuple(v any, what string) ([]int64, error) {
 	t, ok := v.(pyTuple)
 	if !ok {
 		return nil, wrapf(ErrPickle, "tensor %s is %s, want a tuple", what, typeName(v))
@@ -96,7 +96,7 @@ func intTuple(v any, what string) ([]int64, error) {
 	for i, x := range t {
 		n, ok := x.(int64)
 		if !ok || n < 0 {
-			return nil, wrapf(ErrPickle, "tensor %s[%d] is %v", what, i, x)
+			return nil, wrapf(ErrPickle, "tensor %s[%d] is %s", what, i, u.show(x))
 		}
 		out[i] = n
 	}
