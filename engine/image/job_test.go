@@ -37,7 +37,7 @@ func settings(t *testing.T, r Request) *Settings {
 }
 
 func TestResolve(t *testing.T) {
-	base := Request{Model: "m.safetensors", Prompt: "a cat", Out: "o.png"}
+	base := Request{Model: "m.safetensors", Prompt: "a cat", Out: "o.png", Steps: 20}
 	with := func(f func(*Request)) Request { r := base; f(&r); return r }
 	tests := []struct {
 		name         string
@@ -50,6 +50,7 @@ func TestResolve(t *testing.T) {
 			[]string{"width: 100 pixels is not a multiple of 8", "use 96 or 104"}},
 		{"height too large", with(func(r *Request) { r.Width, r.Height = 64, 8192 }), 0, 0, []string{"height: 8192 pixels, want 8 to 4096"}},
 		{"steps < 1", with(func(r *Request) { r.Steps = -1 }), 0, 0, []string{"steps: -1, want 1 to 10000"}},
+		{"steps 0", with(func(r *Request) { r.Steps = 0 }), 0, 0, []string{"steps: 0, want 1 to 10000"}},
 		{"strength above 1", with(func(r *Request) { r.InitImage, r.Strength = "i.png", 1.5 }), 512, 512, []string{"strength: 1.5, want a value in (0, 1]"}},
 		{"strength without init image", with(func(r *Request) { r.Strength = 0.5 }), 0, 0, []string{"strength: 0.5 without an init image"}},
 		{"unknown sampler", with(func(r *Request) { r.Sampler = "dpm++3m" }), 0, 0,
