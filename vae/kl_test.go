@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
+	"github.com/glassbox-ai/glassbox/diffusion/rng"
 	"github.com/glassbox-ai/glassbox/internal/sdtest"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
@@ -119,6 +120,56 @@ func TestKLDecodeGolden(t *testing.T) {
 			}
 			if p < 50 {
 				t.Errorf("PNG PSNR %.2f dB < 50", p)
+			}
+		})
+	}
+}
+
+// TestKLEncodeGolden encodes i2i_astronaut_s060's init image and draws the
+// posterior with sd.cpp's noise (Philox call 0 for seed 42, README §4.5:
+// the same numbers as the initial noise, stored as noise.f32): the result
+// against init_latent.f32, which holds that sample times 0.18215.
+func TestKLEncodeGolden(t *testing.T) {
+	in8, h, w := rgb8(readPNG(t, sd15Golden(t, "i2i_astronaut_s060.init.png")))
+	want := readF32(t, sd15Golden(t, "i2i_astronaut_s060.init_latent.f32"))
+	noise := readF32(t, sd15Golden(t, "i2i_astronaut_s060.noise.f32"))
+	ph := make([]float32, len(noise))
+	rng.NewPhilox(42).Randn(ph)
+	for i := range ph {
+		if math.Float32bits(ph[i]) != math.Float32bits(noise[i]) {
+			t.Fatalf("Philox call 0 of seed 42 differs from noise.f32 at %d: %g, want %g", i, ph[i], noise[i])
+		}
+	}
+	for _, variant := range []string{"f16", "f32"} {
+		t.Run(variant, func(t *testing.T) {
+			k := klModel(t, variant)
+			start := time.Now()
+			mean, logvar, err := k.Encode(context.Background(), testPool, KLImage(in8), h, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			el := time.Since(start)
+			if len(mean) != 4*(h/8)*(w/8) || len(logvar) != len(mean) {
+				t.Fatalf("mean %d, logvar %d values", len(mean), len(logvar))
+			}
+			z, err := KLSample(mean, logvar, ph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := nmse(want, z)
+			var d, ref float64
+			for i := range z {
+				d = max(d, math.Abs(float64(z[i]-want[i])))
+				ref = max(ref, math.Abs(float64(want[i])))
+			}
+			scaledMean := make([]float32, len(mean))
+			for i, v := range mean {
+				scaledMean[i] = v * KLScaleFactor
+			}
+			t.Logf("encode %dx%d in %v: init latent NMSE %.3g, max abs %.3g (of %.3g); the mean alone: NMSE %.3g",
+				w, h, el.Round(time.Millisecond), e, d, ref, nmse(want, scaledMean))
+			if e > 1e-4 {
+				t.Errorf("init latent NMSE %.3g > 1e-4", e)
 			}
 		})
 	}
