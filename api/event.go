@@ -16,6 +16,8 @@ const (
 	TypeWarning      = "warning"       // Warning: something the user should know, the job goes on
 	TypeResult       = "result"        // the job's output: Result
 	TypeError        = "error"         // the job failed (or was cancelled): Error
+	TypePart         = "part"          // a part of Stage finished (a component loaded, a sampling step): Part, DurationMS, Stats
+	TypePreview      = "preview"       // a cheap look at an image being made: Preview
 )
 
 // Job states. A job is queued until its work starts, running until it ends,
@@ -48,6 +50,8 @@ func Terminal(state string) bool {
 //	warning        Stage (the current one, if any), Warning
 //	result         Result (JSON, shape chosen by the job's kind)
 //	error          Stage (where it failed), Error
+//	part           Stage, Part (its name: "UNet", "step 3/20"), DurationMS, Stats
+//	preview        Stage ("generate"), Preview
 type Event struct {
 	Seq   int64     `json:"seq"`
 	Time  time.Time `json:"time"`
@@ -59,9 +63,11 @@ type Event struct {
 	DurationMS float64         `json:"duration_ms,omitempty"`
 	StopMS     float64         `json:"stop_ms,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
+	Part       string          `json:"part,omitempty"`
 	Stats      *StageStats     `json:"stats,omitempty"`
 	Progress   *Progress       `json:"progress,omitempty"`
 	Token      *Token          `json:"token,omitempty"`
+	Preview    *Preview        `json:"preview,omitempty"`
 	Warning    *Warning        `json:"warning,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Error      *Error          `json:"error,omitempty"`
@@ -111,6 +117,17 @@ type Progress struct {
 	Total int64   `json:"total,omitempty"`
 	Unit  string  `json:"unit,omitempty"`
 	Rate  float64 `json:"rate,omitempty"` // Done per second since the stage started
+}
+
+// Preview is a small, cheap picture of an image while it is made (a
+// diffusion latent projected to RGB at the latent's size): a PNG.
+type Preview struct {
+	Image  int    `json:"image,omitempty"` // 0-based index in a batch
+	Step   int    `json:"step"`            // 1-based sampling step it shows
+	Steps  int    `json:"steps"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	PNG    []byte `json:"png"` // base64 in JSON
 }
 
 // Token is one generated token: its vocabulary id and the text it adds

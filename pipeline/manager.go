@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -239,7 +240,7 @@ func (j *Job) finish(result any, err error) {
 	// is a failure, even if the caller left right after seeing it.
 	if cause := context.Cause(j.ctx); cause != nil && !errors.Is(cause, context.DeadlineExceeded) &&
 		(errors.Is(err, context.Canceled) || !hasStage(err)) {
-		j.finishCancelled(stage, cause)
+		j.finishCancelled(stage, cause, err)
 		return
 	}
 	if errors.Is(err, context.DeadlineExceeded) && !hasStage(err) {
@@ -254,7 +255,7 @@ func (j *Job) finish(result any, err error) {
 
 func hasStage(err error) bool { _, ok := StageOf(err); return ok }
 
-func (j *Job) finishCancelled(stage Stage, cause error) {
+func (j *Job) finishCancelled(stage Stage, cause, err error) {
 	now := j.m.now()
 	stop := time.Duration(0)
 	if !j.cancelAt.IsZero() {
@@ -267,7 +268,18 @@ func (j *Job) finishCancelled(stage Stage, cause error) {
 	} else if cause != context.Canceled {
 		reason = cause.Error()
 	}
-	e := &Error{Stage: stage, Err: fmt.Errorf("%w: %s, stopped in %s", context.Canceled, reason, stop.Round(time.Microsecond)),
+	// Where the engine stopped, when its error says more than the
+	// cancellation ("generate: euler step 3/20 (sigma 2.9): context
+	// canceled" → "in euler step 3/20 (sigma 2.9)").
+	where := ""
+	if err != nil {
+		w := strings.TrimPrefix(err.Error(), string(stage)+": ")
+		w = strings.TrimSuffix(strings.TrimSuffix(w, context.Canceled.Error()), ": ")
+		if w != "" && w != context.Canceled.Error() {
+			where = ", in " + oneLine(w)
+		}
+	}
+	e := &Error{Stage: stage, Err: fmt.Errorf("%w: %s, stopped in %s%s", context.Canceled, reason, stop.Round(time.Microsecond), where),
 		Numbers: map[string]int64{"stop_us": stop.Microseconds()}}
 	j.err = e
 	ae := APIError(e, stage)
