@@ -58,10 +58,11 @@ type Manager struct {
 	keep  int
 	now   func() time.Time
 
-	mu    sync.Mutex
-	jobs  map[string]*Job
-	ended []string // ids of ended jobs, oldest first
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	lastMS int64 // the millisecond in the last id made, which the next exceeds
+	jobs   map[string]*Job
+	ended  []string // ids of ended jobs, oldest first
+	wg     sync.WaitGroup
 }
 
 // NewManager returns a manager with the given options.
@@ -86,7 +87,10 @@ func NewManager(o Options) *Manager {
 func (m *Manager) Submit(ctx context.Context, p Params, fn Func) *Job {
 	id := p.ID
 	if id == "" {
-		id = newID(m.now())
+		m.mu.Lock()
+		m.lastMS = max(m.now().UnixMilli(), m.lastMS+1)
+		id = newID(m.lastMS)
+		m.mu.Unlock()
 	}
 	raw, err := marshalResult(p.Params)
 	if err != nil {
@@ -191,15 +195,18 @@ func (m *Manager) retire(j *Job) {
 }
 
 // newID returns a job id that sorts by creation time: "j" + milliseconds
-// since 1970 in base 36 + 6 random base-36 digits.
-func newID(t time.Time) string {
+// since 1970 in base 36 + 6 random base-36 digits. A Manager gives each of
+// its jobs a later millisecond than the one before (a burst of jobs is
+// spread over the next milliseconds), so its ids sort in submission order
+// even within one millisecond of the clock.
+func newID(ms int64) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	r := strconv.FormatUint(binary.LittleEndian.Uint64(b[:])%2176782336, 36) // 36^6
 	for len(r) < 6 {
 		r = "0" + r
 	}
-	return "j" + strconv.FormatInt(t.UnixMilli(), 36) + r
+	return "j" + strconv.FormatInt(ms, 36) + r
 }
 
 // finish records the job's end: result and done, or error and failed or

@@ -154,13 +154,11 @@ func TestNativeReconnect(t *testing.T) {
 
 func TestNativeCancelAndList(t *testing.T) {
 	f := newFake()
-	f.step = 20 * time.Millisecond
-	f.maxTokens = 1000
+	f.hold = make(chan struct{}) // the jobs run until cancelled
 	ts := start(t, f, func(c *Config) { c.MaxQueue = 10 })
 	var ids []string
 	for i := range 3 {
 		ids = append(ids, createJob(t, ts, map[string]any{"model": "tiny", "prompt": fmt.Sprint("job ", i)}).ID)
-		time.Sleep(2 * time.Millisecond) // job ids order by the millisecond
 	}
 	// The second and third jobs wait: their events say where they are.
 	waitFor(t, "queue positions", func() bool {

@@ -60,7 +60,7 @@ func TestNativePull(t *testing.T) {
 		t.Errorf("created %+v", jc)
 	}
 	// Nobody follows it until it has ended.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(patience)
 	for ts.m.Job(jc.ID).Info().State != api.StateDone {
 		if time.Now().After(deadline) {
 			t.Fatalf("pull job still %s", ts.m.Job(jc.ID).Info().State)

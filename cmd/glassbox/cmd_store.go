@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/backend"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/store"
 )
@@ -139,7 +140,7 @@ func pullInto(ctx context.Context, env *cmdEnv, s *store.Store, ref, name, cmd s
 	if err != nil {
 		return e, err
 	}
-	return keepRunnable(s, e, func(m string) { fmt.Fprintln(env.stderr, cmd+": "+m) })
+	return backend.KeepRunnable(s, e, func(m string) { fmt.Fprintln(env.stderr, cmd+": "+m) })
 }
 
 // pullMissing pulls the model -m names when it is a name of Ollama's

@@ -6,10 +6,12 @@ import (
 
 // Conv is a packed 2-D convolution with square kernel K (1 or 3), stride 1
 // or 2 and zero padding (K-1)/2, as torch.nn.Conv2d(Cin, Cout, K, Stride,
-// padding=(K-1)/2).
+// padding=(K-1)/2); NewConvPad makes the padding before the first row and
+// column smaller.
 type Conv struct {
 	Cin, Cout, K, Stride int
 
+	pad  int       // zero rows (and columns) before the first; (K-1)/2 after the last
 	nr   int       // output channels per block: 16, 32 or 64
 	pack []float32 // (Cout/nr blocks, K, K·Cin, nr), zero beyond Cout
 	bias []float32 // (blocks·nr), zero beyond Cout or when bias-free
@@ -18,6 +20,18 @@ type Conv struct {
 // NewConv packs weights given in PyTorch's layout w (Cout, Cin, K, K) and
 // an optional bias (Cout); nil bias means none.
 func NewConv(w []float32, bias []float32, cout, cin, k, stride int) (*Conv, error) {
+	return NewConvPad(w, bias, cout, cin, k, stride, (k-1)/2)
+}
+
+// NewConvPad is NewConv with pad zero rows and columns before the image
+// (0 ≤ pad ≤ (K-1)/2) and (K-1)/2 after it, the map's border: pad 0 with
+// K 3 and stride 2 is torch's F.pad(x, (0, 1, 0, 1)) followed by
+// Conv2d(Cin, Cout, 3, 2, padding=0), the downsampling of the LDM
+// autoencoder (Rombach et al. 2022, ldm/modules/diffusionmodules/model.py).
+func NewConvPad(w []float32, bias []float32, cout, cin, k, stride, pad int) (*Conv, error) {
+	if pad < 0 || pad > (k-1)/2 {
+		return nil, fmt.Errorf("conv %d→%d k%d: padding %d before the image, want 0 to %d", cin, cout, k, pad, (k-1)/2)
+	}
 	if cout <= 0 || cin <= 0 || (k != 1 && k != 3) || (stride != 1 && stride != 2) {
 		return nil, fmt.Errorf("conv %d→%d k%d s%d: unsupported (kernels 1 and 3, strides 1 and 2)", cin, cout, k, stride)
 	}
@@ -27,7 +41,7 @@ func NewConv(w []float32, bias []float32, cout, cin, k, stride int) (*Conv, erro
 	if bias != nil && len(bias) != cout {
 		return nil, fmt.Errorf("conv %d→%d: bias of %d, want %d", cin, cout, len(bias), cout)
 	}
-	c := &Conv{Cin: cin, Cout: cout, K: k, Stride: stride, nr: 16}
+	c := &Conv{Cin: cin, Cout: cout, K: k, Stride: stride, pad: pad, nr: 16}
 	switch {
 	case cout%64 == 0:
 		c.nr = 64
@@ -57,8 +71,7 @@ func NewConv(w []float32, bias []float32, cout, cin, k, stride int) (*Conv, erro
 
 // OutSize returns the output height (or width) for input size n.
 func (c *Conv) OutSize(n int) int {
-	p := (c.K - 1) / 2
-	return (n+2*p-c.K)/c.Stride + 1
+	return (n+c.pad+(c.K-1)/2-c.K)/c.Stride + 1
 }
 
 // Flops returns the multiply-adds ×2 of one application to an h×w input.
@@ -108,7 +121,7 @@ func (c *Conv) apply(r Runner, out, in, skip *Map, relu bool, tf tileFuncs) erro
 
 // row computes output row oy, channel block blk.
 func (c *Conv) row(kern tileFunc, out, in, skip *Map, relu bool, oy, blk int, scratch []float32) {
-	p := (c.K - 1) / 2
+	p := c.pad
 	run := c.K * c.Cin
 	g := rowGeom{
 		aBase: ((oy*c.Stride+1-p)*(in.W+2) + 1 - p) * c.Cin, // padded coordinates of (oy, 0)'s window

@@ -1,0 +1,127 @@
+package unet
+
+import (
+	"github.com/glassbox-ai/glassbox/checkpoint"
+	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/compute/conv"
+)
+
+// binder binds the UNet's tensors by their CompVis names, counting bytes
+// and collecting the ResBlocks.
+type binder struct {
+	*checkpoint.Binder
+	path  string
+	bytes int64
+	res   []*resBlock
+}
+
+func (b *binder) fail(name string, err error) {
+	b.Fail(&checkpoint.Error{Path: b.path, Tensor: name, Err: err})
+}
+
+// vector binds a 1-D tensor as float32.
+func (b *binder) vector(name string, n int) []float32 {
+	v := b.Float32(name, n)
+	b.bytes += 4 * int64(len(v))
+	return v
+}
+
+// matrix binds a (rows, cols) weight (or a (rows, cols, 1, 1) 1×1 conv
+// kernel when conv1 is set) as a Matrix over the source's bytes.
+func (b *binder) matrix(name string, rows, cols int, conv1 bool) compute.Matrix {
+	shape := []int{rows, cols}
+	if conv1 {
+		shape = append(shape, 1, 1)
+	}
+	t := b.Raw(name, shape...)
+	if t == nil {
+		return compute.Matrix{}
+	}
+	m, err := compute.NewMatrix(t.DType, rows, cols, t.Data)
+	if err != nil {
+		b.fail(name, err)
+		return compute.Matrix{}
+	}
+	b.bytes += int64(len(t.Data))
+	return m
+}
+
+// linear binds prefix.weight (out, in) and, when bias is set, prefix.bias.
+func (b *binder) linear(prefix string, out, in int, bias bool) (compute.Matrix, []float32) {
+	m := b.matrix(prefix+".weight", out, in, false)
+	if !bias {
+		return m, nil
+	}
+	return m, b.vector(prefix+".bias", out)
+}
+
+// conv binds prefix.weight (cout, cin, k, k) and prefix.bias (cout) as a
+// packed convolution.
+func (b *binder) conv(prefix string, cout, cin, k, stride int) *conv.Conv {
+	w := b.Float32(prefix+".weight", cout, cin, k, k)
+	bias := b.Float32(prefix+".bias", cout)
+	if w == nil || bias == nil {
+		return nil
+	}
+	c, err := conv.NewConv(w, bias, cout, cin, k, stride)
+	if err != nil {
+		b.fail(prefix+".weight", err)
+		return nil
+	}
+	b.bytes += c.Bytes()
+	return c
+}
+
+// upConv binds an Upsample's 3×3 convolution.
+func (b *binder) upConv(prefix string, cout, cin int) *conv.UpConv {
+	w := b.Float32(prefix+".weight", cout, cin, 3, 3)
+	bias := b.Float32(prefix+".bias", cout)
+	if w == nil || bias == nil {
+		return nil
+	}
+	c, err := conv.NewUpConv(w, bias, cout, cin)
+	if err != nil {
+		b.fail(prefix+".weight", err)
+		return nil
+	}
+	b.bytes += c.Bytes()
+	return c
+}
+
+// resBlock binds a ResBlock of cin → cout channels under prefix.
+func (b *binder) resBlock(prefix string, cin, cout int) *resBlock {
+	rb := &resBlock{cin: cin, cout: cout, e: make([]float32, cout)}
+	rb.inNormW, rb.inNormB = b.vector(prefix+"in_layers.0.weight", cin), b.vector(prefix+"in_layers.0.bias", cin)
+	rb.inConv = b.conv(prefix+"in_layers.2", cout, cin, 3, 1)
+	rb.emb, rb.embB = b.linear(prefix+"emb_layers.1", cout, timeDim, true)
+	rb.outNormW, rb.outNormB = b.vector(prefix+"out_layers.0.weight", cout), b.vector(prefix+"out_layers.0.bias", cout)
+	rb.outConv = b.conv(prefix+"out_layers.3", cout, cout, 3, 1)
+	if cin != cout {
+		rb.skip = b.conv(prefix+"skip_connection", cout, cin, 1, 1)
+	}
+	b.res = append(b.res, rb)
+	return rb
+}
+
+// transformer binds a SpatialTransformer of dim channels under prefix.
+func (b *binder) transformer(prefix string, dim int) *transformer {
+	t := &transformer{dim: dim}
+	t.normW, t.normB = b.vector(prefix+"norm.weight", dim), b.vector(prefix+"norm.bias", dim)
+	t.projIn, t.projInB = b.matrix(prefix+"proj_in.weight", dim, dim, true), b.vector(prefix+"proj_in.bias", dim)
+	p := prefix + "transformer_blocks.0."
+	t.norm1W, t.norm1B = b.vector(p+"norm1.weight", dim), b.vector(p+"norm1.bias", dim)
+	t.q1, _ = b.linear(p+"attn1.to_q", dim, dim, false)
+	t.k1, _ = b.linear(p+"attn1.to_k", dim, dim, false)
+	t.v1, _ = b.linear(p+"attn1.to_v", dim, dim, false)
+	t.o1, t.o1B = b.linear(p+"attn1.to_out.0", dim, dim, true)
+	t.norm2W, t.norm2B = b.vector(p+"norm2.weight", dim), b.vector(p+"norm2.bias", dim)
+	t.q2, _ = b.linear(p+"attn2.to_q", dim, dim, false)
+	t.k2, _ = b.linear(p+"attn2.to_k", dim, ctxDim, false)
+	t.v2, _ = b.linear(p+"attn2.to_v", dim, ctxDim, false)
+	t.o2, t.o2B = b.linear(p+"attn2.to_out.0", dim, dim, true)
+	t.norm3W, t.norm3B = b.vector(p+"norm3.weight", dim), b.vector(p+"norm3.bias", dim)
+	t.ff1, t.ff1B = b.linear(p+"ff.net.0.proj", 8*dim, dim, true)
+	t.ff2, t.ff2B = b.linear(p+"ff.net.2", dim, 4*dim, true)
+	t.projOut, t.projOutB = b.matrix(prefix+"proj_out.weight", dim, dim, true), b.vector(prefix+"proj_out.bias", dim)
+	return t
+}
