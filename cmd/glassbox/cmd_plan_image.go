@@ -83,9 +83,9 @@ func writeImagePlan(env *cmdEnv, comp *checkpoint.Components, s *engimage.Settin
 	row := func(name string, n int64, note string) {
 		fmt.Fprintf(w, "  %-22s %10s  %s\n", name, plan.FormatBytes(n), note)
 	}
-	row("text encoder", p.TextBytes, comp.TextEncoder.DTypeList()+" weights")
-	row("UNet", p.UNetBytes, comp.UNet.DTypeList()+" weights")
-	row("VAE", p.VAEBytes, comp.VAE.DTypeList()+" weights")
+	row("text encoder", p.TextBytes, comp.TextEncoder.DTypeList()+" weights, used in place")
+	row("UNet", p.UNetBytes, comp.UNet.DTypeList()+" weights, convolutions packed as F32")
+	row("VAE", p.VAEBytes, comp.VAE.DTypeList()+" weights, convolutions packed as F32")
 	row("runtime", p.Runtime, "the process before any model")
 	row("UNet call", p.UNetActivations, fmt.Sprintf("activations at %dx%d latent", s.LatentW(), s.LatentH()))
 	tiles := "untiled"
@@ -97,7 +97,11 @@ func writeImagePlan(env *cmdEnv, comp *checkpoint.Components, s *engimage.Settin
 	if !fits {
 		verdict = "does not fit"
 	}
-	fmt.Fprintf(w, "  %-22s %10s  of %s available: %s\n", "peak", plan.FormatBytes(p.Total), plan.FormatBytes(p.Budget), verdict)
+	corr := ""
+	if p.MemoryRuns > 0 {
+		corr = fmt.Sprintf(" (×%.2f from %d measured run(s))", p.MemoryFactor, p.MemoryRuns)
+	}
+	fmt.Fprintf(w, "  %-22s %10s  of %s available%s: %s\n", "peak", plan.FormatBytes(p.Total), plan.FormatBytes(p.Budget), corr, verdict)
 	if p.SecPerStep > 0 {
 		fmt.Fprintf(w, "time: %.2f s/step, %d steps ≈ %.0f s", p.SecPerStep, p.Steps, p.Seconds)
 		if p.DecodeSeconds > 0 {

@@ -157,7 +157,9 @@ func Resolve(r Request, initW, initH int) (*Settings, error) {
 		case d.v < 8 || d.v > MaxSide:
 			add(badf(d.name, "", "%d pixels, want 8 to %d", d.v, MaxSide))
 		case d.v%8 != 0:
-			add(badf(d.name, fmt.Sprintf("use %d or %d", d.v/8*8, d.v/8*8+8), "%d pixels is not a multiple of 8 (the latent is 1/8 of the image)", d.v))
+			add(badf(d.name, fmt.Sprintf("use %d or %d", d.v/64*64, d.v/64*64+64), "%d pixels is not a multiple of 8 (the latent is 1/8 of the image)", d.v))
+		case d.v%64 != 0:
+			add(badf(d.name, fmt.Sprintf("use %d or %d", max(d.v/64*64, 64), d.v/64*64+64), "%d pixels is not a multiple of 64 (the SD 1.x UNet halves the 1/8 latent three times)", d.v))
 		}
 	}
 	if s.RNG == "" {
