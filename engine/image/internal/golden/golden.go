@@ -5,8 +5,8 @@
 // case's, the final latent within NMSE 3e-3 of <case>.final_latent.f32.
 // A full case is four sampling steps of two UNet calls at 256²: minutes on
 // a loaded 2-core machine, so the cases are spread over test packages
-// (engine/image runs t2i_euler; the packages below this one the others),
-// each loading the networks once.
+// (engine/image runs t2i_euler; each package below this one another), each
+// test binary loading the networks once.
 //
 // Imports: engine/image, checkpoint, textenc/clip, diffusion/unet, vae,
 // imageio, internal/sdtest, internal/shared.

@@ -1,6 +1,7 @@
-// Package img2img runs img2img: the VAE encoder, the posterior draw and the start step of strength 0.6
-// end to end against stable-diffusion.cpp's outputs (see package golden).
-// A case is minutes on a loaded 2-core machine; -short skips them.
+// Package img2img runs the golden case i2i_astronaut_s060 (the VAE
+// encoder, the posterior draw, strength 0.6's start step) end to end
+// against stable-diffusion.cpp's outputs (see package golden).
+// One case a package (minutes on a loaded 2-core machine); -short skips it.
 package img2img
 
 import (
@@ -13,7 +14,5 @@ func TestGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: full golden cases take minutes (engine/image's TestGoldenNoiseAndEncode covers their noise and conditioning)")
 	}
-	for _, name := range []string{"i2i_astronaut_s060"} {
-		t.Run(name, func(t *testing.T) { golden.Check(t, golden.Find(t, name)) })
-	}
+	golden.Check(t, golden.Find(t, "i2i_astronaut_s060"))
 }
