@@ -123,8 +123,11 @@ func TestUI(t *testing.T) {
 		// The stage's own roofline when it reports one (served text jobs do),
 		// else the planner's predicted rate.
 		b.waitFor("the rate against the roofline or the plan", `/(^| · )60 tokens, .* (of the planned ~[0-9.,]+ tokens\/s|[0-9]+% of roofline \()/.test(document.querySelector('.stage[data-stage="generate"] .nums').textContent)`, 10*time.Second)
-		if v := eval[string](b, `document.querySelector('#verdict-lines').textContent`); !strings.HasPrefix(v, "generation ran at ") {
-			t.Errorf("verdict %q, want it to start with the generation rate", v)
+		// Which stage the verdict names first depends on where this
+		// machine spent the time (a loaded one may spend it in prefill);
+		// the generation rate is always among its lines.
+		if v := eval[string](b, `document.querySelector('#verdict-lines').textContent`); !strings.Contains(v, "generation ran at ") {
+			t.Errorf("verdict %q, want it to give the generation rate", v)
 		}
 		width := eval[float64](b, `parseFloat(document.querySelector('.stage[data-stage="generate"] .bar').style.width)`)
 		if width <= 0 || width > 100 {
@@ -346,19 +349,22 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
+	// The reload and the lost network must happen while the job runs,
+	// whatever this machine's speed at the time: the job asks for all the
+	// context holds (longMax tokens, about 16 s at 60 tokens/s) and each
+	// step acts on what the page shows, then cancels the job rather than
+	// wait for its end.
 	t.Run("reload mid-generation", func(t *testing.T) {
 		b.t = t
-		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(4), "temperature": "0"})
-		// Tokens stream: the text grows in several steps. The page redraws at
-		// most ten times a second, so on a fast machine (100+ tokens/s) each
-		// step adds many tokens: watch the first 160 and want at least four
-		// lengths (a page that showed the text only at the end has one). The
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": longMax, "temperature": "0"})
+		// Tokens stream: the text grows in several steps while the job
+		// runs (a page that showed the text only at the end has one). The
 		// prompt is the queued step's, so its KV is cached and tokens may
 		// come before the page first looks: the first length is not 0.
 		var lengths []int
-		deadline := time.Now().Add(30 * time.Second)
-		for tokens() < 160 && time.Now().Before(deadline) {
-			if n := len(output()); len(lengths) == 0 || n != lengths[len(lengths)-1] {
+		deadline := time.Now().Add(patience)
+		for len(lengths) < 4 && time.Now().Before(deadline) && outState() != "done" {
+			if n := len(output()); n > 0 && (len(lengths) == 0 || n != lengths[len(lengths)-1]) {
 				lengths = append(lengths, n)
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -368,43 +374,36 @@ func TestUI(t *testing.T) {
 		}
 		b.shot("streaming")
 		if st := s.job(t, id).State; st != api.StateRunning {
-			t.Fatalf("job is %s before the reload; the test needs it running (a slower model?)", st)
+			t.Fatalf("job is %s before the reload; the test needs it running (%d tokens shown of %s)", st, tokens(), longMax)
 		}
 		before := tokens()
 		b.do(20*time.Second, chromedp.Reload())
 		b.waitFor("the same job after the reload", fmt.Sprintf(`document.querySelector('#job-link a')?.textContent === %q`, id), 10*time.Second)
-		sawRunning := false
-		deadline = time.Now().Add(40 * time.Second)
-		for st := outState(); st != "done"; st = outState() {
-			if st == "running" {
-				sawRunning = true
-			}
-			if time.Now().After(deadline) {
-				b.shot("reload-timeout")
-				t.Fatalf("job %s not done 40 s after the reload (page state %q)", id, st)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if !sawRunning {
-			t.Errorf("after the reload the page never showed the job running (it had %d tokens before)", before)
-		}
-		j := sameAsJournal(id)
-		if _, n := resultText(t, j); strconv.Itoa(n) != forSeconds(4) {
-			t.Errorf("job generated %d tokens, want %s", n, forSeconds(4))
+		// After the reload the page shows the job running, with more
+		// tokens than it had before, live from the stream.
+		b.waitFor("the job running after the reload, past the tokens shown before it",
+			fmt.Sprintf(`document.querySelector('#output')?.dataset.state === 'running' && Number(document.querySelector('#output')?.dataset.tokens) > %d`, before), patience)
+		s.cancel(t, id)
+		b.waitFor("the job to stop", `document.querySelector('#output')?.dataset.state === 'cancelled'`, patience)
+		if j := sameAsJournal(id); j.State != api.StateCancelled {
+			t.Errorf("journal state %s, want cancelled", j.State)
 		}
 		b.checkJS()
 	})
 
 	t.Run("network lost mid-generation", func(t *testing.T) {
 		b.t = t
-		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(4), "temperature": "0"})
-		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, 30*time.Second)
+		id := start("slow", "Once upon a time", map[string]string{"num_predict": longMax, "temperature": "0"})
+		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, patience)
 		px.cut()
-		b.waitFor("the page to notice", `document.querySelector('#conn')?.dataset.status === 'reconnecting'`, 10*time.Second)
+		b.waitFor("the page to notice", `document.querySelector('#conn')?.dataset.status === 'reconnecting'`, patience)
 		b.shot("reconnecting")
-		time.Sleep(time.Second)
+		before := tokens()
 		px.restore()
-		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, 40*time.Second)
+		// The page resumes the stream and shows the job going on.
+		b.waitFor("the stream resumed", fmt.Sprintf(`Number(document.querySelector('#output')?.dataset.tokens) > %d`, before), patience)
+		s.cancel(t, id)
+		b.waitFor("the job to stop", `['done', 'cancelled'].includes(document.querySelector('#output')?.dataset.state)`, patience)
 		sameAsJournal(id)
 		if len(px.resumed()) == 0 {
 			t.Error("the page never resumed an event stream after a sequence number (Last-Event-ID or ?after=)")
@@ -642,6 +641,14 @@ func TestUI(t *testing.T) {
 // reload, network and freeze steps land in the middle of a generation on a
 // faster or slower machine alike. The model's context holds 1019 new tokens.
 var slowRate float64
+
+// longMax is a "slow" job that asks for all its context holds; patience
+// bounds a wait for what the page shows on a loaded machine (a failing
+// test's time, not a measurement).
+const (
+	longMax  = "1000"
+	patience = 60 * time.Second
+)
 
 func forSeconds(secs float64) string {
 	rate := slowRate
