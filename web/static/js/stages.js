@@ -192,7 +192,7 @@ export function numbers(row, fmt, plan) {
     }
   } else if (items > 0) {
     let s = `${items} ${unit || 'items'}`;
-    const rate = stageRate(row.name, items, unit, secs);
+    const rate = stageRate(row.name, items, unit, secs, st.end_token);
     if (rate > 0 && ['prefill', 'generate', 'decode'].includes(row.name)) s += `, ${fmt.rate(rate)} ${unit || 'items'}/s`;
     out.push(s);
     if (st.roofline > 0 && rate > 0) {
@@ -212,9 +212,10 @@ export function numbers(row, fmt, plan) {
 // stageRate is a finished stage's rate in its items per second, as
 // api.StageStats.Rate: a text generation's first token is sampled from the
 // prompt's last pass, so its time holds items − 1 decode passes (0 for a
-// one-token reply).
-export function stageRate(name, items, unit, secs) {
-  const n = name === 'generate' && unit === 'tokens' ? items - 1 : items;
+// one-token reply), one more when it ended at an end-of-generation token
+// (endToken: sampled, but not counted in items, as in the result).
+export function stageRate(name, items, unit, secs, endToken) {
+  const n = name === 'generate' && unit === 'tokens' ? items - 1 + (endToken ? 1 : 0) : items;
   return n > 0 && secs > 0 ? n / secs : 0;
 }
 
@@ -242,7 +243,7 @@ export function verdict(job, fmt) {
   for (const name of ['generate', 'prefill']) {
     const s = job.stages[name];
     const st = s && s.stats;
-    const rate = st ? stageRate(name, st.items, st.unit, s.durMS / 1000) : 0;
+    const rate = st ? stageRate(name, st.items, st.unit, s.durMS / 1000, st.end_token) : 0;
     if (!(rate > 0)) continue;
     const unit = st.unit || 'items';
     let line = `${name === 'generate' ? 'generation' : 'prefill'} ran at ${fmt.rate(rate)} ${unit}/s`;
