@@ -275,6 +275,60 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
+	// The settings' placeholders are what a job that leaves the option
+	// out runs with: the server's GET /v1/defaults, not Ollama's defaults.
+	t.Run("sampling defaults", func(t *testing.T) {
+		b.t = t
+		b.navigate(px.url + "/")
+		b.waitFor("the Generate view", `document.querySelector('#model option[value="slow"]')`, patience)
+		resp, err := http.Get(s.url + "/v1/defaults")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct{ Options map[string]float64 }
+		err = json.NewDecoder(resp.Body).Decode(&d)
+		resp.Body.Close()
+		if err != nil || len(d.Options) == 0 {
+			t.Fatalf("GET /v1/defaults: %v %v", d, err)
+		}
+		b.waitFor("the defaults as placeholders", `document.querySelector('#opt-top_p')?.placeholder !== 'loading…'`, patience)
+		for _, name := range []string{"temperature", "top_k", "top_p", "min_p", "repeat_penalty"} {
+			want := strconv.FormatFloat(d.Options[name], 'f', -1, 32)
+			if got := eval[string](b, fmt.Sprintf(`document.querySelector('#opt-%s').placeholder`, name)); got != want {
+				t.Errorf("%s placeholder %q, the server runs a job without it at %s", name, got, want)
+			}
+		}
+		if got := eval[string](b, `document.querySelector('#opt-num_predict').placeholder`); d.Options["num_predict"] < 0 && got != "until end" {
+			t.Errorf("num_predict placeholder %q for a default of %v", got, d.Options["num_predict"])
+		}
+		b.checkJS()
+	})
+
+	// Each view says it is loading while its first data is on the way: the
+	// proxy holds the page's requests, and releases them once the view has
+	// been seen loading.
+	t.Run("loading", func(t *testing.T) {
+		b.t = t
+		for _, v := range []struct{ hash, loading, loaded string }{
+			{"#/jobs", `#jobs tbody tr.loading`, `#jobs tbody tr[data-job]`},
+			{"#/models", `#stored tbody tr.loading`, `#stored tbody tr[data-model]`},
+			{"#/", `#model option.loading`, `#model option[value="slow"]`},
+		} {
+			// Another view first (an unknown hash is the Generate view), fully loaded.
+			b.navigate(px.url + "/#/elsewhere-" + strconv.Itoa(len(v.hash)))
+			b.waitFor("the Generate view loaded", `document.querySelector('#model option[value="slow"]') && document.querySelector('#opt-top_p')?.placeholder !== 'loading…'`, patience)
+			px.hold()
+			eval[string](b, fmt.Sprintf(`location.hash = %q`, v.hash))
+			b.waitFor(v.hash+" loading", fmt.Sprintf(`!!document.querySelector(%q)`, v.loading), patience)
+			if v.hash == "#/jobs" {
+				b.shot("loading")
+			}
+			px.release()
+			b.waitFor(v.hash+" loaded", fmt.Sprintf(`!!document.querySelector(%q) && !document.querySelector(%q)`, v.loaded, v.loading), patience)
+		}
+		b.checkJS()
+	})
+
 	t.Run("chat", func(t *testing.T) {
 		b.t = t
 		b.click("#new")
@@ -375,6 +429,17 @@ func TestUI(t *testing.T) {
 		b.shot("streaming")
 		if st := s.job(t, id).State; st != api.StateRunning {
 			t.Fatalf("job is %s before the reload; the test needs it running (%d tokens shown of %s)", st, tokens(), longMax)
+		}
+		// The running generate bar is drawn against the tokens asked for:
+		// short of the track's end while it is not nearly done (a time axis
+		// to now would fill the whole track at any point).
+		bar := eval[[]float64](b, `(() => {
+			const b = document.querySelector('.stage[data-stage="generate"] .bar');
+			const p = document.querySelector('#output').dataset;
+			return [parseFloat(b.style.left) + parseFloat(b.style.width), Number(p.tokens)];
+		})()`)
+		if right, n := bar[0], bar[1]; n < 900 && right >= 99 {
+			t.Errorf("the running generate bar ends at %.1f%% of the track with %v of %s tokens made", right, n, longMax)
 		}
 		before := tokens()
 		b.do(20*time.Second, chromedp.Reload())

@@ -141,11 +141,28 @@ function closeOpen(job, t, how) {
   job.open = null;
 }
 
+// axisEnd is where a job's time axis ends: at its end once it has ended,
+// and while it runs at the expected end of a running stage whose progress
+// has a known total (a generation of num_predict tokens half done reaches
+// half way), so a stage that is running never reads as complete. A stage
+// of unknown total (a generation until the end) stops the axis at now.
+export function axisEnd(job, end) {
+  if (job.tEnd) return end;
+  let e = end;
+  for (const s of Object.values(job.stages)) {
+    const p = s.progress;
+    if (s.status !== 'running' || !p || p.unit === 'position' || !(p.total > 0) || !(p.done > 0) || p.done >= p.total) continue;
+    e = Math.max(e, s.start + ((end - s.start) * p.total) / p.done);
+  }
+  return e;
+}
+
 // rows returns every stage in pipeline order with its place on the time
-// axis: left and width as fractions of the job's span (to now while it runs).
+// axis: left and width as fractions of the job's span (to its expected end
+// while it runs: axisEnd).
 export function rows(job, now = Date.now()) {
   const end = job.tEnd || Math.max(now, job.t0);
-  const span = Math.max(end - job.t0, 1);
+  const span = Math.max(axisEnd(job, end) - job.t0, 1);
   const names = STAGES.slice();
   for (const n of Object.keys(job.stages)) if (!names.includes(n)) names.push(n);
   return names.map((name) => {
