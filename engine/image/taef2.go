@@ -291,17 +291,7 @@ func TAEF2Decode(ctx context.Context, id, dir string, p *TAEF2DecodeRequest, res
 		if err != nil {
 			return pipeline.StageStats{}, err
 		}
-		budget -= dec.WeightBytes()
-		if p.TilePX > 0 {
-			dp, err = vae.PlanDecode(h, w, p.TilePX/8, p.OverlapPX/8)
-			if err == nil && dp.Total > budget {
-				e := pipeline.Errorf(pipeline.StagePlan, "use a smaller --tile, or drop --tile to let the planner choose",
-					"%v needs %s, more than the budget of %s", dp, plan.FormatBytes(dp.Total), plan.FormatBytes(budget))
-				return pipeline.StageStats{}, e.With("need_bytes", dp.Total).With("budget_bytes", budget)
-			}
-		} else {
-			dp, err = vae.ChooseTile(h, w, p.OverlapPX/8, budget)
-		}
+		dp, err = vae.PlanWithin(h, w, p.TilePX/8, p.OverlapPX/8, dec.WeightBytes(), budget)
 		return pipeline.StageStats{Note: dp.String()}, err
 	})
 	if err != nil {
