@@ -63,6 +63,10 @@ func TestConvAgainstReference(t *testing.T) {
 		{5, 7, 3, 1, 6, 9, true, true, true},
 		{64, 64, 3, 1, 3, 25, true, true, true}, // several whole tiles with a skip, then a shifted tail
 		{64, 32, 3, 1, 2, 26, true, true, false},
+		{128, 64, 3, 1, 4, 4, true, true, false}, // a UNet's lowest levels: rows of 4 and 2 pixels
+		{64, 128, 3, 2, 4, 4, true, false, false},
+		{64, 16, 3, 1, 2, 2, false, true, true},
+		{64, 64, 1, 1, 3, 1, true, true, false},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, c := range cases {
