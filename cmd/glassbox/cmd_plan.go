@@ -30,6 +30,7 @@ type planConfig struct {
 	synth    string
 	draft    string // --draft: a draft model planned beside the model
 	probe    bool
+	image    imagePlanFlags // --width/--height: a diffusion checkpoint's image job
 }
 
 // localRoofline returns this machine's measured bandwidth (bytes/s) and
@@ -96,7 +97,7 @@ func init() {
 
 func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	var c planConfig
-	fs := newFlags(env, "plan", "-m MODEL [--ctx N] [--batch N] [--parallel N] [--kv f16|q8_0|f32] [--device NAME|SPEC] [--json]")
+	fs := newFlags(env, "plan", "-m MODEL [--ctx N] [--batch N] [--parallel N] [--kv f16|q8_0|f32] [--device NAME|SPEC] [--json]\n       glassbox plan -m CHECKPOINT [--width W --height H] [--steps N] [--sampler NAME] [--cfg-scale F] [--json]")
 	fs.StringVar(&c.model, "m", "", "model file, store name, or http(s) URL (only the header is downloaded)")
 	fs.IntVar(&c.opts.Ctx, "ctx", 0, "context length (0: the model's, at most 4096)")
 	fs.IntVar(&c.opts.Batch, "batch", 0, "prefill batch size (0: 512)")
@@ -115,6 +116,7 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.BoolVar(&c.probe, "probe", true, "on this machine, first measure what is not cached yet (memory bandwidth once, kernel speeds once per build, a few seconds); false: cached figures or estimates only")
 	fs.StringVar(&c.draft, "draft", "", "a draft model for speculative decoding (as run --draft): its memory is planned beside the model's")
 	fs.StringVar(&c.synth, "synthetic", "", "plan a model you do not have: llama3-8b, llama3-70b or llama3.2-1b, with an optional :FORMAT (e.g. llama3-8b:Q4_K_M)")
+	c.image.register(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -145,6 +147,9 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 			}
 		}
 		dev.Kernels = localKernels(dev, c.opts.Threads)
+	}
+	if c.image.width > 0 || c.image.height > 0 || isCheckpoint(c.model) {
+		return runImagePlan(env, &c, dev)
 	}
 	if c.synth != "" {
 		if c.model != "" {

@@ -2,7 +2,6 @@ package image
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,18 +32,18 @@ func (j *job) decode(ctx context.Context) (pipeline.StageStats, error) {
 				return pipeline.StageStats{}, fmt.Errorf("the VAE decoder gave %d values, want %d ([3][%d][%d])", len(img), 3*64*h*w, 8*h, 8*w)
 			}
 			j.images = append(j.images, img)
-			return pipeline.StageStats{Items: int64(j.plan.DecodeTiles), Unit: "tiles"}, nil
+			st := pipeline.StageStats{Items: int64(j.plan.DecodeTiles), Unit: "tiles"}
+			if pk, ok := j.vae.(interface{ LastPeak() int64 }); ok && pk.LastPeak() > 0 {
+				st.Note = fmt.Sprintf("peak %s of %s planned", plan.FormatBytes(pk.LastPeak()), plan.FormatBytes(j.plan.DecodeBytes))
+			}
+			return st, nil
 		})
 		if err != nil {
-			var pe *pipeline.Error
-			if errors.As(err, &pe) {
-				return pipeline.StageStats{}, err
-			}
 			hint := "the latents are saved: glassbox decode " + j.id + " finishes the image"
 			if j.dir == "" {
 				hint = "run with the journal to keep the latents for glassbox decode JOB"
 			}
-			return pipeline.StageStats{}, &pipeline.Error{Stage: pipeline.StageDecode, Err: fmt.Errorf("image %d: %w", b+1, err), Hint: hint}
+			return pipeline.StageStats{}, pipeline.Wrap(pipeline.StageDecode, fmt.Errorf("image %d: %w", b+1, err), hint)
 		}
 	}
 	j.decodeTime = time.Since(t0)
@@ -108,7 +107,7 @@ func (j *job) record() {
 	}
 	o := Observation{Time: time.Now().UTC(), Model: filepath.Base(j.s.Model), Width: j.s.Width, Height: j.s.Height,
 		Threads: j.pool.Threads(), Calls: j.calls, SecPerCall: j.sampleTime.Seconds() / float64(j.calls),
-		PredictedCall: j.plan.SecPerCall, PredictedPeak: j.plan.Total, PeakRSS: peakRSS()}
+		PredictedCall: j.plan.SecPerCall, PredictedPeak: j.plan.RawTotal, PeakRSS: peakRSS()}
 	if n := len(j.images); n > 0 {
 		o.DecodeSeconds = j.decodeTime.Seconds() / float64(n)
 	}

@@ -37,7 +37,7 @@ func settings(t *testing.T, r Request) *Settings {
 }
 
 func TestResolve(t *testing.T) {
-	base := Request{Model: "m.safetensors", Prompt: "a cat", Out: "o.png"}
+	base := Request{Model: "m.safetensors", Prompt: "a cat", Out: "o.png", Steps: 20}
 	with := func(f func(*Request)) Request { r := base; f(&r); return r }
 	tests := []struct {
 		name         string
@@ -47,9 +47,14 @@ func TestResolve(t *testing.T) {
 	}{
 		{"defaults", base, 0, 0, nil},
 		{"width not a multiple of 8", with(func(r *Request) { r.Width, r.Height = 100, 64 }), 0, 0,
-			[]string{"width: 100 pixels is not a multiple of 8", "use 96 or 104"}},
+			[]string{"width: 100 pixels is not a multiple of 8", "use 64 or 128"}},
+		{"width not a multiple of 64", with(func(r *Request) { r.Width, r.Height = 200, 512 }), 0, 0,
+			[]string{"width: 200 pixels is not a multiple of 64", "use 192 or 256"}},
+		{"height not a multiple of 64", with(func(r *Request) { r.Width, r.Height = 512, 360 }), 0, 0,
+			[]string{"height: 360 pixels is not a multiple of 64 (the SD 1.x UNet halves the 1/8 latent three times)", "use 320 or 384"}},
 		{"height too large", with(func(r *Request) { r.Width, r.Height = 64, 8192 }), 0, 0, []string{"height: 8192 pixels, want 8 to 4096"}},
 		{"steps < 1", with(func(r *Request) { r.Steps = -1 }), 0, 0, []string{"steps: -1, want 1 to 10000"}},
+		{"steps 0", with(func(r *Request) { r.Steps = 0 }), 0, 0, []string{"steps: 0, want 1 to 10000"}},
 		{"strength above 1", with(func(r *Request) { r.InitImage, r.Strength = "i.png", 1.5 }), 512, 512, []string{"strength: 1.5, want a value in (0, 1]"}},
 		{"strength without init image", with(func(r *Request) { r.Strength = 0.5 }), 0, 0, []string{"strength: 0.5 without an init image"}},
 		{"unknown sampler", with(func(r *Request) { r.Sampler = "dpm++3m" }), 0, 0,
@@ -148,7 +153,7 @@ func TestBatch(t *testing.T) {
 	f := &fakes{unet: &fakeUNet{}, vae: &fakeVAE{}}
 	e := fakeEngine(t, f)
 	dir := t.TempDir()
-	s := settings(t, Request{Prompt: "a lovely cat", Negative: "blurry", Steps: 3, Sampler: "euler", Seed: 42, Width: 64, Height: 48, Batch: 3})
+	s := settings(t, Request{Prompt: "a lovely cat", Negative: "blurry", Steps: 3, Sampler: "euler", Seed: 42, Width: 128, Height: 64, Batch: 3})
 	f.unet.scale = 0
 	f.unet.onCall = func(k int, eps []float32) error { clear(eps); return nil }
 	j, res, err := runJob(t, e, s, dir)
@@ -164,7 +169,7 @@ func TestBatch(t *testing.T) {
 		if im.Seed != int64(42+b) {
 			t.Errorf("image %d: seed %d, want %d", b, im.Seed, 42+b)
 		}
-		x, err := ReadLatents(im.Latents, 6, 8)
+		x, err := ReadLatents(im.Latents, 8, 16)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +189,7 @@ func TestBatch(t *testing.T) {
 			t.Errorf("description %v", info)
 		}
 		texts := readPNGText(t, im.Path)
-		if p := texts[imageio.KeyParameters]; !strings.Contains(p, "Seed: "+itoa(42+b)+", Size: 64x48") || !strings.HasPrefix(p, "a lovely cat\nNegative prompt: blurry\nSteps: 3, Sampler: Euler,") {
+		if p := texts[imageio.KeyParameters]; !strings.Contains(p, "Seed: "+itoa(42+b)+", Size: 128x64") || !strings.HasPrefix(p, "a lovely cat\nNegative prompt: blurry\nSteps: 3, Sampler: Euler,") {
 			t.Errorf("image %d parameters: %q", b, p)
 		}
 		var rec Record
@@ -238,7 +243,7 @@ func readPNGText(t *testing.T, path string) map[string]string {
 func TestCancel(t *testing.T) {
 	f := &fakes{unet: &fakeUNet{scale: 0.1}, vae: &fakeVAE{}}
 	e := fakeEngine(t, f)
-	s := settings(t, Request{Prompt: "a cat", Steps: 4, Sampler: "euler", Width: 32, Height: 32})
+	s := settings(t, Request{Prompt: "a cat", Steps: 4, Sampler: "euler", Width: 64, Height: 64})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f.unet.onCall = func(k int, eps []float32) error {
@@ -276,7 +281,7 @@ func TestCancel(t *testing.T) {
 func TestNaN(t *testing.T) {
 	f := &fakes{unet: &fakeUNet{scale: 0.1}, vae: &fakeVAE{}}
 	e := fakeEngine(t, f)
-	s := settings(t, Request{Prompt: "a cat", Steps: 4, Sampler: "euler", Width: 32, Height: 32})
+	s := settings(t, Request{Prompt: "a cat", Steps: 4, Sampler: "euler", Width: 64, Height: 64})
 	f.unet.onCall = func(k int, eps []float32) error {
 		if k == 5 {
 			eps[17] = float32(math.NaN())
@@ -296,7 +301,7 @@ func TestDecodeRetry(t *testing.T) {
 	f := &fakes{unet: &fakeUNet{scale: 0.05}, vae: &fakeVAE{fail: 1}}
 	e := fakeEngine(t, f)
 	dir := t.TempDir()
-	s := settings(t, Request{Prompt: "a cat", Steps: 2, Sampler: "euler_a", Seed: 5, Width: 32, Height: 40})
+	s := settings(t, Request{Prompt: "a cat", Steps: 2, Sampler: "euler_a", Seed: 5, Width: 64, Height: 128})
 	_, _, err := runJob(t, e, s, dir)
 	var pe *pipeline.Error
 	if !errors.As(err, &pe) || pe.Stage != pipeline.StageDecode || !strings.Contains(pe.Hint, "glassbox decode job1") || !strings.Contains(err.Error(), "out of memory") {

@@ -28,7 +28,10 @@ type Plan struct {
 	Steps, Calls  int // sampling steps; UNet calls (2 a step with CFG, more for 2nd-order samplers)
 	Batch         int
 
-	// Weights of each component, from the header's shapes and types.
+	// Weights of each component as they are resident, from the header's
+	// shapes and types: the file's pages (mapped and read while binding)
+	// plus the float32 copies of the convolution kernels the UNet and the
+	// VAE pack (residentBytes).
 	TextBytes, UNetBytes, VAEBytes int64
 	// Activations: the text encoder's, one UNet call's, the VAE decode's
 	// (and the encoder's for img2img, bounded by the decode's).
@@ -46,6 +49,30 @@ type Plan struct {
 	SecPerCall, SecPerStep, Seconds float64
 	DecodeSeconds                   float64 // 0: no run measured yet
 	Source                          string
+	// MemoryFactor is the median measured peak RSS ÷ predicted of the
+	// runs in history (1 without runs); Total includes it.
+	MemoryFactor float64
+	MemoryRuns   int
+	RawTotal     int64 // Total before the factor (what history records, so corrections never compound)
+}
+
+// residentBytes is what a component holds in memory once bound: every
+// tensor's file bytes (the mapping's pages are read, and those a network
+// uses in place stay), plus 4 bytes an element for the 4-D convolution
+// kernels when packed is set (the UNet's and the VAE's convolutions are
+// packed float32 copies; their linear layers and the text encoder use the
+// file's F16 in place).
+func residentBytes(c checkpoint.Component, packed bool) int64 {
+	n := c.Bytes
+	if !packed || c.Source == nil {
+		return n
+	}
+	for _, name := range c.Source.Names() {
+		if t, ok := c.Source.Tensor(name); ok && len(t.Shape) == 4 {
+			n += 4 * int64(t.Numel())
+		}
+	}
+	return n
 }
 
 // Overlap of decode tiles, in latent pixels (vae's default context).
@@ -57,7 +84,7 @@ const decodeOverlap = 4
 func PlanJob(m *checkpoint.Components, s *Settings, dev *plan.Device, history []Observation, budget int64) (*Plan, error) {
 	h, w := s.LatentH(), s.LatentW()
 	p := &Plan{Width: s.Width, Height: s.Height, Steps: s.Steps, Batch: s.Batch,
-		TextBytes: m.TextEncoder.Bytes, UNetBytes: m.UNet.Bytes, VAEBytes: m.VAE.Bytes}
+		TextBytes: residentBytes(m.TextEncoder, false), UNetBytes: residentBytes(m.UNet, true), VAEBytes: residentBytes(m.VAE, true)}
 	steps := s.Steps
 	if s.InitImage != "" {
 		sig := make([]float32, steps+1)
@@ -107,6 +134,18 @@ func PlanJob(m *checkpoint.Components, s *Settings, dev *plan.Device, history []
 	}
 	p.DecodeTiles = tiles(h, w, p.DecodeTile, decodeOverlap)
 	p.Total = weights + max(p.TextActivations, p.UNetActivations, p.DecodeBytes)
+	p.MemoryFactor, p.RawTotal = 1, p.Total
+	var ratios []float64
+	for _, o := range history {
+		if o.PeakRSS > 0 && o.PredictedPeak > 0 {
+			ratios = append(ratios, float64(o.PeakRSS)/float64(o.PredictedPeak))
+		}
+	}
+	if len(ratios) > 0 {
+		sort.Float64s(ratios)
+		p.MemoryFactor, p.MemoryRuns = ratios[len(ratios)/2], len(ratios)
+		p.Total = int64(float64(p.Total) * p.MemoryFactor)
+	}
 	p.predictTime(s, dev, history)
 	return p, nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // Request is one image job, as `glassbox image` takes it. The zero value of
-// every field but Model, Prompt and Out means sd.cpp's default (the
+// every field but Model, Prompt, Out and Steps means sd.cpp's default (the
 // Default constants; Resolve fills them).
 type Request struct {
 	Model    string `json:"model"`         // checkpoint path
@@ -96,9 +96,6 @@ func Resolve(r Request, initW, initH int) (*Settings, error) {
 	if len(r.Prompt) > tokclip.MaxPromptBytes || len(r.Negative) > tokclip.MaxPromptBytes {
 		add(badf("prompt", "", "%d and %d bytes (prompt, negative prompt): at most %d each", len(r.Prompt), len(r.Negative), tokclip.MaxPromptBytes))
 	}
-	if s.Steps == 0 {
-		s.Steps = DefaultSteps
-	}
 	if s.Steps < 1 || s.Steps > MaxSteps {
 		add(badf("steps", "", "%d, want 1 to %d", r.Steps, MaxSteps))
 	}
@@ -160,7 +157,9 @@ func Resolve(r Request, initW, initH int) (*Settings, error) {
 		case d.v < 8 || d.v > MaxSide:
 			add(badf(d.name, "", "%d pixels, want 8 to %d", d.v, MaxSide))
 		case d.v%8 != 0:
-			add(badf(d.name, fmt.Sprintf("use %d or %d", d.v/8*8, d.v/8*8+8), "%d pixels is not a multiple of 8 (the latent is 1/8 of the image)", d.v))
+			add(badf(d.name, fmt.Sprintf("use %d or %d", d.v/64*64, d.v/64*64+64), "%d pixels is not a multiple of 8 (the latent is 1/8 of the image)", d.v))
+		case d.v%64 != 0:
+			add(badf(d.name, fmt.Sprintf("use %d or %d", max(d.v/64*64, 64), d.v/64*64+64), "%d pixels is not a multiple of 64 (the SD 1.x UNet halves the 1/8 latent three times)", d.v))
 		}
 	}
 	if s.RNG == "" {
@@ -181,9 +180,7 @@ func Resolve(r Request, initW, initH int) (*Settings, error) {
 	if s.Batch < 1 || s.Batch > MaxBatch {
 		add(badf("batch_count", "", "%d, want 1 to %d", r.Batch, MaxBatch))
 	}
-	if s.Seed < 0 {
-		s.Seed = randomSeed() // sd.cpp: a negative seed is a random one
-	}
+	s.Seed = ResolveSeed(s.Seed)
 	if s.Seed > math.MaxInt64-int64(s.Batch) {
 		add(badf("seed", "", "%d + %d images overflows", r.Seed, s.Batch))
 	}
@@ -212,6 +209,13 @@ func OutPath(path string, b int) string {
 // SeedOf is image b's seed.
 func (s *Settings) SeedOf(b int) int64 { return s.Seed + int64(b) }
 
-// randomSeed is a seed for a request that asked for a random one: 31 bits
-// from the time, as sd.cpp's srand(time(NULL)); rand() gives at most.
-func randomSeed() int64 { return time.Now().UnixNano() & 0x7fffffff }
+// ResolveSeed returns seed, or for a negative one (sd.cpp's "random") 31
+// bits from the clock, as sd.cpp's srand(time(NULL)); rand() gives at
+// most. Resolve calls it; a caller that records the request before
+// resolving it calls it first, so the record has the seed used.
+func ResolveSeed(seed int64) int64 {
+	if seed >= 0 {
+		return seed
+	}
+	return time.Now().UnixNano() & 0x7fffffff
+}
