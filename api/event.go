@@ -83,6 +83,11 @@ type StageStats struct {
 	PeakRSS   int64  `json:"peak_rss,omitempty"`  // resident memory high-water mark, bytes
 	Placement string `json:"placement,omitempty"` // where it ran: "cpu", "cpu:8 threads", ...
 	Note      string `json:"note,omitempty"`      // one human sentence, e.g. advice from the planner
+	// EndToken says a text generation (stage "generate") stopped at an
+	// end-of-generation token: sampled, and a decode pass, but no part of
+	// the answer, so not counted in Items (which agree with the result's
+	// token count).
+	EndToken bool `json:"end_token,omitempty"`
 
 	// Roofline is the best rate (Items per second) this machine could reach
 	// for this stage (from the planner), and Limiter what bounds it
@@ -95,12 +100,16 @@ type StageStats struct {
 // Rate is a finished stage's rate in Items per second over its seconds.
 // A text generation (stage "generate", unit "tokens") samples its first
 // token from the prompt's last pass, so its time holds Items−1 decode
-// passes: the rate counts those (llama.cpp's eval rate) and is 0 for a
-// one-token reply, whose stage is one sampling, not a pass.
+// passes, one more when it ended at an end-of-generation token (EndToken):
+// the rate counts those (llama.cpp's eval rate) and is 0 for a one-token
+// reply, whose stage is one sampling, not a pass.
 func (st StageStats) Rate(stage string, seconds float64) float64 {
 	n := st.Items
 	if stage == "generate" && st.Unit == "tokens" {
 		n--
+		if st.EndToken {
+			n++
+		}
 	}
 	if n <= 0 || seconds <= 0 {
 		return 0

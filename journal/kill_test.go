@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/internal/testhome"
 	"github.com/glassbox-ai/glassbox/pipeline"
 )
 
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
 		os.Exit(child(path))
 	}
-	os.Exit(m.Run())
+	testhome.Main(m)
 }
 
 // child runs one job to completion and then one that generates tokens

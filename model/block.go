@@ -11,17 +11,21 @@ import (
 // Block is one decoder block of the Llama family (Touvron et al. 2023,
 // arXiv:2307.09288): pre-norm attention with RoPE over a grouped-query KV
 // cache, then a pre-norm feed-forward network, each added to the residual
-// stream. The optional parts are what the family's architectures add;
-// a nil part is absent:
+// stream. The parts in parentheses are what the family's architectures
+// add, absent when nil or zero; with the model's (Transformer, Arch), the
+// forward pass is:
 //
-//	xb = norm(x)                                  AttnNorm
-//	q, k, v = xb·Wᵀ (+ bias)                      Q K V (QBias KBias VBias)
-//	q, k = headnorm(q), headnorm(k)               QNorm KNorm
-//	q, k = rope(q), rope(k); cache k, v           Rope (Transformer.Rope when nil)
-//	att = softmax(q·Kᵀ·scale, sink)·V             Window, Sinks
-//	o = postnorm(att·Woᵀ (+ bias))                O (OBias, PostAttnNorm)
-//	x += o (× residual scale)
-//	x += postnorm(FFN(norm(x))) (× residual scale) FFNNorm FFN (PostFFNNorm)
+//	x = embedding(tokens) (× EmbedScale)
+//	each block:
+//	  xb = norm(x)                              AttnNorm
+//	  q, k, v = xb·Wᵀ (+ bias)                  Q K V (QBias KBias VBias)
+//	  (q, k = headnorm(q), headnorm(k))         (QNorm KNorm)
+//	  q, k = rope(q), rope(k) (× RotatedScale)  Rope or Transformer.Rope; NeoX
+//	  cache k, v
+//	  att = softmax(cap(q·Kᵀ·scale), sinks)·V   Window (Sinks); AttnScale (AttnSoftcap)
+//	  x += postnorm(att·Woᵀ + bias) (× res)     O (OBias PostAttnNorm); (ResidualScale)
+//	  x += postnorm(FFN(norm(x))) (× res)       FFNNorm FFN (PostFFNNorm); (ResidualScale)
+//	logits = cap(norm(x)·Outputᵀ (× scale))     OutputNorm Output; (LogitScale LogitSoftcap)
 type Block struct {
 	AttnNorm     []float32      // (dim)
 	Q            compute.Matrix // (qDim, dim)

@@ -186,7 +186,7 @@ func details(r *stageRow) string {
 			unit = "items"
 		}
 		s := fmt.Sprintf("%d %s", items, unit)
-		rate := StageStats{Items: items, Unit: unit}.Rate(r.stage, r.dur.Seconds())
+		rate := StageStats{Items: items, Unit: unit, EndToken: st.EndToken}.Rate(r.stage, r.dur.Seconds())
 		if rate > 0 && (r.stage == string(StagePrefill) || r.stage == string(StageGenerate) || r.stage == string(StageDecode)) {
 			s += fmt.Sprintf(", %s %s/s", fmtRate(rate), unit)
 		}

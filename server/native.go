@@ -349,6 +349,30 @@ type psResponse struct {
 	Queue  queueInfo      `json:"queue"`
 }
 
+// defaultsResponse is GET /v1/defaults: the sampling options a native job
+// runs with when its request leaves them out (nativeDefaults), so a client
+// such as the web UI shows the values that are really used.
+type defaultsResponse struct {
+	Options struct {
+		NumPredict    int     `json:"num_predict"`
+		Temperature   float32 `json:"temperature"`
+		TopK          int     `json:"top_k"`
+		TopP          float32 `json:"top_p"`
+		MinP          float32 `json:"min_p"`
+		RepeatPenalty float32 `json:"repeat_penalty"`
+		RepeatLastN   int     `json:"repeat_last_n"`
+	} `json:"options"`
+}
+
+func (s *Server) defaults(w http.ResponseWriter, r *http.Request) {
+	d := nativeDefaults()
+	var out defaultsResponse
+	o := &out.Options
+	o.NumPredict, o.Temperature, o.TopK, o.TopP = d.NumPredict, d.Temperature, d.TopK, d.TopP
+	o.MinP, o.RepeatPenalty, o.RepeatLastN = d.MinP, d.RepeatPenalty, d.RepeatLastN
+	writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) ps(w http.ResponseWriter, r *http.Request) {
 	models, err := s.cfg.Backend.Running(r.Context())
 	if err != nil {

@@ -12,6 +12,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/jobs/{id}/events", s.jobEvents)
 	m.HandleFunc("POST /v1/jobs/{id}/cancel", s.cancelJob)
 	m.HandleFunc("POST /v1/plan", s.plan)
+	m.HandleFunc("GET /v1/defaults", s.defaults)
 	m.HandleFunc("GET /v1/ps", s.ps)
 	m.HandleFunc("POST /v1/ps/{model}/load", s.loadModel)
 	m.HandleFunc("POST /v1/ps/{model}/unload", s.unloadModel)

@@ -193,3 +193,52 @@ func PlanEncode(h, w int) (EncodePlan, error) {
 	p.Total = p.Activations + p.Output
 	return p, nil
 }
+
+// PlanWithin plans a decode that must fit budget bytes together with the
+// decoder's weights (weights bytes): with tile > 0 it checks that tiling,
+// otherwise it chooses one (ChooseTile) within what the weights leave.
+// Its refusals name the whole need and the whole budget, never a negative
+// remainder: the weights, the decode's own memory and their sum.
+func PlanWithin(h, w, tile, overlap int, weights, budget int64) (DecodePlan, error) {
+	p, err := PlanDecode(h, w, tile, overlap)
+	if err != nil {
+		return p, err
+	}
+	refuse := func(hint string, q DecodePlan, how string) error {
+		need := weights + q.Total
+		return pipeline.Errorf(pipeline.StagePlan, hint, "decoding %dx%d px needs %s (the decoder's %s of weights and %s for the decode %s), more than the budget of %s",
+			Scale*w, Scale*h, mib(need), mib(weights), mib(q.Total), how, mib(budget)).
+			With("need_bytes", need).With("weights_bytes", weights).With("budget_bytes", budget)
+	}
+	if tile > 0 {
+		if weights+p.Total > budget {
+			return p, refuse("use a smaller --tile, or drop --tile to let the planner choose", p, fmt.Sprintf("in %d tiles of %d px", p.Tiles, Scale*p.Tile))
+		}
+		return p, nil
+	}
+	if weights+p.Total <= budget {
+		return p, nil
+	}
+	if q, err := ChooseTile(h, w, overlap, budget-weights); err == nil {
+		return q, nil
+	}
+	ov := overlap
+	if ov == 0 {
+		ov = DefaultOverlap
+	}
+	smallest := (ov/8 + 1) * 8
+	if smallest >= max(h, w) {
+		return p, refuse("raise --mem-budget if the memory is there", p, fmt.Sprintf("untiled: the image is too small to tile with a %d px overlap", Scale*ov))
+	}
+	q, _ := PlanDecode(h, w, smallest, overlap)
+	return p, refuse("raise --mem-budget if the memory is there, or use a smaller --overlap", q, fmt.Sprintf("in its smallest tiles, of %d px", Scale*smallest))
+}
+
+// mib formats a byte count in MiB, with a decimal below 10 MiB.
+func mib(n int64) string {
+	f := float64(n) / (1 << 20)
+	if f < 10 {
+		return fmt.Sprintf("%.1f MiB", f)
+	}
+	return fmt.Sprintf("%.0f MiB", f)
+}

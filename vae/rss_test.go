@@ -13,6 +13,7 @@ import (
 
 	"github.com/glassbox-ai/glassbox/compute/conv"
 	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/internal/testhome"
 )
 
 // rssHelperEnv makes the test binary decode once and exit (see
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(rssHelperEnv); spec != "" {
 		os.Exit(rssHelper(spec))
 	}
-	os.Exit(m.Run())
+	testhome.Main(m)
 }
 
 // rssHelper decodes an n×n latent with the given tile ("n,tile").

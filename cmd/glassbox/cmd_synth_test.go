@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -196,6 +199,39 @@ func TestSynthSD1Usage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, errOut, code := runCmd(t, "", append([]string{"synth"}, tt.args...)...)
+			if code != 2 || !strings.Contains(errOut, tt.wantErr) {
+				t.Fatalf("exit %d, stderr %q, want 2 and %q", code, errOut, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestSynthWan: --arch wan writes the golden umt5-tiny file (seed and type
+// defaulting to the golden's) and refuses what it cannot write.
+func TestSynthWan(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "umt5.safetensors")
+	if _, errs, code := runCmd(t, "", "synth", "--arch", "wan", "--kind", "umt5-tiny", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != "b52eb1a9c6605e7c5793712f24617baac1f80d5828e11ad4f060fddabed2846e" {
+		t.Errorf("umt5-tiny-s4001-F32: sha256 %x", sum)
+	}
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"kind", []string{"--kind", "dit-9b"}, `needs --kind umt5-tiny (got "dit-9b")`},
+		{"quantized", []string{"--kind", "umt5-tiny", "--type", "Q8_0"}, `F32 or F16 weights, not "Q8_0"`},
+		{"preset", []string{"--kind", "umt5-tiny", "--preset", "tiny"}, "drop --preset"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := runCmd(t, "", append([]string{"synth", "--arch", "wan", "-o", filepath.Join(dir, "x")}, tt.args...)...)
 			if code != 2 || !strings.Contains(errOut, tt.wantErr) {
 				t.Fatalf("exit %d, stderr %q, want 2 and %q", code, errOut, tt.wantErr)
 			}

@@ -11,10 +11,11 @@ import (
 type Conv struct {
 	Cin, Cout, K, Stride int
 
-	pad  int       // zero rows (and columns) before the first; (K-1)/2 after the last
-	nr   int       // output channels per block: 16, 32 or 64
-	pack []float32 // (Cout/nr blocks, K, K·Cin, nr), zero beyond Cout
-	bias []float32 // (blocks·nr), zero beyond Cout or when bias-free
+	pad    int       // zero rows (and columns) before the first; (K-1)/2 after the last
+	nr     int       // output channels per block: 16, 32 or 64
+	pack   []float32 // (Cout/nr blocks, K, K·Cin, nr), zero beyond Cout; nil for binary16 weights
+	pack16 []uint16  // the same in binary16 (NewConvF16), or nil
+	bias   []float32 // (blocks·nr), zero beyond Cout or when bias-free
 }
 
 // NewConv packs weights given in PyTorch's layout w (Cout, Cin, K, K) and
@@ -29,14 +30,37 @@ func NewConv(w []float32, bias []float32, cout, cin, k, stride int) (*Conv, erro
 // Conv2d(Cin, Cout, 3, 2, padding=0), the downsampling of the LDM
 // autoencoder (Rombach et al. 2022, ldm/modules/diffusionmodules/model.py).
 func NewConvPad(w []float32, bias []float32, cout, cin, k, stride, pad int) (*Conv, error) {
+	c, err := newConv(len(w), bias, cout, cin, k, stride, pad)
+	if err != nil {
+		return nil, err
+	}
+	c.pack = packKernel(w, c)
+	return c, nil
+}
+
+// NewConvF16 is NewConv for weights in IEEE binary16, kept so (half the
+// memory): the kernels widen each weight to float32 as they load it, so
+// the result is that of NewConv on the widened weights. Activations,
+// bias and arithmetic stay float32.
+func NewConvF16(w []uint16, bias []float32, cout, cin, k, stride int) (*Conv, error) {
+	c, err := newConv(len(w), bias, cout, cin, k, stride, (k-1)/2)
+	if err != nil {
+		return nil, err
+	}
+	c.pack16 = packKernel(w, c)
+	return c, nil
+}
+
+// newConv checks the shape and padding and packs the bias.
+func newConv(nw int, bias []float32, cout, cin, k, stride, pad int) (*Conv, error) {
 	if pad < 0 || pad > (k-1)/2 {
 		return nil, fmt.Errorf("conv %d→%d k%d: padding %d before the image, want 0 to %d", cin, cout, k, pad, (k-1)/2)
 	}
 	if cout <= 0 || cin <= 0 || (k != 1 && k != 3) || (stride != 1 && stride != 2) {
 		return nil, fmt.Errorf("conv %d→%d k%d s%d: unsupported (kernels 1 and 3, strides 1 and 2)", cin, cout, k, stride)
 	}
-	if len(w) != cout*cin*k*k {
-		return nil, fmt.Errorf("conv %d→%d k%d: %d weights, want %d", cin, cout, k, len(w), cout*cin*k*k)
+	if nw != cout*cin*k*k {
+		return nil, fmt.Errorf("conv %d→%d k%d: %d weights, want %d", cin, cout, k, nw, cout*cin*k*k)
 	}
 	if bias != nil && len(bias) != cout {
 		return nil, fmt.Errorf("conv %d→%d: bias of %d, want %d", cin, cout, len(bias), cout)
@@ -49,24 +73,30 @@ func NewConvPad(w []float32, bias []float32, cout, cin, k, stride, pad int) (*Co
 		c.nr = 32
 	}
 	blocks := (cout + c.nr - 1) / c.nr
-	run := k * cin
-	c.pack = make([]float32, blocks*k*run*c.nr)
 	c.bias = make([]float32, blocks*c.nr)
-	for co := 0; co < cout; co++ {
-		blk, lane := co/c.nr, co%c.nr
-		if bias != nil {
-			c.bias[co] = bias[co]
-		}
+	copy(c.bias, bias)
+	return c, nil
+}
+
+// packKernel rearranges w (Cout, Cin, K, K) into c's blocks
+// (Cout/nr, K, K·Cin, nr), zero beyond Cout.
+func packKernel[W weight](w []W, c *Conv) []W {
+	k, cin, nr := c.K, c.Cin, c.nr
+	blocks := (c.Cout + nr - 1) / nr
+	run := k * cin
+	pack := make([]W, blocks*k*run*nr)
+	for co := 0; co < c.Cout; co++ {
+		blk, lane := co/nr, co%nr
 		for ci := 0; ci < cin; ci++ {
 			for ky := 0; ky < k; ky++ {
 				for kx := 0; kx < k; kx++ {
 					j := kx*cin + ci
-					c.pack[((blk*k+ky)*run+j)*c.nr+lane] = w[((co*cin+ci)*k+ky)*k+kx]
+					pack[((blk*k+ky)*run+j)*nr+lane] = w[((co*cin+ci)*k+ky)*k+kx]
 				}
 			}
 		}
 	}
-	return c, nil
+	return pack
 }
 
 // OutSize returns the output height (or width) for input size n.
@@ -108,19 +138,28 @@ func (c *Conv) apply(r Runner, out, in, skip *Map, relu bool, tf tileFuncs) erro
 	if &in.Data[0] == &out.Data[0] || (skip != nil && &skip.Data[0] == &out.Data[0]) {
 		return fmt.Errorf("conv: output aliases an input")
 	}
-	kern := tf.forNR(c.nr)
+	if c.pack16 != nil {
+		rows(r, c, tf.forNRH(c.nr), c.pack16, out, in, skip, relu)
+	} else {
+		rows(r, c, tf.forNR(c.nr), c.pack, out, in, skip, relu)
+	}
+	return nil
+}
+
+// rows computes every output row and channel block with the kernel kern
+// over the packed weights pack.
+func rows[W weight](r Runner, c *Conv, kern tile[W], pack []W, out, in, skip *Map, relu bool) {
 	blocks := (c.Cout + c.nr - 1) / c.nr
 	parallel(r, out.H*blocks, func(lo, hi int) {
 		scratch := make([]float32, kern.mr*c.nr)
 		for i := lo; i < hi; i++ {
-			c.row(kern, out, in, skip, relu, i/blocks, i%blocks, scratch)
+			row(c, kern, pack, out, in, skip, relu, i/blocks, i%blocks, scratch)
 		}
 	})
-	return nil
 }
 
 // row computes output row oy, channel block blk.
-func (c *Conv) row(kern tileFunc, out, in, skip *Map, relu bool, oy, blk int, scratch []float32) {
+func row[W weight](c *Conv, kern tile[W], pack []W, out, in, skip *Map, relu bool, oy, blk int, scratch []float32) {
 	p := c.pad
 	run := c.K * c.Cin
 	g := rowGeom{
@@ -133,7 +172,7 @@ func (c *Conv) row(kern tileFunc, out, in, skip *Map, relu bool, oy, blk int, sc
 		oPix:  out.C,
 		n:     out.W,
 	}
-	b := c.pack[blk*c.K*run*c.nr : (blk+1)*c.K*run*c.nr]
+	b := pack[blk*c.K*run*c.nr : (blk+1)*c.K*run*c.nr]
 	runRow(kern, g, in.Data, b, c.bias[blk*c.nr:(blk+1)*c.nr], out, skip, blk*c.nr, relu, scratch)
 }
 
@@ -149,7 +188,7 @@ type rowGeom struct {
 // [co, co+nr). A last tile shorter than mr is moved back to overlap the
 // previous one (its outputs are overwritten with identical values), so
 // every pixel goes through the same kernel whatever the row length.
-func runRow(kern tileFunc, g rowGeom, a, b, bias []float32, out, skip *Map, co int, relu bool, scratch []float32) {
+func runRow[W weight](kern tile[W], g rowGeom, a []float32, b []W, bias []float32, out, skip *Map, co int, relu bool, scratch []float32) {
 	nr := len(bias)
 	mr := kern.mr
 	full := co+nr <= out.C
@@ -204,4 +243,4 @@ func runRow(kern tileFunc, g rowGeom, a, b, bias []float32, out, skip *Map, co i
 }
 
 // Bytes returns the memory the packed weights and bias occupy.
-func (c *Conv) Bytes() int64 { return 4 * int64(len(c.pack)+len(c.bias)) }
+func (c *Conv) Bytes() int64 { return 4*int64(len(c.pack)+len(c.bias)) + 2*int64(len(c.pack16)) }

@@ -63,6 +63,10 @@ func TestConvAgainstReference(t *testing.T) {
 		{5, 7, 3, 1, 6, 9, true, true, true},
 		{64, 64, 3, 1, 3, 25, true, true, true}, // several whole tiles with a skip, then a shifted tail
 		{64, 32, 3, 1, 2, 26, true, true, false},
+		{128, 64, 3, 1, 4, 4, true, true, false}, // a UNet's lowest levels: rows of 4 and 2 pixels
+		{64, 128, 3, 2, 4, 4, true, false, false},
+		{64, 16, 3, 1, 2, 2, false, true, true},
+		{64, 64, 1, 1, 3, 1, true, true, false},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, c := range cases {
@@ -292,5 +296,65 @@ func TestConvPadAgainstReference(t *testing.T) {
 		if _, err := NewConvPad(make([]float32, 4*2*9), nil, 4, 2, 3, 2, pad); err == nil {
 			t.Errorf("padding %d accepted for a 3×3 kernel", pad)
 		}
+	}
+}
+
+// TestConvF16 checks NewConvF16 against NewConv on the widened weights:
+// the same bits with every kernel set (the weights are widened exactly).
+func TestConvF16(t *testing.T) {
+	cases := []struct{ cin, cout, k, stride, h, w int }{
+		{64, 64, 3, 1, 9, 13},
+		{64, 128, 3, 1, 4, 4},
+		{32, 64, 3, 2, 8, 10},
+		{3, 32, 3, 1, 7, 15},
+		{64, 16, 1, 1, 5, 11},
+		{40, 4, 3, 1, 6, 20},
+		{128, 64, 3, 1, 2, 2},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range cases {
+		x := randSlice(rng, c.cin*c.h*c.w, 1)
+		w32 := randSlice(rng, c.cout*c.cin*c.k*c.k, 0.1)
+		w16 := make([]uint16, len(w32))
+		for i, v := range w32 {
+			w16[i] = floatToHalf(v)
+			w32[i] = halfToFloat(w16[i])
+		}
+		bias := randSlice(rng, c.cout, 0.5)
+		cf, err := NewConv(w32, bias, c.cout, c.cin, c.k, c.stride)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := NewConvF16(w16, bias, c.cout, c.cin, c.k, c.stride)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Bytes() >= cf.Bytes() {
+			t.Errorf("binary16 conv takes %d bytes, float32 %d", ch.Bytes(), cf.Bytes())
+		}
+		in, _ := FromCHW(x, c.cin, c.h, c.w)
+		ho, wo := cf.OutSize(c.h), cf.OutSize(c.w)
+		skip, _ := FromCHW(randSlice(rng, c.cout*ho*wo, 1), c.cout, ho, wo)
+		for implName, impl := range tileImpls() {
+			t.Run(fmt.Sprintf("%d-%d-k%d-s%d-%dx%d/%s", c.cin, c.cout, c.k, c.stride, c.h, c.w, implName), func(t *testing.T) {
+				want, got := NewMap(ho, wo, c.cout), NewMap(ho, wo, c.cout)
+				fillNaN(got)
+				if err := cf.apply(chunks(3), want, in, skip, true, impl); err != nil {
+					t.Fatal(err)
+				}
+				if err := ch.apply(chunks(5), got, in, skip, true, impl); err != nil {
+					t.Fatal(err)
+				}
+				if d := maxAbsDiff(got.ToCHW(), want.ToCHW()); d != 0 {
+					t.Fatalf("max abs diff %g from the float32 kernel on the widened weights", d)
+				}
+				if !borderIsZero(got) {
+					t.Fatal("border was written")
+				}
+			})
+		}
+	}
+	if _, err := NewConvF16(make([]uint16, 5), nil, 2, 2, 3, 1); err == nil {
+		t.Error("NewConvF16 took 5 weights for 2→2 k3")
 	}
 }

@@ -8,13 +8,24 @@ package conv
 //
 // for i < m, n < nr; skip may be nil, act is ReLU when relu is set. The
 // sum runs over ky, then j, in increasing order, in float32.
-type tileFunc struct {
+type tileFunc = tile[float32]
+
+// tileFuncH is tileFunc for binary16 weights b, each widened exactly to
+// float32 before it is used (the same products and sums as tileFunc on
+// the widened weights).
+type tileFuncH = tile[uint16]
+
+// weight is the element type of packed weights: float32 or binary16.
+type weight interface{ float32 | uint16 }
+
+type tile[W weight] struct {
 	mr int
-	fn func(a []float32, aPix, aRow, kh, run int, b, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int)
+	fn func(a []float32, aPix, aRow, kh, run int, b []W, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int)
 }
 
 type tileFuncs struct {
 	nr16, nr32, nr64 tileFunc
+	h16, h32, h64    tileFuncH
 }
 
 func (t tileFuncs) forNR(nr int) tileFunc {
@@ -27,10 +38,66 @@ func (t tileFuncs) forNR(nr int) tileFunc {
 	return t.nr16
 }
 
+func (t tileFuncs) forNRH(nr int) tileFuncH {
+	switch nr {
+	case 64:
+		return t.h64
+	case 32:
+		return t.h32
+	}
+	return t.h16
+}
+
 var genericTiles = tileFuncs{
 	nr16: tileFunc{8, tileGeneric16},
 	nr32: tileFunc{8, tileGeneric32},
 	nr64: tileFunc{4, tileGeneric64},
+	h16:  tileFuncH{8, tileGenericH16},
+	h32:  tileFuncH{8, tileGenericH32},
+	h64:  tileFuncH{4, tileGenericH64},
+}
+
+func tileGenericH16(a []float32, aPix, aRow, kh, run int, b []uint16, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int) {
+	tileGenericH(a, aPix, aRow, kh, run, b, 16, bias, out, outPix, skip, skipPix, relu, m)
+}
+
+func tileGenericH32(a []float32, aPix, aRow, kh, run int, b []uint16, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int) {
+	tileGenericH(a, aPix, aRow, kh, run, b, 32, bias, out, outPix, skip, skipPix, relu, m)
+}
+
+func tileGenericH64(a []float32, aPix, aRow, kh, run int, b []uint16, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int) {
+	tileGenericH(a, aPix, aRow, kh, run, b, 64, bias, out, outPix, skip, skipPix, relu, m)
+}
+
+// tileGenericH is the specification of the binary16-weight kernels:
+// tileGeneric with every weight widened by halfToFloat.
+func tileGenericH(a []float32, aPix, aRow, kh, run int, b []uint16, nr int, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int) {
+	var acc [64]float32
+	for i := 0; i < m; i++ {
+		acc := acc[:nr]
+		clear(acc)
+		for ky := 0; ky < kh; ky++ {
+			ar := a[i*aPix+ky*aRow : i*aPix+ky*aRow+run]
+			bk := b[ky*run*nr : (ky+1)*run*nr]
+			for j, av := range ar {
+				bj := bk[j*nr : j*nr+nr]
+				for n, bv := range bj {
+					acc[n] += av * halfToFloat(bv)
+				}
+			}
+		}
+		o := out[i*outPix : i*outPix+nr]
+		for n := range o {
+			v := acc[n] + bias[n]
+			if skip != nil {
+				v += skip[i*skipPix+n]
+			}
+			if relu && v < 0 {
+				v = 0
+			}
+			o[n] = v
+		}
+	}
 }
 
 func tileGeneric16(a []float32, aPix, aRow, kh, run int, b, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int) {

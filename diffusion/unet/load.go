@@ -56,14 +56,15 @@ func (b *binder) linear(prefix string, out, in int, bias bool) (compute.Matrix, 
 }
 
 // conv binds prefix.weight (cout, cin, k, k) and prefix.bias (cout) as a
-// packed convolution.
+// packed convolution with binary16 weights (F32 or BF16 files rounded to
+// nearest, as stable-diffusion.cpp stores every convolution kernel in F16).
 func (b *binder) conv(prefix string, cout, cin, k, stride int) *conv.Conv {
-	w := b.Float32(prefix+".weight", cout, cin, k, k)
+	w := b.Float16(prefix+".weight", cout, cin, k, k)
 	bias := b.Float32(prefix+".bias", cout)
 	if w == nil || bias == nil {
 		return nil
 	}
-	c, err := conv.NewConv(w, bias, cout, cin, k, stride)
+	c, err := conv.NewConvF16(w, bias, cout, cin, k, stride)
 	if err != nil {
 		b.fail(prefix+".weight", err)
 		return nil

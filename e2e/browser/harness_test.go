@@ -223,6 +223,19 @@ func (s *server) job(t testing.TB, id string) api.Job {
 	return j
 }
 
+// cancel cancels a job over HTTP (as the page's Stop button does).
+func (s *server) cancel(t testing.TB, id string) {
+	t.Helper()
+	resp, err := http.Post(s.url+"/v1/jobs/"+id+"/cancel", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/jobs/%s/cancel: %d %s", id, resp.StatusCode, b)
+	}
+}
+
 // submit starts a native job over HTTP and returns its id.
 func (s *server) submit(t testing.TB, body string) string {
 	t.Helper()
