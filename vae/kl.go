@@ -499,14 +499,23 @@ func (n *klNet) conv(a *conv.Arena, c *conv.Conv, x *conv.Map) (*conv.Map, error
 }
 
 // res runs a ResBlock on x and releases x. Buffers: t = SiLU(GN(x)) beside
-// x, conv1's output y, then the shortcut (if any) and conv2's output, which
-// takes t's place.
+// x, conv1's output y, then conv2's output in t's place. A block that
+// changes the width first takes the 1×1 shortcut of x, then normalises x
+// in place (x is not needed after that): one map of the input width less.
 func (n *klNet) res(a *conv.Arena, b *resBlock, x *conv.Map) (*conv.Map, error) {
 	if err := n.ctx.Err(); err != nil {
 		return nil, err
 	}
 	cout := b.conv1.Cout
-	t := a.Map(x.H, x.W, x.C)
+	skip, t := x, x
+	if b.short != nil {
+		skip = a.Map(x.H, x.W, cout)
+		if err := b.short.Apply(n.r, skip, x, nil, false); err != nil {
+			return nil, err
+		}
+	} else {
+		t = a.Map(x.H, x.W, x.C)
+	}
 	if err := groupNorm(n.r, t, x, b.norm1, true); err != nil {
 		return nil, err
 	}
@@ -518,15 +527,6 @@ func (n *klNet) res(a *conv.Arena, b *resBlock, x *conv.Map) (*conv.Map, error) 
 	}
 	if err := groupNorm(n.r, y, y, b.norm2, true); err != nil {
 		return nil, err
-	}
-	skip := x
-	if b.short != nil {
-		skip = a.Map(x.H, x.W, cout)
-		err := b.short.Apply(n.r, skip, x, nil, false)
-		a.Release(x)
-		if err != nil {
-			return nil, err
-		}
 	}
 	if err := n.ctx.Err(); err != nil {
 		return nil, err
