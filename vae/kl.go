@@ -626,6 +626,12 @@ func (m *klMeter) finish(y *conv.Map) []float32 {
 // statistics. Progress is reported to pipeline.TraceFrom(ctx) as stage
 // encode.
 func (k *KL) Encode(ctx context.Context, p *compute.Pool, rgb []float32, H, W int) (mean, logvar []float32, err error) {
+	return k.encodePeak(ctx, p, rgb, H, W, nil)
+}
+
+// encodePeak is Encode, storing the measured peak bytes (PlanKLEncode's
+// Total) in peak when it is not nil.
+func (k *KL) encodePeak(ctx context.Context, p *compute.Pool, rgb []float32, H, W int, peak *int64) (mean, logvar []float32, err error) {
 	if H < Scale || W < Scale || H%Scale != 0 || W%Scale != 0 || H > Scale<<14 || W > Scale<<14 || len(rgb) != 3*H*W {
 		return nil, nil, pipeline.Errorf(pipeline.StageEncode, "resize the image to multiples of 8", "image of %d values as [3 %d %d]: want 3·H·W values with H and W multiples of 8 from 8 to %d", len(rgb), H, W, Scale<<14)
 	}
@@ -633,6 +639,9 @@ func (k *KL) Encode(ctx context.Context, p *compute.Pool, rgb []float32, H, W in
 	mom, err := k.enc.encode(n, rgb, H, W)
 	if err != nil {
 		return nil, nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	if peak != nil {
+		*peak = n.m.peak
 	}
 	half := len(mom) / 2
 	return mom[:half:half], mom[half:], nil

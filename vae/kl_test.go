@@ -470,3 +470,33 @@ func BenchmarkKLDecode(b *testing.B) {
 		})
 	}
 }
+
+// TestKLEncodePlan checks the measured peak of encodes against the plan.
+func TestKLEncodePlan(t *testing.T) {
+	k := klModel(t, "f16")
+	for _, s := range [][2]int{{64, 96}, {40, 24}} {
+		img := make([]float32, 3*s[0]*s[1])
+		for i := range img {
+			img[i] = float32(i%17)/8 - 1
+		}
+		var peak int64
+		if _, _, err := k.encodePeak(context.Background(), testPool, img, s[0], s[1], &peak); err != nil {
+			t.Fatal(err)
+		}
+		p, err := PlanKLEncode(s[0], s[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v: measured %d bytes", p, peak)
+		if peak != p.Total {
+			t.Errorf("%dx%d: measured peak %d bytes, plan %d", s[1], s[0], peak, p.Total)
+		}
+	}
+	for _, n := range []int{256, 512} {
+		p, _ := PlanKLEncode(n, n)
+		t.Logf("%v = %d MiB", p, p.Total>>20)
+	}
+	if _, err := PlanKLEncode(20, 16); err == nil {
+		t.Error("a 16x20 image accepted")
+	}
+}

@@ -104,3 +104,33 @@ func KLDecodeBytes(h, w int, plan DecodePlan) int64 {
 func ChooseKLTile(h, w, overlap int, budget int64) (DecodePlan, error) {
 	return chooseTile(h, w, overlap, budget, PlanKLDecode)
 }
+
+// PlanKLEncode predicts the memory of encoding an h×w image (multiples of
+// 8) with the KL encoder, following kl.go as PlanKLDecode does: at each
+// resolution the arena holds the level's input, and a ResBlock's 3 maps of
+// its output width (a widening block normalises its input in place after
+// the shortcut); each downsampling adds its output to the arena it leaves;
+// at latent resolution the mid-block attention adds its scores and packed
+// keys and values, and the end the 8-channel moments twice and the result.
+func PlanKLEncode(h, w int) (EncodePlan, error) {
+	if h < Scale || w < Scale || h%Scale != 0 || w%Scale != 0 || h > Scale<<14 || w > Scale<<14 {
+		return EncodePlan{}, pipeline.Errorf(pipeline.StagePlan, "resize the image to multiples of 8", "image %dx%d px: each side must be a multiple of 8 from 8 to %d", w, h, Scale<<14)
+	}
+	mb := func(s, c int) int64 { return conv.MapBytes(h>>s, w>>s, c) }
+	lh, lw := h/Scale, w/Scale
+	np := lh * lw
+	l3 := 3 * mb(3, klMid)
+	scores := conv.MapBytes(scoreRows(lh, lw), lw, np)
+	kv := packedBytes(np, klMid, 1) + packedBytes(klMid, np, 1)
+	p := EncodePlan{H: h, W: w, Output: 4 * 2 * KLLatentChannels * int64(np)}
+	p.Total = max(
+		mb(0, 3)+3*mb(0, 128)+mb(1, 128),
+		mb(1, 128)+3*mb(1, 256)+mb(2, 256),
+		mb(2, 256)+3*mb(2, 512)+mb(3, 512),
+		l3+kv+4*int64(np)*klMid,
+		l3+scores+kv,
+		l3+scores+2*mb(3, 2*KLLatentChannels)+p.Output,
+	)
+	p.Activations = p.Total - p.Output
+	return p, nil
+}
