@@ -3,7 +3,7 @@ package vae
 import (
 	"context"
 	"fmt"
-	"runtime"
+	"runtime/debug"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
@@ -584,9 +584,11 @@ func (m *klMeter) drop(a *conv.Arena) {
 }
 
 // endPhase samples and forgets a (nothing of it in use): its buffers go
-// back to the Go heap. A collection makes them reusable at once; without
-// it they would stay until the heap grows by its size again (GOGC), and
-// the next resolution's larger maps would come on top.
+// back to the system at once (debug.FreeOSMemory: a collection, then the
+// freed pages returned). Without it they would stay garbage until the heap
+// grows by its size again (GOGC), and even collected, the freed maps of one
+// resolution rarely make room for the next one's larger maps, so the pages
+// would stay resident beside them.
 func (m *klMeter) endPhase(a *conv.Arena) {
 	m.sample()
 	a.Reset()
@@ -596,7 +598,7 @@ func (m *klMeter) endPhase(a *conv.Arena) {
 			break
 		}
 	}
-	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 // release returns a map to whichever live arena handed it out: the tail's

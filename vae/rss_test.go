@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(rssHelperEnv); spec != "" {
 		os.Exit(rssHelper(spec))
 	}
+	if spec := os.Getenv(klRSSHelperEnv); spec != "" {
+		os.Exit(klRSSHelper(spec))
+	}
 	os.Exit(m.Run())
 }
 
