@@ -309,6 +309,7 @@ func TestUI(t *testing.T) {
 	// been seen loading.
 	t.Run("loading", func(t *testing.T) {
 		b.t = t
+		defer px.release() // the later steps need the network even if this one fails
 		for _, v := range []struct{ hash, loading, loaded string }{
 			{"#/jobs", `#jobs tbody tr.loading`, `#jobs tbody tr[data-job]`},
 			{"#/models", `#stored tbody tr.loading`, `#stored tbody tr[data-model]`},
