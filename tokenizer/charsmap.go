@@ -170,6 +170,7 @@ func (n *normalizer) normalize(s string) (string, error) {
 			if b.Len()+3*len(p) > limit {
 				return "", fmt.Errorf("%w: normalized text passes %d bytes (%d× the input)", ErrTooLong, limit, maxExpansion)
 			}
+			prevSpace = strings.HasSuffix(p, " ")
 			for n.escape {
 				i := strings.IndexByte(p, ' ')
 				if i < 0 {
@@ -180,7 +181,6 @@ func (n *normalizer) normalize(s string) (string, error) {
 				p = p[i+1:]
 			}
 			b.WriteString(p)
-			prevSpace = strings.HasSuffix(p, " ")
 		}
 		s = s[l:]
 		if !n.removeSpace {
