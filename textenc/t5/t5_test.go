@@ -2,8 +2,10 @@ package t5
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -165,5 +167,29 @@ func TestErrors(t *testing.T) {
 	m.Tensors["blocks.1.ffn.fc1.weight"], m.Tensors["blocks.1.ffn.fc2.weight"] = m.Tensors["blocks.1.ffn.fc2.weight"], m.Tensors["blocks.1.ffn.fc1.weight"]
 	if _, err := New(m); !errors.Is(err, checkpoint.ErrShape) || !strings.Contains(err.Error(), "blocks.1.ffn.fc1.weight") {
 		t.Errorf("swapped: %v", err)
+	}
+}
+
+// TestCleanPrompt: Wan's cleaning (without ftfy) as Python computes it
+// (testdata/README.md).
+func TestCleanPrompt(t *testing.T) {
+	b, err := os.ReadFile("testdata/clean.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct{ In, Out string }
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != 400 {
+		t.Fatalf("%d cases", len(cases))
+	}
+	for _, c := range cases {
+		if got := CleanPrompt(c.In); got != c.Out {
+			t.Errorf("CleanPrompt(%q) = %q, want %q", c.In, got, c.Out)
+		}
+	}
+	if NegativePrompt("") != DefaultNegativePrompt || NegativePrompt("x") != "x" || !strings.HasPrefix(DefaultNegativePrompt, "色调艳丽，过曝") {
+		t.Error("negative prompt")
 	}
 }
