@@ -232,3 +232,20 @@ func TestActivationBytes(t *testing.T) {
 		t.Errorf("allocated %d bytes, planned %d", got, want)
 	}
 }
+
+// FuzzCleanPrompt: any text cleans without panic to text with no
+// whitespace run, none at the ends, and cleaning twice changes nothing
+// once no entity is left.
+func FuzzCleanPrompt(f *testing.F) {
+	f.Add("  a&amp;amp;b \t\n&#x;&#0;&copy c  ")
+	f.Add("&#128512;\u3000\u2028x&lt")
+	f.Fuzz(func(t *testing.T, s string) {
+		c := CleanPrompt(s)
+		if strings.Contains(c, "  ") || strings.HasPrefix(c, " ") || strings.HasSuffix(c, " ") {
+			t.Fatalf("CleanPrompt(%q) = %q", s, c)
+		}
+		if !strings.Contains(c, "&") && CleanPrompt(c) != c {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, c, CleanPrompt(c))
+		}
+	})
+}
