@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -192,4 +193,59 @@ func TestCleanPrompt(t *testing.T) {
 	if NegativePrompt("") != DefaultNegativePrompt || NegativePrompt("x") != "x" || !strings.HasPrefix(DefaultNegativePrompt, "色调艳丽，过曝") {
 		t.Error("negative prompt")
 	}
+}
+
+// TestPromptIDs: truncation keeps 511 tokens and EOS.
+func TestPromptIDs(t *testing.T) {
+	if got := PromptIDs([]int{5, 6}, 1); fmt.Sprint(got) != "[5 6 1]" {
+		t.Errorf("short: %v", got)
+	}
+	long := make([]int, 600)
+	for i := range long {
+		long[i] = 7
+	}
+	got := PromptIDs(long, 1)
+	if len(got) != MaxTokens || got[510] != 7 || got[511] != 1 {
+		t.Errorf("long: %d ids ending %v", len(got), got[509:])
+	}
+	if got := PromptIDs(nil, 1); fmt.Sprint(got) != "[1]" {
+		t.Errorf("empty: %v", got)
+	}
+}
+
+// TestActivationBytes: one Encode allocates about what the plan counts.
+func TestActivationBytes(t *testing.T) {
+	e := tinyEncoder(t)
+	p := compute.NewPool(1)
+	defer p.Close()
+	ids := make([]int32, 100)
+	e.Encode(context.Background(), p, ids) // warm compute's pools
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := e.Encode(context.Background(), p, ids); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	got, want := int64(after.TotalAlloc-before.TotalAlloc), e.Config().ActivationBytes(len(ids))
+	t.Logf("allocated %d bytes, planned %d", got, want)
+	if got > want || got < want/2 {
+		t.Errorf("allocated %d bytes, planned %d", got, want)
+	}
+}
+
+// FuzzCleanPrompt: any text cleans without panic to text with no
+// whitespace run, none at the ends, and cleaning twice changes nothing
+// once no entity is left.
+func FuzzCleanPrompt(f *testing.F) {
+	f.Add("  a&amp;amp;b \t\n&#x;&#0;&copy c  ")
+	f.Add("&#128512;\u3000\u2028x&lt")
+	f.Fuzz(func(t *testing.T, s string) {
+		c := CleanPrompt(s)
+		if strings.Contains(c, "  ") || strings.HasPrefix(c, " ") || strings.HasSuffix(c, " ") {
+			t.Fatalf("CleanPrompt(%q) = %q", s, c)
+		}
+		if !strings.Contains(c, "&") && CleanPrompt(c) != c {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, c, CleanPrompt(c))
+		}
+	})
 }
