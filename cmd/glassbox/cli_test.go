@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/glassbox-ai/glassbox/server"
 )
 
 // TestHelpAndUsage: help that is asked for goes to stdout and exits 0; a
@@ -77,13 +79,16 @@ func TestVersionLine(t *testing.T) {
 	stamped := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v0.3.1"}, Settings: []debug.BuildSetting{
 		{Key: "vcs.revision", Value: "4256b2e1a2b3c4d5e6f708192a3b4c5d6e7f8091"},
 		{Key: "vcs.time", Value: "2026-12-02T15:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	saved := server.Version
+	defer func() { server.Version = saved }()
+	server.Version = "0.1.0"
 	for _, tc := range []struct {
 		name, linked string
 		bi           *debug.BuildInfo
 		want         string
 	}{
-		{"no build info", "", nil, "glassbox devel (" + runtime.Version() + " " + platform + ")"},
-		{"a devel build", "", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}}, "glassbox devel (go1.26.0 " + platform + ")"},
+		{"no build info", "", nil, "glassbox 0.1.0 (" + runtime.Version() + " " + platform + ")"},
+		{"a devel build", "", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}}, "glassbox 0.1.0 (go1.26.0 " + platform + ")"},
 		{"a module version", "", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v0.3.1"}}, "glassbox v0.3.1 (go1.26.0 " + platform + ")"},
 		{"stamped from a checkout", "", stamped, "glassbox v0.3.1 (commit 4256b2e1a2b3, 2026-12-02T15:00:00Z, modified; go1.26.0 " + platform + ")"},
 		{"the linker's version wins", "v1.0.0", stamped, "glassbox v1.0.0 (commit 4256b2e1a2b3, 2026-12-02T15:00:00Z, modified; go1.26.0 " + platform + ")"},

@@ -6,17 +6,23 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/glassbox-ai/glassbox/server"
 )
 
 func init() {
 	register(&command{name: "version", summary: "print glassbox's version, commit and Go version (also: glassbox --version)", run: runVersion})
+	// The server's /api/version and the web UI say the same.
+	bi, _ := debug.ReadBuildInfo()
+	server.Version = releaseOf(version, bi, server.Version)
 }
 
 // version is the release this binary is, set when it is built:
 //
 //	go build -ldflags "-X main.version=v0.4.0" ./cmd/glassbox
 //
-// Unset, the module version the Go toolchain recorded is used.
+// Unset, the module version the Go toolchain recorded is used, else the
+// server package's.
 var version string
 
 func runVersion(ctx context.Context, env *cmdEnv, args []string) error {
@@ -29,16 +35,26 @@ func runVersion(ctx context.Context, env *cmdEnv, args []string) error {
 	return nil
 }
 
+// releaseOf is the linker's version v, else the module version of the
+// build information (bi may be nil), else fallback.
+func releaseOf(v string, bi *debug.BuildInfo, fallback string) string {
+	if v == "" && bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	if v == "" {
+		v = fallback
+	}
+	return v
+}
+
 // versionLine is "glassbox VERSION (commit, date, modified; go, os/arch)":
-// the linker's version, else the module's, else "devel"; the VCS facts the
-// toolchain stamped when it built from a checkout (bi may be nil).
+// the release (releaseOf) and the VCS facts the toolchain stamped when it
+// built from a checkout (bi may be nil).
 func versionLine(v string, bi *debug.BuildInfo) string {
+	v = releaseOf(v, bi, server.Version)
 	goVersion := runtime.Version()
 	var vcs []string
 	if bi != nil {
-		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
 		if bi.GoVersion != "" {
 			goVersion = bi.GoVersion
 		}
@@ -55,9 +71,6 @@ func versionLine(v string, bi *debug.BuildInfo) string {
 		if set["vcs.modified"] == "true" {
 			vcs = append(vcs, "modified")
 		}
-	}
-	if v == "" {
-		v = "devel"
 	}
 	build := goVersion + " " + runtime.GOOS + "/" + runtime.GOARCH
 	if len(vcs) > 0 {
