@@ -5,6 +5,8 @@
 // structs and call library packages: there is no logic here.
 package main
 
+//go:generate go test -run ^TestCLIReference$ -update .
+
 import (
 	"context"
 	"errors"
