@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -206,5 +208,47 @@ func TestQuickStart(t *testing.T) {
 	}
 	if tests != "go test ./..." {
 		t.Errorf("the quick start's test command is %q; CI (.ci/run) runs go test ./...", tests)
+	}
+}
+
+// TestDocLinks: every relative link of the README and docs/ leads to a
+// file that exists, and a #glassbox-… anchor into docs/CLI.md to one of
+// its headings.
+func TestDocLinks(t *testing.T) {
+	files, _ := filepath.Glob("../../docs/*.md")
+	files = append(files, "../../README.md")
+	cli, err := os.ReadFile(cliDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := map[string]bool{} // GitHub's: the heading's words, lower case, joined by -
+	for _, line := range strings.Split(string(cli), "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") {
+			anchors[strings.ToLower(strings.ReplaceAll(h, " ", "-"))] = true
+		}
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target, anchor, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(m[1], "mailto:") {
+				continue
+			}
+			p := filepath.Join(filepath.Dir(f), target)
+			if target == "" {
+				p = f
+			}
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("%s links to %s: %v", filepath.Base(f), m[1], err)
+				continue
+			}
+			if filepath.Base(p) == "CLI.md" && anchor != "" && !anchors[anchor] {
+				t.Errorf("%s links to %s: docs/CLI.md has no such heading", filepath.Base(f), m[1])
+			}
+		}
 	}
 }
