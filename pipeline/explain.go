@@ -359,6 +359,9 @@ func fmtRate(r float64) string {
 	if r >= 100 {
 		return fmt.Sprintf("%.0f", r)
 	}
+	if r > 0 && r < 0.1 { // diffusion steps on a CPU: 0.022, not 0.0
+		return fmt.Sprintf("%.2g", r)
+	}
 	return fmt.Sprintf("%.1f", r)
 }
 
