@@ -27,6 +27,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/chat/completions", s.openAIChat)
 	m.HandleFunc("POST /v1/completions", s.openAICompletion)
 	m.HandleFunc("POST /v1/embeddings", s.openAIEmbeddings)
+	m.HandleFunc("POST /v1/images/generations", s.openAIImageGenerations)
+	m.HandleFunc("POST /v1/images/edits", s.openAIImageEdits)
 	m.HandleFunc("POST /v1/responses", s.openAIResponses)
 	m.HandleFunc("GET /v1/responses/{id}", s.getResponse)
 	m.HandleFunc("POST /v1/responses/{id}/cancel", s.cancelResponse)

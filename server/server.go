@@ -327,6 +327,7 @@ func dialectOf(path string) dialect {
 	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
 		return dialectAnthropic
 	case strings.HasPrefix(path, "/v1/chat/"), strings.HasPrefix(path, "/v1/completions"), path == "/v1/embeddings",
+		strings.HasPrefix(path, "/v1/images/"),
 		path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
 		return dialectOpenAI
 	}
