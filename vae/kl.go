@@ -3,7 +3,7 @@ package vae
 import (
 	"context"
 	"fmt"
-	"runtime"
+	"runtime/debug"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
@@ -499,14 +499,23 @@ func (n *klNet) conv(a *conv.Arena, c *conv.Conv, x *conv.Map) (*conv.Map, error
 }
 
 // res runs a ResBlock on x and releases x. Buffers: t = SiLU(GN(x)) beside
-// x, conv1's output y, then the shortcut (if any) and conv2's output, which
-// takes t's place.
+// x, conv1's output y, then conv2's output in t's place. A block that
+// changes the width first takes the 1×1 shortcut of x, then normalises x
+// in place (x is not needed after that): one map of the input width less.
 func (n *klNet) res(a *conv.Arena, b *resBlock, x *conv.Map) (*conv.Map, error) {
 	if err := n.ctx.Err(); err != nil {
 		return nil, err
 	}
 	cout := b.conv1.Cout
-	t := a.Map(x.H, x.W, x.C)
+	skip, t := x, x
+	if b.short != nil {
+		skip = a.Map(x.H, x.W, cout)
+		if err := b.short.Apply(n.r, skip, x, nil, false); err != nil {
+			return nil, err
+		}
+	} else {
+		t = a.Map(x.H, x.W, x.C)
+	}
 	if err := groupNorm(n.r, t, x, b.norm1, true); err != nil {
 		return nil, err
 	}
@@ -518,15 +527,6 @@ func (n *klNet) res(a *conv.Arena, b *resBlock, x *conv.Map) (*conv.Map, error) 
 	}
 	if err := groupNorm(n.r, y, y, b.norm2, true); err != nil {
 		return nil, err
-	}
-	skip := x
-	if b.short != nil {
-		skip = a.Map(x.H, x.W, cout)
-		err := b.short.Apply(n.r, skip, x, nil, false)
-		a.Release(x)
-		if err != nil {
-			return nil, err
-		}
 	}
 	if err := n.ctx.Err(); err != nil {
 		return nil, err
@@ -584,9 +584,11 @@ func (m *klMeter) drop(a *conv.Arena) {
 }
 
 // endPhase samples and forgets a (nothing of it in use): its buffers go
-// back to the Go heap. A collection makes them reusable at once; without
-// it they would stay until the heap grows by its size again (GOGC), and
-// the next resolution's larger maps would come on top.
+// back to the system at once (debug.FreeOSMemory: a collection, then the
+// freed pages returned). Without it they would stay garbage until the heap
+// grows by its size again (GOGC), and even collected, the freed maps of one
+// resolution rarely make room for the next one's larger maps, so the pages
+// would stay resident beside them.
 func (m *klMeter) endPhase(a *conv.Arena) {
 	m.sample()
 	a.Reset()
@@ -596,7 +598,7 @@ func (m *klMeter) endPhase(a *conv.Arena) {
 			break
 		}
 	}
-	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 // release returns a map to whichever live arena handed it out: the tail's
@@ -626,6 +628,12 @@ func (m *klMeter) finish(y *conv.Map) []float32 {
 // statistics. Progress is reported to pipeline.TraceFrom(ctx) as stage
 // encode.
 func (k *KL) Encode(ctx context.Context, p *compute.Pool, rgb []float32, H, W int) (mean, logvar []float32, err error) {
+	return k.encodePeak(ctx, p, rgb, H, W, nil)
+}
+
+// encodePeak is Encode, storing the measured peak bytes (PlanKLEncode's
+// Total) in peak when it is not nil.
+func (k *KL) encodePeak(ctx context.Context, p *compute.Pool, rgb []float32, H, W int, peak *int64) (mean, logvar []float32, err error) {
 	if H < Scale || W < Scale || H%Scale != 0 || W%Scale != 0 || H > Scale<<14 || W > Scale<<14 || len(rgb) != 3*H*W {
 		return nil, nil, pipeline.Errorf(pipeline.StageEncode, "resize the image to multiples of 8", "image of %d values as [3 %d %d]: want 3·H·W values with H and W multiples of 8 from 8 to %d", len(rgb), H, W, Scale<<14)
 	}
@@ -633,6 +641,9 @@ func (k *KL) Encode(ctx context.Context, p *compute.Pool, rgb []float32, H, W in
 	mom, err := k.enc.encode(n, rgb, H, W)
 	if err != nil {
 		return nil, nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	if peak != nil {
+		*peak = n.m.peak
 	}
 	half := len(mom) / 2
 	return mom[:half:half], mom[half:], nil

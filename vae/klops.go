@@ -165,6 +165,7 @@ func (n *klNet) attention(a *conv.Arena, b *attnBlock, x *conv.Map) (*conv.Map, 
 	att := a.Map(h, w, c)
 	rb := scoreRows(h, w)
 	s := a.Map(rb, w, np)
+	n.m.sample()
 	for y0 := 0; y0 < h; y0 += rb {
 		if err := n.ctx.Err(); err != nil {
 			return nil, err

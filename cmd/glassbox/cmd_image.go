@@ -25,8 +25,8 @@ const imageUsage = `-m MODEL -p TEXT [-n TEXT] [--steps N] [--cfg-scale F] [--sa
 type float32Flag struct{ p *float32 }
 
 func (f float32Flag) String() string {
-	if f.p == nil {
-		return ""
+	if f.p == nil || *f.p == 0 {
+		return "" // flag prints no default for a zero
 	}
 	return strconv.FormatFloat(float64(*f.p), 'g', -1, 32)
 }
@@ -71,9 +71,9 @@ func imageFlags(fs *flag.FlagSet, r *engimage.Request) {
 	fs.StringVar(&r.Scheduler, "scheduler", "", "scheduler: "+names(len(diffusion.Schedulers), func(i int) string { return string(diffusion.Schedulers[i]) })+" (default: the sampler's)")
 	fs.Int64Var(&r.Seed, "seed", 42, "the first image's seed (< 0: random)")
 	fs.Int64Var(&r.Seed, "s", 42, "short for --seed")
-	fs.IntVar(&r.Width, "width", 0, "width in pixels, a multiple of 8 (default: the init image's, else 512)")
+	fs.IntVar(&r.Width, "width", 0, "width in pixels, a multiple of 64 (default: the init image's, else 512)")
 	fs.IntVar(&r.Width, "W", 0, "short for --width")
-	fs.IntVar(&r.Height, "height", 0, "height in pixels, a multiple of 8")
+	fs.IntVar(&r.Height, "height", 0, "height in pixels, a multiple of 64")
 	fs.IntVar(&r.Height, "H", 0, "short for --height")
 	fs.Var(float32Flag{&r.Strength}, "strength", "img2img: how much of the init image is noised away, in (0, 1] (default 0.75)")
 	fs.StringVar(&r.RNG, "rng", "cuda", "noise generator: "+strings.Join(rng.Names, " (Philox, as A1111 and sd.cpp), ")+" (torch's CPU generator, as ComfyUI)")

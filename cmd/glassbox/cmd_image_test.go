@@ -1,6 +1,8 @@
 package main
 
 import (
+	"image/png"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,4 +51,62 @@ func TestPlanCheckpoint(t *testing.T) {
 	if code == 0 || !strings.Contains(out, "does not fit") || !strings.Contains(errs, "more than the 2.00 GiB available") || !strings.Contains(errs, "-W 512 -H 512") {
 		t.Errorf("code %d:\n%s%s", code, out, errs)
 	}
+}
+
+// TestImageAndDecodeJob makes a small image with the real networks
+// (64×64, one step at cfg 1: one UNet call), then decode JOB re-decodes
+// its saved latents to the same pixels; explain shows the timeline's
+// parts. The networks' load dominates (tens of seconds); -short skips it.
+func TestImageAndDecodeJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: loads the SD 1.5 networks")
+	}
+	sdtest.NeedMemory(t, 6<<30)
+	ckpt := sdtest.SD15(t, "f16")
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	t.Setenv("GLASSBOX_HOME", home) // the hash cache and history
+	out := filepath.Join(dir, "cat.png")
+	stdout, errs, code := runCmd(t, "", "image", "-m", ckpt, "-p", "a lovely cat", "-W", "64", "-H", "64", "-s", "7",
+		"--steps", "1", "--cfg-scale", "1", "--sampler", "euler", "-o", out, "--home", home)
+	if code != 0 || !strings.Contains(stdout, out+": seed 7") {
+		t.Fatalf("image: code %d\n%s%s", code, stdout, errs)
+	}
+	id := filepath.Base(filepath.Dir(strings.TrimSuffix(strings.Fields(stdout[strings.Index(stdout, "latents ")+8:])[0], ")")))
+	ex, _, _ := runCmd(t, "", "explain", id, "--home", home)
+	for _, want := range []string{"text encoder", "UNet", "VAE", "prompt", "step 1/1", "save latents 1", "image 1", "cat.png"} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("explain %s lacks %q:\n%s", id, want, ex)
+		}
+	}
+	again := filepath.Join(dir, "again.png")
+	stdout, errs, code = runCmd(t, "", "decode", id, "-o", again, "--home", home)
+	if code != 0 || !strings.Contains(stdout, again+": seed 7") {
+		t.Fatalf("decode %s: code %d\n%s%s", id, code, stdout, errs)
+	}
+	if a, b := pngPixels(t, out), pngPixels(t, again); a != b {
+		t.Error("decode JOB made other pixels than the job")
+	}
+}
+
+func pngPixels(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	r := img.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			c0, c1, c2, _ := img.At(x, y).RGBA()
+			b.Write([]byte{byte(c0 >> 8), byte(c1 >> 8), byte(c2 >> 8)})
+		}
+	}
+	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/glassbox-ai/glassbox/backend"
+	"github.com/glassbox-ai/glassbox/internal/term"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/store"
 )
@@ -235,13 +236,9 @@ func (p *progress) finish() {
 	}
 }
 
-// isTerminal reports whether stream (stdin, stdout) is a character device
-// (a terminal).
+// isTerminal reports whether stream (stdin, stdout) is a terminal; a
+// character device that is not one (/dev/null) is not.
 func isTerminal(stream any) bool {
 	f, ok := stream.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(f)
 }

@@ -65,17 +65,55 @@ func newConv(nw int, bias []float32, cout, cin, k, stride, pad int) (*Conv, erro
 	if bias != nil && len(bias) != cout {
 		return nil, fmt.Errorf("conv %d→%d: bias of %d, want %d", cin, cout, len(bias), cout)
 	}
-	c := &Conv{Cin: cin, Cout: cout, K: k, Stride: stride, pad: pad, nr: 16}
-	switch {
-	case cout%64 == 0:
-		c.nr = 64
-	case cout%32 == 0:
-		c.nr = 32
-	}
+	c := &Conv{Cin: cin, Cout: cout, K: k, Stride: stride, pad: pad, nr: blockWidth(cout)}
 	blocks := (cout + c.nr - 1) / c.nr
 	c.bias = make([]float32, blocks*c.nr)
 	copy(c.bias, bias)
 	return c, nil
+}
+
+// Repack1x1 replaces the weights of a 1×1 convolution made by NewConv
+// with the (Cout, Cin) matrix read as w[co·rowStride + ci·colStride],
+// reusing c's memory (the bias stays): a product x·Wᵀ over the pixels of
+// a map whose W changes from call to call, such as attention's q·kᵀ (W = k,
+// strides dim, 1) and p·v (W = vᵀ, strides 1, dim) for one head.
+func (c *Conv) Repack1x1(w []float32, rowStride, colStride int) error {
+	if c.K != 1 || c.pack == nil {
+		return fmt.Errorf("conv %d→%d k%d: Repack1x1 needs a 1×1 convolution with float32 weights", c.Cin, c.Cout, c.K)
+	}
+	if rowStride < 0 || colStride < 0 || (c.Cout-1)*rowStride+(c.Cin-1)*colStride >= len(w) {
+		return fmt.Errorf("conv %d→%d: a (%d, %d) matrix with strides %d, %d does not fit %d weights",
+			c.Cin, c.Cout, c.Cout, c.Cin, rowStride, colStride, len(w))
+	}
+	nr, run := c.nr, c.Cin
+	for co := 0; co < c.Cout; co++ {
+		blk, lane := co/nr, co%nr
+		dst := c.pack[blk*run*nr+lane:]
+		src := w[co*rowStride:]
+		for ci := 0; ci < run; ci++ {
+			dst[ci*nr] = src[ci*colStride]
+		}
+	}
+	return nil
+}
+
+// PackedBytes returns the bytes a float32 convolution of cin → cout
+// channels with a k×k kernel occupies (Conv.Bytes of NewConv's result).
+func PackedBytes(cout, cin, k int) int64 {
+	nr := blockWidth(cout)
+	blocks := (cout + nr - 1) / nr
+	return 4 * int64(blocks*nr) * int64(k*k*cin+1)
+}
+
+// blockWidth is the output channels per packed block for cout channels.
+func blockWidth(cout int) int {
+	switch {
+	case cout%64 == 0:
+		return 64
+	case cout%32 == 0:
+		return 32
+	}
+	return 16
 }
 
 // packKernel rearranges w (Cout, Cin, K, K) into c's blocks

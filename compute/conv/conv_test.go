@@ -358,3 +358,49 @@ func TestConvF16(t *testing.T) {
 		t.Error("NewConvF16 took 5 weights for 2→2 k3")
 	}
 }
+
+// TestRepack1x1 checks that a repacked 1×1 convolution equals one made by
+// NewConv from the same matrix (read through strides), and PackedBytes.
+func TestRepack1x1(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ cout, cin int }{{64, 40}, {77, 40}, {40, 77}, {4096, 16}, {48, 1024}} {
+		// The matrix (cout, cin) sits transposed inside a wider buffer: W[co][ci] = buf[3 + ci·stride + co].
+		stride := c.cout + 5
+		buf := randSlice(rng, 3+c.cin*stride, 1)
+		w := make([]float32, c.cout*c.cin)
+		for co := range c.cout {
+			for ci := range c.cin {
+				w[co*c.cin+ci] = buf[3+ci*stride+co]
+			}
+		}
+		want, err := NewConv(w, nil, c.cout, c.cin, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := NewConv(randSlice(rng, c.cout*c.cin, 1), nil, c.cout, c.cin, 1, 1)
+		if err := got.Repack1x1(buf[3:], 1, stride); err != nil {
+			t.Fatal(err)
+		}
+		in, _ := FromCHW(randSlice(rng, c.cin*2*9, 1), c.cin, 2, 9)
+		a, b := NewMap(2, 9, c.cout), NewMap(2, 9, c.cout)
+		if err := want.Apply(nil, a, in, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Apply(nil, b, in, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		if d := maxAbsDiff(a.ToCHW(), b.ToCHW()); d != 0 {
+			t.Errorf("%d→%d: repacked differs by %g", c.cin, c.cout, d)
+		}
+		if pb := PackedBytes(c.cout, c.cin, 1); pb != want.Bytes() {
+			t.Errorf("%d→%d: PackedBytes %d, Bytes %d", c.cin, c.cout, pb, want.Bytes())
+		}
+		if err := got.Repack1x1(buf[:c.cin], 1, stride); err == nil {
+			t.Errorf("%d→%d: Repack1x1 took a too short matrix", c.cin, c.cout)
+		}
+	}
+	c3, _ := NewConv(make([]float32, 9*4), nil, 2, 2, 3, 1)
+	if err := c3.Repack1x1(make([]float32, 4), 2, 1); err == nil {
+		t.Error("Repack1x1 took a 3×3 convolution")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
@@ -21,17 +22,22 @@ import (
 // packed convolutions and one 32×32 call's working memory, with margin.
 const goldenMemory = 4 << 30
 
-// openUNet binds the UNet of the sd15-rand checkpoint variant ("f16" or
-// "f32").
+// openUNet returns the UNet of the sd15-rand checkpoint variant ("f16" or
+// "f32"), bound once per test binary (a bind packs 1 GB of convolution
+// kernels) and shared by the tests, which run one after another.
 func openUNet(t testing.TB, variant string) *UNet {
 	t.Helper()
 	sdtest.NeedMemory(t, goldenMemory)
 	path := sdtest.SD15(t, variant)
-	f, err := checkpoint.Open(path)
+	loaded.Lock()
+	defer loaded.Unlock()
+	if u := loaded.m[variant]; u != nil {
+		return u
+	}
+	f, err := checkpoint.Open(path) // kept open: the matrices alias it
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
 	c, err := checkpoint.SD1Components(f, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -40,8 +46,16 @@ func openUNet(t testing.TB, variant string) *UNet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(u.Close)
+	if loaded.m == nil {
+		loaded.m = map[string]*UNet{}
+	}
+	loaded.m[variant] = u
 	return u
+}
+
+var loaded struct {
+	sync.Mutex
+	m map[string]*UNet
 }
 
 // readF32 reads a raw little-endian float32 golden file.

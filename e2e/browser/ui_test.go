@@ -309,6 +309,10 @@ func TestUI(t *testing.T) {
 	// been seen loading.
 	t.Run("loading", func(t *testing.T) {
 		b.t = t
+		// The later steps need the network and the Generate view even if
+		// this one fails.
+		defer b.navigate(px.url + "/")
+		defer px.release()
 		for _, v := range []struct{ hash, loading, loaded string }{
 			{"#/jobs", `#jobs tbody tr.loading`, `#jobs tbody tr[data-job]`},
 			{"#/models", `#stored tbody tr.loading`, `#stored tbody tr[data-model]`},

@@ -119,7 +119,7 @@ func (j *job) record() {
 // VAE may be replaced), latents the saved files, one per image; the new
 // job id is id and retryOf the job whose latents these are.
 func (e *Engine) Decode(ctx context.Context, s *Settings, id, retryOf string, latents []string) (*Result, error) {
-	j := &job{e: e, s: s, id: id, tr: pipeline.TraceFrom(ctx), times: map[string]float64{}}
+	j := &job{e: e, s: s, id: id, tr: pipeline.TraceFrom(ctx), times: map[string]float64{}, decodeOnly: true}
 	defer func() {
 		if j.model != nil {
 			j.model.Close()

@@ -95,6 +95,7 @@ type job struct {
 	latents      [][]float32
 	images       [][]float32
 	calls        int
+	decodeOnly   bool // Decode: only the VAE is loaded
 	sampleTime   time.Duration
 	decodeTime   time.Duration
 }
@@ -192,6 +193,12 @@ func (j *job) planStage(ctx context.Context) (pipeline.StageStats, error) {
 	obs, _ := hist.Load() // a history that cannot be read predicts nothing
 	if j.plan, err = PlanJob(m.Components, j.s, dev, obs, j.s.Budget); err != nil {
 		return pipeline.StageStats{}, err
+	}
+	if j.decodeOnly {
+		p := j.plan
+		p.TextBytes, p.UNetBytes, p.TextActivations, p.UNetActivations = 0, 0, 0, 0
+		p.RawTotal = p.VAEBytes + p.Runtime + p.DecodeBytes
+		p.Total = int64(float64(p.RawTotal) * p.MemoryFactor)
 	}
 	if err := j.plan.Admit(); err != nil {
 		return pipeline.StageStats{}, err
