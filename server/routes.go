@@ -32,6 +32,16 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/responses", s.openAIResponses)
 	m.HandleFunc("GET /v1/responses/{id}", s.getResponse)
 	m.HandleFunc("POST /v1/responses/{id}/cancel", s.cancelResponse)
+	// AUTOMATIC1111.
+	m.HandleFunc("POST /sdapi/v1/txt2img", s.a1111Txt2Img)
+	m.HandleFunc("POST /sdapi/v1/img2img", s.a1111Img2Img)
+	m.HandleFunc("GET /sdapi/v1/progress", s.a1111Progress)
+	m.HandleFunc("POST /sdapi/v1/interrupt", s.a1111Interrupt)
+	m.HandleFunc("GET /sdapi/v1/options", s.a1111Options)
+	m.HandleFunc("POST /sdapi/v1/options", s.a1111SetOptions)
+	m.HandleFunc("GET /sdapi/v1/sd-models", s.a1111SDModels)
+	m.HandleFunc("GET /sdapi/v1/samplers", s.a1111SamplerList)
+	m.HandleFunc("GET /sdapi/v1/schedulers", s.a1111SchedulerList)
 	// Anthropic.
 	m.HandleFunc("POST /v1/messages", s.anthropicMessages)
 	m.HandleFunc("POST /v1/messages/count_tokens", s.anthropicCountTokens)

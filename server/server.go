@@ -76,6 +76,8 @@ type Server struct {
 	jobs    sync.WaitGroup   // running generations (all APIs)
 	streams map[*stream]bool // open event streams, closed on shutdown
 	httpSrv *http.Server
+
+	a1111 a1111State // AUTOMATIC1111's API: its checkpoint and newest job
 }
 
 // stream is one open event stream (SSE or NDJSON) that shutdown must end.
@@ -306,6 +308,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 		writeOpenAIError(w, e)
 	case dialectAnthropic:
 		writeAnthropicError(w, e)
+	case dialectA1111:
+		writeA1111Error(w, e)
 	default:
 		writeNativeError(w, e)
 	}
@@ -318,12 +322,15 @@ const (
 	dialectOllama
 	dialectOpenAI
 	dialectAnthropic
+	dialectA1111
 )
 
 func dialectOf(path string) dialect {
 	switch {
 	case strings.HasPrefix(path, "/api/"):
 		return dialectOllama
+	case strings.HasPrefix(path, "/sdapi/"):
+		return dialectA1111
 	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
 		return dialectAnthropic
 	case strings.HasPrefix(path, "/v1/chat/"), strings.HasPrefix(path, "/v1/completions"), path == "/v1/embeddings",
