@@ -283,3 +283,31 @@ func TestImageCancel(t *testing.T) {
 		return job.State == api.StateCancelled && job.Stage == "generate"
 	})
 }
+
+// TestImageGuard: the browser guard covers the image routes: a page of
+// another origin can neither start an image job (JSON or a form post)
+// nor read one's picture, and a DNS-rebinding Host is refused.
+func TestImageGuard(t *testing.T) {
+	f := newImageFake(t)
+	ts := startImages(t, f)
+	evil := map[string]string{"Origin": "https://evil.example"}
+	for _, br := range []browserRequest{
+		{"POST", "/sdapi/v1/txt2img", `{"prompt":"x"}`, evil},
+		{"POST", "/v1/images/generations", `{"prompt":"x"}`, evil},
+		{"POST", "/v1/jobs", `{"kind":"image","model":"sd","prompt":"x"}`, evil},
+		{"POST", "/v1/images/edits", "--b--\r\n", map[string]string{"Origin": "https://evil.example", "Content-Type": "multipart/form-data; boundary=b"}},
+		{"GET", "/sdapi/v1/progress", "", evil},
+		{"GET", "/v1/jobs/j1/images/0", "", evil},
+		{"POST", "/sdapi/v1/txt2img", `{"prompt":"x"}`, map[string]string{"Host": "rebind.example:7860"}},
+		// A page of this server's own may not post a form either.
+		{"POST", "/v1/images/edits", "--b--\r\n", map[string]string{"Origin": ts.url, "Content-Type": "multipart/form-data; boundary=b"}},
+	} {
+		resp, b := ts.send(br)
+		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnsupportedMediaType {
+			t.Errorf("%s %s %v: %d %s, want it refused", br.method, br.path, br.hdr, resp.StatusCode, b)
+		}
+	}
+	if len(f.reqs) != 0 {
+		t.Errorf("%d image jobs ran", len(f.reqs))
+	}
+}
