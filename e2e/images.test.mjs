@@ -6,7 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
@@ -40,6 +41,17 @@ function pngSize(buf) {
   return [buf.readUInt32BE(16), buf.readUInt32BE(20)];
 }
 
+/** pixels is a PNG's image data: its IDAT chunks joined and inflated. */
+function pixels(buf) {
+  const parts = [];
+  for (let at = 8; at < buf.length;) {
+    const len = buf.readUInt32BE(at);
+    if (buf.subarray(at + 4, at + 8).toString() === 'IDAT') parts.push(buf.subarray(at + 8, at + 8 + len));
+    at += 12 + len;
+  }
+  return inflateSync(Buffer.concat(parts));
+}
+
 let first;
 
 test('images.generate: a b64_json PNG of the size asked, with A1111 parameters', async () => {
@@ -54,6 +66,40 @@ test('images.generate: a b64_json PNG of the size asked, with A1111 parameters',
   const job = await srv.lastJob();
   assert.equal(job.kind, 'image');
   assert.equal(job.state, 'done');
+  // The CLI makes the same pixels from the same settings.
+  const dir = mkdtempSync(join(tmpdir(), 'glassbox-e2e-cli-'));
+  try {
+    execFileSync(build(), ['image', '-m', ckpt, '-p', 'a lighthouse at dusk', '-W', '64', '-H', '64', '--steps', '1',
+      '--cfg-scale', '1', '-s', '11', '-o', join(dir, 'cli.png'), '--no-journal'], { stdio: 'ignore' });
+    const cli = readFileSync(join(dir, 'cli.png'));
+    assert.ok(pixels(cli).equals(pixels(first)), 'the server\'s PNG has the CLI\'s pixels');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('AUTOMATIC1111 as Open WebUI calls it: options, sd-models, txt2img', async () => {
+  const options = await (await fetch(srv.url + '/sdapi/v1/options', { headers: { authorization: '' } })).json();
+  assert.equal(options.sd_model_checkpoint, ckptName);
+  options.sd_model_checkpoint = ckptName;
+  const set = await fetch(srv.url + '/sdapi/v1/options', { method: 'POST', body: JSON.stringify(options),
+    headers: { 'content-type': 'application/json', authorization: '' } });
+  assert.equal(set.status, 200);
+  const models = await (await fetch(srv.url + '/sdapi/v1/sd-models', { headers: { authorization: '' } })).json();
+  assert.deepEqual(models.map((m) => [m.title, m.model_name]), [[ckptName, 'sd15-rand']]);
+  const res = await fetch(srv.url + '/sdapi/v1/txt2img', { method: 'POST',
+    body: JSON.stringify({ prompt: 'a lighthouse', batch_size: 1, width: 64, height: 64, steps: 1, negative_prompt: 'fog' }),
+    headers: { 'content-type': 'application/json', authorization: '' } });
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  assert.equal(body.images.length, 1);
+  assert.deepEqual(pngSize(Buffer.from(body.images[0], 'base64')), [64, 64]);
+  const info = JSON.parse(body.info);
+  assert.equal(info.sampler_name, 'Euler');
+  assert.equal(info.steps, 1);
+  assert.equal(info.negative_prompt, 'fog');
+  assert.match(info.infotexts[0], /^a lighthouse\nNegative prompt: fog\nSteps: 1, Sampler: Euler, /);
+  assert.equal(body.parameters.cfg_scale, 7);
 });
 
 test('images.generate stream: partial images from the previews, then the image', async () => {
