@@ -1,0 +1,93 @@
+package backend
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/internal/sdtest"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/server"
+)
+
+// TestImageJob runs one native image job on the random-weight SD 1.5
+// checkpoint (64×64, one step, no negative pass): the model is listed as
+// family sd1, a text model's name is refused, the job streams a preview
+// and its PNG is served from the job's folder with its infotext.
+func TestImageJob(t *testing.T) {
+	sdtest.NeedMemory(t, 5<<30)
+	ckpt := sdtest.SD15(t, "f16")
+	jobs := t.TempDir()
+	text := shared.Path(t, "models/stories260K.gguf")
+	url, _ := serve(t, Config{Models: []string{ckpt, text}, JobsDir: jobs})
+	name := filepath.Base(ckpt)
+
+	_, body := get(t, url+"/v1/models")
+	if !strings.Contains(string(body), `"family":"sd1"`) {
+		t.Errorf("GET /v1/models does not list the checkpoint as sd1: %s", body)
+	}
+	if st, b := postBody(t, url+"/v1/jobs", `{"kind":"image","model":"stories260K","prompt":"x"}`); st != 400 || !strings.Contains(string(b), "not an image model") {
+		t.Errorf("a text model's image job: %d %s", st, b)
+	}
+	if st, b := postBody(t, url+"/v1/jobs", `{"kind":"image","model":"`+name+`","prompt":"x","width":100}`); st != 400 || !strings.Contains(string(b), "width") {
+		t.Errorf("width 100: %d %s", st, b)
+	}
+	st, b := postBody(t, url+"/v1/jobs", `{"kind":"image","model":"`+name+`","prompt":"a lighthouse","width":64,"height":64,"steps":1,"cfg_scale":1,"seed":3}`)
+	if st != http.StatusAccepted {
+		t.Fatalf("POST /v1/jobs: %d %s", st, b)
+	}
+	var job api.Job
+	json.Unmarshal(b, &job)
+	resp, err := http.Get(url + "/v1/jobs/" + job.ID + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var previews int
+	var result server.ImageResult
+	var failure string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev api.Event
+		json.Unmarshal([]byte(data), &ev)
+		switch ev.Type {
+		case api.TypePreview:
+			previews++
+		case api.TypeResult:
+			json.Unmarshal(ev.Result, &result)
+		case api.TypeError:
+			failure = data
+		}
+	}
+	resp.Body.Close()
+	if failure != "" || len(result.Images) != 1 {
+		t.Fatalf("job %s: %s, result %+v", job.ID, failure, result)
+	}
+	if previews != 1 {
+		t.Errorf("%d previews of 1 step", previews)
+	}
+	st, b = get(t, url+result.Images[0].URL)
+	if st != 200 {
+		t.Fatalf("GET %s: %d", result.Images[0].URL, st)
+	}
+	im, err := png.Decode(bytes.NewReader(b))
+	if err != nil || im.Bounds().Dx() != 64 || im.Bounds().Dy() != 64 {
+		t.Fatalf("the image: %v %v", err, im.Bounds())
+	}
+	if !bytes.Contains(b, []byte("Steps: 1, Sampler: Euler a")) || !strings.HasPrefix(result.Images[0].Infotext, "a lighthouse\nSteps: 1") {
+		t.Errorf("the infotext: %q", result.Images[0].Infotext)
+	}
+	if s := result.Settings; s.Seed != 3 || s.Sampler != "euler_a" || s.Width != 64 || len(s.ModelHash) != 10 {
+		t.Errorf("settings %+v", s)
+	}
+}
