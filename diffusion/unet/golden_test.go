@@ -137,6 +137,7 @@ func TestGoldenEps(t *testing.T) {
 	for _, v := range []struct{ variant, suffix string }{{"f16", ""}, {"f32", ".f32"}} {
 		t.Run(v.variant, func(t *testing.T) {
 			u := openUNet(t, v.variant)
+			t.Logf("weights %.2f GB", float64(u.WeightBytes())/1e9)
 			p := compute.NewPool(0)
 			defer p.Close()
 			base := "golden/sd15/t2i_euler" + v.suffix

@@ -73,14 +73,15 @@ func (b *binder) conv(prefix string, cout, cin, k, stride int) *conv.Conv {
 	return c
 }
 
-// upConv binds an Upsample's 3×3 convolution.
+// upConv binds an Upsample's 3×3 convolution (folded into the upsampling,
+// its combined weights kept as binary16).
 func (b *binder) upConv(prefix string, cout, cin int) *conv.UpConv {
 	w := b.Float32(prefix+".weight", cout, cin, 3, 3)
 	bias := b.Float32(prefix+".bias", cout)
 	if w == nil || bias == nil {
 		return nil
 	}
-	c, err := conv.NewUpConv(w, bias, cout, cin)
+	c, err := conv.NewUpConvF16(w, bias, cout, cin)
 	if err != nil {
 		b.fail(prefix+".weight", err)
 		return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/kernel"
 )
 
 // The SD 1.x configuration (the CompVis v1-inference.yaml UNet): these are
@@ -543,14 +544,24 @@ func layerNorm(p *compute.Pool, out, x, w, b []float32, dim int) {
 
 // geglu writes out[i] = ff[i][:d] · GELU(ff[i][d:]) per row (GEGLU: the
 // projection's first half is the value, the second the gate, as CompVis's
-// x, gate = proj(x).chunk(2, dim=-1)).
+// x, gate = proj(x).chunk(2, dim=-1)). GELU is the tanh form ggml uses,
+// 0.5·g·(1 + tanh(u)) with u = √(2/π)·(g + 0.044715·g³), computed as
+// g / (1 + e^(−2u)) (the same function: 0.5·(1 + tanh u) = σ(2u)) with
+// kernel's vectorised float32 exponential; e^(−2u) overflowing to +Inf
+// for g ≪ 0 gives the limit −0.
 func geglu(p *compute.Pool, out, ff []float32, d int) {
+	const c = 0.7978845608028654 // √(2/π)
 	p.For(len(out)/d, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := out[i*d : (i+1)*d]
-			copy(o, ff[i*2*d+d:(i+1)*2*d])
-			compute.GELU(o)
-			compute.Mul(o, o, ff[i*2*d:i*2*d+d])
+			value, gate := ff[i*2*d:i*2*d+d], ff[i*2*d+d:(i+1)*2*d]
+			for j, g := range gate {
+				o[j] = -2 * c * (g + 0.044715*g*g*g)
+			}
+			kernel.ExpShift(o, 0)
+			for j, g := range gate {
+				o[j] = value[j] * (g / (1 + o[j]))
+			}
 		}
 	})
 }

@@ -3,6 +3,7 @@ package unet
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -233,3 +234,27 @@ func TestActivationBytes(t *testing.T) {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// TestGEGLU checks geglu against the float64 tanh form of GELU, including
+// gates far out on both sides.
+func TestGEGLU(t *testing.T) {
+	const d = 40
+	rng := rand.New(rand.NewPCG(9, 10))
+	ff := make([]float32, 3*2*d)
+	for i := range ff {
+		ff[i] = float32(rng.NormFloat64() * 4)
+	}
+	ff[d], ff[d+1], ff[d+2], ff[d+3] = -1e4, 1e4, -30, 0
+	out := make([]float32, 3*d)
+	geglu(nil, out, ff, d)
+	for i := range 3 {
+		for j := range d {
+			g, v := float64(ff[i*2*d+d+j]), float64(ff[i*2*d+j])
+			want := v * 0.5 * g * (1 + math.Tanh(0.7978845608028654*(g+0.044715*g*g*g)))
+			got := float64(out[i*d+j])
+			if math.IsNaN(got) || math.Abs(got-want) > 1e-6*math.Max(1, math.Abs(want)) {
+				t.Errorf("gate %g value %g: %g, want %g", g, v, got, want)
+			}
+		}
+	}
+}
