@@ -1,9 +1,13 @@
 package unet
 
 import (
+	"encoding/binary"
+	"unsafe"
+
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/tensor"
 )
 
 // binder binds the UNet's tensors by their CompVis names, counting bytes
@@ -59,7 +63,7 @@ func (b *binder) linear(prefix string, out, in int, bias bool) (compute.Matrix, 
 // packed convolution with binary16 weights (F32 or BF16 files rounded to
 // nearest, as stable-diffusion.cpp stores every convolution kernel in F16).
 func (b *binder) conv(prefix string, cout, cin, k, stride int) *conv.Conv {
-	w := b.Float16(prefix+".weight", cout, cin, k, k)
+	w := b.halves(prefix+".weight", cout, cin, k, k)
 	bias := b.Float32(prefix+".bias", cout)
 	if w == nil || bias == nil {
 		return nil
@@ -72,6 +76,29 @@ func (b *binder) conv(prefix string, cout, cin, k, stride int) *conv.Conv {
 	b.bytes += c.Bytes()
 	return c
 }
+
+// halves returns the tensor called name as binary16 values: F16 data
+// viewed in place (NewConvF16 copies it into its blocks, so a load makes
+// no second 1 GB of garbage), other types converted (checkpoint.Float16s).
+func (b *binder) halves(name string, shape ...int) []uint16 {
+	t := b.Raw(name, shape...)
+	if t == nil {
+		return nil
+	}
+	if n := t.Numel(); littleEndian && t.DType == tensor.F16 && len(t.Data) == 2*n && n > 0 && uintptr(unsafe.Pointer(&t.Data[0]))%2 == 0 {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), n)
+	}
+	v, err := checkpoint.Float16s(t)
+	if err != nil {
+		b.fail(name, err)
+		return nil
+	}
+	return v
+}
+
+// littleEndian reports whether the host's byte order is the files' (so a
+// file's F16 bytes are its uint16 values).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // upConv binds an Upsample's 3×3 convolution (folded into the upsampling,
 // its combined weights kept as binary16).
