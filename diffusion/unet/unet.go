@@ -110,9 +110,12 @@ type transformer struct {
 // model.diffusion_model.* view (checkpoint.Components.UNet.Source), checking
 // every name and shape; the first problem is a load-stage error naming the
 // tensor, the shape found and the shape wanted. Linear weights alias src's
-// data in the file's type; convolution kernels are packed once.
+// data in the file's type; convolution kernels are packed once in F16, and
+// their pages of a mapped file are then dropped from the resident set
+// (checkpoint.Evicter).
 func New(src checkpoint.Source) (*UNet, error) {
 	b := &binder{Binder: checkpoint.NewBinder(src), path: src.Path()}
+	b.evicter, _ = src.(checkpoint.Evicter)
 	u := &UNet{}
 	u.timeIn, u.timeInB = b.linear("time_embed.0", timeDim, modelChannels, true)
 	u.timeOut, u.timeOutB = b.linear("time_embed.2", timeDim, timeDim, true)
