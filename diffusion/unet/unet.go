@@ -42,7 +42,9 @@ type UNet struct {
 	timeOutB []float32      // (1280)
 	in       *conv.Conv     // input_blocks.0.0: 4→320, 3×3
 	down     []stage        // input_blocks.1..11
-	mid      [3]any         // middle_block: *resBlock, *transformer, *resBlock
+	mid0     *resBlock      // middle_block.0
+	midAttn  *transformer   // middle_block.1
+	mid2     *resBlock      // middle_block.2
 	up       []stage        // output_blocks.0..11
 	outNormW []float32      // (320) out.0
 	outNormB []float32      // (320)
@@ -58,11 +60,10 @@ type UNet struct {
 // the downsampling entries, nothing), then optionally a transformer, then
 // optionally a resampling convolution.
 type stage struct {
-	res   *resBlock
-	attn  *transformer
-	down  *conv.Conv   // Downsample: 3×3 stride 2 (input_blocks.N.0.op)
-	upcv  *conv.UpConv // Upsample: nearest ×2, then 3×3 (output_blocks.N.M.conv)
-	skipC int          // output_blocks: channels of the skip concatenated to the input
+	res  *resBlock
+	attn *transformer
+	down *conv.Conv   // Downsample: 3×3 stride 2 (input_blocks.N.0.op)
+	upcv *conv.UpConv // Upsample: nearest ×2, then 3×3 (output_blocks.N.M.conv)
 }
 
 // resBlock is ResBlock (Ho et al. 2020's residual block with a timestep
@@ -145,7 +146,7 @@ func New(src checkpoint.Source) (*UNet, error) {
 			n++
 		}
 	}
-	u.mid = [3]any{b.resBlock("middle_block.0.", ch, ch), b.transformer("middle_block.1.", ch), b.resBlock("middle_block.2.", ch, ch)}
+	u.mid0, u.midAttn, u.mid2 = b.resBlock("middle_block.0.", ch, ch), b.transformer("middle_block.1.", ch), b.resBlock("middle_block.2.", ch, ch)
 
 	// output_blocks: per level from the deepest, resBlocks+1 ResBlocks over
 	// [h, skip] [+ transformer], the last of each level but the top one
@@ -157,7 +158,7 @@ func New(src checkpoint.Source) (*UNet, error) {
 			p := fmt.Sprintf("output_blocks.%d.", n)
 			sk := skips[len(skips)-1]
 			skips = skips[:len(skips)-1]
-			s := stage{res: b.resBlock(p+"0.", ch+sk, out), skipC: sk}
+			s := stage{res: b.resBlock(p+"0.", ch+sk, out)}
 			ch = out
 			next := 1
 			if level < 3 {
@@ -276,12 +277,12 @@ func (u *UNet) forward(r *run, x []float32, h, w int, t float32, eps []float32) 
 	if err := r.check("middle_block"); err != nil {
 		return err
 	}
-	m, err := r.resBlock(u.mid[0].(*resBlock), hcur)
+	m, err := r.resBlock(u.mid0, hcur)
 	if err == nil {
-		m, err = r.transformer(u.mid[1].(*transformer), m, true)
+		m, err = r.transformer(u.midAttn, m, true)
 	}
 	if err == nil {
-		m, err = r.resBlockRelease(u.mid[2].(*resBlock), m)
+		m, err = r.resBlockRelease(u.mid2, m)
 	}
 	if err != nil {
 		return err
