@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"image/png"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,5 +91,40 @@ func TestImageJob(t *testing.T) {
 	}
 	if s := result.Settings; s.Seed != 3 || s.Sampler != "euler_a" || s.Width != 64 || len(s.ModelHash) != 10 {
 		t.Errorf("settings %+v", s)
+	}
+}
+
+// TestImageFile: a job's images are found from its id alone (so they are
+// served after a restart), and an id that is not one names nothing.
+func TestImageFile(t *testing.T) {
+	jobs := t.TempDir()
+	b := newBackend(t, Config{JobsDir: jobs})
+	dir := filepath.Join(jobs, "jabc123")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"image.png", "image-2.png"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("png"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		job  string
+		n    int
+		want string
+	}{
+		{"jabc123", 0, filepath.Join(dir, "image.png")},
+		{"jabc123", 1, filepath.Join(dir, "image-2.png")},
+		{"jabc123", 2, ""},
+		{"jother", 0, ""},
+		{"../jabc123", 0, ""},
+		{"jabc123/..", 0, ""},
+		{"", 0, ""},
+		{"jabc123", -1, ""},
+	} {
+		got, err := b.ImageFile(tc.job, tc.n)
+		if got != tc.want || (tc.want == "") != errors.Is(err, server.ErrJobNotFound) {
+			t.Errorf("ImageFile(%q, %d) = %q, %v; want %q", tc.job, tc.n, got, err, tc.want)
+		}
 	}
 }
