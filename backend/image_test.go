@@ -3,6 +3,7 @@ package backend
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"image/png"
@@ -13,8 +14,10 @@ import (
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/api"
+	engimage "github.com/glassbox-ai/glassbox/engine/image"
 	"github.com/glassbox-ai/glassbox/internal/sdtest"
 	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/server"
 )
 
@@ -126,5 +129,62 @@ func TestImageFile(t *testing.T) {
 		if got != tc.want || (tc.want == "") != errors.Is(err, server.ErrJobNotFound) {
 			t.Errorf("ImageFile(%q, %d) = %q, %v; want %q", tc.job, tc.n, got, err, tc.want)
 		}
+	}
+}
+
+// TestImageResidency: an image job's planned memory is leased from the
+// residency the text models live in: an idle text model is evicted when
+// both would not fit the budget, and a budget smaller than the image's
+// plan refuses the job in stage plan. (The lease only: no sampling.)
+func TestImageResidency(t *testing.T) {
+	ckpt := sdtest.SD15(t, "f16")
+	text := shared.Path(t, "models/stories260K.gguf")
+	settings := func(b *Backend) *engimage.Settings {
+		s, err := engimage.Resolve(imageRequest(&server.ImageRequest{Prompt: "x", Width: 64, Height: 64, Steps: 1, N: 1, Seed: 1}, ckpt, t.TempDir()), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// The sizes: the image's lease, the text model's residency.
+	probe := newBackend(t, Config{Models: []string{ckpt, text}})
+	lease, err := probe.reserveImage(context.Background(), "sd", "j1", settings(probe))
+	if err != nil || lease == nil {
+		t.Fatalf("reserve: %v", err)
+	}
+	imageBytes := probe.res.Used()
+	lease.Release()
+	if err := probe.Load(context.Background(), "stories260K", nil); err != nil {
+		t.Fatal(err)
+	}
+	textBytes := probe.res.Used()
+	if imageBytes < 1<<30 || textBytes <= 0 {
+		t.Fatalf("image lease %d bytes, text model %d", imageBytes, textBytes)
+	}
+
+	b := newBackend(t, Config{Models: []string{ckpt, text}, Budget: imageBytes + textBytes - 1})
+	if err := b.Load(context.Background(), "stories260K", nil); err != nil {
+		t.Fatal(err)
+	}
+	lease, err = b.reserveImage(context.Background(), "sd", "j2", settings(b))
+	if err != nil || lease == nil {
+		t.Fatalf("reserve beside an idle text model: %v", err)
+	}
+	running, _ := b.Running(context.Background())
+	if len(running) != 1 || !strings.HasPrefix(running[0].Name, "image sd (job j2)") {
+		t.Errorf("resident while the image job runs: %+v", running)
+	}
+	lease.Release()
+	if n := len(b.res.List()); n != 0 {
+		t.Errorf("%d models resident after the image job", n)
+	}
+
+	small := newBackend(t, Config{Models: []string{ckpt}, Budget: imageBytes - 1})
+	s := settings(small)
+	s.Budget = 0 // the engine's own plan would refuse first; this checks the residency's
+	if _, err := small.reserveImage(context.Background(), "sd", "j3", s); err == nil {
+		t.Error("a lease larger than the budget was granted")
+	} else if st, _ := pipeline.StageOf(err); st != pipeline.StagePlan {
+		t.Errorf("refused in %s: %v", st, err)
 	}
 }
