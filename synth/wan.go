@@ -162,12 +162,60 @@ func UMT5Tensors(c UMT5Config) []WanTensor {
 	return append(ts, WanTensor{"norm.weight", []int{c.Dim}})
 }
 
+// DiTConfig is the shape of Wan's text-to-video DiT (wan/modules/model.py:
+// WanModel with model_type 't2v', patch (1, 2, 2)).
+type DiTConfig struct {
+	InDim, OutDim, Dim, FFNDim, FreqDim, TextDim, NumHeads, NumLayers int
+}
+
+// DiTTiny is the tiny DiT of the Wan goldens (README §2).
+var DiTTiny = DiTConfig{InDim: 16, OutDim: 16, Dim: 128, FFNDim: 256, FreqDim: 256, TextDim: 64, NumHeads: 4, NumLayers: 2}
+
+// DiT1_3B is Wan 2.1 T2V-1.3B (wan/configs/wan_t2v_1_3B.py).
+var DiT1_3B = DiTConfig{InDim: 16, OutDim: 16, Dim: 1536, FFNDim: 8960, FreqDim: 256, TextDim: 4096, NumHeads: 12, NumLayers: 30}
+
+// DiTTensors is the DiT's state_dict in order, with Wan's names: a
+// module's own parameters (blocks.N.modulation) before its children's.
+func DiTTensors(c DiTConfig) []WanTensor {
+	d := c.Dim
+	lin := func(name string, out, in int) []WanTensor {
+		return []WanTensor{{name + ".weight", []int{out, in}}, {name + ".bias", []int{out}}}
+	}
+	ts := []WanTensor{{"patch_embedding.weight", []int{d, c.InDim, 1, 2, 2}}, {"patch_embedding.bias", []int{d}}}
+	ts = append(ts, lin("text_embedding.0", d, c.TextDim)...)
+	ts = append(ts, lin("text_embedding.2", d, d)...)
+	ts = append(ts, lin("time_embedding.0", d, c.FreqDim)...)
+	ts = append(ts, lin("time_embedding.2", d, d)...)
+	ts = append(ts, lin("time_projection.1", 6*d, d)...)
+	for l := range c.NumLayers {
+		p := "blocks." + strconv.Itoa(l) + "."
+		ts = append(ts, WanTensor{p + "modulation", []int{1, 6, d}})
+		for _, attn := range []string{"self_attn", "cross_attn"} {
+			for _, m := range []string{"q", "k", "v", "o"} {
+				ts = append(ts, lin(p+attn+"."+m, d, d)...)
+			}
+			ts = append(ts, WanTensor{p + attn + ".norm_q.weight", []int{d}}, WanTensor{p + attn + ".norm_k.weight", []int{d}})
+			if attn == "self_attn" {
+				ts = append(ts, WanTensor{p + "norm3.weight", []int{d}}, WanTensor{p + "norm3.bias", []int{d}})
+			}
+		}
+		ts = append(ts, lin(p+"ffn.0", c.FFNDim, d)...)
+		ts = append(ts, lin(p+"ffn.2", d, c.FFNDim)...)
+	}
+	ts = append(ts, WanTensor{"head.modulation", []int{1, 2, d}})
+	return append(ts, lin("head.head", 4*c.OutDim, d)...)
+}
+
 // WanKinds are the files WriteWan knows.
-func WanKinds() []string { return []string{"umt5-tiny"} }
+func WanKinds() []string { return []string{"dit-tiny", "dit-1.3b", "umt5-tiny"} }
 
 // wanLayout returns a kind's tensors.
 func wanLayout(kind string) ([]WanTensor, error) {
 	switch kind {
+	case "dit-tiny":
+		return DiTTensors(DiTTiny), nil
+	case "dit-1.3b":
+		return DiTTensors(DiT1_3B), nil
 	case "umt5-tiny":
 		return UMT5Tensors(UMT5Tiny), nil
 	}
@@ -198,8 +246,9 @@ func wanHeader(kind string, seed uint64, dt tensor.DType, ts []WanTensor) []byte
 	return append(out, js.Bytes()...)
 }
 
-// WriteWan writes the random-weight Wan file of kind ("umt5-tiny") with
-// seed in F32 or F16, byte for byte as the spec gives it.
+// WriteWan writes the random-weight Wan file of kind (WanKinds) with seed
+// in F32 or F16, byte for byte as the spec gives it. The data streams in
+// chunks: the 2.8 GB F16 1.3B file needs a few MiB of memory.
 func WriteWan(ctx context.Context, w io.Writer, kind string, seed uint64, dt tensor.DType) error {
 	if dt != tensor.F32 && dt != tensor.F16 {
 		return fmt.Errorf("synth: Wan files are F32 or F16, not %s", dt)
