@@ -168,3 +168,47 @@ func checkTensors(t *testing.T, file string, seed uint64, ts []WanTensor, dt ten
 	}
 	t.Logf("%s: %d tensors' names and shapes, %d tensors' data", file, len(ts), checked)
 }
+
+// TestCheckWanFile: the written file passes; a truncated one, another
+// seed or dtype, and a changed element near a tensor's end fail.
+func TestCheckWanFile(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/dit-tiny.safetensors"
+	if err := WriteWanFile(context.Background(), path, "dit-tiny", 1001, tensor.F32); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckWanFile(path, "dit-tiny", 1001, tensor.F32); err != nil {
+		t.Fatal(err)
+	}
+	if size, _ := WanSize("dit-1.3b", 3001, tensor.F16); size != 2838076536 {
+		t.Errorf("dit-1.3b F16: %d bytes, want 2,838,076,536", size)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := slices.Clone(good)
+	flipped[len(flipped)-3] ^= 1 // head.head.bias, its last element
+	for _, c := range []struct {
+		name string
+		data []byte
+		seed uint64
+		dt   tensor.DType
+		want string
+	}{
+		{"truncated", good[:len(good)-4], 1001, tensor.F32, "bytes"},
+		{"seed", good, 1002, tensor.F32, "header"},
+		{"dtype", good, 1001, tensor.F16, "bytes"},
+		{"element", flipped, 1001, tensor.F32, "head.head.bias: elements"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := dir + "/" + c.name
+			if err := os.WriteFile(p, c.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckWanFile(p, "dit-tiny", c.seed, c.dt); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one with %q", err, c.want)
+			}
+		})
+	}
+}
