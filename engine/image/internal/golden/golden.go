@@ -172,8 +172,8 @@ var nets struct {
 	load time.Duration // binding them
 }
 
-// MemoryNeeded is what a full case holds: about 5.5 GiB measured (the
-// mapped file, the packed F32 convolutions, the activations).
+// MemoryNeeded is what a full case holds, with room: 4.5–5.4 GiB measured
+// (the mapped file, the packed convolutions, the activations).
 const MemoryNeeded = 6 << 30
 
 // SHA256 is sd15-rand.safetensors' SHA-256 (README §2). sdtest checks a
