@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
@@ -187,8 +188,9 @@ func (b klBinder) mid(prefix string) klMidBlock {
 // checkpoint.SD1Components(...).VAE.Source. F32, F16 and BF16 weights are
 // widened to float32 (the VAE's 84M parameters take 335 MB). A missing or
 // mis-shaped tensor is a load-stage *checkpoint.Error naming it, the shape
-// found and the shape wanted; a tensor of the encoder or decoder that the
-// architecture does not have (another VAE's layout) is refused by name.
+// found and the shape wanted; a tensor under those names that the
+// architecture does not have (another VAE's layout) is refused by name,
+// others (a training checkpoint's loss.*) are ignored.
 func NewKL(src checkpoint.Source) (*KL, error) {
 	b := klBinder{checkpoint.NewBinder(src)}
 	k := &KL{}
@@ -233,7 +235,7 @@ func NewKL(src checkpoint.Source) (*KL, error) {
 	var extra []string
 	for _, n := range b.Unused() {
 		for _, p := range []string{"encoder.", "decoder.", "quant_conv.", "post_quant_conv."} {
-			if len(n) > len(p) && n[:len(p)] == p {
+			if strings.HasPrefix(n, p) {
 				extra = append(extra, n)
 			}
 		}

@@ -1,18 +1,23 @@
 package unet
 
 import (
+	"encoding/binary"
+	"unsafe"
+
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/tensor"
 )
 
 // binder binds the UNet's tensors by their CompVis names, counting bytes
 // and collecting the ResBlocks.
 type binder struct {
 	*checkpoint.Binder
-	path  string
-	bytes int64
-	res   []*resBlock
+	evicter checkpoint.Evicter // the source, if its data are a mapped file's
+	path    string
+	bytes   int64
+	res     []*resBlock
 }
 
 func (b *binder) fail(name string, err error) {
@@ -59,7 +64,7 @@ func (b *binder) linear(prefix string, out, in int, bias bool) (compute.Matrix, 
 // packed convolution with binary16 weights (F32 or BF16 files rounded to
 // nearest, as stable-diffusion.cpp stores every convolution kernel in F16).
 func (b *binder) conv(prefix string, cout, cin, k, stride int) *conv.Conv {
-	w := b.Float16(prefix+".weight", cout, cin, k, k)
+	t, w := b.halves(prefix+".weight", cout, cin, k, k)
 	bias := b.Float32(prefix+".bias", cout)
 	if w == nil || bias == nil {
 		return nil
@@ -69,22 +74,58 @@ func (b *binder) conv(prefix string, cout, cin, k, stride int) *conv.Conv {
 		b.fail(prefix+".weight", err)
 		return nil
 	}
+	b.evict(t)
 	b.bytes += c.Bytes()
 	return c
 }
 
-// upConv binds an Upsample's 3×3 convolution.
+// evict drops the file's pages of t, which a kernel now holds a copy of,
+// from the resident set (checkpoint.Evicter; without it they stay: the
+// process would hold the convolutions twice, 1 GB more).
+func (b *binder) evict(t *checkpoint.Tensor) {
+	if b.evicter != nil && t != nil {
+		b.evicter.Evict(t.Data)
+	}
+}
+
+// halves returns the tensor called name as binary16 values: F16 data
+// viewed in place (NewConvF16 copies it into its blocks, so a load makes
+// no second 1 GB of garbage), other types converted (checkpoint.Float16s).
+func (b *binder) halves(name string, shape ...int) (*checkpoint.Tensor, []uint16) {
+	t := b.Raw(name, shape...)
+	if t == nil {
+		return nil, nil
+	}
+	if n := t.Numel(); littleEndian && t.DType == tensor.F16 && len(t.Data) == 2*n && n > 0 && uintptr(unsafe.Pointer(&t.Data[0]))%2 == 0 {
+		return t, unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), n)
+	}
+	v, err := checkpoint.Float16s(t)
+	if err != nil {
+		b.fail(name, err)
+		return nil, nil
+	}
+	return t, v
+}
+
+// littleEndian reports whether the host's byte order is the files' (so a
+// file's F16 bytes are its uint16 values).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// upConv binds an Upsample's 3×3 convolution (folded into the upsampling,
+// its combined weights kept as binary16).
 func (b *binder) upConv(prefix string, cout, cin int) *conv.UpConv {
+	t := b.Raw(prefix+".weight", cout, cin, 3, 3)
 	w := b.Float32(prefix+".weight", cout, cin, 3, 3)
 	bias := b.Float32(prefix+".bias", cout)
 	if w == nil || bias == nil {
 		return nil
 	}
-	c, err := conv.NewUpConv(w, bias, cout, cin)
+	c, err := conv.NewUpConvF16(w, bias, cout, cin)
 	if err != nil {
 		b.fail(prefix+".weight", err)
 		return nil
 	}
+	b.evict(t)
 	b.bytes += c.Bytes()
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/kernel"
 )
 
 // The SD 1.x configuration (the CompVis v1-inference.yaml UNet): these are
@@ -41,7 +42,9 @@ type UNet struct {
 	timeOutB []float32      // (1280)
 	in       *conv.Conv     // input_blocks.0.0: 4→320, 3×3
 	down     []stage        // input_blocks.1..11
-	mid      [3]any         // middle_block: *resBlock, *transformer, *resBlock
+	mid0     *resBlock      // middle_block.0
+	midAttn  *transformer   // middle_block.1
+	mid2     *resBlock      // middle_block.2
 	up       []stage        // output_blocks.0..11
 	outNormW []float32      // (320) out.0
 	outNormB []float32      // (320)
@@ -57,11 +60,10 @@ type UNet struct {
 // the downsampling entries, nothing), then optionally a transformer, then
 // optionally a resampling convolution.
 type stage struct {
-	res   *resBlock
-	attn  *transformer
-	down  *conv.Conv   // Downsample: 3×3 stride 2 (input_blocks.N.0.op)
-	upcv  *conv.UpConv // Upsample: nearest ×2, then 3×3 (output_blocks.N.M.conv)
-	skipC int          // output_blocks: channels of the skip concatenated to the input
+	res  *resBlock
+	attn *transformer
+	down *conv.Conv   // Downsample: 3×3 stride 2 (input_blocks.N.0.op)
+	upcv *conv.UpConv // Upsample: nearest ×2, then 3×3 (output_blocks.N.M.conv)
 }
 
 // resBlock is ResBlock (Ho et al. 2020's residual block with a timestep
@@ -109,9 +111,12 @@ type transformer struct {
 // model.diffusion_model.* view (checkpoint.Components.UNet.Source), checking
 // every name and shape; the first problem is a load-stage error naming the
 // tensor, the shape found and the shape wanted. Linear weights alias src's
-// data in the file's type; convolution kernels are packed once.
+// data in the file's type; convolution kernels are packed once in F16, and
+// their pages of a mapped file are then dropped from the resident set
+// (checkpoint.Evicter).
 func New(src checkpoint.Source) (*UNet, error) {
 	b := &binder{Binder: checkpoint.NewBinder(src), path: src.Path()}
+	b.evicter, _ = src.(checkpoint.Evicter)
 	u := &UNet{}
 	u.timeIn, u.timeInB = b.linear("time_embed.0", timeDim, modelChannels, true)
 	u.timeOut, u.timeOutB = b.linear("time_embed.2", timeDim, timeDim, true)
@@ -141,7 +146,7 @@ func New(src checkpoint.Source) (*UNet, error) {
 			n++
 		}
 	}
-	u.mid = [3]any{b.resBlock("middle_block.0.", ch, ch), b.transformer("middle_block.1.", ch), b.resBlock("middle_block.2.", ch, ch)}
+	u.mid0, u.midAttn, u.mid2 = b.resBlock("middle_block.0.", ch, ch), b.transformer("middle_block.1.", ch), b.resBlock("middle_block.2.", ch, ch)
 
 	// output_blocks: per level from the deepest, resBlocks+1 ResBlocks over
 	// [h, skip] [+ transformer], the last of each level but the top one
@@ -153,7 +158,7 @@ func New(src checkpoint.Source) (*UNet, error) {
 			p := fmt.Sprintf("output_blocks.%d.", n)
 			sk := skips[len(skips)-1]
 			skips = skips[:len(skips)-1]
-			s := stage{res: b.resBlock(p+"0.", ch+sk, out), skipC: sk}
+			s := stage{res: b.resBlock(p+"0.", ch+sk, out)}
 			ch = out
 			next := 1
 			if level < 3 {
@@ -272,12 +277,12 @@ func (u *UNet) forward(r *run, x []float32, h, w int, t float32, eps []float32) 
 	if err := r.check("middle_block"); err != nil {
 		return err
 	}
-	m, err := r.resBlock(u.mid[0].(*resBlock), hcur)
+	m, err := r.resBlock(u.mid0, hcur)
 	if err == nil {
-		m, err = r.transformer(u.mid[1].(*transformer), m, true)
+		m, err = r.transformer(u.midAttn, m, true)
 	}
 	if err == nil {
-		m, err = r.resBlockRelease(u.mid[2].(*resBlock), m)
+		m, err = r.resBlockRelease(u.mid2, m)
 	}
 	if err != nil {
 		return err
@@ -543,14 +548,24 @@ func layerNorm(p *compute.Pool, out, x, w, b []float32, dim int) {
 
 // geglu writes out[i] = ff[i][:d] · GELU(ff[i][d:]) per row (GEGLU: the
 // projection's first half is the value, the second the gate, as CompVis's
-// x, gate = proj(x).chunk(2, dim=-1)).
+// x, gate = proj(x).chunk(2, dim=-1)). GELU is the tanh form ggml uses,
+// 0.5·g·(1 + tanh(u)) with u = √(2/π)·(g + 0.044715·g³), computed as
+// g / (1 + e^(−2u)) (the same function: 0.5·(1 + tanh u) = σ(2u)) with
+// kernel's vectorised float32 exponential; e^(−2u) overflowing to +Inf
+// for g ≪ 0 gives the limit −0.
 func geglu(p *compute.Pool, out, ff []float32, d int) {
+	const c = 0.7978845608028654 // √(2/π)
 	p.For(len(out)/d, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := out[i*d : (i+1)*d]
-			copy(o, ff[i*2*d+d:(i+1)*2*d])
-			compute.GELU(o)
-			compute.Mul(o, o, ff[i*2*d:i*2*d+d])
+			value, gate := ff[i*2*d:i*2*d+d], ff[i*2*d+d:(i+1)*2*d]
+			for j, g := range gate {
+				o[j] = -2 * c * (g + 0.044715*g*g*g)
+			}
+			kernel.ExpShift(o, 0)
+			for j, g := range gate {
+				o[j] = value[j] * (g / (1 + o[j]))
+			}
 		}
 	})
 }

@@ -1,7 +1,7 @@
-// Package eulera runs the golden case t2i_euler_a: Euler ancestral, whose noise is Philox calls 1..3 of the seed,
-// end to end against stable-diffusion.cpp's outputs (see package golden).
-// One case a package: a case is minutes on a loaded 2-core machine, and
-// each package's tests must fit go test's 10-minute timeout. -short skips it.
+// Package eulera runs the golden case t2i_euler_a: Euler ancestral, whose noise is Philox calls
+// 1..3 of the seed, end to end against stable-diffusion.cpp's outputs (see package golden). One
+// case a package: a case is minutes on a loaded 2-core machine, and each package's tests must fit
+// go test's 10-minute timeout. -short skips it.
 package eulera
 
 import (

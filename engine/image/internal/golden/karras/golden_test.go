@@ -1,7 +1,7 @@
-// Package karras runs the golden case t2i_dpmpp2m_karras: DPM++(2M) on Karras σ (fractional timesteps, the multistep history),
-// end to end against stable-diffusion.cpp's outputs (see package golden).
-// One case a package: a case is minutes on a loaded 2-core machine, and
-// each package's tests must fit go test's 10-minute timeout. -short skips it.
+// Package karras runs the golden case t2i_dpmpp2m_karras: DPM++(2M) on Karras σ (fractional
+// timesteps, the multistep history), end to end against stable-diffusion.cpp's outputs (see
+// package golden). One case a package: a case is minutes on a loaded 2-core machine, and each
+// package's tests must fit go test's 10-minute timeout. -short skips it.
 package karras
 
 import (

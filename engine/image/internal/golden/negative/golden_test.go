@@ -1,7 +1,7 @@
-// Package negative runs the golden case t2i_negative: a negative prompt as the unconditional context,
-// end to end against stable-diffusion.cpp's outputs (see package golden).
-// One case a package: a case is minutes on a loaded 2-core machine, and
-// each package's tests must fit go test's 10-minute timeout. -short skips it.
+// Package negative runs the golden case t2i_negative: a negative prompt as the unconditional
+// context, end to end against stable-diffusion.cpp's outputs (see package golden). One case a
+// package: a case is minutes on a loaded 2-core machine, and each package's tests must fit go
+// test's 10-minute timeout. -short skips it.
 package negative
 
 import (
