@@ -26,6 +26,7 @@ import (
 // family sd1, a text model's name is refused, the job streams a preview
 // and its PNG is served from the job's folder with its infotext.
 func TestImageJob(t *testing.T) {
+	sdtest.SkipGeneric(t, "a served image job")
 	sdtest.NeedMemory(t, 5<<30)
 	ckpt := sdtest.SD15(t, "f16")
 	jobs := t.TempDir()
