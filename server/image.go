@@ -69,6 +69,9 @@ type ImageRequest struct {
 	// CheckImage and journaled with the job, so that tools that read the
 	// journal (glassbox decode JOB) can redo a stage of it.
 	Engine json.RawMessage `json:"engine,omitempty"`
+	// ComfyUI is the graph a ComfyUI prompt came with (comfyui.go), kept
+	// for its /history and /queue.
+	ComfyUI json.RawMessage `json:"comfyui,omitempty"`
 }
 
 // ImageResult is what an image job made.
