@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/api"
 )
@@ -25,9 +28,9 @@ import (
 // ComfyUI's node_errors: a node glassbox lacks names its class, a wrong
 // input names the node and the input. The prompt is an image job that
 // belongs to the server (it outlives the request), and unlike ComfyUI's the
-// queue and history are the journal's: they survive a restart. Not yet:
-// the /ws progress socket, img2img nodes (LoadImage, VAEEncode),
-// KSamplerAdvanced and /upload/image.
+// queue and history are the journal's: they survive a restart. GET /ws is
+// the progress socket (ws.go). Not yet: img2img nodes (LoadImage,
+// VAEEncode), KSamplerAdvanced and /upload/image.
 
 // comfyNodes are the node classes glassbox runs, with their inputs.
 var comfyNodes = map[string][]string{
@@ -238,6 +241,7 @@ func (s *Server) comfyPrompt(w http.ResponseWriter, r *http.Request) {
 		writeNativeError(w, e)
 		return
 	}
+	s.comfyHub.notify(body.ClientID, g.job.ID)
 	writeJSON(w, http.StatusOK, map[string]any{"prompt_id": g.job.ID, "number": s.comfyNumber(g.job), "node_errors": map[string]any{}})
 }
 
@@ -427,4 +431,188 @@ func (s *Server) comfySystemStats(w http.ResponseWriter, r *http.Request) {
 		"devices": []map[string]any{{"name": "cpu", "type": "cpu", "index": 0, "vram_total": 0, "vram_free": 0,
 			"torch_vram_total": 0, "torch_vram_free": 0}},
 	})
+}
+
+// comfyHub hands each ComfyUI prompt to the /ws connections of its
+// client_id.
+type comfyHub struct {
+	mu   sync.Mutex
+	subs map[string][]chan string
+}
+
+func (h *comfyHub) subscribe(client string) (chan string, func()) {
+	ch := make(chan string, 64)
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[string][]chan string{}
+	}
+	h.subs[client] = append(h.subs[client], ch)
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		h.subs[client] = slices.DeleteFunc(h.subs[client], func(c chan string) bool { return c == ch })
+		if len(h.subs[client]) == 0 {
+			delete(h.subs, client)
+		}
+		h.mu.Unlock()
+	}
+}
+
+func (h *comfyHub) notify(client, prompt string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ch := range h.subs[client] {
+		select {
+		case ch <- prompt:
+		default: // a connection 64 prompts behind misses one: never block a POST
+		}
+	}
+}
+
+// comfyWS is GET /ws?clientId=…: ComfyUI's progress socket. It sends
+// status on connect, then for each prompt of that client execution_start,
+// executing (per node, as the job's stages map to them), progress (the
+// sampling steps), the step previews as binary frames (type 1, format 2:
+// PNG, at most one per 250 ms), executed with the images, execution_success
+// and executing with node null — or execution_error / execution_interrupted.
+func (s *Server) comfyWS(w http.ResponseWriter, r *http.Request) {
+	client := r.URL.Query().Get("clientId")
+	ws, err := wsUpgrade(w, r, s.cfg.WriteTimeout)
+	if err != nil {
+		writeNativeError(w, badRequest("bad_handshake", "", "%v", err))
+		return
+	}
+	defer ws.Close()
+	ctx, cancel := context.WithCancel(s.base)
+	defer cancel()
+	st, err := s.addStream(cancel)
+	if err != nil {
+		return
+	}
+	defer s.removeStream(st)
+	prompts, unsub := s.comfyHub.subscribe(client)
+	defer unsub()
+	msg := func(typ string, data any) error {
+		b, _ := json.Marshal(map[string]any{"type": typ, "data": data}) // plain data
+		return ws.send(wsText, b)
+	}
+	queued := func() int {
+		q := 0
+		if jobs, err := s.cfg.Jobs.List(ctx, "", 1000); err == nil {
+			for _, j := range jobs {
+				if _, ok := comfyJob(j); ok && !api.Terminal(j.State) {
+					q++
+				}
+			}
+		}
+		return q
+	}
+	status := func() error {
+		return msg("status", map[string]any{"status": map[string]any{"exec_info": map[string]int{"queue_remaining": queued()}}, "sid": client})
+	}
+	if status() != nil {
+		return
+	}
+	for {
+		select {
+		case <-ws.closed:
+			return
+		case <-ctx.Done():
+			return
+		case id := <-prompts:
+			if s.comfyFollow(ctx, ws, id, msg) != nil {
+				return
+			}
+			if status() != nil {
+				return
+			}
+		}
+	}
+}
+
+// comfyFollow sends one prompt's execution over ws.
+func (s *Server) comfyFollow(ctx context.Context, ws *wsConn, id string, msg func(string, any) error) error {
+	j, err := s.cfg.Jobs.Get(ctx, id)
+	if err != nil {
+		return nil
+	}
+	p, ok := comfyJob(j)
+	if !ok {
+		return nil
+	}
+	nodeOf := map[string]string{}
+	for nid, n := range p.Graph {
+		stage := map[string]string{"CheckpointLoaderSimple": "load", "CLIPTextEncode": "encode", "KSampler": "generate", "VAEDecode": "decode"}[n.ClassType]
+		if stage != "" && (nodeOf[stage] == "" || nid < nodeOf[stage]) {
+			nodeOf[stage] = nid
+		}
+	}
+	nodeOf["deliver"] = p.Output
+	events, err := s.cfg.Jobs.Events(ctx, id, 0)
+	if err != nil {
+		return nil
+	}
+	var previews previewLimiter
+	started := false
+	now := func() int64 { return time.Now().UnixMilli() }
+	for ev := range events {
+		var err error
+		switch ev.Type {
+		case api.TypeStageStart:
+			if !started && ev.Stage != "queued" {
+				started = true
+				if err = msg("execution_start", map[string]any{"prompt_id": id, "timestamp": now()}); err == nil {
+					err = msg("execution_cached", map[string]any{"nodes": []string{}, "prompt_id": id, "timestamp": now()})
+				}
+			}
+			if n := nodeOf[ev.Stage]; n != "" && err == nil {
+				err = msg("executing", map[string]any{"node": n, "display_node": n, "prompt_id": id})
+			}
+		case api.TypeProgress:
+			if ev.Stage == "generate" && ev.Progress != nil {
+				err = msg("progress", map[string]any{"value": ev.Progress.Done, "max": ev.Progress.Total, "prompt_id": id, "node": nodeOf["generate"]})
+			}
+		case api.TypePreview:
+			if ev.Preview != nil && !previews.skip(&ev, time.Now()) {
+				frame := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 1), 2) // PREVIEW_IMAGE, PNG
+				err = ws.send(wsBinary, append(frame, ev.Preview.PNG...))
+			}
+		case api.TypeResult:
+			var res ImageResult
+			json.Unmarshal(ev.Result, &res)
+			var images []map[string]string
+			for _, im := range res.Images {
+				images = append(images, map[string]string{"filename": comfyFilename(id, im.Index), "subfolder": "", "type": "output"})
+			}
+			if err = msg("executed", map[string]any{"node": p.Output, "display_node": p.Output, "output": map[string]any{"images": images}, "prompt_id": id}); err == nil {
+				if err = msg("execution_success", map[string]any{"prompt_id": id, "timestamp": now()}); err == nil {
+					err = msg("executing", map[string]any{"node": nil, "prompt_id": id})
+				}
+			}
+		case api.TypeError:
+			node := nodeOf[ev.Stage]
+			if ev.Error != nil && nodeOf[ev.Error.Stage] != "" {
+				node = nodeOf[ev.Error.Stage]
+			}
+			if node == "" {
+				node = nodeOf["load"]
+			}
+			class := p.Graph[node].ClassType
+			if ev.Error != nil && strings.Contains(ev.Error.Message, "cancel") {
+				err = msg("execution_interrupted", map[string]any{"prompt_id": id, "node_id": node, "node_type": class, "executed": []string{}, "timestamp": now()})
+			} else {
+				m := "failed"
+				if ev.Error != nil {
+					m = ev.Error.Message
+				}
+				err = msg("execution_error", map[string]any{"prompt_id": id, "node_id": node, "node_type": class, "executed": []string{},
+					"exception_message": m, "exception_type": "glassbox." + ev.Stage, "traceback": []string{}, "current_inputs": map[string]any{},
+					"current_outputs": map[string]any{}, "timestamp": now()})
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,11 +1,18 @@
 package server
 
 import (
+	"bufio"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // comfyDefault is ComfyUI's default txt2img workflow in its API format,
@@ -116,5 +123,121 @@ func TestComfyUIRefused(t *testing.T) {
 	}
 	if len(f.reqs) != 0 {
 		t.Errorf("%d jobs ran", len(f.reqs))
+	}
+}
+
+// wsClient is the least of a WebSocket client (RFC 6455) for the test:
+// the handshake, then the server's frames.
+type wsClient struct {
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func dialWS(t *testing.T, url, path string) *wsClient {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	key := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef"))
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
+		path, strings.TrimPrefix(url, "http://"), key)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha1.Sum([]byte(key + wsGUID))
+	if resp.StatusCode != 101 || resp.Header.Get("Sec-WebSocket-Accept") != base64.StdEncoding.EncodeToString(sum[:]) {
+		t.Fatalf("handshake: %d %v", resp.StatusCode, resp.Header)
+	}
+	return &wsClient{c: c, br: br}
+}
+
+// next reads one frame: its opcode and payload.
+func (w *wsClient) next(t *testing.T) (byte, []byte) {
+	t.Helper()
+	w.c.SetReadDeadline(time.Now().Add(patience))
+	var h [2]byte
+	if _, err := io.ReadFull(w.br, h[:]); err != nil {
+		t.Fatal(err)
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var b [2]byte
+		io.ReadFull(w.br, b[:])
+		n = uint64(binary.BigEndian.Uint16(b[:]))
+	case 127:
+		var b [8]byte
+		io.ReadFull(w.br, b[:])
+		n = binary.BigEndian.Uint64(b[:])
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(w.br, p); err != nil {
+		t.Fatal(err)
+	}
+	return h[0] & 0x0f, p
+}
+
+// TestComfyUIWebSocket: /ws?clientId= follows that client's prompt as
+// ComfyUI's socket does, to executing with node null, previews as binary
+// frames.
+func TestComfyUIWebSocket(t *testing.T) {
+	f := newImageFake(t)
+	ts := startImages(t, f)
+	ws := dialWS(t, ts.url, "/ws?clientId=c1")
+	type message struct {
+		Type string         `json:"type"`
+		Data map[string]any `json:"data"`
+	}
+	read := func() (message, []byte) {
+		op, p := ws.next(t)
+		if op == wsBinary {
+			return message{Type: "binary"}, p
+		}
+		var m message
+		if err := json.Unmarshal(p, &m); err != nil {
+			t.Fatalf("frame %q: %v", p, err)
+		}
+		return m, nil
+	}
+	if m, _ := read(); m.Type != "status" || m.Data["sid"] != "c1" {
+		t.Fatalf("first message %+v", m)
+	}
+	var created struct {
+		PromptID string `json:"prompt_id"`
+	}
+	decode(t, ts.do("POST", "/prompt", map[string]any{"prompt": comfyDefault("sd", "euler"), "client_id": "c1"}), 200, &created)
+	var types []string
+	var previews int
+	for {
+		m, bin := read()
+		if bin != nil {
+			previews++
+			if binary.BigEndian.Uint32(bin) != 1 || binary.BigEndian.Uint32(bin[4:]) != 2 {
+				t.Errorf("preview frame header % x", bin[:8])
+			}
+			pngSize(t, bin[8:])
+			continue
+		}
+		if m.Data["prompt_id"] != nil && m.Data["prompt_id"] != created.PromptID {
+			t.Errorf("message of another prompt: %+v", m)
+		}
+		types = append(types, m.Type)
+		if m.Type == "executing" && m.Data["node"] == nil {
+			break
+		}
+	}
+	want := "execution_start execution_cached executing progress progress progress executed execution_success executing"
+	if got := strings.Join(types, " "); got != want {
+		t.Errorf("messages %s\nwant     %s", got, want)
+	}
+	if previews < 1 {
+		t.Error("no preview frame")
+	}
+	if m, _ := read(); m.Type != "status" {
+		t.Errorf("after the prompt: %+v", m)
 	}
 }
