@@ -1,8 +1,13 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzImageFields: the image requests' parsers (size, base64 pictures,
@@ -24,5 +29,24 @@ func FuzzImageFields(f *testing.F) {
 			t.Errorf("a1111Sampler(%q): ok with no sampler", s)
 		}
 		checkImageFields([]byte(s))
+	})
+}
+
+// FuzzWSRead: the WebSocket reader takes any bytes from a client without
+// panicking or reading past a frame's bound, and ends when they end.
+func FuzzWSRead(f *testing.F) {
+	f.Add([]byte{0x89, 0x80, 1, 2, 3, 4})                // a masked empty ping
+	f.Add([]byte{0x88, 0x82, 0, 0, 0, 0, 0x03, 0xe8})    // a close, 1000
+	f.Add([]byte{0x81, 0xfe, 0xff, 0xff, 0, 0, 0, 0})    // a long text frame's header
+	f.Add([]byte{0x81, 0x05, 'h', 'e', 'l', 'l', 'o'})   // unmasked: refused
+	f.Add([]byte{0x82, 0xff, 0, 0, 0, 0, 0, 0, 0, 0xff}) // a 64-bit length
+	f.Fuzz(func(t *testing.T, b []byte) {
+		server, client := net.Pipe()
+		ws := &wsConn{c: server, br: bufio.NewReader(bytes.NewReader(b)), closed: make(chan struct{}), timeout: time.Second}
+		go io.Copy(io.Discard, client) // what the server answers
+		ws.read()
+		<-ws.closed
+		server.Close()
+		client.Close()
 	})
 }
