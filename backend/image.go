@@ -3,6 +3,7 @@ package backend
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	_ "image/jpeg" // init images may be JPEG
@@ -114,8 +115,21 @@ func (b *Backend) CheckImage(ctx context.Context, req *server.ImageRequest) erro
 		return err
 	}
 	req.Seed = engimage.ResolveSeed(req.Seed)
-	_, err = engimage.Resolve(imageRequest(req, path, b.jobsDir()), iw, ih)
-	return err
+	r := imageRequest(req, path, b.jobsDir())
+	if _, err := engimage.Resolve(r, iw, ih); err != nil {
+		return err
+	}
+	// The journal's copy: the output and the init image are named in the
+	// job's folder, which has no id yet (glassbox decode JOB puts them
+	// there).
+	r.Out = ""
+	if r.InitImage != "" {
+		r.InitImage = "init-image"
+	}
+	if req.Engine, err = json.Marshal(r); err != nil {
+		return pipeline.Wrap(pipeline.StagePlan, err, "")
+	}
+	return nil
 }
 
 // GenerateImage runs req as job.

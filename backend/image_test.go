@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image/png"
 	"net/http"
 	"os"
@@ -26,6 +27,7 @@ import (
 // family sd1, a text model's name is refused, the job streams a preview
 // and its PNG is served from the job's folder with its infotext.
 func TestImageJob(t *testing.T) {
+	sdtest.SkipGeneric(t, "a served image job")
 	sdtest.NeedMemory(t, 5<<30)
 	ckpt := sdtest.SD15(t, "f16")
 	jobs := t.TempDir()
@@ -186,5 +188,26 @@ func TestImageResidency(t *testing.T) {
 		t.Error("a lease larger than the budget was granted")
 	} else if st, _ := pipeline.StageOf(err); st != pipeline.StagePlan {
 		t.Errorf("refused in %s: %v", st, err)
+	}
+}
+
+// BenchmarkImagePreview is the cost a served image job pays each step for
+// its preview (engine/image.Preview: the latent projected to RGB and
+// encoded as a PNG), at the latent sizes of 64², 512² and 1024² images.
+func BenchmarkImagePreview(b *testing.B) {
+	for _, px := range []int{64, 512, 1024} {
+		side := px / 8
+		x := make([]float32, 4*side*side)
+		for i := range x {
+			x[i] = float32(i%17)/8 - 1
+		}
+		b.Run(fmt.Sprintf("%dpx", px), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := engimage.Preview(x, side, side); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

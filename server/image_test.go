@@ -298,6 +298,9 @@ func TestImageGuard(t *testing.T) {
 		{"POST", "/v1/images/edits", "--b--\r\n", map[string]string{"Origin": "https://evil.example", "Content-Type": "multipart/form-data; boundary=b"}},
 		{"GET", "/sdapi/v1/progress", "", evil},
 		{"GET", "/v1/jobs/j1/images/0", "", evil},
+		{"POST", "/prompt", `{"prompt":{}}`, evil},
+		{"POST", "/api/prompt", `{"prompt":{}}`, evil},
+		{"GET", "/view?filename=j1_00001_.png", "", evil},
 		{"POST", "/sdapi/v1/txt2img", `{"prompt":"x"}`, map[string]string{"Host": "rebind.example:7860"}},
 		// A page of this server's own may not post a form either.
 		{"POST", "/v1/images/edits", "--b--\r\n", map[string]string{"Origin": ts.url, "Content-Type": "multipart/form-data; boundary=b"}},
