@@ -378,7 +378,7 @@ func (m *DiT) forward(ctx context.Context, p *compute.Pool, out, x []float32, fr
 	shift, scale := make([]float32, d), make([]float32, d)
 	compute.Add(shift, m.headMod[:d], e)
 	compute.Add(scale, m.headMod[d:], e)
-	modulate(w.h, xs, shift, scale, d)
+	modulate(w.h, xs, shift, scale, w.onePlus)
 	po := 4 * c.OutDim
 	y := make([]float32, n*po)
 	m.head.apply(p, y, w.h, n)
@@ -399,15 +399,47 @@ func (m *DiT) forward(ctx context.Context, p *compute.Pool, out, x []float32, fr
 
 // work is one Forward's activations.
 type work struct {
-	h, q, k, v, att, y []float32 // (n, dim)
-	ffn                []float32 // (n, ffnDim)
+	h, q, k, v, att, y []float32    // (n, dim)
+	ffn                []float32    // (n, ffnDim)
+	mod                [6][]float32 // (dim) a block's modulation + e0
+	onePlus            []float32    // (dim) 1 + scale
 	attn               attnScratch
 }
 
 func newWork(c Config, n int) *work {
 	nd := n * c.Dim
-	return &work{h: make([]float32, nd), q: make([]float32, nd), k: make([]float32, nd), v: make([]float32, nd),
-		att: make([]float32, nd), y: make([]float32, nd), ffn: make([]float32, n*c.FFNDim)}
+	w := &work{h: make([]float32, nd), q: make([]float32, nd), k: make([]float32, nd), v: make([]float32, nd),
+		att: make([]float32, nd), y: make([]float32, nd), ffn: make([]float32, n*c.FFNDim), onePlus: make([]float32, c.Dim)}
+	for i := range w.mod {
+		w.mod[i] = make([]float32, c.Dim)
+	}
+	return w
+}
+
+// ActivationBytes returns the memory one Forward over a latent of
+// frames×height×width allocates (the output latent is the caller's): the
+// patches, the token stream, six (tokens, dim) work arrays and the FFN's,
+// the head's output, one head's packed keys and values and a query
+// block's scores for the self-attention (the larger of the two), the RoPE
+// tables and 64 KiB of small allocations. Attention never holds a
+// tokens × tokens matrix: its scores are queryBlock rows at a time.
+func (c Config) ActivationBytes(frames, height, width int) int64 {
+	n := int64(frames) * int64(height/2) * int64(width/2)
+	d, hd := int64(c.Dim), int64(c.HeadDim())
+	mp := (n + 15) / 16 * 16
+	floats := n*(4*int64(c.InDim)+7*d+int64(c.FFNDim)+4*int64(c.OutDim)) + 2*mp*hd + 2*queryBlock*hd + queryBlock*mp
+	pairs := hd / 2
+	rope := 2 * 8 * pairs * (int64(frames) + int64(height/2) + int64(width/2)) // float64 cos and sin, at most every pair per axis
+	return 4*floats + rope + 64<<10
+}
+
+// TextBytes returns the memory PrepareText keeps for a prompt of rows
+// context rows (and allocates, with its input and hidden rows): the text
+// embedding and every block's cross-attention keys and values over those
+// rows and the one padding row.
+func (c Config) TextBytes(rows int) int64 {
+	r := int64(min(rows+1, TextLen))
+	return 4*r*(int64(c.TextDim)+2*int64(c.Dim)+2*int64(c.NumLayers)*int64(c.Dim)+1) + 4<<10
 }
 
 // forward runs block l on the token stream xs (n, dim):
@@ -420,13 +452,12 @@ func newWork(c Config, n int) *work {
 func (B *block) forward(p *compute.Pool, w *work, xs, e0 []float32, rope *ropeTables, text *Text, l int, c Config) {
 	d := c.Dim
 	n := len(xs) / d
-	var mod [6][]float32
+	mod := &w.mod
 	for i := range mod {
-		mod[i] = make([]float32, d)
 		compute.Add(mod[i], B.mod[i*d:(i+1)*d], e0[i*d:(i+1)*d])
 	}
 
-	modulate(w.h, xs, mod[0], mod[1], d)
+	modulate(w.h, xs, mod[0], mod[1], w.onePlus)
 	B.q.apply(p, w.q, w.h, n)
 	B.k.apply(p, w.k, w.h, n)
 	B.v.apply(p, w.v, w.h, n)
@@ -447,7 +478,7 @@ func (B *block) forward(p *compute.Pool, w *work, xs, e0 []float32, rope *ropeTa
 	B.co.apply(p, w.y, w.att, n)
 	compute.Add(xs, xs, w.y)
 
-	modulate(w.h, xs, mod[3], mod[4], d)
+	modulate(w.h, xs, mod[3], mod[4], w.onePlus)
 	B.ffn0.apply(p, w.ffn, w.h, n)
 	compute.GELU(w.ffn)
 	B.ffn2.apply(p, w.y, w.ffn, n)
@@ -455,9 +486,10 @@ func (B *block) forward(p *compute.Pool, w *work, xs, e0 []float32, rope *ropeTa
 }
 
 // modulate sets each row of h to LN(x)·(1 + scale) + shift: WanLayerNorm
-// without affine, then the modulation, each operation rounded to float32.
-func modulate(h, x, shift, scale []float32, d int) {
-	onePlus := make([]float32, d)
+// without affine, then the modulation, each operation rounded to float32
+// (onePlus is scratch of the row's width).
+func modulate(h, x, shift, scale, onePlus []float32) {
+	d := len(onePlus)
 	for i, s := range scale {
 		onePlus[i] = 1 + s
 	}
