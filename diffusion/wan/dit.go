@@ -344,21 +344,9 @@ func (m *DiT) forward(ctx context.Context, p *compute.Pool, out, x []float32, fr
 	tap("time_embedding", e)
 	tap("time_projection", e0)
 
-	// Patch embedding: token (f, i, j) reads channel ch's pixels
-	// (2i+q, 2j+r) as column ch·4 + q·2 + r of the Conv3d's kernel.
-	pw := 4 * c.InDim
-	patches := make([]float32, n*pw)
-	for ch := range c.InDim {
-		for f := range frames {
-			for y := range height {
-				row := x[((ch*frames+f)*height+y)*width:][:width]
-				tok := (f*gh + y/2) * gw
-				for xx, v := range row {
-					patches[(tok+xx/2)*pw+ch*4+(y%2)*2+xx%2] = v
-				}
-			}
-		}
-	}
+	// Patch embedding: the Conv3d with kernel = stride = 1×2×2 is a linear
+	// layer over each token's 2×2 patch of every channel.
+	patches := patchify(x, c.InDim, frames, height, width)
 	xs := make([]float32, n*d)
 	m.patch.apply(p, xs, patches, n)
 	tap("patch_embedding", xs)
@@ -373,28 +361,56 @@ func (m *DiT) forward(ctx context.Context, p *compute.Pool, out, x []float32, fr
 		tap(fmt.Sprintf("block%d", l), xs)
 	}
 
-	// Head: modulated by e (not e0), then unpatchify: head output
-	// (q·2 + r)·OutDim + ch is channel ch of pixel (2i+q, 2j+r).
+	// Head: modulated by e (not e0), then unpatchify.
 	shift, scale := make([]float32, d), make([]float32, d)
 	compute.Add(shift, m.headMod[:d], e)
 	compute.Add(scale, m.headMod[d:], e)
 	modulate(w.h, xs, shift, scale, w.onePlus)
-	po := 4 * c.OutDim
-	y := make([]float32, n*po)
+	y := make([]float32, n*4*c.OutDim)
 	m.head.apply(p, y, w.h, n)
 	tap("head", y)
-	for ch := range c.OutDim {
+	unpatchify(out, y, c.OutDim, frames, height, width)
+	return nil
+}
+
+// patchify returns the (tokens, ch·4) patches of the latent x [ch][frames]
+// [height][width]: token (f, i, j), in (frame, row, column) order, holds
+// channel c's pixel (2i+q, 2j+r) at column c·4 + q·2 + r, the Conv3d
+// kernel's (c, 0, q, r).
+func patchify(x []float32, ch, frames, height, width int) []float32 {
+	gh, gw, pw := height/2, width/2, 4*ch
+	patches := make([]float32, frames*gh*gw*pw)
+	for c := range ch {
 		for f := range frames {
-			for yy := range height {
-				row := out[((ch*frames+f)*height+yy)*width:][:width]
-				tok := (f*gh + yy/2) * gw
-				for xx := range row {
-					row[xx] = y[(tok+xx/2)*po+((yy%2)*2+xx%2)*c.OutDim+ch]
+			for y := range height {
+				row := x[((c*frames+f)*height+y)*width:][:width]
+				tok := (f*gh + y/2) * gw
+				for xx, v := range row {
+					patches[(tok+xx/2)*pw+c*4+(y%2)*2+xx%2] = v
 				}
 			}
 		}
 	}
-	return nil
+	return patches
+}
+
+// unpatchify is WanModel.unpatchify: head output (tokens, 2·2·ch) →
+// latent out [ch][frames][height][width], channel c of pixel (2i+q, 2j+r)
+// being column (q·2 + r)·ch + c of token (f, i, j) (einsum
+// fhwpqrc→cfphqwr).
+func unpatchify(out, y []float32, ch, frames, height, width int) {
+	gh, gw, po := height/2, width/2, 4*ch
+	for c := range ch {
+		for f := range frames {
+			for yy := range height {
+				row := out[((c*frames+f)*height+yy)*width:][:width]
+				tok := (f*gh + yy/2) * gw
+				for xx := range row {
+					row[xx] = y[(tok+xx/2)*po+((yy%2)*2+xx%2)*ch+c]
+				}
+			}
+		}
+	}
 }
 
 // work is one Forward's activations.
