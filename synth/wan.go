@@ -175,6 +175,10 @@ var DiTTiny = DiTConfig{InDim: 16, OutDim: 16, Dim: 128, FFNDim: 256, FreqDim: 2
 // DiT1_3B is Wan 2.1 T2V-1.3B (wan/configs/wan_t2v_1_3B.py).
 var DiT1_3B = DiTConfig{InDim: 16, OutDim: 16, Dim: 1536, FFNDim: 8960, FreqDim: 256, TextDim: 4096, NumHeads: 12, NumLayers: 30}
 
+// DiT14B is Wan 2.1 T2V-14B (wan/configs/wan_t2v_14B.py); no golden file
+// uses it, its layout pins the loader.
+var DiT14B = DiTConfig{InDim: 16, OutDim: 16, Dim: 5120, FFNDim: 13824, FreqDim: 256, TextDim: 4096, NumHeads: 40, NumLayers: 40}
+
 // DiTTensors is the DiT's state_dict in order, with Wan's names: a
 // module's own parameters (blocks.N.modulation) before its children's.
 func DiTTensors(c DiTConfig) []WanTensor {
