@@ -162,14 +162,22 @@ func UMT5Tensors(c UMT5Config) []WanTensor {
 	return append(ts, WanTensor{"norm.weight", []int{c.Dim}})
 }
 
+// WanVAETensors is Wan 2.1's causal 3-D VAE (wan/modules/vae.py:
+// _video_vae: dim 96, z_dim 16, dim_mult [1, 2, 4, 4], 2 ResidualBlocks
+// per stage, no attention scales, temporal downsampling [False, True,
+// True]) in state_dict order: encoder, conv1, conv2, decoder.
+func WanVAETensors() []WanTensor { return wanVAELayout() }
+
 // WanKinds are the files WriteWan knows.
-func WanKinds() []string { return []string{"umt5-tiny"} }
+func WanKinds() []string { return []string{"umt5-tiny", "vae"} }
 
 // wanLayout returns a kind's tensors.
 func wanLayout(kind string) ([]WanTensor, error) {
 	switch kind {
 	case "umt5-tiny":
 		return UMT5Tensors(UMT5Tiny), nil
+	case "vae":
+		return WanVAETensors(), nil
 	}
 	return nil, fmt.Errorf("synth: Wan kind %q (have %s)", kind, strings.Join(WanKinds(), ", "))
 }
@@ -198,7 +206,7 @@ func wanHeader(kind string, seed uint64, dt tensor.DType, ts []WanTensor) []byte
 	return append(out, js.Bytes()...)
 }
 
-// WriteWan writes the random-weight Wan file of kind ("umt5-tiny") with
+// WriteWan writes the random-weight Wan file of kind (WanKinds) with
 // seed in F32 or F16, byte for byte as the spec gives it.
 func WriteWan(ctx context.Context, w io.Writer, kind string, seed uint64, dt tensor.DType) error {
 	if dt != tensor.F32 && dt != tensor.F16 {
