@@ -311,9 +311,6 @@ func (v *WanVAE) DecodeFrames(ctx context.Context, p *compute.Pool, z []float32,
 			err = v.run(st, 0, x)
 		}
 		if err != nil {
-			if ctx.Err() != nil && err == ctx.Err() {
-				return err
-			}
 			return pipeline.Wrap(pipeline.StageDecode, err, "")
 		}
 	}
@@ -507,4 +504,30 @@ func WanClamp(rgb []float32) {
 	for i, v := range rgb {
 		rgb[i] = min(max(v, -1), 1)
 	}
+}
+
+// WanDecodeBytes predicts the bytes DecodeFrames holds at its peak for a
+// latent of t frames of h×w (weights not included: WeightBytes). It does
+// not grow with t: each causal convolution keeps its last two input
+// frames (the feature cache) and frames run depth first, so besides the
+// cache a decode holds, at each resolution, one frame's working maps (a
+// causal convolution's new input, its output and the partial sum of the
+// taps, a ResidualBlock's shortcut), the second frame of each time
+// upsampling waiting for the first, the middle attention's packed keys,
+// values and block of scores, and the RGB frame being emitted. The arena
+// reuses maps by size, so the working maps of every resolution are
+// counted together.
+func WanDecodeBytes(t, h, w int) int64 {
+	mb := func(s, c int) int64 { return conv.MapBytes(h<<s, w<<s, c) }
+	// Feature cache: 2 frames of each causal convolution's input.
+	cache := 2 * (mb(0, WanLatentChannels) + 11*mb(0, wanMid) +
+		mb(1, 192) + 6*mb(1, wanMid) + 6*mb(2, 192) + 7*mb(3, 96))
+	np := h * w
+	attn := 2*mb(0, wanMid) + packedBytes(np, wanMid, 1) + packedBytes(wanMid, np, 1) +
+		4*int64(np)*wanMid + conv.MapBytes(scoreRows(h, w), w, np)
+	work := 2*mb(0, WanLatentChannels) + 5*mb(0, wanMid) + mb(0, 2*wanMid) +
+		2*mb(1, 192) + 5*mb(1, wanMid) + mb(1, 2*wanMid) +
+		5*mb(2, 192) + 5*mb(3, 96) + mb(3, 3)
+	rgb := 4 * 3 * int64(WanScale*h) * int64(WanScale*w)
+	return cache + attn + work + rgb
 }
