@@ -7,6 +7,7 @@
 //     taesd, variant "flux_2"), weights bound by name from the reference .pth
 //     checkpoints. Images [3][H][W] with RGB in [0, 1]; latents
 //     [32][H/8][W/8], unscaled.
+//
 //   - KL-f8 (kl.go), Stable Diffusion 1.x's AutoencoderKL (Rombach et al.
 //     2022), weights bound through package checkpoint from a checkpoint's VAE
 //     view. Images [3][H][W] with RGB in [-1, 1]; latents [4][H/8][W/8] in
