@@ -1,5 +1,5 @@
 // Package vae runs image autoencoders: the encoder turns an RGB image into
-// latents, the decoder turns latents back into an image. Two architectures
+// latents, the decoder turns latents back into an image. Three architectures
 // live here, each in one file:
 //
 //   - TAEF2 (taef2.go), the tiny autoencoder of the FLUX.2 latent space (32

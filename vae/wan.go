@@ -68,9 +68,17 @@ var (
 // per-decode state, so one WanVAE may decode several videos at once.
 type WanVAE struct {
 	conv2 *conv.Conv // 1×1×1 16→16
-	ops   []wanOp    // conv1 … head, in order
-	convs int        // causal convolutions with a history (cache slots)
-	wbyte int64
+	wanNet
+}
+
+// wanNet is a frame pipeline: its ops in order, the number of causal
+// convolutions with a history and of time resamplings (slots of a decode's
+// state), and the packed weights' bytes.
+type wanNet struct {
+	ops      []wanOp
+	convs    int
+	counters int
+	wbyte    int64
 }
 
 // causalConv is a CausalConv3d with kt time taps (1 or 3) and a square
@@ -92,7 +100,8 @@ type wanOp struct {
 	agam  []float32   // attention's RMS_norm
 	time  *causalConv // upsample3d
 	up    *conv.UpConv
-	tslot int // upsample3d: frames seen counter index
+	down  *conv.Conv // downsample2d/3d: ZeroPad2d(0, 1, 0, 1), stride-2 3×3
+	tslot int        // upsample3d, downsample3d: frames seen counter index
 }
 
 type wanOpKind uint8
@@ -104,6 +113,8 @@ const (
 	opUp2d
 	opUp3d
 	opHead
+	opDown2d
+	opDown3d
 )
 
 type wanRes struct {
@@ -114,7 +125,7 @@ type wanRes struct {
 
 type wanBinder struct {
 	*checkpoint.Binder
-	vae *WanVAE
+	vae *wanNet
 }
 
 func (b *wanBinder) conv2d(name string, w, bias []float32, cout, cin, k int) *conv.Conv {
@@ -201,7 +212,7 @@ func (b *wanBinder) attn(prefix string, c int) (*attnBlock, []float32) {
 // *checkpoint.Error naming it, the shape found and the shape wanted.
 func NewWanVAE(src checkpoint.Source) (*WanVAE, error) {
 	v := &WanVAE{}
-	b := &wanBinder{Binder: checkpoint.NewBinder(src), vae: v}
+	b := &wanBinder{Binder: checkpoint.NewBinder(src), vae: &v.wanNet}
 	if c2 := b.causal("conv2", WanLatentChannels, WanLatentChannels, 1, 1); c2 != nil {
 		v.conv2 = c2.taps[0]
 	}
@@ -210,7 +221,7 @@ func NewWanVAE(src checkpoint.Source) (*WanVAE, error) {
 	a, g := b.attn("decoder.middle.1", wanMid)
 	v.ops = append(v.ops, wanOp{kind: opAttn, name: "decoder.middle.1", attn: a, agam: g})
 	v.ops = append(v.ops, wanOp{kind: opRes, name: "decoder.middle.2", res: b.res("decoder.middle.2", wanMid, wanMid)})
-	i, cin, ups := 0, wanMid, 0
+	i, cin := 0, wanMid
 	for s, c := range []int{384, 384, 192, 96} {
 		if s > 0 {
 			cin /= 2
@@ -239,8 +250,8 @@ func NewWanVAE(src checkpoint.Source) (*WanVAE, error) {
 		if s < 2 {
 			op.kind = opUp3d
 			op.time = b.causal(p+".time_conv", 2*c, c, 3, 1)
-			op.tslot = ups
-			ups++
+			op.tslot = v.counters
+			v.counters++
 		}
 		v.ops = append(v.ops, op)
 		i++
@@ -266,9 +277,13 @@ type wanState struct {
 	n      *klNet
 	a      *conv.Arena
 	hist   [][]*conv.Map
-	seen   [2]int
+	seen   []int
 	frames int
-	emit   func(int, []float32) error
+	sink   func(x *conv.Map) error // takes the pipeline's output frame
+}
+
+func newWanState(n *klNet, net *wanNet) *wanState {
+	return &wanState{n: n, a: n.m.arena(), hist: make([][]*conv.Map, net.convs), seen: make([]int, net.counters)}
 }
 
 // DecodeFrames decodes the normalised latent z [16][t][h][w] (as the DiT
@@ -288,7 +303,15 @@ func (v *WanVAE) DecodeFrames(ctx context.Context, p *compute.Pool, z []float32,
 		return err
 	}
 	n := &klNet{ctx: ctx, r: runner(p), m: &klMeter{}, stage: pipeline.StageDecode, total: int64(WanFrames(t))}
-	st := &wanState{n: n, a: n.m.arena(), hist: make([][]*conv.Map, v.convs), emit: emit}
+	st := newWanState(n, &v.wanNet)
+	st.sink = func(x *conv.Map) error {
+		rgb := x.ToCHW()
+		st.a.Release(x)
+		f := st.frames
+		st.frames++
+		st.n.step()
+		return emit(f, rgb)
+	}
 	plane := h * w
 	frame := make([]float32, WanLatentChannels*plane)
 	for ti := range t {
@@ -321,8 +344,9 @@ func (v *WanVAE) DecodeFrames(ctx context.Context, p *compute.Pool, z []float32,
 	return nil
 }
 
-// run passes frame x through ops i.. and releases it.
-func (v *WanVAE) run(st *wanState, i int, x *conv.Map) error {
+// run passes frame x through ops i.. and hands the result to st.sink (a
+// downsample3d may keep a frame and end the pass).
+func (v *wanNet) run(st *wanState, i int, x *conv.Map) error {
 	var err error
 	for ; i < len(v.ops); i++ {
 		op := &v.ops[i]
@@ -366,6 +390,25 @@ func (v *WanVAE) run(st *wanState, i int, x *conv.Map) error {
 			if x, err = st.upconv(op.up, f1); err != nil {
 				return err
 			}
+		case opDown2d:
+			x, err = st.conv2d(op.down, x)
+		case opDown3d:
+			if x, err = st.conv2d(op.down, x); err != nil {
+				return err
+			}
+			k := st.seen[op.tslot]
+			st.seen[op.tslot]++
+			switch {
+			case k == 0: // kept, and the time_conv's first input
+				c := st.a.Map(x.H, x.W, x.C)
+				copy(c.Data, x.Data)
+				st.push(op.time, c)
+			case k%2 == 1: // only an input of the next output
+				st.push(op.time, x)
+				return nil
+			default: // time_conv over frames k-2, k-1, k (stride 2)
+				x, err = st.causal(op.time, x, nil)
+			}
 		case opHead:
 			tm := st.a.Map(x.H, x.W, x.C)
 			if err = st.rms(tm, x, op.gamma, true); err != nil {
@@ -379,12 +422,28 @@ func (v *WanVAE) run(st *wanState, i int, x *conv.Map) error {
 		}
 	}
 	st.n.m.sample()
-	rgb := x.ToCHW()
+	return st.sink(x)
+}
+
+// push adds x to c's history, dropping the oldest frame beyond kt-1.
+func (st *wanState) push(c *causalConv, x *conv.Map) {
+	h := st.hist[c.slot]
+	if len(h) == len(c.taps)-1 {
+		st.a.Release(h[0])
+		h = append(h[:0], h[1:]...)
+	}
+	st.hist[c.slot] = append(h, x)
+}
+
+// conv2d applies a 2-D convolution to frame x and releases it.
+func (st *wanState) conv2d(c *conv.Conv, x *conv.Map) (*conv.Map, error) {
+	if err := st.n.ctx.Err(); err != nil {
+		return nil, err
+	}
+	y := st.a.Map(c.OutSize(x.H), c.OutSize(x.W), c.Cout)
+	err := c.Apply(st.n.r, y, x, nil, false)
 	st.a.Release(x)
-	f := st.frames
-	st.frames++
-	st.n.step()
-	return st.emit(f, rgb)
+	return y, err
 }
 
 // causal applies c to frame x (plus skip, may be nil) and returns a new
@@ -418,11 +477,7 @@ func (st *wanState) causal(c *causalConv, x, skip *conv.Map) (*conv.Map, error) 
 		st.a.Release(out)
 		out = next
 	}
-	if len(h) == kt-1 {
-		st.a.Release(h[0])
-		h = append(h[:0], h[1:]...)
-	}
-	st.hist[c.slot] = append(h, x)
+	st.push(c, x)
 	return out, nil
 }
 

@@ -119,3 +119,22 @@ func TestWanDecodeGolden(t *testing.T) {
 	WanClamp(got)
 	wanCompare(t, "decode", got, wanGolden(t, "vae.decode.f32"), 3e-5, 1e-5)
 }
+
+// TestWanEncodeGolden encodes vae.decode [3,9,64,64] to the normalised mu
+// against vae.encode_mu [16,3,8,8] (README §3b; §4: max 2e-5, rel L2 1e-5).
+func TestWanEncodeGolden(t *testing.T) {
+	f, err := checkpoint.Open(wanVAEFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e, err := NewWanEncoder(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu, err := e.Encode(context.Background(), testPool, wanGolden(t, "vae.decode.f32"), 9, 64, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wanCompare(t, "encode_mu", mu, wanGolden(t, "vae.encode_mu.f32"), 2e-5, 1e-5)
+}
