@@ -15,14 +15,15 @@
 //     KLBytes, KLImage and KLSample do stable-diffusion.cpp's conversions
 //     around it (bytes out, bytes in, the img2img posterior draw).
 //
-//   - Wan 2.1's causal 3-D VAE (wan.go), the decoder of the Wan video
+//   - Wan 2.1's causal 3-D VAE (wan.go), the autoencoder of the Wan video
 //     models' latent space (16 channels, 4 frames and 8×8 pixels per
 //     latent value), weights bound through package checkpoint in the names
 //     of Wan2.1_VAE.pth / wan_2.1_vae.safetensors. DecodeFrames streams
 //     video frames RGB [3][8h][8w] in [-1, 1] (unclamped) to a callback,
 //     one latent frame after another, holding only each causal
 //     convolution's two previous input frames, so its memory
-//     (WanDecodeBytes) does not grow with the frame count.
+//     (WanDecodeBytes) does not grow with the frame count. WanEncoder
+//     (wan_encode.go) maps 1+4n frames to 1+n normalised latent frames.
 //
 // Data crosses this package in planar CHW float32.
 //

@@ -169,6 +169,50 @@ func TestWanBadInput(t *testing.T) {
 	}
 }
 
+func TestWanEncodeBadInput(t *testing.T) {
+	f, err := checkpoint.Open(wanVAEFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e, err := NewWanEncoder(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name       string
+		f, h, w, n int
+		want       string
+	}{
+		{"frames", 4, 16, 16, 3 * 4 * 16 * 16, "[3 4 16 16]"},
+		{"odd size", 1, 12, 16, 3 * 12 * 16, "multiples of 8"},
+		{"short", 5, 16, 16, 100, "100 values"},
+	} {
+		_, err := e.Encode(ctx, nil, make([]float32, c.n), c.f, c.h, c.w)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error saying %q", c.name, err, c.want)
+			continue
+		}
+		if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StageEncode {
+			t.Errorf("%s: stage %q, want encode", c.name, s)
+		}
+	}
+	if _, err := NewWanEncoder(override{Source: f, drop: "encoder.downsamples.5.time_conv.weight"}); !errors.Is(err, checkpoint.ErrMissing) ||
+		!strings.Contains(err.Error(), "encoder.downsamples.5.time_conv.weight") {
+		t.Errorf("missing time_conv: %v", err)
+	}
+	// Cancelled from the first frame's progress report: context.Canceled
+	// in stage encode before the second frame.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cctx = pipeline.WithTrace(cctx, &pipeline.Trace{Progress: func(pipeline.Stage, int64, int64) { cancel() }})
+	_, err = e.Encode(cctx, testPool, make([]float32, 3*5*16*16), 5, 16, 16)
+	if s, ok := pipeline.StageOf(err); !errors.Is(err, context.Canceled) || !ok || s != pipeline.StageEncode {
+		t.Errorf("cancelled encode: %v (stage %q)", err, s)
+	}
+}
+
 // TestWanCancel cancels a decode from its first frame: it stops before the
 // next convolution with context.Canceled, in stage decode, after 1 frame.
 func TestWanCancel(t *testing.T) {

@@ -120,6 +120,17 @@ func TestWanDecodeGolden(t *testing.T) {
 	wanCompare(t, "decode", got, wanGolden(t, "vae.decode.f32"), 3e-5, 1e-5)
 }
 
+// TestWanDecodeT2VTiny decodes the tiny text-to-video run's final latent
+// [16,5,8,8] (5 latent frames: every cache full) to its 17 frames, clamped,
+// against t2v_tiny.video with the VAE tolerances (README §4: decoding the
+// stored final latent alone).
+func TestWanDecodeT2VTiny(t *testing.T) {
+	v := wanModel(t)
+	got := wanDecodeAll(t, v, wanGolden(t, "t2v_tiny.final_latent.f32"), 5, 8, 8, nil)
+	WanClamp(got)
+	wanCompare(t, "t2v_tiny.video", got, wanGolden(t, "t2v_tiny.video.f32"), 3e-5, 1e-5)
+}
+
 // TestWanEncodeGolden encodes vae.decode [3,9,64,64] to the normalised mu
 // against vae.encode_mu [16,3,8,8] (README §3b; §4: max 2e-5, rel L2 1e-5).
 func TestWanEncodeGolden(t *testing.T) {
