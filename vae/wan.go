@@ -244,8 +244,10 @@ func NewWanVAE(src checkpoint.Source) (*WanVAE, error) {
 			if err != nil {
 				b.Fail(fmt.Errorf("load: %s: %w", p, err))
 			}
-			op.up = u
-			v.wbyte += 4 * int64(len(w)+len(bias)) * 16 / 9
+			if u != nil {
+				op.up = u
+				v.wbyte += u.Bytes()
+			}
 		}
 		if s < 2 {
 			op.kind = opUp3d
