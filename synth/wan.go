@@ -212,7 +212,13 @@ func DiTTensors(c DiTConfig) []WanTensor {
 }
 
 // WanKinds are the files WriteWan knows.
-func WanKinds() []string { return []string{"dit-tiny", "dit-1.3b", "umt5-tiny"} }
+func WanKinds() []string { return []string{"dit-tiny", "dit-1.3b", "umt5-tiny", "vae"} }
+
+// WanVAETensors is Wan 2.1's causal 3-D VAE (wan/modules/vae.py:
+// _video_vae: dim 96, z_dim 16, dim_mult [1, 2, 4, 4], 2 ResidualBlocks
+// per stage, no attention scales, temporal downsampling [False, True,
+// True]) in state_dict order: encoder, conv1, conv2, decoder.
+func WanVAETensors() []WanTensor { return wanVAELayout() }
 
 // wanLayout returns a kind's tensors.
 func wanLayout(kind string) ([]WanTensor, error) {
@@ -223,6 +229,8 @@ func wanLayout(kind string) ([]WanTensor, error) {
 		return DiTTensors(DiT1_3B), nil
 	case "umt5-tiny":
 		return UMT5Tensors(UMT5Tiny), nil
+	case "vae":
+		return WanVAETensors(), nil
 	}
 	return nil, fmt.Errorf("synth: Wan kind %q (have %s)", kind, strings.Join(WanKinds(), ", "))
 }
