@@ -28,6 +28,7 @@ const goldenMemory = 4 << 30
 // kernels) and shared by the tests, which run one after another.
 func openUNet(t testing.TB, variant string) *UNet {
 	t.Helper()
+	sdtest.SkipGeneric(t, "the sd15-rand UNet")
 	sdtest.NeedMemory(t, goldenMemory)
 	path := sdtest.SD15(t, variant)
 	loaded.Lock()
