@@ -62,6 +62,9 @@ type Config struct {
 	KeepAlive sched.KeepAlive
 	// Metrics, if set, is told which models are resident and how large.
 	Metrics *metrics.Metrics
+	// JobsDir is the folder image jobs keep their folders in (latents,
+	// PNGs); "": jobs in the glassbox home.
+	JobsDir string
 	// Logger gets the residency's events (loads, evictions, expiries).
 	Logger *slog.Logger
 	// ResolveDraft turns a draft's argument into a file path; nil: an
@@ -222,6 +225,9 @@ type served struct {
 }
 
 func (m *served) Close() {
+	if m.text == nil {
+		return // an image job's reservation (image.go)
+	}
 	if m.batch != nil {
 		m.batch.Close()
 	}

@@ -42,6 +42,9 @@ func (b *Backend) info(name, path string) (*server.ModelInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if isCheckpoint(path) {
+		return b.checkpointInfo(name, path, st)
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, err
@@ -79,6 +82,9 @@ func (b *Backend) Show(ctx context.Context, name string) (*server.ModelDetail, e
 	info, err := b.info(name, path)
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	if isCheckpoint(path) {
+		return &server.ModelDetail{ModelInfo: *info, Capabilities: []string{"image"}}, nil
 	}
 	f, err := gguf.Open(path)
 	if err != nil {

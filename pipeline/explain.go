@@ -37,7 +37,7 @@ type partRow struct {
 // time axis with its numbers, the warnings, and a verdict — where the time
 // went and what limited it, or for a failed or cancelled job the stage,
 // the cause and the hint. events is the job's log (all of it, in order).
-// The wording is documented in README.md ("Explaining a job").
+// The wording is documented in docs/JOBS.md (the verdict table).
 func Explain(w io.Writer, job api.Job, events []api.Event) error {
 	rows, order, warnings := collect(events)
 	total := time.Duration(job.DurationMS * float64(time.Millisecond))

@@ -56,6 +56,10 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	if e == nil {
 		e = decodeJSON(body, &req)
 	}
+	if e == nil && req.Kind == "image" {
+		s.createImageJob(w, r, body)
+		return
+	}
 	if e == nil {
 		e = checkJobFields(body)
 	}
@@ -75,7 +79,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	default:
-		writeNativeError(w, badRequest("invalid_request", "kind", "kind %q is not one of text, chat, embed, pull", req.Kind))
+		writeNativeError(w, badRequest("invalid_request", "kind", "kind %q is not one of text, chat, embed, image, pull", req.Kind))
 		return
 	}
 	if len(req.Input) > 0 {
@@ -282,6 +286,7 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
+	var previews previewLimiter
 	for {
 		select {
 		case ev, ok := <-events:
@@ -290,6 +295,9 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 					sw.sse("", "end", []byte(`{"job":"`+id+`"}`))
 				}
 				return
+			}
+			if previews.skip(&ev, time.Now()) {
+				continue
 			}
 			b, err := json.Marshal(ev)
 			if err != nil {

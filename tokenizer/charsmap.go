@@ -170,12 +170,17 @@ func (n *normalizer) normalize(s string) (string, error) {
 			if b.Len()+3*len(p) > limit {
 				return "", fmt.Errorf("%w: normalized text passes %d bytes (%d× the input)", ErrTooLong, limit, maxExpansion)
 			}
-			if n.escape {
-				b.WriteString(strings.ReplaceAll(p, " ", spaceSymbol))
-			} else {
-				b.WriteString(p)
-			}
 			prevSpace = strings.HasSuffix(p, " ")
+			for n.escape {
+				i := strings.IndexByte(p, ' ')
+				if i < 0 {
+					break
+				}
+				b.WriteString(p[:i])
+				b.WriteString(spaceSymbol)
+				p = p[i+1:]
+			}
+			b.WriteString(p)
 		}
 		s = s[l:]
 		if !n.removeSpace {

@@ -28,7 +28,11 @@
 // protobuf wire-format reader, protowire.go and spmodel.go), agreeing id for
 // id with sentencepiece 0.1.97's SentencePieceProcessor.encode
 // (../shared/vocab/ugm, testdata/ugm-random.json). A GGUF "t5" vocabulary
-// is encoded the same way, without byte fallback.
+// is encoded the same way, without byte fallback (llama.cpp's UGM has none).
+// Here the package follows sentencepiece rather than llama.cpp, whose UGM
+// tokenizer departs from it in corner cases (user-defined pieces scored 0,
+// a space before every word when merging whitespace, a NUL byte ending a
+// charsmap match).
 //
 // Special tokens (control, user-defined, unknown) are cut out of the text
 // before the model runs (special.go): user-defined tokens always, control

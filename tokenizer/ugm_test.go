@@ -450,3 +450,32 @@ func FuzzUGMEncode(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkUGMEncode: 64 KiB of prose through the unigram models.
+func BenchmarkUGMEncode(b *testing.B) {
+	text := benchText(64 << 10)
+	for _, name := range ugmModels {
+		b.Run(name, func(b *testing.B) {
+			tok := loadSP(b, name)
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := tok.Encode(text, true, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFromSentencePiece: loading a model file.
+func BenchmarkFromSentencePiece(b *testing.B) {
+	data := readSP(b, "ugm-bytefb.model")
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := FromSentencePiece(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

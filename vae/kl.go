@@ -3,7 +3,8 @@ package vae
 import (
 	"context"
 	"fmt"
-	"runtime"
+	"runtime/debug"
+	"strings"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
@@ -187,8 +188,9 @@ func (b klBinder) mid(prefix string) klMidBlock {
 // checkpoint.SD1Components(...).VAE.Source. F32, F16 and BF16 weights are
 // widened to float32 (the VAE's 84M parameters take 335 MB). A missing or
 // mis-shaped tensor is a load-stage *checkpoint.Error naming it, the shape
-// found and the shape wanted; a tensor of the encoder or decoder that the
-// architecture does not have (another VAE's layout) is refused by name.
+// found and the shape wanted; a tensor under those names that the
+// architecture does not have (another VAE's layout) is refused by name,
+// others (a training checkpoint's loss.*) are ignored.
 func NewKL(src checkpoint.Source) (*KL, error) {
 	b := klBinder{checkpoint.NewBinder(src)}
 	k := &KL{}
@@ -233,7 +235,7 @@ func NewKL(src checkpoint.Source) (*KL, error) {
 	var extra []string
 	for _, n := range b.Unused() {
 		for _, p := range []string{"encoder.", "decoder.", "quant_conv.", "post_quant_conv."} {
-			if len(n) > len(p) && n[:len(p)] == p {
+			if strings.HasPrefix(n, p) {
 				extra = append(extra, n)
 			}
 		}
@@ -310,12 +312,27 @@ type KLDecodeOptions struct {
 	// untiled. A DecodePlan from PlanKLDecode or ChooseKLTile carries it.
 	Tile int
 	// Overlap is the latent pixels adjacent tiles share; 0 means
-	// DefaultOverlap.
+	// KLDefaultOverlap.
 	Overlap int
 	// Peak, if not nil, receives the bytes the decode held at its peak
 	// (maps, packed attention keys and values, the output): what
 	// KLDecodeBytes predicts.
 	Peak *int64
+}
+
+// KLDefaultOverlap is the KL decoder's tile overlap in latent pixels (64
+// px). Its tiles are not exact whatever the overlap (their GroupNorms see
+// only the tile), so the overlap buys a smooth blend, not exactness (the
+// tiled part's convolutions alone see 6.25 latent pixels); a larger one
+// costs much more work (at 512² in tiles of 256 px: 9 tiles with 8, 25
+// with TAEF2's 24).
+const KLDefaultOverlap = 8
+
+func klOverlap(o int) int {
+	if o == 0 {
+		return KLDefaultOverlap
+	}
+	return o
 }
 
 // KLOptions returns the options that run plan p.
@@ -370,7 +387,7 @@ func (k *KL) Decode(ctx context.Context, p *compute.Pool, z []float32, h, w int,
 	if err := checkFinite(z, h, w); err != nil {
 		return nil, err
 	}
-	g, err := tiling(h, w, opts.Tile, opts.Overlap)
+	g, err := tiling(h, w, opts.Tile, klOverlap(opts.Overlap))
 	if err != nil {
 		return fail(err)
 	}
@@ -499,14 +516,23 @@ func (n *klNet) conv(a *conv.Arena, c *conv.Conv, x *conv.Map) (*conv.Map, error
 }
 
 // res runs a ResBlock on x and releases x. Buffers: t = SiLU(GN(x)) beside
-// x, conv1's output y, then the shortcut (if any) and conv2's output, which
-// takes t's place.
+// x, conv1's output y, then conv2's output in t's place. A block that
+// changes the width first takes the 1×1 shortcut of x, then normalises x
+// in place (x is not needed after that): one map of the input width less.
 func (n *klNet) res(a *conv.Arena, b *resBlock, x *conv.Map) (*conv.Map, error) {
 	if err := n.ctx.Err(); err != nil {
 		return nil, err
 	}
 	cout := b.conv1.Cout
-	t := a.Map(x.H, x.W, x.C)
+	skip, t := x, x
+	if b.short != nil {
+		skip = a.Map(x.H, x.W, cout)
+		if err := b.short.Apply(n.r, skip, x, nil, false); err != nil {
+			return nil, err
+		}
+	} else {
+		t = a.Map(x.H, x.W, x.C)
+	}
 	if err := groupNorm(n.r, t, x, b.norm1, true); err != nil {
 		return nil, err
 	}
@@ -518,15 +544,6 @@ func (n *klNet) res(a *conv.Arena, b *resBlock, x *conv.Map) (*conv.Map, error) 
 	}
 	if err := groupNorm(n.r, y, y, b.norm2, true); err != nil {
 		return nil, err
-	}
-	skip := x
-	if b.short != nil {
-		skip = a.Map(x.H, x.W, cout)
-		err := b.short.Apply(n.r, skip, x, nil, false)
-		a.Release(x)
-		if err != nil {
-			return nil, err
-		}
 	}
 	if err := n.ctx.Err(); err != nil {
 		return nil, err
@@ -584,9 +601,11 @@ func (m *klMeter) drop(a *conv.Arena) {
 }
 
 // endPhase samples and forgets a (nothing of it in use): its buffers go
-// back to the Go heap. A collection makes them reusable at once; without
-// it they would stay until the heap grows by its size again (GOGC), and
-// the next resolution's larger maps would come on top.
+// back to the system at once (debug.FreeOSMemory: a collection, then the
+// freed pages returned). Without it they would stay garbage until the heap
+// grows by its size again (GOGC), and even collected, the freed maps of one
+// resolution rarely make room for the next one's larger maps, so the pages
+// would stay resident beside them.
 func (m *klMeter) endPhase(a *conv.Arena) {
 	m.sample()
 	a.Reset()
@@ -596,7 +615,7 @@ func (m *klMeter) endPhase(a *conv.Arena) {
 			break
 		}
 	}
-	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 // release returns a map to whichever live arena handed it out: the tail's
@@ -626,6 +645,12 @@ func (m *klMeter) finish(y *conv.Map) []float32 {
 // statistics. Progress is reported to pipeline.TraceFrom(ctx) as stage
 // encode.
 func (k *KL) Encode(ctx context.Context, p *compute.Pool, rgb []float32, H, W int) (mean, logvar []float32, err error) {
+	return k.encodePeak(ctx, p, rgb, H, W, nil)
+}
+
+// encodePeak is Encode, storing the measured peak bytes (PlanKLEncode's
+// Total) in peak when it is not nil.
+func (k *KL) encodePeak(ctx context.Context, p *compute.Pool, rgb []float32, H, W int, peak *int64) (mean, logvar []float32, err error) {
 	if H < Scale || W < Scale || H%Scale != 0 || W%Scale != 0 || H > Scale<<14 || W > Scale<<14 || len(rgb) != 3*H*W {
 		return nil, nil, pipeline.Errorf(pipeline.StageEncode, "resize the image to multiples of 8", "image of %d values as [3 %d %d]: want 3·H·W values with H and W multiples of 8 from 8 to %d", len(rgb), H, W, Scale<<14)
 	}
@@ -633,6 +658,9 @@ func (k *KL) Encode(ctx context.Context, p *compute.Pool, rgb []float32, H, W in
 	mom, err := k.enc.encode(n, rgb, H, W)
 	if err != nil {
 		return nil, nil, pipeline.Wrap(pipeline.StageEncode, err, "")
+	}
+	if peak != nil {
+		*peak = n.m.peak
 	}
 	half := len(mom) / 2
 	return mom[:half:half], mom[half:], nil

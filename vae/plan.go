@@ -87,7 +87,12 @@ func PlanDecode(h, w, tile, overlap int) (DecodePlan, error) {
 // bytes: untiled when it fits, otherwise the largest tile (in steps of 8
 // latent pixels) that does. Overlap 0 means DefaultOverlap.
 func ChooseTile(h, w, overlap int, budget int64) (DecodePlan, error) {
-	p, err := PlanDecode(h, w, 0, overlap)
+	return chooseTile(h, w, overlap, budget, PlanDecode)
+}
+
+// chooseTile is ChooseTile over a decoder's plan function.
+func chooseTile(h, w, overlap int, budget int64, plan func(h, w, tile, overlap int) (DecodePlan, error)) (DecodePlan, error) {
+	p, err := plan(h, w, 0, overlap)
 	if err != nil || p.Total <= budget {
 		return p, err
 	}
@@ -95,7 +100,7 @@ func ChooseTile(h, w, overlap int, budget int64) (DecodePlan, error) {
 		overlap = DefaultOverlap
 	}
 	for t := (max(h, w) - 1) / 8 * 8; t > overlap; t -= 8 {
-		q, err := PlanDecode(h, w, t, overlap)
+		q, err := plan(h, w, t, overlap)
 		if err != nil {
 			return q, err
 		}
@@ -108,7 +113,7 @@ func ChooseTile(h, w, overlap int, budget int64) (DecodePlan, error) {
 		return p, pipeline.Errorf(pipeline.StagePlan, "raise --mem-budget if the memory is there", "decoding %dx%d px needs %.0f MiB, more than the budget of %.0f MiB, and the image is too small to tile with a %d px overlap",
 			Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(budget)/(1<<20), Scale*overlap).With("need_bytes", p.Total).With("budget_bytes", budget)
 	}
-	q, _ := PlanDecode(h, w, smallest, overlap)
+	q, _ := plan(h, w, smallest, overlap)
 	return p, pipeline.Errorf(pipeline.StagePlan, "a smaller --overlap allows smaller tiles", "decoding %dx%d px needs %.0f MiB untiled and %.0f MiB in the smallest tiles (%d px), more than the budget of %.0f MiB",
 		Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(q.Total)/(1<<20), Scale*smallest, float64(budget)/(1<<20)).With("need_bytes", q.Total).With("budget_bytes", budget)
 }

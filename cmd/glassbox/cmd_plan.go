@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -161,11 +162,12 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 		defer os.Remove(c.model)
 	}
 	if store.IsRef(c.model) {
-		u, err := store.ResolveRef(ctx, c.model, store.PullOptions{})
+		contact := announcer(env, "glassbox plan")
+		u, err := store.ResolveRef(ctx, c.model, store.PullOptions{Contact: contact})
 		if err != nil {
 			return fmt.Errorf("load: %w", err)
 		}
-		if c.model, err = fetchHeader(ctx, u); err != nil {
+		if c.model, err = fetchHeader(ctx, u, contact); err != nil {
 			return err
 		}
 		defer os.Remove(c.model)
@@ -233,9 +235,9 @@ func writeSynthetic(spec string) (string, error) {
 // (growing from 1 MiB until the header and tensor directory are in it) and
 // writes it into a sparse temporary file of the remote file's full size,
 // which gguf.Open reads like the real file. It returns the file's path.
-func fetchHeader(ctx context.Context, url string) (string, error) {
+func fetchHeader(ctx context.Context, url string, contact func(host string)) (string, error) {
 	for n := int64(1 << 20); ; n *= 4 {
-		prefix, total, err := fetchRange(ctx, url, n)
+		prefix, total, err := fetchRange(ctx, url, n, contact)
 		if err != nil {
 			return "", err
 		}
@@ -274,13 +276,21 @@ func fetchHeader(ctx context.Context, url string) (string, error) {
 
 // fetchRange returns the first n bytes of url and the size of the whole
 // file.
-func fetchRange(ctx context.Context, url string, n int64) ([]byte, int64, error) {
+func fetchRange(ctx context.Context, url string, n int64, contact func(host string)) ([]byte, int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("load: %w", err)
 	}
 	req.Header.Set("Range", fmt.Sprintf("bytes=0-%d", n-1))
-	resp, err := http.DefaultClient.Do(req)
+	client := &http.Client{CheckRedirect: func(r *http.Request, via []*http.Request) error {
+		if len(via) >= 10 { // net/http's own limit
+			return errors.New("stopped after 10 redirects")
+		}
+		contact(r.URL.Host)
+		return nil
+	}}
+	contact(req.URL.Host)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, 0, fmt.Errorf("load: %w", err)
 	}

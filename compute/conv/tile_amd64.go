@@ -4,6 +4,7 @@ package conv
 
 import (
 	"os"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -70,6 +71,19 @@ func wrap[W weight](mr, nr int, k asmTile[W]) tile[W] {
 	return tile[W]{mr: mr, fn: fn}
 }
 
+// shortBuf is short's scratch, pooled (a 2-pixel row is a whole conv's
+// worth of calls at a UNet's lowest level).
+type shortBuf struct{ tile, tail []float32 }
+
+var shortBufs = sync.Pool{New: func() any { return new(shortBuf) }}
+
+func growTo(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
 // short runs a whole-tile kernel fn on a row of m < mr pixels (the low
 // resolutions of a UNet: 4 or 2 pixels a row, where the generic twin was
 // 40 % of a 256² UNet call): the tile's mr pixels are computed into a
@@ -78,10 +92,14 @@ func wrap[W weight](mr, nr int, k asmTile[W]) tile[W] {
 // ReLU applied as the kernels apply them (after the bias).
 func short[W weight](mr, nr int, fn func(a []float32, aPix, aRow, kh, run int, b []W, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int),
 	a []float32, aPix, aRow, kh, run int, b []W, bias, out []float32, outPix int, skip []float32, skipPix int, relu bool, m int) {
-	var buf [12 * 64]float32
-	t := buf[:mr*nr]
+	sb := shortBufs.Get().(*shortBuf)
+	defer shortBufs.Put(sb)
+	sb.tile = growTo(sb.tile, mr*nr)
+	t := sb.tile
 	if need := (mr-1)*aPix + (kh-1)*aRow + run; need > len(a) {
-		a = append(make([]float32, 0, need), a...)[:need] // the tail beyond a reads zeros
+		sb.tail = growTo(sb.tail, need)
+		clear(sb.tail[copy(sb.tail, a):]) // the tail beyond a reads zeros
+		a = sb.tail
 	}
 	fn(a, aPix, aRow, kh, run, b, bias, t, nr, nil, 0, false, mr)
 	for i := range m {

@@ -100,6 +100,7 @@ func binary(t testing.TB) string {
 // server is one running glassbox serve with its own home.
 type server struct {
 	url, home string
+	args      []string // more flags for serve
 	cmd       *exec.Cmd
 	mu        sync.Mutex
 	log       strings.Builder
@@ -154,7 +155,7 @@ func startServer(t testing.TB) *server {
 // start starts glassbox serve on a free loopback port and waits until it listens.
 func (s *server) start(t testing.TB) {
 	t.Helper()
-	s.cmd = exec.Command(binary(t), "serve", "--addr", "127.0.0.1:0", "--log-level", "warn")
+	s.cmd = exec.Command(binary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, s.args...)...)
 	s.cmd.Env = append(os.Environ(), "GLASSBOX_HOME="+s.home)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {

@@ -37,6 +37,10 @@
 // shape comes from the tensors. Matrices stay in the file's type (F32,
 // F16, BF16), their products accumulated in float32.
 //
+// Prompts: CleanPrompt is Wan's cleaning before the tokenizer (HTML
+// entities, whitespace; not ftfy's repairs), DefaultNegativePrompt the
+// negative prompt Wan uses when none is given.
+//
 // Layout: hidden states are row-major [token][Dim]; weight matrices are
 // the checkpoint's [out][in] (compute.MatMul computes x·Wᵀ).
 //

@@ -192,15 +192,17 @@ func (e *Encoder) Names() string { return e.names }
 func (e *Encoder) WeightBytes() int64 { return e.bytes }
 
 // ActivationBytes returns the memory one Encode call of n tokens
-// allocates: its working buffers and the output.
+// allocates: the residual stream (which becomes the output), the normed
+// input, q, k, v, the attention output, the two FFN halves, the bucket
+// table, a row of scores per attention task chunk (at most 64), and 16 KiB
+// of small allocations.
 func (c Config) ActivationBytes(n int) int64 {
-	per := 3*c.Dim + 4*c.DimAttn + 2*c.DimFFN + n // x, h, out; q, k, v, att; gate, fc1; one row of scores
-	return 4 * int64(n*per+n*c.Dim+2*n+1)
+	return 4*(int64(n)*int64(2*c.Dim+4*c.DimAttn+2*c.DimFFN+2)+64*int64(n)) + 16<<10
 }
 
 // Encode runs the encoder over ids (1..MaxTokens real tokens, EOS
-// included) and returns their hidden states [len(ids)][Dim]. The working
-// memory (Config.ActivationBytes) is allocated once per call.
+// included: PromptIDs) and returns their hidden states [len(ids)][Dim].
+// The working memory (Config.ActivationBytes) is allocated once per call.
 func (e *Encoder) Encode(ctx context.Context, p *compute.Pool, ids []int32) ([]float32, error) {
 	if len(ids) == 0 || len(ids) > MaxTokens {
 		return nil, encodeErr("%d token ids (want 1..%d)", len(ids), MaxTokens)
@@ -249,6 +251,20 @@ func (e *Encoder) forward(ctx context.Context, p *compute.Pool, ids []int32, val
 	}
 	rmsRows(x, x, e.w.FinalNorm, dim)
 	return x, nil
+}
+
+// PromptIDs is what Wan's tokenizer call makes of a prompt's tokens (the
+// tokenizer's ids without EOS): truncated to MaxTokens with EOS last, as
+// the Hugging Face tokenizer's truncation=True, max_length=512 keeps the
+// first 511 tokens and appends EOS.
+func PromptIDs(tokens []int, eos int) []int32 {
+	n := min(len(tokens), MaxTokens-1)
+	ids := make([]int32, n+1)
+	for i, t := range tokens[:n] {
+		ids[i] = int32(t)
+	}
+	ids[n] = int32(eos)
+	return ids
 }
 
 // rmsRows applies T5LayerNorm to each row of dim floats of x into out.

@@ -2,8 +2,11 @@ package t5
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -166,4 +169,83 @@ func TestErrors(t *testing.T) {
 	if _, err := New(m); !errors.Is(err, checkpoint.ErrShape) || !strings.Contains(err.Error(), "blocks.1.ffn.fc1.weight") {
 		t.Errorf("swapped: %v", err)
 	}
+}
+
+// TestCleanPrompt: Wan's cleaning (without ftfy) as Python computes it
+// (testdata/README.md).
+func TestCleanPrompt(t *testing.T) {
+	b, err := os.ReadFile("testdata/clean.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct{ In, Out string }
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != 400 {
+		t.Fatalf("%d cases", len(cases))
+	}
+	for _, c := range cases {
+		if got := CleanPrompt(c.In); got != c.Out {
+			t.Errorf("CleanPrompt(%q) = %q, want %q", c.In, got, c.Out)
+		}
+	}
+	if NegativePrompt("") != DefaultNegativePrompt || NegativePrompt("x") != "x" || !strings.HasPrefix(DefaultNegativePrompt, "色调艳丽，过曝") {
+		t.Error("negative prompt")
+	}
+}
+
+// TestPromptIDs: truncation keeps 511 tokens and EOS.
+func TestPromptIDs(t *testing.T) {
+	if got := PromptIDs([]int{5, 6}, 1); fmt.Sprint(got) != "[5 6 1]" {
+		t.Errorf("short: %v", got)
+	}
+	long := make([]int, 600)
+	for i := range long {
+		long[i] = 7
+	}
+	got := PromptIDs(long, 1)
+	if len(got) != MaxTokens || got[510] != 7 || got[511] != 1 {
+		t.Errorf("long: %d ids ending %v", len(got), got[509:])
+	}
+	if got := PromptIDs(nil, 1); fmt.Sprint(got) != "[1]" {
+		t.Errorf("empty: %v", got)
+	}
+}
+
+// TestActivationBytes: one Encode allocates about what the plan counts.
+func TestActivationBytes(t *testing.T) {
+	e := tinyEncoder(t)
+	p := compute.NewPool(1)
+	defer p.Close()
+	ids := make([]int32, 100)
+	e.Encode(context.Background(), p, ids) // warm compute's pools
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := e.Encode(context.Background(), p, ids); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	got, want := int64(after.TotalAlloc-before.TotalAlloc), e.Config().ActivationBytes(len(ids))
+	t.Logf("allocated %d bytes, planned %d", got, want)
+	if got > want || got < want/2 {
+		t.Errorf("allocated %d bytes, planned %d", got, want)
+	}
+}
+
+// FuzzCleanPrompt: any text cleans without panic to text with no
+// whitespace run, none at the ends, and cleaning twice changes nothing
+// once no entity is left.
+func FuzzCleanPrompt(f *testing.F) {
+	f.Add("  a&amp;amp;b \t\n&#x;&#0;&copy c  ")
+	f.Add("&#128512;\u3000\u2028x&lt")
+	f.Fuzz(func(t *testing.T, s string) {
+		c := CleanPrompt(s)
+		if strings.Contains(c, "  ") || strings.HasPrefix(c, " ") || strings.HasSuffix(c, " ") {
+			t.Fatalf("CleanPrompt(%q) = %q", s, c)
+		}
+		if !strings.Contains(c, "&") && CleanPrompt(c) != c {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, c, CleanPrompt(c))
+		}
+	})
 }

@@ -106,6 +106,10 @@ export function apply(job, ev) {
         if (s) s.tokens = (s.tokens || 0) + 1;
       }
       break;
+    case 'preview':
+      // An image job's look at the step's latent: the newest one is shown.
+      if (ev.preview) job.preview = ev.preview;
+      break;
     case 'warning':
       if (ev.warning) job.warnings.push(ev.warning);
       break;
