@@ -75,9 +75,6 @@ func residentBytes(c checkpoint.Component, packed int64) int64 {
 	return n
 }
 
-// Overlap of decode tiles, in latent pixels (vae's default context).
-const decodeOverlap = 4
-
 // PlanJob predicts s's job on the checkpoint m from its header, with
 // history's measured runs (nil: none) and a budget (0: the machine's
 // available memory).
@@ -122,17 +119,17 @@ func PlanJob(m *checkpoint.Components, s *Settings, dev *plan.Device, history []
 	weights := p.TextBytes + p.UNetBytes + p.VAEBytes + p.Runtime
 	// The text encoder's working memory is gone before sampling starts,
 	// and the UNet's before the decode: the peak is the larger phase.
-	p.DecodeOverlap = decodeOverlap
+	p.DecodeOverlap = vae.KLDefaultOverlap
 	p.DecodeBytes = klDecodeBytes(h, w, 0, 0)
+	p.DecodeTiles = 1
 	if budget > 0 && weights+p.DecodeBytes > budget {
-		for t := (max(h, w) - 1) / 8 * 8; t >= 16; t -= 8 {
-			p.DecodeTile, p.DecodeBytes = t, klDecodeBytes(h, w, t, decodeOverlap)
-			if weights+p.DecodeBytes <= budget {
-				break
-			}
+		// The largest tile that fits what the weights leave; when none does,
+		// the untiled figure stays and Admit refuses with it.
+		if dp, err := vae.ChooseKLTile(h, w, 0, budget-weights); err == nil && dp.Tile > 0 {
+			p.DecodeTile, p.DecodeOverlap, p.DecodeTiles = dp.Tile, dp.Overlap, dp.Tiles
+			p.DecodeBytes = klDecodeBytes(h, w, dp.Tile, dp.Overlap)
 		}
 	}
-	p.DecodeTiles = tiles(h, w, p.DecodeTile, decodeOverlap)
 	p.Total = weights + max(p.TextActivations, p.UNetActivations, p.DecodeBytes)
 	p.MemoryFactor, p.RawTotal = 1, p.Total
 	var ratios []float64
@@ -158,18 +155,6 @@ func contextTokens(s *Settings) int {
 		}
 	}
 	return tokclip.ChunkLen * n
-}
-
-// tiles counts the decode's tiles (vae's tiling, shared by its decoders).
-func tiles(h, w, tile, overlap int) int {
-	if tile <= 0 {
-		return 1
-	}
-	dp, err := vae.PlanDecode(h, w, tile, overlap)
-	if err != nil {
-		return 1
-	}
-	return dp.Tiles
 }
 
 // assumedEfficiency is the share of the machine's float32 peak the UNet
