@@ -16,6 +16,8 @@ const (
 	TypeWarning      = "warning"       // Warning: something the user should know, the job goes on
 	TypeResult       = "result"        // the job's output: Result
 	TypeError        = "error"         // the job failed (or was cancelled): Error
+	TypePart         = "part"          // a part of Stage finished (a component loaded, a sampling step): Part, DurationMS, Stats
+	TypePreview      = "preview"       // a cheap look at an image being made: Preview
 )
 
 // Job states. A job is queued until its work starts, running until it ends,
@@ -48,6 +50,8 @@ func Terminal(state string) bool {
 //	warning        Stage (the current one, if any), Warning
 //	result         Result (JSON, shape chosen by the job's kind)
 //	error          Stage (where it failed), Error
+//	part           Stage, Part (its name: "UNet", "step 3/20"), DurationMS, Stats
+//	preview        Stage ("generate"), Preview
 type Event struct {
 	Seq   int64     `json:"seq"`
 	Time  time.Time `json:"time"`
@@ -59,9 +63,11 @@ type Event struct {
 	DurationMS float64         `json:"duration_ms,omitempty"`
 	StopMS     float64         `json:"stop_ms,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
+	Part       string          `json:"part,omitempty"`
 	Stats      *StageStats     `json:"stats,omitempty"`
 	Progress   *Progress       `json:"progress,omitempty"`
 	Token      *Token          `json:"token,omitempty"`
+	Preview    *Preview        `json:"preview,omitempty"`
 	Warning    *Warning        `json:"warning,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Error      *Error          `json:"error,omitempty"`
@@ -77,6 +83,11 @@ type StageStats struct {
 	PeakRSS   int64  `json:"peak_rss,omitempty"`  // resident memory high-water mark, bytes
 	Placement string `json:"placement,omitempty"` // where it ran: "cpu", "cpu:8 threads", ...
 	Note      string `json:"note,omitempty"`      // one human sentence, e.g. advice from the planner
+	// EndToken says a text generation (stage "generate") stopped at an
+	// end-of-generation token: sampled, and a decode pass, but no part of
+	// the answer, so not counted in Items (which agree with the result's
+	// token count).
+	EndToken bool `json:"end_token,omitempty"`
 
 	// Roofline is the best rate (Items per second) this machine could reach
 	// for this stage (from the planner), and Limiter what bounds it
@@ -89,12 +100,16 @@ type StageStats struct {
 // Rate is a finished stage's rate in Items per second over its seconds.
 // A text generation (stage "generate", unit "tokens") samples its first
 // token from the prompt's last pass, so its time holds Items−1 decode
-// passes: the rate counts those (llama.cpp's eval rate) and is 0 for a
-// one-token reply, whose stage is one sampling, not a pass.
+// passes, one more when it ended at an end-of-generation token (EndToken):
+// the rate counts those (llama.cpp's eval rate) and is 0 for a one-token
+// reply, whose stage is one sampling, not a pass.
 func (st StageStats) Rate(stage string, seconds float64) float64 {
 	n := st.Items
 	if stage == "generate" && st.Unit == "tokens" {
 		n--
+		if st.EndToken {
+			n++
+		}
 	}
 	if n <= 0 || seconds <= 0 {
 		return 0
@@ -111,6 +126,17 @@ type Progress struct {
 	Total int64   `json:"total,omitempty"`
 	Unit  string  `json:"unit,omitempty"`
 	Rate  float64 `json:"rate,omitempty"` // Done per second since the stage started
+}
+
+// Preview is a small, cheap picture of an image while it is made (a
+// diffusion latent projected to RGB at the latent's size): a PNG.
+type Preview struct {
+	Image  int    `json:"image,omitempty"` // 0-based index in a batch
+	Step   int    `json:"step"`            // 1-based sampling step it shows
+	Steps  int    `json:"steps"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	PNG    []byte `json:"png"` // base64 in JSON
 }
 
 // Token is one generated token: its vocabulary id and the text it adds

@@ -337,22 +337,48 @@ const floatPanel = 32
 // matMulFloatTiles computes the 4×4 tiles covering rows [0, Rows/4·4) and
 // activations [0, n/4·4).
 func matMulFloatTiles(p *Pool, out []float32, w Matrix, x []float32, n int, tile kernel.FTile) {
+	t := floatTileTasks.Get().(*floatTileTask)
+	*t = floatTileTask{w: w, out: out, x: x, nt: n / 4 * 4, tile: tile}
+	p.ForTask(w.Rows/4, 1, t)
+	*t = floatTileTask{}
+	floatTileTasks.Put(t)
+}
+
+// floatTileTask is matMulFloatTiles' loop, pooled with its scratch tile so
+// a batch with float weights allocates nothing (a closure and a tile
+// passed to the kernel through a func value would escape every call).
+type floatTileTask struct {
+	w      Matrix
+	out, x []float32
+	nt     int
+	tile   kernel.FTile
+}
+
+var floatTileTasks = sync.Pool{New: func() any { return new(floatTileTask) }}
+
+// tileScratch is one Run's 4×4 output tile (Runs of one loop go on
+// several workers at once, so each takes its own).
+type tileScratch struct{ t [16]float32 }
+
+var tileScratches = sync.Pool{New: func() any { return new(tileScratch) }}
+
+func (k *floatTileTask) Run(lo, hi int) {
+	w := k.w
 	rb := w.RowBytes()
-	nt := n / 4 * 4
-	p.For(w.Rows/4, func(lo, hi int) {
-		var t [16]float32
-		for i0 := 0; i0 < nt; i0 += floatPanel {
-			for rt := lo; rt < hi; rt++ {
-				for i := i0; i < min(nt, i0+floatPanel); i += 4 {
-					tile(w.Data, rb, 4*rt, x, w.Cols, i, w.Cols, &t)
-					for k := range 4 {
-						o := (i+k)*w.Rows + 4*rt
-						copy(out[o:o+4], t[4*k:4*k+4])
-					}
+	sc := tileScratches.Get().(*tileScratch)
+	defer tileScratches.Put(sc)
+	t := &sc.t
+	for i0 := 0; i0 < k.nt; i0 += floatPanel {
+		for rt := lo; rt < hi; rt++ {
+			for i := i0; i < min(k.nt, i0+floatPanel); i += 4 {
+				k.tile(w.Data, rb, 4*rt, k.x, w.Cols, i, w.Cols, t)
+				for c := range 4 {
+					o := (i+c)*w.Rows + 4*rt
+					copy(k.out[o:o+4], t[4*c:4*c+4])
 				}
 			}
 		}
-	})
+	}
 }
 
 // MatMulExact computes the same product as MatMul with the weights

@@ -382,7 +382,9 @@ func TestGracefulShutdown(t *testing.T) {
 	if err := s.stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("exit: %v\n%s", err, s.stderr())
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// The job would take hours: a shutdown that waited for it would not
+	// end within a minute, however loaded the machine.
+	if d := time.Since(start); d > time.Minute {
 		t.Errorf("shutdown took %s with a 300ms grace", d)
 	}
 	if !strings.Contains(s.stderr(), "glassbox serve: stopped") {

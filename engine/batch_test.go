@@ -126,7 +126,7 @@ func TestBatcherJoinWhileDecoding(t *testing.T) {
 	var first, second *Result
 	var errFirst, errSecond error
 	started := make(chan struct{})
-	var prefilled atomic.Bool
+	var joining, prefilled atomic.Bool
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -135,9 +135,16 @@ func TestBatcherJoinWhileDecoding(t *testing.T) {
 			OnToken: func(int, string) error {
 				if n++; n == 5 {
 					close(started)
+					// The batch loop (which calls OnToken) waits here until
+					// the other request has begun its prefill, a few lines
+					// before it joins, however slow its goroutine is to get
+					// there on a loaded machine.
+					for !joining.Load() {
+						time.Sleep(time.Millisecond)
+					}
 				}
 				if n >= 5 && !prefilled.Load() {
-					time.Sleep(time.Millisecond) // keep decoding until the other has joined
+					time.Sleep(time.Millisecond) // keep decoding until the other's prefill is done
 				}
 				return nil
 			}}, 0)
@@ -146,6 +153,11 @@ func TestBatcherJoinWhileDecoding(t *testing.T) {
 	var progress []int64
 	var prefillItems int64
 	ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{
+		StageStart: func(s pipeline.Stage) {
+			if s == pipeline.StagePrefill {
+				joining.Store(true)
+			}
+		},
 		Progress: func(s pipeline.Stage, done, total int64) {
 			if s == pipeline.StagePrefill {
 				progress = append(progress, done)

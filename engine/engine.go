@@ -557,12 +557,19 @@ func (q *seq) finish() {
 	q.res.GenerateTime = time.Since(q.t0)
 	n := int64(len(q.res.Tokens))
 	bytes, note := q.req.WeightBytes*n, q.res.StopDetail
+	// The stage counts the answer's tokens, as the result does; an
+	// end-of-generation token is flagged instead (its pass counts in the
+	// rate).
+	items, end := n, q.res.StopReason == StopEOG && n > 0
+	if end {
+		items--
+	}
 	if d := q.req.Draft; d != nil {
 		q.res.Passes = q.passes
 		bytes = q.req.WeightBytes*int64(q.passes) + d.WeightBytes*int64(q.draftPasses)
 		note += "; " + q.res.SpeculationNote()
 	}
-	q.tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: n, Unit: "tokens", Bytes: bytes,
+	q.tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: items, EndToken: end, Unit: "tokens", Bytes: bytes,
 		Placement: q.placement(), Note: note,
 		PeakRSS: plan.PeakRSS(), Roofline: q.req.Roofline, Limiter: q.req.Limiter})
 }

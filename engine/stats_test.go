@@ -58,3 +58,41 @@ func TestStageStats(t *testing.T) {
 		})
 	}
 }
+
+// TestStageCountsTheAnswer: a generation that ends at an end-of-generation
+// token reports in its generate stage the answer's tokens, the count the
+// result gives (the job page shows both), and flags the end token, whose
+// decode pass the stage's rate still counts.
+func TestStageCountsTheAnswer(t *testing.T) {
+	m := stories(t)
+	p := prompts(t)[0]
+	eog := p.Greedy200[5] // the sixth greedy token, taken here for the end of generation
+	var g pipeline.StageStats
+	ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{
+		StageDone: func(s pipeline.Stage, st pipeline.StageStats) {
+			if s == pipeline.StageGenerate {
+				g = st
+			}
+		},
+	})
+	s := newSession(t, m, model.SessionOptions{CtxLen: 64})
+	res, err := Generate(ctx, s, m.Config().VocabSize, Request{Prompt: p.IDs, MaxTokens: 50, IsEOG: func(id int) bool { return id == eog }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 0
+	for first < len(p.Greedy200) && p.Greedy200[first] != eog {
+		first++
+	}
+	if res.StopReason != StopEOG || len(res.Tokens) != first+1 {
+		t.Fatalf("stopped %q after %d tokens, want at the end token, after %d", res.StopReason, len(res.Tokens), first+1)
+	}
+	if g.Items != int64(first) || !g.EndToken {
+		t.Errorf("generate stage: %d tokens, end token %v; want the answer's %d and the end token flagged", g.Items, g.EndToken, first)
+	}
+	// Its rate counts the decode passes: every token after the first,
+	// the end token included.
+	if r := g.Rate("generate", 2); r != float64(first)/2 {
+		t.Errorf("rate %v over 2 s, want %d passes / 2 s", r, first)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,16 +15,29 @@ import (
 
 var _ pipeline.Sink = (*Metrics)(nil)
 
+// clock is a time source that moves only when the test says.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// TestMetricsFromJobs runs jobs on a fake clock (each stage takes 5 ms of
+// it), so every speed observed is finite and the same on any machine, and
+// waits on the job's own signals rather than for time to pass.
 func TestMetricsFromJobs(t *testing.T) {
 	m := New()
-	mgr := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{m}})
+	clk := &clock{t: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+	mgr := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{m}, Now: clk.now})
 	gen := func(ctx context.Context) (any, error) {
 		tr := pipeline.TraceFrom(ctx)
 		tr.OnStageStart(pipeline.StagePrefill)
-		time.Sleep(5 * time.Millisecond)
+		clk.add(5 * time.Millisecond)
 		tr.OnStageDone(pipeline.StagePrefill, pipeline.StageStats{Items: 10, Cached: 30, Unit: "tokens"})
 		tr.OnStageStart(pipeline.StageGenerate)
-		time.Sleep(5 * time.Millisecond)
+		clk.add(5 * time.Millisecond)
 		tr.OnStageDone(pipeline.StageGenerate, pipeline.StageStats{Items: 20, Unit: "tokens"})
 		return nil, nil
 	}
@@ -34,7 +48,7 @@ func TestMetricsFromJobs(t *testing.T) {
 	}).Wait(context.Background())
 
 	// A job waiting in the queue counts in queue_depth, not jobs_running.
-	inQueue, release := make(chan struct{}), make(chan struct{})
+	inQueue, release, running := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	waiting := mgr.Submit(context.Background(), pipeline.Params{}, func(ctx context.Context) (any, error) {
 		tr := pipeline.TraceFrom(ctx)
 		tr.OnStageStart(pipeline.StageQueued)
@@ -44,7 +58,8 @@ func TestMetricsFromJobs(t *testing.T) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		tr.OnStageDone(pipeline.StageQueued, pipeline.StageStats{})
+		tr.OnStageDone(pipeline.StageQueued, pipeline.StageStats{}) // the sinks have seen it when this returns
+		close(running)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
@@ -53,7 +68,7 @@ func TestMetricsFromJobs(t *testing.T) {
 		t.Errorf("while queued: queue_depth %v, jobs_running %v", q, r)
 	}
 	close(release)
-	time.Sleep(20 * time.Millisecond)
+	<-running
 	if q, r := val(t, m, "glassbox_queue_depth"), val(t, m, "glassbox_jobs_running"); q != 0 || r != 1 {
 		t.Errorf("while running: queue_depth %v, jobs_running %v", q, r)
 	}
@@ -68,6 +83,8 @@ func TestMetricsFromJobs(t *testing.T) {
 		{"tokens generate", val(t, m, `glassbox_tokens_total{stage="generate"}`), 20},
 		{"tokens prefill", val(t, m, `glassbox_tokens_total{stage="prefill"}`), 10},
 		{"tokens cached", val(t, m, `glassbox_tokens_cached_total{stage="prefill"}`), 30},
+		{"prefill speed (10 tokens in 5 ms)", val(t, m, `glassbox_tokens_per_second_sum{stage="prefill"}`), 2000},
+		{"generate speed (20 tokens, 19 decode passes, in 5 ms)", val(t, m, `glassbox_tokens_per_second_sum{stage="generate"}`), 3800},
 		{"jobs done", val(t, m, `glassbox_jobs_total{state="done"}`), 1},
 		{"jobs failed", val(t, m, `glassbox_jobs_total{state="failed"}`), 1},
 		{"jobs cancelled", val(t, m, `glassbox_jobs_total{state="cancelled"}`), 1},

@@ -2,13 +2,14 @@ package model
 
 import "github.com/glassbox-ai/glassbox/compute"
 
-// FFN is a block's feed-forward network: a SwiGLU network (Gate, Up,
-// Down) or, in a mixture-of-experts model, the experts (MoE; the others
-// unset).
+// FFN is a block's feed-forward network: a gated network (Gate, Up,
+// Down; SwiGLU unless Act says otherwise) or, in a mixture-of-experts
+// model, the experts (MoE; the others unset).
 type FFN struct {
-	Gate compute.Matrix // (hiddenDim, dim)
-	Up   compute.Matrix // (hiddenDim, dim)
-	Down compute.Matrix // (dim, hiddenDim)
+	Gate compute.Matrix           // (hiddenDim, dim)
+	Up   compute.Matrix           // (hiddenDim, dim)
+	Down compute.Matrix           // (dim, hiddenDim)
+	Act  func(gate, up []float32) // the gated unit: nil is compute.SwiGLU; Gemma's is compute.GeGLU
 	MoE  *Experts
 }
 
@@ -26,8 +27,9 @@ func BindFFN(b *Binder, c *Config, prefix string) FFN {
 	}
 }
 
-// FFN computes out (n, dim) = Down(silu(Gate·xb) ⊙ Up·xb) over the normed
-// rows xb (n, dim), or the mixture of f's experts.
+// FFN computes out (n, dim) = Down(act(Gate·xb) ⊙ Up·xb) over the normed
+// rows xb (n, dim) (act is silu unless f.Act says otherwise), or the
+// mixture of f's experts.
 func (d *Decoder) FFN(f *FFN, out, xb []float32, n int) {
 	if f.MoE != nil {
 		d.MoE(f.MoE, out, xb, n)
@@ -35,6 +37,10 @@ func (d *Decoder) FFN(f *FFN, out, xb []float32, n int) {
 	}
 	hid := f.Gate.Rows
 	d.MatMuls(xb, n, compute.Product{Out: d.HB[:n*hid], W: f.Gate}, compute.Product{Out: d.HB2[:n*hid], W: f.Up})
-	GLU(d.Pool, compute.SwiGLU, d.HB[:n*hid], d.HB2[:n*hid])
+	act := f.Act
+	if act == nil {
+		act = compute.SwiGLU
+	}
+	GLU(d.Pool, act, d.HB[:n*hid], d.HB2[:n*hid])
 	d.MatMul(d.Pool, out, f.Down, d.HB[:n*hid], n)
 }

@@ -9,6 +9,7 @@
 package modelinfo
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/glassbox-ai/glassbox/gguf"
@@ -215,4 +216,18 @@ func optFloat(m *gguf.Metadata, key string) *float64 {
 		return &x
 	}
 	return nil
+}
+
+// HumanCount formats a parameter count as Ollama reports parameter_size
+// (293K, 134.1M, 1.1B); show and the server's model list share it.
+func HumanCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.0fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
 }

@@ -23,13 +23,21 @@ type stageRow struct {
 	stats    *api.StageStats
 	lastProg *api.Progress
 	tokens   int64 // token events seen in the stage
+	parts    []partRow
+}
+
+// partRow is a finished part of a stage (a component loaded, a step).
+type partRow struct {
+	name  string
+	dur   time.Duration
+	stats *api.StageStats
 }
 
 // Explain writes a human account of a job: one bar per stage on the job's
 // time axis with its numbers, the warnings, and a verdict — where the time
 // went and what limited it, or for a failed or cancelled job the stage,
 // the cause and the hint. events is the job's log (all of it, in order).
-// The wording is documented in README.md ("Explaining a job").
+// The wording is documented in docs/JOBS.md (the verdict table).
 func Explain(w io.Writer, job api.Job, events []api.Event) error {
 	rows, order, warnings := collect(events)
 	total := time.Duration(job.DurationMS * float64(time.Millisecond))
@@ -50,6 +58,9 @@ func Explain(w io.Writer, job api.Job, events []api.Event) error {
 			mark = "  ← " + endWord(job.State)
 		}
 		fmt.Fprintf(&b, "  %-9s %-*s %8s%s%s\n", r.stage, barWidth, bar(r.dur, total), fmtDur(r.dur), details(r), mark)
+		for _, p := range r.parts {
+			fmt.Fprintf(&b, "    %-*s %8s%s\n", barWidth+8, p.name, fmtDur(p.dur), partDetails(p))
+		}
 	}
 	for _, wn := range warnings {
 		fmt.Fprintf(&b, "  warning: %s\n", wn)
@@ -91,6 +102,9 @@ func collect(events []api.Event) (map[string]*stageRow, []string, []string) {
 			}
 		case api.TypeStageSkipped:
 			get(ev.Stage, ev.Time).skipped = ev.Reason
+		case api.TypePart:
+			r := get(ev.Stage, ev.Time)
+			r.parts = append(r.parts, partRow{name: ev.Part, dur: time.Duration(ev.DurationMS * float64(time.Millisecond)), stats: ev.Stats})
 		case api.TypeProgress:
 			if ev.Progress != nil {
 				get(ev.Stage, ev.Time).lastProg = ev.Progress
@@ -172,7 +186,7 @@ func details(r *stageRow) string {
 			unit = "items"
 		}
 		s := fmt.Sprintf("%d %s", items, unit)
-		rate := StageStats{Items: items, Unit: unit}.Rate(r.stage, r.dur.Seconds())
+		rate := StageStats{Items: items, Unit: unit, EndToken: st.EndToken}.Rate(r.stage, r.dur.Seconds())
 		if rate > 0 && (r.stage == string(StagePrefill) || r.stage == string(StageGenerate) || r.stage == string(StageDecode)) {
 			s += fmt.Sprintf(", %s %s/s", fmtRate(rate), unit)
 		}
@@ -191,6 +205,28 @@ func details(r *stageRow) string {
 		return ""
 	}
 	return "  " + strings.Join(parts, " · ")
+}
+
+// partDetails are a part's numbers after its duration.
+func partDetails(p partRow) string {
+	st := p.stats
+	if st == nil {
+		return ""
+	}
+	var out []string
+	if st.Bytes > 0 {
+		out = append(out, fmtBytes(st.Bytes))
+	}
+	if st.Items > 0 {
+		out = append(out, fmt.Sprintf("%d %s", st.Items, st.Unit))
+	}
+	if st.Note != "" {
+		out = append(out, st.Note)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "  " + strings.Join(out, " · ")
 }
 
 // verdict is the closing account: what happened and why.
@@ -322,6 +358,9 @@ func fmtBytes(n int64) string {
 func fmtRate(r float64) string {
 	if r >= 100 {
 		return fmt.Sprintf("%.0f", r)
+	}
+	if r > 0 && r < 0.1 { // diffusion steps on a CPU: 0.022, not 0.0
+		return fmt.Sprintf("%.2g", r)
 	}
 	return fmt.Sprintf("%.1f", r)
 }

@@ -141,3 +141,28 @@ func TestExplainCancelledAndInternal(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainParts checks that a stage's parts (components loaded,
+// sampling steps) are listed under it, with their numbers.
+func TestExplainParts(t *testing.T) {
+	got := explained(t, func(ctx context.Context, clk *clock) (any, error) {
+		tr := TraceFrom(ctx)
+		tr.OnStageStart(StageLoad)
+		clk.add(300 * time.Millisecond)
+		tr.OnPartDone(StageLoad, "UNet", 300*time.Millisecond, StageStats{Bytes: 1 << 30, Note: "F16"})
+		tr.OnStageDone(StageLoad, StageStats{Bytes: 1 << 30})
+		tr.OnStageStart(StageGenerate)
+		clk.add(2 * time.Second)
+		tr.OnPartDone(StageGenerate, "step 1/1", 2*time.Second, StageStats{})
+		tr.OnStageDone(StageGenerate, StageStats{Items: 1, Unit: "steps"})
+		return "ok", nil
+	})
+	for _, want := range []string{
+		"\n    UNet                                     300 ms  1.0 GiB · F16\n",
+		"\n    step 1/1                                 2.00 s\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("explain lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -16,6 +16,8 @@ func (j *Job) trace() *Trace {
 		Progress:     j.onProgress,
 		Token:        j.onToken,
 		Warning:      j.onWarning,
+		PartDone:     j.onPartDone,
+		Preview:      j.onPreview,
 	}
 }
 
@@ -99,4 +101,20 @@ func (j *Job) onWarning(code, message string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.emitLocked(api.Event{Type: api.TypeWarning, Stage: string(j.current), Warning: &api.Warning{Code: code, Message: message}})
+}
+
+func (j *Job) onPartDone(s Stage, part string, d time.Duration, st StageStats) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	ev := api.Event{Type: api.TypePart, Stage: string(s), Part: part, DurationMS: ms(d)}
+	if st != (StageStats{}) {
+		ev.Stats = &st
+	}
+	j.emitLocked(ev)
+}
+
+func (j *Job) onPreview(p api.Preview) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.emitLocked(api.Event{Type: api.TypePreview, Stage: string(j.current), Preview: &p})
 }

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,10 +58,11 @@ type Manager struct {
 	keep  int
 	now   func() time.Time
 
-	mu    sync.Mutex
-	jobs  map[string]*Job
-	ended []string // ids of ended jobs, oldest first
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	lastMS int64 // the millisecond in the last id made, which the next exceeds
+	jobs   map[string]*Job
+	ended  []string // ids of ended jobs, oldest first
+	wg     sync.WaitGroup
 }
 
 // NewManager returns a manager with the given options.
@@ -85,7 +87,10 @@ func NewManager(o Options) *Manager {
 func (m *Manager) Submit(ctx context.Context, p Params, fn Func) *Job {
 	id := p.ID
 	if id == "" {
-		id = newID(m.now())
+		m.mu.Lock()
+		m.lastMS = max(m.now().UnixMilli(), m.lastMS+1)
+		id = newID(m.lastMS)
+		m.mu.Unlock()
 	}
 	raw, err := marshalResult(p.Params)
 	if err != nil {
@@ -190,15 +195,18 @@ func (m *Manager) retire(j *Job) {
 }
 
 // newID returns a job id that sorts by creation time: "j" + milliseconds
-// since 1970 in base 36 + 6 random base-36 digits.
-func newID(t time.Time) string {
+// since 1970 in base 36 + 6 random base-36 digits. A Manager gives each of
+// its jobs a later millisecond than the one before (a burst of jobs is
+// spread over the next milliseconds), so its ids sort in submission order
+// even within one millisecond of the clock.
+func newID(ms int64) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	r := strconv.FormatUint(binary.LittleEndian.Uint64(b[:])%2176782336, 36) // 36^6
 	for len(r) < 6 {
 		r = "0" + r
 	}
-	return "j" + strconv.FormatInt(t.UnixMilli(), 36) + r
+	return "j" + strconv.FormatInt(ms, 36) + r
 }
 
 // finish records the job's end: result and done, or error and failed or
@@ -232,7 +240,7 @@ func (j *Job) finish(result any, err error) {
 	// is a failure, even if the caller left right after seeing it.
 	if cause := context.Cause(j.ctx); cause != nil && !errors.Is(cause, context.DeadlineExceeded) &&
 		(errors.Is(err, context.Canceled) || !hasStage(err)) {
-		j.finishCancelled(stage, cause)
+		j.finishCancelled(stage, cause, err)
 		return
 	}
 	if errors.Is(err, context.DeadlineExceeded) && !hasStage(err) {
@@ -247,7 +255,7 @@ func (j *Job) finish(result any, err error) {
 
 func hasStage(err error) bool { _, ok := StageOf(err); return ok }
 
-func (j *Job) finishCancelled(stage Stage, cause error) {
+func (j *Job) finishCancelled(stage Stage, cause, err error) {
 	now := j.m.now()
 	stop := time.Duration(0)
 	if !j.cancelAt.IsZero() {
@@ -260,7 +268,18 @@ func (j *Job) finishCancelled(stage Stage, cause error) {
 	} else if cause != context.Canceled {
 		reason = cause.Error()
 	}
-	e := &Error{Stage: stage, Err: fmt.Errorf("%w: %s, stopped in %s", context.Canceled, reason, stop.Round(time.Microsecond)),
+	// Where the engine stopped, when its error is attributed to a stage and
+	// says more than the cancellation ("generate: euler step 3/20 (sigma
+	// 2.9): context canceled" → "in euler step 3/20 (sigma 2.9)").
+	where := ""
+	if err != nil && hasStage(err) {
+		w := strings.TrimPrefix(err.Error(), string(stage)+": ")
+		w = strings.TrimSuffix(strings.TrimSuffix(w, context.Canceled.Error()), ": ")
+		if w != "" && w != context.Canceled.Error() {
+			where = ", in " + oneLine(w)
+		}
+	}
+	e := &Error{Stage: stage, Err: fmt.Errorf("%w: %s, stopped in %s%s", context.Canceled, reason, stop.Round(time.Microsecond), where),
 		Numbers: map[string]int64{"stop_us": stop.Microseconds()}}
 	j.err = e
 	ae := APIError(e, stage)

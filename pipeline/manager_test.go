@@ -20,10 +20,13 @@ var textStages = Stages
 // fakeEngine walks the stages like a text engine: the load is skipped
 // (model resident), generate emits two tokens, decode is skipped.
 // failAt makes the stage fail, panicAt panic, blockAt wait for
-// cancellation (closing reached first).
+// cancellation (closing reached first); with a clock, the blocked stage
+// takes stopTakes of that clock to stop once cancelled.
 type fakeEngine struct {
 	failAt, panicAt, blockAt Stage
 	reached                  chan struct{}
+	clk                      *clock
+	stopTakes                time.Duration
 }
 
 func (e *fakeEngine) run(ctx context.Context) (any, error) {
@@ -52,6 +55,9 @@ func (e *fakeEngine) run(ctx context.Context) (any, error) {
 		case e.blockAt:
 			close(e.reached)
 			<-ctx.Done()
+			if e.clk != nil {
+				e.clk.add(e.stopTakes)
+			}
 			return nil, fmt.Errorf("%s interrupted: %w", s, ctx.Err())
 		}
 		switch s {
@@ -203,11 +209,16 @@ func TestJobPanicsInEachStage(t *testing.T) {
 	}
 }
 
+// TestJobCancelledInEachStage measures the stop on a fake clock that only
+// the engine advances (3 ms once it sees the cancel), so the reported stop
+// time is exact whatever the machine's speed: a fast machine observes a
+// real cancel in under a microsecond.
 func TestJobCancelledInEachStage(t *testing.T) {
 	for _, s := range textStages {
 		t.Run(string(s), func(t *testing.T) {
-			m := NewManager(Options{})
-			eng := &fakeEngine{blockAt: s, reached: make(chan struct{})}
+			clk := &clock{t: time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)}
+			m := NewManager(Options{Now: clk.now})
+			eng := &fakeEngine{blockAt: s, reached: make(chan struct{}), clk: clk, stopTakes: 3 * time.Millisecond}
 			j := m.Submit(context.Background(), Params{}, eng.run)
 			<-eng.reached
 			j.Cancel("cancelled by client")
@@ -221,11 +232,11 @@ func TestJobCancelledInEachStage(t *testing.T) {
 				t.Errorf("events:\n got %s\nwant %s", sig(evs), want)
 			}
 			last := evs[len(evs)-1]
-			if last.Reason != "cancelled by client" || last.StopMS <= 0 || last.StopMS > 5000 {
-				t.Errorf("terminal event = %+v", last)
+			if last.Reason != "cancelled by client" || last.StopMS != 3 {
+				t.Errorf("terminal event = %+v, want a stop of 3 ms", last)
 			}
 			e := j.Info().Error
-			if e == nil || e.Stage != string(s) || !strings.HasPrefix(e.Cause, "context canceled: cancelled by client, stopped in ") {
+			if e == nil || e.Stage != string(s) || e.Cause != "context canceled: cancelled by client, stopped in 3ms, in "+string(s)+" interrupted" {
 				t.Errorf("error = %+v", e)
 			}
 			if q := evs[3]; q.Progress == nil || q.Progress.Done != 0 || q.Progress.Total != 1 || q.Progress.Unit != "position" {
@@ -342,9 +353,22 @@ func TestShutdownAndRetire(t *testing.T) {
 
 func TestNewIDSorts(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
-	a, b := newID(t0), newID(t0.Add(time.Millisecond))
+	a, b := newID(t0.UnixMilli()), newID(t0.Add(time.Millisecond).UnixMilli())
 	if !(a < b) || len(a) != len(b) || len(a) != 15 {
 		t.Errorf("ids %q, %q", a, b)
+	}
+	// Jobs submitted within one millisecond (a clock that stands still)
+	// still get ids in submission order.
+	clk := &clock{t: t0}
+	m := NewManager(Options{Now: clk.now})
+	prev := ""
+	for i := range 50 {
+		j := m.Submit(context.Background(), Params{}, (&fakeEngine{}).run)
+		j.Wait(context.Background())
+		if id := j.ID(); id <= prev || len(id) != 15 {
+			t.Fatalf("job %d: id %q after %q", i, id, prev)
+		}
+		prev = j.ID()
 	}
 }
 

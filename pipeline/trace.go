@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/api"
 )
@@ -21,6 +22,11 @@ type Trace struct {
 	Progress func(s Stage, done, total int64)
 	Token    func(tok api.Token) // a generated token, with its logprob when asked for
 	Warning  func(code, message string)
+	// PartDone reports a finished part of stage s: a component loaded
+	// ("UNet"), a sampling step ("step 3/20"), with its time and numbers.
+	PartDone func(s Stage, part string, d time.Duration, st StageStats)
+	// Preview is a cheap picture of an image being made.
+	Preview func(p api.Preview)
 
 	mu     sync.Mutex
 	warned map[string]bool // codes of the warnings reported (see Warned)
@@ -94,6 +100,20 @@ func (t *Trace) OnTokenInfo(tok api.Token) {
 	}
 }
 
+// OnPartDone calls the PartDone hook, if any.
+func (t *Trace) OnPartDone(s Stage, part string, d time.Duration, st StageStats) {
+	if t != nil && t.PartDone != nil {
+		t.PartDone(s, part, d, st)
+	}
+}
+
+// OnPreview calls the Preview hook, if any.
+func (t *Trace) OnPreview(p api.Preview) {
+	if t != nil && t.Preview != nil {
+		t.Preview(p)
+	}
+}
+
 // OnWarning calls the Warning hook, if any, and remembers the code.
 func (t *Trace) OnWarning(code, message string) {
 	if t == nil {
@@ -138,6 +158,11 @@ func compose(a, b *Trace) *Trace {
 		Progress: func(s Stage, done, total int64) { a.OnProgress(s, done, total); b.OnProgress(s, done, total) },
 		Token:    func(tok api.Token) { a.OnTokenInfo(tok); b.OnTokenInfo(tok) },
 		Warning:  func(code, message string) { a.OnWarning(code, message); b.OnWarning(code, message) },
-		parts:    [2]*Trace{a, b},
+		PartDone: func(s Stage, part string, d time.Duration, st StageStats) {
+			a.OnPartDone(s, part, d, st)
+			b.OnPartDone(s, part, d, st)
+		},
+		Preview: func(p api.Preview) { a.OnPreview(p); b.OnPreview(p) },
+		parts:   [2]*Trace{a, b},
 	}
 }

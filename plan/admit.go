@@ -13,23 +13,46 @@ import (
 // (needed_bytes, available_bytes or budget_bytes) and the best alternative
 // as its hint. A job that fits only badly (Bad) is admitted; AdmitJob
 // reports its warnings.
+//
+// Admit holds p to the budget first (ApplyBudget), so that the plan a
+// caller prints after it gives the same verdict as the error.
 func Admit(p *Plan, budget int64) error {
+	p.ApplyBudget(budget)
 	need := p.Memory.TotalBytes
+	if p.OverBudget {
+		return pipeline.Errorf(pipeline.StagePlan, p.hint(), "needs %s, over the memory budget of %s",
+			FormatBytes(need), FormatBytes(p.BudgetBytes)).
+			With("needed_bytes", need).With("budget_bytes", p.BudgetBytes)
+	}
 	if !p.Fits {
 		return pipeline.Errorf(pipeline.StagePlan, p.hint(), "%s", p.Verdict).
 			With("needed_bytes", p.needed()).With("available_bytes", p.available())
 	}
-	if budget > 0 && need > budget {
-		return pipeline.Errorf(pipeline.StagePlan, p.hint(), "needs %s, over the memory budget of %s",
-			FormatBytes(need), FormatBytes(budget)).
-			With("needed_bytes", need).With("budget_bytes", budget)
-	}
 	return nil
+}
+
+// ApplyBudget holds the plan to a memory budget of budget bytes (0: none):
+// a plan that fits the device but needs more than the budget no longer
+// fits, and its verdict says so with both numbers. A plan that does not
+// fit the device keeps that verdict, the stronger one.
+func (p *Plan) ApplyBudget(budget int64) {
+	if budget <= 0 || p.OverBudget {
+		return
+	}
+	p.BudgetBytes = budget
+	if !p.Fits || p.Memory.TotalBytes <= budget {
+		return
+	}
+	p.Fits, p.OverBudget = false, true
+	p.Verdict = fmt.Sprintf("over the memory budget: needs %s, the budget is %s", FormatBytes(p.Memory.TotalBytes), FormatBytes(budget))
 }
 
 // hint is the first alternative.
 func (p *Plan) hint() string {
 	if len(p.Alternatives) == 0 {
+		if p.OverBudget {
+			return "raise the memory budget to at least " + FormatBytes(p.Memory.TotalBytes)
+		}
 		if !p.Fits {
 			return "no shorter context, KV type or smaller format fits this device; plan for other hardware with --device"
 		}

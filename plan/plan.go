@@ -47,6 +47,8 @@ type Plan struct {
 	Placement    Placement     `json:"placement"`
 	Speed        Speed         `json:"speed"`
 	Fits         bool          `json:"fits"`
+	BudgetBytes  int64         `json:"budget_bytes,omitempty"` // the memory budget held to (ApplyBudget); 0: none
+	OverBudget   bool          `json:"over_budget,omitempty"`  // fits the device but not the budget
 	Verdict      string        `json:"verdict"`
 	Warnings     []string      `json:"warnings,omitempty"`
 	Notes        []string      `json:"notes,omitempty"` // what the plan assumes that glassbox itself cannot do yet

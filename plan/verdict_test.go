@@ -103,6 +103,18 @@ func TestAdmit(t *testing.T) {
 	if errors.As(err, &pe) && pe.Numbers["budget_bytes"] != 4*gib {
 		t.Errorf("numbers %v", pe.Numbers)
 	}
+	// The plan, printed after Admit, agrees with the refusal: its verdict
+	// is not "fits".
+	wantVerdict := "over the memory budget: needs " + FormatBytes(ok.Memory.TotalBytes) + ", the budget is 4.00 GiB"
+	if ok.Fits || !ok.OverBudget || ok.BudgetBytes != 4*gib || ok.Verdict != wantVerdict {
+		t.Errorf("after Admit over budget: fits %v, over budget %v, budget %d, verdict %q; want %q",
+			ok.Fits, ok.OverBudget, ok.BudgetBytes, ok.Verdict, wantVerdict)
+	}
+	// Within the budget the verdict stays.
+	ok2, _ := ForModel(q4, Options{Ctx: 4096}, cpuDevice(64*gib))
+	if err := Admit(ok2, 64*gib); err != nil || !ok2.Fits || !strings.HasPrefix(ok2.Verdict, "fits, ") {
+		t.Errorf("within budget: %v, fits %v, verdict %q", err, ok2.Fits, ok2.Verdict)
+	}
 }
 
 func TestAdmitJobWarns(t *testing.T) {

@@ -116,7 +116,7 @@ func TestSlowClient(t *testing.T) {
 		}
 		defer c.Close()
 		fmt.Fprintf(c, "POST /api/generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":")
-		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		c.SetReadDeadline(time.Now().Add(patience))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -133,11 +133,11 @@ func TestSlowClient(t *testing.T) {
 		}
 		defer c.Close()
 		fmt.Fprintf(c, "POST /api/generate HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-		c.SetReadDeadline(time.Now().Add(3 * time.Second))
-		start := time.Now()
-		_, err = io.ReadAll(c) // the server closes the connection
-		if err != nil || time.Since(start) > 2*time.Second {
-			t.Errorf("connection not closed by the server: %v after %s", err, time.Since(start))
+		c.SetReadDeadline(time.Now().Add(patience))
+		// The server closes the connection: the read ends without an
+		// error, long before the client's own deadline.
+		if _, err = io.ReadAll(c); err != nil {
+			t.Errorf("connection not closed by the server: %v", err)
 		}
 	})
 }

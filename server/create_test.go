@@ -47,7 +47,7 @@ func TestCreate(t *testing.T) {
 		if resp.StatusCode != 200 && resp.StatusCode != 202 {
 			t.Fatalf("%s: status %d", tc.name, resp.StatusCode)
 		}
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) { // a job starts on its own
+		for deadline := time.Now().Add(patience); ; time.Sleep(time.Millisecond) { // a job starts on its own
 			ts.f.mu.Lock()
 			n := len(ts.f.requests)
 			ts.f.mu.Unlock()

@@ -15,10 +15,11 @@ import (
 
 // TestDisconnectCancels closes the client socket mid-prefill and
 // mid-decode on every compatible endpoint, and checks that the generation
-// stops within a few decode steps, its job ends cancelled and the slot is
-// free for the next request.
+// is cancelled, its job ends cancelled and the slot is free for the next
+// request. The generation is held at its next step until its context
+// ends, so it can only stop through the disconnect (a time bound on the
+// stop would measure the machine's load, not the server).
 func TestDisconnectCancels(t *testing.T) {
-	const step = 5 * time.Millisecond
 	endpoints := []struct{ name, path, body string }{
 		{"ollama generate", "/api/generate", `{"model":"tiny","prompt":"hi"}`},
 		{"ollama chat", "/api/chat", `{"model":"tiny","messages":[{"role":"user","content":"hi"}]}`},
@@ -31,14 +32,12 @@ func TestDisconnectCancels(t *testing.T) {
 		for _, ep := range endpoints {
 			t.Run(phase+"/"+ep.name, func(t *testing.T) {
 				f := newFake()
-				f.step = step
-				f.prefill, f.maxTokens = 1, 1
+				f.prefill, f.maxTokens = 1, 100000
 				f.inPrefill = make(chan struct{}, 1)
 				f.inDecode = make(chan struct{}, 1)
-				if phase == "prefill" {
-					f.prefill = 100000
-				} else {
-					f.maxTokens = 100000
+				f.hold, f.holdAt = make(chan struct{}), 0 // prefill's first step
+				if phase == "decode" {
+					f.holdAt = f.prefill + 1 // the second token
 				}
 				ts := start(t, f, nil)
 				c, err := net.Dial("tcp", strings.TrimPrefix(ts.url, "http://"))
@@ -53,7 +52,7 @@ func TestDisconnectCancels(t *testing.T) {
 				}
 				select {
 				case <-sig:
-				case <-time.After(3 * time.Second):
+				case <-time.After(patience):
 					t.Fatal("generation did not reach " + phase)
 				}
 				if phase == "decode" && !strings.Contains(ep.name, "no stream") {
@@ -63,14 +62,8 @@ func TestDisconnectCancels(t *testing.T) {
 						t.Fatalf("status line %q: %v", line, err)
 					}
 				}
-				closed := time.Now()
 				c.Close()
 				waitFor(t, "the generation to stop", func() bool { r, _, _ := f.stats(); return r == 0 })
-				stop := time.Since(closed)
-				t.Logf("stopped %s after the socket closed", stop.Round(time.Microsecond))
-				if stop > 50*step {
-					t.Errorf("generation took %s to stop (a step is %s)", stop, step)
-				}
 				f.mu.Lock()
 				endErr := f.ended[0]
 				f.mu.Unlock()
@@ -84,8 +77,10 @@ func TestDisconnectCancels(t *testing.T) {
 				}
 				waitFor(t, "a free slot", func() bool { r, w, _, _ := ts.s.queue.stats(); return r == 0 && w == 0 })
 				// The slot serves the next request at once.
+				f.mu.Lock()
 				f.prefill, f.maxTokens = 1, 2
-				f.inPrefill, f.inDecode = nil, nil
+				f.inPrefill, f.inDecode, f.hold = nil, nil, nil
+				f.mu.Unlock()
 				var out map[string]any
 				decode(t, ts.do("POST", "/api/generate", `{"model":"tiny","prompt":"next","stream":false}`), 200, &out)
 				if out["response"] != "Once upon" {

@@ -3,6 +3,7 @@
 //
 //   - The native jobs API (/v1/jobs, /v1/jobs/{id}/events as Server-Sent
 //     Events whose id is the event sequence number, /v1/plan, /v1/ps,
+//     /v1/defaults (the options a job that sets none runs with),
 //     /v1/models, /metrics, /healthz). A native job belongs to the server,
 //     not to the connection: it runs on when its client goes away, and a
 //     client that reconnects with Last-Event-ID misses nothing.

@@ -18,10 +18,18 @@ import (
 
 // fakeBackend generates words from a fixed list, one per step, through the
 // real pipeline hooks. Its timing is set per test; it records what it saw.
+//
+// A test that needs a generation to be running at some point does not rely
+// on the steps' durations (a loaded machine can be arbitrarily slow or fast
+// between two lines of a test): it sets hold, and a generation's steps from
+// holdAt on (counting prefill steps first, then decode steps) wait until
+// hold is closed or the generation's context ends.
 type fakeBackend struct {
 	words       []string      // generated in order, cycling
 	prefill     int           // prefill steps
 	step        time.Duration // time per prefill or decode step
+	hold        chan struct{} // if not nil, steps from holdAt on wait for it to close
+	holdAt      int           // the first step that waits for hold
 	ctxLen      int           // prompt tokens (words) allowed
 	maxTokens   int           // tokens generated when NumPredict is -1
 	tokenPrefix string        // prepended to every token's text (to make big tokens)
@@ -68,7 +76,16 @@ func (f *fakeBackend) known(name string) error {
 	return pipeline.Errorf(pipeline.StageLoad, "see GET /v1/models", "model %q: %w", name, ErrModelNotFound)
 }
 
-func (f *fakeBackend) sleep(ctx context.Context) error {
+// sleep is the generation's step i: it waits for the hold (if any), then
+// takes the step's time.
+func (f *fakeBackend) sleep(ctx context.Context, i int) error {
+	if f.hold != nil && i >= f.holdAt {
+		select {
+		case <-f.hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	if f.step == 0 {
 		return ctx.Err()
 	}
@@ -117,7 +134,7 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 		f.inPrefill <- struct{}{}
 	}
 	for i := range f.prefill {
-		if err := f.sleep(ctx); err != nil {
+		if err := f.sleep(ctx, i); err != nil {
 			return nil, err
 		}
 		tr.OnProgress(pipeline.StagePrefill, int64(i+1), int64(f.prefill))
@@ -156,7 +173,7 @@ func (f *fakeBackend) Generate(ctx context.Context, req *GenerateRequest) (res *
 		}
 	}
 	for i := 0; i < limit; i++ {
-		if err := f.sleep(ctx); err != nil {
+		if err := f.sleep(ctx, f.prefill+i); err != nil {
 			return nil, err
 		}
 		text := f.tokenPrefix + f.words[i%len(f.words)]
@@ -230,7 +247,7 @@ func (f *fakeBackend) Embed(ctx context.Context, req *EmbedRequest) (*EmbedResul
 			words = words[:f.ctxLen]
 			res.Truncated = append(res.Truncated, i)
 		}
-		if err := f.sleep(ctx); err != nil {
+		if err := f.sleep(ctx, i); err != nil {
 			return nil, err
 		}
 		v := []float64{float64(len(words)), float64(len(strings.Join(words, " "))), 1}
@@ -261,7 +278,7 @@ func (f *fakeBackend) Pull(ctx context.Context, ref string) (string, error) {
 	tr := pipeline.TraceFrom(ctx)
 	tr.OnStageStart(pipeline.StageLoad)
 	for i := int64(1); i <= 3; i++ {
-		if err := f.sleep(ctx); err != nil {
+		if err := f.sleep(ctx, int(i-1)); err != nil {
 			return "", err
 		}
 		tr.OnProgress(pipeline.StageLoad, 100*i, 300)

@@ -18,6 +18,7 @@ type generation struct {
 	done  chan struct{} // closed when the work has returned
 	res   *Result       // a generation's, valid after done
 	emb   *EmbedResult  // an embedding's, valid after done
+	img   *ImageResult  // an image job's, valid after done
 	name  string        // a pull's: the name the model is stored under, valid after done
 	err   error         // valid after done
 }

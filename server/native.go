@@ -56,6 +56,10 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 	if e == nil {
 		e = decodeJSON(body, &req)
 	}
+	if e == nil && req.Kind == "image" {
+		s.createImageJob(w, r, body)
+		return
+	}
 	if e == nil {
 		e = checkJobFields(body)
 	}
@@ -75,7 +79,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	default:
-		writeNativeError(w, badRequest("invalid_request", "kind", "kind %q is not one of text, chat, embed, pull", req.Kind))
+		writeNativeError(w, badRequest("invalid_request", "kind", "kind %q is not one of text, chat, embed, image, pull", req.Kind))
 		return
 	}
 	if len(req.Input) > 0 {
@@ -282,6 +286,7 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
+	var previews previewLimiter
 	for {
 		select {
 		case ev, ok := <-events:
@@ -290,6 +295,9 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 					sw.sse("", "end", []byte(`{"job":"`+id+`"}`))
 				}
 				return
+			}
+			if previews.skip(&ev, time.Now()) {
+				continue
 			}
 			b, err := json.Marshal(ev)
 			if err != nil {
@@ -347,6 +355,30 @@ func (s *Server) queueInfo() queueInfo {
 type psResponse struct {
 	Models []RunningModel `json:"models"`
 	Queue  queueInfo      `json:"queue"`
+}
+
+// defaultsResponse is GET /v1/defaults: the sampling options a native job
+// runs with when its request leaves them out (nativeDefaults), so a client
+// such as the web UI shows the values that are really used.
+type defaultsResponse struct {
+	Options struct {
+		NumPredict    int     `json:"num_predict"`
+		Temperature   float32 `json:"temperature"`
+		TopK          int     `json:"top_k"`
+		TopP          float32 `json:"top_p"`
+		MinP          float32 `json:"min_p"`
+		RepeatPenalty float32 `json:"repeat_penalty"`
+		RepeatLastN   int     `json:"repeat_last_n"`
+	} `json:"options"`
+}
+
+func (s *Server) defaults(w http.ResponseWriter, r *http.Request) {
+	d := nativeDefaults()
+	var out defaultsResponse
+	o := &out.Options
+	o.NumPredict, o.Temperature, o.TopK, o.TopP = d.NumPredict, d.Temperature, d.TopK, d.TopP
+	o.MinP, o.RepeatPenalty, o.RepeatLastN = d.MinP, d.RepeatPenalty, d.RepeatLastN
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) ps(w http.ResponseWriter, r *http.Request) {

@@ -154,13 +154,11 @@ func TestNativeReconnect(t *testing.T) {
 
 func TestNativeCancelAndList(t *testing.T) {
 	f := newFake()
-	f.step = 20 * time.Millisecond
-	f.maxTokens = 1000
+	f.hold = make(chan struct{}) // the jobs run until cancelled
 	ts := start(t, f, func(c *Config) { c.MaxQueue = 10 })
 	var ids []string
 	for i := range 3 {
 		ids = append(ids, createJob(t, ts, map[string]any{"model": "tiny", "prompt": fmt.Sprint("job ", i)}).ID)
-		time.Sleep(2 * time.Millisecond) // job ids order by the millisecond
 	}
 	// The second and third jobs wait: their events say where they are.
 	waitFor(t, "queue positions", func() bool {
@@ -272,5 +270,26 @@ func TestNativeJobTools(t *testing.T) {
 		{"model": "tiny", "messages": []map[string]any{{"role": "user", "content": "x"}}, "tool_choice": "required"},
 	} {
 		decode(t, ts.do("POST", "/v1/jobs", body), 400, nil)
+	}
+}
+
+// TestNativeDefaults: GET /v1/defaults gives exactly the options a native
+// job that sets none runs with (the web UI shows them as placeholders).
+func TestNativeDefaults(t *testing.T) {
+	ts := start(t, newFake(), nil)
+	var d defaultsResponse
+	decode(t, ts.do("GET", "/v1/defaults", nil), 200, &d)
+	jc := createJob(t, ts, map[string]any{"model": "tiny", "prompt": "a b c"})
+	if _, ended := events(t, ts, jc.ID, 0); !ended {
+		t.Fatal("the job's stream did not end")
+	}
+	ran := ts.last().Options
+	o := d.Options
+	if o.NumPredict != ran.NumPredict || o.Temperature != ran.Temperature || o.TopK != ran.TopK || o.TopP != ran.TopP ||
+		o.MinP != ran.MinP || o.RepeatPenalty != ran.RepeatPenalty || o.RepeatLastN != ran.RepeatLastN {
+		t.Errorf("GET /v1/defaults says %+v; a job with no options ran with %+v", o, ran)
+	}
+	if o.TopP != 0.95 || o.MinP != 0.05 || o.RepeatPenalty != 1 {
+		t.Errorf("defaults %+v, want glassbox run's top-p 0.95, min-p 0.05, repeat penalty 1", o)
 	}
 }

@@ -174,7 +174,7 @@ func TestFormatJSON(t *testing.T) {
 		if resp.StatusCode != 200 && resp.StatusCode != 201 && resp.StatusCode != 202 {
 			t.Fatalf("%s %s: HTTP %d", tc.path, tc.body, resp.StatusCode)
 		}
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) { // jobs run after the answer
+		for deadline := time.Now().Add(patience); ; time.Sleep(time.Millisecond) { // jobs run after the answer
 			if _, _, n := ts.f.stats(); n > before || time.Now().After(deadline) {
 				break
 			}

@@ -60,7 +60,7 @@ func TestNativePull(t *testing.T) {
 		t.Errorf("created %+v", jc)
 	}
 	// Nobody follows it until it has ended.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(patience)
 	for ts.m.Job(jc.ID).Info().State != api.StateDone {
 		if time.Now().After(deadline) {
 			t.Fatalf("pull job still %s", ts.m.Job(jc.ID).Info().State)
@@ -97,7 +97,7 @@ func TestNativePull(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"kind": "pull"}, "model is required"},
-		{map[string]any{"kind": "push", "model": "x"}, `kind "push" is not one of text, chat, embed, pull`},
+		{map[string]any{"kind": "push", "model": "x"}, `kind "push" is not one of text, chat, embed, image, pull`},
 		{map[string]any{"kind": "embed", "model": "tiny", "prompt": "a"}, "a job of kind embed takes input"},
 		{map[string]any{"kind": "text", "model": "tiny", "input": "a"}, "a job of kind text takes a prompt or messages, not input"},
 	} {

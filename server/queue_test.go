@@ -8,17 +8,16 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 )
 
 // TestQueueFull fills the one slot and the one queue place; the next
 // request on every API gets 503 with Retry-After and the queue length.
 func TestQueueFull(t *testing.T) {
 	f := newFake()
-	f.step = 5 * time.Millisecond
-	f.maxTokens = 1000
+	f.hold = make(chan struct{}) // the running job runs until cancelled
 	ts := start(t, f, func(c *Config) { c.Parallel, c.MaxQueue = 1, 1 })
 	running := createJob(t, ts, map[string]any{"model": "tiny", "prompt": "one"})
+	waitFor(t, "the first job to run", func() bool { r, _, _ := f.stats(); return r == 1 })
 	waiting := createJob(t, ts, map[string]any{"model": "tiny", "prompt": "two"})
 	for _, tc := range []struct{ path, body string }{
 		{"/v1/jobs", `{"model":"tiny","prompt":"three"}`},
@@ -143,10 +142,11 @@ func TestQueueOrder(t *testing.T) {
 }
 
 // TestParallel: with --parallel 2, two generations run at once and the
-// third waits its turn.
+// third waits its turn. The generations are held in prefill until two run
+// and one waits, so they overlap whatever the machine's speed.
 func TestParallel(t *testing.T) {
 	f := newFake()
-	f.step = 5 * time.Millisecond
+	f.hold = make(chan struct{})
 	ts := start(t, f, func(c *Config) { c.Parallel = 2 })
 	var wg sync.WaitGroup
 	for range 3 {
@@ -158,6 +158,12 @@ func TestParallel(t *testing.T) {
 			resp.Body.Close()
 		}()
 	}
+	waitFor(t, "two generations running and one waiting", func() bool {
+		r, _, _ := f.stats()
+		qr, qw, _, _ := ts.s.queue.stats()
+		return r == 2 && qr == 2 && qw == 1
+	})
+	close(f.hold)
 	wg.Wait()
 	if _, peak, n := f.stats(); peak != 2 || n != 3 {
 		t.Errorf("peak %d of 3 requests, want 2", peak)

@@ -265,7 +265,7 @@ func TestResponses(t *testing.T) {
 		if r.Status != "queued" {
 			t.Errorf("background response %+v", r)
 		}
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(patience)
 		for r.Status == "queued" || r.Status == "in_progress" {
 			if time.Now().After(deadline) {
 				t.Fatalf("still %s", r.Status)
@@ -318,7 +318,9 @@ func TestResponses(t *testing.T) {
 // foreground one is answered as the API says.
 func TestResponsesStoreCancel(t *testing.T) {
 	fake := newFake()
-	fake.step, fake.maxTokens = 5*time.Millisecond, 100000
+	// Responses of up to 3 tokens end; a longer one runs until cancelled.
+	fake.maxTokens = 100000
+	fake.hold, fake.holdAt = make(chan struct{}), fake.prefill+3
 	ts := start(t, fake, nil)
 	var r responseOut
 	decode(t, ts.do("POST", "/v1/responses", map[string]any{"model": "tiny", "input": "hi", "max_output_tokens": 3, "store": false}), 200, &r)
@@ -356,7 +358,7 @@ func TestResponsesStoreCancel(t *testing.T) {
 		t.Fatalf("background response %+v", r)
 	}
 	decode(t, ts.do("POST", "/v1/responses/"+r.ID+"/cancel", nil), 200, &r)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(patience)
 	for r.Status != "cancelled" {
 		if time.Now().After(deadline) || r.Status == "completed" || r.Status == "incomplete" {
 			t.Fatalf("after cancel: %+v", r)

@@ -76,6 +76,9 @@ type Server struct {
 	jobs    sync.WaitGroup   // running generations (all APIs)
 	streams map[*stream]bool // open event streams, closed on shutdown
 	httpSrv *http.Server
+
+	a1111    a1111State // AUTOMATIC1111's API: its checkpoint and newest job
+	comfyHub comfyHub   // ComfyUI's API: prompts to their clients' sockets
 }
 
 // stream is one open event stream (SSE or NDJSON) that shutdown must end.
@@ -280,14 +283,15 @@ func public(r *http.Request) bool {
 }
 
 // authorized checks the API key: "Authorization: Bearer KEY", or for a job's
-// event stream the access_token query parameter, since a browser's
-// EventSource cannot set headers.
+// event stream and its images the access_token query parameter, since a
+// browser's EventSource and <img> cannot set headers.
 func (s *Server) authorized(r *http.Request) bool {
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok && r.Header.Get("X-Api-Key") != "" { // Anthropic's clients
 		key, ok = r.Header.Get("X-Api-Key"), true
 	}
-	if !ok && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/jobs/") && strings.HasSuffix(r.URL.Path, "/events") {
+	if !ok && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/jobs/") &&
+		(strings.HasSuffix(r.URL.Path, "/events") || strings.Contains(r.URL.Path, "/images/")) {
 		key, ok = r.URL.Query().Get("access_token"), true
 	}
 	if !ok {
@@ -305,6 +309,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 		writeOpenAIError(w, e)
 	case dialectAnthropic:
 		writeAnthropicError(w, e)
+	case dialectA1111:
+		writeA1111Error(w, e)
 	default:
 		writeNativeError(w, e)
 	}
@@ -317,15 +323,19 @@ const (
 	dialectOllama
 	dialectOpenAI
 	dialectAnthropic
+	dialectA1111
 )
 
 func dialectOf(path string) dialect {
 	switch {
 	case strings.HasPrefix(path, "/api/"):
 		return dialectOllama
+	case strings.HasPrefix(path, "/sdapi/"):
+		return dialectA1111
 	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
 		return dialectAnthropic
 	case strings.HasPrefix(path, "/v1/chat/"), strings.HasPrefix(path, "/v1/completions"), path == "/v1/embeddings",
+		strings.HasPrefix(path, "/v1/images/"),
 		path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
 		return dialectOpenAI
 	}

@@ -33,6 +33,12 @@ type PullOptions struct {
 	Client         *http.Client                  // defaults to http.DefaultClient
 	Progress       func(done, total int64)       // called as bytes arrive (total -1 if unknown)
 	Logf           func(format string, a ...any) // notes such as "resuming at byte N"
+	// Contact, when set, is called with a host (host[:port]) before the
+	// first request to it — redirects followed included — so that a user
+	// is told what is contacted before it is.
+	Contact func(host string)
+
+	contacted map[string]bool // hosts already passed to Contact
 }
 
 // PullError is a failed download with its URL and, for HTTP failures, the
@@ -174,6 +180,21 @@ func (o *PullOptions) defaults() {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	if o.contacted == nil {
+		o.contacted = map[string]bool{}
+	}
+}
+
+// contact reports host to Contact the first time it is to be asked.
+func (o *PullOptions) contact(host string) {
+	if o.Contact == nil || o.contacted[host] {
+		return
+	}
+	if o.contacted == nil {
+		o.contacted = map[string]bool{}
+	}
+	o.contacted[host] = true
+	o.Contact(host)
 }
 
 // registryFromEnv is the Ollama registry to ask: r when given, else
@@ -254,7 +275,21 @@ func (o *PullOptions) do(ctx context.Context, method, u string, hdr http.Header)
 		req.Header.Set("Authorization", "Bearer "+o.Token)
 	}
 	req.Header.Set("User-Agent", "glassbox")
-	resp, err := o.Client.Do(req)
+	c := *o.Client // a redirect to another host is announced before it is followed
+	follow := c.CheckRedirect
+	c.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if follow != nil {
+			if err := follow(r, via); err != nil {
+				return err
+			}
+		} else if len(via) >= 10 { // net/http's own limit
+			return errors.New("stopped after 10 redirects")
+		}
+		o.contact(r.URL.Host)
+		return nil
+	}
+	o.contact(req.URL.Host)
+	resp, err := c.Do(req)
 	if err != nil {
 		return nil, &PullError{URL: u, Err: err}
 	}

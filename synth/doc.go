@@ -45,6 +45,13 @@
 // parallel and the file streams. SD1Options.F32 writes the same values
 // widened to F32 (§2.6). Command: glassbox synth --arch sd1 [--type f16|f32].
 //
+// WriteWan and WriteWanFile write Wan 2.1's random-weight files of spec
+// glassbox-wan-init-v1 (shared/golden/wan/README.md §1) byte for byte:
+// umt5-tiny, the tiny umT5 encoder (UMT5Tensors gives any umT5 layout),
+// and the DiTs dit-tiny and dit-1.3b (DiTTensors gives any t2v DiT layout).
+// Command: glassbox synth --arch wan --kind dit-tiny|dit-1.3b|umt5-tiny
+// [--seed N] [--type f32|f16].
+//
 // Imports: gguf, safetensors, kernel (quantization, half floats), tensor and
 // the standard library.
 package synth

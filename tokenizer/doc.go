@@ -18,6 +18,21 @@
 //     bloom and viking, each checked against Python's regex module running
 //     llama.cpp's expressions (testdata/pretok.json).
 //   - "bert": WordPiece, greedy longest match with a BERT normalizer (wpm.go).
+//   - "t5": SentencePiece's unigram model (ugm.go): the model's normalizer
+//     (its precompiled character map, a Darts-clone double array, and the
+//     whitespace rules; charsmap.go), then Viterbi over the pieces' scores,
+//     with byte fallback where the model has it; EOS appended, as T5 does.
+//
+// FromSentencePiece builds the "t5" tokenizer straight from a SentencePiece
+// model file (spiece.model; a ModelProto read by this package's own
+// protobuf wire-format reader, protowire.go and spmodel.go), agreeing id for
+// id with sentencepiece 0.1.97's SentencePieceProcessor.encode
+// (../shared/vocab/ugm, testdata/ugm-random.json). A GGUF "t5" vocabulary
+// is encoded the same way, without byte fallback (llama.cpp's UGM has none).
+// Here the package follows sentencepiece rather than llama.cpp, whose UGM
+// tokenizer departs from it in corner cases (user-defined pieces scored 0,
+// a space before every word when merging whitespace, a NUL byte ending a
+// charsmap match).
 //
 // Special tokens (control, user-defined, unknown) are cut out of the text
 // before the model runs (special.go): user-defined tokens always, control
@@ -34,7 +49,7 @@
 // invalid UTF-8 for a sequence that ends inside a character; the
 // StreamDecoder never does.
 //
-// Use: FromGGUF, then Encode (text -> ids), Decode or a StreamDecoder
+// Use: FromGGUF (or FromSentencePiece), then Encode (text -> ids), Decode or a StreamDecoder
 // (ids -> text), IsEOG to stop generation, BOS/EOS/AddBOS/Piece/VocabSize
 // for the rest. Errors are *Error values whose Stage is "encode".
 //

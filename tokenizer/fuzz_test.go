@@ -99,7 +99,7 @@ func FuzzFromMeta(f *testing.F) {
 			return
 		}
 		m := &gguf.Metadata{}
-		m.Set("tokenizer.ggml.model", []string{"llama", "gpt2", "bert"}[int(sel)%3])
+		m.Set("tokenizer.ggml.model", []string{"llama", "gpt2", "bert", "t5"}[int(sel)%4])
 		m.Set("tokenizer.ggml.pre", []string{"gpt-2", "llama-bpe", "qwen2", "deepseek-llm", "falcon", "default"}[int(sel/3)%6])
 		m.Set("tokenizer.ggml.tokens", toks)
 		tt := make([]int32, len(toks))

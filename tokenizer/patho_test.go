@@ -29,7 +29,10 @@ func TestPathologicalInputs(t *testing.T) {
 			if _, err := tok.Encode(in, true, true); err != nil {
 				t.Fatal(err)
 			}
-			if d := time.Since(start); d > 3*time.Second {
+			// A quadratic tokenizer takes minutes on these inputs and a
+			// linear one milliseconds; the bound between them is wide
+			// enough for a machine loaded many times over.
+			if d := time.Since(start); d > time.Minute {
 				t.Errorf("%s %s: %v for %d bytes", rel, name, d, len(in))
 			} else {
 				t.Logf("%s %s: %v", rel, name, d)

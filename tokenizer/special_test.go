@@ -149,7 +149,7 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"ok", func(m *gguf.Metadata) {}, nil, ""},
 		{"no model", func(m *gguf.Metadata) { *m = gguf.Metadata{} }, ErrMissing, "tokenizer.ggml.model"},
-		{"unknown model", func(m *gguf.Metadata) { m.Set("tokenizer.ggml.model", "t5") }, ErrUnsupported, `model "t5"`},
+		{"unknown model", func(m *gguf.Metadata) { m.Set("tokenizer.ggml.model", "rwkv") }, ErrUnsupported, `model "rwkv"`},
 		{"unknown pre", func(m *gguf.Metadata) { m.Set("tokenizer.ggml.pre", "nope") }, ErrUnsupported, `pre-tokenizer "nope"`},
 		{"no merges", func(m *gguf.Metadata) {
 			*m = gguf.Metadata{}

@@ -56,6 +56,16 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) ([]int, e
 			}
 			out = t.encodeBPE(s, text[f.start:f.end], out)
 		}
+	case kindUGM:
+		for _, f := range frags {
+			if f.id >= 0 {
+				out = append(out, int(f.id))
+				continue
+			}
+			if out, err = t.encodeUGM(text[f.start:f.end], out); err != nil {
+				return nil, err
+			}
+		}
 	case kindWPM:
 		for _, f := range frags {
 			if f.id >= 0 {
@@ -127,7 +137,8 @@ func (t *Tokenizer) AddBOS() bool { return t.addBOS }
 // AddEOS reports whether Encode with addSpecial puts EOS last.
 func (t *Tokenizer) AddEOS() bool { return t.addEOS }
 
-// Model returns tokenizer.ggml.model: "llama", "gpt2" or "bert".
+// Model returns tokenizer.ggml.model: "llama", "gpt2", "bert" or "t5"
+// (also for a SentencePiece unigram model read by FromSentencePiece).
 func (t *Tokenizer) Model() string { return t.model }
 
 // Pre returns tokenizer.ggml.pre as written in the file ("" if absent).

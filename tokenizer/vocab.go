@@ -42,6 +42,7 @@ const (
 	kindSPM kind = iota + 1 // "llama"
 	kindBPE                 // "gpt2"
 	kindWPM                 // "bert"
+	kindUGM                 // "t5": SentencePiece unigram
 )
 
 // none marks an absent special token.
@@ -94,6 +95,7 @@ type Tokenizer struct {
 
 	bpe *bpeModel
 	pt  *pretokenizer
+	ugm *ugmModel
 
 	wpmMaxLen    int
 	lowercase    bool
@@ -133,11 +135,13 @@ func fromMeta(m *gguf.Metadata, f *gguf.File) (*Tokenizer, error) {
 		t.bos, t.eos, t.unk, t.sep, t.pad = 101, none, 100, 102, 0
 		t.addBOS, t.addSep = true, true
 		t.lowercase = true
+	case "t5":
+		return fromMetaUGM(m, t.pre)
 	case "gpt2":
 		t.kind = kindBPE
 		t.bos, t.eos, t.unk, t.sep, t.pad = 11, 11, none, none, none
 	default:
-		return nil, loadErr(keyModel, ErrUnsupported, "model %q (want llama, gpt2 or bert)", t.model)
+		return nil, loadErr(keyModel, ErrUnsupported, "model %q (want llama, gpt2, bert or t5)", t.model)
 	}
 	if err := t.loadTokens(m); err != nil {
 		return nil, err

@@ -87,7 +87,12 @@ func PlanDecode(h, w, tile, overlap int) (DecodePlan, error) {
 // bytes: untiled when it fits, otherwise the largest tile (in steps of 8
 // latent pixels) that does. Overlap 0 means DefaultOverlap.
 func ChooseTile(h, w, overlap int, budget int64) (DecodePlan, error) {
-	p, err := PlanDecode(h, w, 0, overlap)
+	return chooseTile(h, w, overlap, budget, PlanDecode)
+}
+
+// chooseTile is ChooseTile over a decoder's plan function.
+func chooseTile(h, w, overlap int, budget int64, plan func(h, w, tile, overlap int) (DecodePlan, error)) (DecodePlan, error) {
+	p, err := plan(h, w, 0, overlap)
 	if err != nil || p.Total <= budget {
 		return p, err
 	}
@@ -95,7 +100,7 @@ func ChooseTile(h, w, overlap int, budget int64) (DecodePlan, error) {
 		overlap = DefaultOverlap
 	}
 	for t := (max(h, w) - 1) / 8 * 8; t > overlap; t -= 8 {
-		q, err := PlanDecode(h, w, t, overlap)
+		q, err := plan(h, w, t, overlap)
 		if err != nil {
 			return q, err
 		}
@@ -108,7 +113,7 @@ func ChooseTile(h, w, overlap int, budget int64) (DecodePlan, error) {
 		return p, pipeline.Errorf(pipeline.StagePlan, "raise --mem-budget if the memory is there", "decoding %dx%d px needs %.0f MiB, more than the budget of %.0f MiB, and the image is too small to tile with a %d px overlap",
 			Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(budget)/(1<<20), Scale*overlap).With("need_bytes", p.Total).With("budget_bytes", budget)
 	}
-	q, _ := PlanDecode(h, w, smallest, overlap)
+	q, _ := plan(h, w, smallest, overlap)
 	return p, pipeline.Errorf(pipeline.StagePlan, "a smaller --overlap allows smaller tiles", "decoding %dx%d px needs %.0f MiB untiled and %.0f MiB in the smallest tiles (%d px), more than the budget of %.0f MiB",
 		Scale*w, Scale*h, float64(p.Total)/(1<<20), float64(q.Total)/(1<<20), Scale*smallest, float64(budget)/(1<<20)).With("need_bytes", q.Total).With("budget_bytes", budget)
 }
@@ -192,4 +197,53 @@ func PlanEncode(h, w int) (EncodePlan, error) {
 	p.Output = 4 * LatentChannels * int64(lh) * int64(lw)
 	p.Total = p.Activations + p.Output
 	return p, nil
+}
+
+// PlanWithin plans a decode that must fit budget bytes together with the
+// decoder's weights (weights bytes): with tile > 0 it checks that tiling,
+// otherwise it chooses one (ChooseTile) within what the weights leave.
+// Its refusals name the whole need and the whole budget, never a negative
+// remainder: the weights, the decode's own memory and their sum.
+func PlanWithin(h, w, tile, overlap int, weights, budget int64) (DecodePlan, error) {
+	p, err := PlanDecode(h, w, tile, overlap)
+	if err != nil {
+		return p, err
+	}
+	refuse := func(hint string, q DecodePlan, how string) error {
+		need := weights + q.Total
+		return pipeline.Errorf(pipeline.StagePlan, hint, "decoding %dx%d px needs %s (the decoder's %s of weights and %s for the decode %s), more than the budget of %s",
+			Scale*w, Scale*h, mib(need), mib(weights), mib(q.Total), how, mib(budget)).
+			With("need_bytes", need).With("weights_bytes", weights).With("budget_bytes", budget)
+	}
+	if tile > 0 {
+		if weights+p.Total > budget {
+			return p, refuse("use a smaller --tile, or drop --tile to let the planner choose", p, fmt.Sprintf("in %d tiles of %d px", p.Tiles, Scale*p.Tile))
+		}
+		return p, nil
+	}
+	if weights+p.Total <= budget {
+		return p, nil
+	}
+	if q, err := ChooseTile(h, w, overlap, budget-weights); err == nil {
+		return q, nil
+	}
+	ov := overlap
+	if ov == 0 {
+		ov = DefaultOverlap
+	}
+	smallest := (ov/8 + 1) * 8
+	if smallest >= max(h, w) {
+		return p, refuse("raise --mem-budget if the memory is there", p, fmt.Sprintf("untiled: the image is too small to tile with a %d px overlap", Scale*ov))
+	}
+	q, _ := PlanDecode(h, w, smallest, overlap)
+	return p, refuse("raise --mem-budget if the memory is there, or use a smaller --overlap", q, fmt.Sprintf("in its smallest tiles, of %d px", Scale*smallest))
+}
+
+// mib formats a byte count in MiB, with a decimal below 10 MiB.
+func mib(n int64) string {
+	f := float64(n) / (1 << 20)
+	if f < 10 {
+		return fmt.Sprintf("%.1f MiB", f)
+	}
+	return fmt.Sprintf("%.0f MiB", f)
 }

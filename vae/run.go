@@ -79,7 +79,9 @@ func (d *Decoder) Decode(ctx context.Context, latent []float32, h, w int, opt Op
 	}
 	n := &net{ctx: ctx, r: opt.Runner, a: opt.arena()}
 	tr := pipeline.TraceFrom(ctx)
-	total := int64(1 + len(g.ys)*len(g.xs))
+	// The progress counts the tiles the decode makes (one when untiled):
+	// 0 of them once the shared head has run, then one more per tile.
+	total := int64(len(g.ys) * len(g.xs))
 	m := n.a.Map(h, w, LatentChannels)
 	if err := m.SetCHW(latent); err != nil {
 		return fail(err)
@@ -88,7 +90,7 @@ func (d *Decoder) Decode(ctx context.Context, latent []float32, h, w int, opt Op
 	if err != nil {
 		return fail(err)
 	}
-	tr.OnProgress(pipeline.StageDecode, 1, total)
+	tr.OnProgress(pipeline.StageDecode, 0, total)
 	if g.single() {
 		y, err := d.tail(n, x)
 		if err != nil {
@@ -101,7 +103,7 @@ func (d *Decoder) Decode(ctx context.Context, latent []float32, h, w int, opt Op
 	}
 	defer n.a.Release(x)
 	bl := newBlender(Scale*h, Scale*w, g)
-	done := int64(1)
+	done := int64(0)
 	for _, ty := range g.ys {
 		for _, tx := range g.xs {
 			crop := n.a.Map(g.th, g.tw, width)

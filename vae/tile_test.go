@@ -3,9 +3,11 @@ package vae
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -123,6 +125,79 @@ func TestTiledDecode(t *testing.T) {
 		return
 	}
 	t.Run("1024", func(t *testing.T) { testTiled(t, 128, 80) })
+}
+
+// TestDecodeProgressCountsTiles: the decode stage's progress counts the
+// tiles it makes, 0 of them after the shared head and then one per tile:
+// 0/1, 1/1 untiled and 0/4 … 4/4 for four tiles.
+func TestDecodeProgressCountsTiles(t *testing.T) {
+	_, dec := models(t)
+	for _, tc := range []struct {
+		name    string
+		n, tile int
+		want    string
+	}{
+		{"untiled", 8, 0, "0/1 1/1"},
+		{"4 tiles", 40, 32, "0/4 1/4 2/4 3/4 4/4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []string
+			ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{Progress: func(s pipeline.Stage, done, total int64) {
+				if s == pipeline.StageDecode {
+					seen = append(seen, fmt.Sprintf("%d/%d", done, total))
+				}
+			}})
+			if _, err := dec.Decode(ctx, bigLatent(t, tc.n), tc.n, tc.n, Options{Runner: testPool, Tile: tc.tile}); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(seen, " "); got != tc.want {
+				t.Errorf("decode progress %s, want %s", got, tc.want)
+			}
+			if p, _ := PlanDecode(tc.n, tc.n, tc.tile, 0); fmt.Sprint(p.Tiles) != tc.want[len(tc.want)-1:] {
+				t.Errorf("the plan counts %d tiles; progress ends at %s", p.Tiles, tc.want[len(tc.want)-3:])
+			}
+		})
+	}
+}
+
+// TestPlanWithin: a budget that the decoder's weights fill (or pass) is
+// refused with the whole need and the whole budget, all positive, never
+// the negative remainder; a budget that holds weights and decode passes.
+func TestPlanWithin(t *testing.T) {
+	const weights = 5 << 20
+	full, _ := PlanDecode(32, 32, 0, 0)
+	for _, tc := range []struct {
+		name   string
+		n      int
+		tile   int
+		budget int64
+		want   string
+	}{
+		{"weights over the budget", 32, 0, 1 << 20, "decoding 256x256 px needs %s (the decoder's 5.0 MiB of weights and %s for the decode untiled: the image is too small to tile with a 192 px overlap), more than the budget of 1.0 MiB"},
+		{"tiles over the budget", 128, 80, 1 << 20, "decoding 1024x1024 px needs %s (the decoder's 5.0 MiB of weights and %s for the decode in 4 tiles of 640 px), more than the budget of 1.0 MiB"},
+		{"smallest tiles over the budget", 128, 0, 8 << 20, "decoding 1024x1024 px needs %s (the decoder's 5.0 MiB of weights and %s for the decode in its smallest tiles, of 256 px), more than the budget of 8.0 MiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := PlanWithin(tc.n, tc.n, tc.tile, 0, weights, tc.budget)
+			var pe *pipeline.Error
+			if !errors.As(err, &pe) || pe.Stage != pipeline.StagePlan {
+				t.Fatalf("got %v, want a plan-stage refusal", err)
+			}
+			need, dec := pe.Numbers["need_bytes"], pe.Numbers["need_bytes"]-weights
+			if want := fmt.Sprintf(tc.want, mib(need), mib(dec)); !strings.HasPrefix(err.Error(), "plan: "+want) {
+				t.Errorf("error\n %q\nwant prefix\n %q", err, "plan: "+want)
+			}
+			if pe.Numbers["budget_bytes"] != tc.budget || pe.Numbers["weights_bytes"] != weights || need <= tc.budget || regexp.MustCompile(`-[0-9]`).MatchString(err.Error()) {
+				t.Errorf("numbers %v in %q", pe.Numbers, err)
+			}
+		})
+	}
+	if p, err := PlanWithin(32, 32, 0, 0, weights, weights+full.Total); err != nil || p.Tile != 0 {
+		t.Errorf("a budget of weights + the untiled decode: %v, %v", p, err)
+	}
+	if p, err := PlanWithin(128, 128, 0, 0, weights, weights+300<<20); err != nil || p.Tile == 0 || p.Total > 300<<20 {
+		t.Errorf("a budget that needs tiles: %v, %v", p, err)
+	}
 }
 
 func TestPlanChooseTile(t *testing.T) {

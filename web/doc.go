@@ -7,12 +7,14 @@
 // /v1/jobs/{id}/events (resuming with Last-Event-ID, so a reload or a lost
 // connection neither loses nor repeats a token), lists jobs from
 // GET /v1/jobs, resident models from GET /v1/ps, models and their plan
-// verdicts from GET /v1/models and POST /v1/plan, and unloads a model with
-// Ollama's keep_alive 0. It has four views: Generate (chat or completion
-// with sampling settings and a stop button), the pipeline view of a job (one
-// bar per stage on the job's time axis, filled live, with the numbers under
-// each and the failed stage in red with its cause and hint), Jobs, and
-// Models.
+// verdicts from GET /v1/models and POST /v1/plan, the sampling settings'
+// defaults (its placeholders) from GET /v1/defaults, and unloads a model
+// with Ollama's keep_alive 0. It has four views: Generate (chat or
+// completion with sampling settings and a stop button), the pipeline view of
+// a job (one bar per stage on the job's time axis, filled live — while a
+// stage of known total runs, the axis reaches its expected end — with the
+// numbers under each and the failed stage in red with its cause and hint),
+// Jobs, and Models. Each view says it is loading until its first data comes.
 //
 // Imports: the standard library only.
 package web

@@ -4,10 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -168,28 +166,4 @@ func applyProfile(env *cmdEnv, fs *flag.FlagSet, f *runFlags) error {
 		f.system = e.System
 	}
 	return nil
-}
-
-// keepRunnable drops from a pulled model's profile the parameters (from
-// Ollama's registry) that no request could set, each with a note through
-// warn, so that the ones kept apply to every request.
-func keepRunnable(s *store.Store, e store.Entry, warn func(string)) (store.Entry, error) {
-	if len(e.Parameters) == 0 {
-		return e, nil
-	}
-	kept := map[string]any{}
-	for _, k := range slices.Sorted(maps.Keys(e.Parameters)) {
-		v := e.Parameters[k]
-		if bad := server.CheckParameters(map[string]any{k: v}); bad != nil {
-			warn(fmt.Sprintf("the registry's parameter %s %v is not kept: %s", k, v, strings.ReplaceAll(bad.Message, "parameters.", "")))
-			continue
-		}
-		kept[k] = v
-	}
-	if len(kept) == len(e.Parameters) {
-		return e, nil
-	}
-	p := e.Profile
-	p.Parameters = kept
-	return s.SetProfile(e.Name, p)
 }

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/internal/shared"
@@ -176,8 +180,10 @@ func TestPullOllamaRegistry(t *testing.T) {
 }
 
 // TestRunPulls: run -m with a name of Ollama's registry the store lacks
-// pulls it first and says so, as 'ollama run' does; --no-pull keeps the
-// store's error; a name the registry lacks fails naming both.
+// downloads nothing unasked: without a terminal it fails naming the
+// store's nearest names and --pull, and the registry hears nothing; with
+// --pull it pulls, saying which host it contacts first; --no-pull keeps
+// the store's error; a name the registry lacks fails naming both.
 func TestRunPulls(t *testing.T) {
 	src := shared.Path(t, "models/stories260K.gguf")
 	data, err := os.ReadFile(src)
@@ -187,7 +193,16 @@ func TestRunPulls(t *testing.T) {
 	layers := []shared.Layer{{MediaType: "application/vnd.ollama.image.model", Data: data},
 		{MediaType: "application/vnd.ollama.image.params", Data: []byte(`{"temperature": 0, "num_predict": 5}`)}}
 	reg := shared.OllamaRegistry(t, map[string][]shared.Layer{"library/stories:q8": layers, "someone/stories:latest": layers})
-	t.Setenv("GLASSBOX_OLLAMA_REGISTRY", reg.URL)
+	var asked atomic.Int64
+	target, _ := url.Parse(reg.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		proxy.ServeHTTP(w, r)
+	}))
+	defer counting.Close()
+	host := strings.TrimPrefix(counting.URL, "http://")
+	t.Setenv("GLASSBOX_OLLAMA_REGISTRY", counting.URL)
 	t.Setenv("GLASSBOX_HOME", t.TempDir())
 	want, _, _ := runCmd(t, "", "run", "-m", src, "--temp", "0", "-n", "5", "--no-journal", "Once upon a time")
 	for _, tc := range []struct {
@@ -197,20 +212,31 @@ func TestRunPulls(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, "no such model in the store") {
 			t.Errorf("run -m %s --no-pull: exit %d, %q", tc.model, code, errs)
 		}
-		got, errs, code := runCmd(t, "", "run", "-m", tc.model, "--no-journal", "Once upon a time")
-		say := fmt.Sprintf("glassbox run: %s is not in the store: pulling it from %s as %s", tc.model, reg.URL, tc.name)
+		before := asked.Load()
+		_, errs, code = runCmd(t, "", "run", "-m", tc.model, "--no-journal", "Once upon a time")
+		refuse := fmt.Sprintf("load: model %q is not in the store, and nothing is downloaded unasked", tc.model)
+		if code != 1 || !strings.Contains(errs, refuse) || !strings.Contains(errs, "with --pull or 'glassbox pull "+tc.model+"'") || asked.Load() != before {
+			t.Errorf("run -m %s (no terminal): exit %d, stderr %q, registry asked %d times; want a refusal, no request", tc.model, code, errs, asked.Load()-before)
+		}
+		got, errs, code := runCmd(t, "", "run", "-m", tc.model, "--pull", "--no-journal", "Once upon a time")
+		say := fmt.Sprintf("glassbox run: %s is not in the store: pulling it from %s as %s\nglassbox run: contacting %s\n", tc.model, counting.URL, tc.name, host)
 		if code != 0 || got != want || want == "" || !strings.Contains(errs, say) || !strings.Contains(errs, "glassbox run: pulled "+tc.name) {
-			t.Errorf("run -m %s: exit %d, %q, want %q; stderr %q", tc.model, code, got, want, errs)
+			t.Errorf("run -m %s --pull: exit %d, %q, want %q; stderr %q", tc.model, code, got, want, errs)
 		}
 		got, errs, code = runCmd(t, "", "run", "-m", tc.model, "--no-journal", "Once upon a time")
 		if code != 0 || got != want || strings.Contains(errs, "pull") {
 			t.Errorf("run -m %s again: exit %d, %q; stderr %q", tc.model, code, got, errs)
 		}
 	}
-	_, errs, code := runCmd(t, "", "run", "-m", "nothere", "--no-journal", "Once upon a time")
+	// A typo of a stored name: refused, with the name meant.
+	_, errs, code := runCmd(t, "", "run", "-m", "stories:q9", "--no-journal", "Once upon a time")
+	if code != 1 || !strings.Contains(errs, `model "stories:q9" is not in the store (nearest: stories:q8)`) {
+		t.Errorf("run -m stories:q9: exit %d, %q", code, errs)
+	}
+	_, errs, code = runCmd(t, "", "run", "-m", "nothere", "--pull", "--no-journal", "Once upon a time")
 	if code == 0 || !strings.Contains(errs, `load: model "nothere" is not in the store, and pulling it failed`) ||
 		!strings.Contains(errs, "no model library/nothere:latest in the registry") {
-		t.Errorf("run -m nothere: exit %d, %q", code, errs)
+		t.Errorf("run -m nothere --pull: exit %d, %q", code, errs)
 	}
 }
 

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/api"
-	"github.com/glassbox-ai/glassbox/chat"
-	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
@@ -92,87 +88,5 @@ func TestEmbedCommand(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: code %d, stderr %q, want %q", tc.args, code, errs, tc.want)
 		}
-	}
-}
-
-// TestServeEmbed: the server's embeddings endpoints give the vectors the
-// embed command gives, through the real engine.
-func TestServeEmbed(t *testing.T) {
-	m := shared.Path(t, "models/tiny-llama-F32.gguf")
-	out, errs, code := runCmd(t, "", "embed", "-m", m, "--no-journal", "Once upon a time", "a fox")
-	if code != 0 {
-		t.Fatalf("embed: %s", errs)
-	}
-	want := embedLines(t, out)
-	base := startServe(t, "--model", m)
-	post := func(path, body string, v any) {
-		t.Helper()
-		code, b := postBody(t, base+path, body)
-		if code != 200 {
-			t.Fatalf("%s: HTTP %d %s", path, code, b)
-		}
-		if err := json.Unmarshal(b, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	same := func(what string, got, want []float32) {
-		t.Helper()
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-		}
-		for i := range got {
-			if math.Abs(float64(got[i]-want[i])) > 1e-6 {
-				t.Fatalf("%s: value %d is %g, the command's %g", what, i, got[i], want[i])
-			}
-		}
-	}
-	var ollama struct {
-		Embeddings [][]float32 `json:"embeddings"`
-		Count      int         `json:"prompt_eval_count"`
-	}
-	post("/api/embed", `{"model": "tiny-llama-F32", "input": ["Once upon a time", "a fox"]}`, &ollama)
-	if len(ollama.Embeddings) != 2 || ollama.Count == 0 {
-		t.Fatalf("%+v", ollama)
-	}
-	same("/api/embed 0", ollama.Embeddings[0], want[0])
-	same("/api/embed 1", ollama.Embeddings[1], want[1])
-	var openai struct {
-		Data []struct {
-			Embedding string `json:"embedding"`
-		} `json:"data"`
-	}
-	post("/v1/embeddings", `{"model": "tiny-llama-F32", "input": "a fox", "encoding_format": "base64"}`, &openai)
-	raw, err := base64.StdEncoding.DecodeString(openai.Data[0].Embedding)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := make([]float32, len(raw)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
-	same("/v1/embeddings", v, want[1])
-}
-
-// TestCapabilities: /api/show's capabilities follow Ollama's rules.
-func TestCapabilities(t *testing.T) {
-	for _, tc := range []struct {
-		path string
-		want string
-	}{
-		{shared.Path(t, "models/stories260K.gguf"), "completion"},
-		{shared.WithChatTemplate(t, "models/stories260K.gguf", shared.R1Template, "r1"), "completion thinking"},
-		{shared.WithChatTemplate(t, "models/stories260K.gguf", "{% if tools %}{{ tools }}{% endif %}{{ messages }}", "tools"), "completion tools"},
-		{shared.WithChatTemplate(t, "models/stories260K.gguf", "{% if tools %}{{ tools }}{% endif %}{{ messages }}<|start|>assistant<|channel|>", "harmony"), "completion tools thinking"},
-		{shared.WithMeta(t, "models/tiny-llama-F32.gguf", "embedder", map[string]any{"llama.pooling_type": uint32(3)}), "embedding"},
-	} {
-		f, err := gguf.Open(tc.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl, _ := f.Meta.String(chat.KeyTemplate)
-		if got := strings.Join(capabilities(f, tmpl), " "); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.path, got, tc.want)
-		}
-		f.Close()
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +31,7 @@ type planConfig struct {
 	synth    string
 	draft    string // --draft: a draft model planned beside the model
 	probe    bool
+	image    imagePlanFlags // --width/--height: a diffusion checkpoint's image job
 }
 
 // localRoofline returns this machine's measured bandwidth (bytes/s) and
@@ -96,7 +98,7 @@ func init() {
 
 func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	var c planConfig
-	fs := newFlags(env, "plan", "-m MODEL [--ctx N] [--batch N] [--parallel N] [--kv f16|q8_0|f32] [--device NAME|SPEC] [--json]")
+	fs := newFlags(env, "plan", "-m MODEL [--ctx N] [--batch N] [--parallel N] [--kv f16|q8_0|f32] [--device NAME|SPEC] [--json]\n       glassbox plan -m CHECKPOINT [--width W --height H] [--steps N] [--sampler NAME] [--cfg-scale F] [--json]")
 	fs.StringVar(&c.model, "m", "", "model file, store name, or http(s) URL (only the header is downloaded)")
 	fs.IntVar(&c.opts.Ctx, "ctx", 0, "context length (0: the model's, at most 4096)")
 	fs.IntVar(&c.opts.Batch, "batch", 0, "prefill batch size (0: 512)")
@@ -115,6 +117,7 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.BoolVar(&c.probe, "probe", true, "on this machine, first measure what is not cached yet (memory bandwidth once, kernel speeds once per build, a few seconds); false: cached figures or estimates only")
 	fs.StringVar(&c.draft, "draft", "", "a draft model for speculative decoding (as run --draft): its memory is planned beside the model's")
 	fs.StringVar(&c.synth, "synthetic", "", "plan a model you do not have: llama3-8b, llama3-70b or llama3.2-1b, with an optional :FORMAT (e.g. llama3-8b:Q4_K_M)")
+	c.image.register(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -146,6 +149,9 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		dev.Kernels = localKernels(dev, c.opts.Threads)
 	}
+	if c.image.width > 0 || c.image.height > 0 || isCheckpoint(c.model) {
+		return runImagePlan(env, &c, dev)
+	}
 	if c.synth != "" {
 		if c.model != "" {
 			return fmt.Errorf("plan: give -m or --synthetic, not both")
@@ -156,11 +162,12 @@ func runPlan(ctx context.Context, env *cmdEnv, args []string) error {
 		defer os.Remove(c.model)
 	}
 	if store.IsRef(c.model) {
-		u, err := store.ResolveRef(ctx, c.model, store.PullOptions{})
+		contact := announcer(env, "glassbox plan")
+		u, err := store.ResolveRef(ctx, c.model, store.PullOptions{Contact: contact})
 		if err != nil {
 			return fmt.Errorf("load: %w", err)
 		}
-		if c.model, err = fetchHeader(ctx, u); err != nil {
+		if c.model, err = fetchHeader(ctx, u, contact); err != nil {
 			return err
 		}
 		defer os.Remove(c.model)
@@ -228,9 +235,9 @@ func writeSynthetic(spec string) (string, error) {
 // (growing from 1 MiB until the header and tensor directory are in it) and
 // writes it into a sparse temporary file of the remote file's full size,
 // which gguf.Open reads like the real file. It returns the file's path.
-func fetchHeader(ctx context.Context, url string) (string, error) {
+func fetchHeader(ctx context.Context, url string, contact func(host string)) (string, error) {
 	for n := int64(1 << 20); ; n *= 4 {
-		prefix, total, err := fetchRange(ctx, url, n)
+		prefix, total, err := fetchRange(ctx, url, n, contact)
 		if err != nil {
 			return "", err
 		}
@@ -269,13 +276,21 @@ func fetchHeader(ctx context.Context, url string) (string, error) {
 
 // fetchRange returns the first n bytes of url and the size of the whole
 // file.
-func fetchRange(ctx context.Context, url string, n int64) ([]byte, int64, error) {
+func fetchRange(ctx context.Context, url string, n int64, contact func(host string)) ([]byte, int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("load: %w", err)
 	}
 	req.Header.Set("Range", fmt.Sprintf("bytes=0-%d", n-1))
-	resp, err := http.DefaultClient.Do(req)
+	client := &http.Client{CheckRedirect: func(r *http.Request, via []*http.Request) error {
+		if len(via) >= 10 { // net/http's own limit
+			return errors.New("stopped after 10 redirects")
+		}
+		contact(r.URL.Host)
+		return nil
+	}}
+	contact(req.URL.Host)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, 0, fmt.Errorf("load: %w", err)
 	}

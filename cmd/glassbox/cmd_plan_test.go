@@ -64,6 +64,7 @@ func TestPlanDevices(t *testing.T) {
 		{[]string{"--device", "vram=4GiB,bw=300GB/s,ram=32GiB"}, 0, "layers on CPU, ~"},
 		{[]string{"--device", "ram=4GiB"}, 1, "verdict    does not fit: needs "},
 		{[]string{"--device", "rtx4090", "--mem-budget", "2GiB"}, 1, "over the memory budget of 2.00 GiB"},
+		{[]string{"--device", "rtx4090", "--mem-budget", "2GiB"}, 1, "verdict    over the memory budget: needs "},
 		{[]string{"--device", "rtx9999"}, 1, `unknown device "rtx9999"`},
 		{[]string{"--kv", "q4"}, 1, `--kv "q4": want f16, q8_0 or f32`},
 	} {
@@ -73,6 +74,10 @@ func TestPlanDevices(t *testing.T) {
 				t.Errorf("exit %d, want %d; output lacks %q:\n%s%s", code, tc.code, tc.want, out, errs)
 			}
 		})
+	}
+	// A plan over the budget does not also say it fits.
+	if out, _, _ := runCmd(t, "", "plan", "-m", path, "--device", "rtx4090", "--mem-budget", "2GiB"); strings.Contains(out, "verdict    fits") {
+		t.Errorf("a plan refused for the budget prints a verdict that it fits:\n%s", out)
 	}
 	out, _, code := runCmd(t, "", "plan", "--profiles")
 	if code != 0 || !strings.Contains(out, "rtx3060-12g") || !strings.Contains(out, "source: ") {

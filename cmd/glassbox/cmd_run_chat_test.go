@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -63,5 +66,23 @@ func TestRunInteractive(t *testing.T) {
 	}
 	if _, errOut, code = runCmd(t, "", "run", "-m", m, "-i", "--json"); code == 0 || !strings.Contains(errOut, "--json") {
 		t.Errorf("-i --json: exit %d, %q", code, errOut)
+	}
+}
+
+// TestRunStdinNotTerminal: with no prompt and a standard input that is not
+// a terminal — /dev/null, a character device — run reads the prompt from it
+// and generates; it does not enter the interactive chat.
+func TestRunStdinNotTerminal(t *testing.T) {
+	m := shared.Path(t, "models/stories260K.gguf")
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	var out, errb bytes.Buffer
+	code := runMain(context.Background(), &cmdEnv{stdin: null, stdout: &out, stderr: &errb},
+		[]string{"run", "-m", m, "--temp", "0", "-n", "5", "--no-journal"})
+	if code != 0 || out.Len() == 0 || strings.Contains(out.String()+errb.String(), ">>>") || strings.Contains(errb.String(), "Chatting with") {
+		t.Errorf("run < %s: exit %d, stdout %q, stderr %q; want 5 generated tokens, no chat", os.DevNull, code, out.String(), errb.String())
 	}
 }

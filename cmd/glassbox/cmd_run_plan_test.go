@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -18,15 +17,17 @@ import (
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/internal/testhome"
 	"github.com/glassbox-ai/glassbox/plan"
 )
 
-// TestMain keeps in-process runs out of the calibration history: their
-// peak RSS would be this test binary's. TestRunRecordsCalibration turns
-// recording on for itself.
+// TestMain runs the tests in a glassbox home of their own (testhome) and
+// keeps in-process runs out of the calibration history: their peak RSS
+// would be this test binary's. TestRunRecordsCalibration turns recording
+// on for itself.
 func TestMain(m *testing.M) {
 	recordRuns = false
-	os.Exit(m.Run())
+	testhome.Main(m)
 }
 
 // runJSONEvents runs glassbox run --json and returns its events and exit code.

@@ -8,11 +8,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/glassbox-ai/glassbox/api"
+	"github.com/glassbox-ai/glassbox/backend"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/journal"
 	"github.com/glassbox-ai/glassbox/metrics"
@@ -100,10 +99,34 @@ func serveLogLevel(s string) slog.Level {
 
 // runServer wires the packages together and runs until ctx ends.
 func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logger) error {
-	b, err := newServeBackend(c)
+	var budget int64
+	if c.budget != "" {
+		var err error
+		if budget, err = plan.ParseBytes(c.budget); err != nil {
+			return fmt.Errorf("plan: --mem-budget: %w", err)
+		}
+	}
+	keep, err := sched.ParseKeepAlive(c.keepAlive)
+	if err != nil {
+		return fmt.Errorf("--keep-alive: %w", err)
+	}
+	dev, err := planDevice("", true)
 	if err != nil {
 		return err
 	}
+	st, err := store.Default()
+	if err != nil {
+		st = nil // no store: pulls and creates are refused
+	}
+	mt := metrics.New()
+	b, err := backend.New(backend.Config{Models: c.models, Store: st, Session: c.session.options(), Parallel: c.parallel,
+		Drafts: c.drafts, DraftMax: c.draftMax, Device: dev, Budget: budget, KeepAlive: keep, Metrics: mt, Logger: log,
+		ResolveDraft: resolveModel, PlanDevice: func(name string) (*plan.Device, error) { return planDevice(name, false) },
+		Roofline: generateRoofline})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
 	jr, err := journal.OpenDefault(journal.Options{Logger: log})
 	if err != nil {
 		return err
@@ -112,33 +135,12 @@ func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logge
 	if rec := jr.Recovered(); len(rec) > 0 {
 		log.Warn("journal: jobs interrupted by the last shutdown marked failed", "jobs", len(rec))
 	}
-	mt := metrics.New()
-	mt.WatchJournal(journalStats(jr))
-	b.metrics = mt
-	var budget int64
-	if c.budget != "" {
-		if budget, err = plan.ParseBytes(c.budget); err != nil {
-			return fmt.Errorf("plan: --mem-budget: %w", err)
-		}
-	}
-	b.budget = budget
-	keep, err := sched.ParseKeepAlive(c.keepAlive)
-	if err != nil {
-		return fmt.Errorf("--keep-alive: %w", err)
-	}
-	b.res = sched.New[*servedModel](sched.Config{Budget: budget, KeepAlive: keep, OnEvent: func(ev sched.Event) {
-		log.Info("residency", "event", ev.Kind, "model", ev.Model, "bytes", ev.Bytes, "reason", ev.Reason)
-		switch ev.Kind {
-		case sched.EventEvict, sched.EventExpire, sched.EventUnload:
-			mt.SetModelResident(ev.Model, 0)
-		}
-	}})
-	defer b.res.Close()
+	mt.WatchJournal(backend.JournalStats(jr))
 
 	maxBlob, _ := plan.ParseBytes(c.maxBlob) // checked by runServe
 	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr, mt}, Logger: log})
 	srv, err := server.New(server.Config{
-		Backend: b, Jobs: &server.ManagerJobs{M: m, History: serveHistory{journal.History{J: jr}}}, Metrics: mt.Handler(),
+		Backend: b, Jobs: &server.ManagerJobs{M: m, History: backend.History{History: journal.History{J: jr}}}, Metrics: mt.Handler(),
 		UI:       web.Handler(web.Config{Profiles: plan.ProfileNames(), Version: server.Version}),
 		Parallel: c.parallel, MaxQueue: serveQueueFlag(c.maxQueue), MaxBodyBytes: c.maxBody, APIKey: c.apiKey,
 		ReadTimeout: c.readTimeout, WriteTimeout: c.writeTimeout, ShutdownGrace: c.grace, Logger: log, DefaultCtx: *c.session.ctx,
@@ -151,7 +153,7 @@ func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logge
 	if err != nil {
 		return pipeline.Wrap(pipeline.StageDeliver, err, "another server may be running; pick another --addr")
 	}
-	names, _ := b.names()
+	names, _ := b.Names()
 	list := make([]string, 0, len(names))
 	for n := range names {
 		list = append(list, n)
@@ -194,74 +196,10 @@ func splitList(values []string) []string {
 	return out
 }
 
-// BlobFree is the room uploads have on the store's disk (server.BlobDisk).
-func (b *serveBackend) BlobFree() (int64, bool) {
-	if b.store == nil {
-		return 0, false
-	}
-	return b.store.FreeBytes()
-}
-
 // serveQueueFlag maps --max-queue 0 (nobody waits) to the server's -1.
 func serveQueueFlag(n int) int {
 	if n <= 0 {
 		return -1
 	}
 	return n
-}
-
-func newServeBackend(c *serveConfig) (*serveBackend, error) {
-	b := &serveBackend{files: map[string]string{}, session: c.session.options(), parallel: c.parallel,
-		drafts: map[string]string{}, draftMax: c.draftMax}
-	for _, p := range c.models {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
-		}
-		b.files[store.NameFor(abs)] = abs
-	}
-	if s, err := store.Default(); err == nil {
-		b.store = s
-	}
-	if err := b.setDrafts(c.drafts, c.parallel); err != nil {
-		return nil, err
-	}
-	dev, err := planDevice("", true)
-	if err != nil {
-		return nil, err
-	}
-	b.dev = dev
-	return b, nil
-}
-
-// serveHistory is the journal as the server's History: the journal's
-// "no such job" becomes the server's, so an unknown id is a 404.
-type serveHistory struct{ journal.History }
-
-func (h serveHistory) mapErr(err error) error {
-	if errors.Is(err, journal.ErrNotFound) {
-		return fmt.Errorf("%w: %w", server.ErrJobNotFound, err)
-	}
-	return err
-}
-
-func (h serveHistory) Job(ctx context.Context, id string) (api.Job, error) {
-	j, err := h.History.Job(ctx, id)
-	return j, h.mapErr(err)
-}
-
-func (h serveHistory) Events(ctx context.Context, id string, after int64) ([]api.Event, error) {
-	evs, err := h.History.Events(ctx, id, after)
-	return evs, h.mapErr(err)
-}
-
-// journalStats reads the journal writer's counters for /metrics.
-func journalStats(jr *journal.Journal) func() metrics.JournalStats {
-	return func() metrics.JournalStats {
-		s := jr.Stats()
-		return metrics.JournalStats{Events: s.Events, Batches: s.Batches, Errors: s.Errors, Busy: s.Busy}
-	}
 }

@@ -206,15 +206,5 @@ func humanBytes(n int64) string {
 }
 
 // humanCount formats a parameter count as Ollama reports parameter_size
-// (293K, 134.1M, 1.1B); show and the server's model list share it.
-func humanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.0fK", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
-}
+// (293K, 134.1M, 1.1B).
+func humanCount(n int64) string { return modelinfo.HumanCount(n) }

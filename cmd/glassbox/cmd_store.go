@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/backend"
+	"github.com/glassbox-ai/glassbox/internal/term"
 	"github.com/glassbox-ai/glassbox/store"
 )
 
@@ -134,53 +135,13 @@ func pullInto(ctx context.Context, env *cmdEnv, s *store.Store, ref, name, cmd s
 		Name:     name,
 		Progress: bar.update,
 		Logf:     func(format string, a ...any) { fmt.Fprintf(env.stderr, format+"\n", a...) },
+		Contact:  announcer(env, cmd),
 	})
 	bar.finish()
 	if err != nil {
 		return e, err
 	}
-	return keepRunnable(s, e, func(m string) { fmt.Fprintln(env.stderr, cmd+": "+m) })
-}
-
-// pullMissing pulls the model -m names when it is a name of Ollama's
-// registry the store does not hold, as 'ollama run' does, saying so on
-// stderr first; -m then names what the pull stored (USER/NAME:TAG is
-// stored as USER-NAME:TAG). With --no-pull, the store's error stands.
-func pullMissing(ctx context.Context, env *cmdEnv, f *runFlags) error {
-	if f.model == "" || !store.IsOllamaName(f.model) || strings.HasSuffix(f.model, ".gguf") {
-		return nil // a path mistyped is not a name to ask a registry for
-	}
-	if _, err := os.Stat(f.model); err == nil {
-		return nil // a file
-	}
-	s, err := store.Default()
-	if err != nil {
-		return nil // the load names the problem
-	}
-	if _, err := s.Find(f.model); err == nil {
-		return nil
-	}
-	name, err := store.OllamaStoreName(f.model)
-	if err != nil {
-		return nil
-	}
-	if _, err := s.Find(name); err == nil {
-		f.model = name
-		return nil
-	}
-	if f.noPull {
-		return nil
-	}
-	fmt.Fprintf(env.stderr, "glassbox run: %s is not in the store: pulling it from %s as %s (--no-pull: fail instead)\n",
-		f.model, store.OllamaRegistryOf(f.model), name)
-	e, err := pullInto(ctx, env, s, f.model, "", "glassbox run")
-	if err != nil {
-		return pipeline.Wrap(pipeline.StageLoad, fmt.Errorf("model %q is not in the store, and pulling it failed: %w", f.model, err),
-			"check the name (see 'glassbox list') and the network, or give a file with -m PATH")
-	}
-	fmt.Fprintf(env.stderr, "glassbox run: pulled %s (%s, sha256 %s)\n", e.Name, humanBytes(e.Bytes), e.SHA256)
-	f.model = e.Name
-	return nil
+	return backend.KeepRunnable(s, e, func(m string) { fmt.Fprintln(env.stderr, cmd+": "+m) })
 }
 
 // progress draws a bar on a terminal, or prints a plain line every 10%
@@ -234,13 +195,21 @@ func (p *progress) finish() {
 	}
 }
 
-// isTerminal reports whether stream (stdin, stdout) is a character device
-// (a terminal).
+// isTerminal reports whether stream (stdin, stdout) is a terminal; a
+// character device that is not one (/dev/null) is not.
 func isTerminal(stream any) bool {
 	f, ok := stream.(*os.File)
-	if !ok {
-		return false
+	return ok && term.IsTerminal(f)
+}
+
+// announcer returns a function that says on stderr, once per host, that
+// cmd is about to contact it.
+func announcer(env *cmdEnv, cmd string) func(host string) {
+	said := map[string]bool{}
+	return func(host string) {
+		if !said[host] {
+			said[host] = true
+			fmt.Fprintf(env.stderr, "%s: contacting %s\n", cmd, host)
+		}
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

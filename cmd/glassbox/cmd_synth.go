@@ -3,12 +3,15 @@ package main
 import (
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/synth"
+	"github.com/glassbox-ai/glassbox/tensor"
 )
 
 func init() {
@@ -17,12 +20,15 @@ func init() {
 
 func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlags(env, "synth", "-o OUT.gguf --preset "+strings.Join(synth.PresetNames(), "|")+" --type FORMAT [--arch NAME] [--yarn FACTOR] [--seed N] [--vocab FILE]\n"+
-		"       glassbox synth --arch sd1 [--type f16|f32] -o OUT.safetensors")
+		"       glassbox synth --arch sd1 [--type f16|f32] -o OUT.safetensors\n"+
+		"       glassbox synth --arch wan --kind "+strings.Join(synth.WanKinds(), "|")+" [--seed N] [--type f32|f16] -o OUT.safetensors")
 	out := fs.String("o", "", "output GGUF file (written through a temporary file, renamed when complete)")
 	preset := fs.String("preset", "", "model shape: "+strings.Join(synth.PresetNames(), ", "))
 	format := fs.String("type", "F16", "weight format: "+strings.Join(synth.Formats(), ", "))
 	arch := fs.String("arch", "", "architecture: "+strings.Join(synth.Archs(), ", ")+" (the mixtures of experts need an experts preset such as moe-tiny; default: the preset's, llama); "+
-		"sd1 writes the random-weight SD 1.5 checkpoint sd15-rand (.safetensors, no preset; --type f16 or f32)")
+		"sd1 writes the random-weight SD 1.5 checkpoint sd15-rand (.safetensors, no preset; --type f16 or f32); "+
+		"wan writes a random-weight Wan 2.1 file of spec glassbox-wan-init-v1 (--kind)")
+	kind := fs.String("kind", "", "with --arch wan: the file, "+strings.Join(synth.WanKinds(), ", ")+" (--seed and --type default to the golden file's: 1001, 3001, 4001; F32)")
 	seed := fs.Uint64("seed", 1, "random seed (same seed and flags = same file)")
 	std := fs.Float64("std", 0, "standard deviation of the random weights (0 = 0.02; 0.2 makes the outputs peaked enough for a cross-check with another runtime to see soft-caps, multipliers and windows)")
 	vocab := fs.String("vocab", "", "copy the tokenizer.* keys (and vocabulary size) from this GGUF instead of a synthetic 32000-token SentencePiece vocabulary")
@@ -62,6 +68,24 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 			return usage("--arch sd1 has one shape (SD 1.5): drop --preset")
 		}
 		return synthSD1(ctx, env, *out, *format, *threads, *quiet)
+	case *arch == "wan":
+		if *out == "" {
+			return usage("-o OUT.safetensors is required")
+		}
+		if *preset != "" {
+			return usage("--arch wan has its shapes by --kind: drop --preset")
+		}
+		// Unset, --seed and --type default to the golden file's (F32).
+		s, t := wanGoldenSeeds[*kind], "f32"
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "seed":
+				s = *seed
+			case "type":
+				t = *format
+			}
+		})
+		return synthWan(ctx, env, *out, *kind, s, t, *quiet)
 	case *out == "":
 		return usage("-o OUT.gguf is required")
 	case *preset == "":
@@ -125,6 +149,34 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	if !*quiet {
 		fmt.Fprintf(env.stderr, "synth: wrote %s (%s, %d parameters, %s, seed %d) in %.1fs\n", *out, cmp.Or(o.Config.Arch, "llama"), o.Config.Params(), *format, *seed, time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// wanGoldenSeeds are the seeds of the golden set's files (README §1).
+var wanGoldenSeeds = map[string]uint64{"dit-tiny": 1001, "vae": 2001, "dit-1.3b": 3001, "umt5-tiny": 4001}
+
+// synthWan writes a random-weight Wan file (shared/golden/wan/README.md §1).
+func synthWan(ctx context.Context, env *cmdEnv, out, kind string, seed uint64, format string, quiet bool) error {
+	dt := tensor.F32
+	switch strings.ToLower(format) {
+	case "f32":
+	case "f16":
+		dt = tensor.F16
+	default:
+		fmt.Fprintf(env.stderr, "glassbox synth: --arch wan writes F32 or F16 weights, not %q\n", format)
+		return errUsage
+	}
+	if !slices.Contains(synth.WanKinds(), kind) {
+		fmt.Fprintf(env.stderr, "glassbox synth: --arch wan needs --kind %s (got %q)\n", strings.Join(synth.WanKinds(), " or "), kind)
+		return errUsage
+	}
+	start := time.Now()
+	if err := synth.WriteWanFile(ctx, out, kind, seed, dt); err != nil {
+		return err
+	}
+	if !quiet {
+		fmt.Fprintf(env.stderr, "synth: wrote %s (Wan %s, %s, seed %d, spec %s) in %.1fs\n", out, kind, dt, seed, synth.WanSpec, time.Since(start).Seconds())
 	}
 	return nil
 }

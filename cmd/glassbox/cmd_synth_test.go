@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -196,6 +199,45 @@ func TestSynthSD1Usage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, errOut, code := runCmd(t, "", append([]string{"synth"}, tt.args...)...)
+			if code != 2 || !strings.Contains(errOut, tt.wantErr) {
+				t.Fatalf("exit %d, stderr %q, want 2 and %q", code, errOut, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestSynthWan: --arch wan writes the golden umt5-tiny and dit-tiny files
+// (seed and type defaulting to the golden's) and refuses what it cannot
+// write.
+func TestSynthWan(t *testing.T) {
+	dir := t.TempDir()
+	for kind, want := range map[string]string{
+		"umt5-tiny": "b52eb1a9c6605e7c5793712f24617baac1f80d5828e11ad4f060fddabed2846e",
+		"dit-tiny":  "cdaebe3dfe3952d626a68cda20d22c601231dc069976f1d40c19f365e7e7510c",
+	} {
+		out := filepath.Join(dir, kind+".safetensors")
+		if _, errs, code := runCmd(t, "", "synth", "--arch", "wan", "--kind", kind, "-o", out); code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != want {
+			t.Errorf("%s: sha256 %x, want %s", kind, sum, want)
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"kind", []string{"--kind", "dit-9b"}, `needs --kind dit-tiny or dit-1.3b or umt5-tiny (got "dit-9b")`},
+		{"quantized", []string{"--kind", "umt5-tiny", "--type", "Q8_0"}, `F32 or F16 weights, not "Q8_0"`},
+		{"preset", []string{"--kind", "umt5-tiny", "--preset", "tiny"}, "drop --preset"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := runCmd(t, "", append([]string{"synth", "--arch", "wan", "-o", filepath.Join(dir, "x")}, tt.args...)...)
 			if code != 2 || !strings.Contains(errOut, tt.wantErr) {
 				t.Fatalf("exit %d, stderr %q, want 2 and %q", code, errOut, tt.wantErr)
 			}

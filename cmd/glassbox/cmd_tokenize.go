@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "tokenize", summary: "print the token ids of a text (as llama.cpp would tokenize it; CLIP's windows for a diffusion checkpoint)", run: runTokenize})
+	register(&command{name: "tokenize", summary: "print the token ids of a text (as llama.cpp would tokenize it; CLIP's windows for a diffusion checkpoint; T5's SentencePiece model)", run: runTokenize})
 	register(&command{name: "detokenize", summary: "print the text of token ids", run: runDetokenize})
 }
 
@@ -35,7 +35,9 @@ func runTokenize(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlags(env, "tokenize", "-m MODEL [--no-bos] [--special] [--json] [TEXT]\n\n"+
 		"Without TEXT, all of standard input is the text, byte for byte.\n"+
 		"For a diffusion checkpoint (.safetensors, .ckpt) the text is a prompt: its CLIP windows of 77\n"+
-		"tokens as stable-diffusion.cpp makes them, with --json {\"tokens\", \"weights\", \"n_chunks\"}.")
+		"tokens as stable-diffusion.cpp makes them, with --json {\"tokens\", \"weights\", \"n_chunks\"}.\n"+
+		"A SentencePiece unigram model (T5's spiece.model), or a T5 checkpoint holding one in its\n"+
+		"spiece_model tensor, tokenizes as sentencepiece does, with EOS appended (not with --no-bos).")
 	model := fs.String("m", "", "model file path or store name")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS/EOS even if the model asks for them")
 	special := fs.Bool("special", false, "turn the text of control tokens (<|im_start|>, <s>) into those tokens")
@@ -48,14 +50,23 @@ func runTokenize(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "glassbox tokenize: give the text as one argument (quote it), or on standard input\n")
 		return errUsage
 	}
+	var tok *tokenizer.Tokenizer
 	if path, err := resolveModel(*model); err == nil && !isGGUF(path) {
-		return tokenizeCheckpoint(env, path, pos, *asJSON)
+		if tok, err = sentencePieceOf(path); err != nil {
+			return err
+		}
+		if tok == nil {
+			return tokenizeCheckpoint(env, path, pos, *asJSON)
+		}
 	}
-	tok, done, err := loadTokenizer(*model)
-	if err != nil {
-		return err
+	if tok == nil {
+		t, done, err := loadTokenizer(*model)
+		if err != nil {
+			return err
+		}
+		defer done()
+		tok = t
 	}
-	defer done()
 	text, err := tokenizeText(env, pos)
 	if err != nil {
 		return err

@@ -76,7 +76,7 @@ func runImageJob(ctx context.Context, env *cmdEnv, o *imageJobOpts, kind, model 
 		if !o.json && ev.Type == api.TypeWarning && ev.Warning != nil {
 			fmt.Fprintf(env.stderr, "glassbox: warning: %s\n", ev.Warning.Message)
 		}
-		if ev.Type == api.TypeStageDone || ev.Type == api.TypeStageSkipped {
+		if ev.Type == api.TypeStageDone || ev.Type == api.TypeStageSkipped || ev.Type == api.TypePart {
 			timeline = append(timeline, ev)
 		}
 		if o.verbose && !o.json && ev.Type == api.TypeProgress && ev.Progress != nil {
@@ -98,7 +98,12 @@ func runImageJob(ctx context.Context, env *cmdEnv, o *imageJobOpts, kind, model 
 
 func printTimeline(w io.Writer, id string, evs []api.Event) {
 	fmt.Fprintf(w, "job %s stage timeline:\n", id)
+	var parts []api.Event // a stage's parts come before its stage_done
 	for _, ev := range evs {
+		if ev.Type == api.TypePart {
+			parts = append(parts, ev)
+			continue
+		}
 		if ev.Type == api.TypeStageSkipped {
 			fmt.Fprintf(w, "  %-8s skipped: %s\n", ev.Stage, ev.Reason)
 			continue
@@ -122,6 +127,22 @@ func printTimeline(w io.Writer, id string, evs []api.Event) {
 			}
 		}
 		fmt.Fprintln(w, line)
+		for _, p := range parts {
+			if p.Stage != ev.Stage {
+				continue
+			}
+			pl := fmt.Sprintf("    %-22s %9.1f ms", p.Part, p.DurationMS)
+			if st := p.Stats; st != nil {
+				if st.Bytes > 0 {
+					pl += "  " + formatBytes(st.Bytes)
+				}
+				if st.Note != "" {
+					pl += "  (" + st.Note + ")"
+				}
+			}
+			fmt.Fprintln(w, pl)
+		}
+		parts = parts[:0]
 	}
 }
 

@@ -5,6 +5,8 @@
 // structs and call library packages: there is no logic here.
 package main
 
+//go:generate go test -run ^TestCLIReference$ -update .
+
 import (
 	"context"
 	"errors"
@@ -30,6 +32,10 @@ type cmdEnv struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+
+	// help, when set, receives a command's flags instead of -h printing
+	// them (docs/CLI.md is made this way).
+	help func(fs *flag.FlagSet, usage string)
 }
 
 var commands = map[string]*command{}
@@ -51,29 +57,55 @@ func main() {
 	os.Exit(code)
 }
 
-// runMain runs one command line and returns the exit code. Errors are
-// printed as one readable line.
+// runMain runs one command line and returns the exit code: 0, 1 for a
+// failure (printed as one readable line), 2 for a command line glassbox
+// cannot take. Help that was asked for goes to stdout, and a command line's
+// mistake to stderr.
 func runMain(ctx context.Context, env *cmdEnv, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
 		printCommands(env.stderr)
-		if len(args) == 0 {
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 {
+			printCommands(env.stdout)
+			return 0
+		}
+		// glassbox help CMD [SUB]: the command's own -h, all of it on stdout.
+		c, ok := commands[args[1]]
+		if !ok {
+			fmt.Fprintf(env.stderr, "glassbox help: unknown command %q; see glassbox help\n", args[1])
+			return 2
+		}
+		help := *env
+		help.stderr = env.stdout
+		if err := c.run(ctx, &help, append(args[2:len(args):len(args)], "-h")); err != nil && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(env.stderr, "glassbox help %s: %s\n", c.name, oneLine(err.Error()))
 			return 2
 		}
 		return 0
+	case "-version", "--version":
+		name = "version"
 	}
-	c, ok := commands[args[0]]
+	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(env.stderr, "glassbox: unknown command %q\n\n", args[0])
+		fmt.Fprintf(env.stderr, "glassbox: unknown command %q\n\n", name)
 		printCommands(env.stderr)
 		return 2
 	}
 	err := c.run(ctx, env, args[1:])
+	var bad *usageError
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
+		return 2
+	case errors.As(err, &bad):
+		fmt.Fprintf(env.stderr, "glassbox %s: %s\n", bad.cmd, oneLine(bad.Error()))
 		return 2
 	}
 	fmt.Fprintf(env.stderr, "glassbox %s: %s\n", c.name, oneLine(err.Error()))
@@ -93,39 +125,6 @@ func printCommands(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-14s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'glassbox COMMAND -h' for a command's flags.")
-}
-
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(env *cmdEnv, name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(env.stderr, "Usage: glassbox %s %s\n\nFlags:\n", name, usage)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseFlags parses args, allowing flags after positional arguments
-// (glassbox run PROMPT -n 10), and maps flag errors to errUsage.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, errUsage
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
+	fmt.Fprintln(w, "\nRun 'glassbox help COMMAND' (or 'glassbox COMMAND -h') for a command's flags;")
+	fmt.Fprintln(w, "docs/CLI.md has them all.")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -27,6 +28,11 @@ func resolveModel(arg string) (string, error) {
 		return "", fmt.Errorf("load: %w", err)
 	}
 	p, err := s.Resolve(arg)
+	if errors.Is(err, store.ErrNotFound) {
+		if near := nearestNames(s, arg); near != "" {
+			err = fmt.Errorf("%w; %s", err, near)
+		}
+	}
 	if err != nil && pathLike {
 		return "", fmt.Errorf("load: no file %q, and %w", arg, err)
 	}

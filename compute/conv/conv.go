@@ -6,10 +6,12 @@ import (
 
 // Conv is a packed 2-D convolution with square kernel K (1 or 3), stride 1
 // or 2 and zero padding (K-1)/2, as torch.nn.Conv2d(Cin, Cout, K, Stride,
-// padding=(K-1)/2).
+// padding=(K-1)/2); NewConvPad makes the padding before the first row and
+// column smaller.
 type Conv struct {
 	Cin, Cout, K, Stride int
 
+	pad    int       // zero rows (and columns) before the first; (K-1)/2 after the last
 	nr     int       // output channels per block: 16, 32 or 64
 	pack   []float32 // (Cout/nr blocks, K, K·Cin, nr), zero beyond Cout; nil for binary16 weights
 	pack16 []uint16  // the same in binary16 (NewConvF16), or nil
@@ -19,7 +21,16 @@ type Conv struct {
 // NewConv packs weights given in PyTorch's layout w (Cout, Cin, K, K) and
 // an optional bias (Cout); nil bias means none.
 func NewConv(w []float32, bias []float32, cout, cin, k, stride int) (*Conv, error) {
-	c, err := newConv(len(w), bias, cout, cin, k, stride)
+	return NewConvPad(w, bias, cout, cin, k, stride, (k-1)/2)
+}
+
+// NewConvPad is NewConv with pad zero rows and columns before the image
+// (0 ≤ pad ≤ (K-1)/2) and (K-1)/2 after it, the map's border: pad 0 with
+// K 3 and stride 2 is torch's F.pad(x, (0, 1, 0, 1)) followed by
+// Conv2d(Cin, Cout, 3, 2, padding=0), the downsampling of the LDM
+// autoencoder (Rombach et al. 2022, ldm/modules/diffusionmodules/model.py).
+func NewConvPad(w []float32, bias []float32, cout, cin, k, stride, pad int) (*Conv, error) {
+	c, err := newConv(len(w), bias, cout, cin, k, stride, pad)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +43,7 @@ func NewConv(w []float32, bias []float32, cout, cin, k, stride int) (*Conv, erro
 // the result is that of NewConv on the widened weights. Activations,
 // bias and arithmetic stay float32.
 func NewConvF16(w []uint16, bias []float32, cout, cin, k, stride int) (*Conv, error) {
-	c, err := newConv(len(w), bias, cout, cin, k, stride)
+	c, err := newConv(len(w), bias, cout, cin, k, stride, (k-1)/2)
 	if err != nil {
 		return nil, err
 	}
@@ -40,8 +51,11 @@ func NewConvF16(w []uint16, bias []float32, cout, cin, k, stride int) (*Conv, er
 	return c, nil
 }
 
-// newConv checks the shape and packs the bias.
-func newConv(nw int, bias []float32, cout, cin, k, stride int) (*Conv, error) {
+// newConv checks the shape and padding and packs the bias.
+func newConv(nw int, bias []float32, cout, cin, k, stride, pad int) (*Conv, error) {
+	if pad < 0 || pad > (k-1)/2 {
+		return nil, fmt.Errorf("conv %d→%d k%d: padding %d before the image, want 0 to %d", cin, cout, k, pad, (k-1)/2)
+	}
 	if cout <= 0 || cin <= 0 || (k != 1 && k != 3) || (stride != 1 && stride != 2) {
 		return nil, fmt.Errorf("conv %d→%d k%d s%d: unsupported (kernels 1 and 3, strides 1 and 2)", cin, cout, k, stride)
 	}
@@ -51,7 +65,7 @@ func newConv(nw int, bias []float32, cout, cin, k, stride int) (*Conv, error) {
 	if bias != nil && len(bias) != cout {
 		return nil, fmt.Errorf("conv %d→%d: bias of %d, want %d", cin, cout, len(bias), cout)
 	}
-	c := &Conv{Cin: cin, Cout: cout, K: k, Stride: stride, nr: blockWidth(cout)}
+	c := &Conv{Cin: cin, Cout: cout, K: k, Stride: stride, pad: pad, nr: blockWidth(cout)}
 	blocks := (cout + c.nr - 1) / c.nr
 	c.bias = make([]float32, blocks*c.nr)
 	copy(c.bias, bias)
@@ -125,8 +139,7 @@ func packKernel[W weight](w []W, c *Conv) []W {
 
 // OutSize returns the output height (or width) for input size n.
 func (c *Conv) OutSize(n int) int {
-	p := (c.K - 1) / 2
-	return (n+2*p-c.K)/c.Stride + 1
+	return (n+c.pad+(c.K-1)/2-c.K)/c.Stride + 1
 }
 
 // Flops returns the multiply-adds ×2 of one application to an h×w input.
@@ -242,7 +255,7 @@ func rows[W weight](r Runner, c *Conv, kern tile[W], pack []W, out, in, skip *Ma
 
 // row computes output row oy, channel block blk.
 func row[W weight](c *Conv, kern tile[W], pack []W, out, in, skip *Map, relu bool, oy, blk int, scratch []float32) {
-	p := (c.K - 1) / 2
+	p := c.pad
 	run := c.K * c.Cin
 	g := rowGeom{
 		aBase: ((oy*c.Stride+1-p)*(in.W+2) + 1 - p) * c.Cin, // padded coordinates of (oy, 0)'s window

@@ -250,6 +250,55 @@ func TestCHWRoundTrip(t *testing.T) {
 	}
 }
 
+// TestConvPadAgainstReference checks NewConvPad's smaller leading padding
+// (the LDM autoencoder's F.pad(x, (0, 1, 0, 1)) before a stride-2 conv).
+func TestConvPadAgainstReference(t *testing.T) {
+	cases := []struct{ cin, cout, k, stride, pad, h, w int }{
+		{64, 64, 3, 2, 0, 10, 14},
+		{64, 64, 3, 2, 0, 7, 9},
+		{32, 64, 3, 2, 0, 16, 3},
+		{64, 32, 3, 1, 0, 5, 11},
+		{5, 7, 3, 2, 1, 6, 9},
+		{16, 16, 1, 2, 0, 6, 7},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range cases {
+		name := fmt.Sprintf("%d-%d-k%d-s%d-p%d-%dx%d", c.cin, c.cout, c.k, c.stride, c.pad, c.h, c.w)
+		x := randSlice(rng, c.cin*c.h*c.w, 1)
+		wt := randSlice(rng, c.cout*c.cin*c.k*c.k, 0.1)
+		bias := randSlice(rng, c.cout, 0.5)
+		want, ho, wo := refConvPad(x, c.cin, c.h, c.w, wt, bias, c.cout, c.k, c.stride, c.pad, (c.k-1)/2)
+		cv, err := NewConvPad(wt, bias, c.cout, c.cin, c.k, c.stride, c.pad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cv.OutSize(c.h) != ho || cv.OutSize(c.w) != wo {
+			t.Fatalf("%s: OutSize gives %dx%d, want %dx%d", name, cv.OutSize(c.h), cv.OutSize(c.w), ho, wo)
+		}
+		in, _ := FromCHW(x, c.cin, c.h, c.w)
+		for implName, impl := range tileImpls() {
+			t.Run(name+"/"+implName, func(t *testing.T) {
+				out := NewMap(ho, wo, c.cout)
+				fillNaN(out)
+				if err := cv.apply(chunks(3), out, in, nil, false, impl); err != nil {
+					t.Fatal(err)
+				}
+				if d := maxAbsDiff(out.ToCHW(), want); d > 2e-5 {
+					t.Fatalf("max abs diff %g against the reference", d)
+				}
+				if !borderIsZero(out) {
+					t.Fatal("border was written")
+				}
+			})
+		}
+	}
+	for _, pad := range []int{-1, 2} {
+		if _, err := NewConvPad(make([]float32, 4*2*9), nil, 4, 2, 3, 2, pad); err == nil {
+			t.Errorf("padding %d accepted for a 3×3 kernel", pad)
+		}
+	}
+}
+
 // TestConvF16 checks NewConvF16 against NewConv on the widened weights:
 // the same bits with every kernel set (the weights are widened exactly).
 func TestConvF16(t *testing.T) {

@@ -10,8 +10,13 @@ import (
 // packed, tiled operators are tested against.
 
 func refConv(x []float32, cin, h, w int, wt, bias []float32, cout, k, stride int) ([]float32, int, int) {
-	p := (k - 1) / 2
-	ho, wo := (h+2*p-k)/stride+1, (w+2*p-k)/stride+1
+	return refConvPad(x, cin, h, w, wt, bias, cout, k, stride, (k-1)/2, (k-1)/2)
+}
+
+// refConvPad zero-pads p rows and columns before the image and q after it,
+// then convolves without padding.
+func refConvPad(x []float32, cin, h, w int, wt, bias []float32, cout, k, stride, p, q int) ([]float32, int, int) {
+	ho, wo := (h+p+q-k)/stride+1, (w+p+q-k)/stride+1
 	out := make([]float32, cout*ho*wo)
 	for co := 0; co < cout; co++ {
 		for oy := 0; oy < ho; oy++ {

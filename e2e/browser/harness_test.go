@@ -100,6 +100,7 @@ func binary(t testing.TB) string {
 // server is one running glassbox serve with its own home.
 type server struct {
 	url, home string
+	args      []string // more flags for serve
 	cmd       *exec.Cmd
 	mu        sync.Mutex
 	log       strings.Builder
@@ -154,7 +155,7 @@ func startServer(t testing.TB) *server {
 // start starts glassbox serve on a free loopback port and waits until it listens.
 func (s *server) start(t testing.TB) {
 	t.Helper()
-	s.cmd = exec.Command(binary(t), "serve", "--addr", "127.0.0.1:0", "--log-level", "warn")
+	s.cmd = exec.Command(binary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, s.args...)...)
 	s.cmd.Env = append(os.Environ(), "GLASSBOX_HOME="+s.home)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
@@ -221,6 +222,19 @@ func (s *server) job(t testing.TB, id string) api.Job {
 		t.Fatalf("GET /v1/jobs/%s: %d %s", id, resp.StatusCode, b)
 	}
 	return j
+}
+
+// cancel cancels a job over HTTP (as the page's Stop button does).
+func (s *server) cancel(t testing.TB, id string) {
+	t.Helper()
+	resp, err := http.Post(s.url+"/v1/jobs/"+id+"/cancel", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/jobs/%s/cancel: %d %s", id, resp.StatusCode, b)
+	}
 }
 
 // submit starts a native job over HTTP and returns its id.

@@ -20,6 +20,7 @@ type proxy struct {
 	mu      sync.Mutex
 	target  *url.URL
 	offline bool
+	held    chan struct{} // while not nil, new requests wait for it to close
 	open    map[*http.Request]context.CancelFunc
 	resumes []string // Last-Event-ID (or ?after=) of each event stream opened after the first event
 }
@@ -40,6 +41,15 @@ func newProxy(t testing.TB, target string) *proxy {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		p.mu.Lock()
+		if held := p.held; held != nil {
+			p.mu.Unlock()
+			select {
+			case <-held:
+			case <-ctx.Done():
+				return
+			}
+			p.mu.Lock()
+		}
 		if p.offline {
 			p.mu.Unlock()
 			http.Error(w, "proxy: the network is down", http.StatusServiceUnavailable)
@@ -66,6 +76,25 @@ func newProxy(t testing.TB, target string) *proxy {
 	t.Cleanup(srv.Close)
 	p.url = srv.URL
 	return p
+}
+
+// hold makes new requests wait (a slow network: the page shows what it
+// shows while its data loads) until release.
+func (p *proxy) hold() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held == nil {
+		p.held = make(chan struct{})
+	}
+}
+
+func (p *proxy) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held != nil {
+		close(p.held)
+		p.held = nil
+	}
 }
 
 // cut takes the network down: open requests end, new ones get 503.

@@ -91,6 +91,15 @@ func TestStageModel(t *testing.T) {
 		{Time: at(120), Type: api.TypeStageDone, Stage: "generate", DurationMS: 20, Stats: &api.StageStats{Items: 2, Unit: "tokens"}},
 		{Time: at(120), Type: api.TypeState, State: api.StateDone, DurationMS: 120},
 	}
+	// A generation that ended at an end-of-generation token: 60 answer
+	// tokens and the end token, 60 decode passes in 100 ms.
+	endToken := []ev{
+		{Time: at(0), Type: api.TypeState, State: api.StateRunning},
+		{Time: at(0), Type: api.TypeStageStart, Stage: "generate"},
+		tok(10, "z"),
+		{Time: at(100), Type: api.TypeStageDone, Stage: "generate", DurationMS: 100, Stats: &api.StageStats{Items: 60, EndToken: true, Unit: "tokens"}},
+		{Time: at(100), Type: api.TypeState, State: api.StateDone, DurationMS: 100},
+	}
 	number := func(evs []ev) []ev {
 		for i := range evs {
 			evs[i].Seq, evs[i].Job = int64(i+1), "j"
@@ -105,6 +114,9 @@ func TestStageModel(t *testing.T) {
 		Nums   map[string]string `json:"nums"`
 		// Verdict is verdict(job) joined by " | "; checked when set.
 		Verdict string `json:"verdict"`
+		// Ends are where stages' bars end on the track (left + width, a
+		// fraction, 4 decimals); checked when set.
+		Ends map[string]string `json:"ends"`
 	}
 	tests := []struct {
 		name   string
@@ -136,9 +148,16 @@ func TestStageModel(t *testing.T) {
 		{"cancelled", number(cancelled), false, want{State: "cancelled", Text: "abc", Tokens: 3,
 			Status: map[string]string{"generate": "stopped", "prefill": "none"},
 			Nums:   map[string]string{"generate": "3 tokens, 64.5 tokens/s"}}},
+		// 1 of 300 tokens after 50 ms: the axis reaches the generation's
+		// expected end, 15 s, so its bar is 1/300 of the track, not all of it.
 		{"running", number(running), false, want{State: "running", Text: "x", Tokens: 1,
 			Status: map[string]string{"generate": "running", "decode": "pending"},
-			Nums:   map[string]string{"generate": "1 / 300 tokens, 100 tokens/s"}}},
+			Nums:   map[string]string{"generate": "1 / 300 tokens, 100 tokens/s"},
+			Ends:   map[string]string{"generate": "0.0033"}}},
+		{"ended at an end token", number(endToken), false, want{State: "done", Text: "z", Tokens: 1,
+			Status: map[string]string{"generate": "done"},
+			Nums:   map[string]string{"generate": "60 tokens, 600 tokens/s"},
+			Ends:   map[string]string{"generate": "1.0000"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,9 +171,10 @@ func TestStageModel(t *testing.T) {
 				const job = m.newJob('j');
 				for (const ev of log) m.apply(job, ev);
 				if (` + map[bool]string{true: "true", false: "false"}[tc.twice] + `) for (const ev of log) m.apply(job, ev);
-				const out = {state: job.state, text: job.text, tokens: job.tokens, status: {}, nums: {}, verdict: m.verdict(job, fmt).join(' | ')};
+				const out = {state: job.state, text: job.text, tokens: job.tokens, status: {}, nums: {}, ends: {}, verdict: m.verdict(job, fmt).join(' | ')};
 				for (const r of m.rows(job, ` + jsInt(now) + `)) {
 					out.status[r.name] = r.status;
+					out.ends[r.name] = (r.left + r.width).toFixed(4);
 					out.nums[r.name] = m.numbers(r, fmt).join(' · ');
 					if (r.left < 0 || r.width < 0 || r.left + r.width > 1.000001) out.status[r.name] += ' off-axis';
 				}
@@ -180,6 +200,11 @@ func TestStageModel(t *testing.T) {
 			}
 			if tc.want.Verdict != "" && got.Verdict != tc.want.Verdict {
 				t.Errorf("verdict %q, want %q", got.Verdict, tc.want.Verdict)
+			}
+			for stage, e := range tc.want.Ends {
+				if got.Ends[stage] != e {
+					t.Errorf("stage %s's bar ends at %s of the track, want %s", stage, got.Ends[stage], e)
+				}
 			}
 			for stage, n := range tc.want.Nums {
 				if got.Nums[stage] != n {

@@ -23,22 +23,16 @@ func Load2(f *gguf.File) (model.Model, error) {
 	if c.SlidingWindow <= 0 {
 		return nil, fmt.Errorf("load: gemma2: gemma2.attention.sliding_window is %d: the local layers need a positive window", c.SlidingWindow)
 	}
-	m := &Model{
-		cfg:       cfg,
-		attnCap:   softcap(f, "gemma2", "attn_logit_softcapping"),
-		softcap:   softcap(f, "gemma2", "final_logit_softcapping"),
-		localBase: c.RopeBase,
+	a := model.Arch{
+		AttnSoftcap:  softcap(f, "gemma2", "attn_logit_softcapping"),
+		LogitSoftcap: softcap(f, "gemma2", "final_logit_softcapping"),
 	}
 	// query_pre_attn_scalar is head_dim (2B, 9B), but dim/heads in the
 	// 27B model (46 layers).
-	m.attnScale = float32(1 / math.Sqrt(float64(c.HeadDim)))
+	a.AttnScale = float32(1 / math.Sqrt(float64(c.HeadDim)))
 	if c.NumLayers == 46 {
-		m.attnScale = float32(1 / math.Sqrt(float64(c.Dim/c.NumHeads)))
+		a.AttnScale = float32(1 / math.Sqrt(float64(c.Dim/c.NumHeads)))
 	}
-	m.w, m.bytes, err = bind(f, c, false, func(i int) bool { return i%2 == 0 })
-	if err != nil {
-		return nil, err
-	}
-	m.localFreqs = m.w.RopeFreqs
-	return m, nil
+	// The local layers' RoPE is the global one: the model's.
+	return load(f, cfg, a, false, func(i int) bool { return i%2 == 0 }, nil)
 }

@@ -32,16 +32,14 @@ func Load3(f *gguf.File) (model.Model, error) {
 	if pattern <= 0 || c.SlidingWindow <= 0 {
 		return nil, fmt.Errorf("load: gemma3: sliding window %d with pattern %d: both must be positive", c.SlidingWindow, pattern)
 	}
-	m := &Model{cfg: cfg, localBase: localRopeBase, softcap: softcap(f, "gemma3", "final_logit_softcapping")}
+	a := model.Arch{LogitSoftcap: softcap(f, "gemma3", "final_logit_softcapping")}
 	// Queries are scaled by 1/√head_dim, except in the 27B model (62
 	// layers), whose query_pre_attn_scalar is dim/heads.
-	m.attnScale = float32(1 / math.Sqrt(float64(c.HeadDim)))
+	a.AttnScale = float32(1 / math.Sqrt(float64(c.HeadDim)))
 	if c.NumLayers == 62 {
-		m.attnScale = float32(1 / math.Sqrt(float64(c.Dim/c.NumHeads)))
+		a.AttnScale = float32(1 / math.Sqrt(float64(c.Dim/c.NumHeads)))
 	}
-	m.w, m.bytes, err = bind(f, c, true, func(i int) bool { return i%pattern < pattern-1 })
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	// The local layers' RoPE: base 10000, no scaling.
+	local := &model.RoPE{Base: localRopeBase}
+	return load(f, cfg, a, true, func(i int) bool { return i%pattern < pattern-1 }, local)
 }

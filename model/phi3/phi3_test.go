@@ -107,12 +107,12 @@ func TestLongRoPE(t *testing.T) {
 	// the query rows of attn_qkv by a² (q·k grows by a²).
 	f, _ := spec(nil, nil, 0).File()
 	m, _ := model.Load(f)
-	if got := m.(*Model).attnFactor; got != 1 {
+	if got := m.(*model.Transformer).Arch.RotatedScale; got != 1 {
 		t.Errorf("plain model attention factor %g, want 1", got)
 	}
 	f, _ = spec(one, one, 0).File()
 	m, _ = model.Load(f)
-	if got, want := m.(*Model).attnFactor, float32(math.Sqrt(1+math.Log(2)/math.Log(32))); math.Abs(float64(got-want)) > 1e-6 {
+	if got, want := m.(*model.Transformer).Arch.RotatedScale, float32(math.Sqrt(1+math.Log(2)/math.Log(32))); math.Abs(float64(got-want)) > 1e-6 {
 		t.Errorf("default attention factor %g, want %g", got, want)
 	}
 }

@@ -5,17 +5,17 @@
 // Qwen2-57B-A14B), whose every feed-forward network is a mixture of
 // experts weighted by their softmax probabilities as they are (not
 // renormalized), plus a shared expert gated by a sigmoid (model.Experts).
+// It is model.Block with its Q/K/V biases: the forward pass is
+// model.Transformer's.
 //
 // Reference: Qwen Team 2024, "Qwen2 Technical Report" (arXiv:2407.10671).
 //
-// Imports: model, compute, gguf.
+// Imports: model, gguf.
 package qwen2
 
 import (
-	"context"
 	"fmt"
 
-	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/model"
 )
@@ -23,36 +23,6 @@ import (
 func init() {
 	model.Register("qwen2", Load)
 	model.Register("qwen2moe", LoadMoE)
-}
-
-// Weights are the bound tensors. Matrices alias the mapped file.
-type Weights struct {
-	TokenEmbd  compute.Matrix // (vocab, dim)
-	OutputNorm []float32      // (dim)
-	RopeFreqs  []float32      // (ropeDim/2) linear RoPE scaling divisors, or nil
-	Output     compute.Matrix // (vocab, dim); token_embd when tied
-	Layers     []Layer
-}
-
-// Layer is one decoder block.
-type Layer struct {
-	AttnNorm  []float32      // (dim)
-	Q         compute.Matrix // (qDim, dim)
-	K         compute.Matrix // (kvDim, dim)
-	V         compute.Matrix // (kvDim, dim)
-	QBias     []float32      // (qDim)
-	KBias     []float32      // (kvDim)
-	VBias     []float32      // (kvDim)
-	O         compute.Matrix // (dim, qDim)
-	FFNNorm   []float32      // (dim)
-	model.FFN                // the SwiGLU network, or qwen2moe's experts
-}
-
-// Model is a loaded Qwen2 model.
-type Model struct {
-	cfg   model.Config
-	w     Weights
-	bytes int64
 }
 
 // Load binds a qwen2-architecture file.
@@ -78,103 +48,11 @@ func LoadMoE(f *gguf.File) (model.Model, error) {
 }
 
 func load(f *gguf.File, cfg model.Config) (model.Model, error) {
-	c := &cfg
 	b := model.NewBinder(f)
-	w := Weights{
-		TokenEmbd:  b.Matrix("token_embd.weight", c.VocabSize, c.Dim),
-		OutputNorm: b.Vector("output_norm.weight", c.Dim),
+	t := model.NewTransformer(b, cfg)
+	t.Arch.NeoX = true
+	for i := range t.Layers {
+		t.Layers[i] = model.BindBlock(b, &cfg, i, model.Parts{QKVBias: true})
 	}
-	tied := !b.Has("output.weight")
-	if tied {
-		w.Output = w.TokenEmbd
-	} else {
-		w.Output = b.Matrix("output.weight", c.VocabSize, c.Dim)
-	}
-	w.RopeFreqs = c.RopeFactors(nil)
-	w.Layers = make([]Layer, c.NumLayers)
-	for i := range w.Layers {
-		p := fmt.Sprintf("blk.%d.", i)
-		w.Layers[i] = Layer{
-			AttnNorm: b.Vector(p+"attn_norm.weight", c.Dim),
-			Q:        b.Matrix(p+"attn_q.weight", c.QDim(), c.Dim),
-			K:        b.Matrix(p+"attn_k.weight", c.KVDim(), c.Dim),
-			V:        b.Matrix(p+"attn_v.weight", c.KVDim(), c.Dim),
-			QBias:    b.Vector(p+"attn_q.bias", c.QDim()),
-			KBias:    b.Vector(p+"attn_k.bias", c.KVDim()),
-			VBias:    b.Vector(p+"attn_v.bias", c.KVDim()),
-			O:        b.Matrix(p+"attn_output.weight", c.Dim, c.QDim()),
-			FFNNorm:  b.Vector(p+"ffn_norm.weight", c.Dim),
-			FFN:      model.BindFFN(b, c, p),
-		}
-	}
-	if err := b.Err(); err != nil {
-		return nil, err
-	}
-	return &Model{cfg: cfg, w: w, bytes: b.ReadBytes(w.TokenEmbd, tied)}, nil
-}
-
-func (m *Model) Config() model.Config { return m.cfg }
-func (m *Model) WeightBytes() int64   { return m.bytes }
-
-// Session is one sequence: the shared decoder (KV caches, activation
-// buffers, pool) running this architecture's forward pass.
-type Session struct {
-	*model.Decoder
-	m *Model
-}
-
-func (m *Model) NewSession(opts model.SessionOptions) (model.Session, error) {
-	s := &Session{m: m}
-	d, err := model.NewDecoder(&m.cfg, opts, m, s.run)
-	if err != nil {
-		return nil, err
-	}
-	s.Decoder = d
-	return s, nil
-}
-
-// run is the forward pass over rows of tokens (one sequence or several).
-func (s *Session) run(ctx context.Context, rows model.Rows, tokens []int, all bool, logits []float32) error {
-	c, w := &s.m.cfg, &s.m.w
-	n, dim, qDim, kvDim := len(tokens), c.Dim, c.QDim(), c.KVDim()
-	x := s.X[:n*dim]
-	for i, id := range tokens { // x[i] = embedding row of token i
-		w.TokenEmbd.Row(id, x[i*dim:(i+1)*dim])
-	}
-	scale := c.AttnScale() // 1/√head_dim (× YaRN's factor²)
-	for l := range w.Layers {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("infer: layer %d: %w", l, err)
-		}
-		L := &w.Layers[l]
-
-		// Attention: xb = norm(x); q,k,v = xb·Wᵀ + bias; rotate q,k (NeoX halves).
-		model.NormRows(s.XB, x, L.AttnNorm, n, dim, c.NormEps)
-		s.MatMuls(s.XB[:n*dim], n, compute.Product{Out: s.Q[:n*qDim], W: L.Q},
-			compute.Product{Out: s.K[:n*kvDim], W: L.K}, compute.Product{Out: s.V[:n*kvDim], W: L.V})
-		for i := range n {
-			q, k, v := s.Q[i*qDim:(i+1)*qDim], s.K[i*kvDim:(i+1)*kvDim], s.V[i*kvDim:(i+1)*kvDim]
-			compute.Add(q, q, L.QBias)
-			compute.Add(k, k, L.KBias)
-			compute.Add(v, v, L.VBias)
-			s.Rope.Apply(q, c.NumHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, w.RopeFreqs)
-			s.Rope.Apply(k, c.NumKVHeads, c.HeadDim, c.RopeDim, rows.Pos(i), c.RopeBase, true, w.RopeFreqs)
-			rows.Store(l, i, k, v)
-		}
-		// att (n, qDim) = causal softmax(q·Kᵀ·scale)·V over each row's positions 0..p.
-		rows.Attend(s.Pool, l, s.Att[:n*qDim], s.Q[:n*qDim], n, c.NumHeads, compute.Attn{Scale: scale, Window: c.SlidingWindow})
-		s.MatMul(s.Pool, s.Out[:n*dim], L.O, s.Att[:n*qDim], n)
-		compute.Add(x, x, s.Out[:n*dim])
-
-		// Feed-forward: x += Down(silu(Gate·xb) ⊙ Up·xb) with xb = norm(x),
-		// or the mixture of the experts the router picks for each row.
-		model.NormRows(s.XB, x, L.FFNNorm, n, dim, c.NormEps)
-		s.FFN(&L.FFN, s.Out[:n*dim], s.XB[:n*dim], n)
-		compute.Add(x, x, s.Out[:n*dim])
-	}
-
-	// Logits of the wanted rows: norm, then the output matrix.
-	nOut := rows.NormOut(s.XB, x, w.OutputNorm, n, dim, all, c.NormEps)
-	s.MatMul(s.Pool, logits, w.Output, s.XB[:nOut*dim], nOut)
-	return nil
+	return t.Finish(b)
 }

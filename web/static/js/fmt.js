@@ -55,6 +55,12 @@ export function verdictClass(v) {
 }
 
 // el builds an element: el('td', {class: 'x'}, 'text', child...).
+// loadingRow is a table's only row while its first data loads (class
+// "loading": a view removes it when the data arrives).
+export function loadingRow(cols, text) {
+  return el('tr', { class: 'loading' }, el('td', { colspan: cols, class: 'muted' }, text));
+}
+
 export function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {

@@ -11,17 +11,25 @@ import { showConn } from './connection.js';
 
 const KEY = 'glassbox.generate';
 
-// settings: [option name, label, step, placeholder (the server's default)].
+// settings: [option name, label, step, placeholder]. A null placeholder is
+// the server's default for the option, read from GET /v1/defaults (what a
+// job that leaves it out really runs with), not written here.
 const SETTINGS = [
-  ['temperature', 'Temperature', '0.05', '0.8'],
-  ['top_k', 'Top-k', '1', '40'],
-  ['top_p', 'Top-p', '0.01', '0.9'],
-  ['min_p', 'Min-p', '0.01', '0'],
-  ['repeat_penalty', 'Repeat penalty', '0.01', '1.1'],
-  ['num_predict', 'Max tokens', '1', 'until end'],
+  ['temperature', 'Temperature', '0.05', null],
+  ['top_k', 'Top-k', '1', null],
+  ['top_p', 'Top-p', '0.01', null],
+  ['min_p', 'Min-p', '0.01', null],
+  ['repeat_penalty', 'Repeat penalty', '0.01', null],
+  ['num_predict', 'Max tokens', '1', null],
   ['num_ctx', 'Context', '1', "model's"],
   ['seed', 'Seed', '1', 'random'],
 ];
+
+// defaultText is how a settings field shows the server's default value v.
+export function defaultText(name, v) {
+  if (name === 'num_predict' && v < 0) return 'until end';
+  return String(v);
+}
 
 function load() {
   try {
@@ -37,7 +45,10 @@ export function generateView(root) {
   let watching = null;
   const pipe = pipelineView();
 
-  const model = fmt.el('select', { id: 'model', name: 'model', required: true });
+  // Until the model list arrives the select says so (an option of no
+  // value: the form cannot be sent meanwhile).
+  const model = fmt.el('select', { id: 'model', name: 'model', required: true },
+    fmt.el('option', { value: '', class: 'loading' }, 'Loading the models…'));
   const verdict = fmt.el('div', { id: 'verdict', class: 'small', 'aria-live': 'polite' });
   const mode = fmt.el('select', { id: 'mode' },
     fmt.el('option', { value: 'chat' }, 'Chat (model template)'),
@@ -130,7 +141,10 @@ export function generateView(root) {
     if (st.model && models.some((m) => m.id === st.model)) model.value = st.model;
     st.model = model.value;
     showVerdict();
-  }).catch((e) => { status.textContent = e.describe ? e.describe() : String(e); });
+  }).catch((e) => {
+    model.replaceChildren(fmt.el('option', { value: '' }, 'no model list (see below)'));
+    status.textContent = e.describe ? e.describe() : String(e);
+  });
 
   // Messages.
   const msgNodes = [];
@@ -266,7 +280,8 @@ function samplingSettings(st, save) {
   const node = fmt.el('div', { class: 'settings' });
   const inputs = {};
   for (const [name, label, step, ph] of SETTINGS) {
-    const i = fmt.el('input', { id: 'opt-' + name, type: 'number', step, placeholder: ph, inputmode: 'decimal' });
+    // Until the server's defaults arrive the field says so.
+    const i = fmt.el('input', { id: 'opt-' + name, type: 'number', step, placeholder: ph ?? 'loading…', inputmode: 'decimal' });
     i.value = st.settings[name] ?? '';
     i.addEventListener('change', () => { st.settings[name] = i.value; save(); });
     inputs[name] = i;
@@ -280,6 +295,16 @@ function samplingSettings(st, save) {
     }
     return o;
   };
+  // The server's defaults become the placeholders of the fields that have
+  // none of their own.
+  api.get('/v1/defaults').then((d) => {
+    for (const [name, , , ph] of SETTINGS) {
+      const v = d.options && d.options[name];
+      if (ph === null && v !== undefined) inputs[name].placeholder = defaultText(name, v);
+    }
+  }).catch(() => {
+    for (const [name, , , ph] of SETTINGS) if (ph === null) inputs[name].placeholder = 'server default';
+  });
   return { node, options };
 }
 

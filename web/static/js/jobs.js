@@ -20,6 +20,7 @@ export function jobsView(root) {
     fmt.el('div', { class: 'tablewrap' }, table), fmt.el('div', { class: 'actions' }, more), status);
   let next = '';
   let timer = 0;
+  body.append(fmt.loadingRow(7, 'Loading the jobs…'));
 
   const row = (j) => fmt.el('tr', { 'data-job': j.id, 'data-state': j.state },
     fmt.el('td', {}, fmt.el('a', { href: '#/jobs/' + j.id }, j.id)),
@@ -42,6 +43,7 @@ export function jobsView(root) {
       clearTimeout(timer);
       if (!append && r.jobs.some((j) => !terminal(j.state))) timer = setTimeout(() => loadPage('', false), 1000);
     } catch (e) {
+      body.querySelector('.loading')?.remove();
       status.textContent = e.describe ? e.describe() : String(e);
     }
   };
@@ -69,7 +71,11 @@ export function jobView(root, id) {
       pipe.node));
 
   let info = null;
+  let loaded = false; // the job's summary or first event has come
+  head.append(fmt.el('span', { class: 'loading muted' }, 'Loading the job…'));
   const drawHead = (job) => {
+    if (!info && !job.state && !loaded) return; // nothing to show yet: keep the loading line
+    loaded = true;
     // Waiting in the server's queue is part of running for the job manager; say queued.
     let state = job.state || info?.state || '';
     if (state === 'running' && job.open && job.open.name === 'queued') state = 'queued';

@@ -65,6 +65,8 @@ export function modelsView(root, cfg) {
     fmt.el('h2', {}, 'Stored'), fmt.el('div', { class: 'tablewrap' }, storeTable), pullForm, createForm,
     fmt.el('h2', {}, 'Plan'), planForm, status);
 
+  resBody.append(fmt.loadingRow(5, 'Loading the resident models…'));
+  storeBody.append(fmt.loadingRow(8, 'Loading the stored models…'));
   let resident = [];
   let psTimer = 0;
   let tick = 0;
@@ -91,6 +93,7 @@ export function modelsView(root, cfg) {
       queue.textContent = `queue: ${q.running ?? 0} running, ${q.waiting ?? 0} waiting (${q.parallel ?? 1} at once)`;
       drawCountdowns();
     } catch (e) {
+      resBody.querySelector('.loading')?.remove();
       status.textContent = e.describe ? e.describe() : String(e);
     }
     psTimer = setTimeout(loadPS, 5000);
@@ -142,7 +145,7 @@ export function modelsView(root, cfg) {
     if (!ms.length) storeBody.append(fmt.el('tr', {}, fmt.el('td', { colspan: 8, class: 'muted' }, 'The store is empty: pull a model below, or glassbox import FILE.gguf')));
     planModel.replaceChildren(...ms.map((m) => fmt.el('option', { value: m.id }, m.id)));
     createFrom.replaceChildren(...ms.map((m) => fmt.el('option', { value: m.id }, m.id)));
-  }).catch((e) => { status.textContent = e.describe ? e.describe() : String(e); });
+  }).catch((e) => { storeBody.querySelector('.loading')?.remove(); status.textContent = e.describe ? e.describe() : String(e); });
   loadStored();
 
   // A pull is a job of the jobs API: it belongs to the server, so it runs

@@ -106,6 +106,10 @@ export function apply(job, ev) {
         if (s) s.tokens = (s.tokens || 0) + 1;
       }
       break;
+    case 'preview':
+      // An image job's look at the step's latent: the newest one is shown.
+      if (ev.preview) job.preview = ev.preview;
+      break;
     case 'warning':
       if (ev.warning) job.warnings.push(ev.warning);
       break;
@@ -141,11 +145,28 @@ function closeOpen(job, t, how) {
   job.open = null;
 }
 
+// axisEnd is where a job's time axis ends: at its end once it has ended,
+// and while it runs at the expected end of a running stage whose progress
+// has a known total (a generation of num_predict tokens half done reaches
+// half way), so a stage that is running never reads as complete. A stage
+// of unknown total (a generation until the end) stops the axis at now.
+export function axisEnd(job, end) {
+  if (job.tEnd) return end;
+  let e = end;
+  for (const s of Object.values(job.stages)) {
+    const p = s.progress;
+    if (s.status !== 'running' || !p || p.unit === 'position' || !(p.total > 0) || !(p.done > 0) || p.done >= p.total) continue;
+    e = Math.max(e, s.start + ((end - s.start) * p.total) / p.done);
+  }
+  return e;
+}
+
 // rows returns every stage in pipeline order with its place on the time
-// axis: left and width as fractions of the job's span (to now while it runs).
+// axis: left and width as fractions of the job's span (to its expected end
+// while it runs: axisEnd).
 export function rows(job, now = Date.now()) {
   const end = job.tEnd || Math.max(now, job.t0);
-  const span = Math.max(end - job.t0, 1);
+  const span = Math.max(axisEnd(job, end) - job.t0, 1);
   const names = STAGES.slice();
   for (const n of Object.keys(job.stages)) if (!names.includes(n)) names.push(n);
   return names.map((name) => {
@@ -192,7 +213,7 @@ export function numbers(row, fmt, plan) {
     }
   } else if (items > 0) {
     let s = `${items} ${unit || 'items'}`;
-    const rate = stageRate(row.name, items, unit, secs);
+    const rate = stageRate(row.name, items, unit, secs, st.end_token);
     if (rate > 0 && ['prefill', 'generate', 'decode'].includes(row.name)) s += `, ${fmt.rate(rate)} ${unit || 'items'}/s`;
     out.push(s);
     if (st.roofline > 0 && rate > 0) {
@@ -212,9 +233,10 @@ export function numbers(row, fmt, plan) {
 // stageRate is a finished stage's rate in its items per second, as
 // api.StageStats.Rate: a text generation's first token is sampled from the
 // prompt's last pass, so its time holds items − 1 decode passes (0 for a
-// one-token reply).
-export function stageRate(name, items, unit, secs) {
-  const n = name === 'generate' && unit === 'tokens' ? items - 1 : items;
+// one-token reply), one more when it ended at an end-of-generation token
+// (endToken: sampled, but not counted in items, as in the result).
+export function stageRate(name, items, unit, secs, endToken) {
+  const n = name === 'generate' && unit === 'tokens' ? items - 1 + (endToken ? 1 : 0) : items;
   return n > 0 && secs > 0 ? n / secs : 0;
 }
 
@@ -242,7 +264,7 @@ export function verdict(job, fmt) {
   for (const name of ['generate', 'prefill']) {
     const s = job.stages[name];
     const st = s && s.stats;
-    const rate = st ? stageRate(name, st.items, st.unit, s.durMS / 1000) : 0;
+    const rate = st ? stageRate(name, st.items, st.unit, s.durMS / 1000, st.end_token) : 0;
     if (!(rate > 0)) continue;
     const unit = st.unit || 'items';
     let line = `${name === 'generate' ? 'generation' : 'prefill'} ran at ${fmt.rate(rate)} ${unit}/s`;

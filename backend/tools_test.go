@@ -1,61 +1,30 @@
-package main
+package backend
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/glassbox-ai/glassbox/internal/home"
+	"github.com/glassbox-ai/glassbox/engine"
 	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/model"
 )
 
-// startServe runs 'glassbox serve' in-process with args (after --addr and
-// --home) and returns its base URL; it stops when the test ends.
-func startServe(t *testing.T, args ...string) string {
-	t.Helper()
-	t.Setenv(home.Env, t.TempDir()) // serve sets it from --home; restore it after
-	var errb serveLog
-	env := &cmdEnv{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &errb}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- runMain(ctx, env, append([]string{"serve", "--addr", "127.0.0.1:0", "--home", t.TempDir()}, args...))
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	waitServeLog(t, &errb, "listening on http://127.0.0.1:")
-	return regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(errb.String())
-}
-
-// postBody posts a JSON body to url and returns the status and the body.
-func postBody(t *testing.T, url, body string) (int, []byte) {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
-}
-
-// TestServeTools: on a model whose chat template takes tools (Qwen 2.5's
+// TestTools: on a model whose chat template takes tools (Qwen 2.5's
 // real template over tiny-qwen2's weights), the tools reach the prompt,
 // tool_choice "required" makes the reply a call of the schema the tool
 // declares, parsed into tool_calls; a template without tools refuses them.
-func TestServeTools(t *testing.T) {
-	tmpl, err := os.ReadFile("../../chat/testdata/templates/qwen2.5.jinja")
+func TestTools(t *testing.T) {
+	tmpl, err := os.ReadFile("../chat/testdata/templates/qwen2.5.jinja")
 	if err != nil {
 		t.Fatal(err)
 	}
 	model := shared.WithChatTemplate(t, "models/tiny-qwen2-F32.gguf", string(tmpl), "toolq")
-	base := startServe(t, "--ctx", "2048", "--model", model, "--model", shared.Path(t, "models/stories260K.gguf"))
+	base, _ := serve(t, Config{Session: withCtx(2048), Models: []string{model, shared.Path(t, "models/stories260K.gguf")}})
 	post := func(body string) (int, map[string]any) {
 		t.Helper()
 		code, b := postBody(t, base+"/v1/chat/completions", body)
@@ -208,19 +177,19 @@ func TestServeTools(t *testing.T) {
 	}
 }
 
-// TestServeThinking: a template that opens a <think> block in its
+// TestThinking: a template that opens a <think> block in its
 // generation prompt (DeepSeek-R1's way) makes the reply thinking until
 // </think> — here, all of the story model's 12 tokens, none in the
 // content; think false reaches Qwen3's real template (its generation
 // prompt then holds an empty block).
-func TestServeThinking(t *testing.T) {
+func TestThinking(t *testing.T) {
 	r1 := shared.WithChatTemplate(t, "models/stories260K.gguf", shared.R1Template, "r1")
-	qwen3, err := os.ReadFile("../../chat/testdata/templates/qwen3.jinja")
+	qwen3, err := os.ReadFile("../chat/testdata/templates/qwen3.jinja")
 	if err != nil {
 		t.Fatal(err)
 	}
 	q3 := shared.WithChatTemplate(t, "models/tiny-qwen2-F32.gguf", string(qwen3), "q3")
-	base := startServe(t, "--ctx", "512", "--model", r1, "--model", q3)
+	base, _ := serve(t, Config{Session: withCtx(512), Models: []string{r1, q3}})
 	type reply struct {
 		Message   struct{ Content, Thinking string }
 		EvalCount int `json:"eval_count"`
@@ -259,20 +228,23 @@ func TestServeThinking(t *testing.T) {
 	}
 }
 
-// TestServeLogitBias: banning the greedy reply's first token (found with
-// run --json) makes the served greedy reply start with another one; a
-// token id outside the vocabulary is refused.
-func TestServeLogitBias(t *testing.T) {
+// TestLogitBias: banning the greedy reply's first token (found with the
+// engine alone, as run does) makes the served greedy reply start with
+// another one; a token id outside the vocabulary is refused.
+func TestLogitBias(t *testing.T) {
 	m := shared.Path(t, "models/stories260K.gguf")
-	out, errOut, code := runCmd(t, "", "run", "-m", m, "--temp", "0", "-n", "1", "--json", "--no-journal", "Once upon a time")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	text, err := engine.LoadText(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
 	}
-	first := regexp.MustCompile(`"type":"token".*?"id":(\d+)`).FindStringSubmatch(out)
-	if first == nil {
-		t.Fatalf("no token event in %s", out)
+	res, err := text.Generate(context.Background(), engine.TextRequest{Prompt: "Once upon a time", MaxTokens: 1,
+		Session: model.SessionOptions{Threads: 1}})
+	text.Close()
+	if err != nil || len(res.Tokens) != 1 {
+		t.Fatalf("the engine's first token: %v, %v", res, err)
 	}
-	base := startServe(t, "--model", m)
+	first := []string{"", strconv.Itoa(res.Tokens[0])}
+	base, _ := serve(t, Config{Models: []string{m}})
 	complete := func(bias string) (int, string) {
 		t.Helper()
 		code, b := postBody(t, base+"/v1/completions",

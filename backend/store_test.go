@@ -1,4 +1,4 @@
-package main
+package backend
 
 import (
 	"bufio"
@@ -13,10 +13,10 @@ import (
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
 
-// TestServePullDelete: /api/pull downloads a real model file into the
+// TestPullDelete: /api/pull downloads a real model file into the
 // store, the reference then names it for generation, and /api/delete
 // removes it.
-func TestServePullDelete(t *testing.T) {
+func TestPullDelete(t *testing.T) {
 	src := shared.Path(t, "models/stories260K.gguf")
 	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/tiny-story.gguf" {
@@ -27,7 +27,7 @@ func TestServePullDelete(t *testing.T) {
 	}))
 	defer files.Close()
 	ref := files.URL + "/tiny-story.gguf"
-	base := startServe(t)
+	base, _ := serve(t, Config{Store: tempStore(t)})
 	call := func(method, path, body string) (int, []byte) {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))

@@ -1,0 +1,142 @@
+// The official openai JavaScript client's images API against the real
+// glassbox binary, on the random-weight SD 1.5 checkpoint (sd15-rand,
+// made by `glassbox synth --arch sd1`, or $GLASSBOX_TESTCACHE's copy):
+// 64×64 images of one or two steps without the negative pass, so each job
+// is mostly the checkpoint's load.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { inflateSync } from 'node:zlib';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI, { toFile } from 'openai';
+import { start, build } from './serve.mjs';
+
+const ckptName = 'sd15-rand.safetensors';
+let srv, client, ckpt, tmp;
+
+before(async () => {
+  const cached = process.env.GLASSBOX_TESTCACHE && join(process.env.GLASSBOX_TESTCACHE, ckptName);
+  if (cached && existsSync(cached)) {
+    ckpt = cached;
+  } else {
+    tmp = mkdtempSync(join(tmpdir(), 'glassbox-e2e-sd-'));
+    ckpt = join(tmp, ckptName);
+    execFileSync(build(), ['synth', '--arch', 'sd1', '-o', ckpt], { stdio: 'ignore' });
+  }
+  srv = await start(['--model', ckpt]);
+  client = new OpenAI({ baseURL: srv.url + '/v1', apiKey: 'unused', maxRetries: 0, timeout: 600_000 });
+});
+after(async () => {
+  const { code } = await srv.stop();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  assert.equal(code, 0, 'graceful shutdown exit code\n' + srv.stderr());
+});
+
+/** pngSize reads a PNG's width and height from its IHDR chunk. */
+function pngSize(buf) {
+  assert.equal(buf.subarray(1, 4).toString(), 'PNG', 'a PNG signature');
+  assert.equal(buf.subarray(12, 16).toString(), 'IHDR');
+  return [buf.readUInt32BE(16), buf.readUInt32BE(20)];
+}
+
+/** pixels is a PNG's image data: its IDAT chunks joined and inflated. */
+function pixels(buf) {
+  const parts = [];
+  for (let at = 8; at < buf.length;) {
+    const len = buf.readUInt32BE(at);
+    if (buf.subarray(at + 4, at + 8).toString() === 'IDAT') parts.push(buf.subarray(at + 8, at + 8 + len));
+    at += 12 + len;
+  }
+  return inflateSync(Buffer.concat(parts));
+}
+
+let first;
+
+test('images.generate: a b64_json PNG of the size asked, with A1111 parameters', async () => {
+  const r = await client.images.generate({ model: ckptName, prompt: 'a lighthouse at dusk', size: '64x64',
+    response_format: 'b64_json', steps: 1, cfg_scale: 1, seed: 11 });
+  assert.equal(r.data.length, 1);
+  assert.equal(r.size, '64x64');
+  first = Buffer.from(r.data[0].b64_json, 'base64');
+  assert.deepEqual(pngSize(first), [64, 64]);
+  assert.ok(first.includes('Steps: 1, Sampler: Euler a'), 'the infotext is in the PNG');
+  assert.ok(first.includes('Seed: 11'), 'with the seed asked for');
+  const job = await srv.lastJob();
+  assert.equal(job.kind, 'image');
+  assert.equal(job.state, 'done');
+  // The CLI makes the same pixels from the same settings.
+  const dir = mkdtempSync(join(tmpdir(), 'glassbox-e2e-cli-'));
+  try {
+    execFileSync(build(), ['image', '-m', ckpt, '-p', 'a lighthouse at dusk', '-W', '64', '-H', '64', '--steps', '1',
+      '--cfg-scale', '1', '-s', '11', '-o', join(dir, 'cli.png'), '--no-journal'], { stdio: 'ignore' });
+    const cli = readFileSync(join(dir, 'cli.png'));
+    assert.ok(pixels(cli).equals(pixels(first)), 'the server\'s PNG has the CLI\'s pixels');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('AUTOMATIC1111 as Open WebUI calls it: options, sd-models, txt2img', async () => {
+  const options = await (await fetch(srv.url + '/sdapi/v1/options', { headers: { authorization: '' } })).json();
+  assert.equal(options.sd_model_checkpoint, ckptName);
+  options.sd_model_checkpoint = ckptName;
+  const set = await fetch(srv.url + '/sdapi/v1/options', { method: 'POST', body: JSON.stringify(options),
+    headers: { 'content-type': 'application/json', authorization: '' } });
+  assert.equal(set.status, 200);
+  const models = await (await fetch(srv.url + '/sdapi/v1/sd-models', { headers: { authorization: '' } })).json();
+  assert.deepEqual(models.map((m) => [m.title, m.model_name]), [[ckptName, 'sd15-rand']]);
+  const res = await fetch(srv.url + '/sdapi/v1/txt2img', { method: 'POST',
+    body: JSON.stringify({ prompt: 'a lighthouse', batch_size: 1, width: 64, height: 64, steps: 1, negative_prompt: 'fog' }),
+    headers: { 'content-type': 'application/json', authorization: '' } });
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  assert.equal(body.images.length, 1);
+  assert.deepEqual(pngSize(Buffer.from(body.images[0], 'base64')), [64, 64]);
+  const info = JSON.parse(body.info);
+  assert.equal(info.sampler_name, 'Euler');
+  assert.equal(info.steps, 1);
+  assert.equal(info.negative_prompt, 'fog');
+  assert.match(info.infotexts[0], /^a lighthouse\nNegative prompt: fog\nSteps: 1, Sampler: Euler, /);
+  assert.equal(body.parameters.cfg_scale, 7);
+});
+
+test('images.generate stream: partial images from the previews, then the image', async () => {
+  const stream = await client.images.generate({ model: ckptName, prompt: 'a lighthouse at dusk', size: '64x64',
+    stream: true, partial_images: 2, steps: 3, cfg_scale: 1, seed: 11 });
+  const types = [];
+  let done;
+  for await (const ev of stream) {
+    types.push(ev.type);
+    if (ev.type === 'image_generation.partial_image') {
+      assert.equal(ev.partial_image_index, types.length - 1);
+      assert.deepEqual(pngSize(Buffer.from(ev.b64_json, 'base64')), [8, 8], 'a preview is the latent, 1/8 of the size');
+    }
+    if (ev.type === 'image_generation.completed') done = Buffer.from(ev.b64_json, 'base64');
+  }
+  assert.deepEqual(types, ['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed']);
+  assert.deepEqual(pngSize(done), [64, 64]);
+});
+
+test('images.edit: img2img from an uploaded PNG with glassbox strength', async () => {
+  const r = await client.images.edit({ model: ckptName, prompt: 'a lighthouse at night',
+    image: await toFile(first, 'in.png', { type: 'image/png' }), strength: 0.5, steps: 2, cfg_scale: 1, seed: 3,
+    response_format: 'url' });
+  assert.equal(r.data.length, 1);
+  const res = await fetch(r.data[0].url);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'image/png');
+  const png = Buffer.from(await res.arrayBuffer());
+  assert.deepEqual(pngSize(png), [64, 64]);
+  assert.ok(png.includes('Denoising strength: 0.5'), 'an img2img infotext');
+});
+
+test('images.generate refuses what it cannot do, in OpenAI errors', async () => {
+  await assert.rejects(client.images.generate({ model: ckptName, prompt: 'x', size: '100x100', steps: 1 }),
+    (e) => e.status === 400 && /width: 100 pixels is not a multiple of/.test(e.message));
+  await assert.rejects(client.images.generate({ model: ckptName, prompt: 'x', output_format: 'webp' }),
+    (e) => e.status === 400 && /png/.test(e.message));
+  await assert.rejects(client.images.generate({ model: 'stories260K', prompt: 'x' }),
+    (e) => e.status === 400 && /not an image model/.test(e.message));
+});

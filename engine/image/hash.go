@@ -1,0 +1,63 @@
+package image
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/glassbox-ai/glassbox/internal/home"
+)
+
+// hashCache remembers files' SHA-256 by path, size and modification time
+// in the glassbox home (sha256-cache.json), as A1111 keeps its
+// cache.json of checkpoint hashes: hashing a 2 GB checkpoint takes
+// seconds, and the PNG's "Model hash" needs it every run.
+var hashCache sync.Mutex
+
+type hashEntry struct {
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime_ns"`
+	SHA256  string `json:"sha256"`
+}
+
+// FileSHA256 returns path's SHA-256 in hex, from the cache when the file
+// has the size and modification time it had when hashed.
+func FileSHA256(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	abs, _ := filepath.Abs(path)
+	cachePath := filepath.Join(home.Home(), "sha256-cache.json")
+	hashCache.Lock()
+	defer hashCache.Unlock()
+	cache := map[string]hashEntry{}
+	if b, err := os.ReadFile(cachePath); err == nil {
+		json.Unmarshal(b, &cache) // a damaged cache is rebuilt
+	}
+	if e, ok := cache[abs]; ok && e.Size == st.Size() && e.ModTime == st.ModTime().UnixNano() && len(e.SHA256) == 64 {
+		return e.SHA256, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if st.Size() >= 64<<20 { // small files are hashed again rather than cached
+		cache[abs] = hashEntry{Size: st.Size(), ModTime: st.ModTime().UnixNano(), SHA256: sum}
+		if b, err := json.Marshal(cache); err == nil {
+			os.MkdirAll(filepath.Dir(cachePath), 0o755)
+			writeAtomic(cachePath, func(w io.Writer) error { _, err := w.Write(b); return err })
+		}
+	}
+	return sum, nil
+}

@@ -1,0 +1,7 @@
+//go:build race
+
+package all
+
+// raceEnabled: the race detector makes sync.Pool drop items, so
+// allocation counts are meaningless.
+const raceEnabled = true
