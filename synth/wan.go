@@ -175,6 +175,10 @@ var DiTTiny = DiTConfig{InDim: 16, OutDim: 16, Dim: 128, FFNDim: 256, FreqDim: 2
 // DiT1_3B is Wan 2.1 T2V-1.3B (wan/configs/wan_t2v_1_3B.py).
 var DiT1_3B = DiTConfig{InDim: 16, OutDim: 16, Dim: 1536, FFNDim: 8960, FreqDim: 256, TextDim: 4096, NumHeads: 12, NumLayers: 30}
 
+// DiT14B is Wan 2.1 T2V-14B (wan/configs/wan_t2v_14B.py); no golden file
+// uses it, its layout pins the loader.
+var DiT14B = DiTConfig{InDim: 16, OutDim: 16, Dim: 5120, FFNDim: 13824, FreqDim: 256, TextDim: 4096, NumHeads: 40, NumLayers: 40}
+
 // DiTTensors is the DiT's state_dict in order, with Wan's names: a
 // module's own parameters (blocks.N.modulation) before its children's.
 func DiTTensors(c DiTConfig) []WanTensor {
@@ -208,7 +212,13 @@ func DiTTensors(c DiTConfig) []WanTensor {
 }
 
 // WanKinds are the files WriteWan knows.
-func WanKinds() []string { return []string{"dit-tiny", "dit-1.3b", "umt5-tiny"} }
+func WanKinds() []string { return []string{"dit-tiny", "dit-1.3b", "umt5-tiny", "vae"} }
+
+// WanVAETensors is Wan 2.1's causal 3-D VAE (wan/modules/vae.py:
+// _video_vae: dim 96, z_dim 16, dim_mult [1, 2, 4, 4], 2 ResidualBlocks
+// per stage, no attention scales, temporal downsampling [False, True,
+// True]) in state_dict order: encoder, conv1, conv2, decoder.
+func WanVAETensors() []WanTensor { return wanVAELayout() }
 
 // wanLayout returns a kind's tensors.
 func wanLayout(kind string) ([]WanTensor, error) {
@@ -219,6 +229,8 @@ func wanLayout(kind string) ([]WanTensor, error) {
 		return DiTTensors(DiT1_3B), nil
 	case "umt5-tiny":
 		return UMT5Tensors(UMT5Tiny), nil
+	case "vae":
+		return WanVAETensors(), nil
 	}
 	return nil, fmt.Errorf("synth: Wan kind %q (have %s)", kind, strings.Join(WanKinds(), ", "))
 }

@@ -101,12 +101,18 @@ func (n *klNet) attention(a *conv.Arena, b *attnBlock, x *conv.Map) (*conv.Map, 
 	if err := n.ctx.Err(); err != nil {
 		return nil, err
 	}
-	h, w, c := x.H, x.W, x.C
-	np := h * w
-	t := a.Map(h, w, c)
+	t := a.Map(x.H, x.W, x.C)
 	if err := groupNorm(n.r, t, x, b.norm, false); err != nil {
 		return nil, err
 	}
+	return n.attend(a, b, x, t)
+}
+
+// attend is attention's part after the norm: t is the normalised x (both
+// from a), released here with x; b.norm is not used.
+func (n *klNet) attend(a *conv.Arena, b *attnBlock, x, t *conv.Map) (*conv.Map, error) {
+	h, w, c := x.H, x.W, x.C
+	np := h * w
 	// Keys: weights [N][C] of a conv with N outputs.
 	km := a.Map(h, w, c)
 	if err := b.k.Apply(n.r, km, t, nil, false); err != nil {

@@ -139,7 +139,10 @@ func upRows[W weight](r Runner, c *UpConv, kern tile[W], pack [4][]W, out, in, s
 	run := 2 * c.Cin
 	// One work item per output row, parity of column and channel block.
 	parallel(r, out.H*2*blocks, func(lo, hi int) {
-		scratch := make([]float32, kern.mr*c.nr)
+		var scratch []float32 // only a partial last channel block needs it
+		if c.Cout%c.nr != 0 {
+			scratch = make([]float32, kern.mr*c.nr)
+		}
 		for it := lo; it < hi; it++ {
 			y, px, blk := it/(2*blocks), it/blocks%2, it%blocks
 			i, py := y/2, y%2

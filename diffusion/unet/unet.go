@@ -88,23 +88,17 @@ type resBlock struct {
 // residual. Attention is Vaswani et al. 2017's, 8 heads of dim/8.
 type transformer struct {
 	dim            int
-	normW, normB   []float32      // (dim) norm
-	projIn         compute.Matrix // (dim, dim) proj_in (a 1×1 conv)
-	projInB        []float32      // (dim)
-	norm1W, norm1B []float32      // (dim) transformer_blocks.0.norm1
-	q1, k1, v1, o1 compute.Matrix // (dim, dim) attn1.to_{q,k,v,out.0}
-	o1B            []float32      // (dim)
-	norm2W, norm2B []float32      // (dim) norm2
-	q2, o2         compute.Matrix // (dim, dim) attn2.to_q, to_out.0
-	k2, v2         compute.Matrix // (dim, 768) attn2.to_k, to_v
-	o2B            []float32      // (dim)
-	norm3W, norm3B []float32      // (dim) norm3
-	ff1            compute.Matrix // (8·dim, dim) ff.net.0.proj: [value | gate]
-	ff1B           []float32      // (8·dim)
-	ff2            compute.Matrix // (dim, 4·dim) ff.net.2
-	ff2B           []float32      // (dim)
-	projOut        compute.Matrix // (dim, dim) proj_out
-	projOutB       []float32      // (dim)
+	normW, normB   []float32  // (dim) norm
+	projIn         *conv.Conv // (dim, dim) proj_in (a 1×1 conv), with its bias
+	norm1W, norm1B []float32  // (dim) transformer_blocks.0.norm1
+	q1, k1, v1, o1 *conv.Conv // (dim, dim) attn1.to_{q,k,v,out.0}; to_out.0 with its bias
+	norm2W, norm2B []float32  // (dim) norm2
+	q2, o2         *conv.Conv // (dim, dim) attn2.to_q, to_out.0 (with its bias)
+	k2, v2         *conv.Conv // (dim, 768) attn2.to_k, to_v
+	norm3W, norm3B []float32  // (dim) norm3
+	ff1            *conv.Conv // (8·dim, dim) ff.net.0.proj, with its bias: [value | gate]
+	ff2            *conv.Conv // (dim, 4·dim) ff.net.2, with its bias
+	projOut        *conv.Conv // (dim, dim) proj_out, with its bias
 }
 
 // New binds the UNet's tensors from src, the checkpoint's
@@ -395,7 +389,10 @@ func (r *run) transformer(tb *transformer, x *conv.Map, release bool) (*conv.Map
 	ff := s.ff[:n*8*dim]     // (n, 8·dim)
 	gated := s.ff2[:n*4*dim] // (n, 4·dim)
 
-	// norm (GroupNorm over the map) and proj_in, to token rows.
+	// norm (GroupNorm over the map) and proj_in, to token rows. Every
+	// linear layer is a 1×1 convolution over the rows (conv.Conv.Rows), its
+	// bias and the residual add fused: lin(out, x, skip) is out = x·Wᵀ + b
+	// + skip, after which out and the residual stream swap names.
 	g := s.arena.Map(x.H, x.W, dim)
 	copy(g.Data, x.Data)
 	if err := conv.GroupNorm(p, g, numGroups, tb.normW, tb.normB, gnEps, false); err != nil {
@@ -405,43 +402,58 @@ func (r *run) transformer(tb *transformer, x *conv.Map, release bool) (*conv.Map
 		copy(hn[y*x.W*dim:], g.Row(y))
 	}
 	s.arena.Release(g)
-	compute.MatMul(p, xs, tb.projIn, hn, n)
-	addRows(p, xs, tb.projInB)
+	var err error
+	lin := func(c *conv.Conv, out, in, skip []float32, rows int) {
+		if err == nil {
+			err = c.Rows(p, out, in, skip, rows)
+		}
+	}
+	lin(tb.projIn, xs, hn, nil, n)
 
 	// x += attn1(norm1(x)): self-attention over the n positions.
 	layerNorm(p, hn, xs, tb.norm1W, tb.norm1B, dim)
 	k, v := s.k[:n*dim], s.v[:n*dim]
-	compute.MatMuls(p, hn, n, compute.Product{Out: q, W: tb.q1}, compute.Product{Out: k, W: tb.k1}, compute.Product{Out: v, W: tb.v1})
+	lin(tb.q1, q, hn, nil, n)
+	lin(tb.k1, k, hn, nil, n)
+	lin(tb.v1, v, hn, nil, n)
+	if err != nil {
+		return nil, err
+	}
 	s.attn.run(p, att, q, k, v, n, n, dim, numHeads)
-	compute.MatMul(p, q, tb.o1, att, n)
-	addRows(p, q, tb.o1B)
-	compute.Add(xs, xs, q)
+	lin(tb.o1, q, att, xs, n)
+	xs, q = q, xs
 	if err := r.check("cross-attention"); err != nil {
 		return nil, err
 	}
 
 	// x += attn2(norm2(x), context): cross-attention over the nctx tokens.
 	layerNorm(p, hn, xs, tb.norm2W, tb.norm2B, dim)
-	compute.MatMul(p, q, tb.q2, hn, n)
 	k, v = s.k[:r.nctx*dim], s.v[:r.nctx*dim]
-	compute.MatMuls(p, r.cond, r.nctx, compute.Product{Out: k, W: tb.k2}, compute.Product{Out: v, W: tb.v2})
+	lin(tb.q2, q, hn, nil, n)
+	lin(tb.k2, k, r.cond, nil, r.nctx)
+	lin(tb.v2, v, r.cond, nil, r.nctx)
+	if err != nil {
+		return nil, err
+	}
 	s.attn.run(p, att, q, k, v, n, r.nctx, dim, numHeads)
-	compute.MatMul(p, q, tb.o2, att, n)
-	addRows(p, q, tb.o2B)
-	compute.Add(xs, xs, q)
+	lin(tb.o2, q, att, xs, n)
+	xs, q = q, xs
 
 	// x += ff(norm3(x)): GEGLU, value · GELU(gate), then back to dim.
 	layerNorm(p, hn, xs, tb.norm3W, tb.norm3B, dim)
-	compute.MatMul(p, ff, tb.ff1, hn, n)
-	addRows(p, ff, tb.ff1B)
+	lin(tb.ff1, ff, hn, nil, n)
+	if err != nil {
+		return nil, err
+	}
 	geglu(p, gated, ff, 4*dim)
-	compute.MatMul(p, q, tb.ff2, gated, n)
-	addRows(p, q, tb.ff2B)
-	compute.Add(xs, xs, q)
+	lin(tb.ff2, q, gated, xs, n)
+	xs = q
 
 	// proj_out, back to the map, + the block's input.
-	compute.MatMul(p, hn, tb.projOut, xs, n)
-	addRows(p, hn, tb.projOutB)
+	lin(tb.projOut, hn, xs, nil, n)
+	if err != nil {
+		return nil, err
+	}
 	out := s.arena.Map(x.H, x.W, dim)
 	for y := range x.H {
 		row, in := out.Row(y), x.Row(y)

@@ -344,21 +344,9 @@ func (m *DiT) forward(ctx context.Context, p *compute.Pool, out, x []float32, fr
 	tap("time_embedding", e)
 	tap("time_projection", e0)
 
-	// Patch embedding: token (f, i, j) reads channel ch's pixels
-	// (2i+q, 2j+r) as column ch·4 + q·2 + r of the Conv3d's kernel.
-	pw := 4 * c.InDim
-	patches := make([]float32, n*pw)
-	for ch := range c.InDim {
-		for f := range frames {
-			for y := range height {
-				row := x[((ch*frames+f)*height+y)*width:][:width]
-				tok := (f*gh + y/2) * gw
-				for xx, v := range row {
-					patches[(tok+xx/2)*pw+ch*4+(y%2)*2+xx%2] = v
-				}
-			}
-		}
-	}
+	// Patch embedding: the Conv3d with kernel = stride = 1×2×2 is a linear
+	// layer over each token's 2×2 patch of every channel.
+	patches := patchify(x, c.InDim, frames, height, width)
 	xs := make([]float32, n*d)
 	m.patch.apply(p, xs, patches, n)
 	tap("patch_embedding", xs)
@@ -373,41 +361,101 @@ func (m *DiT) forward(ctx context.Context, p *compute.Pool, out, x []float32, fr
 		tap(fmt.Sprintf("block%d", l), xs)
 	}
 
-	// Head: modulated by e (not e0), then unpatchify: head output
-	// (q·2 + r)·OutDim + ch is channel ch of pixel (2i+q, 2j+r).
+	// Head: modulated by e (not e0), then unpatchify.
 	shift, scale := make([]float32, d), make([]float32, d)
 	compute.Add(shift, m.headMod[:d], e)
 	compute.Add(scale, m.headMod[d:], e)
-	modulate(w.h, xs, shift, scale, d)
-	po := 4 * c.OutDim
-	y := make([]float32, n*po)
+	modulate(w.h, xs, shift, scale, w.onePlus)
+	y := make([]float32, n*4*c.OutDim)
 	m.head.apply(p, y, w.h, n)
 	tap("head", y)
-	for ch := range c.OutDim {
+	unpatchify(out, y, c.OutDim, frames, height, width)
+	return nil
+}
+
+// patchify returns the (tokens, ch·4) patches of the latent x [ch][frames]
+// [height][width]: token (f, i, j), in (frame, row, column) order, holds
+// channel c's pixel (2i+q, 2j+r) at column c·4 + q·2 + r, the Conv3d
+// kernel's (c, 0, q, r).
+func patchify(x []float32, ch, frames, height, width int) []float32 {
+	gh, gw, pw := height/2, width/2, 4*ch
+	patches := make([]float32, frames*gh*gw*pw)
+	for c := range ch {
 		for f := range frames {
-			for yy := range height {
-				row := out[((ch*frames+f)*height+yy)*width:][:width]
-				tok := (f*gh + yy/2) * gw
-				for xx := range row {
-					row[xx] = y[(tok+xx/2)*po+((yy%2)*2+xx%2)*c.OutDim+ch]
+			for y := range height {
+				row := x[((c*frames+f)*height+y)*width:][:width]
+				tok := (f*gh + y/2) * gw
+				for xx, v := range row {
+					patches[(tok+xx/2)*pw+c*4+(y%2)*2+xx%2] = v
 				}
 			}
 		}
 	}
-	return nil
+	return patches
+}
+
+// unpatchify is WanModel.unpatchify: head output (tokens, 2·2·ch) →
+// latent out [ch][frames][height][width], channel c of pixel (2i+q, 2j+r)
+// being column (q·2 + r)·ch + c of token (f, i, j) (einsum
+// fhwpqrc→cfphqwr).
+func unpatchify(out, y []float32, ch, frames, height, width int) {
+	gh, gw, po := height/2, width/2, 4*ch
+	for c := range ch {
+		for f := range frames {
+			for yy := range height {
+				row := out[((c*frames+f)*height+yy)*width:][:width]
+				tok := (f*gh + yy/2) * gw
+				for xx := range row {
+					row[xx] = y[(tok+xx/2)*po+((yy%2)*2+xx%2)*ch+c]
+				}
+			}
+		}
+	}
 }
 
 // work is one Forward's activations.
 type work struct {
-	h, q, k, v, att, y []float32 // (n, dim)
-	ffn                []float32 // (n, ffnDim)
+	h, q, k, v, att, y []float32    // (n, dim)
+	ffn                []float32    // (n, ffnDim)
+	mod                [6][]float32 // (dim) a block's modulation + e0
+	onePlus            []float32    // (dim) 1 + scale
 	attn               attnScratch
 }
 
 func newWork(c Config, n int) *work {
 	nd := n * c.Dim
-	return &work{h: make([]float32, nd), q: make([]float32, nd), k: make([]float32, nd), v: make([]float32, nd),
-		att: make([]float32, nd), y: make([]float32, nd), ffn: make([]float32, n*c.FFNDim)}
+	w := &work{h: make([]float32, nd), q: make([]float32, nd), k: make([]float32, nd), v: make([]float32, nd),
+		att: make([]float32, nd), y: make([]float32, nd), ffn: make([]float32, n*c.FFNDim), onePlus: make([]float32, c.Dim)}
+	for i := range w.mod {
+		w.mod[i] = make([]float32, c.Dim)
+	}
+	return w
+}
+
+// ActivationBytes returns the memory one Forward over a latent of
+// frames×height×width allocates (the output latent is the caller's): the
+// patches, the token stream, six (tokens, dim) work arrays and the FFN's,
+// the head's output, one head's packed keys and values and a query
+// block's scores for the self-attention (the larger of the two), the RoPE
+// tables and 64 KiB of small allocations. Attention never holds a
+// tokens × tokens matrix: its scores are queryBlock rows at a time.
+func (c Config) ActivationBytes(frames, height, width int) int64 {
+	n := int64(frames) * int64(height/2) * int64(width/2)
+	d, hd := int64(c.Dim), int64(c.HeadDim())
+	mp := (n + 15) / 16 * 16
+	floats := n*(4*int64(c.InDim)+7*d+int64(c.FFNDim)+4*int64(c.OutDim)) + 2*mp*hd + 2*queryBlock*hd + queryBlock*mp
+	pairs := hd / 2
+	rope := 2 * 8 * pairs * (int64(frames) + int64(height/2) + int64(width/2)) // float64 cos and sin, at most every pair per axis
+	return 4*floats + rope + 64<<10
+}
+
+// TextBytes returns the memory PrepareText keeps for a prompt of rows
+// context rows (and allocates, with its input and hidden rows): the text
+// embedding and every block's cross-attention keys and values over those
+// rows and the one padding row.
+func (c Config) TextBytes(rows int) int64 {
+	r := int64(min(rows+1, TextLen))
+	return 4*r*(int64(c.TextDim)+2*int64(c.Dim)+2*int64(c.NumLayers)*int64(c.Dim)+1) + 4<<10
 }
 
 // forward runs block l on the token stream xs (n, dim):
@@ -420,13 +468,12 @@ func newWork(c Config, n int) *work {
 func (B *block) forward(p *compute.Pool, w *work, xs, e0 []float32, rope *ropeTables, text *Text, l int, c Config) {
 	d := c.Dim
 	n := len(xs) / d
-	var mod [6][]float32
+	mod := &w.mod
 	for i := range mod {
-		mod[i] = make([]float32, d)
 		compute.Add(mod[i], B.mod[i*d:(i+1)*d], e0[i*d:(i+1)*d])
 	}
 
-	modulate(w.h, xs, mod[0], mod[1], d)
+	modulate(w.h, xs, mod[0], mod[1], w.onePlus)
 	B.q.apply(p, w.q, w.h, n)
 	B.k.apply(p, w.k, w.h, n)
 	B.v.apply(p, w.v, w.h, n)
@@ -447,7 +494,7 @@ func (B *block) forward(p *compute.Pool, w *work, xs, e0 []float32, rope *ropeTa
 	B.co.apply(p, w.y, w.att, n)
 	compute.Add(xs, xs, w.y)
 
-	modulate(w.h, xs, mod[3], mod[4], d)
+	modulate(w.h, xs, mod[3], mod[4], w.onePlus)
 	B.ffn0.apply(p, w.ffn, w.h, n)
 	compute.GELU(w.ffn)
 	B.ffn2.apply(p, w.y, w.ffn, n)
@@ -455,9 +502,10 @@ func (B *block) forward(p *compute.Pool, w *work, xs, e0 []float32, rope *ropeTa
 }
 
 // modulate sets each row of h to LN(x)·(1 + scale) + shift: WanLayerNorm
-// without affine, then the modulation, each operation rounded to float32.
-func modulate(h, x, shift, scale []float32, d int) {
-	onePlus := make([]float32, d)
+// without affine, then the modulation, each operation rounded to float32
+// (onePlus is scratch of the row's width).
+func modulate(h, x, shift, scale, onePlus []float32) {
+	d := len(onePlus)
 	for i, s := range scale {
 		onePlus[i] = 1 + s
 	}

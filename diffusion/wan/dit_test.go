@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -252,5 +253,47 @@ func TestPaddingKey(t *testing.T) {
 	t.Logf("one padding key vs 500 zero rows: max |Δ| %.2e rel L2 %.2e", mx, rel)
 	if rel > 1e-6 {
 		t.Errorf("rel L2 %.3g between the padding key and the padded rows", rel)
+	}
+}
+
+// TestActivationBytes: one Forward and one PrepareText allocate about what
+// the plan counts, at several latent sizes.
+func TestActivationBytes(t *testing.T) {
+	m := openDiT(t, tinyFile(t, tensor.F32), 4)
+	c := m.Config()
+	p := compute.NewPool(1)
+	defer p.Close()
+	bg := context.Background()
+	measure := func(f func()) int64 {
+		f() // warm compute's pools
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return int64(after.TotalAlloc - before.TotalAlloc)
+	}
+	var text *Text
+	got := measure(func() {
+		var err error
+		if text, err = m.PrepareText(bg, p, make([]float32, 20*64), 20); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if want := c.TextBytes(20); got > want || got < want/2 {
+		t.Errorf("PrepareText of 20 rows allocated %d bytes, planned %d", got, want)
+	}
+	for _, s := range [][3]int{{1, 2, 2}, {5, 8, 8}, {3, 32, 48}} {
+		x := make([]float32, 16*s[0]*s[1]*s[2])
+		out := make([]float32, len(x))
+		got := measure(func() {
+			if err := m.Forward(bg, p, out, x, s[0], s[1], s[2], 500, text); err != nil {
+				t.Fatal(err)
+			}
+		})
+		want := c.ActivationBytes(s[0], s[1], s[2])
+		t.Logf("%d×%d×%d: allocated %d bytes, planned %d", s[0], s[1], s[2], got, want)
+		if got > want || got < want/2 {
+			t.Errorf("%d×%d×%d: allocated %d bytes, planned %d", s[0], s[1], s[2], got, want)
+		}
 	}
 }

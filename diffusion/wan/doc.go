@@ -26,6 +26,10 @@
 // row; they are kept as that one key with ln(count) added to its score,
 // which is the same softmax as the copies.
 //
+// LatentOf gives a video's latent shape and token count as Wan's generate
+// computes them, refusing frame counts other than 4n + 1 and sizes that are
+// not multiples of 16 with the nearest valid values.
+//
 // Errors: binding errors are *checkpoint.Error (stage load) naming the
 // tensor and its shapes; Forward's are *Error (stage generate).
 //

@@ -1,0 +1,235 @@
+package vae
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/glassbox-ai/glassbox/checkpoint"
+	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/tensor"
+)
+
+func wanRandLatent(tt, h, w int, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 11))
+	z := make([]float32, WanLatentChannels*tt*h*w)
+	for i := range z {
+		z[i] = float32(r.NormFloat64())
+	}
+	return z
+}
+
+// TestWanDecodePlan: the measured peak of a decode stops growing once the
+// feature caches are full (from 4 latent frames on it is the same for 4
+// and 6, 4 and 5), and WanDecodeBytes bounds it within 10 %.
+func TestWanDecodePlan(t *testing.T) {
+	v := wanModel(t)
+	for _, c := range []struct{ h, w, t0, t1 int }{{2, 2, 4, 6}, {4, 6, 4, 5}} {
+		var p0, p1 int64
+		wanDecodeAll(t, v, wanRandLatent(c.t0, c.h, c.w, 1), c.t0, c.h, c.w, &p0)
+		wanDecodeAll(t, v, wanRandLatent(c.t1, c.h, c.w, 2), c.t1, c.h, c.w, &p1)
+		plan := WanDecodeBytes(c.t1, c.h, c.w)
+		t.Logf("%dx%d latent: peak %d B at %d frames, %d B at %d; plan %d B", c.h, c.w, p0, c.t0, p1, c.t1, plan)
+		if p0 != p1 {
+			t.Errorf("%dx%d: peak %d at %d latent frames, %d at %d: grows with the frame count", c.h, c.w, p0, c.t0, p1, c.t1)
+		}
+		if plan != WanDecodeBytes(c.t0, c.h, c.w) || plan < p1 || float64(plan) > 1.1*float64(p1) {
+			t.Errorf("%dx%d: plan %d B for measured %d B (want within +10 %%)", c.h, c.w, plan, p1)
+		}
+	}
+	t.Logf("plan for 81 frames at 832x480: %.2f GB", float64(WanDecodeBytes(21, 60, 104))/1e9)
+}
+
+// TestWanStreaming: the decode is causal and streamed: decoding the first
+// latent frames alone gives the same first video frames, bit for bit, as
+// decoding them followed by another frame, and changing the last latent
+// frame changes only the last four video frames.
+func TestWanStreaming(t *testing.T) {
+	v := wanModel(t)
+	const tt, h, w = 3, 3, 2
+	z := wanRandLatent(tt, h, w, 3)
+	full := frames(t, v, z, tt, h, w)
+	prefix := make([]float32, 0, WanLatentChannels*(tt-1)*h*w)
+	for c := range WanLatentChannels {
+		prefix = append(prefix, z[c*tt*h*w:(c*tt+tt-1)*h*w]...)
+	}
+	part := frames(t, v, prefix, tt-1, h, w)
+	if len(part) != WanFrames(tt-1) || len(full) != WanFrames(tt) {
+		t.Fatalf("%d and %d frames", len(part), len(full))
+	}
+	for f := range part {
+		if !slices.Equal(part[f], full[f]) {
+			t.Errorf("frame %d differs between the %d- and %d-frame decodes", f, tt-1, tt)
+		}
+	}
+	z2 := slices.Clone(z)
+	for c := range WanLatentChannels {
+		for i := range h * w {
+			z2[(c*tt+tt-1)*h*w+i] += 0.5
+		}
+	}
+	changed := frames(t, v, z2, tt, h, w)
+	for f := range changed {
+		same := slices.Equal(changed[f], full[f])
+		if same != (f < WanFrames(tt-1)) {
+			t.Errorf("frame %d: unchanged %v after changing the last latent frame", f, same)
+		}
+	}
+}
+
+func frames(t *testing.T, v *WanVAE, z []float32, tt, h, w int) [][]float32 {
+	var out [][]float32
+	err := v.DecodeFrames(context.Background(), testPool, z, tt, h, w, nil, func(f int, rgb []float32) error {
+		out = append(out, rgb)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestNewWanVAEErrors(t *testing.T) {
+	path := wanVAEFile(t)
+	f, err := checkpoint.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f32 := func(shape ...int) *checkpoint.Tensor {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		return &checkpoint.Tensor{DType: tensor.F32, Shape: shape, Data: make([]byte, 4*n)}
+	}
+	for _, c := range []struct {
+		name  string
+		src   checkpoint.Source
+		is    error
+		wants []string
+	}{
+		{"shape", override{Source: f, set: map[string]*checkpoint.Tensor{"decoder.conv1.weight": f32(384, 16, 1, 3, 3)}},
+			checkpoint.ErrShape, []string{`"decoder.conv1.weight"`, "[384 16 1 3 3]", "[384 16 3 3 3]"}},
+		{"2-D attention", override{Source: f, set: map[string]*checkpoint.Tensor{"decoder.middle.1.to_qkv.weight": f32(1152, 384, 3, 3)}},
+			checkpoint.ErrShape, []string{`"decoder.middle.1.to_qkv.weight"`, "[1152 384 1 1]"}},
+		{"missing", override{Source: f, drop: "decoder.upsamples.7.time_conv.bias"},
+			checkpoint.ErrMissing, []string{`"decoder.upsamples.7.time_conv.bias"`, "missing"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := NewWanVAE(c.src)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !errors.Is(err, c.is) {
+				t.Errorf("%v: not %v", err, c.is)
+			}
+			if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StageLoad {
+				t.Errorf("%v: stage %q, want load", err, s)
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestWanBadInput(t *testing.T) {
+	v := wanModel(t)
+	ctx := context.Background()
+	z := wanRandLatent(2, 2, 2, 4)
+	nan := slices.Clone(z)
+	nan[9] = float32(math.NaN())
+	keep := func(int, []float32) error { return nil }
+	stop := errors.New("disk full")
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"short latent", v.DecodeFrames(ctx, nil, z[:100], 2, 2, 2, nil, keep), "100 values"},
+		{"shape", v.DecodeFrames(ctx, nil, z, 1, 2, 2, nil, keep), "[16 1 2 2]"},
+		{"zero frames", v.DecodeFrames(ctx, nil, nil, 0, 2, 2, nil, keep), "[16 0 2 2]"},
+		{"NaN", v.DecodeFrames(ctx, nil, nan, 2, 2, 2, nil, keep), "1 NaN"},
+		{"emit", v.DecodeFrames(ctx, nil, z, 2, 2, 2, nil, func(int, []float32) error { return stop }), "disk full"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error saying %q", c.name, c.err, c.want)
+			continue
+		}
+		if s, ok := pipeline.StageOf(c.err); !ok || s != pipeline.StageDecode {
+			t.Errorf("%s: %v: stage %q, want decode", c.name, c.err, s)
+		}
+	}
+}
+
+func TestWanEncodeBadInput(t *testing.T) {
+	f, err := checkpoint.Open(wanVAEFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e, err := NewWanEncoder(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name       string
+		f, h, w, n int
+		want       string
+	}{
+		{"frames", 4, 16, 16, 3 * 4 * 16 * 16, "[3 4 16 16]"},
+		{"odd size", 1, 12, 16, 3 * 12 * 16, "multiples of 8"},
+		{"short", 5, 16, 16, 100, "100 values"},
+	} {
+		_, err := e.Encode(ctx, nil, make([]float32, c.n), c.f, c.h, c.w)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error saying %q", c.name, err, c.want)
+			continue
+		}
+		if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StageEncode {
+			t.Errorf("%s: stage %q, want encode", c.name, s)
+		}
+	}
+	if _, err := NewWanEncoder(override{Source: f, drop: "encoder.downsamples.5.time_conv.weight"}); !errors.Is(err, checkpoint.ErrMissing) ||
+		!strings.Contains(err.Error(), "encoder.downsamples.5.time_conv.weight") {
+		t.Errorf("missing time_conv: %v", err)
+	}
+	// Cancelled from the first frame's progress report: context.Canceled
+	// in stage encode before the second frame.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cctx = pipeline.WithTrace(cctx, &pipeline.Trace{Progress: func(pipeline.Stage, int64, int64) { cancel() }})
+	_, err = e.Encode(cctx, testPool, make([]float32, 3*5*16*16), 5, 16, 16)
+	if s, ok := pipeline.StageOf(err); !errors.Is(err, context.Canceled) || !ok || s != pipeline.StageEncode {
+		t.Errorf("cancelled encode: %v (stage %q)", err, s)
+	}
+}
+
+// TestWanCancel cancels a decode from its first frame: it stops before the
+// next convolution with context.Canceled, in stage decode, after 1 frame.
+func TestWanCancel(t *testing.T) {
+	v := wanModel(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reports := 0
+	ctx = pipeline.WithTrace(ctx, &pipeline.Trace{Progress: func(s pipeline.Stage, done, total int64) {
+		reports++
+		cancel()
+	}})
+	emitted := 0
+	err := v.DecodeFrames(ctx, testPool, wanRandLatent(3, 2, 2, 5), 3, 2, 2, nil, func(int, []float32) error { emitted++; return nil })
+	if !errors.Is(err, context.Canceled) || reports != 1 || emitted != 1 {
+		t.Errorf("%v after %d reports and %d frames, want context.Canceled after 1 and 1", err, reports, emitted)
+	}
+	if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StageDecode {
+		t.Errorf("error stage %q, want decode", s)
+	}
+}
