@@ -297,3 +297,48 @@ func TestActivationBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestGELU: gelu against its specification compute.GELU (float64 tanh) on
+// a sweep through the range that matters and its tails, odd lengths
+// included.
+func TestGELU(t *testing.T) {
+	p := compute.NewPool(2)
+	defer p.Close()
+	for _, n := range []int{1, 7, geluChunk + 3, 5000} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i-n/2) * 24 / float32(n) // −12 .. 12
+		}
+		x[0] = -100
+		if n > 1 {
+			x[n-1] = 100
+		}
+		want := slices.Clone(x)
+		compute.GELU(want)
+		gelu(p, x)
+		for i, w := range want {
+			if d := math.Abs(float64(x[i] - w)); d > 4e-7*math.Max(1, math.Abs(float64(w))) || math.IsNaN(float64(x[i])) {
+				t.Fatalf("n %d: gelu(%g) = %g, compute.GELU %g", n, float32(i-n/2)*24/float32(n), x[i], w)
+			}
+		}
+	}
+}
+
+func BenchmarkGELU(b *testing.B) {
+	x := make([]float32, 1<<16)
+	for i := range x {
+		x[i] = float32(i%97)/16 - 3
+	}
+	p := compute.NewPool(1)
+	defer p.Close()
+	b.Run("compute.GELU", func(b *testing.B) {
+		for b.Loop() {
+			compute.GELU(x)
+		}
+	})
+	b.Run("gelu", func(b *testing.B) {
+		for b.Loop() {
+			gelu(p, x)
+		}
+	})
+}
