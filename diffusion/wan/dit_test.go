@@ -20,7 +20,7 @@ import (
 // under prefix and each tensor converted by conv (nil: as stored).
 func tinyMap(t *testing.T, prefix string, conv func(*checkpoint.Tensor) *checkpoint.Tensor) *checkpoint.Map {
 	t.Helper()
-	f, err := checkpoint.Open(tinyFile(t, tensor.F32))
+	f, err := checkpoint.Open(tinyFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +175,8 @@ func TestBindErrors(t *testing.T) {
 // TestForwardErrors: bad latents, texts and timesteps are refused with
 // the numbers, and a cancelled call stops before the first block.
 func TestForwardErrors(t *testing.T) {
-	m := openDiT(t, tinyFile(t, tensor.F32), 4)
-	other := openDiT(t, tinyFile(t, tensor.F32), 4)
+	m := openDiT(t, tinyFile(t), 4)
+	other := openDiT(t, tinyFile(t), 4)
 	p := compute.NewPool(2)
 	defer p.Close()
 	bg := context.Background()
@@ -223,7 +223,7 @@ func TestForwardErrors(t *testing.T) {
 // what the same rows padded with 500 zero rows by hand give (512 rows: no
 // padding key).
 func TestPaddingKey(t *testing.T) {
-	m := openDiT(t, tinyFile(t, tensor.F32), 4)
+	m := openDiT(t, tinyFile(t), 4)
 	p := compute.NewPool(2)
 	defer p.Close()
 	bg := context.Background()
@@ -259,7 +259,7 @@ func TestPaddingKey(t *testing.T) {
 // TestActivationBytes: one Forward and one PrepareText allocate about what
 // the plan counts, at several latent sizes.
 func TestActivationBytes(t *testing.T) {
-	m := openDiT(t, tinyFile(t, tensor.F32), 4)
+	m := openDiT(t, tinyFile(t), 4)
 	c := m.Config()
 	p := compute.NewPool(1)
 	defer p.Close()
