@@ -67,31 +67,3 @@ func UNetMACs(h, w, nctx int) float64 {
 	conv(hw[0], 320, 4, 3) // out
 	return macs
 }
-
-// estimateUNetActivations is the working memory of one UNet call as a
-// straightforward float32 implementation holds it: the 12 skip maps, a
-// few maps of the widest level in flight, the GEGLU's 8c-wide hidden
-// state and one head's N×N attention scores at the first level.
-func estimateUNetActivations(h, w, nctx int) int64 {
-	n := int64(h) * int64(w)
-	skips := n * (3*320 + (320+2*640)/4 + (640+2*1280)/16 + 3*1280/64)
-	work := 6*320*n + 8*320*n + n*n + n*int64(max(nctx, 77))
-	return 4 * (skips + work)
-}
-
-// estimateKLDecode is the working memory of the KL-f8 decoder on an h×w
-// latent in tiles of tile (0: whole) latent pixels: four 256-channel maps
-// at the full resolution of the tile (a ResBlock's input, its two
-// convolutions' outputs and the skip), the mid-block's attention scores
-// over the tile's latent pixels, and the output image with its blending
-// weights.
-func estimateKLDecode(h, w, tile, overlap int) int64 {
-	th, tw := h, w
-	if tile > 0 && (tile < h || tile < w) {
-		th, tw = min(tile, h), min(tile, w)
-	}
-	n := int64(th) * int64(tw)
-	maps := 4 * 256 * 64 * n
-	out := 4 * 64 * int64(h) * int64(w)
-	return 4*(maps+n*n) + out
-}

@@ -30,8 +30,7 @@ type Plan struct {
 
 	// Weights of each component as they are resident, from the header's
 	// shapes and types: the file's pages (mapped and read while binding)
-	// plus the copies of the convolution kernels the UNet (F16) and the
-	// VAE (F32) pack (residentBytes).
+	// plus the VAE's packed F32 convolution kernels (residentBytes).
 	TextBytes, UNetBytes, VAEBytes int64
 	// Activations: the text encoder's, one UNet call's, the VAE decode's
 	// (and the encoder's for img2img, bounded by the decode's).
@@ -58,10 +57,11 @@ type Plan struct {
 
 // residentBytes is what a component holds in memory once bound: every
 // tensor's file bytes (the mapping's pages are read, and those a network
-// uses in place stay), plus packed bytes an element for its 4-D
-// convolution kernels, which the networks copy into their own layout: the
-// UNet as F16 (2), the VAE as F32 (4); 0 for the text encoder, whose
-// weights are used in place.
+// uses in place stay), plus packed bytes an element for the 4-D
+// convolution kernels a network copies into its own layout and keeps
+// beside their file pages: 4 for the VAE (F32 kernels); 0 for the text
+// encoder (weights used in place) and the UNet, which packs its kernels in
+// F16 and drops their file pages, the same bytes again.
 func residentBytes(c checkpoint.Component, packed int64) int64 {
 	n := c.Bytes
 	if packed == 0 || c.Source == nil {
@@ -75,16 +75,13 @@ func residentBytes(c checkpoint.Component, packed int64) int64 {
 	return n
 }
 
-// Overlap of decode tiles, in latent pixels (vae's default context).
-const decodeOverlap = 4
-
 // PlanJob predicts s's job on the checkpoint m from its header, with
 // history's measured runs (nil: none) and a budget (0: the machine's
 // available memory).
 func PlanJob(m *checkpoint.Components, s *Settings, dev *plan.Device, history []Observation, budget int64) (*Plan, error) {
 	h, w := s.LatentH(), s.LatentW()
 	p := &Plan{Width: s.Width, Height: s.Height, Steps: s.Steps, Batch: s.Batch,
-		TextBytes: residentBytes(m.TextEncoder, 0), UNetBytes: residentBytes(m.UNet, 2), VAEBytes: residentBytes(m.VAE, 4)}
+		TextBytes: residentBytes(m.TextEncoder, 0), UNetBytes: residentBytes(m.UNet, 0), VAEBytes: residentBytes(m.VAE, 4)}
 	steps := s.Steps
 	if s.InitImage != "" {
 		sig := make([]float32, steps+1)
@@ -122,17 +119,17 @@ func PlanJob(m *checkpoint.Components, s *Settings, dev *plan.Device, history []
 	weights := p.TextBytes + p.UNetBytes + p.VAEBytes + p.Runtime
 	// The text encoder's working memory is gone before sampling starts,
 	// and the UNet's before the decode: the peak is the larger phase.
-	p.DecodeOverlap = decodeOverlap
+	p.DecodeOverlap = vae.KLDefaultOverlap
 	p.DecodeBytes = klDecodeBytes(h, w, 0, 0)
+	p.DecodeTiles = 1
 	if budget > 0 && weights+p.DecodeBytes > budget {
-		for t := (max(h, w) - 1) / 8 * 8; t >= 16; t -= 8 {
-			p.DecodeTile, p.DecodeBytes = t, klDecodeBytes(h, w, t, decodeOverlap)
-			if weights+p.DecodeBytes <= budget {
-				break
-			}
+		// The largest tile that fits what the weights leave; when none does,
+		// the untiled figure stays and Admit refuses with it.
+		if dp, err := vae.ChooseKLTile(h, w, 0, budget-weights); err == nil && dp.Tile > 0 {
+			p.DecodeTile, p.DecodeOverlap, p.DecodeTiles = dp.Tile, dp.Overlap, dp.Tiles
+			p.DecodeBytes = klDecodeBytes(h, w, dp.Tile, dp.Overlap)
 		}
 	}
-	p.DecodeTiles = tiles(h, w, p.DecodeTile, decodeOverlap)
 	p.Total = weights + max(p.TextActivations, p.UNetActivations, p.DecodeBytes)
 	p.MemoryFactor, p.RawTotal = 1, p.Total
 	var ratios []float64
@@ -160,21 +157,12 @@ func contextTokens(s *Settings) int {
 	return tokclip.ChunkLen * n
 }
 
-// tiles counts the decode's tiles (vae's tiling, shared by its decoders).
-func tiles(h, w, tile, overlap int) int {
-	if tile <= 0 {
-		return 1
-	}
-	dp, err := vae.PlanDecode(h, w, tile, overlap)
-	if err != nil {
-		return 1
-	}
-	return dp.Tiles
-}
-
 // assumedEfficiency is the share of the machine's float32 peak the UNet
-// is assumed to reach before any run was measured.
-const assumedEfficiency = 0.35
+// is assumed to reach before any run was measured: a 256² call took 1.82 s
+// on the 2-core AVX-512 machine the goldens were checked on, 99 GFLOP/s of
+// its 166 GFLOP/s estimated peak (512²: 4.25 s, more than the peak: the
+// estimate is low there).
+const assumedEfficiency = 0.6
 
 // predictTime fills the time figures: the median s/call of measured runs
 // at this size and thread count; else the nearest measured size scaled

@@ -51,8 +51,8 @@ func TestPlanJob(t *testing.T) {
 			if p.Calls != 20 || math.Abs(p.SecPerStep-2*p.SecPerCall) > 1e-12 || math.Abs(p.Seconds-20*p.SecPerCall) > 1e-9 {
 				t.Errorf("calls %d, s/step %g, seconds %g", p.Calls, p.SecPerStep, p.Seconds)
 			}
-			// Weights as resident: file bytes, + 2 B a UNet conv element, + 4 B a VAE one.
-			if p.TextBytes != 2e6 || p.UNetBytes != 2e6+2*900000 || p.VAEBytes != 1e5+4*90000 {
+			// Weights as resident: file bytes, + 4 B a VAE conv element.
+			if p.TextBytes != 2e6 || p.UNetBytes != 2e6 || p.VAEBytes != 1e5+4*90000 {
 				t.Errorf("weights %d %d %d", p.TextBytes, p.UNetBytes, p.VAEBytes)
 			}
 			if p.DecodeTile != 0 || p.Admit() != nil {

@@ -38,6 +38,8 @@ func (k *kl) LastPeak() int64 { return k.peak }
 // model of its buffers).
 func unetActivationBytes(h, w, nctx int) int64 { return unet.ActivationBytes(h, w, nctx) }
 
-// klDecodeBytes is the KL decoder's working memory on an h×w latent in
-// tiles of tile latent pixels (0: whole).
-func klDecodeBytes(h, w, tile, overlap int) int64 { return estimateKLDecode(h, w, tile, overlap) }
+// klDecodeBytes is the KL decoder's peak on an h×w latent in tiles of
+// tile latent pixels (0: whole), as vae plans it.
+func klDecodeBytes(h, w, tile, overlap int) int64 {
+	return vae.KLDecodeBytes(h, w, vae.DecodePlan{Tile: tile, Overlap: overlap})
+}
