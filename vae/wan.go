@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
@@ -338,6 +339,11 @@ func (v *WanVAE) DecodeFrames(ctx context.Context, p *compute.Pool, z []float32,
 		if err != nil {
 			return pipeline.Wrap(pipeline.StageDecode, err, "")
 		}
+		// The attention's packed keys and values and the emitted frames
+		// are garbage now: return them at once, so the resident set stays
+		// flat over the frames instead of growing by up to GOGC's share of
+		// the weights before the next collection.
+		debug.FreeOSMemory()
 	}
 	n.m.sample()
 	if peak != nil {
