@@ -212,6 +212,9 @@ func (b *wanBinder) attn(prefix string, c int) (*attnBlock, []float32) {
 // widened to float32. A missing or mis-shaped tensor is a load-stage
 // *checkpoint.Error naming it, the shape found and the shape wanted.
 func NewWanVAE(src checkpoint.Source) (*WanVAE, error) {
+	if err := wanFamily(src, "decoder.middle.0.residual.0.gamma"); err != nil {
+		return nil, err
+	}
 	v := &WanVAE{}
 	b := &wanBinder{Binder: checkpoint.NewBinder(src), vae: &v.wanNet}
 	if c2 := b.causal("conv2", WanLatentChannels, WanLatentChannels, 1, 1); c2 != nil {
@@ -265,6 +268,18 @@ func NewWanVAE(src checkpoint.Source) (*WanVAE, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// wanFamily refuses a file without the Wan VAE's marker tensor, naming a
+// few of the tensors it has instead (another VAE family, or a prefix).
+func wanFamily(src checkpoint.Source, marker string) error {
+	if _, ok := src.Tensor(marker); ok {
+		return nil
+	}
+	names := src.Names()
+	some := names[:min(3, len(names))]
+	return pipeline.Errorf(pipeline.StageLoad, "a Wan 2.1 VAE is wan_2.1_vae.safetensors or Wan2.1_VAE.pth",
+		"%s is not a Wan 2.1 VAE: no %q among its %d tensors (it has %q…)", src.Path(), marker, len(names), some)
 }
 
 // WeightBytes returns the memory the packed decoder weights occupy.

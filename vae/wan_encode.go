@@ -55,6 +55,9 @@ func (b *wanBinder) down(p string, c int) *conv.Conv {
 // conv1.*; the decoder's tensors are not read), as NewWanVAE does the
 // decoder.
 func NewWanEncoder(src checkpoint.Source) (*WanEncoder, error) {
+	if err := wanFamily(src, "encoder.middle.0.residual.0.gamma"); err != nil {
+		return nil, err
+	}
 	e := &WanEncoder{}
 	b := &wanBinder{Binder: checkpoint.NewBinder(src), vae: &e.wanNet}
 	if c1 := b.causal("conv1", 2*WanLatentChannels, 2*WanLatentChannels, 1, 1); c1 != nil {

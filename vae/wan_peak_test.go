@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
+	"github.com/glassbox-ai/glassbox/internal/sdtest"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/tensor"
 )
@@ -106,6 +107,17 @@ func TestNewWanVAEErrors(t *testing.T) {
 			n *= d
 		}
 		return &checkpoint.Tensor{DType: tensor.F32, Shape: shape, Data: make([]byte, 4*n)}
+	}
+	// An SD 1.5 VAE (LDM names) is another family.
+	sd, err := checkpoint.Open(sdtest.SD15(t, "f16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sd.Close()
+	if _, err := NewWanVAE(sd); err == nil || !strings.Contains(err.Error(), "not a Wan 2.1 VAE") {
+		t.Errorf("SD 1.5 checkpoint as a Wan VAE: %v", err)
+	} else if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StageLoad {
+		t.Errorf("%v: stage %q, want load", err, s)
 	}
 	for _, c := range []struct {
 		name  string
