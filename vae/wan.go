@@ -317,7 +317,7 @@ func (v *WanVAE) DecodeFrames(ctx context.Context, p *compute.Pool, z []float32,
 	if t < 1 || h < 1 || w < 1 || t > 1<<12 || h > 1<<12 || w > 1<<12 || len(z) != WanLatentChannels*t*h*w {
 		return pipeline.Errorf(pipeline.StageDecode, "", "Wan latent of %d values does not match [%d %d %d %d] (t 1 to %d, sides 1 to %d)", len(z), WanLatentChannels, t, h, w, 1<<12, 1<<12)
 	}
-	if err := checkFinite(z, t*h, w); err != nil {
+	if err := wanCheckFinite(z, t, h, w); err != nil {
 		return err
 	}
 	n := &klNet{ctx: ctx, r: runner(p), m: &klMeter{}, stage: pipeline.StageDecode, total: int64(WanFrames(t))}
@@ -365,6 +365,30 @@ func (v *WanVAE) DecodeFrames(ctx context.Context, p *compute.Pool, z []float32,
 		*peak = n.m.peak
 	}
 	return nil
+}
+
+// wanCheckFinite is checkFinite for a video latent [16][t][h][w].
+func wanCheckFinite(z []float32, t, h, w int) error {
+	nan, inf, first := 0, 0, -1
+	for i, v := range z {
+		switch {
+		case v != v:
+			nan++
+		case math.IsInf(float64(v), 0):
+			inf++
+		default:
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	return pipeline.Errorf(pipeline.StageDecode, "the step that produced the latents overflowed; nothing to decode",
+		"latents hold %d NaN and %d infinite values (first at channel %d, latent frame %d, row %d, column %d)",
+		nan, inf, first/(t*h*w), first/(h*w)%t, first/w%h, first%w).With("nan", int64(nan)).With("inf", int64(inf))
 }
 
 // run passes frame x through ops i.. and hands the result to st.sink (a

@@ -157,7 +157,7 @@ func TestWanBadInput(t *testing.T) {
 	ctx := context.Background()
 	z := wanRandLatent(2, 2, 2, 4)
 	nan := slices.Clone(z)
-	nan[9] = float32(math.NaN())
+	nan[13] = float32(math.NaN())
 	keep := func(int, []float32) error { return nil }
 	stop := errors.New("disk full")
 	for _, c := range []struct {
@@ -168,7 +168,7 @@ func TestWanBadInput(t *testing.T) {
 		{"short latent", v.DecodeFrames(ctx, nil, z[:100], 2, 2, 2, nil, keep), "100 values"},
 		{"shape", v.DecodeFrames(ctx, nil, z, 1, 2, 2, nil, keep), "[16 1 2 2]"},
 		{"zero frames", v.DecodeFrames(ctx, nil, nil, 0, 2, 2, nil, keep), "[16 0 2 2]"},
-		{"NaN", v.DecodeFrames(ctx, nil, nan, 2, 2, 2, nil, keep), "1 NaN"},
+		{"NaN", v.DecodeFrames(ctx, nil, nan, 2, 2, 2, nil, keep), "1 NaN and 0 infinite values (first at channel 1, latent frame 1, row 0, column 1)"},
 		{"emit", v.DecodeFrames(ctx, nil, z, 2, 2, 2, nil, func(int, []float32) error { return stop }), "disk full"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
