@@ -633,3 +633,59 @@ func WanDecodeBytes(t, h, w int) int64 {
 	rgb := 4 * 3 * int64(WanScale*h) * int64(WanScale*w)
 	return cache + attn + work + rgb
 }
+
+// Flops returns the multiply-adds ×2 of decoding t latent frames of h×w:
+// the frames' walk through the pipeline without the arithmetic, so the
+// taps skipped on the first frames (no history yet) are not counted. The
+// attention counts its scores and weighted sum (2·N²·C each); norms and
+// activations are not counted.
+func (v *WanVAE) Flops(t, h, w int) int64 {
+	hist := make([]int, v.convs)
+	seen := make([]int, v.counters)
+	causal := func(c *causalConv, h, w int) int64 {
+		kt := len(c.taps)
+		taps := 1
+		if c.slot >= 0 {
+			taps += min(hist[c.slot], kt-1)
+			hist[c.slot] = min(hist[c.slot]+1, kt-1)
+		}
+		return int64(taps) * c.taps[0].Flops(h, w)
+	}
+	var walk func(i, h, w int) int64
+	walk = func(i, h, w int) int64 {
+		var f int64
+		for ; i < len(v.ops); i++ {
+			op := &v.ops[i]
+			switch op.kind {
+			case opConv, opHead:
+				f += causal(op.c, h, w)
+			case opRes:
+				f += causal(op.res.conv1, h, w) + causal(op.res.conv2, h, w)
+				if op.res.short != nil {
+					f += op.res.short.Flops(h, w)
+				}
+			case opAttn:
+				c, n := int64(wanMid), int64(h*w)
+				f += 4*op.attn.q.Flops(h, w) + 4*n*n*c
+			case opUp2d:
+				f += op.up.Flops(h, w)
+				h, w = 2*h, 2*w
+			case opUp3d:
+				k := seen[op.tslot]
+				seen[op.tslot]++
+				if k > 0 {
+					f += causal(op.time, h, w) + op.up.Flops(h, w)
+					f += walk(i+1, 2*h, 2*w)
+				}
+				f += op.up.Flops(h, w)
+				h, w = 2*h, 2*w
+			}
+		}
+		return f
+	}
+	var total int64
+	for range t {
+		total += v.conv2.Flops(h, w) + walk(0, h, w)
+	}
+	return total
+}

@@ -43,6 +43,13 @@ func TestWanDecodePlan(t *testing.T) {
 		}
 	}
 	t.Logf("plan for 81 frames at 832x480: %.2f GB", float64(WanDecodeBytes(21, 60, 104))/1e9)
+	// Work: every latent frame after the third costs the same; the first
+	// costs less than a quarter of a later one (1 video frame, not 4).
+	f := func(tt int) int64 { return v.Flops(tt, 60, 104) }
+	if f(4)-f(3) != f(5)-f(4) || f(1)*4 > f(5)-f(4) {
+		t.Errorf("Flops at 832x480: %d, %d, %d, %d, %d for 1..5 latent frames", f(1), f(2), f(3), f(4), f(5))
+	}
+	t.Logf("81 frames at 832x480: %.1f TFLOP", float64(f(21))/1e12)
 }
 
 // TestWanStreaming: the decode is causal and streamed: decoding the first
