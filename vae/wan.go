@@ -112,10 +112,10 @@ const (
 	opRes
 	opAttn
 	opUp2d
-	opUp3d
+	opTimeUp // upsample3d's time part: frame 0 as is, later frames to 2
 	opHead
 	opDown2d
-	opDown3d
+	opTimeDown // downsample3d's time part: frame 0 and every later even frame
 )
 
 type wanRes struct {
@@ -254,9 +254,7 @@ func NewWanVAE(src checkpoint.Source) (*WanVAE, error) {
 			}
 		}
 		if s < 2 {
-			op.kind = opUp3d
-			op.time = b.causal(p+".time_conv", 2*c, c, 3, 1)
-			op.tslot = v.counters
+			v.ops = append(v.ops, wanOp{kind: opTimeUp, name: p + ".time_conv", time: b.causal(p+".time_conv", 2*c, c, 3, 1), tslot: v.counters})
 			v.counters++
 		}
 		v.ops = append(v.ops, op)
@@ -391,85 +389,92 @@ func wanCheckFinite(z []float32, t, h, w int) error {
 		nan, inf, first/(t*h*w), first/(h*w)%t, first/w%h, first%w).With("nan", int64(nan)).With("inf", int64(inf))
 }
 
-// run passes frame x through ops i.. and hands the result to st.sink (a
-// downsample3d may keep a frame and end the pass).
+// run passes frame x through ops i.. depth first and hands the results to
+// st.sink: when an op makes two frames, the first goes all the way through
+// before the second starts; when it keeps the frame (a downsample3d's odd
+// frames), the pass ends.
 func (v *wanNet) run(st *wanState, i int, x *conv.Map) error {
-	var err error
 	for ; i < len(v.ops); i++ {
-		op := &v.ops[i]
-		switch op.kind {
-		case opConv:
-			x, err = st.causal(op.c, x, nil)
-		case opRes:
-			x, err = st.res(op.res, x)
-		case opAttn:
-			x, err = st.attention(op, x)
-		case opUp2d:
-			x, err = st.upconv(op.up, x)
-		case opUp3d:
-			k := st.seen[op.tslot]
-			st.seen[op.tslot]++
-			if k == 0 {
-				x, err = st.upconv(op.up, x)
-				break
-			}
-			y, err := st.causal(op.time, x, nil)
-			if err != nil {
-				return err
-			}
-			c := y.C / 2
-			f0, f1 := st.a.Map(y.H, y.W, c), st.a.Map(y.H, y.W, c)
-			for yy := range y.H {
-				src, d0, d1 := y.Row(yy), f0.Row(yy), f1.Row(yy)
-				for xx := range y.W {
-					copy(d0[xx*c:(xx+1)*c], src[xx*2*c:xx*2*c+c])
-					copy(d1[xx*c:(xx+1)*c], src[xx*2*c+c:(xx+1)*2*c])
-				}
-			}
-			st.a.Release(y)
-			u, err := st.upconv(op.up, f0)
-			if err != nil {
-				return err
-			}
-			if err := v.run(st, i+1, u); err != nil {
-				return err
-			}
-			if x, err = st.upconv(op.up, f1); err != nil {
-				return err
-			}
-		case opDown2d:
-			x, err = st.conv2d(op.down, x)
-		case opDown3d:
-			if x, err = st.conv2d(op.down, x); err != nil {
-				return err
-			}
-			k := st.seen[op.tslot]
-			st.seen[op.tslot]++
-			switch {
-			case k == 0: // kept, and the time_conv's first input
-				c := st.a.Map(x.H, x.W, x.C)
-				copy(c.Data, x.Data)
-				st.push(op.time, c)
-			case k%2 == 1: // only an input of the next output
-				st.push(op.time, x)
-				return nil
-			default: // time_conv over frames k-2, k-1, k (stride 2)
-				x, err = st.causal(op.time, x, nil)
-			}
-		case opHead:
-			tm := st.a.Map(x.H, x.W, x.C)
-			if err = st.rms(tm, x, op.gamma, true); err != nil {
-				return err
-			}
-			st.a.Release(x)
-			x, err = st.causal(op.c, tm, nil)
-		}
+		outs, err := st.apply(&v.ops[i], x)
 		if err != nil {
 			return err
 		}
+		if len(outs) == 0 {
+			return nil
+		}
+		for _, o := range outs[:len(outs)-1] {
+			if err := v.run(st, i+1, o); err != nil {
+				return err
+			}
+		}
+		x = outs[len(outs)-1]
 	}
 	st.n.m.sample()
 	return st.sink(x)
+}
+
+// apply runs one op on the next frame of its input x and returns the
+// frames it makes (0, 1 or 2), in order.
+func (st *wanState) apply(op *wanOp, x *conv.Map) ([]*conv.Map, error) {
+	var err error
+	switch op.kind {
+	case opConv:
+		x, err = st.causal(op.c, x, nil)
+	case opRes:
+		x, err = st.res(op.res, x)
+	case opAttn:
+		x, err = st.attention(op, x)
+	case opUp2d:
+		x, err = st.upconv(op.up, x)
+	case opTimeUp:
+		k := st.seen[op.tslot]
+		st.seen[op.tslot]++
+		if k == 0 {
+			break
+		}
+		y, err := st.causal(op.time, x, nil)
+		if err != nil {
+			return nil, err
+		}
+		c := y.C / 2
+		f0, f1 := st.a.Map(y.H, y.W, c), st.a.Map(y.H, y.W, c)
+		for yy := range y.H {
+			src, d0, d1 := y.Row(yy), f0.Row(yy), f1.Row(yy)
+			for xx := range y.W {
+				copy(d0[xx*c:(xx+1)*c], src[xx*2*c:xx*2*c+c])
+				copy(d1[xx*c:(xx+1)*c], src[xx*2*c+c:(xx+1)*2*c])
+			}
+		}
+		st.a.Release(y)
+		return []*conv.Map{f0, f1}, nil
+	case opDown2d:
+		x, err = st.conv2d(op.down, x)
+	case opTimeDown:
+		k := st.seen[op.tslot]
+		st.seen[op.tslot]++
+		switch {
+		case k == 0: // kept, and the time_conv's first input
+			c := st.a.Map(x.H, x.W, x.C)
+			copy(c.Data, x.Data)
+			st.push(op.time, c)
+		case k%2 == 1: // only an input of the next output
+			st.push(op.time, x)
+			return nil, nil
+		default: // time_conv over frames k-2, k-1, k (stride 2)
+			x, err = st.causal(op.time, x, nil)
+		}
+	case opHead:
+		tm := st.a.Map(x.H, x.W, x.C)
+		if err = st.rms(tm, x, op.gamma, true); err != nil {
+			return nil, err
+		}
+		st.a.Release(x)
+		x, err = st.causal(op.c, tm, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []*conv.Map{x}, nil
 }
 
 // push adds x to c's history, dropping the oldest frame beyond kt-1.
@@ -670,15 +675,12 @@ func (v *WanVAE) Flops(t, h, w int) int64 {
 			case opUp2d:
 				f += op.up.Flops(h, w)
 				h, w = 2*h, 2*w
-			case opUp3d:
+			case opTimeUp:
 				k := seen[op.tslot]
 				seen[op.tslot]++
 				if k > 0 {
-					f += causal(op.time, h, w) + op.up.Flops(h, w)
-					f += walk(i+1, 2*h, 2*w)
+					f += causal(op.time, h, w) + walk(i+1, h, w)
 				}
-				f += op.up.Flops(h, w)
-				h, w = 2*h, 2*w
 			}
 		}
 		return f

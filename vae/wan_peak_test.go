@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
+	"github.com/glassbox-ai/glassbox/compute/conv"
 	"github.com/glassbox-ai/glassbox/internal/sdtest"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -250,5 +251,68 @@ func TestWanCancel(t *testing.T) {
 	}
 	if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StageDecode {
 		t.Errorf("error stage %q, want decode", s)
+	}
+}
+
+// wanWhole decodes z breadth first: every frame through one op before the
+// next op starts (the whole video at each stage in memory), the schedule
+// of a whole-sequence implementation. Each op's history sees its frames in
+// the same order as in the streamed decode.
+func wanWhole(t *testing.T, v *WanVAE, z []float32, tt, h, w int) [][]float32 {
+	n := &klNet{ctx: context.Background(), r: runner(testPool), m: &klMeter{}, stage: pipeline.StageDecode}
+	st := newWanState(n, &v.wanNet)
+	plane := h * w
+	var xs []*conv.Map
+	for ti := range tt {
+		frame := make([]float32, WanLatentChannels*plane)
+		for c := range WanLatentChannels {
+			inv := 1 / WanLatentStd[c]
+			for i, x := range z[(c*tt+ti)*plane : (c*tt+ti+1)*plane] {
+				frame[c*plane+i] = x/inv + WanLatentMean[c]
+			}
+		}
+		zm, err := conv.FromCHW(frame, WanLatentChannels, h, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := conv.NewMap(h, w, WanLatentChannels)
+		if err := v.conv2.Apply(n.r, x, zm, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, x)
+	}
+	for i := range v.ops {
+		var next []*conv.Map
+		for _, x := range xs {
+			outs, err := st.apply(&v.ops[i], x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next = append(next, outs...)
+		}
+		xs = next
+	}
+	out := make([][]float32, len(xs))
+	for i, x := range xs {
+		out[i] = x.ToCHW()
+	}
+	return out
+}
+
+// TestWanStreamedEqualsWhole: the frames DecodeFrames emits one by one are
+// bit for bit those of a breadth-first decode of the whole latent.
+func TestWanStreamedEqualsWhole(t *testing.T) {
+	v := wanModel(t)
+	const tt, h, w = 3, 2, 3
+	z := wanRandLatent(tt, h, w, 6)
+	streamed := frames(t, v, z, tt, h, w)
+	whole := wanWhole(t, v, z, tt, h, w)
+	if len(whole) != WanFrames(tt) || len(streamed) != len(whole) {
+		t.Fatalf("%d streamed and %d whole frames, want %d", len(streamed), len(whole), WanFrames(tt))
+	}
+	for f := range whole {
+		if !slices.Equal(streamed[f], whole[f]) {
+			t.Errorf("frame %d: streamed differs from whole", f)
+		}
 	}
 }
