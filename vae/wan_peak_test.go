@@ -259,6 +259,12 @@ func TestWanCancel(t *testing.T) {
 // of a whole-sequence implementation. Each op's history sees its frames in
 // the same order as in the streamed decode.
 func wanWhole(t *testing.T, v *WanVAE, z []float32, tt, h, w int) [][]float32 {
+	return wanWholeTap(t, v, z, tt, h, w, nil)
+}
+
+// wanWholeTap is wanWhole that also stores, for each op name in taps, the
+// frames after the last op of that name as [C][F][H][W].
+func wanWholeTap(t *testing.T, v *WanVAE, z []float32, tt, h, w int, taps map[string][]float32) [][]float32 {
 	n := &klNet{ctx: context.Background(), r: runner(testPool), m: &klMeter{}, stage: pipeline.StageDecode}
 	st := newWanState(n, &v.wanNet)
 	plane := h * w
@@ -291,6 +297,18 @@ func wanWhole(t *testing.T, v *WanVAE, z []float32, tt, h, w int) [][]float32 {
 			next = append(next, outs...)
 		}
 		xs = next
+		name := v.ops[i].name
+		if _, ok := taps[name]; ok && (i+1 == len(v.ops) || v.ops[i+1].name != name) {
+			c, fh, fw, nf := xs[0].C, xs[0].H, xs[0].W, len(xs)
+			all := make([]float32, c*nf*fh*fw)
+			for f, x := range xs {
+				chw := x.ToCHW()
+				for ci := range c {
+					copy(all[(ci*nf+f)*fh*fw:(ci*nf+f+1)*fh*fw], chw[ci*fh*fw:(ci+1)*fh*fw])
+				}
+			}
+			taps[name] = all
+		}
 	}
 	out := make([][]float32, len(xs))
 	for i, x := range xs {
@@ -314,5 +332,17 @@ func TestWanStreamedEqualsWhole(t *testing.T) {
 		if !slices.Equal(streamed[f], whole[f]) {
 			t.Errorf("frame %d: streamed differs from whole", f)
 		}
+	}
+}
+
+// TestWanDecodeIntermediates: decoder.conv1, the middle's output and the
+// first time upsampling (5 frames of 16×16) of the golden latent against
+// vae.inter.* (README §3b, §4: max 3e-5, rel L2 1e-5).
+func TestWanDecodeIntermediates(t *testing.T) {
+	v := wanModel(t)
+	taps := map[string][]float32{"decoder.conv1": nil, "decoder.middle.2": nil, "decoder.upsamples.3": nil}
+	wanWholeTap(t, v, wanGolden(t, "vae.latent.f32"), 3, 8, 8, taps)
+	for name, file := range map[string]string{"decoder.conv1": "decoder.conv1", "decoder.middle.2": "decoder.middle", "decoder.upsamples.3": "decoder.upsamples.3"} {
+		wanCompare(t, file, taps[name], wanGolden(t, "vae.inter."+file+".f32"), 3e-5, 1e-5)
 	}
 }
