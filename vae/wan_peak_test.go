@@ -287,6 +287,12 @@ func wanWholeTap(t *testing.T, v *WanVAE, z []float32, tt, h, w int, taps map[st
 		}
 		xs = append(xs, x)
 	}
+	return wanNetWhole(t, st, &v.wanNet, xs, taps)
+}
+
+// wanNetWhole runs frames xs breadth first through net's ops (see
+// wanWholeTap) and returns its output frames in CHW.
+func wanNetWhole(t *testing.T, st *wanState, v *wanNet, xs []*conv.Map, taps map[string][]float32) [][]float32 {
 	for i := range v.ops {
 		var next []*conv.Map
 		for _, x := range xs {
@@ -345,4 +351,46 @@ func TestWanDecodeIntermediates(t *testing.T) {
 	for name, file := range map[string]string{"decoder.conv1": "decoder.conv1", "decoder.middle.2": "decoder.middle", "decoder.upsamples.3": "decoder.upsamples.3"} {
 		wanCompare(t, file, taps[name], wanGolden(t, "vae.inter."+file+".f32"), 3e-5, 1e-5)
 	}
+}
+
+// TestWanEncodeIntermediate: the encoder's output before conv1 (3 latent
+// frames of 32 channels) for the 9 golden frames against
+// vae.inter.encoder_out (README §3b, §4: max 2e-5, rel L2 1e-5).
+func TestWanEncodeIntermediate(t *testing.T) {
+	f, err := checkpoint.Open(wanVAEFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e, err := NewWanEncoder(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	video := wanGolden(t, "vae.decode.f32")
+	const nf, px = 9, 64
+	var xs []*conv.Map
+	for fi := range nf {
+		frame := make([]float32, 3*px*px)
+		for c := range 3 {
+			copy(frame[c*px*px:(c+1)*px*px], video[(c*nf+fi)*px*px:])
+		}
+		x, err := conv.FromCHW(frame, 3, px, px)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, x)
+	}
+	n := &klNet{ctx: context.Background(), r: runner(testPool), m: &klMeter{}, stage: pipeline.StageEncode}
+	out := wanNetWhole(t, newWanState(n, &e.wanNet), &e.wanNet, xs, nil)
+	if len(out) != 3 {
+		t.Fatalf("%d latent frames, want 3", len(out))
+	}
+	const hw = 8 * 8
+	got := make([]float32, 32*3*hw)
+	for fi, chw := range out {
+		for c := range 32 {
+			copy(got[(c*3+fi)*hw:(c*3+fi+1)*hw], chw[c*hw:(c+1)*hw])
+		}
+	}
+	wanCompare(t, "encoder_out", got, wanGolden(t, "vae.inter.encoder_out.f32"), 2e-5, 1e-5)
 }
