@@ -3,6 +3,7 @@ package backend
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	_ "image/jpeg" // init images may be JPEG
@@ -114,8 +115,21 @@ func (b *Backend) CheckImage(ctx context.Context, req *server.ImageRequest) erro
 		return err
 	}
 	req.Seed = engimage.ResolveSeed(req.Seed)
-	_, err = engimage.Resolve(imageRequest(req, path, b.jobsDir()), iw, ih)
-	return err
+	r := imageRequest(req, path, b.jobsDir())
+	if _, err := engimage.Resolve(r, iw, ih); err != nil {
+		return err
+	}
+	// The journal's copy: the output and the init image are named in the
+	// job's folder, which has no id yet (glassbox decode JOB puts them
+	// there).
+	r.Out = ""
+	if r.InitImage != "" {
+		r.InitImage = "init-image"
+	}
+	if req.Engine, err = json.Marshal(r); err != nil {
+		return pipeline.Wrap(pipeline.StagePlan, err, "")
+	}
+	return nil
 }
 
 // GenerateImage runs req as job.
@@ -148,10 +162,12 @@ func (b *Backend) GenerateImage(ctx context.Context, job string, req *server.Ima
 		return nil, err
 	}
 	dev := b.device()
-	if lease := b.reserveImage(ctx, name, job, s); lease != nil {
+	lease, err := b.reserveImage(ctx, name, job, s)
+	if err != nil {
+		return nil, err
+	}
+	if lease != nil {
 		defer lease.Release()
-	} else if err := ctx.Err(); err != nil {
-		return nil, pipeline.Wrap(pipeline.StageQueued, err, "")
 	}
 	eng := &engimage.Engine{Device: dev, PreviewEvery: time.Nanosecond}
 	res, err := eng.Run(ctx, s, job, dir)
@@ -172,28 +188,25 @@ func (b *Backend) GenerateImage(ctx context.Context, job string, req *server.Ima
 	return out, nil
 }
 
-// reserveImage leases the job's planned model memory from the residency
-// (nil when the plan cannot be made: the job's own plan stage then
-// reports why, or when ctx ended while it waited for memory).
-func (b *Backend) reserveImage(ctx context.Context, name, job string, s *engimage.Settings) *sched.Lease[*served] {
+// reserveImage leases the job's planned model memory from the residency:
+// idle models are evicted to make room, running ones waited for; a job
+// the budget cannot hold fails in stage plan. It returns no lease when the
+// plan cannot be made (the job's own plan stage then reports why).
+func (b *Backend) reserveImage(ctx context.Context, name, job string, s *engimage.Settings) (*sched.Lease[*served], error) {
 	m, err := engimage.OpenModel(s.Model, s.VAE)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	obs, _ := engimage.DefaultHistory().Load()
 	p, err := engimage.PlanJob(m.Components, s, b.device(), obs, s.Budget)
 	m.Close()
 	if err != nil || p.Admit() != nil {
-		return nil
+		return nil, nil
 	}
 	bytes := max(p.Total-p.Runtime, 0)
-	lease, err := b.res.Acquire(ctx, sched.Request[*served]{Model: "image " + name + " (job " + job + ")", Bytes: bytes,
+	return b.res.Acquire(ctx, sched.Request[*served]{Model: "image " + name + " (job " + job + ")", Bytes: bytes,
 		Placement: "cpu", KeepAlive: sched.Keep(0),
 		Load: func(context.Context) (*served, int64, error) { return &served{}, bytes, nil }})
-	if err != nil {
-		return nil
-	}
-	return lease
 }
 
 // validJobID reports whether id is a job id as pipeline makes them (base

@@ -3,16 +3,22 @@ package backend
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"image/png"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/api"
+	engimage "github.com/glassbox-ai/glassbox/engine/image"
 	"github.com/glassbox-ai/glassbox/internal/sdtest"
 	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/server"
 )
 
@@ -21,6 +27,7 @@ import (
 // family sd1, a text model's name is refused, the job streams a preview
 // and its PNG is served from the job's folder with its infotext.
 func TestImageJob(t *testing.T) {
+	sdtest.SkipGeneric(t, "a served image job")
 	sdtest.NeedMemory(t, 5<<30)
 	ckpt := sdtest.SD15(t, "f16")
 	jobs := t.TempDir()
@@ -89,5 +96,118 @@ func TestImageJob(t *testing.T) {
 	}
 	if s := result.Settings; s.Seed != 3 || s.Sampler != "euler_a" || s.Width != 64 || len(s.ModelHash) != 10 {
 		t.Errorf("settings %+v", s)
+	}
+}
+
+// TestImageFile: a job's images are found from its id alone (so they are
+// served after a restart), and an id that is not one names nothing.
+func TestImageFile(t *testing.T) {
+	jobs := t.TempDir()
+	b := newBackend(t, Config{JobsDir: jobs})
+	dir := filepath.Join(jobs, "jabc123")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"image.png", "image-2.png"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("png"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		job  string
+		n    int
+		want string
+	}{
+		{"jabc123", 0, filepath.Join(dir, "image.png")},
+		{"jabc123", 1, filepath.Join(dir, "image-2.png")},
+		{"jabc123", 2, ""},
+		{"jother", 0, ""},
+		{"../jabc123", 0, ""},
+		{"jabc123/..", 0, ""},
+		{"", 0, ""},
+		{"jabc123", -1, ""},
+	} {
+		got, err := b.ImageFile(tc.job, tc.n)
+		if got != tc.want || (tc.want == "") != errors.Is(err, server.ErrJobNotFound) {
+			t.Errorf("ImageFile(%q, %d) = %q, %v; want %q", tc.job, tc.n, got, err, tc.want)
+		}
+	}
+}
+
+// TestImageResidency: an image job's planned memory is leased from the
+// residency the text models live in: an idle text model is evicted when
+// both would not fit the budget, and a budget smaller than the image's
+// plan refuses the job in stage plan. (The lease only: no sampling.)
+func TestImageResidency(t *testing.T) {
+	ckpt := sdtest.SD15(t, "f16")
+	text := shared.Path(t, "models/stories260K.gguf")
+	settings := func(b *Backend) *engimage.Settings {
+		s, err := engimage.Resolve(imageRequest(&server.ImageRequest{Prompt: "x", Width: 64, Height: 64, Steps: 1, N: 1, Seed: 1}, ckpt, t.TempDir()), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// The sizes: the image's lease, the text model's residency.
+	probe := newBackend(t, Config{Models: []string{ckpt, text}})
+	lease, err := probe.reserveImage(context.Background(), "sd", "j1", settings(probe))
+	if err != nil || lease == nil {
+		t.Fatalf("reserve: %v", err)
+	}
+	imageBytes := probe.res.Used()
+	lease.Release()
+	if err := probe.Load(context.Background(), "stories260K", nil); err != nil {
+		t.Fatal(err)
+	}
+	textBytes := probe.res.Used()
+	if imageBytes < 1<<30 || textBytes <= 0 {
+		t.Fatalf("image lease %d bytes, text model %d", imageBytes, textBytes)
+	}
+
+	b := newBackend(t, Config{Models: []string{ckpt, text}, Budget: imageBytes + textBytes - 1})
+	if err := b.Load(context.Background(), "stories260K", nil); err != nil {
+		t.Fatal(err)
+	}
+	lease, err = b.reserveImage(context.Background(), "sd", "j2", settings(b))
+	if err != nil || lease == nil {
+		t.Fatalf("reserve beside an idle text model: %v", err)
+	}
+	running, _ := b.Running(context.Background())
+	if len(running) != 1 || !strings.HasPrefix(running[0].Name, "image sd (job j2)") {
+		t.Errorf("resident while the image job runs: %+v", running)
+	}
+	lease.Release()
+	if n := len(b.res.List()); n != 0 {
+		t.Errorf("%d models resident after the image job", n)
+	}
+
+	small := newBackend(t, Config{Models: []string{ckpt}, Budget: imageBytes - 1})
+	s := settings(small)
+	s.Budget = 0 // the engine's own plan would refuse first; this checks the residency's
+	if _, err := small.reserveImage(context.Background(), "sd", "j3", s); err == nil {
+		t.Error("a lease larger than the budget was granted")
+	} else if st, _ := pipeline.StageOf(err); st != pipeline.StagePlan {
+		t.Errorf("refused in %s: %v", st, err)
+	}
+}
+
+// BenchmarkImagePreview is the cost a served image job pays each step for
+// its preview (engine/image.Preview: the latent projected to RGB and
+// encoded as a PNG), at the latent sizes of 64², 512² and 1024² images.
+func BenchmarkImagePreview(b *testing.B) {
+	for _, px := range []int{64, 512, 1024} {
+		side := px / 8
+		x := make([]float32, 4*side*side)
+		for i := range x {
+			x[i] = float32(i%17)/8 - 1
+		}
+		b.Run(fmt.Sprintf("%dpx", px), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := engimage.Preview(x, side, side); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -20,6 +20,7 @@ type File struct {
 	tensors map[string]*Tensor
 	names   []string
 	close   func() error
+	evict   func([]byte) // the mapping's page dropping, or nil
 }
 
 // Open opens a .safetensors or PyTorch (.ckpt, .pth, .pt) checkpoint,
@@ -51,7 +52,7 @@ func Open(path string) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := &File{path: path, Format: "safetensors", Meta: s.Metadata, tensors: map[string]*Tensor{}, close: s.Close}
+		f := &File{path: path, Format: "safetensors", Meta: s.Metadata, tensors: map[string]*Tensor{}, close: s.Close, evict: s.Evict}
 		for i := range s.Tensors {
 			t := &s.Tensors[i]
 			f.add(&Tensor{Name: t.Name, DType: t.DType, Shape: t.Shape, Data: t.Data})
@@ -79,6 +80,15 @@ func (f *File) Names() []string { return f.names }
 
 // Path implements Source.
 func (f *File) Path() string { return f.path }
+
+// Evict implements Evicter: for a mapped .safetensors file the pages of b
+// (a tensor's Data) leave the resident set (safetensors.File.Evict); for
+// other files it does nothing.
+func (f *File) Evict(b []byte) {
+	if f.evict != nil && f.close != nil {
+		f.evict(b)
+	}
+}
 
 // Close releases the file's mapping; tensor data must not be used after.
 func (f *File) Close() error {

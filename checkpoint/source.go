@@ -39,6 +39,15 @@ type Source interface {
 	Path() string
 }
 
+// Evicter is a Source whose tensor data are mapped from a file: Evict(b)
+// tells the operating system the process no longer needs the pages of b,
+// a tensor's Data that a loader has copied into its own layout (b stays
+// readable). A loader finds it by type assertion; sources without it keep
+// their pages.
+type Evicter interface {
+	Evict(b []byte)
+}
+
 // Map is an in-memory Source (tests, synthesized weights).
 type Map struct {
 	Label   string // what Path returns
@@ -84,6 +93,13 @@ func (s *sub) Names() []string {
 }
 
 func (s *sub) Path() string { return s.src.Path() + " [" + s.prefix + "*]" }
+
+// Evict implements Evicter when the underlying source does.
+func (s *sub) Evict(b []byte) {
+	if e, ok := s.src.(Evicter); ok {
+		e.Evict(b)
+	}
+}
 
 // Error is a load-stage error about one tensor of a source.
 type Error struct {

@@ -16,6 +16,14 @@
 //     a Sampler that owns the buffers (allocated once per size), reports
 //     every step, stops on cancel between denoiser calls and fails the step
 //     that makes a NaN or Inf.
+//   - Flow matching (flow.go), as Wan 2.1's FlowUniPCMultistepScheduler
+//     (wan/utils/fm_solvers_unipc.py) computes it in PyTorch float32: the
+//     shifted schedule (ShiftedFlowSchedule: integer timesteps, float32
+//     σ), FlowGuidance (a velocity network under CFG, the prompt first),
+//     and a FlowSampler running unipc (UniPC's bh2 predictor and corrector,
+//     order 2 with warm-up and a first-order last step) or euler
+//     (x += (σ_{k+1} − σ_k)·v) over it, reporting each step's input,
+//     velocity, x0, corrected sample and output.
 //
 // Latents are flat float32 slices in the network's order (for SD 1.x
 // [4][H/8][W/8], x fastest). The float32/float64 roundings follow sd.cpp

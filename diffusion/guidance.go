@@ -74,3 +74,52 @@ func (e *EpsDenoiser) Denoise(ctx context.Context, x []float32, sigma float32, s
 	}
 	return e.out, nil
 }
+
+// FlowModel is a velocity network as FlowGuidance calls it: it writes into
+// v the velocity it predicts for latent x at timestep t, under the
+// prompt's context, or the negative prompt's when uncond is set. It should
+// return ctx.Err() soon after ctx ends.
+type FlowModel func(ctx context.Context, x []float32, t int, uncond bool, v []float32) error
+
+// FlowGuidance is the Velocity the flow samplers call for a velocity model
+// with classifier-free guidance, as Wan's generate computes it: the
+// prompt's prediction, then (when NeedsUncond) the negative prompt's, and
+// uncond + scale·(cond − uncond) (CFG). Its buffers are allocated on the
+// first call; the slice Velocity returns is overwritten by the next call.
+type FlowGuidance struct {
+	Net      FlowModel
+	CFGScale float32
+	// OnPredict, when set, sees each step's two predictions before they
+	// are combined (uncond is nil when not needed).
+	OnPredict func(step int, cond, uncond []float32)
+
+	cond, uncond, out []float32
+}
+
+// Velocity is a Velocity.
+func (g *FlowGuidance) Velocity(ctx context.Context, x []float32, t, step int) ([]float32, error) {
+	n := len(x)
+	if len(g.out) != n {
+		g.cond, g.uncond, g.out = make([]float32, n), make([]float32, n), make([]float32, n)
+	}
+	if err := g.Net(ctx, x, t, false, g.cond); err != nil {
+		return nil, fmt.Errorf("conditional prediction at t %d: %w", t, err)
+	}
+	if !NeedsUncond(g.CFGScale) {
+		if g.OnPredict != nil {
+			g.OnPredict(step, g.cond, nil)
+		}
+		return g.cond, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := g.Net(ctx, x, t, true, g.uncond); err != nil {
+		return nil, fmt.Errorf("unconditional prediction at t %d: %w", t, err)
+	}
+	if g.OnPredict != nil {
+		g.OnPredict(step, g.cond, g.uncond)
+	}
+	CFG(g.out, g.cond, g.uncond, g.CFGScale)
+	return g.out, nil
+}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"unsafe"
 
 	"github.com/glassbox-ai/glassbox/internal/mmap"
 	"github.com/glassbox-ai/glassbox/tensor"
@@ -63,6 +64,7 @@ type File struct {
 	index  map[string]int
 	header int64 // 8 + N: where the data section starts
 	unmap  func() error
+	mapped []byte // the mapping (Open), for Evict
 }
 
 // dtypes maps the format's dtype names to glassbox's.
@@ -82,7 +84,7 @@ func Open(path string) (*File, error) {
 		unmap()
 		return nil, err
 	}
-	f.unmap = unmap
+	f.unmap, f.mapped = unmap, data
 	return f, nil
 }
 
@@ -137,6 +139,24 @@ func (f *File) Close() error {
 	err := f.unmap()
 	f.unmap = nil
 	return err
+}
+
+// Evict tells the operating system that this process no longer needs the
+// pages of b, a tensor's Data its owner has copied elsewhere (packed into
+// a kernel's layout): the pages wholly inside b leave the resident set and
+// are read back from the file if touched again, so b stays valid until
+// Close. Bytes outside the mapping (a File from Parse, or not f's data)
+// are left alone.
+func (f *File) Evict(b []byte) {
+	if f.unmap == nil || len(b) == 0 || len(f.mapped) == 0 {
+		return
+	}
+	start := uintptr(unsafe.Pointer(&f.mapped[0]))
+	p := uintptr(unsafe.Pointer(&b[0]))
+	if p < start || p+uintptr(len(b)) > start+uintptr(len(f.mapped)) {
+		return
+	}
+	_ = mmap.Drop(b) // advice only: on failure the pages simply stay resident
 }
 
 // Tensor returns the tensor called name.

@@ -65,6 +65,13 @@ type ImageRequest struct {
 	InitImage []byte  `json:"-"`
 	InitBytes int     `json:"init_image_bytes,omitempty"`
 	Strength  float32 `json:"strength,omitempty"`
+	// Engine is the request as the backend's engine runs it, set by
+	// CheckImage and journaled with the job, so that tools that read the
+	// journal (glassbox decode JOB) can redo a stage of it.
+	Engine json.RawMessage `json:"engine,omitempty"`
+	// ComfyUI is the graph a ComfyUI prompt came with (comfyui.go), kept
+	// for its /history and /queue.
+	ComfyUI json.RawMessage `json:"comfyui,omitempty"`
 }
 
 // ImageResult is what an image job made.

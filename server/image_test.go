@@ -298,6 +298,9 @@ func TestImageGuard(t *testing.T) {
 		{"POST", "/v1/images/edits", "--b--\r\n", map[string]string{"Origin": "https://evil.example", "Content-Type": "multipart/form-data; boundary=b"}},
 		{"GET", "/sdapi/v1/progress", "", evil},
 		{"GET", "/v1/jobs/j1/images/0", "", evil},
+		{"POST", "/prompt", `{"prompt":{}}`, evil},
+		{"POST", "/api/prompt", `{"prompt":{}}`, evil},
+		{"GET", "/view?filename=j1_00001_.png", "", evil},
 		{"POST", "/sdapi/v1/txt2img", `{"prompt":"x"}`, map[string]string{"Host": "rebind.example:7860"}},
 		// A page of this server's own may not post a form either.
 		{"POST", "/v1/images/edits", "--b--\r\n", map[string]string{"Origin": ts.url, "Content-Type": "multipart/form-data; boundary=b"}},
@@ -310,4 +313,38 @@ func TestImageGuard(t *testing.T) {
 	if len(f.reqs) != 0 {
 		t.Errorf("%d image jobs ran", len(f.reqs))
 	}
+}
+
+// TestImageQueuedBehindText: an image job waits for the generation slot a
+// text job holds, in stage queued with its position, then runs; a full
+// queue refuses one with a 503 and Retry-After.
+func TestImageQueuedBehindText(t *testing.T) {
+	f := newImageFake(t)
+	f.hold, f.holdAt = make(chan struct{}), 0
+	f.inPrefill = make(chan struct{}, 4)
+	ts := start(t, f.fakeBackend, func(c *Config) { c.Backend = f; c.MaxQueue = 1 })
+	var text, img jobCreated
+	decode(t, ts.do("POST", "/v1/jobs", map[string]any{"model": "tiny", "prompt": "x"}), http.StatusAccepted, &text)
+	<-f.inPrefill
+	decode(t, ts.do("POST", "/v1/jobs", map[string]any{"kind": "image", "model": "sd", "prompt": "x"}), http.StatusAccepted, &img)
+	resp := ts.do("POST", "/sdapi/v1/txt2img", map[string]any{"prompt": "x", "width": 64, "height": 64})
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "queue is full") {
+		t.Errorf("a third job with a queue of 1: %d %s", resp.StatusCode, b)
+	}
+	waitFor(t, "the image job queued", func() bool {
+		var job api.Job
+		decode(t, ts.do("GET", "/v1/jobs/"+img.ID, nil), 200, &job)
+		return job.State == api.StateRunning && job.Stage == "queued"
+	})
+	if len(f.reqs) != 0 {
+		t.Fatal("the image job ran beside the text job")
+	}
+	close(f.hold)
+	waitFor(t, "the image job done", func() bool {
+		var job api.Job
+		decode(t, ts.do("GET", "/v1/jobs/"+img.ID, nil), 200, &job)
+		return job.State == api.StateDone
+	})
 }

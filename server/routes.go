@@ -42,6 +42,19 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /sdapi/v1/sd-models", s.a1111SDModels)
 	m.HandleFunc("GET /sdapi/v1/samplers", s.a1111SamplerList)
 	m.HandleFunc("GET /sdapi/v1/schedulers", s.a1111SchedulerList)
+	// ComfyUI, also under /api/.
+	for _, pre := range []string{"", "/api"} {
+		m.HandleFunc("POST "+pre+"/prompt", s.comfyPrompt)
+		m.HandleFunc("GET "+pre+"/history", s.comfyHistory)
+		m.HandleFunc("GET "+pre+"/history/{id}", s.comfyHistory)
+		m.HandleFunc("GET "+pre+"/view", s.comfyView)
+		m.HandleFunc("GET "+pre+"/queue", s.comfyQueue)
+		m.HandleFunc("POST "+pre+"/interrupt", s.comfyInterrupt)
+		m.HandleFunc("GET "+pre+"/object_info", s.comfyObjectInfo)
+		m.HandleFunc("GET "+pre+"/object_info/{class}", s.comfyObjectInfo)
+		m.HandleFunc("GET "+pre+"/system_stats", s.comfySystemStats)
+		m.HandleFunc("GET "+pre+"/ws", s.comfyWS)
+	}
 	// Anthropic.
 	m.HandleFunc("POST /v1/messages", s.anthropicMessages)
 	m.HandleFunc("POST /v1/messages/count_tokens", s.anthropicCountTokens)

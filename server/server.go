@@ -77,7 +77,8 @@ type Server struct {
 	streams map[*stream]bool // open event streams, closed on shutdown
 	httpSrv *http.Server
 
-	a1111 a1111State // AUTOMATIC1111's API: its checkpoint and newest job
+	a1111    a1111State // AUTOMATIC1111's API: its checkpoint and newest job
+	comfyHub comfyHub   // ComfyUI's API: prompts to their clients' sockets
 }
 
 // stream is one open event stream (SSE or NDJSON) that shutdown must end.

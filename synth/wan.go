@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -162,18 +163,70 @@ func UMT5Tensors(c UMT5Config) []WanTensor {
 	return append(ts, WanTensor{"norm.weight", []int{c.Dim}})
 }
 
+// DiTConfig is the shape of Wan's text-to-video DiT (wan/modules/model.py:
+// WanModel with model_type 't2v', patch (1, 2, 2)).
+type DiTConfig struct {
+	InDim, OutDim, Dim, FFNDim, FreqDim, TextDim, NumHeads, NumLayers int
+}
+
+// DiTTiny is the tiny DiT of the Wan goldens (README §2).
+var DiTTiny = DiTConfig{InDim: 16, OutDim: 16, Dim: 128, FFNDim: 256, FreqDim: 256, TextDim: 64, NumHeads: 4, NumLayers: 2}
+
+// DiT1_3B is Wan 2.1 T2V-1.3B (wan/configs/wan_t2v_1_3B.py).
+var DiT1_3B = DiTConfig{InDim: 16, OutDim: 16, Dim: 1536, FFNDim: 8960, FreqDim: 256, TextDim: 4096, NumHeads: 12, NumLayers: 30}
+
+// DiT14B is Wan 2.1 T2V-14B (wan/configs/wan_t2v_14B.py); no golden file
+// uses it, its layout pins the loader.
+var DiT14B = DiTConfig{InDim: 16, OutDim: 16, Dim: 5120, FFNDim: 13824, FreqDim: 256, TextDim: 4096, NumHeads: 40, NumLayers: 40}
+
+// DiTTensors is the DiT's state_dict in order, with Wan's names: a
+// module's own parameters (blocks.N.modulation) before its children's.
+func DiTTensors(c DiTConfig) []WanTensor {
+	d := c.Dim
+	lin := func(name string, out, in int) []WanTensor {
+		return []WanTensor{{name + ".weight", []int{out, in}}, {name + ".bias", []int{out}}}
+	}
+	ts := []WanTensor{{"patch_embedding.weight", []int{d, c.InDim, 1, 2, 2}}, {"patch_embedding.bias", []int{d}}}
+	ts = append(ts, lin("text_embedding.0", d, c.TextDim)...)
+	ts = append(ts, lin("text_embedding.2", d, d)...)
+	ts = append(ts, lin("time_embedding.0", d, c.FreqDim)...)
+	ts = append(ts, lin("time_embedding.2", d, d)...)
+	ts = append(ts, lin("time_projection.1", 6*d, d)...)
+	for l := range c.NumLayers {
+		p := "blocks." + strconv.Itoa(l) + "."
+		ts = append(ts, WanTensor{p + "modulation", []int{1, 6, d}})
+		for _, attn := range []string{"self_attn", "cross_attn"} {
+			for _, m := range []string{"q", "k", "v", "o"} {
+				ts = append(ts, lin(p+attn+"."+m, d, d)...)
+			}
+			ts = append(ts, WanTensor{p + attn + ".norm_q.weight", []int{d}}, WanTensor{p + attn + ".norm_k.weight", []int{d}})
+			if attn == "self_attn" {
+				ts = append(ts, WanTensor{p + "norm3.weight", []int{d}}, WanTensor{p + "norm3.bias", []int{d}})
+			}
+		}
+		ts = append(ts, lin(p+"ffn.0", c.FFNDim, d)...)
+		ts = append(ts, lin(p+"ffn.2", d, c.FFNDim)...)
+	}
+	ts = append(ts, WanTensor{"head.modulation", []int{1, 2, d}})
+	return append(ts, lin("head.head", 4*c.OutDim, d)...)
+}
+
+// WanKinds are the files WriteWan knows.
+func WanKinds() []string { return []string{"dit-tiny", "dit-1.3b", "umt5-tiny", "vae"} }
+
 // WanVAETensors is Wan 2.1's causal 3-D VAE (wan/modules/vae.py:
 // _video_vae: dim 96, z_dim 16, dim_mult [1, 2, 4, 4], 2 ResidualBlocks
 // per stage, no attention scales, temporal downsampling [False, True,
 // True]) in state_dict order: encoder, conv1, conv2, decoder.
 func WanVAETensors() []WanTensor { return wanVAELayout() }
 
-// WanKinds are the files WriteWan knows.
-func WanKinds() []string { return []string{"umt5-tiny", "vae"} }
-
 // wanLayout returns a kind's tensors.
 func wanLayout(kind string) ([]WanTensor, error) {
 	switch kind {
+	case "dit-tiny":
+		return DiTTensors(DiTTiny), nil
+	case "dit-1.3b":
+		return DiTTensors(DiT1_3B), nil
 	case "umt5-tiny":
 		return UMT5Tensors(UMT5Tiny), nil
 	case "vae":
@@ -206,8 +259,9 @@ func wanHeader(kind string, seed uint64, dt tensor.DType, ts []WanTensor) []byte
 	return append(out, js.Bytes()...)
 }
 
-// WriteWan writes the random-weight Wan file of kind (WanKinds) with
-// seed in F32 or F16, byte for byte as the spec gives it.
+// WriteWan writes the random-weight Wan file of kind (WanKinds) with seed
+// in F32 or F16, byte for byte as the spec gives it. The data streams in
+// chunks: the 2.8 GB F16 1.3B file needs a few MiB of memory.
 func WriteWan(ctx context.Context, w io.Writer, kind string, seed uint64, dt tensor.DType) error {
 	if dt != tensor.F32 && dt != tensor.F16 {
 		return fmt.Errorf("synth: Wan files are F32 or F16, not %s", dt)
@@ -234,22 +288,105 @@ func WriteWan(ctx context.Context, w io.Writer, kind string, seed uint64, dt ten
 		for i0 := int64(0); i0 < n; i0 += chunk {
 			m := int(min(chunk, n-i0))
 			wanFill(x[:m], seed, k, t, i0)
-			var b []byte
-			if dt == tensor.F16 {
-				b = buf[:2*m]
-				kernel.FP32sToFP16(b, x[:m])
-			} else {
-				b = buf[:4*m]
-				for j, v := range x[:m] {
-					binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(v))
-				}
-			}
-			if _, err := bw.Write(b); err != nil {
+			if _, err := bw.Write(wanEncode(buf, x[:m], dt)); err != nil {
 				return err
 			}
 		}
 	}
 	return bw.Flush()
+}
+
+// wanEncode writes x into buf as little-endian F32 or F16 and returns the
+// bytes written.
+func wanEncode(buf []byte, x []float32, dt tensor.DType) []byte {
+	if dt == tensor.F16 {
+		b := buf[:2*len(x)]
+		kernel.FP32sToFP16(b, x)
+		return b
+	}
+	b := buf[:4*len(x)]
+	for j, v := range x {
+		binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(v))
+	}
+	return b
+}
+
+// WanSize returns the size in bytes of the file WriteWan writes for kind,
+// seed (its header holds the seed's digits) and dt.
+func WanSize(kind string, seed uint64, dt tensor.DType) (int64, error) {
+	ts, err := wanLayout(kind)
+	if err != nil {
+		return 0, err
+	}
+	size := int64(len(wanHeader(kind, seed, dt, ts)))
+	for _, t := range ts {
+		size += wanNumel(t) * int64(dt.TypeSize())
+	}
+	return size, nil
+}
+
+func wanNumel(t WanTensor) int64 {
+	n := int64(1)
+	for _, d := range t.Shape {
+		n *= int64(d)
+	}
+	return n
+}
+
+// wanProbe is how many elements CheckWanFile compares at each end of
+// every tensor.
+const wanProbe = 256
+
+// CheckWanFile reports whether the file at path is the one WriteWan writes
+// for kind, seed and dt, without reading all of it: its size, its header
+// byte for byte, and the first and last 256 elements of every tensor. A
+// truncated file, another kind, seed or dtype, or moved tensors fail; a
+// few flipped bytes inside a tensor would not (a full SHA-256 would).
+func CheckWanFile(path, kind string, seed uint64, dt tensor.DType) error {
+	ts, err := wanLayout(kind)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size, _ := WanSize(kind, seed, dt)
+	if st.Size() != size {
+		return fmt.Errorf("synth: %s: %d bytes, Wan %s (%s) has %d", path, st.Size(), kind, dt, size)
+	}
+	hdr := wanHeader(kind, seed, dt, ts)
+	got := make([]byte, len(hdr))
+	if _, err := io.ReadFull(f, got); err != nil {
+		return fmt.Errorf("synth: %s: %w", path, err)
+	}
+	if !bytes.Equal(got, hdr) {
+		return fmt.Errorf("synth: %s: the header is not Wan %s's (seed %d, %s)", path, kind, seed, dt)
+	}
+	es := int64(dt.TypeSize())
+	x, buf, have := make([]float32, wanProbe), make([]byte, 4*wanProbe), make([]byte, 4*wanProbe)
+	off := int64(len(hdr))
+	for k, t := range ts {
+		n := wanNumel(t)
+		for _, i0 := range []int64{0, max(0, n-wanProbe)} {
+			m := min(wanProbe, n)
+			wanFill(x[:m], seed, k, t, i0)
+			want := wanEncode(buf, x[:m], dt)
+			if _, err := f.ReadAt(have[:len(want)], off+i0*es); err != nil {
+				return fmt.Errorf("synth: %s: tensor %s: %w", path, t.Name, err)
+			}
+			if !bytes.Equal(have[:len(want)], want) {
+				return fmt.Errorf("synth: %s: tensor %s: elements %d..%d are not the spec's", path, t.Name, i0, i0+m-1)
+			}
+		}
+		off += n * es
+	}
+	return nil
 }
 
 // WriteWanFile writes the file to path through a temporary file in the same

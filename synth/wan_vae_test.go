@@ -13,9 +13,9 @@ import (
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
-type countWriter struct{ n int64 }
+type byteCounter struct{ n int64 }
 
-func (c *countWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
+func (c *byteCounter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
 
 // TestWanVAEFile: the VAE layout is the spec's (names and shapes of
 // weights/wan-vae-s2001-F32.tensors.json, in order) and the written file is
@@ -48,7 +48,7 @@ func TestWanVAEFile(t *testing.T) {
 		t.Skip("short: the 508 MB file's hash is not checked")
 	}
 	h := sha256.New()
-	var c countWriter
+	var c byteCounter
 	if err := WriteWan(context.Background(), multi{h, &c}, "vae", 2001, tensor.F32); err != nil {
 		t.Fatal(err)
 	}

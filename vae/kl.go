@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
@@ -187,8 +188,9 @@ func (b klBinder) mid(prefix string) klMidBlock {
 // checkpoint.SD1Components(...).VAE.Source. F32, F16 and BF16 weights are
 // widened to float32 (the VAE's 84M parameters take 335 MB). A missing or
 // mis-shaped tensor is a load-stage *checkpoint.Error naming it, the shape
-// found and the shape wanted; a tensor of the encoder or decoder that the
-// architecture does not have (another VAE's layout) is refused by name.
+// found and the shape wanted; a tensor under those names that the
+// architecture does not have (another VAE's layout) is refused by name,
+// others (a training checkpoint's loss.*) are ignored.
 func NewKL(src checkpoint.Source) (*KL, error) {
 	b := klBinder{checkpoint.NewBinder(src)}
 	k := &KL{}
@@ -233,7 +235,7 @@ func NewKL(src checkpoint.Source) (*KL, error) {
 	var extra []string
 	for _, n := range b.Unused() {
 		for _, p := range []string{"encoder.", "decoder.", "quant_conv.", "post_quant_conv."} {
-			if len(n) > len(p) && n[:len(p)] == p {
+			if strings.HasPrefix(n, p) {
 				extra = append(extra, n)
 			}
 		}
@@ -310,12 +312,27 @@ type KLDecodeOptions struct {
 	// untiled. A DecodePlan from PlanKLDecode or ChooseKLTile carries it.
 	Tile int
 	// Overlap is the latent pixels adjacent tiles share; 0 means
-	// DefaultOverlap.
+	// KLDefaultOverlap.
 	Overlap int
 	// Peak, if not nil, receives the bytes the decode held at its peak
 	// (maps, packed attention keys and values, the output): what
 	// KLDecodeBytes predicts.
 	Peak *int64
+}
+
+// KLDefaultOverlap is the KL decoder's tile overlap in latent pixels (64
+// px). Its tiles are not exact whatever the overlap (their GroupNorms see
+// only the tile), so the overlap buys a smooth blend, not exactness (the
+// tiled part's convolutions alone see 6.25 latent pixels); a larger one
+// costs much more work (at 512² in tiles of 256 px: 9 tiles with 8, 25
+// with TAEF2's 24).
+const KLDefaultOverlap = 8
+
+func klOverlap(o int) int {
+	if o == 0 {
+		return KLDefaultOverlap
+	}
+	return o
 }
 
 // KLOptions returns the options that run plan p.
@@ -370,7 +387,7 @@ func (k *KL) Decode(ctx context.Context, p *compute.Pool, z []float32, h, w int,
 	if err := checkFinite(z, h, w); err != nil {
 		return nil, err
 	}
-	g, err := tiling(h, w, opts.Tile, opts.Overlap)
+	g, err := tiling(h, w, opts.Tile, klOverlap(opts.Overlap))
 	if err != nil {
 		return fail(err)
 	}

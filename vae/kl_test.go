@@ -39,6 +39,7 @@ func klModel(t testing.TB, variant string) *KL {
 	if k := klModels[variant]; k != nil {
 		return k
 	}
+	sdtest.SkipGeneric(t, "the sd15-rand VAE")
 	f, err := checkpoint.Open(sdtest.SD15(t, variant))
 	if err != nil {
 		t.Fatal(err)
@@ -247,8 +248,8 @@ func TestKLDecodePlan(t *testing.T) {
 	if p, err := ChooseKLTile(64, 64, 0, 600<<20); err != nil || p.Tile == 0 || p.Total > 600<<20 {
 		t.Errorf("ChooseKLTile(512 px, 600 MiB) = %v, %v", p, err)
 	}
-	if _, err := ChooseKLTile(64, 64, 0, 64<<20); err == nil {
-		t.Error("a 64 MiB budget for 512 px accepted: the latent-resolution part alone needs more")
+	if _, err := ChooseKLTile(64, 64, 0, 32<<20); err == nil {
+		t.Error("a 32 MiB budget for 512 px accepted: the latent-resolution part alone needs more")
 	}
 }
 

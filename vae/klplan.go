@@ -22,7 +22,7 @@ func packedBytes(cout, cin, k int) int64 {
 
 // PlanKLDecode predicts the memory of decoding an h×w latent with the KL
 // decoder, untiled (tile 0) or in tiles of tile latent pixels sharing
-// overlap (0: DefaultOverlap). It follows the buffers of kl.go, where every
+// overlap (0: KLDefaultOverlap). It follows the buffers of kl.go, where every
 // resolution has its own arena and the previous one is dropped when the
 // next starts, so the peak is the largest of these moments:
 //
@@ -45,7 +45,7 @@ func PlanKLDecode(h, w, tile, overlap int) (DecodePlan, error) {
 	if h < 1 || w < 1 || h > 1<<14 || w > 1<<14 {
 		return DecodePlan{}, pipeline.Errorf(pipeline.StagePlan, "", "latent %dx%d: each side must be 1 to %d", w, h, 1<<14)
 	}
-	g, err := tiling(h, w, tile, overlap)
+	g, err := tiling(h, w, tile, klOverlap(overlap))
 	if err != nil {
 		return DecodePlan{}, err
 	}
@@ -99,10 +99,10 @@ func KLDecodeBytes(h, w int, plan DecodePlan) int64 {
 
 // ChooseKLTile returns the plan of the cheapest KL decode that fits budget
 // bytes: untiled when it fits, otherwise the largest tile (in steps of 8
-// latent pixels) that does. Overlap 0 means DefaultOverlap. The
+// latent pixels) that does. Overlap 0 means KLDefaultOverlap. The
 // latent-resolution part is never tiled, so its peak is a floor.
 func ChooseKLTile(h, w, overlap int, budget int64) (DecodePlan, error) {
-	return chooseTile(h, w, overlap, budget, PlanKLDecode)
+	return chooseTile(h, w, klOverlap(overlap), budget, PlanKLDecode)
 }
 
 // PlanKLEncode predicts the memory of encoding an h×w image (multiples of

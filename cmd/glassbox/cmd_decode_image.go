@@ -30,6 +30,19 @@ func redecodeImage(ctx context.Context, env *cmdEnv, o *imageJobOpts, job api.Jo
 	if err := json.Unmarshal(job.Params, &p); err != nil {
 		return pipeline.Errorf(pipeline.StagePlan, "", "job %s: parameters: %w", job.ID, err)
 	}
+	// A job of glassbox serve journals the engine's request beside its
+	// own; its images go in the job's folder.
+	var served struct {
+		Engine *engimage.Request `json:"engine"`
+	}
+	if job.Kind == "image" && json.Unmarshal(job.Params, &served) == nil && served.Engine != nil {
+		p.Request = *served.Engine
+		dir := filepath.Join(home, "jobs", job.ID)
+		p.Out = filepath.Join(dir, "image.png")
+		if p.InitImage != "" {
+			p.InitImage = filepath.Join(dir, p.InitImage)
+		}
+	}
 	if job.Kind == "image" {
 		p.RetryOf, p.Latents = job.ID, nil
 		batch := max(p.Batch, 1)

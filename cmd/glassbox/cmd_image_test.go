@@ -41,7 +41,7 @@ func TestImageRefusals(t *testing.T) {
 func TestPlanCheckpoint(t *testing.T) {
 	ckpt := sdtest.SD15(t, "f16")
 	out, errs, code := runCmd(t, "", "plan", "-m", ckpt, "--width", "256", "--height", "256", "--steps", "4", "--sampler", "euler", "--probe=false")
-	for _, want := range []string{"image 256x256, 4 steps of euler (discrete), cfg 7: 8 UNet calls an image", "UNet                     3.80 GiB  F16 weights, convolutions packed as F32",
+	for _, want := range []string{"image 256x256, 4 steps of euler (discrete), cfg 7: 8 UNet calls an image", "UNet                     2.70 GiB  F16 weights, convolutions packed as F16",
 		"activations at 32x32 latent", ": fits", "time: "} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("code %d, output lacks %q:\n%s%s", code, want, out, errs)

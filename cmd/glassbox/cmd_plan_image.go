@@ -84,7 +84,7 @@ func writeImagePlan(env *cmdEnv, comp *checkpoint.Components, s *engimage.Settin
 		fmt.Fprintf(w, "  %-22s %10s  %s\n", name, plan.FormatBytes(n), note)
 	}
 	row("text encoder", p.TextBytes, comp.TextEncoder.DTypeList()+" weights, used in place")
-	row("UNet", p.UNetBytes, comp.UNet.DTypeList()+" weights, convolutions packed as F32")
+	row("UNet", p.UNetBytes, comp.UNet.DTypeList()+" weights, convolutions packed as F16")
 	row("VAE", p.VAEBytes, comp.VAE.DTypeList()+" weights, convolutions packed as F32")
 	row("runtime", p.Runtime, "the process before any model")
 	row("UNet call", p.UNetActivations, fmt.Sprintf("activations at %dx%d latent", s.LatentW(), s.LatentH()))

@@ -207,20 +207,26 @@ func TestSynthSD1Usage(t *testing.T) {
 	}
 }
 
-// TestSynthWan: --arch wan writes the golden umt5-tiny file (seed and type
-// defaulting to the golden's) and refuses what it cannot write.
+// TestSynthWan: --arch wan writes the golden umt5-tiny and dit-tiny files
+// (seed and type defaulting to the golden's) and refuses what it cannot
+// write.
 func TestSynthWan(t *testing.T) {
 	dir := t.TempDir()
-	out := filepath.Join(dir, "umt5.safetensors")
-	if _, errs, code := runCmd(t, "", "synth", "--arch", "wan", "--kind", "umt5-tiny", "-o", out); code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != "b52eb1a9c6605e7c5793712f24617baac1f80d5828e11ad4f060fddabed2846e" {
-		t.Errorf("umt5-tiny-s4001-F32: sha256 %x", sum)
+	for kind, want := range map[string]string{
+		"umt5-tiny": "b52eb1a9c6605e7c5793712f24617baac1f80d5828e11ad4f060fddabed2846e",
+		"dit-tiny":  "cdaebe3dfe3952d626a68cda20d22c601231dc069976f1d40c19f365e7e7510c",
+	} {
+		out := filepath.Join(dir, kind+".safetensors")
+		if _, errs, code := runCmd(t, "", "synth", "--arch", "wan", "--kind", kind, "-o", out); code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != want {
+			t.Errorf("%s: sha256 %x, want %s", kind, sum, want)
+		}
 	}
 	for _, tt := range []struct {
 		name    string

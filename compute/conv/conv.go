@@ -184,12 +184,69 @@ func (c *Conv) apply(r Runner, out, in, skip *Map, relu bool, tf tileFuncs) erro
 	return nil
 }
 
+// Rows applies a 1×1 convolution to n pixels given as dense rows — the
+// product x·Wᵀ + bias (+ skip) of a linear layer, on the convolution's
+// packed weights and micro-kernels: out[i][co] = bias[co] + Σ_ci
+// x[i][ci]·W[co][ci] (+ skip[i][co]), x (n, Cin), out and skip (n, Cout),
+// skip nil for none. out must not alias x or skip. Chunks of rowsPerTask
+// pixels times channel blocks run in parallel; each value is reduced in
+// the order Apply uses, whatever the partition.
+func (c *Conv) Rows(r Runner, out, x, skip []float32, n int) error {
+	if c.K != 1 || c.Stride != 1 {
+		return fmt.Errorf("conv %d→%d k%d s%d: Rows needs a 1×1, stride-1 convolution", c.Cin, c.Cout, c.K, c.Stride)
+	}
+	if n <= 0 || len(x) < n*c.Cin || len(out) < n*c.Cout || (skip != nil && len(skip) < n*c.Cout) {
+		return fmt.Errorf("conv %d→%d: %d rows need %d inputs and %d outputs, have %d and %d (skip %d)",
+			c.Cin, c.Cout, n, n*c.Cin, n*c.Cout, len(x), len(out), len(skip))
+	}
+	if &out[0] == &x[0] || (skip != nil && &skip[0] == &out[0]) {
+		return fmt.Errorf("conv Rows: output aliases an input")
+	}
+	om := &Map{H: 1, W: n, C: c.Cout, Data: out} // runRow reads only Data and C
+	var sm *Map
+	if skip != nil {
+		sm = &Map{H: 1, W: n, C: c.Cout, Data: skip}
+	}
+	tf := pickTile()
+	if c.pack16 != nil {
+		denseRows(r, c, tf.forNRH(c.nr), c.pack16, om, x, sm, n)
+	} else {
+		denseRows(r, c, tf.forNR(c.nr), c.pack, om, x, sm, n)
+	}
+	return nil
+}
+
+// rowsPerTask is the pixels one task of Rows takes (a multiple of every
+// kernel's mr): its weight block is reused across them from L2.
+const rowsPerTask = 96
+
+func denseRows[W weight](r Runner, c *Conv, kern tile[W], pack []W, out *Map, x []float32, skip *Map, n int) {
+	blocks := (c.Cout + c.nr - 1) / c.nr
+	chunks := (n + rowsPerTask - 1) / rowsPerTask
+	parallel(r, chunks*blocks, func(lo, hi int) {
+		var scratch []float32 // only a partial last channel block needs it
+		if c.Cout%c.nr != 0 {
+			scratch = make([]float32, kern.mr*c.nr)
+		}
+		for t := lo; t < hi; t++ {
+			i0, blk := t/blocks*rowsPerTask, t%blocks
+			g := rowGeom{aBase: i0 * c.Cin, aPix: c.Cin, aRow: 0, kh: 1, run: c.Cin,
+				oBase: i0 * c.Cout, oPix: c.Cout, n: min(rowsPerTask, n-i0)}
+			b := pack[blk*c.Cin*c.nr : (blk+1)*c.Cin*c.nr]
+			runRow(kern, g, x, b, c.bias[blk*c.nr:(blk+1)*c.nr], out, skip, blk*c.nr, false, scratch)
+		}
+	})
+}
+
 // rows computes every output row and channel block with the kernel kern
 // over the packed weights pack.
 func rows[W weight](r Runner, c *Conv, kern tile[W], pack []W, out, in, skip *Map, relu bool) {
 	blocks := (c.Cout + c.nr - 1) / c.nr
 	parallel(r, out.H*blocks, func(lo, hi int) {
-		scratch := make([]float32, kern.mr*c.nr)
+		var scratch []float32 // only a partial last channel block needs it
+		if c.Cout%c.nr != 0 {
+			scratch = make([]float32, kern.mr*c.nr)
+		}
 		for i := lo; i < hi; i++ {
 			row(c, kern, pack, out, in, skip, relu, i/blocks, i%blocks, scratch)
 		}

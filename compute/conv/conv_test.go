@@ -404,3 +404,64 @@ func TestRepack1x1(t *testing.T) {
 		t.Error("Repack1x1 took a 3×3 convolution")
 	}
 }
+
+// TestRows checks Rows against Apply on the same pixels as a map, for
+// float32 and binary16 weights, with and without a skip, at sizes with and
+// without a partial last chunk and tile.
+func TestRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, c := range []struct{ n, cin, cout int }{{1, 64, 64}, {5, 40, 77}, {96, 64, 128}, {203, 320, 64}, {1024, 32, 48}} {
+		x := randSlice(rng, c.n*c.cin, 1)
+		w := randSlice(rng, c.cout*c.cin, 0.1)
+		w16 := make([]uint16, len(w))
+		for i, v := range w {
+			w16[i] = floatToHalf(v)
+			w[i] = halfToFloat(w16[i])
+		}
+		bias := randSlice(rng, c.cout, 0.5)
+		skip := randSlice(rng, c.n*c.cout, 1)
+		c32, _ := NewConv(w, bias, c.cout, c.cin, 1, 1)
+		c16, _ := NewConvF16(w16, bias, c.cout, c.cin, 1, 1)
+		in, _ := FromCHW(transpose(x, c.n, c.cin), c.cin, 1, c.n)
+		sk, _ := FromCHW(transpose(skip, c.n, c.cout), c.cout, 1, c.n)
+		for _, withSkip := range []bool{false, true} {
+			want := NewMap(1, c.n, c.cout)
+			var s []float32
+			var sm *Map
+			if withSkip {
+				s, sm = skip, sk
+			}
+			if err := c32.Apply(nil, want, in, sm, false); err != nil {
+				t.Fatal(err)
+			}
+			for name, cv := range map[string]*Conv{"f32": c32, "f16": c16} {
+				got := make([]float32, c.n*c.cout)
+				if err := cv.Rows(chunks(3), got, x, s, c.n); err != nil {
+					t.Fatal(err)
+				}
+				if d := maxAbsDiff(got, want.Row(0)); d != 0 {
+					t.Errorf("n %d, %d→%d, %s, skip %v: differs from Apply by %g", c.n, c.cin, c.cout, name, withSkip, d)
+				}
+			}
+		}
+	}
+	c3, _ := NewConv(make([]float32, 9*4), nil, 2, 2, 3, 1)
+	if err := c3.Rows(nil, make([]float32, 2), make([]float32, 2), nil, 1); err == nil {
+		t.Error("Rows took a 3×3 convolution")
+	}
+	c1, _ := NewConv(make([]float32, 4), nil, 2, 2, 1, 1)
+	if err := c1.Rows(nil, make([]float32, 2), make([]float32, 3), nil, 2); err == nil {
+		t.Error("Rows took too few inputs")
+	}
+}
+
+// transpose turns rows (n, c) into planes (c, n).
+func transpose(x []float32, n, c int) []float32 {
+	out := make([]float32, len(x))
+	for i := range n {
+		for j := range c {
+			out[j*n+i] = x[i*c+j]
+		}
+	}
+	return out
+}

@@ -27,7 +27,11 @@
 // checkpoints when it binds them) or, with NewConvF16, as IEEE binary16
 // kept so (half the memory; the kernels widen each weight with VCVTPH2PS
 // as they load it, so results equal the float32 kernel's on the widened
-// weights), and packed once; all arithmetic is F32.
+// weights), and packed once; all arithmetic is F32. NewUpConvF16 keeps an
+// UpConv's combined weights in binary16 the same way. Repack1x1 refills a
+// 1×1 kernel in place from a strided matrix, so a product x·Wᵀ whose W
+// changes every call (attention's q·kᵀ and p·v per head) runs on the same
+// micro-kernels without allocating.
 //
 // Imports: standard library and golang.org/x/sys/cpu.
 package conv

@@ -16,9 +16,10 @@ import "fmt"
 type UpConv struct {
 	Cin, Cout int
 
-	nr   int
-	pack [4][]float32 // per parity 2·py+px: (blocks, 2, 2·Cin, nr)
-	bias []float32
+	nr     int
+	pack   [4][]float32 // per parity 2·py+px: (blocks, 2, 2·Cin, nr)
+	pack16 [4][]uint16  // the same rounded to binary16 (NewUpConvF16), or nil
+	bias   []float32
 }
 
 // taps lists, for output parity p and window position t (0, 1), the
@@ -67,13 +68,32 @@ func NewUpConv(w, bias []float32, cout, cin int) (*UpConv, error) {
 	return c, nil
 }
 
+// NewUpConvF16 is NewUpConv keeping the combined weights (sums of two or
+// four 3×3 taps, formed in float32) as binary16, rounded to nearest: half
+// the memory, at one more rounding of each combined weight (relative
+// error ≤ 2⁻¹¹).
+func NewUpConvF16(w, bias []float32, cout, cin int) (*UpConv, error) {
+	c, err := NewUpConv(w, bias, cout, cin)
+	if err != nil {
+		return nil, err
+	}
+	for par, pk := range c.pack {
+		h := make([]uint16, len(pk))
+		for i, v := range pk {
+			h[i] = floatToHalf(v)
+		}
+		c.pack16[par], c.pack[par] = h, nil
+	}
+	return c, nil
+}
+
 // Bytes returns the memory the packed weights and bias occupy.
 func (c *UpConv) Bytes() int64 {
-	n := len(c.bias)
-	for _, p := range c.pack {
-		n += len(p)
+	n := 2 * len(c.bias)
+	for par := range c.pack {
+		n += 2*len(c.pack[par]) + len(c.pack16[par])
 	}
-	return 4 * int64(n)
+	return 2 * int64(n)
 }
 
 // Flops returns the multiply-adds ×2 of one application to an h×w input.
@@ -104,12 +124,25 @@ func (c *UpConv) apply(r Runner, out, in, skip *Map, relu bool, tf tileFuncs) er
 	if &in.Data[0] == &out.Data[0] || (skip != nil && &skip.Data[0] == &out.Data[0]) {
 		return fmt.Errorf("upconv: output aliases an input")
 	}
-	kern := tf.forNR(c.nr)
+	if c.pack16[0] != nil {
+		upRows(r, c, tf.forNRH(c.nr), c.pack16, out, in, skip, relu)
+	} else {
+		upRows(r, c, tf.forNR(c.nr), c.pack, out, in, skip, relu)
+	}
+	return nil
+}
+
+// upRows computes every output row, column parity and channel block with
+// the kernel kern over the packed weights pack.
+func upRows[W weight](r Runner, c *UpConv, kern tile[W], pack [4][]W, out, in, skip *Map, relu bool) {
 	blocks := (c.Cout + c.nr - 1) / c.nr
 	run := 2 * c.Cin
 	// One work item per output row, parity of column and channel block.
 	parallel(r, out.H*2*blocks, func(lo, hi int) {
-		scratch := make([]float32, kern.mr*c.nr)
+		var scratch []float32 // only a partial last channel block needs it
+		if c.Cout%c.nr != 0 {
+			scratch = make([]float32, kern.mr*c.nr)
+		}
 		for it := lo; it < hi; it++ {
 			y, px, blk := it/(2*blocks), it/blocks%2, it%blocks
 			i, py := y/2, y%2
@@ -124,10 +157,9 @@ func (c *UpConv) apply(r Runner, out, in, skip *Map, relu bool, tf tileFuncs) er
 				oPix:  2 * out.C,
 				n:     in.W,
 			}
-			pk := c.pack[2*py+px]
+			pk := pack[2*py+px]
 			b := pk[blk*2*run*c.nr : (blk+1)*2*run*c.nr]
 			runRow(kern, g, in.Data, b, c.bias[blk*c.nr:(blk+1)*c.nr], out, skip, blk*c.nr, relu, scratch)
 		}
 	})
-	return nil
 }

@@ -64,3 +64,42 @@ func TestUpConvAgainstReference(t *testing.T) {
 		t.Error("wrong output size accepted")
 	}
 }
+
+// TestUpConvF16 checks NewUpConvF16 against the float32 reference within
+// the rounding of its combined weights, with every kernel set.
+func TestUpConvF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const cin, cout, h, w = 64, 64, 3, 5
+	x := randSlice(rng, cin*h*w, 1)
+	wt := randSlice(rng, cout*cin*9, 0.1)
+	bias := randSlice(rng, cout, 0.5)
+	c32, err := NewUpConv(wt, bias, cout, cin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c16, err := NewUpConvF16(wt, bias, cout, cin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if 2*c16.Bytes() > c32.Bytes()+4*int64(len(bias))+64*4 {
+		t.Errorf("F16 upconv %d bytes, float32 %d", c16.Bytes(), c32.Bytes())
+	}
+	in, _ := FromCHW(x, cin, h, w)
+	for name, impl := range tileImpls() {
+		t.Run(name, func(t *testing.T) {
+			want, got := NewMap(2*h, 2*w, cout), NewMap(2*h, 2*w, cout)
+			if err := c32.apply(nil, want, in, nil, false, impl); err != nil {
+				t.Fatal(err)
+			}
+			if err := c16.apply(chunks(3), got, in, nil, false, impl); err != nil {
+				t.Fatal(err)
+			}
+			if d := maxAbsDiff(got.ToCHW(), want.ToCHW()); d > 5e-3 || d == 0 {
+				t.Errorf("max abs diff %g from float32 weights (want rounding-sized, > 0 and ≤ 5e-3)", d)
+			}
+			if !borderIsZero(got) {
+				t.Error("border was written")
+			}
+		})
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/compute"
@@ -39,8 +42,28 @@ func benchEps(b *testing.B, h, w int) {
 				}
 			}
 			b.ReportMetric((cpuTime()-c0).Seconds()/float64(b.N), "cpu-s/op")
+			if hwm, ok := peakRSS(); ok {
+				b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MiB")
+			}
 		})
 	}
+}
+
+// peakRSS returns the process's peak resident set (VmHWM, Linux): the
+// weights (packed on the heap, plus the file's pages the matrices alias
+// and the load read) and the working memory.
+func peakRSS() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
 }
 
 // BenchmarkEps256 is one UNet call for a 256×256 image (32×32 latent).

@@ -1,18 +1,23 @@
 package unet
 
 import (
+	"encoding/binary"
+	"unsafe"
+
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/tensor"
 )
 
 // binder binds the UNet's tensors by their CompVis names, counting bytes
 // and collecting the ResBlocks.
 type binder struct {
 	*checkpoint.Binder
-	path  string
-	bytes int64
-	res   []*resBlock
+	evicter checkpoint.Evicter // the source, if its data are a mapped file's
+	path    string
+	bytes   int64
+	res     []*resBlock
 }
 
 func (b *binder) fail(name string, err error) {
@@ -26,14 +31,9 @@ func (b *binder) vector(name string, n int) []float32 {
 	return v
 }
 
-// matrix binds a (rows, cols) weight (or a (rows, cols, 1, 1) 1×1 conv
-// kernel when conv1 is set) as a Matrix over the source's bytes.
-func (b *binder) matrix(name string, rows, cols int, conv1 bool) compute.Matrix {
-	shape := []int{rows, cols}
-	if conv1 {
-		shape = append(shape, 1, 1)
-	}
-	t := b.Raw(name, shape...)
+// matrix binds a (rows, cols) weight as a Matrix over the source's bytes.
+func (b *binder) matrix(name string, rows, cols int) compute.Matrix {
+	t := b.Raw(name, rows, cols)
 	if t == nil {
 		return compute.Matrix{}
 	}
@@ -46,9 +46,10 @@ func (b *binder) matrix(name string, rows, cols int, conv1 bool) compute.Matrix 
 	return m
 }
 
-// linear binds prefix.weight (out, in) and, when bias is set, prefix.bias.
+// linear binds prefix.weight (out, in) and, when bias is set, prefix.bias,
+// for the one-row products of the time embedding (compute.MatMul).
 func (b *binder) linear(prefix string, out, in int, bias bool) (compute.Matrix, []float32) {
-	m := b.matrix(prefix+".weight", out, in, false)
+	m := b.matrix(prefix+".weight", out, in)
 	if !bias {
 		return m, nil
 	}
@@ -59,7 +60,7 @@ func (b *binder) linear(prefix string, out, in int, bias bool) (compute.Matrix, 
 // packed convolution with binary16 weights (F32 or BF16 files rounded to
 // nearest, as stable-diffusion.cpp stores every convolution kernel in F16).
 func (b *binder) conv(prefix string, cout, cin, k, stride int) *conv.Conv {
-	w := b.Float16(prefix+".weight", cout, cin, k, k)
+	t, w := b.halves(prefix+".weight", cout, cin, k, k)
 	bias := b.Float32(prefix+".bias", cout)
 	if w == nil || bias == nil {
 		return nil
@@ -69,22 +70,58 @@ func (b *binder) conv(prefix string, cout, cin, k, stride int) *conv.Conv {
 		b.fail(prefix+".weight", err)
 		return nil
 	}
+	b.evict(t)
 	b.bytes += c.Bytes()
 	return c
 }
 
-// upConv binds an Upsample's 3×3 convolution.
+// evict drops the file's pages of t, which a kernel now holds a copy of,
+// from the resident set (checkpoint.Evicter; without it they stay: the
+// process would hold the convolutions twice, 1 GB more).
+func (b *binder) evict(t *checkpoint.Tensor) {
+	if b.evicter != nil && t != nil {
+		b.evicter.Evict(t.Data)
+	}
+}
+
+// halves returns the tensor called name as binary16 values: F16 data
+// viewed in place (NewConvF16 copies it into its blocks, so a load makes
+// no second 1 GB of garbage), other types converted (checkpoint.Float16s).
+func (b *binder) halves(name string, shape ...int) (*checkpoint.Tensor, []uint16) {
+	t := b.Raw(name, shape...)
+	if t == nil {
+		return nil, nil
+	}
+	if n := t.Numel(); littleEndian && t.DType == tensor.F16 && len(t.Data) == 2*n && n > 0 && uintptr(unsafe.Pointer(&t.Data[0]))%2 == 0 {
+		return t, unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), n)
+	}
+	v, err := checkpoint.Float16s(t)
+	if err != nil {
+		b.fail(name, err)
+		return nil, nil
+	}
+	return t, v
+}
+
+// littleEndian reports whether the host's byte order is the files' (so a
+// file's F16 bytes are its uint16 values).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// upConv binds an Upsample's 3×3 convolution (folded into the upsampling,
+// its combined weights kept as binary16).
 func (b *binder) upConv(prefix string, cout, cin int) *conv.UpConv {
+	t := b.Raw(prefix+".weight", cout, cin, 3, 3)
 	w := b.Float32(prefix+".weight", cout, cin, 3, 3)
 	bias := b.Float32(prefix+".bias", cout)
 	if w == nil || bias == nil {
 		return nil
 	}
-	c, err := conv.NewUpConv(w, bias, cout, cin)
+	c, err := conv.NewUpConvF16(w, bias, cout, cin)
 	if err != nil {
 		b.fail(prefix+".weight", err)
 		return nil
 	}
+	b.evict(t)
 	b.bytes += c.Bytes()
 	return c
 }
@@ -108,21 +145,48 @@ func (b *binder) resBlock(prefix string, cin, cout int) *resBlock {
 func (b *binder) transformer(prefix string, dim int) *transformer {
 	t := &transformer{dim: dim}
 	t.normW, t.normB = b.vector(prefix+"norm.weight", dim), b.vector(prefix+"norm.bias", dim)
-	t.projIn, t.projInB = b.matrix(prefix+"proj_in.weight", dim, dim, true), b.vector(prefix+"proj_in.bias", dim)
+	t.projIn = b.rows(prefix+"proj_in", dim, dim, true, true)
 	p := prefix + "transformer_blocks.0."
 	t.norm1W, t.norm1B = b.vector(p+"norm1.weight", dim), b.vector(p+"norm1.bias", dim)
-	t.q1, _ = b.linear(p+"attn1.to_q", dim, dim, false)
-	t.k1, _ = b.linear(p+"attn1.to_k", dim, dim, false)
-	t.v1, _ = b.linear(p+"attn1.to_v", dim, dim, false)
-	t.o1, t.o1B = b.linear(p+"attn1.to_out.0", dim, dim, true)
+	t.q1 = b.rows(p+"attn1.to_q", dim, dim, false, false)
+	t.k1 = b.rows(p+"attn1.to_k", dim, dim, false, false)
+	t.v1 = b.rows(p+"attn1.to_v", dim, dim, false, false)
+	t.o1 = b.rows(p+"attn1.to_out.0", dim, dim, true, false)
 	t.norm2W, t.norm2B = b.vector(p+"norm2.weight", dim), b.vector(p+"norm2.bias", dim)
-	t.q2, _ = b.linear(p+"attn2.to_q", dim, dim, false)
-	t.k2, _ = b.linear(p+"attn2.to_k", dim, ctxDim, false)
-	t.v2, _ = b.linear(p+"attn2.to_v", dim, ctxDim, false)
-	t.o2, t.o2B = b.linear(p+"attn2.to_out.0", dim, dim, true)
+	t.q2 = b.rows(p+"attn2.to_q", dim, dim, false, false)
+	t.k2 = b.rows(p+"attn2.to_k", dim, ctxDim, false, false)
+	t.v2 = b.rows(p+"attn2.to_v", dim, ctxDim, false, false)
+	t.o2 = b.rows(p+"attn2.to_out.0", dim, dim, true, false)
 	t.norm3W, t.norm3B = b.vector(p+"norm3.weight", dim), b.vector(p+"norm3.bias", dim)
-	t.ff1, t.ff1B = b.linear(p+"ff.net.0.proj", 8*dim, dim, true)
-	t.ff2, t.ff2B = b.linear(p+"ff.net.2", dim, 4*dim, true)
-	t.projOut, t.projOutB = b.matrix(prefix+"proj_out.weight", dim, dim, true), b.vector(prefix+"proj_out.bias", dim)
+	t.ff1 = b.rows(p+"ff.net.0.proj", 8*dim, dim, true, false)
+	t.ff2 = b.rows(p+"ff.net.2", dim, 4*dim, true, false)
+	t.projOut = b.rows(prefix+"proj_out", dim, dim, true, true)
 	return t
+}
+
+// rows binds a linear layer prefix.weight (out, in) — (out, in, 1, 1) when
+// conv1 is set — and, when bias is set, prefix.bias, as a 1×1 convolution
+// with binary16 weights for conv.Conv.Rows (F32 and BF16 files rounded to
+// nearest), the file's pages then dropped like the convolutions'.
+func (b *binder) rows(prefix string, out, in int, bias, conv1 bool) *conv.Conv {
+	shape := []int{out, in}
+	if conv1 {
+		shape = append(shape, 1, 1)
+	}
+	t, w := b.halves(prefix+".weight", shape...)
+	var bv []float32
+	if bias {
+		bv = b.Float32(prefix+".bias", out)
+	}
+	if w == nil || (bias && bv == nil) {
+		return nil
+	}
+	c, err := conv.NewConvF16(w, bv, out, in, 1, 1)
+	if err != nil {
+		b.fail(prefix+".weight", err)
+		return nil
+	}
+	b.evict(t)
+	b.bytes += c.Bytes()
+	return c
 }

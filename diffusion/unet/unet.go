@@ -9,6 +9,7 @@ import (
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/kernel"
 )
 
 // The SD 1.x configuration (the CompVis v1-inference.yaml UNet): these are
@@ -41,7 +42,9 @@ type UNet struct {
 	timeOutB []float32      // (1280)
 	in       *conv.Conv     // input_blocks.0.0: 4→320, 3×3
 	down     []stage        // input_blocks.1..11
-	mid      [3]any         // middle_block: *resBlock, *transformer, *resBlock
+	mid0     *resBlock      // middle_block.0
+	midAttn  *transformer   // middle_block.1
+	mid2     *resBlock      // middle_block.2
 	up       []stage        // output_blocks.0..11
 	outNormW []float32      // (320) out.0
 	outNormB []float32      // (320)
@@ -57,11 +60,10 @@ type UNet struct {
 // the downsampling entries, nothing), then optionally a transformer, then
 // optionally a resampling convolution.
 type stage struct {
-	res   *resBlock
-	attn  *transformer
-	down  *conv.Conv   // Downsample: 3×3 stride 2 (input_blocks.N.0.op)
-	upcv  *conv.UpConv // Upsample: nearest ×2, then 3×3 (output_blocks.N.M.conv)
-	skipC int          // output_blocks: channels of the skip concatenated to the input
+	res  *resBlock
+	attn *transformer
+	down *conv.Conv   // Downsample: 3×3 stride 2 (input_blocks.N.0.op)
+	upcv *conv.UpConv // Upsample: nearest ×2, then 3×3 (output_blocks.N.M.conv)
 }
 
 // resBlock is ResBlock (Ho et al. 2020's residual block with a timestep
@@ -86,32 +88,29 @@ type resBlock struct {
 // residual. Attention is Vaswani et al. 2017's, 8 heads of dim/8.
 type transformer struct {
 	dim            int
-	normW, normB   []float32      // (dim) norm
-	projIn         compute.Matrix // (dim, dim) proj_in (a 1×1 conv)
-	projInB        []float32      // (dim)
-	norm1W, norm1B []float32      // (dim) transformer_blocks.0.norm1
-	q1, k1, v1, o1 compute.Matrix // (dim, dim) attn1.to_{q,k,v,out.0}
-	o1B            []float32      // (dim)
-	norm2W, norm2B []float32      // (dim) norm2
-	q2, o2         compute.Matrix // (dim, dim) attn2.to_q, to_out.0
-	k2, v2         compute.Matrix // (dim, 768) attn2.to_k, to_v
-	o2B            []float32      // (dim)
-	norm3W, norm3B []float32      // (dim) norm3
-	ff1            compute.Matrix // (8·dim, dim) ff.net.0.proj: [value | gate]
-	ff1B           []float32      // (8·dim)
-	ff2            compute.Matrix // (dim, 4·dim) ff.net.2
-	ff2B           []float32      // (dim)
-	projOut        compute.Matrix // (dim, dim) proj_out
-	projOutB       []float32      // (dim)
+	normW, normB   []float32  // (dim) norm
+	projIn         *conv.Conv // (dim, dim) proj_in (a 1×1 conv), with its bias
+	norm1W, norm1B []float32  // (dim) transformer_blocks.0.norm1
+	q1, k1, v1, o1 *conv.Conv // (dim, dim) attn1.to_{q,k,v,out.0}; to_out.0 with its bias
+	norm2W, norm2B []float32  // (dim) norm2
+	q2, o2         *conv.Conv // (dim, dim) attn2.to_q, to_out.0 (with its bias)
+	k2, v2         *conv.Conv // (dim, 768) attn2.to_k, to_v
+	norm3W, norm3B []float32  // (dim) norm3
+	ff1            *conv.Conv // (8·dim, dim) ff.net.0.proj, with its bias: [value | gate]
+	ff2            *conv.Conv // (dim, 4·dim) ff.net.2, with its bias
+	projOut        *conv.Conv // (dim, dim) proj_out, with its bias
 }
 
 // New binds the UNet's tensors from src, the checkpoint's
 // model.diffusion_model.* view (checkpoint.Components.UNet.Source), checking
 // every name and shape; the first problem is a load-stage error naming the
 // tensor, the shape found and the shape wanted. Linear weights alias src's
-// data in the file's type; convolution kernels are packed once.
+// data in the file's type; convolution kernels are packed once in F16, and
+// their pages of a mapped file are then dropped from the resident set
+// (checkpoint.Evicter).
 func New(src checkpoint.Source) (*UNet, error) {
 	b := &binder{Binder: checkpoint.NewBinder(src), path: src.Path()}
+	b.evicter, _ = src.(checkpoint.Evicter)
 	u := &UNet{}
 	u.timeIn, u.timeInB = b.linear("time_embed.0", timeDim, modelChannels, true)
 	u.timeOut, u.timeOutB = b.linear("time_embed.2", timeDim, timeDim, true)
@@ -141,7 +140,7 @@ func New(src checkpoint.Source) (*UNet, error) {
 			n++
 		}
 	}
-	u.mid = [3]any{b.resBlock("middle_block.0.", ch, ch), b.transformer("middle_block.1.", ch), b.resBlock("middle_block.2.", ch, ch)}
+	u.mid0, u.midAttn, u.mid2 = b.resBlock("middle_block.0.", ch, ch), b.transformer("middle_block.1.", ch), b.resBlock("middle_block.2.", ch, ch)
 
 	// output_blocks: per level from the deepest, resBlocks+1 ResBlocks over
 	// [h, skip] [+ transformer], the last of each level but the top one
@@ -153,7 +152,7 @@ func New(src checkpoint.Source) (*UNet, error) {
 			p := fmt.Sprintf("output_blocks.%d.", n)
 			sk := skips[len(skips)-1]
 			skips = skips[:len(skips)-1]
-			s := stage{res: b.resBlock(p+"0.", ch+sk, out), skipC: sk}
+			s := stage{res: b.resBlock(p+"0.", ch+sk, out)}
 			ch = out
 			next := 1
 			if level < 3 {
@@ -272,12 +271,12 @@ func (u *UNet) forward(r *run, x []float32, h, w int, t float32, eps []float32) 
 	if err := r.check("middle_block"); err != nil {
 		return err
 	}
-	m, err := r.resBlock(u.mid[0].(*resBlock), hcur)
+	m, err := r.resBlock(u.mid0, hcur)
 	if err == nil {
-		m, err = r.transformer(u.mid[1].(*transformer), m, true)
+		m, err = r.transformer(u.midAttn, m, true)
 	}
 	if err == nil {
-		m, err = r.resBlockRelease(u.mid[2].(*resBlock), m)
+		m, err = r.resBlockRelease(u.mid2, m)
 	}
 	if err != nil {
 		return err
@@ -390,7 +389,10 @@ func (r *run) transformer(tb *transformer, x *conv.Map, release bool) (*conv.Map
 	ff := s.ff[:n*8*dim]     // (n, 8·dim)
 	gated := s.ff2[:n*4*dim] // (n, 4·dim)
 
-	// norm (GroupNorm over the map) and proj_in, to token rows.
+	// norm (GroupNorm over the map) and proj_in, to token rows. Every
+	// linear layer is a 1×1 convolution over the rows (conv.Conv.Rows), its
+	// bias and the residual add fused: lin(out, x, skip) is out = x·Wᵀ + b
+	// + skip, after which out and the residual stream swap names.
 	g := s.arena.Map(x.H, x.W, dim)
 	copy(g.Data, x.Data)
 	if err := conv.GroupNorm(p, g, numGroups, tb.normW, tb.normB, gnEps, false); err != nil {
@@ -400,43 +402,58 @@ func (r *run) transformer(tb *transformer, x *conv.Map, release bool) (*conv.Map
 		copy(hn[y*x.W*dim:], g.Row(y))
 	}
 	s.arena.Release(g)
-	compute.MatMul(p, xs, tb.projIn, hn, n)
-	addRows(p, xs, tb.projInB)
+	var err error
+	lin := func(c *conv.Conv, out, in, skip []float32, rows int) {
+		if err == nil {
+			err = c.Rows(p, out, in, skip, rows)
+		}
+	}
+	lin(tb.projIn, xs, hn, nil, n)
 
 	// x += attn1(norm1(x)): self-attention over the n positions.
 	layerNorm(p, hn, xs, tb.norm1W, tb.norm1B, dim)
 	k, v := s.k[:n*dim], s.v[:n*dim]
-	compute.MatMuls(p, hn, n, compute.Product{Out: q, W: tb.q1}, compute.Product{Out: k, W: tb.k1}, compute.Product{Out: v, W: tb.v1})
+	lin(tb.q1, q, hn, nil, n)
+	lin(tb.k1, k, hn, nil, n)
+	lin(tb.v1, v, hn, nil, n)
+	if err != nil {
+		return nil, err
+	}
 	s.attn.run(p, att, q, k, v, n, n, dim, numHeads)
-	compute.MatMul(p, q, tb.o1, att, n)
-	addRows(p, q, tb.o1B)
-	compute.Add(xs, xs, q)
+	lin(tb.o1, q, att, xs, n)
+	xs, q = q, xs
 	if err := r.check("cross-attention"); err != nil {
 		return nil, err
 	}
 
 	// x += attn2(norm2(x), context): cross-attention over the nctx tokens.
 	layerNorm(p, hn, xs, tb.norm2W, tb.norm2B, dim)
-	compute.MatMul(p, q, tb.q2, hn, n)
 	k, v = s.k[:r.nctx*dim], s.v[:r.nctx*dim]
-	compute.MatMuls(p, r.cond, r.nctx, compute.Product{Out: k, W: tb.k2}, compute.Product{Out: v, W: tb.v2})
+	lin(tb.q2, q, hn, nil, n)
+	lin(tb.k2, k, r.cond, nil, r.nctx)
+	lin(tb.v2, v, r.cond, nil, r.nctx)
+	if err != nil {
+		return nil, err
+	}
 	s.attn.run(p, att, q, k, v, n, r.nctx, dim, numHeads)
-	compute.MatMul(p, q, tb.o2, att, n)
-	addRows(p, q, tb.o2B)
-	compute.Add(xs, xs, q)
+	lin(tb.o2, q, att, xs, n)
+	xs, q = q, xs
 
 	// x += ff(norm3(x)): GEGLU, value · GELU(gate), then back to dim.
 	layerNorm(p, hn, xs, tb.norm3W, tb.norm3B, dim)
-	compute.MatMul(p, ff, tb.ff1, hn, n)
-	addRows(p, ff, tb.ff1B)
+	lin(tb.ff1, ff, hn, nil, n)
+	if err != nil {
+		return nil, err
+	}
 	geglu(p, gated, ff, 4*dim)
-	compute.MatMul(p, q, tb.ff2, gated, n)
-	addRows(p, q, tb.ff2B)
-	compute.Add(xs, xs, q)
+	lin(tb.ff2, q, gated, xs, n)
+	xs = q
 
 	// proj_out, back to the map, + the block's input.
-	compute.MatMul(p, hn, tb.projOut, xs, n)
-	addRows(p, hn, tb.projOutB)
+	lin(tb.projOut, hn, xs, nil, n)
+	if err != nil {
+		return nil, err
+	}
 	out := s.arena.Map(x.H, x.W, dim)
 	for y := range x.H {
 		row, in := out.Row(y), x.Row(y)
@@ -543,14 +560,24 @@ func layerNorm(p *compute.Pool, out, x, w, b []float32, dim int) {
 
 // geglu writes out[i] = ff[i][:d] · GELU(ff[i][d:]) per row (GEGLU: the
 // projection's first half is the value, the second the gate, as CompVis's
-// x, gate = proj(x).chunk(2, dim=-1)).
+// x, gate = proj(x).chunk(2, dim=-1)). GELU is the tanh form ggml uses,
+// 0.5·g·(1 + tanh(u)) with u = √(2/π)·(g + 0.044715·g³), computed as
+// g / (1 + e^(−2u)) (the same function: 0.5·(1 + tanh u) = σ(2u)) with
+// kernel's vectorised float32 exponential; e^(−2u) overflowing to +Inf
+// for g ≪ 0 gives the limit −0.
 func geglu(p *compute.Pool, out, ff []float32, d int) {
+	const c = 0.7978845608028654 // √(2/π)
 	p.For(len(out)/d, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := out[i*d : (i+1)*d]
-			copy(o, ff[i*2*d+d:(i+1)*2*d])
-			compute.GELU(o)
-			compute.Mul(o, o, ff[i*2*d:i*2*d+d])
+			value, gate := ff[i*2*d:i*2*d+d], ff[i*2*d+d:(i+1)*2*d]
+			for j, g := range gate {
+				o[j] = -2 * c * (g + 0.044715*g*g*g)
+			}
+			kernel.ExpShift(o, 0)
+			for j, g := range gate {
+				o[j] = value[j] * (g / (1 + o[j]))
+			}
 		}
 	})
 }

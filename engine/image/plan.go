@@ -30,8 +30,8 @@ type Plan struct {
 
 	// Weights of each component as they are resident, from the header's
 	// shapes and types: the file's pages (mapped and read while binding)
-	// plus the float32 copies of the convolution kernels the UNet and the
-	// VAE pack (residentBytes).
+	// plus the copies of the convolution kernels the UNet (F16) and the
+	// VAE (F32) pack (residentBytes).
 	TextBytes, UNetBytes, VAEBytes int64
 	// Activations: the text encoder's, one UNet call's, the VAE decode's
 	// (and the encoder's for img2img, bounded by the decode's).
@@ -58,18 +58,18 @@ type Plan struct {
 
 // residentBytes is what a component holds in memory once bound: every
 // tensor's file bytes (the mapping's pages are read, and those a network
-// uses in place stay), plus 4 bytes an element for the 4-D convolution
-// kernels when packed is set (the UNet's and the VAE's convolutions are
-// packed float32 copies; their linear layers and the text encoder use the
-// file's F16 in place).
-func residentBytes(c checkpoint.Component, packed bool) int64 {
+// uses in place stay), plus packed bytes an element for its 4-D
+// convolution kernels, which the networks copy into their own layout: the
+// UNet as F16 (2), the VAE as F32 (4); 0 for the text encoder, whose
+// weights are used in place.
+func residentBytes(c checkpoint.Component, packed int64) int64 {
 	n := c.Bytes
-	if !packed || c.Source == nil {
+	if packed == 0 || c.Source == nil {
 		return n
 	}
 	for _, name := range c.Source.Names() {
 		if t, ok := c.Source.Tensor(name); ok && len(t.Shape) == 4 {
-			n += 4 * int64(t.Numel())
+			n += packed * int64(t.Numel())
 		}
 	}
 	return n
@@ -84,7 +84,7 @@ const decodeOverlap = 4
 func PlanJob(m *checkpoint.Components, s *Settings, dev *plan.Device, history []Observation, budget int64) (*Plan, error) {
 	h, w := s.LatentH(), s.LatentW()
 	p := &Plan{Width: s.Width, Height: s.Height, Steps: s.Steps, Batch: s.Batch,
-		TextBytes: residentBytes(m.TextEncoder, false), UNetBytes: residentBytes(m.UNet, true), VAEBytes: residentBytes(m.VAE, true)}
+		TextBytes: residentBytes(m.TextEncoder, 0), UNetBytes: residentBytes(m.UNet, 2), VAEBytes: residentBytes(m.VAE, 4)}
 	steps := s.Steps
 	if s.InitImage != "" {
 		sig := make([]float32, steps+1)

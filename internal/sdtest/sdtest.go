@@ -21,10 +21,13 @@
 // of seconds per 2 GB, on every test binary's start) would. A file that
 // fails the check is regenerated.
 //
+// Wan does the same for the random-weight Wan 2.1 files (the 2.8 GB F16
+// 1.3B DiT: about 20 s), checked by synth.CheckWanFile.
+//
 // NeedMemory skips a test when the machine has less available memory than
 // a test needs (a UNet forward pass at 512² needs gigabytes).
 //
-// Imports: synth and the standard library (testing).
+// Imports: synth, tensor and the standard library (testing).
 package sdtest
 
 import (

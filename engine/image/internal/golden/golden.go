@@ -172,8 +172,8 @@ var nets struct {
 	load time.Duration // binding them
 }
 
-// MemoryNeeded is what a full case holds: about 5.5 GiB measured (the
-// mapped file, the packed F32 convolutions, the activations).
+// MemoryNeeded is what a full case holds, with room: 4.5–5.4 GiB measured
+// (the mapped file, the packed convolutions, the activations).
 const MemoryNeeded = 6 << 30
 
 // SHA256 is sd15-rand.safetensors' SHA-256 (README §2). sdtest checks a
@@ -191,6 +191,7 @@ func Engine(t testing.TB, withUNet bool, eps engimage.EpsNet) (*engimage.Engine,
 	need := int64(1 << 30)
 	if withUNet {
 		need = MemoryNeeded
+		sdtest.SkipGeneric(t, "an SD 1.5 job with the UNet")
 	}
 	sdtest.NeedMemory(t, need)
 	path := sdtest.SD15(t, "f16")

@@ -1,0 +1,618 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/api"
+)
+
+// ComfyUI's HTTP API (comfyanonymous/ComfyUI server.py) for its core
+// txt2img graph: POST /prompt takes a graph of CheckpointLoaderSimple,
+// CLIPTextEncode, EmptyLatentImage, KSampler, VAEDecode and SaveImage (or
+// PreviewImage) nodes and answers {"prompt_id", "number", "node_errors"};
+// GET /history[/{id}], /view, /queue, /object_info, /system_stats and POST
+// /interrupt, each also under /api/. A graph is refused at validation with
+// ComfyUI's node_errors: a node glassbox lacks names its class, a wrong
+// input names the node and the input. The prompt is an image job that
+// belongs to the server (it outlives the request), and unlike ComfyUI's the
+// queue and history are the journal's: they survive a restart. GET /ws is
+// the progress socket (ws.go). Not yet: img2img nodes (LoadImage,
+// VAEEncode), KSamplerAdvanced and /upload/image.
+
+// comfyNodes are the node classes glassbox runs, with their inputs.
+var comfyNodes = map[string][]string{
+	"CheckpointLoaderSimple": {"ckpt_name"},
+	"CLIPTextEncode":         {"text", "clip"},
+	"EmptyLatentImage":       {"width", "height", "batch_size"},
+	"KSampler":               {"model", "seed", "steps", "cfg", "sampler_name", "scheduler", "positive", "negative", "latent_image", "denoise"},
+	"VAEDecode":              {"samples", "vae"},
+	"SaveImage":              {"images", "filename_prefix"},
+	"PreviewImage":           {"images"},
+}
+
+// comfySamplers are ComfyUI's sampler names of glassbox's samplers, and
+// comfySchedulers its schedulers' ("normal" is the model's own σ list:
+// glassbox's discrete).
+var (
+	comfySamplers   = map[string]string{"euler": "euler", "euler_ancestral": "euler_a", "heun": "heun", "dpm_2": "dpm2", "dpmpp_2s_ancestral": "dpm++2s_a", "dpmpp_2m": "dpm++2m", "lcm": "lcm", "ddim": "ddim_trailing"}
+	comfySchedulers = map[string]string{"normal": "discrete", "karras": "karras", "exponential": "exponential", "simple": "simple"}
+)
+
+type comfyNode struct {
+	ClassType string                     `json:"class_type"`
+	Inputs    map[string]json.RawMessage `json:"inputs"`
+}
+
+type comfyPromptRequest struct {
+	Prompt    map[string]comfyNode `json:"prompt"`
+	ClientID  string               `json:"client_id"`
+	ExtraData json.RawMessage      `json:"extra_data"`
+}
+
+type comfyError struct {
+	Type      string         `json:"type"`
+	Message   string         `json:"message"`
+	Details   string         `json:"details"`
+	ExtraInfo map[string]any `json:"extra_info"`
+}
+
+type comfyNodeError struct {
+	Errors           []comfyError `json:"errors"`
+	DependentOutputs []string     `json:"dependent_outputs"`
+	ClassType        string       `json:"class_type"`
+}
+
+// comfyGraph is a validated graph: the image job and the output node.
+type comfyGraph struct {
+	req    *ImageRequest
+	output string // the SaveImage (or PreviewImage) node's id
+}
+
+// comfyRefused is a graph's validation failure, as ComfyUI answers it.
+type comfyRefused struct {
+	Error      comfyError                `json:"error"`
+	NodeErrors map[string]comfyNodeError `json:"node_errors"`
+}
+
+// parseComfyGraph validates a graph and reads the job from it.
+func parseComfyGraph(g map[string]comfyNode) (*comfyGraph, *comfyRefused) {
+	ids := slices.Sorted(maps.Keys(g))
+	for _, id := range ids {
+		if _, ok := comfyNodes[g[id].ClassType]; !ok {
+			return nil, &comfyRefused{Error: comfyError{Type: "invalid_prompt",
+				Message:   fmt.Sprintf("Cannot execute because node %s does not exist.", g[id].ClassType),
+				Details:   fmt.Sprintf("Node ID '#%s': glassbox runs %s", id, strings.Join(slices.Sorted(maps.Keys(comfyNodes)), ", ")),
+				ExtraInfo: map[string]any{}}, NodeErrors: map[string]comfyNodeError{}}
+		}
+	}
+	errs := map[string]comfyNodeError{}
+	bad := func(id, input, format string, a ...any) {
+		ne := errs[id]
+		ne.ClassType = g[id].ClassType
+		ne.Errors = append(ne.Errors, comfyError{Type: "value_not_valid", Message: "Value not valid",
+			Details: fmt.Sprintf("%s: %s", input, fmt.Sprintf(format, a...)), ExtraInfo: map[string]any{"input_name": input}})
+		errs[id] = ne
+	}
+	// link follows an input that names another node's output.
+	link := func(id, input, class string) (string, bool) {
+		var l []json.RawMessage
+		if err := json.Unmarshal(g[id].Inputs[input], &l); err != nil || len(l) != 2 {
+			bad(id, input, "want a link [node, output] to a %s", class)
+			return "", false
+		}
+		var to string
+		if json.Unmarshal(l[0], &to) != nil {
+			bad(id, input, "the link's node is not a string id")
+			return "", false
+		}
+		if n, ok := g[to]; !ok || n.ClassType != class {
+			bad(id, input, "node %q is not a %s", to, class)
+			return "", false
+		}
+		return to, true
+	}
+	str := func(id, input string) string {
+		var s string
+		if err := json.Unmarshal(g[id].Inputs[input], &s); err != nil {
+			bad(id, input, "want a string")
+		}
+		return s
+	}
+	num := func(id, input string, def float64) float64 {
+		raw, ok := g[id].Inputs[input]
+		if !ok {
+			return def
+		}
+		var f float64
+		if err := json.Unmarshal(raw, &f); err != nil {
+			bad(id, input, "want a number")
+		}
+		return f
+	}
+	var output string
+	var outputs []string
+	for _, id := range ids {
+		if c := g[id].ClassType; c == "SaveImage" || c == "PreviewImage" {
+			outputs = append(outputs, id)
+		}
+	}
+	if len(outputs) != 1 {
+		return nil, &comfyRefused{Error: comfyError{Type: "prompt_no_outputs", Message: "Prompt has no outputs",
+			Details: fmt.Sprintf("glassbox runs a graph with one SaveImage or PreviewImage node (%d here)", len(outputs)), ExtraInfo: map[string]any{}},
+			NodeErrors: map[string]comfyNodeError{}}
+	}
+	output = outputs[0]
+	req := &ImageRequest{}
+	if dec, ok := link(output, "images", "VAEDecode"); ok {
+		if ks, ok := link(dec, "samples", "KSampler"); ok {
+			if ck, ok := link(ks, "model", "CheckpointLoaderSimple"); ok {
+				req.Model = str(ck, "ckpt_name")
+			}
+			if p, ok := link(ks, "positive", "CLIPTextEncode"); ok {
+				req.Prompt = str(p, "text")
+			}
+			if n, ok := link(ks, "negative", "CLIPTextEncode"); ok {
+				req.Negative = str(n, "text")
+			}
+			if l, ok := link(ks, "latent_image", "EmptyLatentImage"); ok {
+				req.Width, req.Height = int(num(l, "width", 512)), int(num(l, "height", 512))
+				req.N = int(num(l, "batch_size", 1))
+			}
+			seed := num(ks, "seed", 0)
+			if seed < 0 || seed > 1<<53 {
+				bad(ks, "seed", "%g is out of range", seed)
+			}
+			req.Seed = int64(seed)
+			req.Steps = int(num(ks, "steps", 20))
+			req.CFGScale = float32(num(ks, "cfg", 8))
+			if d := num(ks, "denoise", 1); d != 1 {
+				bad(ks, "denoise", "%g: a txt2img graph denoises all of an empty latent (1)", d)
+			}
+			sampler := str(ks, "sampler_name")
+			if req.Sampler = comfySamplers[sampler]; req.Sampler == "" {
+				bad(ks, "sampler_name", "%q is not one of %s", sampler, strings.Join(slices.Sorted(maps.Keys(comfySamplers)), ", "))
+			}
+			scheduler := str(ks, "scheduler")
+			if req.Scheduler = comfySchedulers[scheduler]; req.Scheduler == "" {
+				bad(ks, "scheduler", "%q is not one of %s", scheduler, strings.Join(slices.Sorted(maps.Keys(comfySchedulers)), ", "))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		for id, ne := range errs {
+			ne.DependentOutputs = []string{output}
+			errs[id] = ne
+		}
+		return nil, &comfyRefused{Error: comfyError{Type: "prompt_outputs_failed_validation", Message: "Prompt outputs failed validation",
+			ExtraInfo: map[string]any{}}, NodeErrors: errs}
+	}
+	// ComfyUI's noise is torch's CPU generator's.
+	req.RNG = "cpu"
+	return &comfyGraph{req: req, output: output}, nil
+}
+
+// comfyParams is what the journal keeps of a ComfyUI prompt, in the image
+// job's params.
+type comfyParams struct {
+	Graph    map[string]comfyNode `json:"prompt"`
+	ClientID string               `json:"client_id,omitempty"`
+	Output   string               `json:"output"`
+}
+
+func (s *Server) comfyPrompt(w http.ResponseWriter, r *http.Request) {
+	var body comfyPromptRequest
+	if e := s.decodeBody(w, r, &body); e != nil {
+		writeNativeError(w, e)
+		return
+	}
+	if len(body.Prompt) == 0 {
+		writeJSON(w, http.StatusBadRequest, comfyRefused{Error: comfyError{Type: "no_prompt", Message: "No prompt provided",
+			ExtraInfo: map[string]any{}}, NodeErrors: map[string]comfyNodeError{}})
+		return
+	}
+	graph, refused := parseComfyGraph(body.Prompt)
+	if refused != nil {
+		writeJSON(w, http.StatusBadRequest, refused)
+		return
+	}
+	extra, _ := json.Marshal(comfyParams{Graph: body.Prompt, ClientID: body.ClientID, Output: graph.output}) // plain data
+	graph.req.ComfyUI = extra
+	g, e := s.startImage(r.Context(), s.base, graph.req)
+	if e != nil {
+		if e.Status == http.StatusBadRequest || e.Status == http.StatusNotFound {
+			writeJSON(w, http.StatusBadRequest, comfyRefused{Error: comfyError{Type: "prompt_outputs_failed_validation",
+				Message: "Prompt outputs failed validation", Details: e.Error(), ExtraInfo: map[string]any{}},
+				NodeErrors: map[string]comfyNodeError{}})
+			return
+		}
+		writeNativeError(w, e)
+		return
+	}
+	s.comfyHub.notify(body.ClientID, g.job.ID)
+	writeJSON(w, http.StatusOK, map[string]any{"prompt_id": g.job.ID, "number": s.comfyNumber(g.job), "node_errors": map[string]any{}})
+}
+
+// comfyNumber is a job's place in the queue's numbering: its creation
+// time in milliseconds, which orders the prompts as ComfyUI's counter does.
+func (s *Server) comfyNumber(j api.Job) int64 { return j.Created.UnixMilli() }
+
+// comfyEntry is one prompt of the history.
+type comfyEntry struct {
+	Prompt  []any                     `json:"prompt"`
+	Outputs map[string]map[string]any `json:"outputs"`
+	Status  struct {
+		StatusStr string  `json:"status_str"`
+		Completed bool    `json:"completed"`
+		Messages  [][]any `json:"messages"`
+	} `json:"status"`
+}
+
+// comfyJob reads a job's ComfyUI graph from its params (false: a job of
+// another API).
+func comfyJob(j api.Job) (comfyParams, bool) {
+	var p struct {
+		ComfyUI *comfyParams `json:"comfyui"`
+	}
+	if j.Kind != "image" || json.Unmarshal(j.Params, &p) != nil || p.ComfyUI == nil {
+		return comfyParams{}, false
+	}
+	return *p.ComfyUI, true
+}
+
+func (s *Server) comfyHistoryEntry(j api.Job, p comfyParams) comfyEntry {
+	e := comfyEntry{Prompt: []any{s.comfyNumber(j), j.ID, p.Graph, map[string]any{"client_id": p.ClientID}, []string{p.Output}},
+		Outputs: map[string]map[string]any{}}
+	e.Status.Messages = [][]any{}
+	e.Status.Completed = j.State == api.StateDone
+	switch j.State {
+	case api.StateDone:
+		e.Status.StatusStr = "success"
+		var res ImageResult
+		if json.Unmarshal(j.Result, &res) == nil {
+			var images []map[string]string
+			for _, im := range res.Images {
+				images = append(images, map[string]string{"filename": comfyFilename(j.ID, im.Index), "subfolder": "", "type": "output"})
+			}
+			e.Outputs[p.Output] = map[string]any{"images": images}
+		}
+	case api.StateFailed, api.StateCancelled:
+		e.Status.StatusStr = "error"
+	}
+	return e
+}
+
+// comfyFilename names image n of job for /view.
+func comfyFilename(job string, n int) string { return fmt.Sprintf("%s_%05d_.png", job, n+1) }
+
+func (s *Server) comfyHistory(w http.ResponseWriter, r *http.Request) {
+	out := map[string]comfyEntry{}
+	if id := r.PathValue("id"); id != "" {
+		if j, err := s.cfg.Jobs.Get(r.Context(), id); err == nil && api.Terminal(j.State) {
+			if p, ok := comfyJob(j); ok {
+				out[id] = s.comfyHistoryEntry(j, p)
+			}
+		}
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	max := 200
+	if v, err := strconv.Atoi(r.URL.Query().Get("max_items")); err == nil && v > 0 && v < max {
+		max = v
+	}
+	jobs, err := s.cfg.Jobs.List(r.Context(), "", 1000)
+	if err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	for _, j := range jobs {
+		if p, ok := comfyJob(j); ok && api.Terminal(j.State) && len(out) < max {
+			out[j.ID] = s.comfyHistoryEntry(j, p)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// comfyView is GET /view?filename=…&type=output: a prompt's image.
+func (s *Server) comfyView(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("filename")
+	job, num, ok := strings.Cut(strings.TrimSuffix(name, "_.png"), "_")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 1 || r.URL.Query().Get("subfolder") != "" {
+		http.Error(w, "404: no such image", http.StatusNotFound)
+		return
+	}
+	r.SetPathValue("id", job)
+	r.SetPathValue("n", strconv.Itoa(n-1))
+	s.jobImage(w, r)
+}
+
+// comfyQueue is GET /queue: the running and waiting prompts.
+func (s *Server) comfyQueue(w http.ResponseWriter, r *http.Request) {
+	jobs, err := s.cfg.Jobs.List(r.Context(), "", 1000)
+	if err != nil {
+		writeNativeError(w, toError(err))
+		return
+	}
+	running, pending := [][]any{}, [][]any{}
+	sort.Slice(jobs, func(a, b int) bool { return jobs[a].ID < jobs[b].ID })
+	for _, j := range jobs {
+		p, ok := comfyJob(j)
+		if !ok || api.Terminal(j.State) {
+			continue
+		}
+		item := []any{s.comfyNumber(j), j.ID, p.Graph, map[string]any{"client_id": p.ClientID}, []string{p.Output}}
+		if j.State == api.StateRunning && j.Stage != "queued" {
+			running = append(running, item)
+		} else {
+			pending = append(pending, item)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"queue_running": running, "queue_pending": pending})
+}
+
+// comfyInterrupt is POST /interrupt: the running prompts stop.
+func (s *Server) comfyInterrupt(w http.ResponseWriter, r *http.Request) {
+	jobs, err := s.cfg.Jobs.List(r.Context(), "", 1000)
+	if err == nil {
+		for _, j := range jobs {
+			if _, ok := comfyJob(j); ok && !api.Terminal(j.State) && j.Stage != "queued" {
+				s.cfg.Jobs.Cancel(context.WithoutCancel(r.Context()), j.ID)
+			}
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// comfyObjectInfo is GET /object_info: the nodes glassbox runs, with
+// their inputs' types and choices as ComfyUI describes them.
+func (s *Server) comfyObjectInfo(w http.ResponseWriter, r *http.Request) {
+	var ckpts []string
+	if models, err := s.cfg.Backend.Models(r.Context()); err == nil {
+		for _, m := range models {
+			if IsImageFamily(m.Family) {
+				ckpts = append(ckpts, m.Name)
+			}
+		}
+	}
+	if ckpts == nil {
+		ckpts = []string{}
+	}
+	node := func(cat string, required map[string]any, outTypes []string, output bool) map[string]any {
+		return map[string]any{"input": map[string]any{"required": required}, "output": outTypes, "output_is_list": make([]bool, len(outTypes)),
+			"output_name": outTypes, "name": "", "display_name": "", "description": "", "category": cat, "output_node": output}
+	}
+	intIn := func(def, lo, hi int) []any { return []any{"INT", map[string]int{"default": def, "min": lo, "max": hi}} }
+	info := map[string]map[string]any{
+		"CheckpointLoaderSimple": node("loaders", map[string]any{"ckpt_name": []any{ckpts}}, []string{"MODEL", "CLIP", "VAE"}, false),
+		"CLIPTextEncode":         node("conditioning", map[string]any{"text": []any{"STRING", map[string]bool{"multiline": true}}, "clip": []any{"CLIP"}}, []string{"CONDITIONING"}, false),
+		"EmptyLatentImage": node("latent", map[string]any{"width": intIn(512, 64, 4096), "height": intIn(512, 64, 4096),
+			"batch_size": intIn(1, 1, maxImageN)}, []string{"LATENT"}, false),
+		"KSampler": node("sampling", map[string]any{"model": []any{"MODEL"}, "seed": intIn(0, 0, 1<<53), "steps": intIn(20, 1, 10000),
+			"cfg":          []any{"FLOAT", map[string]float64{"default": 8, "min": 0, "max": 100}},
+			"sampler_name": []any{slices.Sorted(maps.Keys(comfySamplers))}, "scheduler": []any{slices.Sorted(maps.Keys(comfySchedulers))},
+			"positive": []any{"CONDITIONING"}, "negative": []any{"CONDITIONING"}, "latent_image": []any{"LATENT"},
+			"denoise": []any{"FLOAT", map[string]float64{"default": 1, "min": 1, "max": 1}}}, []string{"LATENT"}, false),
+		"VAEDecode":    node("latent", map[string]any{"samples": []any{"LATENT"}, "vae": []any{"VAE"}}, []string{"IMAGE"}, false),
+		"SaveImage":    node("image", map[string]any{"images": []any{"IMAGE"}, "filename_prefix": []any{"STRING", map[string]string{"default": "ComfyUI"}}}, []string{}, true),
+		"PreviewImage": node("image", map[string]any{"images": []any{"IMAGE"}}, []string{}, true),
+	}
+	for name, n := range info {
+		n["name"], n["display_name"] = name, name
+	}
+	if c := r.PathValue("class"); c != "" {
+		if n, ok := info[c]; ok {
+			writeJSON(w, http.StatusOK, map[string]any{c: n})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{})
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+// comfySystemStats is GET /system_stats.
+func (s *Server) comfySystemStats(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"system": map[string]any{"os": runtime.GOOS, "python_version": "", "embedded_python": false,
+			"comfyui_version": "glassbox " + Version, "pytorch_version": "", "argv": os.Args[:1], "ram_total": 0, "ram_free": 0},
+		"devices": []map[string]any{{"name": "cpu", "type": "cpu", "index": 0, "vram_total": 0, "vram_free": 0,
+			"torch_vram_total": 0, "torch_vram_free": 0}},
+	})
+}
+
+// comfyHub hands each ComfyUI prompt to the /ws connections of its
+// client_id.
+type comfyHub struct {
+	mu   sync.Mutex
+	subs map[string][]chan string
+}
+
+func (h *comfyHub) subscribe(client string) (chan string, func()) {
+	ch := make(chan string, 64)
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[string][]chan string{}
+	}
+	h.subs[client] = append(h.subs[client], ch)
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		h.subs[client] = slices.DeleteFunc(h.subs[client], func(c chan string) bool { return c == ch })
+		if len(h.subs[client]) == 0 {
+			delete(h.subs, client)
+		}
+		h.mu.Unlock()
+	}
+}
+
+func (h *comfyHub) notify(client, prompt string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ch := range h.subs[client] {
+		select {
+		case ch <- prompt:
+		default: // a connection 64 prompts behind misses one: never block a POST
+		}
+	}
+}
+
+// comfyWS is GET /ws?clientId=…: ComfyUI's progress socket. It sends
+// status on connect, then for each prompt of that client execution_start,
+// executing (per node, as the job's stages map to them), progress (the
+// sampling steps), the step previews as binary frames (type 1, format 2:
+// PNG, at most one per 250 ms), executed with the images, execution_success
+// and executing with node null — or execution_error / execution_interrupted.
+func (s *Server) comfyWS(w http.ResponseWriter, r *http.Request) {
+	client := r.URL.Query().Get("clientId")
+	ws, err := wsUpgrade(w, r, s.cfg.WriteTimeout)
+	if err != nil {
+		writeNativeError(w, badRequest("bad_handshake", "", "%v", err))
+		return
+	}
+	defer ws.Close()
+	ctx, cancel := context.WithCancel(s.base)
+	defer cancel()
+	st, err := s.addStream(cancel)
+	if err != nil {
+		return
+	}
+	defer s.removeStream(st)
+	prompts, unsub := s.comfyHub.subscribe(client)
+	defer unsub()
+	msg := func(typ string, data any) error {
+		b, _ := json.Marshal(map[string]any{"type": typ, "data": data}) // plain data
+		return ws.send(wsText, b)
+	}
+	queued := func() int {
+		q := 0
+		if jobs, err := s.cfg.Jobs.List(ctx, "", 1000); err == nil {
+			for _, j := range jobs {
+				if _, ok := comfyJob(j); ok && !api.Terminal(j.State) {
+					q++
+				}
+			}
+		}
+		return q
+	}
+	status := func() error {
+		return msg("status", map[string]any{"status": map[string]any{"exec_info": map[string]int{"queue_remaining": queued()}}, "sid": client})
+	}
+	if status() != nil {
+		return
+	}
+	for {
+		select {
+		case <-ws.closed:
+			return
+		case <-ctx.Done():
+			return
+		case id := <-prompts:
+			if s.comfyFollow(ctx, ws, id, msg) != nil {
+				return
+			}
+			if status() != nil {
+				return
+			}
+		}
+	}
+}
+
+// comfyFollow sends one prompt's execution over ws.
+func (s *Server) comfyFollow(ctx context.Context, ws *wsConn, id string, msg func(string, any) error) error {
+	j, err := s.cfg.Jobs.Get(ctx, id)
+	if err != nil {
+		return nil
+	}
+	p, ok := comfyJob(j)
+	if !ok {
+		return nil
+	}
+	nodeOf := map[string]string{}
+	for nid, n := range p.Graph {
+		stage := map[string]string{"CheckpointLoaderSimple": "load", "CLIPTextEncode": "encode", "KSampler": "generate", "VAEDecode": "decode"}[n.ClassType]
+		if stage != "" && (nodeOf[stage] == "" || nid < nodeOf[stage]) {
+			nodeOf[stage] = nid
+		}
+	}
+	nodeOf["deliver"] = p.Output
+	events, err := s.cfg.Jobs.Events(ctx, id, 0)
+	if err != nil {
+		return nil
+	}
+	var previews previewLimiter
+	started := false
+	now := func() int64 { return time.Now().UnixMilli() }
+	for ev := range events {
+		var err error
+		switch ev.Type {
+		case api.TypeStageStart:
+			if !started && ev.Stage != "queued" {
+				started = true
+				if err = msg("execution_start", map[string]any{"prompt_id": id, "timestamp": now()}); err == nil {
+					err = msg("execution_cached", map[string]any{"nodes": []string{}, "prompt_id": id, "timestamp": now()})
+				}
+			}
+			if n := nodeOf[ev.Stage]; n != "" && err == nil {
+				err = msg("executing", map[string]any{"node": n, "display_node": n, "prompt_id": id})
+			}
+		case api.TypeProgress:
+			if ev.Stage == "generate" && ev.Progress != nil {
+				err = msg("progress", map[string]any{"value": ev.Progress.Done, "max": ev.Progress.Total, "prompt_id": id, "node": nodeOf["generate"]})
+			}
+		case api.TypePreview:
+			if ev.Preview != nil && !previews.skip(&ev, time.Now()) {
+				frame := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 1), 2) // PREVIEW_IMAGE, PNG
+				err = ws.send(wsBinary, append(frame, ev.Preview.PNG...))
+			}
+		case api.TypeResult:
+			var res ImageResult
+			json.Unmarshal(ev.Result, &res)
+			var images []map[string]string
+			for _, im := range res.Images {
+				images = append(images, map[string]string{"filename": comfyFilename(id, im.Index), "subfolder": "", "type": "output"})
+			}
+			if err = msg("executed", map[string]any{"node": p.Output, "display_node": p.Output, "output": map[string]any{"images": images}, "prompt_id": id}); err == nil {
+				if err = msg("execution_success", map[string]any{"prompt_id": id, "timestamp": now()}); err == nil {
+					err = msg("executing", map[string]any{"node": nil, "prompt_id": id})
+				}
+			}
+		case api.TypeError:
+			node := nodeOf[ev.Stage]
+			if ev.Error != nil && nodeOf[ev.Error.Stage] != "" {
+				node = nodeOf[ev.Error.Stage]
+			}
+			if node == "" {
+				node = nodeOf["load"]
+			}
+			class := p.Graph[node].ClassType
+			if ev.Error != nil && strings.Contains(ev.Error.Message, "cancel") {
+				err = msg("execution_interrupted", map[string]any{"prompt_id": id, "node_id": node, "node_type": class, "executed": []string{}, "timestamp": now()})
+			} else {
+				m := "failed"
+				if ev.Error != nil {
+					m = ev.Error.Message
+				}
+				err = msg("execution_error", map[string]any{"prompt_id": id, "node_id": node, "node_type": class, "executed": []string{},
+					"exception_message": m, "exception_type": "glassbox." + ev.Stage, "traceback": []string{}, "current_inputs": map[string]any{},
+					"current_outputs": map[string]any{}, "timestamp": now()})
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
