@@ -394,3 +394,60 @@ func TestWanEncodeIntermediate(t *testing.T) {
 	}
 	wanCompare(t, "encoder_out", got, wanGolden(t, "vae.inter.encoder_out.f32"), 2e-5, 1e-5)
 }
+
+// TestWanTiled: a tile covering the latent is the untiled decode bit for
+// bit; 2×2 tiles on an 8×8 latent come closer to it the larger they are
+// (the middle attention and the convolutions see only their tile; two
+// different latents decode about 1.0 apart in rel L2).
+func TestWanTiled(t *testing.T) {
+	v := wanModel(t)
+	const tt, h, w = 2, 8, 8
+	z := wanRandLatent(tt, h, w, 8)
+	whole := frames(t, v, z, tt, h, w)
+	for _, c := range []struct {
+		tile, overlap int
+		rel           float64
+	}{{8, 4, 0}, {7, 6, 0.15}, {6, 4, 0.25}, {5, 2, 0.4}} {
+		var got [][]float32
+		err := v.DecodeFramesTiled(context.Background(), testPool, z, tt, h, w, c.tile, c.overlap, func(f int, rgb []float32) error {
+			if f != len(got) {
+				t.Fatalf("frame %d after %d", f, len(got))
+			}
+			got = append(got, rgb)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(whole) {
+			t.Fatalf("%d frames, want %d", len(got), len(whole))
+		}
+		var a, b []float32
+		for f := range got {
+			a, b = append(a, got[f]...), append(b, whole[f]...)
+		}
+		if c.tile >= h {
+			if !slices.Equal(a, b) {
+				t.Errorf("one tile: differs from the untiled decode")
+			}
+			continue
+		}
+		var se, s2 float64
+		for i := range a {
+			d := float64(a[i] - b[i])
+			se, s2 = se+d*d, s2+float64(b[i])*float64(b[i])
+		}
+		rel := math.Sqrt(se / s2)
+		t.Logf("tiles of %d sharing %d: rel L2 %.3g from the untiled decode", c.tile, c.overlap, rel)
+		if rel > c.rel {
+			t.Errorf("tiles of %d sharing %d: rel L2 %.3g from the untiled decode (limit %g)", c.tile, c.overlap, rel, c.rel)
+		}
+		plan, err := WanTiledDecodeBytes(tt, h, w, c.tile, c.overlap)
+		if err != nil || plan >= WanDecodeBytes(tt, h, w)+16*int64(len(got))*64*64 || plan <= WanDecodeBytes(tt, c.tile, c.tile) {
+			t.Errorf("tiled plan %d B (%v) against untiled %d B", plan, err, WanDecodeBytes(tt, h, w))
+		}
+	}
+	if _, err := WanTiledDecodeBytes(2, 8, 8, 3, 4); err == nil {
+		t.Error("a tile smaller than its overlap was planned")
+	}
+}
