@@ -11,6 +11,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
+import { Client as ComfyClient, outToB64Urls } from '@stable-canvas/comfyui-client';
+import WebSocket from 'ws';
 import { start, build } from './serve.mjs';
 
 const ckptName = 'sd15-rand.safetensors';
@@ -130,6 +132,30 @@ test('images.edit: img2img from an uploaded PNG with glassbox strength', async (
   const png = Buffer.from(await res.arrayBuffer());
   assert.deepEqual(pngSize(png), [64, 64]);
   assert.ok(png.includes('Denoising strength: 0.5'), 'an img2img infotext');
+});
+
+test('a published ComfyUI client (@stable-canvas/comfyui-client) runs the default txt2img workflow unchanged', async () => {
+  const cc = new ComfyClient({ api_host: srv.url.replace('http://', ''), clientId: 'e2e', WebSocket, fetch });
+  await cc.getSystemStats();
+  await cc.connect();
+  try {
+    const graph = {
+      3: { class_type: 'KSampler', inputs: { cfg: 8, denoise: 1, latent_image: ['5', 0], model: ['4', 0], negative: ['7', 0],
+        positive: ['6', 0], sampler_name: 'euler', scheduler: 'normal', seed: 42, steps: 1 } },
+      4: { class_type: 'CheckpointLoaderSimple', inputs: { ckpt_name: ckptName } },
+      5: { class_type: 'EmptyLatentImage', inputs: { batch_size: 1, height: 64, width: 64 } },
+      6: { class_type: 'CLIPTextEncode', inputs: { clip: ['4', 1], text: 'a lighthouse' } },
+      7: { class_type: 'CLIPTextEncode', inputs: { clip: ['4', 1], text: 'text, watermark' } },
+      8: { class_type: 'VAEDecode', inputs: { samples: ['3', 0], vae: ['4', 2] } },
+      9: { class_type: 'SaveImage', inputs: { filename_prefix: 'ComfyUI', images: ['8', 0] } },
+    };
+    const out = await cc.enqueue(graph, { timeout_ms: 600_000 });
+    const urls = await outToB64Urls(out, { fetch });
+    assert.equal(urls.length, 1);
+    assert.deepEqual(pngSize(Buffer.from(urls[0].split(',')[1], 'base64')), [64, 64]);
+  } finally {
+    cc.close();
+  }
 });
 
 test('images.generate refuses what it cannot do, in OpenAI errors', async () => {

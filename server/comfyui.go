@@ -472,11 +472,14 @@ func (h *comfyHub) notify(client, prompt string) {
 // comfyWS is GET /ws?clientId=…: ComfyUI's progress socket. It sends
 // status on connect, then for each prompt of that client execution_start,
 // executing (per node, as the job's stages map to them), progress (the
-// sampling steps), the step previews as binary frames (type 1, format 2:
-// PNG, at most one per 250 ms), executed with the images, execution_success
+// sampling steps), with ?previews=true the step previews as binary frames
+// (type 1, format 2: PNG, at most one per 250 ms; off by default, as
+// ComfyUI's --preview-method is, since clients take binary frames for
+// SendImageWebsocket's images), executed with the images, execution_success
 // and executing with node null — or execution_error / execution_interrupted.
 func (s *Server) comfyWS(w http.ResponseWriter, r *http.Request) {
 	client := r.URL.Query().Get("clientId")
+	previews := r.URL.Query().Get("previews") == "true"
 	ws, err := wsUpgrade(w, r, s.cfg.WriteTimeout)
 	if err != nil {
 		writeNativeError(w, badRequest("bad_handshake", "", "%v", err))
@@ -520,7 +523,7 @@ func (s *Server) comfyWS(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case id := <-prompts:
-			if s.comfyFollow(ctx, ws, id, msg) != nil {
+			if s.comfyFollow(ctx, ws, id, previews, msg) != nil {
 				return
 			}
 			if status() != nil {
@@ -531,7 +534,7 @@ func (s *Server) comfyWS(w http.ResponseWriter, r *http.Request) {
 }
 
 // comfyFollow sends one prompt's execution over ws.
-func (s *Server) comfyFollow(ctx context.Context, ws *wsConn, id string, msg func(string, any) error) error {
+func (s *Server) comfyFollow(ctx context.Context, ws *wsConn, id string, withPreviews bool, msg func(string, any) error) error {
 	j, err := s.cfg.Jobs.Get(ctx, id)
 	if err != nil {
 		return nil
@@ -573,7 +576,7 @@ func (s *Server) comfyFollow(ctx context.Context, ws *wsConn, id string, msg fun
 				err = msg("progress", map[string]any{"value": ev.Progress.Done, "max": ev.Progress.Total, "prompt_id": id, "node": nodeOf["generate"]})
 			}
 		case api.TypePreview:
-			if ev.Preview != nil && !previews.skip(&ev, time.Now()) {
+			if withPreviews && ev.Preview != nil && !previews.skip(&ev, time.Now()) {
 				frame := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 1), 2) // PREVIEW_IMAGE, PNG
 				err = ws.send(wsBinary, append(frame, ev.Preview.PNG...))
 			}

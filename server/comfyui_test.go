@@ -187,7 +187,7 @@ func (w *wsClient) next(t *testing.T) (byte, []byte) {
 func TestComfyUIWebSocket(t *testing.T) {
 	f := newImageFake(t)
 	ts := startImages(t, f)
-	ws := dialWS(t, ts.url, "/ws?clientId=c1")
+	ws := dialWS(t, ts.url, "/ws?clientId=c1&previews=true")
 	type message struct {
 		Type string         `json:"type"`
 		Data map[string]any `json:"data"`

@@ -22,7 +22,9 @@
 //     video frames RGB [3][8h][8w] in [-1, 1] (unclamped) to a callback,
 //     one latent frame after another, holding only each causal
 //     convolution's two previous input frames, so its memory
-//     (WanDecodeBytes) does not grow with the frame count. WanEncoder
+//     (WanDecodeBytes) does not grow with the frame count;
+//     DecodeFramesTiled (wan_tile.go) runs spatial tiles one after another
+//     over all frames when one frame's cache does not fit. WanEncoder
 //     (wan_encode.go) maps 1+4n frames to 1+n normalised latent frames.
 //
 // Data crosses this package in planar CHW float32.

@@ -87,6 +87,7 @@ func klRSSHelper(spec string) int {
 // (the Go runtime's spans and the pool's stacks), and not far below. 256²
 // untiled by default; with GLASSBOX_LONG=1 also 512² untiled and in tiles.
 func TestKLDecodeRSS(t *testing.T) {
+	skipGeneric(t)
 	path := sdtest.SD15(t, "f16")
 	cases := []struct{ n, tile, overlap int }{{32, 0, 0}}
 	if os.Getenv("GLASSBOX_LONG") != "" {

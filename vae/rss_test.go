@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(klRSSHelperEnv); spec != "" {
 		os.Exit(klRSSHelper(spec))
 	}
+	if spec := os.Getenv(wanRSSHelperEnv); spec != "" {
+		os.Exit(wanRSSHelper(spec))
+	}
 	testhome.Main(m)
 }
 

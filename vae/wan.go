@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
@@ -111,10 +112,10 @@ const (
 	opRes
 	opAttn
 	opUp2d
-	opUp3d
+	opTimeUp // upsample3d's time part: frame 0 as is, later frames to 2
 	opHead
 	opDown2d
-	opDown3d
+	opTimeDown // downsample3d's time part: frame 0 and every later even frame
 )
 
 type wanRes struct {
@@ -211,6 +212,9 @@ func (b *wanBinder) attn(prefix string, c int) (*attnBlock, []float32) {
 // widened to float32. A missing or mis-shaped tensor is a load-stage
 // *checkpoint.Error naming it, the shape found and the shape wanted.
 func NewWanVAE(src checkpoint.Source) (*WanVAE, error) {
+	if err := wanFamily(src, "decoder.middle.0.residual.0.gamma"); err != nil {
+		return nil, err
+	}
 	v := &WanVAE{}
 	b := &wanBinder{Binder: checkpoint.NewBinder(src), vae: &v.wanNet}
 	if c2 := b.causal("conv2", WanLatentChannels, WanLatentChannels, 1, 1); c2 != nil {
@@ -250,9 +254,7 @@ func NewWanVAE(src checkpoint.Source) (*WanVAE, error) {
 			}
 		}
 		if s < 2 {
-			op.kind = opUp3d
-			op.time = b.causal(p+".time_conv", 2*c, c, 3, 1)
-			op.tslot = v.counters
+			v.ops = append(v.ops, wanOp{kind: opTimeUp, name: p + ".time_conv", time: b.causal(p+".time_conv", 2*c, c, 3, 1), tslot: v.counters})
 			v.counters++
 		}
 		v.ops = append(v.ops, op)
@@ -264,6 +266,18 @@ func NewWanVAE(src checkpoint.Source) (*WanVAE, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// wanFamily refuses a file without the Wan VAE's marker tensor, naming a
+// few of the tensors it has instead (another VAE family, or a prefix).
+func wanFamily(src checkpoint.Source, marker string) error {
+	if _, ok := src.Tensor(marker); ok {
+		return nil
+	}
+	names := src.Names()
+	some := names[:min(3, len(names))]
+	return pipeline.Errorf(pipeline.StageLoad, "a Wan 2.1 VAE is wan_2.1_vae.safetensors or Wan2.1_VAE.pth",
+		"%s is not a Wan 2.1 VAE: no %q among its %d tensors (it has %q…)", src.Path(), marker, len(names), some)
 }
 
 // WeightBytes returns the memory the packed decoder weights occupy.
@@ -301,7 +315,7 @@ func (v *WanVAE) DecodeFrames(ctx context.Context, p *compute.Pool, z []float32,
 	if t < 1 || h < 1 || w < 1 || t > 1<<12 || h > 1<<12 || w > 1<<12 || len(z) != WanLatentChannels*t*h*w {
 		return pipeline.Errorf(pipeline.StageDecode, "", "Wan latent of %d values does not match [%d %d %d %d] (t 1 to %d, sides 1 to %d)", len(z), WanLatentChannels, t, h, w, 1<<12, 1<<12)
 	}
-	if err := checkFinite(z, t*h, w); err != nil {
+	if err := wanCheckFinite(z, t, h, w); err != nil {
 		return err
 	}
 	n := &klNet{ctx: ctx, r: runner(p), m: &klMeter{}, stage: pipeline.StageDecode, total: int64(WanFrames(t))}
@@ -338,6 +352,11 @@ func (v *WanVAE) DecodeFrames(ctx context.Context, p *compute.Pool, z []float32,
 		if err != nil {
 			return pipeline.Wrap(pipeline.StageDecode, err, "")
 		}
+		// The attention's packed keys and values and the emitted frames
+		// are garbage now: return them at once, so the resident set stays
+		// flat over the frames instead of growing by up to GOGC's share of
+		// the weights before the next collection.
+		debug.FreeOSMemory()
 	}
 	n.m.sample()
 	if peak != nil {
@@ -346,85 +365,116 @@ func (v *WanVAE) DecodeFrames(ctx context.Context, p *compute.Pool, z []float32,
 	return nil
 }
 
-// run passes frame x through ops i.. and hands the result to st.sink (a
-// downsample3d may keep a frame and end the pass).
-func (v *wanNet) run(st *wanState, i int, x *conv.Map) error {
-	var err error
-	for ; i < len(v.ops); i++ {
-		op := &v.ops[i]
-		switch op.kind {
-		case opConv:
-			x, err = st.causal(op.c, x, nil)
-		case opRes:
-			x, err = st.res(op.res, x)
-		case opAttn:
-			x, err = st.attention(op, x)
-		case opUp2d:
-			x, err = st.upconv(op.up, x)
-		case opUp3d:
-			k := st.seen[op.tslot]
-			st.seen[op.tslot]++
-			if k == 0 {
-				x, err = st.upconv(op.up, x)
-				break
-			}
-			y, err := st.causal(op.time, x, nil)
-			if err != nil {
-				return err
-			}
-			c := y.C / 2
-			f0, f1 := st.a.Map(y.H, y.W, c), st.a.Map(y.H, y.W, c)
-			for yy := range y.H {
-				src, d0, d1 := y.Row(yy), f0.Row(yy), f1.Row(yy)
-				for xx := range y.W {
-					copy(d0[xx*c:(xx+1)*c], src[xx*2*c:xx*2*c+c])
-					copy(d1[xx*c:(xx+1)*c], src[xx*2*c+c:(xx+1)*2*c])
-				}
-			}
-			st.a.Release(y)
-			u, err := st.upconv(op.up, f0)
-			if err != nil {
-				return err
-			}
-			if err := v.run(st, i+1, u); err != nil {
-				return err
-			}
-			if x, err = st.upconv(op.up, f1); err != nil {
-				return err
-			}
-		case opDown2d:
-			x, err = st.conv2d(op.down, x)
-		case opDown3d:
-			if x, err = st.conv2d(op.down, x); err != nil {
-				return err
-			}
-			k := st.seen[op.tslot]
-			st.seen[op.tslot]++
-			switch {
-			case k == 0: // kept, and the time_conv's first input
-				c := st.a.Map(x.H, x.W, x.C)
-				copy(c.Data, x.Data)
-				st.push(op.time, c)
-			case k%2 == 1: // only an input of the next output
-				st.push(op.time, x)
-				return nil
-			default: // time_conv over frames k-2, k-1, k (stride 2)
-				x, err = st.causal(op.time, x, nil)
-			}
-		case opHead:
-			tm := st.a.Map(x.H, x.W, x.C)
-			if err = st.rms(tm, x, op.gamma, true); err != nil {
-				return err
-			}
-			st.a.Release(x)
-			x, err = st.causal(op.c, tm, nil)
+// wanCheckFinite is checkFinite for a video latent [16][t][h][w].
+func wanCheckFinite(z []float32, t, h, w int) error {
+	nan, inf, first := 0, 0, -1
+	for i, v := range z {
+		switch {
+		case v != v:
+			nan++
+		case math.IsInf(float64(v), 0):
+			inf++
+		default:
+			continue
 		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	return pipeline.Errorf(pipeline.StageDecode, "the step that produced the latents overflowed; nothing to decode",
+		"latents hold %d NaN and %d infinite values (first at channel %d, latent frame %d, row %d, column %d)",
+		nan, inf, first/(t*h*w), first/(h*w)%t, first/w%h, first%w).With("nan", int64(nan)).With("inf", int64(inf))
+}
+
+// run passes frame x through ops i.. depth first and hands the results to
+// st.sink: when an op makes two frames, the first goes all the way through
+// before the second starts; when it keeps the frame (a downsample3d's odd
+// frames), the pass ends.
+func (v *wanNet) run(st *wanState, i int, x *conv.Map) error {
+	for ; i < len(v.ops); i++ {
+		outs, err := st.apply(&v.ops[i], x)
 		if err != nil {
 			return err
 		}
+		if len(outs) == 0 {
+			return nil
+		}
+		for _, o := range outs[:len(outs)-1] {
+			if err := v.run(st, i+1, o); err != nil {
+				return err
+			}
+		}
+		x = outs[len(outs)-1]
 	}
 	st.n.m.sample()
 	return st.sink(x)
+}
+
+// apply runs one op on the next frame of its input x and returns the
+// frames it makes (0, 1 or 2), in order.
+func (st *wanState) apply(op *wanOp, x *conv.Map) ([]*conv.Map, error) {
+	var err error
+	switch op.kind {
+	case opConv:
+		x, err = st.causal(op.c, x, nil)
+	case opRes:
+		x, err = st.res(op.res, x)
+	case opAttn:
+		x, err = st.attention(op, x)
+	case opUp2d:
+		x, err = st.upconv(op.up, x)
+	case opTimeUp:
+		k := st.seen[op.tslot]
+		st.seen[op.tslot]++
+		if k == 0 {
+			break
+		}
+		y, err := st.causal(op.time, x, nil)
+		if err != nil {
+			return nil, err
+		}
+		c := y.C / 2
+		f0, f1 := st.a.Map(y.H, y.W, c), st.a.Map(y.H, y.W, c)
+		for yy := range y.H {
+			src, d0, d1 := y.Row(yy), f0.Row(yy), f1.Row(yy)
+			for xx := range y.W {
+				copy(d0[xx*c:(xx+1)*c], src[xx*2*c:xx*2*c+c])
+				copy(d1[xx*c:(xx+1)*c], src[xx*2*c+c:(xx+1)*2*c])
+			}
+		}
+		st.a.Release(y)
+		return []*conv.Map{f0, f1}, nil
+	case opDown2d:
+		x, err = st.conv2d(op.down, x)
+	case opTimeDown:
+		k := st.seen[op.tslot]
+		st.seen[op.tslot]++
+		switch {
+		case k == 0: // kept, and the time_conv's first input
+			c := st.a.Map(x.H, x.W, x.C)
+			copy(c.Data, x.Data)
+			st.push(op.time, c)
+		case k%2 == 1: // only an input of the next output
+			st.push(op.time, x)
+			return nil, nil
+		default: // time_conv over frames k-2, k-1, k (stride 2)
+			x, err = st.causal(op.time, x, nil)
+		}
+	case opHead:
+		tm := st.a.Map(x.H, x.W, x.C)
+		if err = st.rms(tm, x, op.gamma, true); err != nil {
+			return nil, err
+		}
+		st.a.Release(x)
+		x, err = st.causal(op.c, tm, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []*conv.Map{x}, nil
 }
 
 // push adds x to c's history, dropping the oldest frame beyond kt-1.
@@ -587,4 +637,57 @@ func WanDecodeBytes(t, h, w int) int64 {
 		5*mb(2, 192) + 5*mb(3, 96) + mb(3, 3)
 	rgb := 4 * 3 * int64(WanScale*h) * int64(WanScale*w)
 	return cache + attn + work + rgb
+}
+
+// Flops returns the multiply-adds ×2 of decoding t latent frames of h×w:
+// the frames' walk through the pipeline without the arithmetic, so the
+// taps skipped on the first frames (no history yet) are not counted. The
+// attention counts its scores and weighted sum (2·N²·C each); norms and
+// activations are not counted.
+func (v *WanVAE) Flops(t, h, w int) int64 {
+	hist := make([]int, v.convs)
+	seen := make([]int, v.counters)
+	causal := func(c *causalConv, h, w int) int64 {
+		kt := len(c.taps)
+		taps := 1
+		if c.slot >= 0 {
+			taps += min(hist[c.slot], kt-1)
+			hist[c.slot] = min(hist[c.slot]+1, kt-1)
+		}
+		return int64(taps) * c.taps[0].Flops(h, w)
+	}
+	var walk func(i, h, w int) int64
+	walk = func(i, h, w int) int64 {
+		var f int64
+		for ; i < len(v.ops); i++ {
+			op := &v.ops[i]
+			switch op.kind {
+			case opConv, opHead:
+				f += causal(op.c, h, w)
+			case opRes:
+				f += causal(op.res.conv1, h, w) + causal(op.res.conv2, h, w)
+				if op.res.short != nil {
+					f += op.res.short.Flops(h, w)
+				}
+			case opAttn:
+				c, n := int64(wanMid), int64(h*w)
+				f += 4*op.attn.q.Flops(h, w) + 4*n*n*c
+			case opUp2d:
+				f += op.up.Flops(h, w)
+				h, w = 2*h, 2*w
+			case opTimeUp:
+				k := seen[op.tslot]
+				seen[op.tslot]++
+				if k > 0 {
+					f += causal(op.time, h, w) + walk(i+1, h, w)
+				}
+			}
+		}
+		return f
+	}
+	var total int64
+	for range t {
+		total += v.conv2.Flops(h, w) + walk(0, h, w)
+	}
+	return total
 }

@@ -55,6 +55,9 @@ func (b *wanBinder) down(p string, c int) *conv.Conv {
 // conv1.*; the decoder's tensors are not read), as NewWanVAE does the
 // decoder.
 func NewWanEncoder(src checkpoint.Source) (*WanEncoder, error) {
+	if err := wanFamily(src, "encoder.middle.0.residual.0.gamma"); err != nil {
+		return nil, err
+	}
 	e := &WanEncoder{}
 	b := &wanBinder{Binder: checkpoint.NewBinder(src), vae: &e.wanNet}
 	if c1 := b.causal("conv1", 2*WanLatentChannels, 2*WanLatentChannels, 1, 1); c1 != nil {
@@ -73,14 +76,11 @@ func NewWanEncoder(src checkpoint.Source) (*WanEncoder, error) {
 			break
 		}
 		p := "encoder.downsamples." + strconv.Itoa(i)
-		op := wanOp{kind: opDown2d, name: p, down: b.down(p, c)}
+		e.ops = append(e.ops, wanOp{kind: opDown2d, name: p, down: b.down(p, c)})
 		if s > 0 {
-			op.kind = opDown3d
-			op.time = b.causal(p+".time_conv", c, c, 3, 1)
-			op.tslot = e.counters
+			e.ops = append(e.ops, wanOp{kind: opTimeDown, name: p + ".time_conv", time: b.causal(p+".time_conv", c, c, 3, 1), tslot: e.counters})
 			e.counters++
 		}
-		e.ops = append(e.ops, op)
 		i++
 	}
 	e.ops = append(e.ops, wanOp{kind: opRes, name: "encoder.middle.0", res: b.res("encoder.middle.0", wanMid, wanMid)})

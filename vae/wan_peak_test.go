@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
+	"github.com/glassbox-ai/glassbox/compute/conv"
+	"github.com/glassbox-ai/glassbox/internal/sdtest"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/tensor"
 )
@@ -42,6 +44,13 @@ func TestWanDecodePlan(t *testing.T) {
 		}
 	}
 	t.Logf("plan for 81 frames at 832x480: %.2f GB", float64(WanDecodeBytes(21, 60, 104))/1e9)
+	// Work: every latent frame after the third costs the same; the first
+	// costs less than a quarter of a later one (1 video frame, not 4).
+	f := func(tt int) int64 { return v.Flops(tt, 60, 104) }
+	if f(4)-f(3) != f(5)-f(4) || f(1)*4 > f(5)-f(4) {
+		t.Errorf("Flops at 832x480: %d, %d, %d, %d, %d for 1..5 latent frames", f(1), f(2), f(3), f(4), f(5))
+	}
+	t.Logf("81 frames at 832x480: %.1f TFLOP", float64(f(21))/1e12)
 }
 
 // TestWanStreaming: the decode is causal and streamed: decoding the first
@@ -107,6 +116,17 @@ func TestNewWanVAEErrors(t *testing.T) {
 		}
 		return &checkpoint.Tensor{DType: tensor.F32, Shape: shape, Data: make([]byte, 4*n)}
 	}
+	// An SD 1.5 VAE (LDM names) is another family.
+	sd, err := checkpoint.Open(sdtest.SD15(t, "f16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sd.Close()
+	if _, err := NewWanVAE(sd); err == nil || !strings.Contains(err.Error(), "not a Wan 2.1 VAE") {
+		t.Errorf("SD 1.5 checkpoint as a Wan VAE: %v", err)
+	} else if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StageLoad {
+		t.Errorf("%v: stage %q, want load", err, s)
+	}
 	for _, c := range []struct {
 		name  string
 		src   checkpoint.Source
@@ -145,7 +165,7 @@ func TestWanBadInput(t *testing.T) {
 	ctx := context.Background()
 	z := wanRandLatent(2, 2, 2, 4)
 	nan := slices.Clone(z)
-	nan[9] = float32(math.NaN())
+	nan[13] = float32(math.NaN())
 	keep := func(int, []float32) error { return nil }
 	stop := errors.New("disk full")
 	for _, c := range []struct {
@@ -156,7 +176,7 @@ func TestWanBadInput(t *testing.T) {
 		{"short latent", v.DecodeFrames(ctx, nil, z[:100], 2, 2, 2, nil, keep), "100 values"},
 		{"shape", v.DecodeFrames(ctx, nil, z, 1, 2, 2, nil, keep), "[16 1 2 2]"},
 		{"zero frames", v.DecodeFrames(ctx, nil, nil, 0, 2, 2, nil, keep), "[16 0 2 2]"},
-		{"NaN", v.DecodeFrames(ctx, nil, nan, 2, 2, 2, nil, keep), "1 NaN"},
+		{"NaN", v.DecodeFrames(ctx, nil, nan, 2, 2, 2, nil, keep), "1 NaN and 0 infinite values (first at channel 1, latent frame 1, row 0, column 1)"},
 		{"emit", v.DecodeFrames(ctx, nil, z, 2, 2, 2, nil, func(int, []float32) error { return stop }), "disk full"},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
@@ -231,5 +251,203 @@ func TestWanCancel(t *testing.T) {
 	}
 	if s, ok := pipeline.StageOf(err); !ok || s != pipeline.StageDecode {
 		t.Errorf("error stage %q, want decode", s)
+	}
+}
+
+// wanWhole decodes z breadth first: every frame through one op before the
+// next op starts (the whole video at each stage in memory), the schedule
+// of a whole-sequence implementation. Each op's history sees its frames in
+// the same order as in the streamed decode.
+func wanWhole(t *testing.T, v *WanVAE, z []float32, tt, h, w int) [][]float32 {
+	return wanWholeTap(t, v, z, tt, h, w, nil)
+}
+
+// wanWholeTap is wanWhole that also stores, for each op name in taps, the
+// frames after the last op of that name as [C][F][H][W].
+func wanWholeTap(t *testing.T, v *WanVAE, z []float32, tt, h, w int, taps map[string][]float32) [][]float32 {
+	n := &klNet{ctx: context.Background(), r: runner(testPool), m: &klMeter{}, stage: pipeline.StageDecode}
+	st := newWanState(n, &v.wanNet)
+	plane := h * w
+	var xs []*conv.Map
+	for ti := range tt {
+		frame := make([]float32, WanLatentChannels*plane)
+		for c := range WanLatentChannels {
+			inv := 1 / WanLatentStd[c]
+			for i, x := range z[(c*tt+ti)*plane : (c*tt+ti+1)*plane] {
+				frame[c*plane+i] = x/inv + WanLatentMean[c]
+			}
+		}
+		zm, err := conv.FromCHW(frame, WanLatentChannels, h, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := conv.NewMap(h, w, WanLatentChannels)
+		if err := v.conv2.Apply(n.r, x, zm, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, x)
+	}
+	return wanNetWhole(t, st, &v.wanNet, xs, taps)
+}
+
+// wanNetWhole runs frames xs breadth first through net's ops (see
+// wanWholeTap) and returns its output frames in CHW.
+func wanNetWhole(t *testing.T, st *wanState, v *wanNet, xs []*conv.Map, taps map[string][]float32) [][]float32 {
+	for i := range v.ops {
+		var next []*conv.Map
+		for _, x := range xs {
+			outs, err := st.apply(&v.ops[i], x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next = append(next, outs...)
+		}
+		xs = next
+		name := v.ops[i].name
+		if _, ok := taps[name]; ok && (i+1 == len(v.ops) || v.ops[i+1].name != name) {
+			c, fh, fw, nf := xs[0].C, xs[0].H, xs[0].W, len(xs)
+			all := make([]float32, c*nf*fh*fw)
+			for f, x := range xs {
+				chw := x.ToCHW()
+				for ci := range c {
+					copy(all[(ci*nf+f)*fh*fw:(ci*nf+f+1)*fh*fw], chw[ci*fh*fw:(ci+1)*fh*fw])
+				}
+			}
+			taps[name] = all
+		}
+	}
+	out := make([][]float32, len(xs))
+	for i, x := range xs {
+		out[i] = x.ToCHW()
+	}
+	return out
+}
+
+// TestWanStreamedEqualsWhole: the frames DecodeFrames emits one by one are
+// bit for bit those of a breadth-first decode of the whole latent.
+func TestWanStreamedEqualsWhole(t *testing.T) {
+	v := wanModel(t)
+	const tt, h, w = 3, 2, 3
+	z := wanRandLatent(tt, h, w, 6)
+	streamed := frames(t, v, z, tt, h, w)
+	whole := wanWhole(t, v, z, tt, h, w)
+	if len(whole) != WanFrames(tt) || len(streamed) != len(whole) {
+		t.Fatalf("%d streamed and %d whole frames, want %d", len(streamed), len(whole), WanFrames(tt))
+	}
+	for f := range whole {
+		if !slices.Equal(streamed[f], whole[f]) {
+			t.Errorf("frame %d: streamed differs from whole", f)
+		}
+	}
+}
+
+// TestWanDecodeIntermediates: decoder.conv1, the middle's output and the
+// first time upsampling (5 frames of 16×16) of the golden latent against
+// vae.inter.* (README §3b, §4: max 3e-5, rel L2 1e-5).
+func TestWanDecodeIntermediates(t *testing.T) {
+	v := wanModel(t)
+	taps := map[string][]float32{"decoder.conv1": nil, "decoder.middle.2": nil, "decoder.upsamples.3": nil}
+	wanWholeTap(t, v, wanGolden(t, "vae.latent.f32"), 3, 8, 8, taps)
+	for name, file := range map[string]string{"decoder.conv1": "decoder.conv1", "decoder.middle.2": "decoder.middle", "decoder.upsamples.3": "decoder.upsamples.3"} {
+		wanCompare(t, file, taps[name], wanGolden(t, "vae.inter."+file+".f32"), 3e-5, 1e-5)
+	}
+}
+
+// TestWanEncodeIntermediate: the encoder's output before conv1 (3 latent
+// frames of 32 channels) for the 9 golden frames against
+// vae.inter.encoder_out (README §3b, §4: max 2e-5, rel L2 1e-5).
+func TestWanEncodeIntermediate(t *testing.T) {
+	f, err := checkpoint.Open(wanVAEFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e, err := NewWanEncoder(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	video := wanGolden(t, "vae.decode.f32")
+	const nf, px = 9, 64
+	var xs []*conv.Map
+	for fi := range nf {
+		frame := make([]float32, 3*px*px)
+		for c := range 3 {
+			copy(frame[c*px*px:(c+1)*px*px], video[(c*nf+fi)*px*px:])
+		}
+		x, err := conv.FromCHW(frame, 3, px, px)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, x)
+	}
+	n := &klNet{ctx: context.Background(), r: runner(testPool), m: &klMeter{}, stage: pipeline.StageEncode}
+	out := wanNetWhole(t, newWanState(n, &e.wanNet), &e.wanNet, xs, nil)
+	if len(out) != 3 {
+		t.Fatalf("%d latent frames, want 3", len(out))
+	}
+	const hw = 8 * 8
+	got := make([]float32, 32*3*hw)
+	for fi, chw := range out {
+		for c := range 32 {
+			copy(got[(c*3+fi)*hw:(c*3+fi+1)*hw], chw[c*hw:(c+1)*hw])
+		}
+	}
+	wanCompare(t, "encoder_out", got, wanGolden(t, "vae.inter.encoder_out.f32"), 2e-5, 1e-5)
+}
+
+// TestWanTiled: a tile covering the latent is the untiled decode bit for
+// bit; 2×2 tiles on an 8×8 latent come closer to it the larger they are
+// (the middle attention and the convolutions see only their tile; two
+// different latents decode about 1.0 apart in rel L2).
+func TestWanTiled(t *testing.T) {
+	v := wanModel(t)
+	const tt, h, w = 2, 8, 8
+	z := wanRandLatent(tt, h, w, 8)
+	whole := frames(t, v, z, tt, h, w)
+	for _, c := range []struct {
+		tile, overlap int
+		rel           float64
+	}{{8, 4, 0}, {7, 6, 0.15}, {6, 4, 0.25}, {5, 2, 0.4}} {
+		var got [][]float32
+		err := v.DecodeFramesTiled(context.Background(), testPool, z, tt, h, w, c.tile, c.overlap, func(f int, rgb []float32) error {
+			if f != len(got) {
+				t.Fatalf("frame %d after %d", f, len(got))
+			}
+			got = append(got, rgb)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(whole) {
+			t.Fatalf("%d frames, want %d", len(got), len(whole))
+		}
+		var a, b []float32
+		for f := range got {
+			a, b = append(a, got[f]...), append(b, whole[f]...)
+		}
+		if c.tile >= h {
+			if !slices.Equal(a, b) {
+				t.Errorf("one tile: differs from the untiled decode")
+			}
+			continue
+		}
+		var se, s2 float64
+		for i := range a {
+			d := float64(a[i] - b[i])
+			se, s2 = se+d*d, s2+float64(b[i])*float64(b[i])
+		}
+		rel := math.Sqrt(se / s2)
+		t.Logf("tiles of %d sharing %d: rel L2 %.3g from the untiled decode", c.tile, c.overlap, rel)
+		if rel > c.rel {
+			t.Errorf("tiles of %d sharing %d: rel L2 %.3g from the untiled decode (limit %g)", c.tile, c.overlap, rel, c.rel)
+		}
+		plan, err := WanTiledDecodeBytes(tt, h, w, c.tile, c.overlap)
+		if err != nil || plan >= WanDecodeBytes(tt, h, w)+16*int64(len(got))*64*64 || plan <= WanDecodeBytes(tt, c.tile, c.tile) {
+			t.Errorf("tiled plan %d B (%v) against untiled %d B", plan, err, WanDecodeBytes(tt, h, w))
+		}
+	}
+	if _, err := WanTiledDecodeBytes(2, 8, 8, 3, 4); err == nil {
+		t.Error("a tile smaller than its overlap was planned")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 	"github.com/glassbox-ai/glassbox/model"
+	"github.com/glassbox-ai/glassbox/synth"
 )
 
 func TestSynthCommand(t *testing.T) {
@@ -232,7 +233,7 @@ func TestSynthWan(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{"kind", []string{"--kind", "dit-9b"}, `needs --kind dit-tiny or dit-1.3b or umt5-tiny (got "dit-9b")`},
+		{"kind", []string{"--kind", "dit-9b"}, "needs --kind " + strings.Join(synth.WanKinds(), " or ") + ` (got "dit-9b")`},
 		{"quantized", []string{"--kind", "umt5-tiny", "--type", "Q8_0"}, `F32 or F16 weights, not "Q8_0"`},
 		{"preset", []string{"--kind", "umt5-tiny", "--preset", "tiny"}, "drop --preset"},
 	} {

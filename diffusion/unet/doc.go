@@ -22,10 +22,18 @@
 //
 // Arithmetic. float32 throughout, GroupNorm32 with ε 1e-6 and LayerNorm
 // with ε 1e-5 as stable-diffusion.cpp runs them, GELU in the tanh form,
-// softmax in float32 with attention scores scaled by 1/√headDim. Linear
-// weights stay in the file's type (F16 converted inside the kernels).
-// Attention is computed one block of 64 queries per head at a time
-// (attn.go), so no n×n matrix is ever held.
+// softmax in float32 with attention scores scaled by 1/√headDim.
+//
+// Kernels. Convolutions and the transformers' linear layers run on
+// compute/conv's micro-kernels with their weights packed once in F16
+// (binary16, widened as they are loaded: F32 and BF16 files are rounded to
+// nearest, as stable-diffusion.cpp stores convolution kernels; a linear
+// layer is a 1×1 convolution over the token rows, conv.Conv.Rows); the
+// file's pages of a packed tensor are dropped from the resident set. The
+// time embedding's one-row products (compute.MatMul) alias the file in its
+// own type. Attention is computed one block of 64 queries per head at a
+// time, both of its products as 1×1 convolutions (attn.go), so no n×n
+// matrix is ever held.
 //
 // Imports: checkpoint, compute, compute/conv, kernel, tensor.
 package unet

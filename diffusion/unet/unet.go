@@ -104,10 +104,11 @@ type transformer struct {
 // New binds the UNet's tensors from src, the checkpoint's
 // model.diffusion_model.* view (checkpoint.Components.UNet.Source), checking
 // every name and shape; the first problem is a load-stage error naming the
-// tensor, the shape found and the shape wanted. Linear weights alias src's
-// data in the file's type; convolution kernels are packed once in F16, and
-// their pages of a mapped file are then dropped from the resident set
-// (checkpoint.Evicter).
+// tensor, the shape found and the shape wanted. Convolution kernels and
+// the transformers' linear weights are packed once in F16, and their pages
+// of a mapped file are then dropped from the resident set
+// (checkpoint.Evicter); the time embedding's matrices alias src's data in
+// the file's type.
 func New(src checkpoint.Source) (*UNet, error) {
 	b := &binder{Binder: checkpoint.NewBinder(src), path: src.Path()}
 	b.evicter, _ = src.(checkpoint.Evicter)

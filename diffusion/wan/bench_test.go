@@ -35,7 +35,7 @@ func BenchmarkForward(b *testing.B) {
 			if c.big {
 				m = openDiT(b, sdtest.Wan(b, "dit-1.3b", 3001, tensor.F16), 0)
 			} else {
-				m = openDiT(b, tinyFile(b, tensor.F32), 4)
+				m = openDiT(b, tinyFile(b), 4)
 			}
 			cfg := m.Config()
 			p := compute.NewPool(compute.PhysicalCores())

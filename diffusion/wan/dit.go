@@ -9,6 +9,7 @@ import (
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
+	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/tensor"
 )
 
@@ -277,7 +278,7 @@ func (m *DiT) PrepareText(ctx context.Context, p *compute.Pool, context []float3
 	copy(in, context)
 	h := make([]float32, t.rows*c.Dim)
 	m.text0.apply(p, h, in, t.rows)
-	compute.GELU(h)
+	gelu(p, h)
 	t.emb = make([]float32, t.rows*c.Dim)
 	m.text2.apply(p, t.emb, h, t.rows)
 	t.bias = make([]float32, t.rows)
@@ -452,10 +453,10 @@ func (c Config) ActivationBytes(frames, height, width int) int64 {
 // TextBytes returns the memory PrepareText keeps for a prompt of rows
 // context rows (and allocates, with its input and hidden rows): the text
 // embedding and every block's cross-attention keys and values over those
-// rows and the one padding row.
+// rows and the one padding row, and 16 KiB of small allocations.
 func (c Config) TextBytes(rows int) int64 {
 	r := int64(min(rows+1, TextLen))
-	return 4*r*(int64(c.TextDim)+2*int64(c.Dim)+2*int64(c.NumLayers)*int64(c.Dim)+1) + 4<<10
+	return 4*r*(int64(c.TextDim)+2*int64(c.Dim)+2*int64(c.NumLayers)*int64(c.Dim)+1) + 16<<10
 }
 
 // forward runs block l on the token stream xs (n, dim):
@@ -496,7 +497,7 @@ func (B *block) forward(p *compute.Pool, w *work, xs, e0 []float32, rope *ropeTa
 
 	modulate(w.h, xs, mod[3], mod[4], w.onePlus)
 	B.ffn0.apply(p, w.ffn, w.h, n)
-	compute.GELU(w.ffn)
+	gelu(p, w.ffn)
 	B.ffn2.apply(p, w.y, w.ffn, n)
 	gatedAdd(xs, w.y, mod[5], d)
 }
@@ -526,6 +527,36 @@ func gatedAdd(x, y, gate []float32, d int) {
 			xr[i] += float32(yr[i] * g)
 		}
 	}
+}
+
+// geluChunk is how many values one gelu task takes (its exponentials sit
+// in a stack buffer).
+const geluChunk = 1024
+
+// gelu replaces x by GELU's tanh approximation 0.5·x·(1 + tanh(u)), u =
+// √(2/π)·(x + 0.044715·x³) (Hendrycks & Gimpel 2016; PyTorch's
+// approximate='tanh'), as x·σ(2u) = x / (1 + e^(−2u)) by the identity
+// 0.5·(1 + tanh(u)) = σ(2u), in float32 with kernel's vectorized
+// exponential, in parallel chunks. compute.GELU (float64 tanh) is its
+// specification: they differ by at most 4e-7 relative, and this is 3.5×
+// faster on one thread, and parallel (the 1.3B model at 1280 tokens spent
+// a fifth of its CPU time in compute.GELU, on one thread).
+func gelu(p *compute.Pool, x []float32) {
+	const c = -2 * 0.7978845608028654 // −2·√(2/π)
+	p.For((len(x)+geluChunk-1)/geluChunk, func(lo, hi int) {
+		var e [geluChunk]float32
+		for ch := lo; ch < hi; ch++ {
+			v := x[ch*geluChunk : min(len(x), (ch+1)*geluChunk)]
+			t := e[:len(v)]
+			for i, xi := range v {
+				t[i] = float32(c * float32(xi+float32(0.044715*float32(xi*float32(xi*xi)))))
+			}
+			kernel.ExpShift(t, 0)
+			for i, xi := range v {
+				v[i] = xi / (1 + t[i])
+			}
+		}
+	})
 }
 
 // rmsRows applies WanRMSNorm over each row of d values (all heads

@@ -20,7 +20,7 @@ import (
 // under prefix and each tensor converted by conv (nil: as stored).
 func tinyMap(t *testing.T, prefix string, conv func(*checkpoint.Tensor) *checkpoint.Tensor) *checkpoint.Map {
 	t.Helper()
-	f, err := checkpoint.Open(tinyFile(t, tensor.F32))
+	f, err := checkpoint.Open(tinyFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +175,8 @@ func TestBindErrors(t *testing.T) {
 // TestForwardErrors: bad latents, texts and timesteps are refused with
 // the numbers, and a cancelled call stops before the first block.
 func TestForwardErrors(t *testing.T) {
-	m := openDiT(t, tinyFile(t, tensor.F32), 4)
-	other := openDiT(t, tinyFile(t, tensor.F32), 4)
+	m := openDiT(t, tinyFile(t), 4)
+	other := openDiT(t, tinyFile(t), 4)
 	p := compute.NewPool(2)
 	defer p.Close()
 	bg := context.Background()
@@ -223,7 +223,7 @@ func TestForwardErrors(t *testing.T) {
 // what the same rows padded with 500 zero rows by hand give (512 rows: no
 // padding key).
 func TestPaddingKey(t *testing.T) {
-	m := openDiT(t, tinyFile(t, tensor.F32), 4)
+	m := openDiT(t, tinyFile(t), 4)
 	p := compute.NewPool(2)
 	defer p.Close()
 	bg := context.Background()
@@ -259,7 +259,7 @@ func TestPaddingKey(t *testing.T) {
 // TestActivationBytes: one Forward and one PrepareText allocate about what
 // the plan counts, at several latent sizes.
 func TestActivationBytes(t *testing.T) {
-	m := openDiT(t, tinyFile(t, tensor.F32), 4)
+	m := openDiT(t, tinyFile(t), 4)
 	c := m.Config()
 	p := compute.NewPool(1)
 	defer p.Close()
@@ -296,4 +296,49 @@ func TestActivationBytes(t *testing.T) {
 			t.Errorf("%d×%d×%d: allocated %d bytes, planned %d", s[0], s[1], s[2], got, want)
 		}
 	}
+}
+
+// TestGELU: gelu against its specification compute.GELU (float64 tanh) on
+// a sweep through the range that matters and its tails, odd lengths
+// included.
+func TestGELU(t *testing.T) {
+	p := compute.NewPool(2)
+	defer p.Close()
+	for _, n := range []int{1, 7, geluChunk + 3, 5000} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i-n/2) * 24 / float32(n) // −12 .. 12
+		}
+		x[0] = -100
+		if n > 1 {
+			x[n-1] = 100
+		}
+		want := slices.Clone(x)
+		compute.GELU(want)
+		gelu(p, x)
+		for i, w := range want {
+			if d := math.Abs(float64(x[i] - w)); d > 4e-7*math.Max(1, math.Abs(float64(w))) || math.IsNaN(float64(x[i])) {
+				t.Fatalf("n %d: gelu(%g) = %g, compute.GELU %g", n, float32(i-n/2)*24/float32(n), x[i], w)
+			}
+		}
+	}
+}
+
+func BenchmarkGELU(b *testing.B) {
+	x := make([]float32, 1<<16)
+	for i := range x {
+		x[i] = float32(i%97)/16 - 3
+	}
+	p := compute.NewPool(1)
+	defer p.Close()
+	b.Run("compute.GELU", func(b *testing.B) {
+		for b.Loop() {
+			compute.GELU(x)
+		}
+	})
+	b.Run("gelu", func(b *testing.B) {
+		for b.Loop() {
+			gelu(p, x)
+		}
+	})
 }

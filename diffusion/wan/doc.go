@@ -33,5 +33,5 @@
 // Errors: binding errors are *checkpoint.Error (stage load) naming the
 // tensor and its shapes; Forward's are *Error (stage generate).
 //
-// Imports: checkpoint, compute, tensor and the standard library.
+// Imports: checkpoint, compute, kernel, tensor and the standard library.
 package wan

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -68,17 +69,10 @@ var (
 	tinyErr  error
 )
 
-// tinyFile writes wan-dit-tiny-s1001 (synth, byte for byte the spec's
-// file) once per test binary, in dt.
-func tinyFile(t testing.TB, dt tensor.DType) string {
+// tinyFile writes wan-dit-tiny-s1001-F32 (synth, byte for byte the spec's
+// file) once per test binary.
+func tinyFile(t testing.TB) string {
 	t.Helper()
-	if dt != tensor.F32 {
-		path := filepath.Join(t.TempDir(), "dit-tiny.safetensors")
-		if err := synth.WriteWanFile(context.Background(), path, "dit-tiny", 1001, dt); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
 	tinyOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "wan-dit-tiny")
 		if err != nil {
@@ -162,7 +156,7 @@ func runGolden(t *testing.T, m *DiT, gc goldenCase) {
 	inter["patch_embedding"] = peT
 	names := []string{"time_embedding.in", "time_embedding", "time_projection", "patch_embedding"}
 	for _, b := range gc.blocks {
-		names = append(names, "block"+itoa(b))
+		names = append(names, "block"+strconv.Itoa(b))
 	}
 	names = append(names, "head")
 	for _, name := range names {
@@ -171,22 +165,13 @@ func runGolden(t *testing.T, m *DiT, gc goldenCase) {
 	check(t, "out", out, readF32(t, gc.prefix+".out.f32"), gc.maxAbs, gc.relL2)
 }
 
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
-}
-
 // TestGoldenTiny: every dit_tiny intermediate and the output against the
-// official WanModel (README §3a) within §4's tolerances, from the F32
-// file, the same file bound under ComfyUI's prefix, and its F16 and BF16
-// roundings (the F16 file against the F32 golden only loosely: its weights
-// differ by F16's rounding).
+// official WanModel (README §3a) within §4's tolerances, from the F32 file
+// (the other dtypes and ComfyUI's prefix: TestWeights).
 func TestGoldenTiny(t *testing.T) {
 	gc := goldenCase{prefix: "dit_tiny", frames: 5, height: 8, width: 8, ctxRows: 12, blocks: []int{0, 1}, textRows: TextLen,
 		maxAbs: tinyMaxAbs, relL2: tinyRelL2}
-	m := openDiT(t, tinyFile(t, tensor.F32), 4)
+	m := openDiT(t, tinyFile(t), 4)
 	if c := m.Config(); c != (Config{InDim: 16, OutDim: 16, Dim: 128, FFNDim: 256, FreqDim: 256, TextDim: 64, NumHeads: 4, NumLayers: 2}) {
 		t.Fatalf("config %+v", c)
 	}

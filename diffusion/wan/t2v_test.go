@@ -66,7 +66,7 @@ func TestT2VTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := openDiT(t, tinyFile(t, tensor.F32), 4)
+	m := openDiT(t, tinyFile(t), 4)
 	var texts [2]*Text
 	for i, name := range []string{"cond", "uncond"} {
 		ids := readI32(t, "t2v_tiny."+name+"_ids.i32")
