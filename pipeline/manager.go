@@ -268,11 +268,12 @@ func (j *Job) finishCancelled(stage Stage, cause, err error) {
 	} else if cause != context.Canceled {
 		reason = cause.Error()
 	}
-	// Where the engine stopped, when its error says more than the
-	// cancellation ("generate: euler step 3/20 (sigma 2.9): context
-	// canceled" → "in euler step 3/20 (sigma 2.9)").
+	// Where the engine stopped, when its error is attributed to a stage and
+	// says more than the cancellation ("generate: euler step 3/20 (sigma
+	// 2.9): context canceled" → "in euler step 3/20 (sigma 2.9)"); a plain
+	// error's cause stays the cancellation's.
 	where := ""
-	if err != nil {
+	if err != nil && hasStage(err) {
 		w := strings.TrimPrefix(err.Error(), string(stage)+": ")
 		w = strings.TrimSuffix(strings.TrimSuffix(w, context.Canceled.Error()), ": ")
 		if w != "" && w != context.Canceled.Error() {
