@@ -52,7 +52,9 @@ func TestComfyUIOpenWebUI(t *testing.T) {
 	id := s.postJSON("/prompt", `{"prompt":`+graph+`,"client_id":"owui"}`)["prompt_id"].(string)
 	var seen []string
 	for done := false; !done; {
-		op, p := readFrame(t, conn, br)
+		op, p := readFrame(t, conn, br, func() string {
+			return fmt.Sprintf("socket messages so far: %v\nqueue: %s\nserver stderr:\n%s", seen, getText(s.url+"/queue"), s.stderr())
+		})
 		if op != 1 {
 			continue // a preview
 		}
@@ -93,6 +95,17 @@ func TestComfyUIOpenWebUI(t *testing.T) {
 	}
 }
 
+// getText returns url's body, or the error, for a failure message.
+func getText(url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return string(b)
+}
+
 func getJSON(t *testing.T, url string, v any) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -125,13 +138,15 @@ func dialWS(t *testing.T, url, path string) (net.Conn, *bufio.Reader) {
 	return c, br
 }
 
-// readFrame reads one server frame (unmasked, unfragmented).
-func readFrame(t *testing.T, c net.Conn, br *bufio.Reader) (byte, []byte) {
+// readFrame reads one server frame (unmasked, unfragmented). The read
+// deadline only keeps a hung server from hanging the test (a 64×64 job
+// takes seconds); state says what the job had done when it fails.
+func readFrame(t *testing.T, c net.Conn, br *bufio.Reader, state func() string) (byte, []byte) {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(5 * time.Minute))
+	c.SetReadDeadline(time.Now().Add(10 * time.Minute))
 	var h [2]byte
 	if _, err := io.ReadFull(br, h[:]); err != nil {
-		t.Fatal(err)
+		t.Fatalf("reading the socket: %v\n%s", err, state())
 	}
 	n := uint64(h[1] & 0x7f)
 	switch n {
