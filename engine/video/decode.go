@@ -136,7 +136,6 @@ func (j *job) decode(ctx context.Context) (pipeline.StageStats, error) {
 			return pipeline.StageStats{}, pipeline.Wrap(pipeline.StageDeliver, fmt.Errorf("frames folder: %w", err), "")
 		}
 	}
-	total := int64(vae.WanFrames(l.Frames))
 	buf := make([]byte, 3*h*w)
 	var peak int64
 	err := j.vae.DecodeFrames(ctx, j.pool, j.x, l.Frames, l.Height, l.Width, &peak, func(k int, rgb []float32) error {
@@ -153,8 +152,7 @@ func (j *job) decode(ctx context.Context) (pipeline.StageStats, error) {
 			}
 			j.written += n
 		}
-		j.frames = k + 1
-		j.tr.OnProgress(pipeline.StageDecode, int64(k+1), total)
+		j.frames = k + 1 // DecodeFrames reports the progress
 		return nil
 	})
 	if err != nil {

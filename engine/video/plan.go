@@ -19,7 +19,7 @@ type Plan struct {
 
 	T5Bytes  int64 `json:"t5_bytes"`
 	DiTBytes int64 `json:"dit_bytes"`
-	VAEBytes int64 `json:"vae_bytes"` // widened to float32
+	VAEBytes int64 `json:"vae_bytes"` // the decoder, widened to float32
 
 	T5Activations  int64 `json:"t5_activation_bytes"`  // one Encode of the longest prompt (512 tokens)
 	TextBytes      int64 `json:"text_bytes"`           // both prompts' cross-attention keys and values
@@ -88,7 +88,10 @@ func PlanJob(r *Request, l wan.Latent, dev *plan.Device) (*Plan, error) {
 		return nil, err
 	}
 	for _, name := range f.Names() {
-		if t, ok := f.Tensor(name); ok {
+		// The decoder's tensors and the post-quantisation conv2 (the file
+		// also holds the encoder, which the job does not bind).
+		dec := strings.Contains(name, "decoder.") || (strings.Contains(name, "conv2.") && !strings.Contains(name, "encoder."))
+		if t, ok := f.Tensor(name); ok && dec {
 			p.VAEBytes += 4 * int64(t.Numel())
 		}
 	}
