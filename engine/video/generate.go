@@ -57,7 +57,7 @@ func (j *job) generate(ctx context.Context) (pipeline.StageStats, error) {
 		perS := el / float64(done)
 		j.tr.OnPartDone(pipeline.StageGenerate, fmt.Sprintf("step %d/%d", done, st.Steps), now.Sub(stepStart),
 			pipeline.StageStats{Items: int64(perStep), Unit: "DiT calls",
-				Note: fmt.Sprintf("t %d, σ %.4g, %.2f s/step, ETA %s", st.Timestep, st.Sigma, perS, fmtSeconds(perS*float64(steps-done)))})
+				Note: fmt.Sprintf("t %d, σ %.4g, %.3g s/step, ETA %s", st.Timestep, st.Sigma, perS, fmtSeconds(perS*float64(steps-done)))})
 		j.tr.OnProgress(pipeline.StageGenerate, int64(done), int64(steps))
 		stepStart = now
 	}}
@@ -69,7 +69,7 @@ func (j *job) generate(ctx context.Context) (pipeline.StageStats, error) {
 		return pipeline.StageStats{}, err
 	}
 	return pipeline.StageStats{Items: int64(steps), Unit: "steps", Placement: placement(j.pool), PeakRSS: plan.PeakRSS(),
-		Note: fmt.Sprintf("%s, %d DiT calls of %d tokens, %.2f s/step", method, calls, l.Tokens(), sample.Seconds()/float64(steps))}, nil
+		Note: fmt.Sprintf("%s, %d DiT calls of %d tokens, %.3g s/step", method, calls, l.Tokens(), sample.Seconds()/float64(steps))}, nil
 }
 
 // latentsDir is where the final latent is kept: the job's folder, else

@@ -355,3 +355,47 @@ func TestCancel(t *testing.T) {
 		t.Errorf("stage %s, want generate", st)
 	}
 }
+
+// TestNaNStep: a DiT whose head bias is NaN fails step 1 with a step
+// error naming it, in stage generate, and nothing is decoded.
+func TestNaNStep(t *testing.T) {
+	r := tinyRequest(t)
+	b, err := os.ReadFile(r.DiT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint64(b)
+	var hdr map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+n], &hdr); err != nil {
+		t.Fatal(err)
+	}
+	var ti struct {
+		Offsets [2]int `json:"data_offsets"`
+	}
+	if err := json.Unmarshal(hdr["head.head.bias"], &ti); err != nil || ti.Offsets[1] <= ti.Offsets[0] {
+		t.Fatalf("head.head.bias: %v %v", ti, err)
+	}
+	for i := 8 + int(n) + ti.Offsets[0]; i < 8+int(n)+ti.Offsets[1]; i += 4 {
+		binary.LittleEndian.PutUint32(b[i:], math.Float32bits(float32(math.NaN())))
+	}
+	r.DiT = filepath.Join(t.TempDir(), "nan.safetensors")
+	if err := os.WriteFile(r.DiT, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.FramesDir = t.TempDir()
+	var rec recorder
+	_, err = (&Engine{}).Run(rec.ctx(context.Background()), r, "nan", "")
+	var se *diffusion.StepError
+	if !errors.As(err, &se) || se.Step != 1 || !errors.Is(err, diffusion.ErrNonFinite) {
+		t.Fatalf("error %v, want a non-finite step 1", err)
+	}
+	if st, _ := pipeline.StageOf(err); st != pipeline.StageGenerate {
+		t.Errorf("stage %s, want generate", st)
+	}
+	for _, s := range rec.started {
+		if s == pipeline.StageDecode {
+			t.Error("decoded after a failed step")
+		}
+	}
+	t.Log(err)
+}
