@@ -2,11 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 
+	"github.com/glassbox-ai/glassbox/api"
 	engimage "github.com/glassbox-ai/glassbox/engine/image"
 	"github.com/glassbox-ai/glassbox/engine/video"
+	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
 )
 
@@ -113,15 +118,64 @@ func runVideo(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if !o.json {
-		v := res.(*video.Result)
-		out := v.Video
-		if out == "" {
-			out = "(no MP4)"
-		}
-		fmt.Fprintf(env.stdout, "%s: %d frames, seed %d (latents %s)\n", out, v.Frames, v.Seed, v.Latents)
-		if v.FramesDir != "" {
-			fmt.Fprintf(env.stdout, "frames: %s\n", v.FramesDir)
-		}
+		printVideo(env, res.(*video.Result))
+	}
+	return nil
+}
+
+func printVideo(env *cmdEnv, v *video.Result) {
+	out := v.Video
+	if out == "" {
+		out = "(no MP4)"
+	}
+	fmt.Fprintf(env.stdout, "%s: %d frames, seed %d (latents %s)\n", out, v.Frames, v.Seed, v.Latents)
+	if v.FramesDir != "" {
+		fmt.Fprintf(env.stdout, "frames: %s\n", v.FramesDir)
+	}
+}
+
+// kindVideoDecode is the job kind of glassbox decode on a video job.
+const kindVideoDecode = "video-decode"
+
+// videoDecodeParams is a video-decode job's request, as journaled.
+type videoDecodeParams struct {
+	video.Request
+	RetryOf string `json:"retry_of"`
+	Latents string `json:"latents"`
+}
+
+// redecodeVideo decodes a video job's saved latent again as a new job.
+func redecodeVideo(ctx context.Context, env *cmdEnv, o *imageJobOpts, job api.Job, home, out, vaeFile string) error {
+	var p videoDecodeParams
+	if err := json.Unmarshal(job.Params, &p); err != nil {
+		return pipeline.Errorf(pipeline.StagePlan, "", "job %s: parameters: %w", job.ID, err)
+	}
+	if job.Kind == "video" {
+		p.RetryOf, p.Latents = job.ID, video.LatentsPath(filepath.Join(home, "jobs", job.ID))
+	}
+	if _, err := os.Stat(p.Latents); err != nil {
+		return pipeline.Errorf(pipeline.StageLoad, "the job did not finish sampling; run it again", "job %s saved no latent: %w", p.RetryOf, err)
+	}
+	if out != "" {
+		p.Out = out
+	}
+	if vaeFile != "" {
+		p.VAE = vaeFile
+	}
+	if o.threads != 0 {
+		p.Threads = o.threads
+	}
+	if !o.json {
+		fmt.Fprintf(env.stderr, "decoding the latent of job %s (%s, state %s)\n", p.RetryOf, filepath.Base(job.Model), job.State)
+	}
+	res, err := runImageJob(ctx, env, o, kindVideoDecode, p.DiT, p, func(ctx context.Context, id, _ string) (any, error) {
+		return (&video.Engine{}).Decode(ctx, p.Request, p.Latents, id)
+	})
+	if err != nil || res == nil {
+		return err
+	}
+	if !o.json {
+		printVideo(env, res.(*video.Result))
 	}
 	return nil
 }

@@ -46,4 +46,20 @@ func TestVideo(t *testing.T) {
 			t.Error(err)
 		}
 	}
+
+	// glassbox decode JOB: the saved latent decoded again as a new job.
+	out, _, _ = runCmd(t, "", "jobs", "--home", home)
+	id := ""
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 5 && f[3] == "video" && strings.Contains(line, " done ") {
+			id = f[0]
+		}
+	}
+	if id == "" {
+		t.Fatalf("no finished video job in:\n%s", out)
+	}
+	stdout, errs, code = runCmd(t, "", "decode", id, "--home", home, "-o", filepath.Join(dir, "c.mp4"))
+	if code != 0 || !strings.Contains(stdout, ": 5 frames, seed 42") || !strings.Contains(errs, "decoding the latent of job "+id) {
+		t.Fatalf("decode %s: code %d, stdout %q, stderr %q", id, code, stdout, errs)
+	}
 }

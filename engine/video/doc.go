@@ -31,6 +31,10 @@
 //     FramesDir is set, in which case the PNGs are written and the MP4 is
 //     skipped with a warning.
 //
+// Decode re-runs decode and deliver from a job's saved latent (glassbox
+// decode JOB) with only the VAE loaded, so a decode or an ffmpeg that failed
+// loses no sampling.
+//
 // Layout: latents are flat float32 [C][T][H][W] (PyTorch's, batch dropped),
 // frames planar RGB [3][H][W] in [-1, 1].
 //

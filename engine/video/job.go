@@ -177,13 +177,26 @@ type job struct {
 	frames   int
 	mp4      *encoder // the running ffmpeg, from decode to deliver
 	written  int64
+
+	saved string // Decode: the saved latent decoded again
 }
 
 // Run runs the job r as job id, keeping its latents in dir ("": the
 // directory of the output), reporting through ctx's pipeline trace.
 func (e *Engine) Run(ctx context.Context, r Request, id, dir string) (*Result, error) {
+	return e.run(ctx, r, dir, "")
+}
+
+// Decode runs decode and deliver again from the latent a job of request r
+// saved (glassbox decode JOB): only the VAE is loaded, so a decode or an
+// ffmpeg that failed loses no sampling.
+func (e *Engine) Decode(ctx context.Context, r Request, latents, id string) (*Result, error) {
+	return e.run(ctx, r, "", latents)
+}
+
+func (e *Engine) run(ctx context.Context, r Request, dir, saved string) (*Result, error) {
 	r.Defaults()
-	j := &job{e: e, r: &r, dir: dir, tr: pipeline.TraceFrom(ctx)}
+	j := &job{e: e, r: &r, dir: dir, tr: pipeline.TraceFrom(ctx), saved: saved}
 	defer j.close()
 	j.pool = compute.NewPool(r.Threads)
 	defer j.pool.Close()
@@ -198,12 +211,19 @@ func (e *Engine) Run(ctx context.Context, r Request, id, dir string) (*Result, e
 		{pipeline.StageDecode, j.decode},
 		{pipeline.StageDeliver, j.deliver},
 	} {
+		if saved != "" && (st.stage == pipeline.StageEncode || st.stage == pipeline.StageGenerate) {
+			j.tr.OnStageSkipped(st.stage, "decoding the saved latent "+saved)
+			continue
+		}
 		if st.stage == pipeline.StageGenerate {
 			j.tr.OnStageSkipped(pipeline.StagePrefill, "diffusion has no prompt pass")
 		}
 		if err := j.stage(ctx, st.stage, st.fn); err != nil {
 			return nil, err
 		}
+	}
+	if saved != "" {
+		j.latents = saved
 	}
 	res := &Result{Video: "", FramesDir: r.FramesDir, Frames: j.frames, Latents: j.latents, Seed: r.Seed,
 		Plan: j.plan, Timesteps: j.sched.Timesteps, Warnings: j.warnings}
@@ -273,7 +293,12 @@ func (j *job) planStage(ctx context.Context) (pipeline.StageStats, error) {
 			return pipeline.StageStats{}, err
 		}
 	}
-	if j.plan, err = PlanJob(j.r, lat, dev); err != nil {
+	if j.saved != "" {
+		j.plan, err = PlanDecode(j.r, lat, dev)
+	} else {
+		j.plan, err = PlanJob(j.r, lat, dev)
+	}
+	if err != nil {
 		return pipeline.StageStats{}, err
 	}
 	if err := j.plan.Admit(); err != nil {
@@ -336,6 +361,21 @@ func (j *job) load(ctx context.Context) (pipeline.StageStats, error) {
 			}
 			return j.vae.WeightBytes(), nil
 		}},
+	}
+	if j.saved != "" {
+		steps = append(steps[2:], struct {
+			name string
+			bind func() (int64, error)
+		}{"latents " + filepath.Base(j.saved), func() (int64, error) {
+			var err error
+			if j.x, err = vae.ReadF32(j.saved, j.lat.Len()); err != nil {
+				return 0, fmt.Errorf("saved latent of %d frames of %d×%d: %w", j.r.Frames, j.r.Width, j.r.Height, err)
+			}
+			if k := firstNonFinite(j.x); k >= 0 {
+				return 0, fmt.Errorf("saved latent %s has a non-finite value at %d (%g)", j.saved, k, j.x[k])
+			}
+			return 4 * int64(len(j.x)), nil
+		}})
 	}
 	for _, st := range steps {
 		if err := ctx.Err(); err != nil {

@@ -259,6 +259,47 @@ func TestT2VTiny(t *testing.T) {
 	}
 }
 
+// TestDecodeAgain decodes a run's saved latent again (glassbox decode
+// JOB): only the VAE is loaded, and the frames are those of the run.
+func TestDecodeAgain(t *testing.T) {
+	r := tinyRequest(t)
+	r.Steps = 1
+	dir := t.TempDir()
+	r.FramesDir = filepath.Join(dir, "run")
+	res, err := (&Engine{}).Run(context.Background(), r, "a", filepath.Join(dir, "job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := r
+	r2.FramesDir = filepath.Join(dir, "again")
+	var rec recorder
+	res2, err := (&Engine{}).Decode(rec.ctx(context.Background()), r2, res.Latents, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rec.parts {
+		if strings.Contains(p, "DiT") || strings.Contains(p, "umT5") || strings.HasPrefix(p, "generate") {
+			t.Errorf("the decode ran %q", p)
+		}
+	}
+	if res2.Frames != 17 || res2.Latents != res.Latents {
+		t.Errorf("decode: %d frames from %s, want 17 from %s", res2.Frames, res2.Latents, res.Latents)
+	}
+	for k := range 17 {
+		a, b := readPNG(t, FramePath(r.FramesDir, k)), readPNG(t, FramePath(r2.FramesDir, k))
+		if string(a.Pix) != string(b.Pix) {
+			t.Fatalf("frame %d differs between the run and its decode", k)
+		}
+	}
+	// A latent of another size is refused in load.
+	r2.Frames = 21
+	if _, err := (&Engine{}).Decode(context.Background(), r2, res.Latents, "c"); err == nil {
+		t.Error("a 17-frame latent decoded as 21 frames")
+	} else if st, _ := pipeline.StageOf(err); st != pipeline.StageLoad {
+		t.Errorf("stage %s (%v), want load", st, err)
+	}
+}
+
 // TestRefusals: each bad request fails in its stage with the numbers,
 // before anything is sampled.
 func TestRefusals(t *testing.T) {

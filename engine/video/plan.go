@@ -84,20 +84,48 @@ func PlanJob(r *Request, l wan.Latent, dev *plan.Device) (*Plan, error) {
 	if err != nil {
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
-	if f, err = open(r.VAE); err != nil {
+	if p.VAEBytes, err = vaeDecoderBytes(r.VAE); err != nil {
 		return nil, err
 	}
-	for _, name := range f.Names() {
-		// The decoder's tensors and the post-quantisation conv2 (the file
-		// also holds the encoder, which the job does not bind).
-		dec := strings.Contains(name, "decoder.") || (strings.Contains(name, "conv2.") && !strings.Contains(name, "encoder."))
-		if t, ok := f.Tensor(name); ok && dec {
-			p.VAEBytes += 4 * int64(t.Numel())
-		}
-	}
-	f.Close()
 	p.TextBytes = 2 * cfg.TextBytes(wan.TextLen)
 	p.fill(cfg, l)
+	return p, nil
+}
+
+// vaeDecoderBytes is the memory of the VAE's decoder once bound: its
+// tensors (and the post-quantisation conv2) widened to float32; the file
+// also holds the encoder, which the job does not bind.
+func vaeDecoderBytes(path string) (int64, error) {
+	f, err := checkpoint.Open(path)
+	if err != nil {
+		return 0, pipeline.Wrap(pipeline.StageLoad, err, "")
+	}
+	defer f.Close()
+	var n int64
+	for _, name := range f.Names() {
+		dec := strings.Contains(name, "decoder.") || (strings.Contains(name, "conv2.") && !strings.Contains(name, "encoder."))
+		if t, ok := f.Tensor(name); ok && dec {
+			n += 4 * int64(t.Numel())
+		}
+	}
+	return n, nil
+}
+
+// PlanDecode is the plan of decoding a saved latent again: the VAE's
+// decoder, the latent and the streaming decode.
+func PlanDecode(r *Request, l wan.Latent, dev *plan.Device) (*Plan, error) {
+	p := &Plan{Frames: r.Frames, Width: r.Width, Height: r.Height, Tokens: l.Tokens(), Budget: r.Budget}
+	if p.Budget == 0 && dev != nil {
+		p.Budget = dev.RAMAvailable
+	}
+	var err error
+	if p.VAEBytes, err = vaeDecoderBytes(r.VAE); err != nil {
+		return nil, err
+	}
+	p.DecodeBytes = vae.WanDecodeBytes(l.Frames, l.Height, l.Width)
+	p.SamplerBytes = 4 * int64(l.Len())
+	p.DecodePeak = p.VAEBytes + p.DecodeBytes + p.SamplerBytes
+	p.Total = p.DecodePeak
 	return p, nil
 }
 
