@@ -25,6 +25,24 @@ func (j *job) generate(ctx context.Context) (pipeline.StageStats, error) {
 		return pipeline.StageStats{}, err
 	}
 	j.sched = sch
+	err = j.part(pipeline.StageGenerate, "text embedding", func() (pipeline.StageStats, error) {
+		var n int
+		for i, c := range j.contexts {
+			if c == nil {
+				continue
+			}
+			var err error
+			if j.texts[i], err = j.dit.PrepareText(ctx, j.pool, c, j.rows[i]); err != nil {
+				return pipeline.StageStats{}, fmt.Errorf("%s: %w", []string{"prompt", "negative prompt"}[i], err)
+			}
+			j.contexts[i] = nil
+			n += j.rows[i]
+		}
+		return pipeline.StageStats{Items: int64(n), Unit: "rows", Note: "the prompts' embeddings and cross-attention keys and values"}, nil
+	})
+	if err != nil {
+		return pipeline.StageStats{}, err
+	}
 	method, err := r.method()
 	if err != nil {
 		return pipeline.StageStats{}, err
@@ -65,6 +83,9 @@ func (j *job) generate(ctx context.Context) (pipeline.StageStats, error) {
 		return pipeline.StageStats{}, err
 	}
 	sample := time.Since(t0)
+	// The DiT is not needed again: its mapping goes before the decode.
+	j.drop(j.ditf)
+	j.dit, j.ditf, j.texts = nil, nil, [2]*wan.Text{}
 	if err := j.part(pipeline.StageGenerate, "save latents", j.saveLatents); err != nil {
 		return pipeline.StageStats{}, err
 	}

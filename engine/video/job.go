@@ -164,13 +164,16 @@ type job struct {
 	ffmpeg string // "" when the MP4 is not made
 	files  []*checkpoint.File
 	t5f    *checkpoint.File
+	ditf   *checkpoint.File
 	tok    *tokenizer.Tokenizer
 	enc    *t5.Encoder
 	dit    *wan.DiT
 	vae    *vae.WanVAE
 
 	texts    [2]*wan.Text // prompt, negative prompt
-	x        []float32    // the latent
+	contexts [2][]float32 // their umT5 outputs, until the DiT embeds them
+	rows     [2]int
+	x        []float32 // the latent
 	latents  string
 	sched    diffusion.FlowSchedule
 	warnings []string
@@ -231,6 +234,17 @@ func (e *Engine) run(ctx context.Context, r Request, dir, saved string) (*Result
 		res.Video = r.Out
 	}
 	return res, nil
+}
+
+// drop closes one of the job's files.
+func (j *job) drop(f *checkpoint.File) {
+	for i, g := range j.files {
+		if g == f {
+			f.Close()
+			j.files = append(j.files[:i], j.files[i+1:]...)
+			return
+		}
+	}
 }
 
 func (j *job) close() {
@@ -343,6 +357,7 @@ func (j *job) load(ctx context.Context) (pipeline.StageStats, error) {
 			if err != nil {
 				return 0, err
 			}
+			j.ditf = f
 			if j.dit, err = wan.New(f, j.r.Heads); err != nil {
 				return 0, err
 			}
@@ -481,9 +496,7 @@ func (j *job) encode(ctx context.Context) (pipeline.StageStats, error) {
 			if k := firstNonFinite(ctxv); k >= 0 {
 				return pipeline.StageStats{}, fmt.Errorf("%s: umT5 gave a non-finite value at row %d (%g)", pr.name, k/j.enc.Config().Dim, ctxv[k])
 			}
-			if j.texts[i], err = j.dit.PrepareText(ctx, j.pool, ctxv, len(ids)); err != nil {
-				return pipeline.StageStats{}, fmt.Errorf("%s: %w", pr.name, err)
-			}
+			j.contexts[i], j.rows[i] = ctxv, len(ids)
 			tokens += int64(len(ids))
 			return pipeline.StageStats{Items: int64(len(ids)), Unit: "tokens"}, nil
 		})
@@ -491,14 +504,9 @@ func (j *job) encode(ctx context.Context) (pipeline.StageStats, error) {
 			return pipeline.StageStats{}, err
 		}
 	}
-	// umT5 is not needed again: its file's mapping goes.
-	for i, f := range j.files {
-		if f == j.t5f {
-			f.Close()
-			j.files = append(j.files[:i], j.files[i+1:]...)
-			break
-		}
-	}
+	// umT5 is not needed again: its file's mapping goes before the DiT's
+	// matrices (which alias their file) are first read.
+	j.drop(j.t5f)
 	j.enc, j.t5f = nil, nil
 	return pipeline.StageStats{Items: tokens, Unit: "tokens", Placement: placement(j.pool)}, nil
 }

@@ -375,16 +375,16 @@ func TestNoFFmpegFramesDir(t *testing.T) {
 	}
 }
 
-// TestCancel: a job cancelled during its first step stops within one DiT
+// TestCancel: a job cancelled just before its first step stops within one DiT
 // call with a step error that names the step.
 func TestCancel(t *testing.T) {
 	r := tinyRequest(t)
 	r.FramesDir = t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tr := &pipeline.Trace{StageStart: func(s pipeline.Stage) {
-		if s == pipeline.StageGenerate {
-			cancel()
+	tr := &pipeline.Trace{PartDone: func(s pipeline.Stage, part string, _ time.Duration, _ pipeline.StageStats) {
+		if part == "text embedding" {
+			cancel() // before step 1's first DiT call
 		}
 	}}
 	_, err := (&Engine{}).Run(pipeline.WithTrace(ctx, tr), r, "c", "")

@@ -27,10 +27,10 @@ type Plan struct {
 	SamplerBytes   int64 `json:"sampler_bytes"`        // the sampler's and CFG's latents
 	DecodeBytes    int64 `json:"decode_bytes"`         // the streaming VAE decode (flat in the frames)
 
-	EncodePeak   int64 `json:"encode_peak_bytes"`   // all three resident, umT5 running
+	EncodePeak   int64 `json:"encode_peak_bytes"`   // umT5 running (the DiT mapped, not yet read), the VAE bound
 	GeneratePeak int64 `json:"generate_peak_bytes"` // umT5 dropped, the DiT running
-	DecodePeak   int64 `json:"decode_peak_bytes"`
-	Total        int64 `json:"total_bytes"` // the largest of the three
+	DecodePeak   int64 `json:"decode_peak_bytes"`   // the DiT dropped, the VAE decoding
+	Total        int64 `json:"total_bytes"`         // the largest of the three
 	Budget       int64 `json:"budget_bytes"`
 
 	// Fits is the largest valid frame count that fits the budget at this
@@ -134,9 +134,13 @@ func (p *Plan) fill(cfg wan.Config, l wan.Latent) {
 	p.DiTActivations = cfg.ActivationBytes(l.Frames, l.Height, l.Width)
 	p.SamplerBytes = samplerLatents * 4 * int64(l.Len())
 	p.DecodeBytes = vae.WanDecodeBytes(l.Frames, l.Height, l.Width)
-	p.EncodePeak = p.T5Bytes + p.DiTBytes + p.VAEBytes + p.T5Activations + p.TextBytes
+	// The DiT's matrices alias its file's mapping and are first read in
+	// generate, after umT5's file is closed: the two are never resident
+	// together.
+	p.EncodePeak = p.T5Bytes + p.VAEBytes + p.T5Activations + 2*4*int64(wan.TextLen*cfg.TextDim)
 	p.GeneratePeak = p.DiTBytes + p.VAEBytes + p.TextBytes + p.SamplerBytes + p.DiTActivations
-	p.DecodePeak = p.DiTBytes + p.VAEBytes + p.TextBytes + p.SamplerBytes + p.DecodeBytes
+	// The DiT's file is closed before the decode; the latent stays.
+	p.DecodePeak = p.VAEBytes + 4*int64(l.Len()) + p.DecodeBytes
 	p.Total = max(p.EncodePeak, p.GeneratePeak, p.DecodePeak)
 	if p.Budget > 0 && p.Total > p.Budget {
 		p.Fits = 0
