@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
@@ -59,19 +60,44 @@ type encoder struct {
 }
 
 // FFmpegArgs is the command line that encodes raw rgb24 frames of w×h at
-// fps from stdin into an H.264 yuv420p MP4 at out.
-func FFmpegArgs(w, h, fps int, out string) []string {
+// fps from stdin into an H.264 yuv420p MP4 at out, with comment as the
+// file's "comment" metadata tag.
+func FFmpegArgs(w, h, fps int, comment, out string) []string {
 	return []string{"-hide_banner", "-loglevel", "error", "-y",
 		"-f", "rawvideo", "-pix_fmt", "rgb24", "-s", fmt.Sprintf("%dx%d", w, h), "-r", strconv.Itoa(fps), "-i", "-",
-		"-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart", "-f", "mp4", out}
+		"-c:v", "libx264", "-pix_fmt", "yuv420p", "-metadata", "comment=" + comment,
+		"-movflags", "+faststart+use_metadata_tags", "-f", "mp4", out}
 }
 
-func startEncoder(ffmpeg string, w, h, fps int, out string) (*encoder, error) {
+// Settings is the request's generation settings as JSON, without paths:
+// what the MP4's comment tag carries.
+func Settings(r *Request) string {
+	b, _ := json.Marshal(struct {
+		Prompt      string  `json:"prompt,omitempty"`
+		Negative    string  `json:"negative_prompt,omitempty"`
+		PromptIDs   []int32 `json:"prompt_ids,omitempty"`
+		NegativeIDs []int32 `json:"negative_prompt_ids,omitempty"`
+		Frames      int     `json:"frames"`
+		Width       int     `json:"width"`
+		Height      int     `json:"height"`
+		Steps       int     `json:"steps"`
+		CFGScale    float32 `json:"cfg_scale"`
+		Shift       float64 `json:"shift"`
+		Sampler     string  `json:"sampler"`
+		Seed        int64   `json:"seed"`
+		RNG         string  `json:"rng"`
+		FPS         int     `json:"fps"`
+		DiT         string  `json:"dit"`
+	}{r.Prompt, r.Negative, r.PromptIDs, r.NegativeIDs, r.Frames, r.Width, r.Height, r.Steps, r.CFGScale, r.Shift, r.Sampler, r.Seed, "cpu", r.FPS, filepath.Base(r.DiT)})
+	return string(b)
+}
+
+func startEncoder(ffmpeg string, w, h, fps int, comment, out string) (*encoder, error) {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return nil, err
 	}
 	e := &encoder{out: out, tmp: filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".part")}
-	e.cmd = exec.Command(ffmpeg, FFmpegArgs(w, h, fps, e.tmp)...)
+	e.cmd = exec.Command(ffmpeg, FFmpegArgs(w, h, fps, comment, e.tmp)...)
 	e.cmd.Stderr = &e.stderr
 	var err error
 	if e.in, err = e.cmd.StdinPipe(); err != nil {
@@ -127,7 +153,7 @@ func (j *job) decode(ctx context.Context) (pipeline.StageStats, error) {
 	h, w := 8*l.Height, 8*l.Width
 	if j.ffmpeg != "" {
 		var err error
-		if j.mp4, err = startEncoder(j.ffmpeg, w, h, r.FPS, r.Out); err != nil {
+		if j.mp4, err = startEncoder(j.ffmpeg, w, h, r.FPS, Settings(r), r.Out); err != nil {
 			return pipeline.StageStats{}, pipeline.Wrap(pipeline.StageDeliver, err, "")
 		}
 	}

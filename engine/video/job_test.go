@@ -252,6 +252,10 @@ func TestT2VTiny(t *testing.T) {
 			got[k] = v
 		}
 	}
+	tags, err := exec.Command(ffprobe, "-v", "error", "-show_entries", "format_tags=comment", "-of", "default=noprint_wrappers=1:nokey=1", r.Out).CombinedOutput()
+	if err != nil || !strings.Contains(string(tags), `"seed":42`) || !strings.Contains(string(tags), `"steps":4`) {
+		t.Errorf("MP4 comment tag %q (%v), want the settings", tags, err)
+	}
 	for k, v := range map[string]string{"codec_name": "h264", "width": "64", "height": "64", "pix_fmt": "yuv420p", "r_frame_rate": "16/1", "nb_read_frames": "17"} {
 		if got[k] != v {
 			t.Errorf("ffprobe %s = %q, want %q (%s)", k, got[k], v, out)
