@@ -444,3 +444,31 @@ func TestNaNStep(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestFFmpegRefuses: an ffmpeg that exits with an error fails the job in
+// deliver with ffmpeg's own message, after the latent was saved.
+func TestFFmpegRefuses(t *testing.T) {
+	r := tinyRequest(t)
+	r.Steps = 1
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "ffmpeg")
+	script := "#!/bin/sh\ncat >/dev/null\necho \"Unknown encoder 'libx264'\" >&2\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Out = filepath.Join(dir, "out.mp4")
+	_, err := (&Engine{FFmpeg: fake}).Run(context.Background(), r, "f", filepath.Join(dir, "job"))
+	if err == nil || !strings.Contains(err.Error(), "Unknown encoder 'libx264'") {
+		t.Fatalf("error %v, want ffmpeg's message", err)
+	}
+	if st, _ := pipeline.StageOf(err); st != pipeline.StageDeliver {
+		t.Errorf("stage %s, want deliver", st)
+	}
+	if _, err := os.Stat(LatentsPath(filepath.Join(dir, "job"))); err != nil {
+		t.Errorf("the latent was not kept: %v", err)
+	}
+	if _, err := os.Stat(r.Out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed ffmpeg left %s: %v", r.Out, err)
+	}
+	t.Log(err)
+}
