@@ -104,6 +104,14 @@ func runVideo(ctx context.Context, env *cmdEnv, args []string) error {
 			*p = append(*p, int32(id))
 		}
 	}
+	// Journaled absolute, so glassbox decode JOB finds them from anywhere.
+	for _, p := range []*string{&r.DiT, &r.T5, &r.VAE, &r.Spiece, &r.Out, &r.FramesDir} {
+		if *p != "" {
+			if abs, err := filepath.Abs(*p); err == nil {
+				*p = abs
+			}
+		}
+	}
 	r.Threads = o.threads
 	r.Seed = engimage.ResolveSeed(r.Seed) // journaled as used
 	if *budget != "" {
