@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "decode", summary: "retry the decode stage of an image job from its saved latents", run: runDecode})
+	register(&command{name: "decode", summary: "retry the decode stage of an image or video job from its saved latents", run: runDecode})
 }
 
 // runDecode re-runs a vae-decode job from the latents it saved before
@@ -21,10 +21,10 @@ func init() {
 func runDecode(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlags(env, "decode", "JOB [-o OUT.png] [--vae FILE] [--tile PX] [--mem-budget SIZE]")
 	var o imageJobOpts
-	out := fs.String("o", "", "output PNG (default: the job's)")
+	out := fs.String("o", "", "output PNG or MP4 (default: the job's)")
 	tile := fs.Int("tile", -1, "tile size in pixels (default: the job's)")
 	budget := fs.String("mem-budget", "", "memory budget (default: the job's)")
-	vaeFile := fs.String("vae", "", "image jobs: decode with this VAE file instead of the job's")
+	vaeFile := fs.String("vae", "", "image and video jobs: decode with this VAE file instead of the job's")
 	jobFlags(fs, &o)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -51,8 +51,11 @@ func runDecode(ctx context.Context, env *cmdEnv, args []string) error {
 	if job.Kind == "image" || job.Kind == kindImageDecode {
 		return redecodeImage(ctx, env, &o, job, dir, *out, *vaeFile)
 	}
+	if job.Kind == "video" || job.Kind == kindVideoDecode {
+		return redecodeVideo(ctx, env, &o, job, dir, *out, *vaeFile)
+	}
 	if job.Kind != "vae-decode" {
-		return pipeline.Errorf(pipeline.StagePlan, "", "job %s is a %q job; only image and vae-decode jobs can be retried with decode", id, job.Kind)
+		return pipeline.Errorf(pipeline.StagePlan, "", "job %s is a %q job; only image, video and vae-decode jobs can be retried with decode", id, job.Kind)
 	}
 	var p vaeDecodeParams
 	if err := json.Unmarshal(job.Params, &p); err != nil {

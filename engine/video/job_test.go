@@ -1,0 +1,474 @@
+package video
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/png"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/glassbox-ai/glassbox/diffusion"
+	"github.com/glassbox-ai/glassbox/internal/sdtest"
+	"github.com/glassbox-ai/glassbox/internal/shared"
+	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/tensor"
+	"github.com/glassbox-ai/glassbox/vae"
+)
+
+// Tolerances of shared/golden/wan/README.md §4 for the whole chain.
+const (
+	chainMaxAbs, chainRelL2 = 1e-3, 1e-4
+	framesMaxDiffering      = 0.005 // every sample ±1, at most 0.5 % differing
+)
+
+func goldenBytes(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(shared.Path(t, "golden/wan/"+name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func goldenF32(t testing.TB, name string) []float32 {
+	b := goldenBytes(t, name)
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func goldenI32(t testing.TB, name string) []int32 {
+	b := goldenBytes(t, name)
+	v := make([]int32, len(b)/4)
+	for i := range v {
+		v[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// tinyRequest is README §3d's run (t2v_tiny.run.json): DiT tiny (4
+// heads), umT5 tiny over the stored ids, the real VAE, 17 frames of
+// 64×64, FlowUniPC 4 steps, shift 5, CFG 5, seed 42, 16 fps.
+func tinyRequest(t testing.TB) Request {
+	return Request{
+		DiT: sdtest.Wan(t, "dit-tiny", 1001, tensor.F32), T5: sdtest.Wan(t, "umt5-tiny", 4001, tensor.F32),
+		VAE:       sdtest.Wan(t, "vae", 2001, tensor.F32),
+		PromptIDs: goldenI32(t, "t2v_tiny.cond_ids.i32"), NegativeIDs: goldenI32(t, "t2v_tiny.uncond_ids.i32"),
+		Frames: 17, Width: 64, Height: 64, Steps: 4, Shift: 5, CFGScale: 5, Sampler: "unipc", Seed: 42, Heads: 4, FPS: 16,
+	}
+}
+
+// recorder keeps a job's trace as lines "stage part: note".
+type recorder struct {
+	mu       sync.Mutex
+	started  []pipeline.Stage
+	parts    []string
+	warnings []string
+}
+
+func (r *recorder) ctx(ctx context.Context) context.Context {
+	return pipeline.WithTrace(ctx, &pipeline.Trace{
+		StageStart: func(s pipeline.Stage) { r.mu.Lock(); r.started = append(r.started, s); r.mu.Unlock() },
+		PartDone: func(s pipeline.Stage, part string, d time.Duration, st pipeline.StageStats) {
+			r.mu.Lock()
+			r.parts = append(r.parts, string(s)+" "+part+": "+st.Note)
+			r.mu.Unlock()
+		},
+		Warning: func(code, msg string) { r.mu.Lock(); r.warnings = append(r.warnings, code+": "+msg); r.mu.Unlock() },
+	})
+}
+
+func compare(got, want []float32) (maxAbs, rel float64) {
+	var d2, r2 float64
+	for i, w := range want {
+		d := float64(got[i]) - float64(w)
+		maxAbs = max(maxAbs, math.Abs(d))
+		d2 += d * d
+		r2 += float64(w) * float64(w)
+	}
+	return maxAbs, math.Sqrt(d2 / r2)
+}
+
+func readPNG(t testing.TB, path string) *image.NRGBA {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	im, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b := im.Bounds()
+	out := image.NewNRGBA(b)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			out.Set(x, y, im.At(x, y))
+		}
+	}
+	return out
+}
+
+// ffmpegOrSkip finds ffmpeg and ffprobe, or ends the test: a skip, or
+// under CI (CI=true, where .ci/run installs them) a failure.
+func ffmpegOrSkip(t testing.TB) (ffmpeg, ffprobe string) {
+	t.Helper()
+	ff, err1 := exec.LookPath("ffmpeg")
+	fp, err2 := exec.LookPath("ffprobe")
+	if err1 == nil && err2 == nil {
+		return ff, fp
+	}
+	msg := "no ffmpeg/ffprobe found (install them with: apt-get install -y ffmpeg)"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + "; CI=true: the MP4 tests must run")
+	}
+	t.Skip(msg)
+	return "", ""
+}
+
+// TestT2VTiny runs README §3d's tiny text-to-video end to end through the
+// job: the saved final latent against t2v_tiny.final_latent, every frame
+// PNG against t2v_tiny.frames (±1, ≤ 0.5 % differing), the trace's stages
+// and steps, and the MP4's stream (ffprobe: h264, 64×64, yuv420p, 16 fps,
+// 17 frames).
+func TestT2VTiny(t *testing.T) {
+	ffmpeg, ffprobe := ffmpegOrSkip(t)
+	r := tinyRequest(t)
+	dir := t.TempDir()
+	r.Out = filepath.Join(dir, "out.mp4")
+	r.FramesDir = filepath.Join(dir, "frames")
+	var rec recorder
+	t0 := time.Now()
+	res, err := (&Engine{FFmpeg: ffmpeg}).Run(rec.ctx(context.Background()), r, "t2v", filepath.Join(dir, "job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tiny run %.1f s: %s", time.Since(t0).Seconds(), res.Plan)
+	for _, p := range rec.parts {
+		t.Log(p)
+	}
+	want := []pipeline.Stage{pipeline.StagePlan, pipeline.StageLoad, pipeline.StageEncode, pipeline.StageGenerate, pipeline.StageDecode, pipeline.StageDeliver}
+	if len(rec.started) != len(want) {
+		t.Errorf("stages %v, want %v", rec.started, want)
+	}
+	steps := 0
+	for _, p := range rec.parts {
+		if strings.HasPrefix(p, "generate step ") {
+			steps++
+			if !strings.Contains(p, "s/step") || !strings.Contains(p, "ETA") {
+				t.Errorf("step event %q lacks s/step or ETA", p)
+			}
+		}
+	}
+	if steps != 4 {
+		t.Errorf("%d step events, want 4", steps)
+	}
+	if got := res.Timesteps; len(got) != 4 || got[0] != 999 || got[1] != 937 || got[2] != 833 || got[3] != 624 {
+		t.Errorf("timesteps %v, want [999 937 833 624]", got)
+	}
+
+	// The saved latent, as written before the decode.
+	if res.Latents != LatentsPath(filepath.Join(dir, "job")) {
+		t.Errorf("latents at %s, want the job's folder", res.Latents)
+	}
+	b, err := os.ReadFile(res.Latents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float32, len(b)/4)
+	for i := range x {
+		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	ref := goldenF32(t, "t2v_tiny.final_latent.f32")
+	if len(x) != len(ref) {
+		t.Fatalf("saved latent has %d values, golden %d", len(x), len(ref))
+	}
+	m, rel := compare(x, ref)
+	t.Logf("final latent: max |Δ| %.2e, rel L2 %.2e", m, rel)
+	if m > chainMaxAbs || rel > chainRelL2 || math.IsNaN(m) {
+		t.Errorf("final latent: max |Δ| %.3g (tolerance %g), rel L2 %.3g (tolerance %g)", m, chainMaxAbs, rel, chainRelL2)
+	}
+	var info LatentInfo
+	if jb, err := os.ReadFile(vae.SidecarPath(res.Latents)); err != nil {
+		t.Error(err)
+	} else if err := json.Unmarshal(jb, &info); err != nil || info.Shape != [4]int{16, 5, 8, 8} || info.Request.Seed != 42 {
+		t.Errorf("latent description %+v (%v), want shape [16 5 8 8] and seed 42", info, err)
+	}
+
+	// The frames, as Wan's cache_video makes them.
+	if res.Frames != 17 {
+		t.Errorf("%d frames, want 17", res.Frames)
+	}
+	var samples, differing, worst int
+	for k := range 17 {
+		got := readPNG(t, FramePath(r.FramesDir, k))
+		ref := readPNG(t, shared.Path(t, "golden/wan/t2v_tiny.frames/frame_"+strconv.Itoa(1000 + k)[1:]+".png"))
+		if got.Bounds() != ref.Bounds() {
+			t.Fatalf("frame %d is %v, golden %v", k, got.Bounds(), ref.Bounds())
+		}
+		for i := range got.Pix {
+			if i%4 == 3 {
+				continue
+			}
+			samples++
+			d := int(got.Pix[i]) - int(ref.Pix[i])
+			d = max(d, -d)
+			worst = max(worst, d)
+			if d > 0 {
+				differing++
+			}
+		}
+	}
+	t.Logf("frames: %d of %d samples differ, at most by %d", differing, samples, worst)
+	if worst > 1 || float64(differing) > framesMaxDiffering*float64(samples) {
+		t.Errorf("frames: %d of %d samples differ, at most by %d; want ±1 and ≤ %.1f %%", differing, samples, worst, 100*framesMaxDiffering)
+	}
+
+	// The MP4's stream.
+	if res.Video != r.Out {
+		t.Fatalf("video %q, want %q", res.Video, r.Out)
+	}
+	out, err := exec.Command(ffprobe, "-v", "error", "-count_frames", "-select_streams", "v:0",
+		"-show_entries", "stream=codec_name,width,height,pix_fmt,r_frame_rate,nb_read_frames", "-of", "default=noprint_wrappers=1", r.Out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffprobe: %v: %s", err, out)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			got[k] = v
+		}
+	}
+	tags, err := exec.Command(ffprobe, "-v", "error", "-show_entries", "format_tags=comment", "-of", "default=noprint_wrappers=1:nokey=1", r.Out).CombinedOutput()
+	if err != nil || !strings.Contains(string(tags), `"seed":42`) || !strings.Contains(string(tags), `"steps":4`) {
+		t.Errorf("MP4 comment tag %q (%v), want the settings", tags, err)
+	}
+	for k, v := range map[string]string{"codec_name": "h264", "width": "64", "height": "64", "pix_fmt": "yuv420p", "r_frame_rate": "16/1", "nb_read_frames": "17"} {
+		if got[k] != v {
+			t.Errorf("ffprobe %s = %q, want %q (%s)", k, got[k], v, out)
+		}
+	}
+}
+
+// TestDecodeAgain decodes a run's saved latent again (glassbox decode
+// JOB): only the VAE is loaded, and the frames are those of the run.
+func TestDecodeAgain(t *testing.T) {
+	r := tinyRequest(t)
+	r.Steps = 1
+	dir := t.TempDir()
+	r.FramesDir = filepath.Join(dir, "run")
+	res, err := (&Engine{}).Run(context.Background(), r, "a", filepath.Join(dir, "job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := r
+	r2.FramesDir = filepath.Join(dir, "again")
+	var rec recorder
+	res2, err := (&Engine{}).Decode(rec.ctx(context.Background()), r2, res.Latents, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rec.parts {
+		if strings.Contains(p, "DiT") || strings.Contains(p, "umT5") || strings.HasPrefix(p, "generate") {
+			t.Errorf("the decode ran %q", p)
+		}
+	}
+	if res2.Frames != 17 || res2.Latents != res.Latents {
+		t.Errorf("decode: %d frames from %s, want 17 from %s", res2.Frames, res2.Latents, res.Latents)
+	}
+	for k := range 17 {
+		a, b := readPNG(t, FramePath(r.FramesDir, k)), readPNG(t, FramePath(r2.FramesDir, k))
+		if string(a.Pix) != string(b.Pix) {
+			t.Fatalf("frame %d differs between the run and its decode", k)
+		}
+	}
+	// A latent of another size is refused in load.
+	r2.Frames = 21
+	if _, err := (&Engine{}).Decode(context.Background(), r2, res.Latents, "c"); err == nil {
+		t.Error("a 17-frame latent decoded as 21 frames")
+	} else if st, _ := pipeline.StageOf(err); st != pipeline.StageLoad {
+		t.Errorf("stage %s (%v), want load", st, err)
+	}
+}
+
+// TestRefusals: each bad request fails in its stage with the numbers,
+// before anything is sampled.
+func TestRefusals(t *testing.T) {
+	base := tinyRequest(t)
+	dir := t.TempDir()
+	base.Out = filepath.Join(dir, "out.mp4")
+	cases := []struct {
+		name  string
+		edit  func(*Request, *Engine)
+		stage pipeline.Stage
+		want  string
+	}{
+		{"frames 16", func(r *Request, _ *Engine) { r.Frames = 16 }, pipeline.StagePlan, "13"},
+		{"width 60", func(r *Request, _ *Engine) { r.Width = 60 }, pipeline.StagePlan, "64"},
+		{"sampler", func(r *Request, _ *Engine) { r.Sampler = "dpm++2m" }, pipeline.StagePlan, "dpm++2m"},
+		{"no ffmpeg", func(_ *Request, e *Engine) { e.FFmpeg = filepath.Join(dir, "no-ffmpeg") }, pipeline.StageDeliver, "ffmpeg"},
+		{"budget", func(r *Request, _ *Engine) { r.Budget = 64 << 20 }, pipeline.StagePlan, "the budget is 64.0 MiB"},
+		{"wrong VAE", func(r *Request, _ *Engine) { r.VAE = r.DiT }, pipeline.StageLoad, ""},
+		{"T5 as DiT", func(r *Request, _ *Engine) { r.DiT = r.T5 }, pipeline.StageLoad, ""},
+		{"token id", func(r *Request, _ *Engine) { r.PromptIDs = []int32{5, 300, 1} }, pipeline.StageEncode, "300"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := base
+			e := &Engine{}
+			c.edit(&r, e)
+			var rec recorder
+			_, err := e.Run(rec.ctx(context.Background()), r, "bad", filepath.Join(dir, c.name))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			st, _ := pipeline.StageOf(err)
+			t.Logf("%s: %v", st, err)
+			if st != c.stage {
+				t.Errorf("stage %s, want %s", st, c.stage)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not say %q", err, c.want)
+			}
+			for _, s := range rec.started {
+				if s == pipeline.StageGenerate {
+					t.Errorf("the job sampled before failing")
+				}
+			}
+		})
+	}
+}
+
+// TestNoFFmpegFramesDir: without ffmpeg, --frames-dir still gets every
+// frame and the job warns that no MP4 was made.
+func TestNoFFmpegFramesDir(t *testing.T) {
+	r := tinyRequest(t)
+	r.Steps = 1
+	dir := t.TempDir()
+	r.Out = filepath.Join(dir, "out.mp4")
+	r.FramesDir = filepath.Join(dir, "frames")
+	var rec recorder
+	res, err := (&Engine{FFmpeg: filepath.Join(dir, "no-ffmpeg")}).Run(rec.ctx(context.Background()), r, "nf", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Video != "" || len(rec.warnings) != 1 || !strings.Contains(rec.warnings[0], "no_ffmpeg") {
+		t.Errorf("video %q, warnings %q: want no MP4 and a no_ffmpeg warning", res.Video, rec.warnings)
+	}
+	if _, err := os.Stat(r.Out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an MP4 exists without ffmpeg: %v", err)
+	}
+	for k := range 17 {
+		readPNG(t, FramePath(r.FramesDir, k))
+	}
+	if res.Latents != r.Out+".latents.f32" {
+		t.Errorf("latents at %q, want beside the output", res.Latents)
+	}
+}
+
+// TestCancel: a job cancelled just before its first step stops within one DiT
+// call with a step error that names the step.
+func TestCancel(t *testing.T) {
+	r := tinyRequest(t)
+	r.FramesDir = t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr := &pipeline.Trace{PartDone: func(s pipeline.Stage, part string, _ time.Duration, _ pipeline.StageStats) {
+		if part == "text embedding" {
+			cancel() // before step 1's first DiT call
+		}
+	}}
+	_, err := (&Engine{}).Run(pipeline.WithTrace(ctx, tr), r, "c", "")
+	var se *diffusion.StepError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &se) || se.Step != 1 {
+		t.Fatalf("error %v, want a cancelled step 1", err)
+	}
+	if st, _ := pipeline.StageOf(err); st != pipeline.StageGenerate {
+		t.Errorf("stage %s, want generate", st)
+	}
+}
+
+// TestNaNStep: a DiT whose head bias is NaN fails step 1 with a step
+// error naming it, in stage generate, and nothing is decoded.
+func TestNaNStep(t *testing.T) {
+	r := tinyRequest(t)
+	b, err := os.ReadFile(r.DiT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint64(b)
+	var hdr map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+n], &hdr); err != nil {
+		t.Fatal(err)
+	}
+	var ti struct {
+		Offsets [2]int `json:"data_offsets"`
+	}
+	if err := json.Unmarshal(hdr["head.head.bias"], &ti); err != nil || ti.Offsets[1] <= ti.Offsets[0] {
+		t.Fatalf("head.head.bias: %v %v", ti, err)
+	}
+	for i := 8 + int(n) + ti.Offsets[0]; i < 8+int(n)+ti.Offsets[1]; i += 4 {
+		binary.LittleEndian.PutUint32(b[i:], math.Float32bits(float32(math.NaN())))
+	}
+	r.DiT = filepath.Join(t.TempDir(), "nan.safetensors")
+	if err := os.WriteFile(r.DiT, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.FramesDir = t.TempDir()
+	var rec recorder
+	_, err = (&Engine{}).Run(rec.ctx(context.Background()), r, "nan", "")
+	var se *diffusion.StepError
+	if !errors.As(err, &se) || se.Step != 1 || !errors.Is(err, diffusion.ErrNonFinite) {
+		t.Fatalf("error %v, want a non-finite step 1", err)
+	}
+	if st, _ := pipeline.StageOf(err); st != pipeline.StageGenerate {
+		t.Errorf("stage %s, want generate", st)
+	}
+	for _, s := range rec.started {
+		if s == pipeline.StageDecode {
+			t.Error("decoded after a failed step")
+		}
+	}
+	t.Log(err)
+}
+
+// TestFFmpegRefuses: an ffmpeg that exits with an error fails the job in
+// deliver with ffmpeg's own message, after the latent was saved.
+func TestFFmpegRefuses(t *testing.T) {
+	r := tinyRequest(t)
+	r.Steps = 1
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "ffmpeg")
+	script := "#!/bin/sh\ncat >/dev/null\necho \"Unknown encoder 'libx264'\" >&2\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.Out = filepath.Join(dir, "out.mp4")
+	_, err := (&Engine{FFmpeg: fake}).Run(context.Background(), r, "f", filepath.Join(dir, "job"))
+	if err == nil || !strings.Contains(err.Error(), "Unknown encoder 'libx264'") {
+		t.Fatalf("error %v, want ffmpeg's message", err)
+	}
+	if st, _ := pipeline.StageOf(err); st != pipeline.StageDeliver {
+		t.Errorf("stage %s, want deliver", st)
+	}
+	if _, err := os.Stat(LatentsPath(filepath.Join(dir, "job"))); err != nil {
+		t.Errorf("the latent was not kept: %v", err)
+	}
+	if _, err := os.Stat(r.Out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed ffmpeg left %s: %v", r.Out, err)
+	}
+	t.Log(err)
+}
