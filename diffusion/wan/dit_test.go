@@ -251,7 +251,11 @@ func TestPaddingKey(t *testing.T) {
 	}
 	mx, rel := compare(oa, ob)
 	t.Logf("one padding key vs 500 zero rows: max |Δ| %.2e rel L2 %.2e", mx, rel)
-	if rel > 1e-6 {
+	// The two forms are equal in exact arithmetic; in float32 they differ by
+	// summation order (3.8e-7 on the assembly kernels, 5.1e-6 on the generic
+	// twins under -tags purego). A wrong padding key gives ~1e-1; the golden
+	// tolerance for the tiny DiT is 5e-5.
+	if rel > 2e-5 {
 		t.Errorf("rel L2 %.3g between the padding key and the padded rows", rel)
 	}
 }
