@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/atomicfile"
 )
 
 // DefaultHFEndpoint is where hf.co/OWNER/REPO references resolve;
@@ -108,7 +109,7 @@ func (s *Store) Pull(ctx context.Context, ref string, o PullOptions) (Entry, err
 // file, and commits it as e (its name, source, reference and profile set).
 // A file that fails is removed.
 func (s *Store) finish(part, want, said string, e Entry) (Entry, error) {
-	sum, n, err := hashFile(part)
+	sum, n, err := atomicfile.SHA256(part)
 	if err != nil {
 		return Entry{}, err
 	}

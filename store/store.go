@@ -11,8 +11,6 @@
 package store
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +23,7 @@ import (
 	"time"
 
 	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/atomicfile"
 	"github.com/glassbox-ai/glassbox/internal/home"
 )
 
@@ -272,7 +271,7 @@ func (s *Store) Import(src, name string) (Entry, error) {
 			return Entry{}, err
 		}
 	}
-	sum, n, err := hashFile(tmp)
+	sum, n, err := atomicfile.SHA256(tmp)
 	if err != nil {
 		os.Remove(tmp)
 		return Entry{}, err
@@ -303,7 +302,7 @@ func (s *Store) Create(name, from, path, sum string, size int64, p Profile) (Ent
 	}
 	if sum == "" {
 		var err error
-		if sum, size, err = hashFile(tmp); err != nil {
+		if sum, size, err = atomicfile.SHA256(tmp); err != nil {
 			os.Remove(tmp)
 			return Entry{}, err
 		}
@@ -372,18 +371,4 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
-}
-
-func hashFile(path string) (string, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 
 	"github.com/glassbox-ai/glassbox/gguf"
+	"github.com/glassbox-ai/glassbox/internal/atomicfile"
 	"github.com/glassbox-ai/glassbox/kernel"
 	"github.com/glassbox-ai/glassbox/tensor"
 )
@@ -184,29 +183,10 @@ func WriteFile(ctx context.Context, path string, o Options) error {
 	return writeAtomic(path, func(w io.Writer) error { return Write(ctx, w, o) })
 }
 
-// writeAtomic calls write on a temporary file beside path and renames it
-// to path when write and the close succeed; otherwise it removes it.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.partial")
-	if err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = write(tmp); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600; a model is shared read-only
-		return fmt.Errorf("synth: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+// writeAtomic writes path through write, renamed into place only when
+// complete (internal/atomicfile).
+func writeAtomic(path string, write func(io.Writer) error) error {
+	if _, err := atomicfile.Write(path, 0o644, write); err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
 	return nil

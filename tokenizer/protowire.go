@@ -168,3 +168,39 @@ func (r *protoReader) sub(field, wire int) (*protoReader, error) {
 	}
 	return &protoReader{b: p, base: at}, nil
 }
+
+// fields reads r's fields to its end, calling fn with each one's number
+// and wire type; a field fn does not take (false) is skipped.
+func (r *protoReader) fields(fn func(field, wire int) (bool, error)) error {
+	for !r.done() {
+		field, wire, err := r.key()
+		if err != nil {
+			return err
+		}
+		took, err := fn(field, wire)
+		if err != nil {
+			return err
+		}
+		if !took {
+			if err := r.skip(wire); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scalar reads field into its target when ints (int32 fields) or flags
+// (bool fields) name it, reporting whether it did.
+func (r *protoReader) scalar(field, wire int, ints map[int]*int32, flags map[int]*bool) (bool, error) {
+	var err error
+	if p, ok := ints[field]; ok {
+		*p, err = r.readInt32(field, wire)
+		return true, err
+	}
+	if p, ok := flags[field]; ok {
+		*p, err = r.readBool(field, wire)
+		return true, err
+	}
+	return false, nil
+}

@@ -150,85 +150,30 @@ func parseSPPiece(r *protoReader, index int) (spPiece, error) {
 }
 
 func (m *spModel) parseTrainer(r *protoReader) error {
-	for !r.done() {
-		field, wire, err := r.key()
-		if err != nil {
-			return err
-		}
-		var i32 *int32
-		var flag *bool
-		switch field {
-		case 3:
-			i32 = &m.modelType
-		case 24:
-			flag = &m.treatWSAsSuffix
-		case 35:
-			flag = &m.byteFallback
-		case 40:
-			i32 = &m.unkID
-		case 41:
-			i32 = &m.bosID
-		case 42:
-			i32 = &m.eosID
-		case 43:
-			i32 = &m.padID
-		default:
-			if err := r.skip(wire); err != nil {
-				return err
-			}
-			continue
-		}
-		if i32 != nil {
-			if *i32, err = r.readInt32(field, wire); err != nil {
-				return err
-			}
-		} else if *flag, err = r.readBool(field, wire); err != nil {
-			return err
-		}
-	}
-	return nil
+	ints := map[int]*int32{3: &m.modelType, 40: &m.unkID, 41: &m.bosID, 42: &m.eosID, 43: &m.padID}
+	flags := map[int]*bool{24: &m.treatWSAsSuffix, 35: &m.byteFallback}
+	return r.fields(func(field, wire int) (bool, error) { return r.scalar(field, wire, ints, flags) })
 }
 
 func (m *spModel) parseNormalizer(r *protoReader) error {
-	for !r.done() {
-		field, wire, err := r.key()
-		if err != nil {
-			return err
-		}
-		var flag *bool
+	flags := map[int]*bool{3: &m.addDummyPrefix, 4: &m.removeExtraSpace, 5: &m.escapeSpace}
+	return r.fields(func(field, wire int) (bool, error) {
 		switch field {
 		case 1:
 			s, _, err := r.readBytes(field, wire)
 			if err != nil {
-				return err
+				return true, err
 			}
 			if !utf8.Valid(s) {
-				return r.fail("normalizer name is not UTF-8")
+				return true, r.fail("normalizer name is not UTF-8")
 			}
 			m.normName = string(s)
-			continue
+			return true, nil
 		case 2:
 			s, _, err := r.readBytes(field, wire)
-			if err != nil {
-				return err
-			}
 			m.charsmap = s
-			continue
-		case 3:
-			flag = &m.addDummyPrefix
-		case 4:
-			flag = &m.removeExtraSpace
-		case 5:
-			flag = &m.escapeSpace
-		default:
-			if err := r.skip(wire); err != nil {
-				return err
-			}
-			continue
+			return true, err
 		}
-		if *flag, err = r.readBool(field, wire); err != nil {
-			return err
-		}
-	}
-	return nil
+		return r.scalar(field, wire, nil, flags)
+	})
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/imageio"
+	"github.com/glassbox-ai/glassbox/internal/atomicfile"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
 )
@@ -78,7 +78,7 @@ func (j *job) deliver(ctx context.Context) (pipeline.StageStats, error) {
 		}
 		out := OutPath(j.s.Out, b)
 		if err := j.part(pipeline.StageDeliver, filepath.Base(out), func() (pipeline.StageStats, error) {
-			n, err := writeAtomic(out, func(w io.Writer) error { return imageio.Encode(w, nrgba, texts) })
+			n, err := atomicfile.Write(out, 0o644, func(w io.Writer) error { return imageio.Encode(w, nrgba, texts) })
 			total += n
 			return pipeline.StageStats{Bytes: n}, err
 		}); err != nil {
@@ -183,32 +183,6 @@ func (e *Engine) Decode(ctx context.Context, s *Settings, id, retryOf string, la
 		res.Images = append(res.Images, Output{Path: OutPath(s.Out, b), Seed: s.SeedOf(b), Latents: latents[b]})
 	}
 	return res, nil
-}
-
-// writeAtomic writes through fn into a temporary file beside path and
-// renames it into place, so a failed write never leaves a partial file.
-func writeAtomic(path string, fn func(io.Writer) error) (int64, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return 0, err
-	}
-	defer os.Remove(tmp.Name())
-	if err := fn(tmp); err != nil {
-		tmp.Close()
-		return 0, err
-	}
-	st, err := tmp.Stat()
-	if err != nil {
-		tmp.Close()
-		return 0, err
-	}
-	if err := tmp.Close(); err != nil {
-		return 0, err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return 0, err
-	}
-	return st.Size(), os.Rename(tmp.Name(), path)
 }
 
 func peakRSS() int64 { return plan.PeakRSS() }

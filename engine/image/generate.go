@@ -16,6 +16,7 @@ import (
 	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/diffusion"
 	"github.com/glassbox-ai/glassbox/diffusion/rng"
+	"github.com/glassbox-ai/glassbox/internal/atomicfile"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/vae"
 )
@@ -146,7 +147,7 @@ func (j *job) saveLatents(b int, x []float32) (pipeline.StageStats, error) {
 // WriteLatents writes a latent [4][h][w] as raw little-endian float32 at
 // path and its description (vae.LatentInfo) beside it, each atomically.
 func WriteLatents(path string, x []float32, h, w int, seed int64) (int64, error) {
-	n, err := writeAtomic(path, func(wr io.Writer) error { return vae.WriteF32(wr, x) })
+	n, err := atomicfile.Write(path, 0o644, func(wr io.Writer) error { return vae.WriteF32(wr, x) })
 	if err != nil {
 		return 0, err
 	}
@@ -163,7 +164,7 @@ func WriteLatents(path string, x []float32, h, w int, seed int64) (int64, error)
 	if err != nil {
 		return 0, err
 	}
-	m, err := writeAtomic(vae.SidecarPath(path), func(wr io.Writer) error { _, err := wr.Write(append(b, '\n')); return err })
+	m, err := atomicfile.Write(vae.SidecarPath(path), 0o644, func(wr io.Writer) error { _, err := wr.Write(append(b, '\n')); return err })
 	return n + m, err
 }
 

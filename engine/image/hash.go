@@ -1,14 +1,13 @@
 package image
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"sync"
 
+	"github.com/glassbox-ai/glassbox/internal/atomicfile"
 	"github.com/glassbox-ai/glassbox/internal/home"
 )
 
@@ -42,21 +41,15 @@ func FileSHA256(path string) (string, error) {
 	if e, ok := cache[abs]; ok && e.Size == st.Size() && e.ModTime == st.ModTime().UnixNano() && len(e.SHA256) == 64 {
 		return e.SHA256, nil
 	}
-	f, err := os.Open(path)
+	sum, _, err := atomicfile.SHA256(path)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
 	if st.Size() >= 64<<20 { // small files are hashed again rather than cached
 		cache[abs] = hashEntry{Size: st.Size(), ModTime: st.ModTime().UnixNano(), SHA256: sum}
 		if b, err := json.Marshal(cache); err == nil {
 			os.MkdirAll(filepath.Dir(cachePath), 0o755)
-			writeAtomic(cachePath, func(w io.Writer) error { _, err := w.Write(b); return err })
+			atomicfile.Write(cachePath, 0o644, func(w io.Writer) error { _, err := w.Write(b); return err })
 		}
 	}
 	return sum, nil

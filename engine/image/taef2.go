@@ -2,8 +2,6 @@ package image
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/compute/conv"
 	"github.com/glassbox-ai/glassbox/imageio"
+	"github.com/glassbox-ai/glassbox/internal/atomicfile"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/vae"
@@ -125,22 +124,6 @@ func taef2Placement(p *compute.Pool) string {
 	return fmt.Sprintf("cpu:%d threads, %s", p.Threads(), conv.Kernel())
 }
 
-// sha256Size is a file's SHA-256 and size, hashed afresh (FileSHA256's
-// cache is for checkpoints).
-func sha256Size(path string) (string, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
-
 // TAEF2Encode runs a vae-encode job: load (resolve turns p.Model into the
 // checkpoint's path; the image is read), plan (refused over the budget),
 // encode, deliver (the latents and their JSON sidecar).
@@ -211,16 +194,16 @@ func TAEF2Encode(ctx context.Context, p *TAEF2EncodeRequest, resolve func(string
 		return TAEF2EncodeResult{}, err
 	}
 	err = st.run(pipeline.StageDeliver, func() (pipeline.StageStats, error) {
-		n, err := writeAtomic(p.Out, func(w io.Writer) error { return vae.WriteF32(w, lat) })
+		n, err := atomicfile.Write(p.Out, 0o644, func(w io.Writer) error { return vae.WriteF32(w, lat) })
 		if err != nil {
 			return pipeline.StageStats{}, err
 		}
 		info := vae.DescribeLatents(lat, vae.LatentChannels, lh, lw)
 		info.File, info.SourceImage, info.SourceHW = filepath.Base(p.Out), filepath.Base(p.Image), []int{h, w}
-		if info.SHA256, _, err = sha256Size(p.Out); err != nil {
+		if info.SHA256, _, err = atomicfile.SHA256(p.Out); err != nil {
 			return pipeline.StageStats{}, err
 		}
-		m, err := writeAtomic(vae.SidecarPath(p.Out), func(w io.Writer) error {
+		m, err := atomicfile.Write(vae.SidecarPath(p.Out), 0o644, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", " ")
 			return enc.Encode(info)
@@ -251,7 +234,7 @@ func TAEF2Decode(ctx context.Context, id, dir string, p *TAEF2DecodeRequest, res
 			return pipeline.StageStats{}, err
 		}
 		var n int64
-		if modelSHA, n, err = sha256Size(path); err != nil {
+		if modelSHA, n, err = atomicfile.SHA256(path); err != nil {
 			return pipeline.StageStats{}, err
 		}
 		if dec, err = vae.OpenDecoder(path); err != nil {
@@ -264,7 +247,7 @@ func TAEF2Decode(ctx context.Context, id, dir string, p *TAEF2DecodeRequest, res
 		if lat, err = vae.ReadF32(src, c*h*w); err != nil {
 			return pipeline.StageStats{}, err
 		}
-		if latSHA, _, err = sha256Size(src); err != nil {
+		if latSHA, _, err = atomicfile.SHA256(src); err != nil {
 			return pipeline.StageStats{}, err
 		}
 		// Keep the job's own copy of the latents before decoding, so a
@@ -274,7 +257,7 @@ func TAEF2Decode(ctx context.Context, id, dir string, p *TAEF2DecodeRequest, res
 				return pipeline.StageStats{}, err
 			}
 			saved := filepath.Join(dir, "latents.f32")
-			if _, err := writeAtomic(saved, func(w io.Writer) error { return vae.WriteF32(w, lat) }); err != nil {
+			if _, err := atomicfile.Write(saved, 0o644, func(w io.Writer) error { return vae.WriteF32(w, lat) }); err != nil {
 				return pipeline.StageStats{}, fmt.Errorf("save the job's latents: %w", err)
 			}
 			p.SavedLatents = saved
@@ -328,10 +311,10 @@ func TAEF2Decode(ctx context.Context, id, dir string, p *TAEF2DecodeRequest, res
 		params := fmt.Sprintf("VAE decode of %s\nSteps: 0, Size: %dx%d, VAE: %s, VAE hash: %s, Tiles: %d",
 			filepath.Base(p.Latents), W, H, filepath.Base(p.Model), modelSHA[:10], dp.Tiles)
 		texts := []imageio.Text{{Key: imageio.KeyParameters, Value: params}, {Key: imageio.KeyJob, Value: recJSON}}
-		n, err := writeAtomic(p.Out, func(w io.Writer) error { return imageio.Encode(w, rgb, texts) })
+		n, err := atomicfile.Write(p.Out, 0o644, func(w io.Writer) error { return imageio.Encode(w, rgb, texts) })
 		if err == nil && p.Raw != "" {
 			var m int64
-			m, err = writeAtomic(p.Raw, func(w io.Writer) error { return vae.WriteF32(w, img) })
+			m, err = atomicfile.Write(p.Raw, 0o644, func(w io.Writer) error { return vae.WriteF32(w, img) })
 			n += m
 		}
 		return pipeline.StageStats{Bytes: n}, err

@@ -3,8 +3,6 @@ package video
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -16,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/glassbox-ai/glassbox/internal/atomicfile"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/vae"
@@ -213,44 +212,7 @@ func writeFramePNG(path string, rgb []byte, h, w int) (int64, error) {
 		copy(img.Pix[4*i:4*i+3], rgb[3*i:3*i+3])
 		img.Pix[4*i+3] = 255
 	}
-	return writeAtomic(path, func(wr io.Writer) error {
+	return atomicfile.Write(path, 0o644, func(wr io.Writer) error {
 		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(wr, img)
 	})
-}
-
-func writeAtomic(path string, fn func(io.Writer) error) (int64, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return 0, err
-	}
-	defer os.Remove(tmp.Name())
-	if err := fn(tmp); err != nil {
-		tmp.Close()
-		return 0, err
-	}
-	st, err := tmp.Stat()
-	if err != nil {
-		tmp.Close()
-		return 0, err
-	}
-	if err := tmp.Close(); err != nil {
-		return 0, err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return 0, err
-	}
-	return st.Size(), os.Rename(tmp.Name(), path)
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

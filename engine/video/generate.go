@@ -12,6 +12,7 @@ import (
 	"github.com/glassbox-ai/glassbox/diffusion"
 	"github.com/glassbox-ai/glassbox/diffusion/rng"
 	"github.com/glassbox-ai/glassbox/diffusion/wan"
+	"github.com/glassbox-ai/glassbox/internal/atomicfile"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/vae"
@@ -141,7 +142,7 @@ type LatentInfo struct {
 // WriteLatents writes the latent x as raw little-endian float32 at path
 // and its description beside it (path + ".json"), each atomically.
 func WriteLatents(path string, x []float32, l wan.Latent, r *Request) (int64, error) {
-	n, err := writeAtomic(path, func(w io.Writer) error { return vae.WriteF32(w, x) })
+	n, err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return vae.WriteF32(w, x) })
 	if err != nil {
 		return 0, err
 	}
@@ -151,13 +152,13 @@ func WriteLatents(path string, x []float32, l wan.Latent, r *Request) (int64, er
 	for _, v := range x {
 		info.Min, info.Max = min(info.Min, v), max(info.Max, v)
 	}
-	if info.SHA256, err = fileSHA256(path); err != nil {
+	if info.SHA256, _, err = atomicfile.SHA256(path); err != nil {
 		return 0, err
 	}
 	b, err := json.MarshalIndent(info, "", " ")
 	if err != nil {
 		return 0, err
 	}
-	m, err := writeAtomic(vae.SidecarPath(path), func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err })
+	m, err := atomicfile.Write(vae.SidecarPath(path), 0o644, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err })
 	return n + m, err
 }
