@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/compute"
@@ -105,13 +106,37 @@ func (j *job) record() {
 	if hist == nil {
 		hist = DefaultHistory()
 	}
+	perCall, extra := steadyRate(j.stepSecPerCall, j.sampleTime.Seconds(), j.calls)
 	o := Observation{Time: time.Now().UTC(), Model: filepath.Base(j.s.Model), Width: j.s.Width, Height: j.s.Height,
-		Threads: j.pool.Threads(), Calls: j.calls, SecPerCall: j.sampleTime.Seconds() / float64(j.calls),
-		PredictedCall: j.plan.SecPerCall, PredictedPeak: j.plan.RawTotal, PeakRSS: peakRSS()}
+		Threads: j.pool.Threads(), Calls: j.calls, SecPerCall: perCall, ExtraSeconds: extra,
+		PredictedCall: j.plan.SecPerCall, PredictedSeconds: j.plan.Seconds, SampleSeconds: j.sampleTime.Seconds(),
+		PredictedPeak: j.plan.RawTotal, PeakRSS: peakRSS()}
 	if n := len(j.images); n > 0 {
 		o.DecodeSeconds = j.decodeTime.Seconds() / float64(n)
 	}
 	hist.Record(o) // a history that cannot be written loses one observation, not the job
+}
+
+// steadyRate splits a sampling run of total seconds and calls UNet calls
+// into its steady rate, the median over the steps of seconds per call
+// (so the first step's page faults and caches filling count once, not in
+// every call), and the rest: total minus calls at that rate (the first
+// step's surplus, previews, saving the latents), never negative. Without
+// step figures the rate is the mean.
+func steadyRate(stepSecPerCall []float64, total float64, calls int) (perCall, extra float64) {
+	if calls <= 0 {
+		return 0, 0
+	}
+	if len(stepSecPerCall) == 0 {
+		return total / float64(calls), 0
+	}
+	v := slices.Clone(stepSecPerCall)
+	slices.Sort(v)
+	perCall = v[len(v)/2]
+	if len(v)%2 == 0 {
+		perCall = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return perCall, max(0, total-perCall*float64(calls))
 }
 
 // Decode re-runs decode and deliver of a finished or failed image job from

@@ -89,6 +89,9 @@ func (j *job) generate(ctx context.Context) (pipeline.StageStats, error) {
 				name = fmt.Sprintf("image %d/%d %s", b+1, s.Batch, name)
 			}
 			d := now.Sub(stepStart)
+			if c := j.calls - callsBefore; c > 0 {
+				j.stepSecPerCall = append(j.stepSecPerCall, d.Seconds()/float64(c))
+			}
 			j.tr.OnPartDone(pipeline.StageGenerate, name, d, pipeline.StageStats{Items: int64(j.calls - callsBefore), Unit: "UNet calls",
 				Note: fmt.Sprintf("σ %.4g, %.2f s/step, ETA %s", st.Sigma, el/float64(done), fmtSeconds(remaining))})
 			j.tr.OnProgress(pipeline.StageGenerate, done, total)

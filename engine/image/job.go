@@ -97,7 +97,9 @@ type job struct {
 	calls        int
 	decodeOnly   bool // Decode: only the VAE is loaded
 	sampleTime   time.Duration
-	decodeTime   time.Duration
+	// stepSecPerCall is each sampling step's seconds per UNet call.
+	stepSecPerCall []float64
+	decodeTime     time.Duration
 }
 
 // Run runs the job s (see Resolve) as job id, keeping its latents in dir

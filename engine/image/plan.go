@@ -46,8 +46,11 @@ type Plan struct {
 	// one step (calls / steps of them), Seconds of all the sampling;
 	// Source says where the figure comes from.
 	SecPerCall, SecPerStep, Seconds float64
-	DecodeSeconds                   float64 // 0: no run measured yet
-	Source                          string
+	// ExtraSeconds is the part of Seconds beyond the steady rate: the
+	// measured runs' median warm-up (first step), previews and saves.
+	ExtraSeconds  float64
+	DecodeSeconds float64 // 0: no run measured yet
+	Source        string
 	// MemoryFactor is the median measured peak RSS ÷ predicted of the
 	// runs in history (1 without runs); Total includes it.
 	MemoryFactor float64
@@ -185,6 +188,7 @@ func (p *Plan) predictTime(s *Settings, dev *plan.Device, history []Observation)
 	switch {
 	case len(same) > 0:
 		p.SecPerCall = median(same, func(o Observation) float64 { return o.SecPerCall })
+		p.ExtraSeconds = median(same, func(o Observation) float64 { return o.ExtraSeconds })
 		p.DecodeSeconds = median(same, func(o Observation) float64 { return o.DecodeSeconds })
 		p.Source = fmt.Sprintf("measured: median of %d run(s) at %dx%d", len(same), s.Width, s.Height)
 	case len(other) > 0:
@@ -203,7 +207,7 @@ func (p *Plan) predictTime(s *Settings, dev *plan.Device, history []Observation)
 	}
 	calls := float64(p.Calls) / float64(max(p.Steps, 1))
 	p.SecPerStep = p.SecPerCall * calls
-	p.Seconds = p.SecPerCall * float64(p.Calls*p.Batch)
+	p.Seconds = p.SecPerCall*float64(p.Calls*p.Batch) + p.ExtraSeconds
 }
 
 func absf(f float64) float64 {
@@ -266,17 +270,23 @@ func fmtSeconds(s float64) string {
 
 // Observation is one measured image job, for the time predictions.
 type Observation struct {
-	Time          time.Time `json:"time"`
-	Model         string    `json:"model"`
-	Width         int       `json:"width"`
-	Height        int       `json:"height"`
-	Threads       int       `json:"threads"`
-	Calls         int       `json:"unet_calls"`
-	SecPerCall    float64   `json:"s_per_call"`
-	DecodeSeconds float64   `json:"decode_s,omitempty"`
-	PredictedCall float64   `json:"predicted_s_per_call,omitempty"`
-	PredictedPeak int64     `json:"predicted_bytes,omitempty"`
-	PeakRSS       int64     `json:"peak_rss,omitempty"`
+	Time    time.Time `json:"time"`
+	Model   string    `json:"model"`
+	Width   int       `json:"width"`
+	Height  int       `json:"height"`
+	Threads int       `json:"threads"`
+	Calls   int       `json:"unet_calls"`
+	// SecPerCall is the steady rate: the median over the steps of seconds
+	// per UNet call; ExtraSeconds what the run took beyond Calls at that
+	// rate (the first step's warm-up, previews, saving latents).
+	SecPerCall       float64 `json:"s_per_call"`
+	ExtraSeconds     float64 `json:"extra_s,omitempty"`
+	SampleSeconds    float64 `json:"sample_s,omitempty"`
+	PredictedSeconds float64 `json:"predicted_sample_s,omitempty"`
+	DecodeSeconds    float64 `json:"decode_s,omitempty"`
+	PredictedCall    float64 `json:"predicted_s_per_call,omitempty"`
+	PredictedPeak    int64   `json:"predicted_bytes,omitempty"`
+	PeakRSS          int64   `json:"peak_rss,omitempty"`
 }
 
 // History is the image jobs' measurements, one JSON line each, in the

@@ -32,12 +32,15 @@ func TestPlanJob(t *testing.T) {
 		name    string
 		history []Observation
 		call    float64 // want s/call
+		extra   float64 // want seconds beyond the steady rate
 		source  string
 	}{
-		{"no runs: estimated", nil, 2 * macs / (1e11 * assumedEfficiency), "estimated"},
+		{"no runs: estimated", nil, 2 * macs / (1e11 * assumedEfficiency), 0, "estimated"},
 		{"runs at this size: their median", []Observation{{Width: 256, Height: 256, SecPerCall: 1}, {Width: 256, Height: 256, SecPerCall: 3},
-			{Width: 256, Height: 256, SecPerCall: 2}}, 2, "measured: median of 3"},
-		{"a run at another size: scaled", []Observation{{Width: 512, Height: 512, SecPerCall: 8}}, 8 * macs / UNetMACs(64, 64, 77), "scaled from a run at 512x512"},
+			{Width: 256, Height: 256, SecPerCall: 2}}, 2, 0, "measured: median of 3"},
+		{"runs with a warm-up: the median warm-up added once", []Observation{{Width: 256, Height: 256, SecPerCall: 1, ExtraSeconds: 5},
+			{Width: 256, Height: 256, SecPerCall: 1, ExtraSeconds: 1}, {Width: 256, Height: 256, SecPerCall: 1, ExtraSeconds: 3}}, 1, 3, "measured: median of 3"},
+		{"a run at another size: scaled", []Observation{{Width: 512, Height: 512, SecPerCall: 8}}, 8 * macs / UNetMACs(64, 64, 77), 0, "scaled from a run at 512x512"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,7 +51,7 @@ func TestPlanJob(t *testing.T) {
 			if math.Abs(p.SecPerCall-tc.call) > 1e-9*tc.call || !strings.Contains(p.Source, tc.source) {
 				t.Errorf("s/call %g (%s), want %g (%s)", p.SecPerCall, p.Source, tc.call, tc.source)
 			}
-			if p.Calls != 20 || math.Abs(p.SecPerStep-2*p.SecPerCall) > 1e-12 || math.Abs(p.Seconds-20*p.SecPerCall) > 1e-9 {
+			if p.Calls != 20 || math.Abs(p.SecPerStep-2*p.SecPerCall) > 1e-12 || math.Abs(p.Seconds-(20*p.SecPerCall+tc.extra)) > 1e-9 {
 				t.Errorf("calls %d, s/step %g, seconds %g", p.Calls, p.SecPerStep, p.Seconds)
 			}
 			// Weights as resident: file bytes, + 4 B a VAE conv element.
@@ -78,5 +81,29 @@ func TestPlanJob(t *testing.T) {
 	p, _ = PlanJob(planComponents(), s, dev, []Observation{{PeakRSS: 300, PredictedPeak: 200}, {PeakRSS: 110, PredictedPeak: 100}, {PeakRSS: 120, PredictedPeak: 100}}, 0)
 	if p.MemoryFactor != 1.2 || p.MemoryRuns != 3 || p.Total != int64(float64(p.RawTotal)*1.2) {
 		t.Errorf("memory factor %g from %d runs, total %d of raw %d", p.MemoryFactor, p.MemoryRuns, p.Total, p.RawTotal)
+	}
+}
+
+func TestSteadyRate(t *testing.T) {
+	tests := []struct {
+		name          string
+		steps         []float64 // s/call of each step
+		total         float64
+		calls         int
+		perCall, rest float64
+	}{
+		{"no calls", nil, 3, 0, 0, 0},
+		{"no step figures: the mean", nil, 10, 4, 2.5, 0},
+		{"a slow first step counts once", []float64{4, 1, 1, 1, 1}, 14, 10, 1, 4},
+		{"even count: middle pair", []float64{3, 1, 2, 4}, 20, 8, 2.5, 0},
+		{"never negative", []float64{2, 2}, 3, 2, 2, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pc, rest := steadyRate(tc.steps, tc.total, tc.calls)
+			if math.Abs(pc-tc.perCall) > 1e-12 || math.Abs(rest-tc.rest) > 1e-12 {
+				t.Errorf("steadyRate = %g, %g; want %g, %g", pc, rest, tc.perCall, tc.rest)
+			}
+		})
 	}
 }
