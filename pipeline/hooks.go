@@ -84,7 +84,11 @@ func (j *Job) unit(s Stage) string {
 		switch {
 		case j.info.Kind == "video":
 			return "frames"
-		case j.info.Kind == "image" || strings.HasPrefix(j.info.Kind, "vae"):
+		case j.info.Kind == "image":
+			// The KL-f8 decoder reports each block of its forward pass
+			// (ResBlock, attention, resampling conv), over all tiles.
+			return "blocks"
+		case strings.HasPrefix(j.info.Kind, "vae"):
 			return "tiles"
 		}
 	}

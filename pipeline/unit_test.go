@@ -13,7 +13,7 @@ func TestProgressUnit(t *testing.T) {
 		{"generate", StageLoad, "bytes"},
 		{"generate", StageQueued, "position"},
 		{"image", StageGenerate, "steps"},
-		{"image", StageDecode, "tiles"},
+		{"image", StageDecode, "blocks"},
 		{"video", StageDecode, "frames"},
 		{"vae-encode", StageEncode, "layers"},
 		{"vae-decode", StageDecode, "tiles"},
