@@ -396,7 +396,7 @@ func (d *decoder) tensorInfo() (TensorInfo, error) {
 		return fail(err)
 	}
 	dt := tensor.DType(tt)
-	if !dt.Known() {
+	if !dt.InGGUF() {
 		return fail(&Error{Offset: d.off - 4, Err: wrapf(ErrUnknownType, "tensor type %d", tt)})
 	}
 	off, err := d.u64("data offset")

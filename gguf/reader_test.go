@@ -166,6 +166,7 @@ func TestHostile(t *testing.T) {
 		{"not utf8 value", func(b []byte) []byte { b[find(b, "<unk>")+1] = 0xc3; return b }, ErrInvalid, `key "tokenizer.ggml.tokens": |string element is not valid UTF-8`},
 		{"bad bool", func(b []byte) []byte { b[find(b, "flag")+4+4] = 7; return b }, ErrInvalid, "bool value is 7"},
 		{"unknown tensor type", func(b []byte) []byte { return put32(b, bType, 4) }, ErrUnknownType, `tensor "b.weight": |tensor type 4`},
+		{"U8, not a ggml type", func(b []byte) []byte { return put32(b, bType, uint32(tensor.U8)) }, ErrUnknownType, `tensor "b.weight": |tensor type 63`},
 		{"too many dims", func(b []byte) []byte { return put32(b, bDims, 9) }, ErrInvalid, "9 dimensions"},
 		{"row not multiple of block", func(b []byte) []byte { return put64(b, bDims+4, 33) }, ErrInvalid, "row length 33 is not a multiple of Q8_0's block size 32"},
 		{"misaligned", func(b []byte) []byte { return put64(b, bOff, 8) }, ErrInvalid, "data offset 8 is not a multiple of the alignment 32"},

@@ -51,6 +51,7 @@ var storageDTypes = map[string]tensor.DType{
 	"IntStorage":      tensor.I32,
 	"ShortStorage":    tensor.I16,
 	"CharStorage":     tensor.I8,
+	"ByteStorage":     tensor.U8,
 }
 
 // Open maps path read-only and parses its state dict.

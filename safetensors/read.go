@@ -71,6 +71,7 @@ type File struct {
 var dtypes = map[string]tensor.DType{
 	"F64": tensor.F64, "F32": tensor.F32, "F16": tensor.F16, "BF16": tensor.BF16,
 	"I64": tensor.I64, "I32": tensor.I32, "I16": tensor.I16, "I8": tensor.I8,
+	"U8": tensor.U8,
 }
 
 // Open maps path read-only and parses its header.
@@ -314,7 +315,7 @@ func (f *File) tile(dataLen int64) error {
 func (e *entry) tensor(dataLen int64) (Tensor, error) {
 	dt, ok := dtypes[e.DType]
 	if !ok {
-		return Tensor{}, fmt.Errorf("dtype %q is not one of F64, F32, F16, BF16, I64, I32, I16, I8", e.DType)
+		return Tensor{}, fmt.Errorf("dtype %q is not one of F64, F32, F16, BF16, I64, I32, I16, I8, U8", e.DType)
 	}
 	if e.Shape == nil {
 		return Tensor{}, errors.New(`no "shape" (a scalar is [])`)

@@ -53,6 +53,11 @@ const (
 	TQ1_0   DType = 34
 	TQ2_0   DType = 35
 	MXFP4   DType = 39
+
+	// U8 is unsigned bytes, which safetensors and PyTorch files have and
+	// GGUF does not (ggml has no uint8 type): a number of glassbox's own,
+	// at the end of the table, that the GGUF reader refuses (InGGUF).
+	U8 DType = maxDType - 1
 )
 
 // Traits describes how a dtype packs elements: BlockSize elements are stored
@@ -86,6 +91,7 @@ var traitList = map[DType]Traits{
 	BF16:    {"BF16", 1, 2, false},
 	F64:     {"F64", 1, 8, false},
 	I8:      {"I8", 1, 1, false},
+	U8:      {"U8", 1, 1, false},
 	I16:     {"I16", 1, 2, false},
 	I32:     {"I32", 1, 4, false},
 	I64:     {"I64", 1, 8, false},
@@ -125,6 +131,10 @@ func (t DType) Traits() (Traits, bool) {
 
 // Known reports whether t is a dtype this build knows the layout of.
 func (t DType) Known() bool { _, ok := t.Traits(); return ok }
+
+// InGGUF reports whether t is a known ggml type, one a GGUF file may
+// hold (U8 is not).
+func (t DType) InGGUF() bool { return t.Known() && t != U8 }
 
 // String returns the ggml name, or "type(N)" for an unknown type.
 func (t DType) String() string {

@@ -9,7 +9,7 @@ func TestDTypeTable(t *testing.T) {
 		block, size int
 	}{
 		{F32, "F32", 1, 4}, {F16, "F16", 1, 2}, {BF16, "BF16", 1, 2}, {F64, "F64", 1, 8},
-		{I8, "I8", 1, 1}, {I16, "I16", 1, 2}, {I32, "I32", 1, 4}, {I64, "I64", 1, 8},
+		{I8, "I8", 1, 1}, {U8, "U8", 1, 1}, {I16, "I16", 1, 2}, {I32, "I32", 1, 4}, {I64, "I64", 1, 8},
 		{Q4_0, "Q4_0", 32, 18}, {Q4_1, "Q4_1", 32, 20}, {Q5_0, "Q5_0", 32, 22}, {Q5_1, "Q5_1", 32, 24},
 		{Q8_0, "Q8_0", 32, 34}, {Q8_1, "Q8_1", 32, 36},
 		{Q2_K, "Q2_K", 256, 84}, {Q3_K, "Q3_K", 256, 110}, {Q4_K, "Q4_K", 256, 144},
@@ -35,12 +35,20 @@ func TestDTypeTable(t *testing.T) {
 	if len(DTypes()) != len(tests) {
 		t.Errorf("DTypes lists %d types, the table %d", len(DTypes()), len(tests))
 	}
-	for _, bad := range []DType{4, 5, 31, 63, 64, 1 << 31} {
+	for _, bad := range []DType{4, 5, 31, 62, 64, 1 << 31} {
 		if bad.Known() || bad.BlockSize() != 0 || bad.String() == "" {
 			t.Errorf("type %d claims to be known", bad)
 		}
 		if _, err := bad.RowBytes(32); err == nil {
 			t.Errorf("RowBytes of unknown type %d succeeded", bad)
+		}
+	}
+	for _, tc := range []struct {
+		dt   DType
+		want bool
+	}{{F16, true}, {Q4_0, true}, {I8, true}, {U8, false}, {62, false}} {
+		if tc.dt.InGGUF() != tc.want {
+			t.Errorf("%s.InGGUF() = %v, want %v", tc.dt, !tc.want, tc.want)
 		}
 	}
 	if _, err := Q4_0.RowBytes(33); err == nil {

@@ -32,17 +32,22 @@ func TestTokenizeSentencePiece(t *testing.T) {
 		t.Fatalf("no EOS in %q", want)
 	}
 
-	// A checkpoint with the model's bytes as a one-dimensional I8 tensor.
-	header := fmt.Sprintf(`{"spiece_model":{"dtype":"I8","shape":[%d],"data_offsets":[0,%d]}}`, len(raw), len(raw))
-	for (8+len(header))%8 != 0 {
-		header += " "
+	// Checkpoints with the model's bytes as a one-dimensional tensor of
+	// bytes: I8, or U8 as ComfyUI's umT5 files have it.
+	ckptOf := func(dtype string) string {
+		header := fmt.Sprintf(`{"spiece_model":{"dtype":"%s","shape":[%d],"data_offsets":[0,%d]}}`, dtype, len(raw), len(raw))
+		for (8+len(header))%8 != 0 {
+			header += " "
+		}
+		b := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
+		b = append(append(b, header...), raw...)
+		ckpt := filepath.Join(t.TempDir(), "umt5.safetensors")
+		if err := os.WriteFile(ckpt, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return ckpt
 	}
-	b := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
-	b = append(append(b, header...), raw...)
-	ckpt := filepath.Join(t.TempDir(), "umt5.safetensors")
-	if err := os.WriteFile(ckpt, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ckpt, ckptU8 := ckptOf("I8"), ckptOf("U8")
 	noSP := writeTinySafetensors(t, "shared.weight")
 	bad := filepath.Join(t.TempDir(), "bad.model")
 	os.WriteFile(bad, []byte{0x0b, 1, 2}, 0o644)
@@ -55,6 +60,7 @@ func TestTokenizeSentencePiece(t *testing.T) {
 		{"model", model, nil, want, ""},
 		{"no eos", model, []string{"--no-bos"}, strings.TrimSuffix(want, " 1\n") + "\n", ""},
 		{"checkpoint", ckpt, nil, want, ""},
+		{"checkpoint, U8", ckptU8, nil, want, ""},
 		{"T5 without model", noSP, nil, "", `tensor "spiece_model": missing: a T5 text encoder (shared.weight)`},
 		{"not a model", bad, nil, "", "is not a GGUF file or a checkpoint, and as a SentencePiece model"},
 	} {
