@@ -64,7 +64,9 @@ func (b *Binder) Raw(name string, shape ...int) *Tensor {
 }
 
 // Float32 returns a new float32 copy of the tensor called name (F32, F16
-// or BF16 in the file), after checking its shape.
+// or BF16 in the file), after checking its shape. The file's pages of the
+// tensor leave the resident set once copied (Evicter), so a load that
+// widens or packs every weight holds each one once, not twice.
 func (b *Binder) Float32(name string, shape ...int) []float32 {
 	t := b.Raw(name, shape...)
 	if t == nil {
@@ -75,11 +77,21 @@ func (b *Binder) Float32(name string, shape ...int) []float32 {
 		b.Fail(&Error{Path: b.src.Path(), Tensor: name, Err: err})
 		return nil
 	}
+	b.evict(t)
 	return v
 }
 
+// evict drops t's file pages from the resident set when the source is a
+// mapped file (the copy made of them is what the model keeps).
+func (b *Binder) evict(t *Tensor) {
+	if e, ok := b.src.(Evicter); ok && len(t.Data) > 0 {
+		e.Evict(t.Data)
+	}
+}
+
 // Float16 returns the tensor called name as IEEE binary16 values: F16 data
-// as stored (a copy), F32 and BF16 rounded to nearest even.
+// as stored (a copy), F32 and BF16 rounded to nearest even. Its file pages
+// are dropped as Float32's are.
 func (b *Binder) Float16(name string, shape ...int) []uint16 {
 	t := b.Raw(name, shape...)
 	if t == nil {
@@ -90,6 +102,7 @@ func (b *Binder) Float16(name string, shape ...int) []uint16 {
 		b.Fail(&Error{Path: b.src.Path(), Tensor: name, Err: err})
 		return nil
 	}
+	b.evict(t)
 	return v
 }
 

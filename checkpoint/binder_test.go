@@ -87,3 +87,42 @@ func TestBinder(t *testing.T) {
 		t.Errorf("Float16 = %v", h)
 	}
 }
+
+// evictMap is a Map that records what a loader evicts.
+type evictMap struct {
+	*Map
+	evicted []string
+}
+
+func (m *evictMap) Evict(b []byte) {
+	for name, t := range m.Tensors {
+		if len(t.Data) > 0 && len(b) > 0 && &t.Data[0] == &b[0] && len(t.Data) == len(b) {
+			m.evicted = append(m.evicted, name)
+		}
+	}
+}
+
+// TestBinderEvicts: the copying binds drop the file pages of what they
+// copied; Raw, which hands out the file's own bytes, does not, and a
+// failed bind evicts nothing.
+func TestBinderEvicts(t *testing.T) {
+	tests := []struct {
+		name string
+		bind func(b *Binder)
+		want []string
+	}{
+		{"Float32", func(b *Binder) { b.Float32("w", 2) }, []string{"w"}},
+		{"Float16", func(b *Binder) { b.Float16("w", 2) }, []string{"w"}},
+		{"Raw keeps its pages", func(b *Binder) { b.Raw("w", 2) }, nil},
+		{"wrong shape", func(b *Binder) { b.Float32("w", 3) }, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &evictMap{Map: &Map{Label: "m.safetensors", Tensors: map[string]*Tensor{"w": f32Tensor("w", []int{2}, 1, 2)}}}
+			tc.bind(NewBinder(m))
+			if strings.Join(m.evicted, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("evicted %v, want %v", m.evicted, tc.want)
+			}
+		})
+	}
+}
