@@ -15,6 +15,7 @@ import (
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/journal"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
 )
 
 // imageJobOpts are the flags every vae job shares.
@@ -25,6 +26,11 @@ type imageJobOpts struct {
 	verbose   bool
 	threads   int
 }
+
+// heapLimited are the kinds whose memory is the Go heap (packed weights,
+// activations) and whose plan's total becomes the process's soft memory
+// limit (plan.LimitHeap); a text model's weights are a mapped file.
+var heapLimited = map[string]bool{"image": true, kindImageDecode: true, "video": true, kindVideoDecode: true}
 
 // runImageJob runs fn as a job of the given kind, recorded in the journal
 // (unless --no-journal), printing its events as JSON lines (--json) or its
@@ -76,6 +82,10 @@ func runImageJob(ctx context.Context, env *cmdEnv, o *imageJobOpts, kind, model 
 		}
 		if ev.Type == api.TypeStageDone || ev.Type == api.TypeStageSkipped || ev.Type == api.TypePart {
 			timeline = append(timeline, ev)
+		}
+		if ev.Type == api.TypeStageDone && ev.Stage == string(pipeline.StagePlan) && ev.Stats != nil && heapLimited[kind] {
+			// This process runs this one job: its plan bounds the heap.
+			plan.LimitHeap(ev.Stats.Bytes)
 		}
 		if o.verbose && !o.json && ev.Type == api.TypeProgress && ev.Progress != nil {
 			fmt.Fprintf(env.stderr, "\r%s: %d/%d %s", ev.Stage, ev.Progress.Done, ev.Progress.Total, ev.Progress.Unit)
