@@ -517,3 +517,27 @@ func TestKLEncodePlan(t *testing.T) {
 		t.Error("a 16x20 image accepted")
 	}
 }
+
+// TestKLWeightBytes: the plan's figure from the shapes is what the bound
+// VAE holds, byte for byte, for the F16 file (binary16 kernels) and the
+// F32 one.
+func TestKLWeightBytes(t *testing.T) {
+	for _, variant := range klVariants() {
+		t.Run(variant, func(t *testing.T) {
+			k := klModel(t, variant)
+			f, err := checkpoint.Open(sdtest.SD15(t, variant))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			c, err := checkpoint.SD1Components(f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := KLWeightBytes(c.VAE.Source), k.WeightBytes(); got != want {
+				t.Fatalf("KLWeightBytes %d, the bound VAE holds %d", got, want)
+			}
+			t.Logf("%s: %d MiB", variant, k.WeightBytes()>>20)
+		})
+	}
+}

@@ -1,23 +1,19 @@
 package vae
 
 import (
+	"strings"
+
+	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute/conv"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/tensor"
 )
 
 // packedBytes is what conv.NewConv's packed weights and bias of a
 // cout×cin×k×k convolution occupy: blocks of 64, 32 or 16 output channels
 // (the widest that divides cout), zero beyond cout.
 func packedBytes(cout, cin, k int) int64 {
-	nr := 16
-	switch {
-	case cout%64 == 0:
-		nr = 64
-	case cout%32 == 0:
-		nr = 32
-	}
-	blocks := (cout + nr - 1) / nr
-	return 4 * int64(blocks*nr) * int64(k*k*cin+1)
+	return 4 * int64(blockLanes(cout)) * int64(k*k*cin+1)
 }
 
 // PlanKLDecode predicts the memory of decoding an h×w latent with the KL
@@ -133,4 +129,64 @@ func PlanKLEncode(h, w int) (EncodePlan, error) {
 	)
 	p.Activations = p.Total - p.Output
 	return p, nil
+}
+
+// KLWeightBytes is what NewKL(src) keeps, from the tensors' shapes and
+// element types without reading them: each convolution packed as the
+// conv package packs it (binary16 kernels where the file stores F16 and
+// the padding is symmetric, float32 otherwise; the upsampling convs'
+// combined 2×2 kernels of four parities in float32), the group norms
+// widened to float32. The file's pages are not counted: the binder drops
+// them once copied.
+func KLWeightBytes(src checkpoint.Source) int64 {
+	var n int64
+	for _, name := range src.Names() {
+		if !strings.HasPrefix(name, "encoder.") && !strings.HasPrefix(name, "decoder.") &&
+			!strings.HasPrefix(name, "quant_conv.") && !strings.HasPrefix(name, "post_quant_conv.") {
+			continue
+		}
+		t, ok := src.Tensor(name)
+		if !ok {
+			continue
+		}
+		if strings.Contains(name, "norm") {
+			n += 4 * int64(t.Numel())
+			continue
+		}
+		if !strings.HasSuffix(name, ".weight") {
+			continue // a conv's bias: counted with its kernel
+		}
+		cout, cin, k := 0, 0, 1
+		switch len(t.Shape) {
+		case 4:
+			cout, cin, k = t.Shape[0], t.Shape[1], t.Shape[2]
+		case 2: // an attention projection stored as a matrix
+			cout, cin = t.Shape[0], t.Shape[1]
+		default:
+			continue
+		}
+		lanes := int64(blockLanes(cout))
+		switch {
+		case strings.Contains(name, "upsample.conv"):
+			n += 4 * lanes * int64(16*cin+1)
+		case t.DType == tensor.F16 && !strings.Contains(name, "downsample"):
+			n += lanes * (2*int64(k*k*cin) + 4)
+		default:
+			n += packedBytes(cout, cin, k)
+		}
+	}
+	return n
+}
+
+// blockLanes is the output channels a packed convolution holds, cout
+// rounded up to its blocks of 64, 32 or 16.
+func blockLanes(cout int) int {
+	nr := 16
+	switch {
+	case cout%64 == 0:
+		nr = 64
+	case cout%32 == 0:
+		nr = 32
+	}
+	return (cout + nr - 1) / nr * nr
 }

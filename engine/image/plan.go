@@ -62,9 +62,10 @@ type Plan struct {
 // tensor's file bytes (the mapping's pages are read, and those a network
 // uses in place stay), plus packed bytes an element for the 4-D
 // convolution kernels a network copies into its own layout and keeps
-// beside their file pages: 4 for the VAE (F32 kernels); 0 for the text
-// encoder (weights used in place) and the UNet, which packs its kernels in
-// F16 and drops their file pages, the same bytes again.
+// beside their file pages; 0 for the text encoder (weights used in place)
+// and the UNet, which packs its kernels in F16 and drops their file pages,
+// the same bytes again. The VAE, which copies every tensor, is
+// vae.KLWeightBytes (this with 4 only without a source to read).
 func residentBytes(c checkpoint.Component, packed int64) int64 {
 	n := c.Bytes
 	if packed == 0 || c.Source == nil {
@@ -85,6 +86,9 @@ func PlanJob(m *checkpoint.Components, s *Settings, dev *plan.Device, history []
 	h, w := s.LatentH(), s.LatentW()
 	p := &Plan{Width: s.Width, Height: s.Height, Steps: s.Steps, Batch: s.Batch,
 		TextBytes: residentBytes(m.TextEncoder, 0), UNetBytes: residentBytes(m.UNet, 0), VAEBytes: residentBytes(m.VAE, 4)}
+	if m.VAE.Source != nil {
+		p.VAEBytes = vae.KLWeightBytes(m.VAE.Source) // packed; the file's pages dropped
+	}
 	steps := s.Steps
 	if s.InitImage != "" {
 		sig := make([]float32, steps+1)

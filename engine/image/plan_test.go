@@ -14,7 +14,7 @@ import (
 
 func planComponents() *checkpoint.Components {
 	comp := func(name string, shape []int, bytes int64) checkpoint.Component {
-		src := &checkpoint.Map{Label: name, Tensors: map[string]*checkpoint.Tensor{"w": {Name: "w", DType: tensor.F16, Shape: shape}}}
+		src := &checkpoint.Map{Label: name, Tensors: map[string]*checkpoint.Tensor{"decoder.conv_in.weight": {Name: "decoder.conv_in.weight", DType: tensor.F16, Shape: shape}}}
 		return checkpoint.Component{Name: name, Source: src, Stats: checkpoint.Stats{Bytes: bytes}}
 	}
 	return &checkpoint.Components{
@@ -54,8 +54,10 @@ func TestPlanJob(t *testing.T) {
 			if p.Calls != 20 || math.Abs(p.SecPerStep-2*p.SecPerCall) > 1e-12 || math.Abs(p.Seconds-(20*p.SecPerCall+tc.extra)) > 1e-9 {
 				t.Errorf("calls %d, s/step %g, seconds %g", p.Calls, p.SecPerStep, p.Seconds)
 			}
-			// Weights as resident: file bytes, + 4 B a VAE conv element.
-			if p.TextBytes != 2e6 || p.UNetBytes != 2e6 || p.VAEBytes != 1e5+4*90000 {
+			// Weights as resident: the text encoder's and UNet's file bytes; the
+			// VAE as vae.KLWeightBytes packs it (F16 kernel: 112 lanes of
+			// 900 binary16 weights and a float32 bias).
+			if p.TextBytes != 2e6 || p.UNetBytes != 2e6 || p.VAEBytes != 112*(2*900+4) {
 				t.Errorf("weights %d %d %d", p.TextBytes, p.UNetBytes, p.VAEBytes)
 			}
 			if p.DecodeTile != 0 || p.Admit() != nil {
