@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -115,6 +116,15 @@ func (st StageStats) Rate(stage string, seconds float64) float64 {
 		return 0
 	}
 	return float64(n) / seconds
+}
+
+// Count is "n unit" with a plural unit ("tokens", "UNet calls") made
+// singular for one ("1 token", "1 UNet call").
+func Count(n int64, unit string) string {
+	if n == 1 && len(unit) > 1 && unit[len(unit)-1] == 's' && unit != "bytes" {
+		unit = unit[:len(unit)-1]
+	}
+	return fmt.Sprintf("%d %s", n, unit)
 }
 
 // Progress is how far a stage has come: load bytes, prefill tokens,

@@ -89,3 +89,18 @@ func TestStageRate(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		unit string
+		want string
+	}{
+		{1, "tokens", "1 token"}, {2, "tokens", "2 tokens"}, {1, "UNet calls", "1 UNet call"},
+		{1, "images", "1 image"}, {0, "tiles", "0 tiles"}, {1, "bytes", "1 bytes"}, {1, "", "1 "},
+	} {
+		if got := Count(tc.n, tc.unit); got != tc.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", tc.n, tc.unit, got, tc.want)
+		}
+	}
+}

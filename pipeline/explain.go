@@ -218,7 +218,7 @@ func partDetails(p partRow) string {
 		out = append(out, fmtBytes(st.Bytes))
 	}
 	if st.Items > 0 {
-		out = append(out, fmt.Sprintf("%d %s", st.Items, st.Unit))
+		out = append(out, api.Count(st.Items, st.Unit))
 	}
 	if st.Note != "" {
 		out = append(out, st.Note)

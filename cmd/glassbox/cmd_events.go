@@ -109,7 +109,7 @@ func eventDetail(ev api.Event) string {
 		s := fmt.Sprintf("%.1f ms", ev.DurationMS)
 		if st := ev.Stats; st != nil {
 			if st.Items > 0 {
-				s += fmt.Sprintf(", %d %s", st.Items, st.Unit)
+				s += ", " + api.Count(st.Items, st.Unit)
 			}
 			if st.Bytes > 0 {
 				s += ", " + humanBytes(st.Bytes)

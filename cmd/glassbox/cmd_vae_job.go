@@ -119,7 +119,7 @@ func printTimeline(w io.Writer, id string, evs []api.Event) {
 		line := fmt.Sprintf("  %-8s %9.1f ms", ev.Stage, ev.DurationMS)
 		if st := ev.Stats; st != nil {
 			if st.Items > 0 {
-				line += fmt.Sprintf("  %d %s", st.Items, st.Unit)
+				line += "  " + api.Count(st.Items, st.Unit)
 			}
 			if st.Bytes > 0 {
 				line += "  " + formatBytes(st.Bytes)

@@ -33,7 +33,10 @@ func (j *job) decode(ctx context.Context) (pipeline.StageStats, error) {
 				return pipeline.StageStats{}, fmt.Errorf("the VAE decoder gave %d values, want %d ([3][%d][%d])", len(img), 3*64*h*w, 8*h, 8*w)
 			}
 			j.images = append(j.images, img)
-			st := pipeline.StageStats{Items: int64(j.plan.DecodeTiles), Unit: "tiles"}
+			st := pipeline.StageStats{}
+			if j.plan.DecodeTile > 0 {
+				st.Items, st.Unit = int64(j.plan.DecodeTiles), "tiles"
+			}
 			if pk, ok := j.vae.(interface{ LastPeak() int64 }); ok && pk.LastPeak() > 0 {
 				st.Note = fmt.Sprintf("peak %s of %s planned", plan.FormatBytes(pk.LastPeak()), plan.FormatBytes(j.plan.DecodeBytes))
 			}
@@ -52,7 +55,11 @@ func (j *job) decode(ctx context.Context) (pipeline.StageStats, error) {
 	if j.plan.DecodeTile > 0 {
 		note = fmt.Sprintf("%d tiles of %d px", j.plan.DecodeTiles, 8*j.plan.DecodeTile)
 	}
-	return pipeline.StageStats{Items: int64(len(j.latents) * j.plan.DecodeTiles), Unit: "tiles", Placement: placement(j.pool),
+	items, unit := int64(len(j.latents)), "images"
+	if j.plan.DecodeTile > 0 {
+		items, unit = items*int64(j.plan.DecodeTiles), "tiles"
+	}
+	return pipeline.StageStats{Items: items, Unit: unit, Placement: placement(j.pool),
 		PeakRSS: peakRSS(), Note: note}, nil
 }
 

@@ -212,7 +212,7 @@ export function numbers(row, fmt, plan) {
       out.push(s);
     }
   } else if (items > 0) {
-    let s = `${items} ${unit || 'items'}`;
+    let s = `${items} ${(items === 1 && unit.endsWith('s') && unit !== 'bytes') ? unit.slice(0, -1) : (unit || 'items')}`;
     const rate = stageRate(row.name, items, unit, secs, st.end_token);
     if (rate > 0 && ['prefill', 'generate', 'decode'].includes(row.name)) s += `, ${fmt.rate(rate)} ${unit || 'items'}/s`;
     out.push(s);
