@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/api"
 	engimage "github.com/glassbox-ai/glassbox/engine/image"
@@ -226,4 +227,89 @@ func BenchmarkImagePreview(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestImageResident runs two image jobs back to back on the random-weight
+// checkpoint: the first reads the weights in its load stage, the second
+// finds them resident (0 bytes read), the model stays listed as running
+// between them, and the second image and latent are bit-identical to the
+// first's, made on the freshly loaded networks with the same seed
+// (engine/image's TestResident compares with an engine without a
+// Loaded).
+func TestImageResident(t *testing.T) {
+	sdtest.SkipGeneric(t, "two served image jobs")
+	sdtest.NeedMemory(t, 5<<30)
+	ckpt := sdtest.SD15(t, "f16")
+	name := filepath.Base(ckpt)
+	jobs := t.TempDir()
+	b := newBackend(t, Config{Models: []string{ckpt}, JobsDir: jobs})
+	req := server.ImageRequest{Model: name, Prompt: "a lighthouse", Width: 64, Height: 64, Steps: 1, CFGScale: 1, Seed: 5, N: 1}
+
+	var wantLat, wantPix []byte
+	for i, job := range []string{"j1", "j2"} {
+		var load api.StageStats
+		parts := map[string]api.StageStats{}
+		ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{
+			StageDone: func(s pipeline.Stage, st api.StageStats) {
+				if s == pipeline.StageLoad {
+					load = st
+				}
+			},
+			PartDone: func(s pipeline.Stage, part string, _ time.Duration, st api.StageStats) {
+				if s == pipeline.StageLoad {
+					parts[part] = st
+				}
+			},
+		})
+		r := req
+		if _, err := b.GenerateImage(ctx, job, &r); err != nil {
+			t.Fatalf("job %s: %v", job, err)
+		}
+		if i == 0 && load.Bytes < 1<<30 {
+			t.Errorf("job %s: the first load read %d bytes", job, load.Bytes)
+		}
+		if i == 1 {
+			if load.Bytes != 0 || !strings.Contains(load.Note, "resident") {
+				t.Errorf("job %s: load stage %+v, want resident, 0 bytes", job, load)
+			}
+			if u := parts["UNet"]; u.Bytes != 0 || !strings.Contains(u.Note, "resident") {
+				t.Errorf("job %s: the UNet's load %+v", job, u)
+			}
+		}
+		lat, _ := os.ReadFile(engimage.LatentsPath(filepath.Join(jobs, job), 0))
+		pix := pixels(t, filepath.Join(jobs, job, "image.png"))
+		if i == 0 {
+			wantLat, wantPix = lat, pix // the fresh load's
+		} else if len(lat) != 4*8*8*4 || !bytes.Equal(lat, wantLat) || !bytes.Equal(pix, wantPix) {
+			t.Errorf("job %s: the image differs from the fresh load's (%d and %d latent bytes)", job, len(lat), len(wantLat))
+		}
+		running, _ := b.Running(context.Background())
+		if len(running) != 1 || running[0].Name != name || running[0].Bytes < 1<<30 || running[0].InUse != 0 {
+			t.Errorf("after job %s, running: %+v", job, running)
+		}
+	}
+}
+
+// pixels is a PNG file's decoded pixels (its text chunks, with the job's
+// times, left out).
+func pixels(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	im, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	r := im.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			c0, c1, c2, c3 := im.At(x, y).RGBA()
+			out = append(out, byte(c0>>8), byte(c1>>8), byte(c2>>8), byte(c3>>8))
+		}
+	}
+	return out
 }
