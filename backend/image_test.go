@@ -262,9 +262,11 @@ func TestImageResident(t *testing.T) {
 			},
 		})
 		r := req
+		t0 := time.Now()
 		if _, err := b.GenerateImage(ctx, job, &r); err != nil {
 			t.Fatalf("job %s: %v", job, err)
 		}
+		t.Logf("job %s: %s, load stage %d bytes (%s)", job, time.Since(t0).Round(time.Millisecond), load.Bytes, load.Note)
 		if i == 0 && load.Bytes < 1<<30 {
 			t.Errorf("job %s: the first load read %d bytes", job, load.Bytes)
 		}
