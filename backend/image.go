@@ -192,6 +192,10 @@ func (b *Backend) GenerateImage(ctx context.Context, job string, req *server.Ima
 			if b.metrics != nil {
 				b.metrics.SetModelResident(imageKey(name, s), w)
 			}
+		} else {
+			// Nothing was bound (the job failed before or in its load): the
+			// model is not kept counted with weights it does not hold.
+			b.res.Unload(imageKey(name, s))
 		}
 	}
 	if err != nil {
