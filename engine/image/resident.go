@@ -94,31 +94,6 @@ func (l *Loaded) take(ctx context.Context, s *Settings) error {
 // give ends the turn.
 func (l *Loaded) give() { <-l.turn }
 
-// Load opens the checkpoint at path (and vae) and binds its networks into
-// a Loaded, outside any job (a load ahead of the first request).
-func (e *Engine) Load(ctx context.Context, path, vae string) (*Loaded, error) {
-	l := NewLoaded(path, vae)
-	j := &job{e: e, s: &Settings{Request: Request{Model: path, VAE: vae}}, tr: pipeline.TraceFrom(ctx), resident: l}
-	if err := l.take(ctx, j.s); err != nil {
-		return nil, err
-	}
-	defer l.give()
-	open := e.Open
-	if open == nil {
-		open = OpenModel
-	}
-	m, err := open(path, vae)
-	if err != nil {
-		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
-	}
-	j.model = m
-	if _, err := j.load(ctx); err != nil {
-		m.Close()
-		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
-	}
-	return l, nil
-}
-
 // loadResident is the load stage of a job on a Loaded that holds the
 // networks: nothing read, each component reported resident.
 func (j *job) loadResident() (pipeline.StageStats, error) {
