@@ -20,8 +20,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/glassbox-ai/glassbox/engine"
+	engimage "github.com/glassbox-ai/glassbox/engine/image"
 	"github.com/glassbox-ai/glassbox/gguf"
 	"github.com/glassbox-ai/glassbox/metrics"
 	"github.com/glassbox-ai/glassbox/model"
@@ -86,6 +88,7 @@ type Backend struct {
 	store    *store.Store      // may be nil
 	dev      *plan.Device
 	budget   int64
+	imageMu  sync.Mutex           // taken while an image job leases its model and working memory (image.go)
 	session  model.SessionOptions // defaults for every generation
 	res      *sched.Residency[*served]
 	metrics  *metrics.Metrics
@@ -222,11 +225,17 @@ type served struct {
 	// With Parallel > 1: the KV caches the load planned (Parallel of
 	// them) and the batcher's buffers.
 	plannedKV, computeBytes int64
+	// image is an image model's networks (image.go); text is nil then.
+	image *engimage.Loaded
 }
 
 func (m *served) Close() {
+	if m.image != nil {
+		m.image.Close()
+		return
+	}
 	if m.text == nil {
-		return // an image job's reservation (image.go)
+		return // an image job's working memory (image.go)
 	}
 	if m.batch != nil {
 		m.batch.Close()

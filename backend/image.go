@@ -18,6 +18,7 @@ import (
 	engimage "github.com/glassbox-ai/glassbox/engine/image"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/sched"
 	"github.com/glassbox-ai/glassbox/server"
 )
@@ -28,13 +29,19 @@ import (
 // base name). engine/image runs the job; the backend adds what serving
 // needs:
 //
-//   - the residency: before the job loads, its plan's model memory (the
-//     three components' weights and the activations, plan.Runtime left
-//     out as for text) is leased from the same sched.Residency the text
-//     models live in, under a key of its own that is dropped when the job
-//     ends. So an image job evicts idle text models to make room, waits
-//     while running ones hold the memory it needs, and a text model that
-//     would not fit next to a running image job waits in turn.
+//   - the residency: the checkpoint's three networks stay loaded between
+//     jobs in the same sched.Residency the text models live in, under the
+//     model's name, counted with their weights (the plan's TextBytes,
+//     UNetBytes and VAEBytes; the bound networks' own count once loaded)
+//     and kept for the keep-alive like a text model: the first job binds
+//     them in its load stage (an engimage.Loaded), the later ones find
+//     them resident and read nothing, one job at a time on a model.
+//     Beside it each job leases its working memory (activations and the
+//     decode, the plan's total less the weights and plan.Runtime) under a
+//     key of its own dropped when the job ends. So an image job evicts
+//     idle models to make room, waits while running ones hold the memory
+//     it needs, and a model that would not fit next to a running image
+//     job waits in turn; an idle image model is evicted like a text one.
 //   - the files: the job's folder is <home>/jobs/<id> (as glassbox image
 //     keeps it): its latents, then image.png, image-2.png, … for a batch;
 //     ImageFile finds them from the id alone, so they are served after a
@@ -162,15 +169,35 @@ func (b *Backend) GenerateImage(ctx context.Context, job string, req *server.Ima
 		return nil, err
 	}
 	dev := b.device()
-	lease, err := b.reserveImage(ctx, name, job, s)
+	lease, work, err := b.reserveImage(ctx, name, job, s, dev)
 	if err != nil {
 		return nil, err
 	}
+	eng := &engimage.Engine{Device: dev, PreviewEvery: time.Nanosecond}
 	if lease != nil {
 		defer lease.Release()
+		defer work.Release()
+		loaded := lease.Value().image
+		eng.Resident = loaded
+		if w := loaded.WeightBytes(); w > 0 {
+			// Its weights are in memory already, held by this lease: the
+			// job's plan counts them as available.
+			eng.Device = b.device().WithReclaimable(w)
+		}
 	}
-	eng := &engimage.Engine{Device: dev, PreviewEvery: time.Nanosecond}
 	res, err := eng.Run(ctx, s, job, dir)
+	if lease != nil {
+		if w := lease.Value().image.WeightBytes(); w > 0 {
+			lease.Resize(w, "the bound networks' weights")
+			if b.metrics != nil {
+				b.metrics.SetModelResident(imageKey(name, s), w)
+			}
+		} else {
+			// Nothing was bound (the job failed before or in its load): the
+			// model is not kept counted with weights it does not hold.
+			b.res.Unload(imageKey(name, s))
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -188,25 +215,67 @@ func (b *Backend) GenerateImage(ctx context.Context, job string, req *server.Ima
 	return out, nil
 }
 
-// reserveImage leases the job's planned model memory from the residency:
-// idle models are evicted to make room, running ones waited for; a job
-// the budget cannot hold fails in stage plan. It returns no lease when the
-// plan cannot be made (the job's own plan stage then reports why).
-func (b *Backend) reserveImage(ctx context.Context, name, job string, s *engimage.Settings) (*sched.Lease[*served], error) {
+// imageKey is the residency's name for the image model name with the
+// job's VAE.
+func imageKey(name string, s *engimage.Settings) string {
+	if s.VAE != "" {
+		return name + " (VAE " + filepath.Base(s.VAE) + ")"
+	}
+	return name
+}
+
+// reserveImage makes the image model resident (an empty engimage.Loaded
+// the job's load stage fills, counted with the plan's weights until then)
+// and leases the job's working memory beside it: idle models are evicted
+// to make room, running ones waited for; a job the budget cannot hold
+// fails in stage plan. It returns no leases when the plan cannot be made
+// (the job's own plan stage then reports why, loading afresh).
+func (b *Backend) reserveImage(ctx context.Context, name, job string, s *engimage.Settings, dev *plan.Device) (model, work *sched.Lease[*served], err error) {
 	m, err := engimage.OpenModel(s.Model, s.VAE)
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	obs, _ := engimage.DefaultHistory().Load()
-	p, err := engimage.PlanJob(m.Components, s, b.device(), obs, s.Budget)
+	p, err := engimage.PlanJob(m.Components, s, dev, obs, s.Budget)
 	m.Close()
 	if err != nil || p.Admit() != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	bytes := max(p.Total-p.Runtime, 0)
-	return b.res.Acquire(ctx, sched.Request[*served]{Model: "image " + name + " (job " + job + ")", Bytes: bytes,
+	weights := p.TextBytes + p.UNetBytes + p.VAEBytes
+	scratch := max(p.Total-p.Runtime-weights, 0)
+	key := imageKey(name, s)
+	if bud := b.res.Budget(); bud > 0 && weights+scratch > bud {
+		return nil, nil, pipeline.Errorf(pipeline.StagePlan, "raise the memory budget or make a smaller image",
+			"%s needs %s (%s of weights, %s to work in), more than the memory budget of %s", name,
+			plan.FormatBytes(weights+scratch), plan.FormatBytes(weights), plan.FormatBytes(scratch), plan.FormatBytes(bud)).
+			With("needed_bytes", weights+scratch).With("budget_bytes", bud)
+	}
+	// One image job at a time takes its two leases, so no two jobs each
+	// hold a model and wait for the memory the other holds.
+	b.imageMu.Lock()
+	defer b.imageMu.Unlock()
+	// The job's own load stage says whether it read the weights or found
+	// them resident; the residency's "model already resident" is left out.
+	tr := pipeline.TraceFrom(ctx)
+	actx := pipeline.WithTrace(ctx, &pipeline.Trace{Warning: func(code, msg string) { tr.OnWarning(code, msg) }})
+	model, err = b.res.Acquire(actx, sched.Request[*served]{Model: key, Bytes: weights, Placement: "cpu",
+		Load: func(context.Context) (*served, int64, error) {
+			return &served{image: engimage.NewLoaded(s.Model, s.VAE)}, weights, nil
+		}})
+	if err != nil {
+		return nil, nil, err
+	}
+	work, err = b.res.Acquire(actx, sched.Request[*served]{Model: "image " + name + " (job " + job + ")", Bytes: scratch,
 		Placement: "cpu", KeepAlive: sched.Keep(0),
-		Load: func(context.Context) (*served, int64, error) { return &served{}, bytes, nil }})
+		Load: func(context.Context) (*served, int64, error) { return &served{}, scratch, nil }})
+	if err != nil {
+		model.Release()
+		return nil, nil, err
+	}
+	if b.metrics != nil {
+		b.metrics.SetModelResident(key, max(model.Value().image.WeightBytes(), weights))
+	}
+	return model, work, nil
 }
 
 // validJobID reports whether id is a job id as pipeline makes them (base

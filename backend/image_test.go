@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glassbox-ai/glassbox/api"
 	engimage "github.com/glassbox-ai/glassbox/engine/image"
@@ -134,13 +135,16 @@ func TestImageFile(t *testing.T) {
 	}
 }
 
-// TestImageResidency: an image job's planned memory is leased from the
-// residency the text models live in: an idle text model is evicted when
-// both would not fit the budget, and a budget smaller than the image's
-// plan refuses the job in stage plan. (The lease only: no sampling.)
+// TestImageResidency: an image model stays resident in the residency
+// the text models live in, under its name with its weights, and each job
+// leases its working memory beside it: an idle text model is evicted when
+// both would not fit the budget, the image model stays after the job (and
+// unloads by name), and a budget smaller than the image's plan refuses the
+// job in stage plan. (The leases only: no sampling.)
 func TestImageResidency(t *testing.T) {
 	ckpt := sdtest.SD15(t, "f16")
 	text := shared.Path(t, "models/stories260K.gguf")
+	sd := filepath.Base(ckpt)
 	settings := func(b *Backend) *engimage.Settings {
 		s, err := engimage.Resolve(imageRequest(&server.ImageRequest{Prompt: "x", Width: 64, Height: 64, Steps: 1, N: 1, Seed: 1}, ckpt, t.TempDir()), 0, 0)
 		if err != nil {
@@ -148,44 +152,57 @@ func TestImageResidency(t *testing.T) {
 		}
 		return s
 	}
-	// The sizes: the image's lease, the text model's residency.
+	// The sizes: the image job's leases, the image model's, the text model's.
 	probe := newBackend(t, Config{Models: []string{ckpt, text}})
-	lease, err := probe.reserveImage(context.Background(), "sd", "j1", settings(probe))
-	if err != nil || lease == nil {
+	model, work, err := probe.reserveImage(context.Background(), sd, "j1", settings(probe), probe.device())
+	if err != nil || model == nil || work == nil {
 		t.Fatalf("reserve: %v", err)
 	}
 	imageBytes := probe.res.Used()
-	lease.Release()
+	model.Release()
+	work.Release()
+	weights := probe.res.Used()
 	if err := probe.Load(context.Background(), "stories260K", nil); err != nil {
 		t.Fatal(err)
 	}
-	textBytes := probe.res.Used()
-	if imageBytes < 1<<30 || textBytes <= 0 {
-		t.Fatalf("image lease %d bytes, text model %d", imageBytes, textBytes)
+	textBytes := probe.res.Used() - weights
+	if weights < 1<<30 || imageBytes <= weights || textBytes <= 0 {
+		t.Fatalf("image job %d bytes, its model %d, text model %d", imageBytes, weights, textBytes)
 	}
 
 	b := newBackend(t, Config{Models: []string{ckpt, text}, Budget: imageBytes + textBytes - 1})
 	if err := b.Load(context.Background(), "stories260K", nil); err != nil {
 		t.Fatal(err)
 	}
-	lease, err = b.reserveImage(context.Background(), "sd", "j2", settings(b))
-	if err != nil || lease == nil {
+	model, work, err = b.reserveImage(context.Background(), sd, "j2", settings(b), b.device())
+	if err != nil || model == nil {
 		t.Fatalf("reserve beside an idle text model: %v", err)
 	}
-	running, _ := b.Running(context.Background())
-	if len(running) != 1 || !strings.HasPrefix(running[0].Name, "image sd (job j2)") {
-		t.Errorf("resident while the image job runs: %+v", running)
+	names := func() []string {
+		var out []string
+		for _, st := range b.res.List() {
+			out = append(out, fmt.Sprintf("%s %d %d", st.Model, st.Bytes, st.InUse))
+		}
+		return out
 	}
-	lease.Release()
-	if n := len(b.res.List()); n != 0 {
-		t.Errorf("%d models resident after the image job", n)
+	if got := strings.Join(names(), "; "); got != fmt.Sprintf("%s %d 1; image %s (job j2) %d 1", sd, weights, sd, imageBytes-weights) &&
+		got != fmt.Sprintf("image %s (job j2) %d 1; %s %d 1", sd, imageBytes-weights, sd, weights) {
+		t.Errorf("resident while the image job runs: %s", got)
+	}
+	model.Release()
+	work.Release()
+	if got := strings.Join(names(), "; "); got != fmt.Sprintf("%s %d 0", sd, weights) {
+		t.Errorf("resident after the image job: %s, want the image model, idle", got)
+	}
+	if err := b.Unload(context.Background(), sd); err != nil || len(b.res.List()) != 0 {
+		t.Errorf("unload the image model: %v, %s", err, names())
 	}
 
 	small := newBackend(t, Config{Models: []string{ckpt}, Budget: imageBytes - 1})
 	s := settings(small)
 	s.Budget = 0 // the engine's own plan would refuse first; this checks the residency's
-	if _, err := small.reserveImage(context.Background(), "sd", "j3", s); err == nil {
-		t.Error("a lease larger than the budget was granted")
+	if _, _, err := small.reserveImage(context.Background(), sd, "j3", s, small.device()); err == nil {
+		t.Error("leases larger than the budget were granted")
 	} else if st, _ := pipeline.StageOf(err); st != pipeline.StagePlan {
 		t.Errorf("refused in %s: %v", st, err)
 	}
@@ -210,4 +227,91 @@ func BenchmarkImagePreview(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestImageResident runs two image jobs back to back on the random-weight
+// checkpoint: the first reads the weights in its load stage, the second
+// finds them resident (0 bytes read), the model stays listed as running
+// between them, and the second image and latent are bit-identical to the
+// first's, made on the freshly loaded networks with the same seed
+// (engine/image's TestResident compares with an engine without a
+// Loaded).
+func TestImageResident(t *testing.T) {
+	sdtest.SkipGeneric(t, "two served image jobs")
+	sdtest.NeedMemory(t, 5<<30)
+	ckpt := sdtest.SD15(t, "f16")
+	name := filepath.Base(ckpt)
+	jobs := t.TempDir()
+	b := newBackend(t, Config{Models: []string{ckpt}, JobsDir: jobs})
+	req := server.ImageRequest{Model: name, Prompt: "a lighthouse", Width: 64, Height: 64, Steps: 1, CFGScale: 1, Seed: 5, N: 1}
+
+	var wantLat, wantPix []byte
+	for i, job := range []string{"j1", "j2"} {
+		var load api.StageStats
+		parts := map[string]api.StageStats{}
+		ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{
+			StageDone: func(s pipeline.Stage, st api.StageStats) {
+				if s == pipeline.StageLoad {
+					load = st
+				}
+			},
+			PartDone: func(s pipeline.Stage, part string, _ time.Duration, st api.StageStats) {
+				if s == pipeline.StageLoad {
+					parts[part] = st
+				}
+			},
+		})
+		r := req
+		t0 := time.Now()
+		if _, err := b.GenerateImage(ctx, job, &r); err != nil {
+			t.Fatalf("job %s: %v", job, err)
+		}
+		t.Logf("job %s: %s, load stage %d bytes (%s)", job, time.Since(t0).Round(time.Millisecond), load.Bytes, load.Note)
+		if i == 0 && load.Bytes < 1<<30 {
+			t.Errorf("job %s: the first load read %d bytes", job, load.Bytes)
+		}
+		if i == 1 {
+			if load.Bytes != 0 || !strings.Contains(load.Note, "resident") {
+				t.Errorf("job %s: load stage %+v, want resident, 0 bytes", job, load)
+			}
+			if u := parts["UNet"]; u.Bytes != 0 || !strings.Contains(u.Note, "resident") {
+				t.Errorf("job %s: the UNet's load %+v", job, u)
+			}
+		}
+		lat, _ := os.ReadFile(engimage.LatentsPath(filepath.Join(jobs, job), 0))
+		pix := pixels(t, filepath.Join(jobs, job, "image.png"))
+		if i == 0 {
+			wantLat, wantPix = lat, pix // the fresh load's
+		} else if len(lat) != 4*8*8*4 || !bytes.Equal(lat, wantLat) || !bytes.Equal(pix, wantPix) {
+			t.Errorf("job %s: the image differs from the fresh load's (%d and %d latent bytes)", job, len(lat), len(wantLat))
+		}
+		running, _ := b.Running(context.Background())
+		if len(running) != 1 || running[0].Name != name || running[0].Bytes < 1<<30 || running[0].InUse != 0 {
+			t.Errorf("after job %s, running: %+v", job, running)
+		}
+	}
+}
+
+// pixels is a PNG file's decoded pixels (its text chunks, with the job's
+// times, left out).
+func pixels(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	im, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	r := im.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			c0, c1, c2, c3 := im.At(x, y).RGBA()
+			out = append(out, byte(c0>>8), byte(c1>>8), byte(c2>>8), byte(c3>>8))
+		}
+	}
+	return out
 }

@@ -37,6 +37,10 @@ type Engine struct {
 	// PreviewEvery is the least time between two preview events (0: 1 s;
 	// negative: no previews).
 	PreviewEvery time.Duration
+	// Resident, when set, keeps the checkpoint's networks between Runs:
+	// the first Run binds them into it, the later ones reuse them (one
+	// Run at a time; see Loaded). Its model must be the job's.
+	Resident *Loaded
 }
 
 // Result is what a job made.
@@ -96,6 +100,7 @@ type job struct {
 	images       [][]float32
 	calls        int
 	decodeOnly   bool // Decode: only the VAE is loaded
+	resident     *Loaded
 	sampleTime   time.Duration
 	// stepSecPerCall is each sampling step's seconds per UNet call.
 	stepSecPerCall []float64
@@ -106,10 +111,16 @@ type job struct {
 // (created; "" keeps them nowhere but SaveLatents), and reports through
 // ctx's pipeline trace.
 func (e *Engine) Run(ctx context.Context, s *Settings, id, dir string) (*Result, error) {
-	j := &job{e: e, s: s, id: id, dir: dir, tr: pipeline.TraceFrom(ctx), times: map[string]float64{}}
+	j := &job{e: e, s: s, id: id, dir: dir, tr: pipeline.TraceFrom(ctx), times: map[string]float64{}, resident: e.Resident}
+	if l := j.resident; l != nil {
+		if err := l.take(ctx, s); err != nil {
+			return nil, err
+		}
+		defer l.give()
+	}
 	defer func() {
-		if j.model != nil {
-			j.model.Close()
+		if j.model != nil && (j.resident == nil || j.resident.model != j.model) {
+			j.model.Close() // a Loaded's model stays open with it
 		}
 	}()
 	j.pool = compute.NewPool(s.Threads)
@@ -173,15 +184,20 @@ func (j *job) part(st pipeline.Stage, name string, fn func() (pipeline.StageStat
 }
 
 func (j *job) planStage(ctx context.Context) (pipeline.StageStats, error) {
-	open := j.e.Open
-	if open == nil {
-		open = OpenModel
+	if l := j.resident; l != nil && l.model != nil {
+		j.model = l.model // opened by the job that loaded it
+	} else {
+		open := j.e.Open
+		if open == nil {
+			open = OpenModel
+		}
+		m, err := open(j.s.Model, j.s.VAE)
+		if err != nil {
+			return pipeline.StageStats{}, pipeline.Wrap(pipeline.StageLoad, err, "")
+		}
+		j.model = m
 	}
-	m, err := open(j.s.Model, j.s.VAE)
-	if err != nil {
-		return pipeline.StageStats{}, pipeline.Wrap(pipeline.StageLoad, err, "")
-	}
-	j.model = m
+	var err error
 	dev := j.e.Device
 	if dev == nil {
 		if dev, err = plan.Local(); err != nil {
@@ -193,7 +209,7 @@ func (j *job) planStage(ctx context.Context) (pipeline.StageStats, error) {
 		hist = DefaultHistory()
 	}
 	obs, _ := hist.Load() // a history that cannot be read predicts nothing
-	if j.plan, err = PlanJob(m.Components, j.s, dev, obs, j.s.Budget); err != nil {
+	if j.plan, err = PlanJob(j.model.Components, j.s, dev, obs, j.s.Budget); err != nil {
 		return pipeline.StageStats{}, err
 	}
 	if j.decodeOnly {
@@ -216,6 +232,9 @@ func (j *job) hash(path string) (string, error) {
 }
 
 func (j *job) load(ctx context.Context) (pipeline.StageStats, error) {
+	if j.resident != nil && j.resident.IsLoaded() {
+		return j.loadResident()
+	}
 	c := j.model.Components
 	var total int64
 	err := j.part(pipeline.StageLoad, "SHA-256", func() (pipeline.StageStats, error) {
@@ -266,6 +285,9 @@ func (j *job) load(ctx context.Context) (pipeline.StageStats, error) {
 		if err != nil {
 			return pipeline.StageStats{}, err
 		}
+	}
+	if j.resident != nil {
+		j.keepLoaded(total)
 	}
 	return pipeline.StageStats{Bytes: total, PeakRSS: plan.PeakRSS()}, nil
 }
