@@ -2,7 +2,6 @@ package browser
 
 import (
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/page"
 )
@@ -32,14 +31,14 @@ func BenchmarkPageCost(bm *testing.B) {
 				id := s.submit(bm, body)
 				if mode != "no client" {
 					b.navigate(s.url + "/#/jobs/" + id)
-					b.waitFor("the job page", `document.querySelector('#output')`, 10*time.Second)
+					b.waitFor("the job page", `document.querySelector('#output')`, patience)
 				}
 				if mode == "frozen page" {
-					b.do(10*time.Second, lifecycle(page.SetWebLifecycleStateStateFrozen))
+					b.do(patience, lifecycle(page.SetWebLifecycleStateStateFrozen))
 				}
 				rate += generateRate(s.journaled(bm, id))
 				if mode == "frozen page" {
-					b.do(10*time.Second, lifecycle(page.SetWebLifecycleStateStateActive))
+					b.do(patience, lifecycle(page.SetWebLifecycleStateStateActive))
 				}
 				b.navigate("about:blank")
 			}

@@ -31,6 +31,13 @@ import (
 	"github.com/glassbox-ai/glassbox/journal"
 )
 
+// hang bounds every wait for what the page or the server shows: a guard
+// against a hang that fails the test, not a measurement. Waits poll for
+// the condition and end as soon as it holds, so a generous bound costs a
+// passing run nothing, and a loaded machine (two test runs at once on two
+// cores) is many times slower than an idle one.
+const hang = 2 * time.Minute
+
 // chromium finds the browser or ends the test: a skip, or under CI a failure.
 func chromium(t testing.TB) string {
 	t.Helper()
@@ -181,8 +188,8 @@ func (s *server) start(t testing.TB) {
 	}()
 	select {
 	case s.url = <-found:
-	case <-time.After(20 * time.Second):
-		t.Fatal("glassbox serve did not start listening in 20 s")
+	case <-time.After(hang):
+		t.Fatalf("glassbox serve did not start listening in %s", hang)
 	}
 }
 
@@ -200,10 +207,10 @@ func (s *server) stop(t testing.TB) {
 		if err != nil {
 			t.Errorf("glassbox serve exited with %v after an interrupt", err)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(hang):
 		s.cmd.Process.Kill()
 		<-done
-		t.Error("glassbox serve did not stop 20 s after an interrupt")
+		t.Errorf("glassbox serve did not stop %s after an interrupt", hang)
 	}
 	s.cmd = nil
 }
@@ -237,6 +244,39 @@ func (s *server) cancel(t testing.TB, id string) {
 	}
 }
 
+// cancelAll cancels every job the server has that has not ended and
+// waits until none is left running or waiting.
+func (s *server) cancelAll(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(hang)
+	for {
+		resp, err := http.Get(s.url + "/v1/jobs?limit=1000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct{ Jobs []api.Job }
+		err = json.NewDecoder(resp.Body).Decode(&list)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("GET /v1/jobs: %v", err)
+		}
+		live := 0
+		for _, j := range list.Jobs {
+			if !api.Terminal(j.State) {
+				live++
+				s.cancel(t, j.ID)
+			}
+		}
+		if live == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d jobs still not ended %s after they were cancelled", live, hang)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // submit starts a native job over HTTP and returns its id.
 func (s *server) submit(t testing.TB, body string) string {
 	t.Helper()
@@ -262,7 +302,7 @@ func (s *server) journaled(t testing.TB, id string) (api.Job, []api.Event) {
 		t.Fatal(err)
 	}
 	defer jr.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(hang)
 	for {
 		j, err := jr.Job(id)
 		if err == nil && api.Terminal(j.State) {
@@ -374,7 +414,7 @@ func (b *browser) do(timeout time.Duration, actions ...chromedp.Action[chromedp.
 // eval evaluates a JavaScript expression.
 func eval[T any](b *browser, expr string) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, hang)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
 	if err != nil {
@@ -409,17 +449,17 @@ func (b *browser) set(sel, value string) {
 
 func (b *browser) click(sel string) {
 	b.t.Helper()
-	b.do(10*time.Second, chromedp.Click(chromedp.CSS(sel)))
+	b.do(patience, chromedp.Click(chromedp.CSS(sel)))
 }
 
 func (b *browser) navigate(url string) {
 	b.t.Helper()
-	b.do(20*time.Second, chromedp.Navigate(url))
+	b.do(patience, chromedp.Navigate(url))
 }
 
 // shot saves a screenshot of the whole page as NAME.png.
 func (b *browser) shot(name string) {
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, hang)
 	defer cancel()
 	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {

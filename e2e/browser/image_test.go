@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/glassbox-ai/glassbox/api"
@@ -30,7 +29,7 @@ func TestImagePage(t *testing.T) {
 	name := filepath.Base(ckpt)
 
 	b.navigate(s.url + "/#/image")
-	b.waitFor("the image model", fmt.Sprintf(`document.querySelector('#img-model option[value=%q]')`, name), 10*time.Second)
+	b.waitFor("the image model", fmt.Sprintf(`document.querySelector('#img-model option[value=%q]')`, name), patience)
 	b.labelled()
 	b.set("#img-prompt", "a lighthouse at dusk")
 	b.set("#img-width", "64")
@@ -39,13 +38,13 @@ func TestImagePage(t *testing.T) {
 	b.set("#img-cfg_scale", "1")
 	b.set("#img-seed", "5")
 	b.click("#img-go")
-	b.waitFor("the job to start", `JSON.parse(sessionStorage.getItem('glassbox.image') || '{}').job`, 10*time.Second)
+	b.waitFor("the job to start", `JSON.parse(sessionStorage.getItem('glassbox.image') || '{}').job`, patience)
 	id := eval[string](b, `JSON.parse(sessionStorage.getItem('glassbox.image')).job`)
 	b.waitFor("the load stage", `document.querySelector('.stage[data-stage="load"]')`, patience)
 	if st := s.job(t, id).State; !api.Terminal(st) {
 		// Reload while the job runs: the page follows the same job.
-		b.do(20*time.Second, chromedp.Reload())
-		b.waitFor("the same job after the reload", fmt.Sprintf(`JSON.parse(sessionStorage.getItem('glassbox.image')).job === %q && document.querySelector('.pipeline-view')?.dataset.seq > 0`, id), 20*time.Second)
+		b.do(patience, chromedp.Reload())
+		b.waitFor("the same job after the reload", fmt.Sprintf(`JSON.parse(sessionStorage.getItem('glassbox.image')).job === %q && document.querySelector('.pipeline-view')?.dataset.seq > 0`, id), patience)
 	}
 	b.waitFor("the finished image", `document.querySelector('#img-outputs figure[data-seed="5"] img')?.complete && document.querySelector('#img-outputs img').naturalWidth === 64`, 3*patience)
 	if st := eval[string](b, `document.querySelector('#img-status').dataset.state`); st != "done" {
@@ -56,7 +55,7 @@ func TestImagePage(t *testing.T) {
 	if !seen {
 		t.Error("no preview was shown")
 	}
-	b.waitFor("the gallery", fmt.Sprintf(`document.querySelector('#img-gallery [data-job=%q] img')`, id), 10*time.Second)
+	b.waitFor("the gallery", fmt.Sprintf(`document.querySelector('#img-gallery [data-job=%q] img')`, id), patience)
 	b.shot("image-done")
 	b.set("#img-prompt", "something else")
 	b.set("#img-steps", "")

@@ -180,7 +180,7 @@ func TestStageModel(t *testing.T) {
 				}
 				return JSON.stringify(out);
 			})()`
-			ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+			ctx, cancel := context.WithTimeout(b.ctx, hang)
 			defer cancel()
 			raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
 			if err != nil {

@@ -37,7 +37,23 @@ func TestUI(t *testing.T) {
 	b := newBrowser(t, exe)
 	px := newProxy(t, s.url) // the browser reaches the server through it
 	b.navigate(px.url + "/")
-	b.waitFor("the model list", `document.querySelector('#model option[value="slow"]')`, 10*time.Second)
+	b.waitFor("the model list", `document.querySelector('#model option[value="slow"]')`, patience)
+
+	// step runs one part of the walk-through. After a part that failed, the
+	// next starts from a clean slate (the network restored, no job left
+	// running or waiting, the Generate view loaded), so one failure is
+	// reported once, by its own part, and not again by every later one.
+	step := func(name string, fn func(t *testing.T)) {
+		if t.Run(name, fn) {
+			return
+		}
+		b.t = t
+		px.release()
+		px.restore()
+		s.cancelAll(t)
+		b.navigate(px.url + "/")
+		b.waitFor("the Generate view after the failed step "+name, `document.querySelector('#model option[value="slow"]')`, patience)
+	}
 
 	// submit sends prompt from the Generate view in mode ("complete" or
 	// "chat") and returns the job's id.
@@ -52,7 +68,7 @@ func TestUI(t *testing.T) {
 		}
 		b.set("#prompt", prompt)
 		b.click("#send")
-		b.waitFor("the job to start", `document.querySelector('#job-link a')`, 10*time.Second)
+		b.waitFor("the job to start", `document.querySelector('#job-link a')`, patience)
 		return eval[string](b, `document.querySelector('#job-link a').textContent`)
 	}
 	// start submits a completion.
@@ -104,10 +120,10 @@ func TestUI(t *testing.T) {
 		return j
 	}
 
-	t.Run("generate", func(t *testing.T) {
+	step("generate", func(t *testing.T) {
 		b.t = t
 		id := start("stories260K", "Once upon a time", map[string]string{"num_predict": "60", "seed": "7"})
-		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.pipeline-view[data-state="done"]')`, 20*time.Second)
+		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.pipeline-view[data-state="done"]')`, patience)
 		for _, st := range []string{"plan", "load", "encode", "prefill", "generate"} {
 			if got := stageStatus(st); got != "done" {
 				t.Errorf("stage %s is %q, want done", st, got)
@@ -122,7 +138,7 @@ func TestUI(t *testing.T) {
 		}
 		// The stage's own roofline when it reports one (served text jobs do),
 		// else the planner's predicted rate.
-		b.waitFor("the rate against the roofline or the plan", `/(^| · )60 tokens, .* (of the planned ~[0-9.,]+ tokens\/s|[0-9]+% of roofline \()/.test(document.querySelector('.stage[data-stage="generate"] .nums').textContent)`, 10*time.Second)
+		b.waitFor("the rate against the roofline or the plan", `/(^| · )60 tokens, .* (of the planned ~[0-9.,]+ tokens\/s|[0-9]+% of roofline \()/.test(document.querySelector('.stage[data-stage="generate"] .nums').textContent)`, patience)
 		// Which stage the verdict names first depends on where this
 		// machine spent the time (a loaded one may spend it in prefill);
 		// the generation rate is always among its lines.
@@ -141,11 +157,11 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
-	t.Run("token probabilities", func(t *testing.T) {
+	step("token probabilities", func(t *testing.T) {
 		b.t = t
 		b.click("#opt-logprobs")
 		id := start("stories260K", "Once upon a time", map[string]string{"num_predict": "24", "seed": "3"})
-		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
+		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, patience)
 		b.shot("token-probabilities")
 		b.click("#opt-logprobs") // off again for the later tests
 		sameAsJournal(id)
@@ -171,7 +187,7 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
-	t.Run("output format", func(t *testing.T) {
+	step("output format", func(t *testing.T) {
 		b.t = t
 		b.set("#opt-format", "schema")
 		b.set("#opt-schema", "{not json")
@@ -179,10 +195,10 @@ func TestUI(t *testing.T) {
 		b.set("#model", "stories260K")
 		b.set("#prompt", "Once upon a time")
 		b.click("#send")
-		b.waitFor("the schema refused before submitting", `/schema is not valid JSON/.test(document.querySelector('#gen-status').textContent)`, 5*time.Second)
+		b.waitFor("the schema refused before submitting", `/schema is not valid JSON/.test(document.querySelector('#gen-status').textContent)`, patience)
 		b.set("#opt-schema", `{"type": "object", "properties": {"day": {"type": "string", "format": "date"}, "stars": {"type": "integer", "minimum": 1, "maximum": 5}}, "required": ["day", "stars"]}`)
 		id := start("stories260K", "Once upon a time", map[string]string{"num_predict": "80", "seed": "2"})
-		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
+		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, patience)
 		b.shot("output-format")
 		b.set("#opt-format", "") // text again for the later tests
 		sameAsJournal(id)
@@ -197,10 +213,10 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
-	t.Run("thinking", func(t *testing.T) {
+	step("thinking", func(t *testing.T) {
 		b.t = t
 		id := submit("r1", "chat", "Once upon a time", map[string]string{"num_predict": "12"})
-		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
+		b.waitFor("the job to finish", `document.querySelector('#output')?.dataset.state === 'done'`, patience)
 		_, evs := s.journaled(t, id)
 		var thinking strings.Builder
 		for _, ev := range evs {
@@ -219,7 +235,7 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
-	t.Run("tools", func(t *testing.T) {
+	step("tools", func(t *testing.T) {
 		b.t = t
 		b.click("#new")
 		b.set("#model", "toolq")
@@ -238,7 +254,7 @@ func TestUI(t *testing.T) {
 		}()
 		b.set("#prompt", "Weather in Paris?")
 		b.click("#send")
-		b.waitFor("the call", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.msg.assistant .toolcall code')`, 20*time.Second)
+		b.waitFor("the call", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.msg.assistant .toolcall code')`, patience)
 		call := eval[string](b, `document.querySelector('.msg.assistant .toolcall code').textContent`)
 		var args struct{ City *string }
 		name, js, _ := strings.Cut(strings.TrimSuffix(call, ")"), "(")
@@ -253,7 +269,7 @@ func TestUI(t *testing.T) {
 		b.set("#opt-num_predict", "8")
 		b.set("#prompt", "sunny, 21 C")
 		b.click("#send")
-		b.waitFor("the answer to the result", `document.querySelectorAll('.msg.assistant').length === 2 && document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
+		b.waitFor("the answer to the result", `document.querySelectorAll('.msg.assistant').length === 2 && document.querySelector('#output')?.dataset.state === 'done'`, patience)
 		if got := eval[string](b, `document.querySelector('.msg.tool .out')?.textContent ?? ''`); got != "sunny, 21 C" {
 			t.Errorf("tool message %q", got)
 		}
@@ -261,15 +277,15 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
-	t.Run("keyboard and labels", func(t *testing.T) {
+	step("keyboard and labels", func(t *testing.T) {
 		b.t = t
 		b.click("#new")
 		b.set("#model", "stories260K")
 		b.set("#mode", "complete")
 		b.set("#opt-num_predict", "12")
-		b.do(10*time.Second, chromedp.Focus(chromedp.CSS("#prompt")), chromedp.SendKeys(chromedp.CSS("#prompt"), "Once upon a time"),
+		b.do(patience, chromedp.Focus(chromedp.CSS("#prompt")), chromedp.SendKeys(chromedp.CSS("#prompt"), "Once upon a time"),
 			chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
-		b.waitFor("a job sent with Ctrl+Enter to finish", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.msg.prompt .out')?.textContent === 'Once upon a time'`, 20*time.Second)
+		b.waitFor("a job sent with Ctrl+Enter to finish", `document.querySelector('#output')?.dataset.state === 'done' && document.querySelector('.msg.prompt .out')?.textContent === 'Once upon a time'`, patience)
 		b.labelled()
 		b.contrast()
 		b.checkJS()
@@ -277,7 +293,7 @@ func TestUI(t *testing.T) {
 
 	// The settings' placeholders are what a job that leaves the option
 	// out runs with: the server's GET /v1/defaults, not Ollama's defaults.
-	t.Run("sampling defaults", func(t *testing.T) {
+	step("sampling defaults", func(t *testing.T) {
 		b.t = t
 		b.navigate(px.url + "/")
 		b.waitFor("the Generate view", `document.querySelector('#model option[value="slow"]')`, patience)
@@ -307,7 +323,7 @@ func TestUI(t *testing.T) {
 	// Each view says it is loading while its first data is on the way: the
 	// proxy holds the page's requests, and releases them once the view has
 	// been seen loading.
-	t.Run("loading", func(t *testing.T) {
+	step("loading", func(t *testing.T) {
 		b.t = t
 		// The later steps need the network and the Generate view even if
 		// this one fails.
@@ -333,7 +349,7 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
-	t.Run("chat", func(t *testing.T) {
+	step("chat", func(t *testing.T) {
 		b.t = t
 		b.click("#new")
 		b.set("#model", "stories260K")
@@ -344,7 +360,7 @@ func TestUI(t *testing.T) {
 		send := func(text, prev string) (string, string) {
 			b.set("#prompt", text)
 			b.click("#send")
-			b.waitFor("the answer", fmt.Sprintf(`document.querySelector('#job-link a')?.textContent !== %q && document.querySelector('#output')?.dataset.state === 'done'`, prev), 20*time.Second)
+			b.waitFor("the answer", fmt.Sprintf(`document.querySelector('#job-link a')?.textContent !== %q && document.querySelector('#output')?.dataset.state === 'done'`, prev), patience)
 			return eval[string](b, `document.querySelector('#job-link a').textContent`), output()
 		}
 		_, first := send("Hi", "")
@@ -381,13 +397,13 @@ func TestUI(t *testing.T) {
 			t.Errorf("second turn: %d of %d prompt tokens from the cache", res.Cached, res.Prompt)
 		}
 		b.navigate(px.url + "/#/jobs/" + id)
-		b.waitFor("the job's prefill note", `(document.querySelector('.stage[data-stage="prefill"]')?.textContent ?? '').includes('KV cache') && (document.querySelector('#job-head')?.textContent ?? '').includes('from the KV cache')`, 10*time.Second)
+		b.waitFor("the job's prefill note", `(document.querySelector('.stage[data-stage="prefill"]')?.textContent ?? '').includes('KV cache') && (document.querySelector('#job-head')?.textContent ?? '').includes('from the KV cache')`, patience)
 		b.navigate(px.url + "/")
-		b.waitFor("the Generate view", `document.querySelector('#model option[value="slow"]')`, 10*time.Second)
+		b.waitFor("the Generate view", `document.querySelector('#model option[value="slow"]')`, patience)
 		b.checkJS()
 	})
 
-	t.Run("queued", func(t *testing.T) {
+	step("queued", func(t *testing.T) {
 		b.t = t
 		// The first job asks for all its context holds, so it still runs
 		// when the second is looked at on any machine; it is cancelled once
@@ -407,7 +423,7 @@ func TestUI(t *testing.T) {
 		}
 		sameAsJournal(id)
 		b.navigate(px.url + "/")
-		b.waitFor("the Generate view", `document.querySelector('#model option[value="slow"]')`, 10*time.Second)
+		b.waitFor("the Generate view", `document.querySelector('#model option[value="slow"]')`, patience)
 		b.checkJS()
 	})
 
@@ -416,7 +432,7 @@ func TestUI(t *testing.T) {
 	// context holds (longMax tokens, about 16 s at 60 tokens/s) and each
 	// step acts on what the page shows, then cancels the job rather than
 	// wait for its end.
-	t.Run("reload mid-generation", func(t *testing.T) {
+	step("reload mid-generation", func(t *testing.T) {
 		b.t = t
 		id := start("slow", "Once upon a time", map[string]string{"num_predict": longMax, "temperature": "0"})
 		// Tokens stream: the text grows in several steps while the job
@@ -450,8 +466,8 @@ func TestUI(t *testing.T) {
 			t.Errorf("the running generate bar ends at %.1f%% of the track with %v of %s tokens made", right, n, longMax)
 		}
 		before := tokens()
-		b.do(20*time.Second, chromedp.Reload())
-		b.waitFor("the same job after the reload", fmt.Sprintf(`document.querySelector('#job-link a')?.textContent === %q`, id), 10*time.Second)
+		b.do(patience, chromedp.Reload())
+		b.waitFor("the same job after the reload", fmt.Sprintf(`document.querySelector('#job-link a')?.textContent === %q`, id), patience)
 		// After the reload the page shows the job running, with more
 		// tokens than it had before, live from the stream.
 		b.waitFor("the job running after the reload, past the tokens shown before it",
@@ -464,7 +480,7 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
-	t.Run("network lost mid-generation", func(t *testing.T) {
+	step("network lost mid-generation", func(t *testing.T) {
 		b.t = t
 		id := start("slow", "Once upon a time", map[string]string{"num_predict": longMax, "temperature": "0"})
 		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, patience)
@@ -484,29 +500,29 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
-	t.Run("frozen tab", func(t *testing.T) {
+	step("frozen tab", func(t *testing.T) {
 		b.t = t
 		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(3), "temperature": "0"})
-		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 5`, 30*time.Second)
+		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 5`, patience)
 		// A frozen page runs no script and reads nothing; the job must not wait for it.
-		b.do(10*time.Second, lifecycle(page.SetWebLifecycleStateStateFrozen))
-		deadline := time.Now().Add(40 * time.Second)
+		b.do(patience, lifecycle(page.SetWebLifecycleStateStateFrozen))
+		deadline := time.Now().Add(hang)
 		for st := s.job(t, id).State; !api.Terminal(st); st = s.job(t, id).State {
 			if time.Now().After(deadline) {
-				t.Fatalf("job %s still %s 40 s after the tab froze", id, st)
+				t.Fatalf("job %s still %s %s after the tab froze", id, st, hang)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		b.do(10*time.Second, lifecycle(page.SetWebLifecycleStateStateActive))
-		b.waitFor("the page to catch up", `document.querySelector('#output')?.dataset.state === 'done'`, 20*time.Second)
+		b.do(patience, lifecycle(page.SetWebLifecycleStateStateActive))
+		b.waitFor("the page to catch up", `document.querySelector('#output')?.dataset.state === 'done'`, patience)
 		sameAsJournal(id)
 		b.checkJS()
 	})
 
-	t.Run("server restart mid-generation", func(t *testing.T) {
+	step("server restart mid-generation", func(t *testing.T) {
 		b.t = t
 		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(3), "temperature": "0"})
-		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, 30*time.Second)
+		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, patience)
 		// Ctrl+C: the server stops taking work and ends the page's stream; the
 		// job finishes within the shutdown grace and lands in the journal.
 		s.stop(t)
@@ -520,7 +536,7 @@ func TestUI(t *testing.T) {
 		}
 		defer restart() // the later steps need a server even if this one fails
 		if st := outState(); st == "running" {
-			b.waitFor("the page to notice", `document.querySelector('#conn')?.dataset.status === 'reconnecting'`, 10*time.Second)
+			b.waitFor("the page to notice", `document.querySelector('#conn')?.dataset.status === 'reconnecting'`, patience)
 		} else {
 			// The server streamed to the end before it closed the page's stream.
 			t.Logf("page shows the job %s when the server has stopped: the stream was not cut mid-generation", st)
@@ -529,7 +545,7 @@ func TestUI(t *testing.T) {
 		// The job normally finishes within the grace period; on a machine too
 		// busy for that, shutdown cancels it. Either way the page must show,
 		// from the new server, exactly what the journal holds.
-		b.waitFor("the job, ended, from the new server", `['done', 'cancelled'].includes(document.querySelector('#output')?.dataset.state)`, 30*time.Second)
+		b.waitFor("the job, ended, from the new server", `['done', 'cancelled'].includes(document.querySelector('#output')?.dataset.state)`, patience)
 		if st := outState(); st != "done" {
 			t.Logf("the job ended %s: it did not finish within the shutdown grace on this machine", st)
 		}
@@ -540,12 +556,12 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
-	t.Run("cancel", func(t *testing.T) {
+	step("cancel", func(t *testing.T) {
 		b.t = t
 		id := start("slow", "Once upon a time", map[string]string{"num_predict": forSeconds(15), "temperature": "0"})
-		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, 30*time.Second)
+		b.waitFor("some tokens", `Number(document.querySelector('#output')?.dataset.tokens) >= 10`, patience)
 		b.click("#stop")
-		b.waitFor("the job to stop", `document.querySelector('#output')?.dataset.state === 'cancelled'`, 10*time.Second)
+		b.waitFor("the job to stop", `document.querySelector('#output')?.dataset.state === 'cancelled'`, patience)
 		if got := stageStatus("generate"); got != "stopped" {
 			t.Errorf("stage generate is %q after a cancel, want stopped", got)
 		}
@@ -562,17 +578,17 @@ func TestUI(t *testing.T) {
 	})
 
 	var failedID string
-	t.Run("failed job", func(t *testing.T) {
+	step("failed job", func(t *testing.T) {
 		b.t = t
 		failedID = start("stories260K", strings.Repeat("the cat sat on the mat ", 60), nil)
-		b.waitFor("the job to fail", `document.querySelector('#output')?.dataset.state === 'failed'`, 20*time.Second)
+		b.waitFor("the job to fail", `document.querySelector('#output')?.dataset.state === 'failed'`, patience)
 		b.navigate(px.url + "/#/jobs")
-		b.waitFor("the failed job in the list", fmt.Sprintf(`document.querySelector('tr[data-job=%q][data-state="failed"] a')`, failedID), 10*time.Second)
+		b.waitFor("the failed job in the list", fmt.Sprintf(`document.querySelector('tr[data-job=%q][data-state="failed"] a')`, failedID), patience)
 		b.shot("jobs")
 		b.labelled()
 		b.contrast()
 		b.click(fmt.Sprintf(`tr[data-job=%q] a`, failedID))
-		b.waitFor("the failed stage", `document.querySelector('.stage[data-status="failed"]')`, 10*time.Second)
+		b.waitFor("the failed stage", `document.querySelector('.stage[data-status="failed"]')`, patience)
 		j, _ := s.journaled(t, failedID)
 		if j.Error == nil {
 			t.Fatalf("journal has no error for failed job %s", failedID)
@@ -592,27 +608,27 @@ func TestUI(t *testing.T) {
 		b.checkJS()
 	})
 
-	t.Run("models", func(t *testing.T) {
+	step("models", func(t *testing.T) {
 		b.t = t
 		b.navigate(px.url + "/#/models")
-		b.waitFor("resident models", `document.querySelector('#resident tr[data-model="stories260K"] .countdown')?.textContent.match(/^\d+:\d\d$/)`, 10*time.Second)
-		b.waitFor("stored models", `document.querySelector('#plan-model option[value="slow"]')`, 10*time.Second)
+		b.waitFor("resident models", `document.querySelector('#resident tr[data-model="stories260K"] .countdown')?.textContent.match(/^\d+:\d\d$/)`, patience)
+		b.waitFor("stored models", `document.querySelector('#plan-model option[value="slow"]')`, patience)
 		b.set("#plan-model", "slow")
 		b.set("#plan-device", "pi5-8g")
 		b.click(`form[aria-label="Plan"] button[type="submit"]`)
-		b.waitFor("a plan", `document.querySelector('#plan-verdict')`, 10*time.Second)
+		b.waitFor("a plan", `document.querySelector('#plan-verdict')`, patience)
 		if got := eval[string](b, `document.querySelector('#plan-out').textContent`); !strings.Contains(got, "pi5-8g") || !strings.Contains(got, "(f16)") {
 			t.Errorf("plan for pi5-8g does not name the device and the f16 KV cache: %q", got)
 		}
 		// A q8_0 KV cache: the plan is made again with it and says so.
 		b.set("#plan-kv", "q8_0")
 		b.click(`form[aria-label="Plan"] button[type="submit"]`)
-		b.waitFor("a q8_0 plan", `document.querySelector('#plan-out').textContent.includes('(q8_0)')`, 10*time.Second)
+		b.waitFor("a q8_0 plan", `document.querySelector('#plan-out').textContent.includes('(q8_0)')`, patience)
 		b.shot("models")
 		b.labelled()
 		b.contrast()
 		b.click(`#resident tr[data-model="stories260K"] button`)
-		b.waitFor("stories260K unloaded", `!document.querySelector('#resident tr[data-model="stories260K"]')`, 10*time.Second)
+		b.waitFor("stories260K unloaded", `!document.querySelector('#resident tr[data-model="stories260K"]')`, patience)
 
 		// Pull a model file into the store, then delete it (two clicks).
 		// The file comes slowly, and the page's network drops while it
@@ -633,18 +649,18 @@ func TestUI(t *testing.T) {
 		resumes := len(px.resumed())
 		b.set("#pull-ref", files.URL+"/pulled.gguf")
 		b.click(`form[aria-label="Pull"] button[type="submit"]`)
-		b.waitFor("the download to start", `document.querySelector('#pull-status')?.textContent.startsWith('downloading')`, 20*time.Second)
+		b.waitFor("the download to start", `document.querySelector('#pull-status')?.textContent.startsWith('downloading')`, patience)
 		px.cut()
 		time.Sleep(300 * time.Millisecond)
 		px.restore()
-		b.waitFor("the pull to end", `document.querySelector('#pull-status')?.dataset.state`, 20*time.Second)
+		b.waitFor("the pull to end", `document.querySelector('#pull-status')?.dataset.state`, patience)
 		if len(px.resumed()) == resumes {
 			t.Error("the pull's events were not resumed after the network dropped")
 		}
 		if got := eval[string](b, `document.querySelector('#pull-status').textContent`); !strings.HasPrefix(got, "pulled as pulled · job j") {
 			t.Fatalf("pull status %q", got)
 		}
-		b.waitFor("the pulled model in the store", `document.querySelector('#stored tr[data-model="pulled"]')`, 10*time.Second)
+		b.waitFor("the pulled model in the store", `document.querySelector('#stored tr[data-model="pulled"]')`, patience)
 		job := eval[string](b, `document.querySelector('#pull-status a').textContent.replace('job ', '')`)
 		j, evs := s.journaled(t, job)
 		loaded := slices.ContainsFunc(evs, func(ev api.Event) bool { return ev.Type == api.TypeStageDone && ev.Stage == "load" })
@@ -658,13 +674,13 @@ func TestUI(t *testing.T) {
 		b.set("#create-system", "Be brief.")
 		b.set("#create-params", "temperature hot")
 		b.click(`form[aria-label="Create"] button[type="submit"]`)
-		b.waitFor("the refused create", `document.querySelector('#create-status')?.dataset.state === 'failed'`, 10*time.Second)
+		b.waitFor("the refused create", `document.querySelector('#create-status')?.dataset.state === 'failed'`, patience)
 		if got := eval[string](b, `document.querySelector('#create-status').textContent`); !strings.Contains(got, "parameters.temperature must be a number") {
 			t.Errorf("create with a bad parameter: %q", got)
 		}
 		b.set("#create-params", "temperature 0\nnum_predict 4")
 		b.click(`form[aria-label="Create"] button[type="submit"]`)
-		b.waitFor("the made model in the store", `document.querySelector('#stored tr[data-model="pulled-brief"]')`, 10*time.Second)
+		b.waitFor("the made model in the store", `document.querySelector('#stored tr[data-model="pulled-brief"]')`, patience)
 		if resp, err := http.Post(s.url+"/api/show", "application/json", strings.NewReader(`{"model": "pulled-brief"}`)); err != nil {
 			t.Error(err)
 		} else {
@@ -676,19 +692,19 @@ func TestUI(t *testing.T) {
 		}
 		b.click(`#stored tr[data-model="pulled-brief"] button`)
 		b.click(`#stored tr[data-model="pulled-brief"] button`)
-		b.waitFor("the made model deleted", `!document.querySelector('#stored tr[data-model="pulled-brief"]')`, 10*time.Second)
+		b.waitFor("the made model deleted", `!document.querySelector('#stored tr[data-model="pulled-brief"]')`, patience)
 		b.click(`#stored tr[data-model="pulled"] button`)
 		if got := eval[string](b, `document.querySelector('#stored tr[data-model="pulled"] button').textContent`); got != "Delete from disk?" {
 			t.Errorf("first click: button says %q", got)
 		}
 		b.click(`#stored tr[data-model="pulled"] button`)
-		b.waitFor("the pulled model deleted", `!document.querySelector('#stored tr[data-model="pulled"]')`, 10*time.Second)
+		b.waitFor("the pulled model deleted", `!document.querySelector('#stored tr[data-model="pulled"]')`, patience)
 		b.checkJS()
 	})
 
-	t.Run("phone width", func(t *testing.T) {
+	step("phone width", func(t *testing.T) {
 		b.t = t
-		b.do(10*time.Second, chromedp.EmulateViewport(390, 844))
+		b.do(patience, chromedp.EmulateViewport(390, 844))
 		views := []struct{ hash, ready string }{
 			{"#/", `document.querySelector('#model option[value="slow"]')`},
 			{"#/jobs", `document.querySelector('#jobs tbody tr')`},
@@ -697,8 +713,8 @@ func TestUI(t *testing.T) {
 		}
 		for _, v := range views {
 			b.navigate(px.url + "/" + v.hash)
-			b.do(10*time.Second, chromedp.Reload()) // a hash change alone does not reload
-			b.waitFor(v.hash, v.ready, 10*time.Second)
+			b.do(patience, chromedp.Reload()) // a hash change alone does not reload
+			b.waitFor(v.hash, v.ready, patience)
 			if w := eval[int](b, `document.documentElement.scrollWidth`); w > 391 {
 				t.Errorf("%s is %d px wide at a 390 px viewport", v.hash, w)
 			}
@@ -720,7 +736,7 @@ var slowRate float64
 // test's time, not a measurement).
 const (
 	longMax  = "1000"
-	patience = 60 * time.Second
+	patience = hang
 )
 
 func forSeconds(secs float64) string {
