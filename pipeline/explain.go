@@ -273,7 +273,7 @@ func doneVerdict(rows map[string]*stageRow, total time.Duration) []string {
 		return r.dur, float64(r.dur) / float64(total)
 	}
 	if d, f := share(StageLoad); f >= 0.5 {
-		out = append(out, fmt.Sprintf("verdict: %s of %s was loading the model (reading the file, laying out its weights for the kernels): it was not resident (a second run, or glassbox serve, keeps it loaded).",
+		out = append(out, fmt.Sprintf("verdict: %s of %s was loading the model (reading the file, laying out its weights for the kernels): it was not resident (glassbox serve keeps a model loaded between jobs; each CLI run loads it again).",
 			fmtDur(d), fmtDur(total)))
 	} else if d, f := share(StageQueued); f >= 0.5 {
 		out = append(out, fmt.Sprintf("verdict: %s of %s was waiting in the queue: the server was busy.", fmtDur(d), fmtDur(total)))

@@ -63,7 +63,7 @@ func TestExplain(t *testing.T) {
   generate  █████▏                           698 ms  128 tokens, 182 tokens/s · 87% of roofline
   decode                                   skipped: text is decoded while generating
   warning: ctx_nearly_full: the context is 90% full
-verdict: 3.10 s of 4.00 s was loading the model (reading the file, laying out its weights for the kernels): it was not resident (a second run, or glassbox serve, keeps it loaded).
+verdict: 3.10 s of 4.00 s was loading the model (reading the file, laying out its weights for the kernels): it was not resident (glassbox serve keeps a model loaded between jobs; each CLI run loads it again).
   generation ran at 182 tokens/s, 87% of this machine's roofline (210 tokens/s), limited by memory bandwidth; a Q4_K_M file would be ~1.8× faster.
 `},
 		{"failed in encode", func(ctx context.Context, clk *clock) (any, error) {

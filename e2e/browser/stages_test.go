@@ -138,7 +138,7 @@ func TestStageModel(t *testing.T) {
 		{"cold load", number(coldLoad), false, want{State: "done", Text: "ok", Tokens: 2,
 			Status:  map[string]string{"load": "done", "generate": "done"},
 			Nums:    map[string]string{"load": "100.0 MiB read (1000.0 MiB/s)"},
-			Verdict: "100.0 ms of 120.0 ms was loading the model (reading the file, laying out its weights for the kernels): it was not resident (a second run, or glassbox serve, keeps it loaded). | generation ran at 50.0 tokens/s."}},
+			Verdict: "100.0 ms of 120.0 ms was loading the model (reading the file, laying out its weights for the kernels): it was not resident (glassbox serve keeps a model loaded between jobs; each CLI run loads it again). | generation ran at 50.0 tokens/s."}},
 		{"failed without a start", number(failed), false, want{State: "failed",
 			Status: map[string]string{"encode": "done", "prefill": "failed", "generate": "none"},
 			Nums:   map[string]string{"encode": "542 tokens"}}},

@@ -253,7 +253,7 @@ export function verdict(job, fmt) {
     return s && total > 0 && s.status === 'done' ? [s.durMS, s.durMS / total] : [0, 0];
   };
   const why = [
-    ['load', 'was loading the model (reading the file, laying out its weights for the kernels): it was not resident (a second run, or glassbox serve, keeps it loaded).'],
+    ['load', 'was loading the model (reading the file, laying out its weights for the kernels): it was not resident (glassbox serve keeps a model loaded between jobs; each CLI run loads it again).'],
     ['queued', 'was waiting in the queue: the server was busy.'],
     ['prefill', 'was reading the prompt (prefill): a shorter prompt, or a cached one, would answer sooner.'],
   ];
