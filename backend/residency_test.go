@@ -166,7 +166,7 @@ func TestKeepAlive(t *testing.T) {
 		Options: server.Options{NumPredict: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for len(running(t, b)) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("still resident after a request with keep-alive 0: %v", running(t, b))

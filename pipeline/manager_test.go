@@ -261,12 +261,32 @@ func TestParentContextCancels(t *testing.T) {
 	}
 }
 
+// expiring is a context whose deadline passes when done is closed.
+type expiring struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c *expiring) Done() <-chan struct{} { return c.done }
+
+func (c *expiring) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 func TestDeadlineFails(t *testing.T) {
 	m := NewManager(Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
+	// The deadline passes once the job is generating, whatever the
+	// machine's speed (a real timer could fire while it is still queued).
+	ctx := &expiring{Context: context.Background(), done: make(chan struct{})}
 	eng := &fakeEngine{blockAt: StageGenerate, reached: make(chan struct{})}
 	j := m.Submit(ctx, Params{}, eng.run)
+	<-eng.reached
+	close(ctx.done)
 	_, err := j.Wait(context.Background())
 	if s, _ := StageOf(err); s != StageGenerate || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v (stage %q)", err, s)

@@ -121,7 +121,7 @@ func (s *serveLog) String() string {
 
 func waitServeLog(t *testing.T, b *serveLog, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for !strings.Contains(b.String(), want) {
 		if time.Now().After(deadline) {
 			t.Fatalf("stderr never said %q: %s", want, b.String())
