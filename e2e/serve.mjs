@@ -40,7 +40,7 @@ export async function start(extraArgs = []) {
     '--threads', '1', ...extraArgs], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   const url = await new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error('server did not start in 30 s:\n' + log)), 30000);
+    const timer = setTimeout(() => fail(new Error('server did not start in 2 minutes:\n' + log)), 120000);
     child.stderr.on('data', (b) => {
       log += b;
       const m = /listening on (http:\/\/[^\s]+)/.exec(log);
