@@ -29,8 +29,9 @@ import (
 // input names the node and the input. The prompt is an image job that
 // belongs to the server (it outlives the request), and unlike ComfyUI's the
 // queue and history are the journal's: they survive a restart. GET /ws is
-// the progress socket (ws.go). Not yet: img2img nodes (LoadImage,
-// VAEEncode), KSamplerAdvanced and /upload/image.
+// the progress socket (ws.go); POST /upload/image fills the input folder
+// (comfyui_upload.go). Not yet: img2img nodes (LoadImage, VAEEncode) and
+// KSamplerAdvanced.
 
 // comfyNodes are the node classes glassbox runs, with their inputs.
 var comfyNodes = map[string][]string{
@@ -325,8 +326,13 @@ func (s *Server) comfyHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// comfyView is GET /view?filename=…&type=output: a prompt's image.
+// comfyView is GET /view?filename=…&type=output: a prompt's image (with
+// type=input: an uploaded picture, comfyui_upload.go).
 func (s *Server) comfyView(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("type") == "input" {
+		s.comfyViewInput(w, r)
+		return
+	}
 	name := r.URL.Query().Get("filename")
 	job, num, ok := strings.Cut(strings.TrimSuffix(name, "_.png"), "_")
 	n, err := strconv.Atoi(num)
