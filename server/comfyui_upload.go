@@ -87,7 +87,7 @@ func (s *Server) comfyUpload(w http.ResponseWriter, r *http.Request) {
 		writeNativeError(w, badRequest("invalid_request", "image", "upload/image: reading the file: %v", err))
 		return
 	}
-	if _, _, e := checkPicture(name, data); e != nil {
+	if _, _, e := checkPicture("upload/image", name, data); e != nil {
 		writeNativeError(w, e)
 		return
 	}
@@ -159,7 +159,7 @@ func trimName(s string) string {
 
 // checkPicture reads a PNG's or JPEG's header: the format, width and
 // height; anything else is a 400 naming the first bytes it found.
-func checkPicture(name string, b []byte) (string, image.Config, *Error) {
+func checkPicture(what, name string, b []byte) (string, image.Config, *Error) {
 	var (
 		c   image.Config
 		err error
@@ -174,15 +174,15 @@ func checkPicture(name string, b []byte) (string, image.Config, *Error) {
 		c, err = jpeg.DecodeConfig(bytes.NewReader(b))
 	default:
 		head := b[:min(len(b), 8)]
-		return "", c, badRequest("unsupported_image", "image", "upload/image: %q (%d bytes) is not a PNG or JPEG: it begins % x",
-			trimName(name), len(b), head)
+		return "", c, badRequest("unsupported_image", "image", "%s: %q (%d bytes) is not a PNG or JPEG: it begins % x",
+			what, trimName(name), len(b), head)
 	}
 	if err != nil {
-		return "", c, badRequest("unsupported_image", "image", "upload/image: %q (%d bytes): a broken %s header: %v", trimName(name), len(b), f, err)
+		return "", c, badRequest("unsupported_image", "image", "%s: %q (%d bytes): a broken %s header: %v", what, trimName(name), len(b), f, err)
 	}
 	if c.Width < 1 || c.Height < 1 || c.Width > maxUploadSide || c.Height > maxUploadSide {
-		return "", c, badRequest("unsupported_image", "image", "upload/image: %q is %d×%d: each side must be 1 to %d pixels",
-			trimName(name), c.Width, c.Height, maxUploadSide)
+		return "", c, badRequest("unsupported_image", "image", "%s: %q is %d×%d: each side must be 1 to %d pixels",
+			what, trimName(name), c.Width, c.Height, maxUploadSide)
 	}
 	return f, c, nil
 }
@@ -334,4 +334,25 @@ func (s *Server) comfyViewInput(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
 	w.Write(b)
+}
+
+// inputFiles are the pictures at the top of the input folder, by name (as
+// ComfyUI's LoadImage lists them).
+func (s *Server) inputFiles() []string {
+	out := []string{}
+	root, e := s.inputRoot()
+	if e != nil {
+		return out
+	}
+	defer root.Close()
+	ents, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return out
+	}
+	for _, ent := range ents {
+		if ent.Type().IsRegular() && badElem(ent.Name()) == "" {
+			out = append(out, ent.Name())
+		}
+	}
+	return out
 }
