@@ -234,16 +234,7 @@ func (s *Server) saveInput(sub, name string, data []byte, overwrite bool) (strin
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := filepath.Join(dir, ".upload-"+hex.EncodeToString(rnd[:]))
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", rootError("upload/image", path.Join(sub, name), err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		root.Remove(tmp)
+	if err := writeExcl(root, tmp, data); err != nil {
 		return "", rootError("upload/image", path.Join(sub, name), err)
 	}
 	ext := path.Ext(name)
@@ -260,14 +251,19 @@ func (s *Server) saveInput(sub, name string, data []byte, overwrite bool) (strin
 		if !overwrite {
 			// Link, not rename: it fails on a taken name, so two uploads
 			// of one name at once never replace each other.
-			if err := root.Link(tmp, target); err != nil {
-				if errors.Is(err, fs.ErrExist) {
-					continue
-				}
-				root.Remove(tmp)
-				return "", rootError("upload/image", path.Join(sub, final), err)
+			err := root.Link(tmp, target)
+			if err != nil && !errors.Is(err, fs.ErrExist) && !strings.Contains(err.Error(), "escapes") {
+				// A file system without hard links: create the name
+				// exclusively and write it there.
+				err = writeExcl(root, target, data)
+			}
+			if errors.Is(err, fs.ErrExist) {
+				continue
 			}
 			root.Remove(tmp)
+			if err != nil {
+				return "", rootError("upload/image", path.Join(sub, final), err)
+			}
 			return final, nil
 		}
 		if err := root.Rename(tmp, target); err != nil {
@@ -278,6 +274,22 @@ func (s *Server) saveInput(sub, name string, data []byte, overwrite bool) (strin
 	}
 	root.Remove(tmp)
 	return "", badRequest("invalid_value", "filename", "upload/image: every name like %q is taken in the input folder: send overwrite=true or another name", trimName(name))
+}
+
+// writeExcl writes data to a new file name in root (fs.ErrExist if taken).
+func writeExcl(root *os.Root, name string, data []byte) error {
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		root.Remove(name)
+	}
+	return err
 }
 
 // readInput reads an input file (ref is "name" or "subfolder/name").
