@@ -20,28 +20,50 @@ import (
 )
 
 // ComfyUI's HTTP API (comfyanonymous/ComfyUI server.py) for its core
-// txt2img graph: POST /prompt takes a graph of CheckpointLoaderSimple,
-// CLIPTextEncode, EmptyLatentImage, KSampler, VAEDecode and SaveImage (or
+// txt2img and img2img graphs: POST /prompt takes a graph of
+// CheckpointLoaderSimple, CLIPTextEncode, EmptyLatentImage (or LoadImage
+// and VAEEncode), KSampler or KSamplerAdvanced, VAEDecode and SaveImage (or
 // PreviewImage) nodes and answers {"prompt_id", "number", "node_errors"};
 // GET /history[/{id}], /view, /queue, /object_info, /system_stats and POST
 // /interrupt, each also under /api/. A graph is refused at validation with
 // ComfyUI's node_errors: a node glassbox lacks names its class, a wrong
-// input names the node and the input. The prompt is an image job that
-// belongs to the server (it outlives the request), and unlike ComfyUI's the
-// queue and history are the journal's: they survive a restart. GET /ws is
-// the progress socket (ws.go). Not yet: img2img nodes (LoadImage,
-// VAEEncode), KSamplerAdvanced and /upload/image.
+// input or link (to a node that is not there, an output slot it lacks, an
+// output of another type) names the node and the input. The prompt is an
+// image job that belongs to the server (it outlives the request), and
+// unlike ComfyUI's the queue and history are the journal's: they survive a
+// restart. GET /ws is
+// the progress socket (ws.go); POST /upload/image fills the input folder
+// LoadImage reads (comfyui_upload.go).
 
-// comfyNodes are the node classes glassbox runs, with their inputs.
-var comfyNodes = map[string][]string{
-	"CheckpointLoaderSimple": {"ckpt_name"},
-	"CLIPTextEncode":         {"text", "clip"},
-	"EmptyLatentImage":       {"width", "height", "batch_size"},
-	"KSampler":               {"model", "seed", "steps", "cfg", "sampler_name", "scheduler", "positive", "negative", "latent_image", "denoise"},
-	"VAEDecode":              {"samples", "vae"},
-	"SaveImage":              {"images", "filename_prefix"},
-	"PreviewImage":           {"images"},
-}
+// comfyNodes are the node classes glassbox runs, with their inputs, and
+// comfyOutputs their output slots' types.
+var (
+	comfyNodes = map[string][]string{
+		"CheckpointLoaderSimple": {"ckpt_name"},
+		"CLIPTextEncode":         {"text", "clip"},
+		"EmptyLatentImage":       {"width", "height", "batch_size"},
+		"LoadImage":              {"image"},
+		"VAEEncode":              {"pixels", "vae"},
+		"KSampler":               {"model", "seed", "steps", "cfg", "sampler_name", "scheduler", "positive", "negative", "latent_image", "denoise"},
+		"KSamplerAdvanced": {"model", "add_noise", "noise_seed", "steps", "cfg", "sampler_name", "scheduler", "positive", "negative",
+			"latent_image", "start_at_step", "end_at_step", "return_with_leftover_noise"},
+		"VAEDecode":    {"samples", "vae"},
+		"SaveImage":    {"images", "filename_prefix"},
+		"PreviewImage": {"images"},
+	}
+	comfyOutputs = map[string][]string{
+		"CheckpointLoaderSimple": {"MODEL", "CLIP", "VAE"},
+		"CLIPTextEncode":         {"CONDITIONING"},
+		"EmptyLatentImage":       {"LATENT"},
+		"LoadImage":              {"IMAGE", "MASK"},
+		"VAEEncode":              {"LATENT"},
+		"KSampler":               {"LATENT"},
+		"KSamplerAdvanced":       {"LATENT"},
+		"VAEDecode":              {"IMAGE"},
+		"SaveImage":              {},
+		"PreviewImage":           {},
+	}
+)
 
 // comfySamplers are ComfyUI's sampler names of glassbox's samplers, and
 // comfySchedulers its schedulers' ("normal" is the model's own σ list:
@@ -87,8 +109,29 @@ type comfyRefused struct {
 	NodeErrors map[string]comfyNodeError `json:"node_errors"`
 }
 
-// parseComfyGraph validates a graph and reads the job from it.
-func parseComfyGraph(g map[string]comfyNode) (*comfyGraph, *comfyRefused) {
+// comfyMessages are ComfyUI's messages of its node_errors' types.
+var comfyMessages = map[string]string{
+	"value_not_valid":        "Value not valid",
+	"required_input_missing": "Required input is missing",
+	"bad_linked_input":       "Bad linked input, must be a length-2 list of [node_id, slot_index]",
+	"return_type_mismatch":   "Return type mismatch between linked nodes",
+}
+
+// parseComfyGraph validates a graph and reads the job from it; load reads
+// a LoadImage node's picture from the input folder.
+//
+// The graph glassbox runs is one chain: SaveImage (or PreviewImage) ←
+// VAEDecode ← KSampler or KSamplerAdvanced, whose model, the text
+// encoders' clip and the VAE nodes' vae come from one checkpoint loader,
+// and whose latent_image is an EmptyLatentImage (txt2img) or a VAEEncode
+// of a LoadImage (img2img: the picture is the job's init image, its size
+// the job's). KSampler's denoise d over an encoded picture is the job's
+// strength d (glassbox then runs about d×steps steps of a steps-step
+// schedule, as AUTOMATIC1111 does, where ComfyUI runs steps steps of a
+// longer one); KSamplerAdvanced's start_at_step s of steps n is the
+// strength (n−s−½)/n, at which the engine's img2img (diffusion.StartAt)
+// starts at step s of the n-step schedule, as ComfyUI's does.
+func parseComfyGraph(g map[string]comfyNode, load func(ref string) ([]byte, *Error)) (*comfyGraph, *comfyRefused) {
 	ids := slices.Sorted(maps.Keys(g))
 	for _, id := range ids {
 		if _, ok := comfyNodes[g[id].ClassType]; !ok {
@@ -98,51 +141,6 @@ func parseComfyGraph(g map[string]comfyNode) (*comfyGraph, *comfyRefused) {
 				ExtraInfo: map[string]any{}}, NodeErrors: map[string]comfyNodeError{}}
 		}
 	}
-	errs := map[string]comfyNodeError{}
-	bad := func(id, input, format string, a ...any) {
-		ne := errs[id]
-		ne.ClassType = g[id].ClassType
-		ne.Errors = append(ne.Errors, comfyError{Type: "value_not_valid", Message: "Value not valid",
-			Details: fmt.Sprintf("%s: %s", input, fmt.Sprintf(format, a...)), ExtraInfo: map[string]any{"input_name": input}})
-		errs[id] = ne
-	}
-	// link follows an input that names another node's output.
-	link := func(id, input, class string) (string, bool) {
-		var l []json.RawMessage
-		if err := json.Unmarshal(g[id].Inputs[input], &l); err != nil || len(l) != 2 {
-			bad(id, input, "want a link [node, output] to a %s", class)
-			return "", false
-		}
-		var to string
-		if json.Unmarshal(l[0], &to) != nil {
-			bad(id, input, "the link's node is not a string id")
-			return "", false
-		}
-		if n, ok := g[to]; !ok || n.ClassType != class {
-			bad(id, input, "node %q is not a %s", to, class)
-			return "", false
-		}
-		return to, true
-	}
-	str := func(id, input string) string {
-		var s string
-		if err := json.Unmarshal(g[id].Inputs[input], &s); err != nil {
-			bad(id, input, "want a string")
-		}
-		return s
-	}
-	num := func(id, input string, def float64) float64 {
-		raw, ok := g[id].Inputs[input]
-		if !ok {
-			return def
-		}
-		var f float64
-		if err := json.Unmarshal(raw, &f); err != nil {
-			bad(id, input, "want a number")
-		}
-		return f
-	}
-	var output string
 	var outputs []string
 	for _, id := range ids {
 		if c := g[id].ClassType; c == "SaveImage" || c == "PreviewImage" {
@@ -154,54 +152,255 @@ func parseComfyGraph(g map[string]comfyNode) (*comfyGraph, *comfyRefused) {
 			Details: fmt.Sprintf("glassbox runs a graph with one SaveImage or PreviewImage node (%d here)", len(outputs)), ExtraInfo: map[string]any{}},
 			NodeErrors: map[string]comfyNodeError{}}
 	}
-	output = outputs[0]
+	output := outputs[0]
+	c := &comfyCheck{g: g, errs: map[string]comfyNodeError{}, load: load}
 	req := &ImageRequest{}
-	if dec, ok := link(output, "images", "VAEDecode"); ok {
-		if ks, ok := link(dec, "samples", "KSampler"); ok {
-			if ck, ok := link(ks, "model", "CheckpointLoaderSimple"); ok {
-				req.Model = str(ck, "ckpt_name")
-			}
-			if p, ok := link(ks, "positive", "CLIPTextEncode"); ok {
-				req.Prompt = str(p, "text")
-			}
-			if n, ok := link(ks, "negative", "CLIPTextEncode"); ok {
-				req.Negative = str(n, "text")
-			}
-			if l, ok := link(ks, "latent_image", "EmptyLatentImage"); ok {
-				req.Width, req.Height = int(num(l, "width", 512)), int(num(l, "height", 512))
-				req.N = int(num(l, "batch_size", 1))
-			}
-			seed := num(ks, "seed", 0)
-			if seed < 0 || seed > 1<<53 {
-				bad(ks, "seed", "%g is out of range", seed)
-			}
-			req.Seed = int64(seed)
-			req.Steps = int(num(ks, "steps", 20))
-			req.CFGScale = float32(num(ks, "cfg", 8))
-			if d := num(ks, "denoise", 1); d != 1 {
-				bad(ks, "denoise", "%g: a txt2img graph denoises all of an empty latent (1)", d)
-			}
-			sampler := str(ks, "sampler_name")
-			if req.Sampler = comfySamplers[sampler]; req.Sampler == "" {
-				bad(ks, "sampler_name", "%q is not one of %s", sampler, strings.Join(slices.Sorted(maps.Keys(comfySamplers)), ", "))
-			}
-			scheduler := str(ks, "scheduler")
-			if req.Scheduler = comfySchedulers[scheduler]; req.Scheduler == "" {
-				bad(ks, "scheduler", "%q is not one of %s", scheduler, strings.Join(slices.Sorted(maps.Keys(comfySchedulers)), ", "))
-			}
+	if dec, ok := c.link(output, "images", "IMAGE", "VAEDecode"); ok {
+		if ks, ok := c.link(dec, "samples", "LATENT", "KSampler", "KSamplerAdvanced"); ok {
+			c.sampler(ks, req) // first: its model's loader is the prompt's checkpoint
 		}
+		c.checkpoint(dec, "vae", "VAE")
 	}
-	if len(errs) > 0 {
-		for id, ne := range errs {
+	req.Model = c.ckptName
+	if len(c.errs) > 0 {
+		for id, ne := range c.errs {
 			ne.DependentOutputs = []string{output}
-			errs[id] = ne
+			c.errs[id] = ne
 		}
 		return nil, &comfyRefused{Error: comfyError{Type: "prompt_outputs_failed_validation", Message: "Prompt outputs failed validation",
-			ExtraInfo: map[string]any{}}, NodeErrors: errs}
+			ExtraInfo: map[string]any{}}, NodeErrors: c.errs}
 	}
 	// ComfyUI's noise is torch's CPU generator's.
 	req.RNG = "cpu"
 	return &comfyGraph{req: req, output: output}, nil
+}
+
+// comfyCheck is one graph's validation: its node_errors so far, and the
+// checkpoint its loaders load.
+type comfyCheck struct {
+	g                  map[string]comfyNode
+	errs               map[string]comfyNodeError
+	load               func(ref string) ([]byte, *Error)
+	ckptNode, ckptName string
+}
+
+// fail records an error of ComfyUI's type typ on node id's input.
+func (c *comfyCheck) fail(typ, id, input, format string, a ...any) {
+	ne := c.errs[id]
+	ne.ClassType = c.g[id].ClassType
+	ne.Errors = append(ne.Errors, comfyError{Type: typ, Message: comfyMessages[typ],
+		Details: fmt.Sprintf("%s: %s", input, fmt.Sprintf(format, a...)), ExtraInfo: map[string]any{"input_name": input}})
+	c.errs[id] = ne
+}
+
+func (c *comfyCheck) bad(id, input, format string, a ...any) {
+	c.fail("value_not_valid", id, input, format, a...)
+}
+
+// link follows node id's input, a link [node, output] to another node's
+// output of type typ, from a node of one of classes: that node's id.
+func (c *comfyCheck) link(id, input, typ string, classes ...string) (string, bool) {
+	want := strings.Join(classes, " or ")
+	raw, ok := c.g[id].Inputs[input]
+	if !ok {
+		c.fail("required_input_missing", id, input, "want a link [node, output] to a %s's %s", want, typ)
+		return "", false
+	}
+	var l []json.RawMessage
+	if err := json.Unmarshal(raw, &l); err != nil || len(l) != 2 {
+		c.fail("bad_linked_input", id, input, "%s is not a link [node, output] to a %s's %s", trimName(string(raw)), want, typ)
+		return "", false
+	}
+	var to string
+	var slot int
+	if json.Unmarshal(l[0], &to) != nil {
+		c.fail("bad_linked_input", id, input, "the link's node %s is not a string id", trimName(string(l[0])))
+		return "", false
+	}
+	if json.Unmarshal(l[1], &slot) != nil || slot < 0 {
+		c.fail("bad_linked_input", id, input, "the link's output %s is not an output slot (a whole number from 0)", trimName(string(l[1])))
+		return "", false
+	}
+	n, ok := c.g[to]
+	if !ok {
+		c.fail("bad_linked_input", id, input, "node %q does not exist in the prompt", trimName(to))
+		return "", false
+	}
+	outs := comfyOutputs[n.ClassType]
+	if slot >= len(outs) {
+		have := []string{}
+		for i, o := range outs {
+			have = append(have, fmt.Sprintf("%d %s", i, o))
+		}
+		c.fail("bad_linked_input", id, input, "node %q (%s) has no output %d: its outputs are [%s]", to, n.ClassType, slot, strings.Join(have, ", "))
+		return "", false
+	}
+	if outs[slot] != typ {
+		c.fail("return_type_mismatch", id, input, "node %q (%s) output %d is %s, want %s", to, n.ClassType, slot, outs[slot], typ)
+		return "", false
+	}
+	if !slices.Contains(classes, n.ClassType) {
+		c.fail("return_type_mismatch", id, input, "node %q is a %s, not a %s: glassbox runs no other here", to, n.ClassType, want)
+		return "", false
+	}
+	return to, true
+}
+
+// str reads a required string input.
+func (c *comfyCheck) str(id, input string) string {
+	var s string
+	if raw, ok := c.g[id].Inputs[input]; !ok {
+		c.fail("required_input_missing", id, input, "want a string")
+	} else if err := json.Unmarshal(raw, &s); err != nil {
+		c.bad(id, input, "want a string, got %s", trimName(string(raw)))
+	}
+	return s
+}
+
+// num reads a number input, def when it is absent.
+func (c *comfyCheck) num(id, input string, def float64) float64 {
+	raw, ok := c.g[id].Inputs[input]
+	if !ok {
+		return def
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		c.bad(id, input, "want a number, got %s", trimName(string(raw)))
+	}
+	return f
+}
+
+// whole reads a whole-number input in [lo, hi], def when it is absent.
+func (c *comfyCheck) whole(id, input string, def, lo, hi int) int {
+	f := c.num(id, input, float64(def))
+	if f != float64(int64(f)) || f < float64(lo) || f > float64(hi) {
+		c.bad(id, input, "%g: want a whole number from %d to %d", f, lo, hi)
+		return def
+	}
+	return int(f)
+}
+
+// checkpoint follows node id's input to the prompt's one checkpoint
+// loader: every loader the chain reaches must load the same checkpoint.
+func (c *comfyCheck) checkpoint(id, input, typ string) {
+	ck, ok := c.link(id, input, typ, "CheckpointLoaderSimple")
+	if !ok {
+		return
+	}
+	name := c.str(ck, "ckpt_name")
+	switch {
+	case c.ckptNode == "":
+		c.ckptNode, c.ckptName = ck, name
+	case name != c.ckptName && c.errs[ck].ClassType == "":
+		c.bad(ck, "ckpt_name", "%q: glassbox runs one checkpoint a prompt, and node %q loads %q", name, c.ckptNode, c.ckptName)
+	}
+}
+
+// sampler reads a KSampler or KSamplerAdvanced node and what it links to
+// into req.
+func (c *comfyCheck) sampler(ks string, req *ImageRequest) {
+	advanced := c.g[ks].ClassType == "KSamplerAdvanced"
+	c.checkpoint(ks, "model", "MODEL")
+	if p, ok := c.link(ks, "positive", "CONDITIONING", "CLIPTextEncode"); ok {
+		req.Prompt = c.str(p, "text")
+		c.checkpoint(p, "clip", "CLIP")
+	}
+	if n, ok := c.link(ks, "negative", "CONDITIONING", "CLIPTextEncode"); ok {
+		req.Negative = c.str(n, "text")
+		c.checkpoint(n, "clip", "CLIP")
+	}
+	seedName := "seed"
+	if advanced {
+		seedName = "noise_seed"
+	}
+	seed := c.num(ks, seedName, 0)
+	if seed < 0 || seed > 1<<53 || seed != float64(int64(seed)) {
+		c.bad(ks, seedName, "%g: want a whole number from 0 to 2⁵³", seed)
+	}
+	req.Seed = int64(seed)
+	req.Steps = c.whole(ks, "steps", 20, 1, 10000)
+	req.CFGScale = float32(c.num(ks, "cfg", 8))
+	sampler := c.str(ks, "sampler_name")
+	if req.Sampler = comfySamplers[sampler]; req.Sampler == "" {
+		c.bad(ks, "sampler_name", "%q is not one of %s", sampler, strings.Join(slices.Sorted(maps.Keys(comfySamplers)), ", "))
+	}
+	scheduler := c.str(ks, "scheduler")
+	if req.Scheduler = comfySchedulers[scheduler]; req.Scheduler == "" {
+		c.bad(ks, "scheduler", "%q is not one of %s", scheduler, strings.Join(slices.Sorted(maps.Keys(comfySchedulers)), ", "))
+	}
+	l, ok := c.link(ks, "latent_image", "LATENT", "EmptyLatentImage", "VAEEncode")
+	encoded := ok && c.g[l].ClassType == "VAEEncode"
+	switch {
+	case !ok:
+	case encoded:
+		c.encoded(l, req)
+	default:
+		req.Width, req.Height = c.whole(l, "width", 512, 64, 4096), c.whole(l, "height", 512, 64, 4096)
+		req.N = c.whole(l, "batch_size", 1, 1, maxImageN)
+	}
+	if !advanced {
+		d := c.num(ks, "denoise", 1)
+		switch {
+		case encoded && !(d > 0 && d <= 1):
+			c.bad(ks, "denoise", "%g: over an encoded picture, denoise is img2img's strength, in (0, 1]", d)
+		case encoded:
+			req.Strength = float32(d)
+		case ok && d != 1:
+			c.bad(ks, "denoise", "%g: over an EmptyLatentImage glassbox denoises all of it (1); for img2img link a VAEEncode of a LoadImage", d)
+		}
+		return
+	}
+	// KSamplerAdvanced: noise added, from start_at_step to the end.
+	if v := c.str(ks, "add_noise"); v != "enable" {
+		c.bad(ks, "add_noise", "%q: glassbox samples from noise it adds (\"enable\"); a latent that already holds noise comes from no node it runs", v)
+	}
+	switch v := c.str(ks, "return_with_leftover_noise"); v {
+	case "enable", "disable": // the same when sampling runs to the end
+	default:
+		c.bad(ks, "return_with_leftover_noise", "%q: want \"enable\" or \"disable\"", v)
+	}
+	start := c.whole(ks, "start_at_step", 0, 0, 10000)
+	if end := c.whole(ks, "end_at_step", 10000, 0, 10000); end < req.Steps {
+		c.bad(ks, "end_at_step", "%d of %d steps: glassbox samples to the end (end_at_step ≥ steps); a latent left with noise feeds no node it runs", end, req.Steps)
+	}
+	switch {
+	case start == 0:
+		if encoded {
+			req.Strength = 1
+		}
+	case !ok:
+	case !encoded:
+		c.bad(ks, "start_at_step", "%d over an EmptyLatentImage: glassbox starts a txt2img latent at step 0; for img2img link a VAEEncode of a LoadImage", start)
+	case start >= req.Steps:
+		c.bad(ks, "start_at_step", "%d of %d steps: want a step before the last", start, req.Steps)
+	default:
+		req.Strength = (float32(req.Steps) - float32(start) - 0.5) / float32(req.Steps)
+	}
+}
+
+// encoded reads a VAEEncode node and its LoadImage into req: the init
+// image, one image of its size.
+func (c *comfyCheck) encoded(enc string, req *ImageRequest) {
+	c.checkpoint(enc, "vae", "VAE")
+	li, ok := c.link(enc, "pixels", "IMAGE", "LoadImage")
+	if !ok {
+		return
+	}
+	ref := strings.TrimSuffix(c.str(li, "image"), " [input]") // ComfyUI's annotated name
+	if ref == "" {
+		c.bad(li, "image", "no picture named: POST /upload/image keeps one in the input folder, then name it here")
+		return
+	}
+	b, e := c.load(ref)
+	if e != nil {
+		c.bad(li, "image", "Invalid image file: %s", e.Message)
+		return
+	}
+	if _, _, e := checkPicture("input image", ref, b); e != nil {
+		c.bad(li, "image", "Invalid image file: %s", e.Message)
+		return
+	}
+	req.InitImage, req.N = b, 1
 }
 
 // comfyParams is what the journal keeps of a ComfyUI prompt, in the image
@@ -223,7 +422,7 @@ func (s *Server) comfyPrompt(w http.ResponseWriter, r *http.Request) {
 			ExtraInfo: map[string]any{}}, NodeErrors: map[string]comfyNodeError{}})
 		return
 	}
-	graph, refused := parseComfyGraph(body.Prompt)
+	graph, refused := parseComfyGraph(body.Prompt, s.readInput)
 	if refused != nil {
 		writeJSON(w, http.StatusBadRequest, refused)
 		return
@@ -325,8 +524,13 @@ func (s *Server) comfyHistory(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// comfyView is GET /view?filename=…&type=output: a prompt's image.
+// comfyView is GET /view?filename=…&type=output: a prompt's image (with
+// type=input: an uploaded picture, comfyui_upload.go).
 func (s *Server) comfyView(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("type") == "input" {
+		s.comfyViewInput(w, r)
+		return
+	}
 	name := r.URL.Query().Get("filename")
 	job, num, ok := strings.Cut(strings.TrimSuffix(name, "_.png"), "_")
 	n, err := strconv.Atoi(num)
@@ -404,7 +608,17 @@ func (s *Server) comfyObjectInfo(w http.ResponseWriter, r *http.Request) {
 			"cfg":          []any{"FLOAT", map[string]float64{"default": 8, "min": 0, "max": 100}},
 			"sampler_name": []any{slices.Sorted(maps.Keys(comfySamplers))}, "scheduler": []any{slices.Sorted(maps.Keys(comfySchedulers))},
 			"positive": []any{"CONDITIONING"}, "negative": []any{"CONDITIONING"}, "latent_image": []any{"LATENT"},
-			"denoise": []any{"FLOAT", map[string]float64{"default": 1, "min": 1, "max": 1}}}, []string{"LATENT"}, false),
+			"denoise": []any{"FLOAT", map[string]float64{"default": 1, "min": 0.01, "max": 1, "step": 0.01}}}, []string{"LATENT"}, false),
+		"KSamplerAdvanced": node("sampling", map[string]any{"model": []any{"MODEL"}, "add_noise": []any{[]string{"enable"}},
+			"noise_seed": intIn(0, 0, 1<<53), "steps": intIn(20, 1, 10000),
+			"cfg":          []any{"FLOAT", map[string]float64{"default": 8, "min": 0, "max": 100}},
+			"sampler_name": []any{slices.Sorted(maps.Keys(comfySamplers))}, "scheduler": []any{slices.Sorted(maps.Keys(comfySchedulers))},
+			"positive": []any{"CONDITIONING"}, "negative": []any{"CONDITIONING"}, "latent_image": []any{"LATENT"},
+			"start_at_step": intIn(0, 0, 10000), "end_at_step": intIn(10000, 0, 10000),
+			"return_with_leftover_noise": []any{[]string{"disable", "enable"}}}, []string{"LATENT"}, false),
+		"LoadImage": node("image", map[string]any{"image": []any{s.inputFiles(), map[string]bool{"image_upload": true}}},
+			[]string{"IMAGE", "MASK"}, false),
+		"VAEEncode":    node("latent", map[string]any{"pixels": []any{"IMAGE"}, "vae": []any{"VAE"}}, []string{"LATENT"}, false),
 		"VAEDecode":    node("latent", map[string]any{"samples": []any{"LATENT"}, "vae": []any{"VAE"}}, []string{"IMAGE"}, false),
 		"SaveImage":    node("image", map[string]any{"images": []any{"IMAGE"}, "filename_prefix": []any{"STRING", map[string]string{"default": "ComfyUI"}}}, []string{}, true),
 		"PreviewImage": node("image", map[string]any{"images": []any{"IMAGE"}}, []string{}, true),
@@ -545,7 +759,7 @@ func (s *Server) comfyFollow(ctx context.Context, ws *wsConn, id string, withPre
 	}
 	nodeOf := map[string]string{}
 	for nid, n := range p.Graph {
-		stage := map[string]string{"CheckpointLoaderSimple": "load", "CLIPTextEncode": "encode", "KSampler": "generate", "VAEDecode": "decode"}[n.ClassType]
+		stage := map[string]string{"CheckpointLoaderSimple": "load", "CLIPTextEncode": "encode", "KSampler": "generate", "KSamplerAdvanced": "generate", "VAEDecode": "decode"}[n.ClassType]
 		if stage != "" && (nodeOf[stage] == "" || nid < nodeOf[stage]) {
 			nodeOf[stage] = nid
 		}

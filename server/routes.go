@@ -54,6 +54,7 @@ func (s *Server) routes() {
 		m.HandleFunc("GET "+pre+"/object_info/{class}", s.comfyObjectInfo)
 		m.HandleFunc("GET "+pre+"/system_stats", s.comfySystemStats)
 		m.HandleFunc("GET "+pre+"/ws", s.comfyWS)
+		m.HandleFunc("POST "+pre+"/upload/image", s.comfyUpload)
 	}
 	// Anthropic.
 	m.HandleFunc("POST /v1/messages", s.anthropicMessages)

@@ -8,10 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/glassbox-ai/glassbox/internal/home"
 )
 
 // Version is reported by /api/version and /healthz.
@@ -52,6 +55,10 @@ type Config struct {
 	AllowOrigins []string
 	// MaxBlobBytes bounds one upload to /api/blobs (default 64 GiB).
 	MaxBlobBytes int64
+	// InputDir is ComfyUI's input folder: the pictures POST /upload/image
+	// keeps for LoadImage nodes (default $GLASSBOX_HOME/input). An upload
+	// is bounded by MaxBodyBytes.
+	InputDir string
 
 	Logger *slog.Logger
 }
@@ -103,6 +110,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBlobBytes <= 0 {
 		cfg.MaxBlobBytes = 64 << 30
+	}
+	if cfg.InputDir == "" {
+		cfg.InputDir = filepath.Join(home.Home(), "input")
 	}
 	origins, err := parseOriginPatterns(cfg.AllowOrigins)
 	if err != nil {
