@@ -117,6 +117,10 @@ var comfyMessages = map[string]string{
 	"return_type_mismatch":   "Return type mismatch between linked nodes",
 }
 
+// comfyMaxSchedule bounds the schedule a KSampler's denoise makes
+// (steps/denoise): the image engine's step limit (engine/image.MaxSteps).
+const comfyMaxSchedule = 10000
+
 // parseComfyGraph validates a graph and reads the job from it; load reads
 // a LoadImage node's picture from the input folder.
 //
@@ -125,10 +129,11 @@ var comfyMessages = map[string]string{
 // encoders' clip and the VAE nodes' vae come from one checkpoint loader,
 // and whose latent_image is an EmptyLatentImage (txt2img) or a VAEEncode
 // of a LoadImage (img2img: the picture is the job's init image, its size
-// the job's). KSampler's denoise d over an encoded picture is the job's
-// strength d (glassbox then runs about d×steps steps of a steps-step
-// schedule, as AUTOMATIC1111 does, where ComfyUI runs steps steps of a
-// longer one); KSamplerAdvanced's start_at_step s of steps n is the
+// the job's). KSampler's denoise d < 1 over an encoded picture runs, as
+// ComfyUI's does, the last steps steps of a schedule of int(steps/d): the
+// job's steps are that schedule's and its strength (steps−½)/int(steps/d)
+// starts the engine's img2img (diffusion.StartAt) steps before its end;
+// KSamplerAdvanced's start_at_step s of steps n is the
 // strength (n−s−½)/n, at which the engine's img2img (diffusion.StartAt)
 // starts at step s of the n-step schedule, as ComfyUI's does.
 func parseComfyGraph(g map[string]comfyNode, load func(ref string) ([]byte, *Error)) (*comfyGraph, *comfyRefused) {
@@ -343,8 +348,19 @@ func (c *comfyCheck) sampler(ks string, req *ImageRequest) {
 		switch {
 		case encoded && !(d > 0 && d <= 1):
 			c.bad(ks, "denoise", "%g: over an encoded picture, denoise is img2img's strength, in (0, 1]", d)
+		case encoded && d < 1:
+			// ComfyUI's KSampler runs the last steps steps of a schedule of
+			// int(steps/denoise): that schedule is the job's, and the strength
+			// (steps−½)/total starts it there (diffusion.StartAt).
+			total := int(float64(req.Steps) / d)
+			if total > comfyMaxSchedule {
+				c.bad(ks, "denoise", "%g with %d steps: a schedule of %d steps (steps/denoise), over the %d glassbox runs", d, req.Steps, total, comfyMaxSchedule)
+				return
+			}
+			req.Strength = (float32(req.Steps) - 0.5) / float32(total)
+			req.Steps = total
 		case encoded:
-			req.Strength = float32(d)
+			req.Strength = 1
 		case ok && d != 1:
 			c.bad(ks, "denoise", "%g: over an EmptyLatentImage glassbox denoises all of it (1); for img2img link a VAEEncode of a LoadImage", d)
 		}

@@ -267,9 +267,10 @@ func TestComfyUIImg2Img(t *testing.T) {
 		steps    int
 		txt2img  bool
 	}{
-		{"KSampler denoise 0.6", comfyImg2Img("mine/start.png", 0.6), 0.6, 3, false},
+		// ComfyUI's: 3 steps at denoise 0.6 are the last 3 of int(3/0.6) = 5.
+		{"KSampler denoise 0.6", comfyImg2Img("mine/start.png", 0.6), 2.5 / 5, 5, false},
 		{"KSampler denoise 1", comfyImg2Img("mine/start.png", 1), 1, 3, false},
-		{"annotated name", comfyImg2Img("mine/start.png [input]", 0.25), 0.25, 3, false},
+		{"annotated name", comfyImg2Img("mine/start.png [input]", 0.25), 2.5 / 12, 12, false},
 		{"KSamplerAdvanced start 8 of 20", comfyAdvanced(comfyImg2Img("mine/start.png", 1), "enable", 20, 8, 10000), 11.5 / 20, 20, false},
 		{"KSamplerAdvanced start 0", comfyAdvanced(comfyImg2Img("mine/start.png", 1), "enable", 4, 0, 4), 1, 4, false},
 		{"KSamplerAdvanced txt2img", comfyAdvanced(comfyDefault("sd", "euler"), "enable", 5, 0, 10000), 0, 5, true},
@@ -361,6 +362,7 @@ func TestComfyUIGraphRefused(t *testing.T) {
 		{"no picture", with(ok(), "10", "image", ""), "10", "image", "value_not_valid", "POST /upload/image"},
 		{"denoise 0", with(ok(), "3", "denoise", 0), "3", "denoise", "value_not_valid", "in (0, 1]"},
 		{"denoise over 1", with(ok(), "3", "denoise", 1.5), "3", "denoise", "value_not_valid", "in (0, 1]"},
+		{"denoise making a schedule too long", with(ok(), "3", "denoise", 0.0001), "3", "denoise", "value_not_valid", "over the 10000"},
 		{"denoise over an empty latent", with(comfyDefault("sd", "euler"), "3", "denoise", 0.5), "3", "denoise", "value_not_valid", "EmptyLatentImage"},
 		{"steps 0", with(ok(), "3", "steps", 0), "3", "steps", "value_not_valid", "from 1 to 10000"},
 		{"two checkpoints", twoCkpts, "12", "ckpt_name", "value_not_valid", "one checkpoint a prompt"},
