@@ -275,3 +275,25 @@ func TestVideoCancel(t *testing.T) {
 		t.Errorf("a cancelled job's video: %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestVideoGuard: a page of another origin can neither start a video job
+// nor read one's MP4.
+func TestVideoGuard(t *testing.T) {
+	f := newVideoFake(t)
+	ts := startVideos(t, f)
+	evil := map[string]string{"Origin": "https://evil.example"}
+	body, _ := json.Marshal(videoBody)
+	for _, br := range []browserRequest{
+		{"POST", "/v1/jobs", string(body), evil},
+		{"GET", "/v1/jobs/j1/video", "", evil},
+		{"GET", "/v1/jobs/j1/video", "", map[string]string{"Host": "rebind.example:8765"}},
+	} {
+		resp, b := ts.send(br)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s %s %v: %d %s, want 403", br.method, br.path, br.hdr, resp.StatusCode, b)
+		}
+	}
+	if len(f.reqs) != 0 {
+		t.Errorf("%d video jobs ran", len(f.reqs))
+	}
+}
