@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/glassbox-ai/glassbox/checkpoint"
 	engimage "github.com/glassbox-ai/glassbox/engine/image"
 	"github.com/glassbox-ai/glassbox/engine/video"
 	"github.com/glassbox-ai/glassbox/pipeline"
@@ -33,6 +34,32 @@ import (
 //   - the files: the job's folder is <home>/jobs/<id>: latents.f32 (and
 //     its JSON), then video.mp4; VideoFile finds it from the id alone, so
 //     it is served after a restart too.
+
+// videoFileInfo is the family (server.FamilyWan, FamilyWanVAE or
+// FamilyTextEncoder), parameter count and element types of a
+// file that is one of a video job's (by its tensors' names and shapes,
+// checkpoint.Detect), or an error when it is not.
+func videoFileInfo(path string) ([3]string, error) {
+	f, err := checkpoint.Open(path)
+	if err != nil {
+		return [3]string{}, err
+	}
+	defer f.Close()
+	d := checkpoint.Detect(f)
+	var fam string
+	switch d.Family {
+	case checkpoint.Wan:
+		fam = server.FamilyWan
+	case checkpoint.WanVAE:
+		fam = server.FamilyWanVAE
+	case checkpoint.TextEncoder:
+		fam = server.FamilyTextEncoder
+	default:
+		return [3]string{}, fmt.Errorf("%s is %s, not a file of a video job", filepath.Base(path), d)
+	}
+	st := checkpoint.StatsOf(f)
+	return [3]string{fam, humanParams(st.Params), st.DTypeList()}, nil
+}
 
 // videoOut is the MP4's name in the job's folder.
 const videoOut = "video.mp4"

@@ -74,6 +74,23 @@ func TestVideoJob(t *testing.T) {
 	jobs := t.TempDir()
 	url, dit, t5, vae := wanFiles(t, jobs)
 
+	// The three files are listed by their families; the DiT makes videos.
+	_, b := get(t, url+"/v1/models")
+	var list struct {
+		Data []server.ModelInfo `json:"data"`
+	}
+	json.Unmarshal(b, &list)
+	families := map[string]string{}
+	for _, m := range list.Data {
+		families[m.Name] = m.Family
+	}
+	if families[dit] != server.FamilyWan || families[vae] != server.FamilyWanVAE || families[t5] != server.FamilyTextEncoder {
+		t.Errorf("GET /v1/models families %v", families)
+	}
+	if st, b := postBody(t, url+"/api/show", `{"model":"`+dit+`"}`); st != 200 || !strings.Contains(string(b), `"capabilities":["video"]`) {
+		t.Errorf("/api/show %s: %d %s", dit, st, b)
+	}
+
 	for _, tc := range []struct{ body, want string }{
 		{tinyVideo("stories260K", t5, vae, ""), "not a Wan 2.1 file"},
 		{tinyVideo(dit, t5, vae, `,"frames":6`), "nearest: 5 or 9"},
@@ -87,7 +104,9 @@ func TestVideoJob(t *testing.T) {
 		t.Errorf("an unknown text encoder: %d %s, want 404", st, b)
 	}
 
-	st, b := postBody(t, url+"/v1/jobs", tinyVideo(dit, t5, vae, `,"steps":2,"seed":42`))
+	// The job names no models: the only one of each family is used.
+	st, b := postBody(t, url+"/v1/jobs", `{"kind":"video","prompt_ids":[17,201,33,1],"negative_prompt_ids":[9,9,1],`+
+		`"heads":4,"frames":5,"width":32,"height":32,"steps":2,"seed":42}`)
 	if st != http.StatusAccepted {
 		t.Fatalf("POST /v1/jobs: %d %s", st, b)
 	}

@@ -194,15 +194,16 @@ func (s *Server) startVideo(rctx, ctx context.Context, req *VideoRequest) (*gene
 	if vb == nil {
 		return nil, errNoVideos
 	}
+	s.defaultVideoModels(rctx, req)
 	switch {
 	case req.Prompt == "" && len(req.PromptIDs) == 0:
 		return nil, badRequest("missing_prompt", "prompt", "a prompt (or prompt_ids) is required")
 	case req.Model == "":
-		return nil, badRequest("missing_model", "model", "model is required: the Wan 2.1 DiT (a file served or a store name)")
+		return nil, badRequest("missing_model", "model", "model is required: the Wan 2.1 DiT (GET /v1/models lists it as family wan)")
 	case req.VAE == "":
-		return nil, badRequest("missing_model", "vae", "vae is required: the Wan 2.1 VAE (a file served or a store name)")
+		return nil, badRequest("missing_model", "vae", "vae is required: the Wan 2.1 VAE (GET /v1/models lists it as family wan-vae)")
 	case req.TextEncoder == "":
-		return nil, badRequest("missing_model", "text_encoder", "text_encoder is required: the umT5 encoder (a file served or a store name)")
+		return nil, badRequest("missing_model", "text_encoder", "text_encoder is required: the umT5 encoder (GET /v1/models lists it as family text-encoder)")
 	}
 	for _, n := range []struct {
 		name string
@@ -226,6 +227,41 @@ func (s *Server) startVideo(rctx, ctx context.Context, req *VideoRequest) (*gene
 	}
 	ids <- g.job.ID
 	return g, nil
+}
+
+// Video model families (ModelInfo.Family): the DiT, the VAE, a text
+// encoder alone (Wan's umT5, or another).
+const (
+	FamilyWan         = "wan"
+	FamilyWanVAE      = "wan-vae"
+	FamilyTextEncoder = "text-encoder"
+)
+
+// IsVideoFamily reports whether a model family (ModelInfo.Family) makes
+// videos (a Wan DiT: its VAE and text encoder are families wan-vae and
+// text-encoder).
+func IsVideoFamily(f string) bool { return f == FamilyWan }
+
+// defaultVideoModels fills req's empty model, vae and text_encoder with
+// the first model the backend lists of each one's family.
+func (s *Server) defaultVideoModels(ctx context.Context, req *VideoRequest) {
+	if req.Model != "" && req.VAE != "" && req.TextEncoder != "" {
+		return
+	}
+	models, err := s.cfg.Backend.Models(ctx)
+	if err != nil {
+		return
+	}
+	for _, f := range []struct {
+		family string
+		name   *string
+	}{{FamilyWan, &req.Model}, {FamilyWanVAE, &req.VAE}, {FamilyTextEncoder, &req.TextEncoder}} {
+		for _, m := range models {
+			if *f.name == "" && m.Family == f.family {
+				*f.name = m.Name
+			}
+		}
+	}
 }
 
 // jobVideo is GET /v1/jobs/{id}/video: the MP4, with Range requests

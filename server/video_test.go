@@ -26,8 +26,15 @@ type videoFake struct {
 	dir  string
 	step chan struct{}
 
+	// models are listed besides the text models.
+	models []ModelInfo
+
 	mu   sync.Mutex
 	reqs []VideoRequest
+}
+
+func (f *videoFake) Models(ctx context.Context) ([]ModelInfo, error) {
+	return append(slicesClone(fakeModels), f.models...), nil
 }
 
 func newVideoFake(t *testing.T) *videoFake {
@@ -295,5 +302,27 @@ func TestVideoGuard(t *testing.T) {
 	}
 	if len(f.reqs) != 0 {
 		t.Errorf("%d video jobs ran", len(f.reqs))
+	}
+}
+
+// TestVideoDefaultModels: a video job that names no DiT, VAE or text
+// encoder runs on the first model of each one's family.
+func TestVideoDefaultModels(t *testing.T) {
+	f := newVideoFake(t)
+	f.models = []ModelInfo{{Name: "sd", Family: "sd1"}, {Name: "wan", Family: FamilyWan}, {Name: "umt5", Family: FamilyTextEncoder},
+		{Name: "wan-vae", Family: FamilyWanVAE}, {Name: "other-vae", Family: FamilyWanVAE}}
+	ts := startVideos(t, f)
+	var created jobCreated
+	decode(t, ts.do("POST", "/v1/jobs", map[string]any{"kind": "video", "prompt": "x"}), http.StatusAccepted, &created)
+	waitFor(t, "the job to end", func() bool {
+		var job api.Job
+		decode(t, ts.do("GET", "/v1/jobs/"+created.ID, nil), 200, &job)
+		return api.Terminal(job.State)
+	})
+	if len(f.reqs) != 1 || f.reqs[0].Model != "wan" || f.reqs[0].VAE != "wan-vae" || f.reqs[0].TextEncoder != "umt5" {
+		t.Errorf("the backend got %+v", f.reqs)
+	}
+	if !IsVideoFamily(FamilyWan) || IsVideoFamily(FamilyWanVAE) || IsVideoFamily("sd1") {
+		t.Error("IsVideoFamily")
 	}
 }
