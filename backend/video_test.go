@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -235,5 +236,55 @@ func TestVideoCancel(t *testing.T) {
 	}
 	if st, _ := get(t, url+"/v1/jobs/"+job.ID+"/video"); st != 404 {
 		t.Errorf("a cancelled job's video: %d, want 404", st)
+	}
+}
+
+// TestVideoBudget: a video job over the memory budget fails in stage plan
+// with the bytes it needs and the budget, before anything is loaded.
+func TestVideoBudget(t *testing.T) {
+	sdtest.SkipGeneric(t, "a served video job")
+	files := []string{sdtest.Wan(t, "dit-tiny", 1001, tensor.F32), sdtest.Wan(t, "umt5-tiny", 4001, tensor.F32),
+		sdtest.Wan(t, "vae", 2001, tensor.F32)}
+	url, _ := serve(t, Config{Models: files, JobsDir: t.TempDir(), Budget: 1 << 20})
+	st, b := postBody(t, url+"/v1/jobs", `{"kind":"video","prompt_ids":[17,1],"heads":4,"frames":5,"width":32,"height":32,"steps":1}`)
+	if st != http.StatusAccepted {
+		t.Fatalf("POST /v1/jobs: %d %s", st, b)
+	}
+	var job api.Job
+	json.Unmarshal(b, &job)
+	var failure *api.Error
+	var loaded bool
+	jobEvents(t, url, job.ID, func(ev api.Event) {
+		if ev.Type == api.TypeError {
+			failure = ev.Error
+		}
+		if ev.Type == api.TypeStageStart && ev.Stage == "load" {
+			loaded = true
+		}
+	})
+	if failure == nil || failure.Stage != "plan" || !strings.Contains(failure.Message, "memory budget of 1.00 MiB") ||
+		failure.Numbers["budget_bytes"] != 1<<20 || failure.Numbers["needed_bytes"] <= 1<<20 || loaded {
+		t.Errorf("job %s: error %+v, load started %v", job.ID, failure, loaded)
+	}
+}
+
+// TestVideoFile: a job's MP4 is found from its id alone, and an id that
+// is not one names nothing.
+func TestVideoFile(t *testing.T) {
+	jobs := t.TempDir()
+	b := newBackend(t, Config{JobsDir: jobs})
+	if err := os.MkdirAll(filepath.Join(jobs, "jabc"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(jobs, "jabc", "video.mp4"), []byte("mp4"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := b.VideoFile("jabc"); err != nil || p != filepath.Join(jobs, "jabc", "video.mp4") {
+		t.Errorf("VideoFile(jabc) = %q, %v", p, err)
+	}
+	for _, id := range []string{"jnone", "../jabc", "", "j/abc"} {
+		if _, err := b.VideoFile(id); !errors.Is(err, server.ErrJobNotFound) {
+			t.Errorf("VideoFile(%q): %v, want ErrJobNotFound", id, err)
+		}
 	}
 }
