@@ -304,8 +304,8 @@ func (b *Backend) ImageFile(job string, n int) (string, error) {
 	return p, nil
 }
 
-// checkpointInfos caches what a checkpoint's header says, by path and
-// modification time.
+// checkpointInfos caches what a checkpoint's header says (family,
+// parameters, types), by path and modification time.
 var checkpointInfos sync.Map
 
 // checkpointInfo describes an image model.
@@ -313,18 +313,26 @@ func (b *Backend) checkpointInfo(name, path string, st os.FileInfo) (*server.Mod
 	key := fmt.Sprintf("%s@%d@%d", path, st.Size(), st.ModTime().UnixNano())
 	mi := server.ModelInfo{Name: name, Path: path, Size: st.Size(), Modified: st.ModTime().UTC(), Family: "sd1"}
 	if v, ok := checkpointInfos.Load(key); ok {
-		mi.ParameterSize, mi.Quantization = v.([2]string)[0], v.([2]string)[1]
+		v := v.([3]string)
+		mi.Family, mi.ParameterSize, mi.Quantization = v[0], v[1], v[2]
 		return &mi, nil
 	}
 	m, err := engimage.OpenModel(path, "")
 	if err != nil {
-		return nil, err
+		// Not an SD 1.x checkpoint: perhaps one of a video job's files.
+		vi, verr := videoFileInfo(path)
+		if verr != nil {
+			return nil, err
+		}
+		mi.Family, mi.ParameterSize, mi.Quantization = vi[0], vi[1], vi[2]
+		checkpointInfos.Store(key, vi)
+		return &mi, nil
 	}
 	defer m.Close()
 	c := m.Components
 	mi.ParameterSize = humanParams(c.TextEncoder.Params + c.UNet.Params + c.VAE.Params)
 	mi.Quantization = c.UNet.DTypeList()
-	checkpointInfos.Store(key, [2]string{mi.ParameterSize, mi.Quantization})
+	checkpointInfos.Store(key, [3]string{mi.Family, mi.ParameterSize, mi.Quantization})
 	return &mi, nil
 }
 

@@ -84,7 +84,14 @@ func (b *Backend) Show(ctx context.Context, name string) (*server.ModelDetail, e
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
 	if isCheckpoint(path) {
-		return &server.ModelDetail{ModelInfo: *info, Capabilities: []string{"image"}}, nil
+		caps := []string{} // a video job's VAE or text encoder makes nothing alone
+		switch info.Family {
+		case "sd1":
+			caps = []string{"image"}
+		case server.FamilyWan:
+			caps = []string{"video"}
+		}
+		return &server.ModelDetail{ModelInfo: *info, Capabilities: caps}, nil
 	}
 	f, err := gguf.Open(path)
 	if err != nil {

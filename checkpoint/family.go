@@ -275,6 +275,11 @@ func detectDiffusersUNet(x *index) (Detection, bool) {
 // detectVAE recognizes an autoencoder alone, in LDM names (with or without
 // first_stage_model.) or in diffusers names.
 func detectVAE(x *index) (Detection, bool) {
+	// Wan 2.1's VAE in its own names (Wan2.1_VAE.pth, ComfyUI's
+	// wan_2.1_vae.safetensors), as vae.NewWanVAE binds it.
+	if s := x.shape("decoder.conv1.weight"); len(s) == 5 && x.has("decoder.head.2.weight") {
+		return Detection{Family: WanVAE, LatentChannels: s[1], Detail: shapeOf(x, "decoder.conv1.weight") + ": a 3-D (video) autoencoder"}, true
+	}
 	for _, p := range []string{"", PrefixVAE} {
 		conv := p + "decoder.conv_in.weight"
 		if !x.has(conv) {

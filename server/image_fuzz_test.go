@@ -11,11 +11,13 @@ import (
 )
 
 // FuzzImageFields: the image requests' parsers (size, base64 pictures,
-// A1111 sampler names, unknown-field checks) never panic, and what they
+// A1111 sampler names, the image and video jobs' unknown-field checks)
+// never panic, and what they
 // accept is what they say.
 func FuzzImageFields(f *testing.F) {
 	for _, s := range []string{"512x512", "auto", "64x", "x64", "-1x5", "data:image/png;base64,iVBORw0KGgo=", "DPM++ 2M Karras",
-		"Euler a", `{"kind":"image","negativ_prompt":1}`, `{"a":{"b":[1,2]}}`, "k_euler_a", "9999999999999999999x1"} {
+		"Euler a", `{"kind":"image","negativ_prompt":1}`, `{"a":{"b":[1,2]}}`, "k_euler_a", "9999999999999999999x1",
+		`{"kind":"video","num_frames":5,"t5":"x"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -29,6 +31,7 @@ func FuzzImageFields(f *testing.F) {
 			t.Errorf("a1111Sampler(%q): ok with no sampler", s)
 		}
 		checkImageFields([]byte(s))
+		checkVideoFields([]byte(s))
 	})
 }
 

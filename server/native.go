@@ -60,6 +60,10 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 		s.createImageJob(w, r, body)
 		return
 	}
+	if e == nil && req.Kind == "video" {
+		s.createVideoJob(w, r, body)
+		return
+	}
 	if e == nil {
 		e = checkJobFields(body)
 	}
@@ -79,7 +83,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	default:
-		writeNativeError(w, badRequest("invalid_request", "kind", "kind %q is not one of text, chat, embed, image, pull", req.Kind))
+		writeNativeError(w, badRequest("invalid_request", "kind", "kind %q is not one of text, chat, embed, image, video, pull", req.Kind))
 		return
 	}
 	if len(req.Input) > 0 {

@@ -97,7 +97,7 @@ func TestNativePull(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"kind": "pull"}, "model is required"},
-		{map[string]any{"kind": "push", "model": "x"}, `kind "push" is not one of text, chat, embed, image, pull`},
+		{map[string]any{"kind": "push", "model": "x"}, `kind "push" is not one of text, chat, embed, image, video, pull`},
 		{map[string]any{"kind": "embed", "model": "tiny", "prompt": "a"}, "a job of kind embed takes input"},
 		{map[string]any{"kind": "text", "model": "tiny", "input": "a"}, "a job of kind text takes a prompt or messages, not input"},
 	} {

@@ -12,6 +12,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/jobs/{id}/events", s.jobEvents)
 	m.HandleFunc("POST /v1/jobs/{id}/cancel", s.cancelJob)
 	m.HandleFunc("GET /v1/jobs/{id}/images/{n}", s.jobImage)
+	m.HandleFunc("GET /v1/jobs/{id}/video", s.jobVideo)
 	m.HandleFunc("POST /v1/plan", s.plan)
 	m.HandleFunc("GET /v1/defaults", s.defaults)
 	m.HandleFunc("GET /v1/ps", s.ps)

@@ -158,6 +158,15 @@ func redecodeVideo(ctx context.Context, env *cmdEnv, o *imageJobOpts, job api.Jo
 	if err := json.Unmarshal(job.Params, &p); err != nil {
 		return pipeline.Errorf(pipeline.StagePlan, "", "job %s: parameters: %w", job.ID, err)
 	}
+	// A job of glassbox serve journals the engine's request beside its
+	// own; its MP4 goes in the job's folder.
+	var served struct {
+		Engine *video.Request `json:"engine"`
+	}
+	if job.Kind == "video" && json.Unmarshal(job.Params, &served) == nil && served.Engine != nil {
+		p.Request = *served.Engine
+		p.Out = filepath.Join(home, "jobs", job.ID, "video.mp4")
+	}
 	if job.Kind == "video" {
 		p.RetryOf, p.Latents = job.ID, video.LatentsPath(filepath.Join(home, "jobs", job.ID))
 	}

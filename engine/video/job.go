@@ -99,6 +99,19 @@ func (r *Request) method() (diffusion.Method, error) {
 	return m, nil
 }
 
+// Check fills r's zero settings with Wan's and refuses settings a job
+// cannot run, as its plan stage does, without opening a file (a server
+// refuses a bad request with it before making a job). Its error is in
+// stage plan; the latent is the job's shape, for PlanJob.
+func (r *Request) Check() (wan.Latent, error) {
+	r.Defaults()
+	lat, err := r.check()
+	if err != nil {
+		return wan.Latent{}, pipeline.Wrap(pipeline.StagePlan, err, "")
+	}
+	return lat, nil
+}
+
 // check refuses settings the job cannot run, naming the nearest valid ones.
 func (r *Request) check() (wan.Latent, error) {
 	if r.DiT == "" || r.T5 == "" || r.VAE == "" {
