@@ -43,7 +43,14 @@ func (b *Backend) info(name, path string) (*server.ModelInfo, error) {
 		return nil, err
 	}
 	if isCheckpoint(path) {
-		return b.checkpointInfo(name, path, st)
+		mi, err := b.checkpointInfo(name, path, st)
+		if err != nil {
+			// Not an SD 1.x checkpoint: one of a video job's files?
+			if vi, verr := videoInfo(name, path, st); verr == nil {
+				return vi, nil
+			}
+		}
+		return mi, err
 	}
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -84,7 +91,11 @@ func (b *Backend) Show(ctx context.Context, name string) (*server.ModelDetail, e
 		return nil, pipeline.Wrap(pipeline.StageLoad, err, "")
 	}
 	if isCheckpoint(path) {
-		return &server.ModelDetail{ModelInfo: *info, Capabilities: []string{"image"}}, nil
+		c := "image"
+		if videoFamilies[info.Family] {
+			c = "video"
+		}
+		return &server.ModelDetail{ModelInfo: *info, Capabilities: []string{c}}, nil
 	}
 	f, err := gguf.Open(path)
 	if err != nil {

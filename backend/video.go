@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 
 	engimage "github.com/glassbox-ai/glassbox/engine/image"
 	"github.com/glassbox-ai/glassbox/engine/video"
@@ -36,6 +37,42 @@ import (
 
 // videoOut is the MP4's name in the job's folder.
 const videoOut = "video.mp4"
+
+// The families GET /v1/models gives a video job's files, by the request
+// field each is for: the DiT (model), the VAE and umT5 (text_encoder).
+const (
+	familyWanDiT = "wan"
+	familyWanVAE = "wan-vae"
+	familyUMT5   = "umt5"
+)
+
+var videoFamilies = map[string]bool{familyWanDiT: true, familyWanVAE: true, familyUMT5: true}
+
+// videoInfos caches videoInfo's findings by path, size and modification
+// time.
+var videoInfos sync.Map
+
+// videoInfo describes one of a video job's files, found by its tensors;
+// an error for any other file.
+func videoInfo(name, path string, st os.FileInfo) (*server.ModelInfo, error) {
+	key := fmt.Sprintf("%s@%d@%d", path, st.Size(), st.ModTime().UnixNano())
+	v, ok := videoInfos.Load(key)
+	if !ok {
+		fi, err := video.Inspect(path)
+		if err != nil {
+			return nil, err
+		}
+		v = fi
+		videoInfos.Store(key, fi)
+	}
+	fi := v.(*video.FileInfo)
+	fam := map[string]string{"model": familyWanDiT, "vae": familyWanVAE, "text_encoder": familyUMT5}[fi.Component]
+	if fam == "" {
+		return nil, fmt.Errorf("%s is %s, not a Wan 2.1 file", name, fi.Family)
+	}
+	return &server.ModelInfo{Name: name, Path: path, Size: st.Size(), Modified: st.ModTime().UTC(), Family: fam,
+		ParameterSize: humanParams(fi.Params), Quantization: fi.DTypes}, nil
+}
 
 // videoModel resolves one of a video request's models to its file.
 func (b *Backend) videoModel(field, name string) (string, string, error) {

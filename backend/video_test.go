@@ -218,3 +218,40 @@ func TestVideoCancel(t *testing.T) {
 		t.Errorf("a cancelled job's video: %d, want 404", st)
 	}
 }
+
+// TestVideoModelsListed: GET /v1/models lists the three Wan files with
+// the family of the request field each is for, and /api/show gives them
+// the capability "video".
+func TestVideoModelsListed(t *testing.T) {
+	url, dit, t5, vae := wanFiles(t, t.TempDir())
+	resp, err := http.Get(url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Data []struct{ ID, Family string }
+	}
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range list.Data {
+		got[m.ID] = m.Family
+	}
+	for name, fam := range map[string]string{dit: "wan", t5: "umt5", vae: "wan-vae"} {
+		if got[name] != fam {
+			t.Errorf("/v1/models: %s has family %q, want %q (all: %v)", name, got[name], fam, got)
+		}
+	}
+	resp, err = http.Post(url+"/api/show", "application/json", strings.NewReader(`{"model":"`+dit+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"video"`) {
+		t.Errorf("/api/show %s: %d %s", dit, resp.StatusCode, b)
+	}
+}

@@ -33,6 +33,7 @@ const (
 	WanVAE       Family = "Wan VAE"
 	TinyVAE      Family = "tiny autoencoder"
 	TextEncoder  Family = "text encoder"
+	UMT5         Family = "umT5 text encoder"
 	LoRA         Family = "LoRA"
 	ControlNet   Family = "ControlNet"
 	Unknown      Family = "unknown"
@@ -275,6 +276,10 @@ func detectDiffusersUNet(x *index) (Detection, bool) {
 // detectVAE recognizes an autoencoder alone, in LDM names (with or without
 // first_stage_model.) or in diffusers names.
 func detectVAE(x *index) (Detection, bool) {
+	// Wan 2.1's own names (Wan2.1_VAE.pth): a 3-D causal convolution in.
+	if s := x.shape("decoder.conv1.weight"); len(s) == 5 && x.hasPrefix("decoder.middle.") {
+		return Detection{Family: WanVAE, LatentChannels: s[1], Detail: shapeOf(x, "decoder.conv1.weight") + ": a 3-D (video) autoencoder, Wan's names"}, true
+	}
 	for _, p := range []string{"", PrefixVAE} {
 		conv := p + "decoder.conv_in.weight"
 		if !x.has(conv) {
@@ -299,6 +304,12 @@ func detectVAE(x *index) (Detection, bool) {
 }
 
 func detectTextEncoder(x *index) (Detection, bool) {
+	// Wan 2.1's umT5 (models_t5_umt5-xxl-enc-bf16.pth): a relative
+	// position embedding in every block, not only the first as T5's.
+	if pe := "blocks.0.pos_embedding.embedding.weight"; x.has("token_embedding.weight") && x.has(pe) {
+		return Detection{Family: UMT5, ContextDim: x.dim("token_embedding.weight", 1),
+			Detail: fmt.Sprintf("%s and %s: a umT5 encoder in Wan's names, %d wide", shapeOf(x, "token_embedding.weight"), shapeOf(x, pe), x.dim("token_embedding.weight", 1))}, true
+	}
 	for _, c := range []struct{ name, what string }{
 		{PrefixTextEncoder + "embeddings.token_embedding.weight", "the SD 1.x text encoder alone (no UNet)"},
 		{"text_model.embeddings.token_embedding.weight", "a CLIP text model"},

@@ -110,6 +110,8 @@ func TestDetect(t *testing.T) {
 		{"vae, 16 channels", with(only("decoder.up.0.block.0.conv1.weight"), set("decoder.conv_in.weight", 512, 16, 3, 3)), VAE, "16: SD 3 and Flux.1"},
 		{"vae, diffusers names", diffusersNames(t, layout(keep(PrefixVAE, true))), VAE, "diffusers names"},
 		{"wan vae", with(only("encoder.conv1.weight"), set("decoder.conv_in.weight", 384, 16, 3, 3, 3)), WanVAE, "3-D"},
+		{"wan vae, wan names", with(only("conv1.weight", "decoder.middle.0.residual.2.weight"), set("decoder.conv1.weight", 384, 16, 3, 3, 3)), WanVAE, "Wan's names"},
+		{"umt5, wan names", with(only("blocks.0.attn.q.weight"), set("token_embedding.weight", 256384, 4096), set("blocks.0.pos_embedding.embedding.weight", 32, 64)), UMT5, "umT5 encoder in Wan's names, 4096 wide"},
 		{"text encoder alone", layout(keep(PrefixTextEncoder, false)), TextEncoder, "SD 1.x text encoder alone"},
 		{"clip text model", layout(keep("cond_stage_model.transformer.", true)), TextEncoder, "a CLIP text model, 768 wide"},
 		{"t5", with(only("encoder.final_layer_norm.weight"), set("shared.weight", 32128, 4096)), TextEncoder, "T5 encoder, 4096 wide"},
