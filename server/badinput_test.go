@@ -162,7 +162,9 @@ func TestAuth(t *testing.T) {
 		{"GET", "/v1/jobs", 401},
 		{"GET", "/v1/jobs/x/events?access_token=wrong", 401},
 		{"GET", "/v1/jobs/x/events?access_token=sekrit", 404}, // authorized; no such job
-		{"GET", "/v1/jobs?access_token=sekrit", 401},          // the query key is for event streams only
+		{"GET", "/v1/jobs/x/video?access_token=wrong", 401},
+		{"GET", "/v1/jobs/x/video?access_token=sekrit", 501}, // authorized; this backend makes no videos
+		{"GET", "/v1/jobs?access_token=sekrit", 401},         // the query key is for event streams, images and videos only
 	} {
 		resp := ts.do(tc.method, tc.path, nil)
 		resp.Body.Close()

@@ -283,15 +283,16 @@ func public(r *http.Request) bool {
 }
 
 // authorized checks the API key: "Authorization: Bearer KEY", or for a job's
-// event stream and its images the access_token query parameter, since a
-// browser's EventSource and <img> cannot set headers.
+// event stream, its images and its video the access_token query
+// parameter, since a browser's EventSource, <img> and <video> cannot set
+// headers.
 func (s *Server) authorized(r *http.Request) bool {
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok && r.Header.Get("X-Api-Key") != "" { // Anthropic's clients
 		key, ok = r.Header.Get("X-Api-Key"), true
 	}
 	if !ok && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/jobs/") &&
-		(strings.HasSuffix(r.URL.Path, "/events") || strings.Contains(r.URL.Path, "/images/")) {
+		(strings.HasSuffix(r.URL.Path, "/events") || strings.Contains(r.URL.Path, "/images/") || strings.HasSuffix(r.URL.Path, "/video")) {
 		key, ok = r.URL.Query().Get("access_token"), true
 	}
 	if !ok {
