@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/glassbox-ai/glassbox/internal/sdtest"
 	"github.com/glassbox-ai/glassbox/tensor"
 )
@@ -121,5 +122,22 @@ func TestVideoPage(t *testing.T) {
 	if ids, st := eval[string](b, `document.querySelector('#vid-prompt_ids').value`), eval[string](b, `document.querySelector('#vid-steps').value`); ids != "17 201 33 1" || st != "2" {
 		t.Errorf("use these settings: prompt ids %q steps %q", ids, st)
 	}
+
+	// A reload shows the same job's player again (its id is kept for the tab).
+	id := eval[string](b, `document.querySelector('#vid-player').dataset.job`)
+	b.do(patience, chromedp.Reload())
+	b.waitFor("the same job's player after a reload", fmt.Sprintf(`document.querySelector('#vid-player')?.dataset.job === %q && document.querySelector('#vid-video')`, id), patience)
+	// The job's own page plays it too.
+	b.navigate(s.url + "/#/jobs/" + id)
+	b.waitFor("the job page's player", fmt.Sprintf(`document.querySelector('#job-video')?.getAttribute('src') === '/v1/jobs/%s/video'`, id), patience)
+	// At a phone's width the page folds to one column.
+	b.do(patience, chromedp.EmulateViewport(390, 844))
+	b.navigate(s.url + "/#/video")
+	b.do(patience, chromedp.Reload())
+	b.waitFor("the Video view at a phone's width", `document.querySelector('#vid-video')`, patience)
+	if w := eval[int](b, `document.documentElement.scrollWidth`); w > 391 {
+		t.Errorf("#/video is %d px wide at a 390 px viewport", w)
+	}
+	b.shot("video-phone")
 	b.checkJS()
 }

@@ -48,8 +48,8 @@ function load() {
   return { settings: {}, job: '' };
 }
 
-// withKey is a URL with the API key, if any (a <video> cannot send headers).
-function withKey(url) {
+// mediaURL is a URL with the API key, if any (a <video> cannot send headers).
+export function mediaURL(url) {
   const key = api.apiKey();
   return key ? `${url}?access_token=${encodeURIComponent(key)}` : url;
 }
@@ -63,6 +63,11 @@ function ids(text, what) {
   const bad = parts.find((p, i) => !Number.isInteger(out[i]) || out[i] < 0);
   if (bad !== undefined) throw new Error(`${what}: "${bad}" is not a token id (whole numbers ≥ 0, separated by spaces)`);
   return out;
+}
+
+// videoElement is a player of a job's MP4 (url as the result gives it).
+export function videoElement(id, url, label) {
+  return fmt.el('video', { id, class: 'player', controls: true, loop: true, preload: 'metadata', src: url, 'aria-label': label });
 }
 
 export function videoView(root) {
@@ -207,9 +212,8 @@ export function videoView(root) {
     if (player.dataset.job === id) return;
     player.dataset.job = id;
     const s = res.settings || {};
-    const url = withKey(res.url);
-    const video = fmt.el('video', { id: 'vid-video', controls: true, loop: true, preload: 'metadata', src: url,
-      'aria-label': 'The video: ' + (s.prompt || `job ${id}`) });
+    const url = mediaURL(res.url);
+    const video = videoElement('vid-video', url, 'The video: ' + (s.prompt || `job ${id}`));
     const facts = [`${res.frames} frames`, s.width && s.height ? `${s.width}×${s.height}` : '', s.fps ? `${s.fps} fps` : '',
       s.steps ? `${s.steps} steps of ${s.sampler}` : '', `seed ${res.seed}`].filter(Boolean).join(' · ');
     player.replaceChildren(video,
