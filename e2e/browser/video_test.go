@@ -19,8 +19,8 @@ import (
 // shapes; 5 frames of 32×32, 2 steps): the three models are offered from
 // the served list by their families; a text prompt, which this umT5 cannot
 // tokenize, fails in stage load (the tokenizer) and the page says so; the prompt as
-// token ids runs through every stage, its steps shown, and ends in a
-// <video> player whose MP4 the server serves.
+// token ids runs through every stage, its steps and decoded frames shown,
+// and ends in a <video> player whose MP4 the server serves.
 func TestVideoPage(t *testing.T) {
 	if puregoBuild {
 		t.Skip("the browser tests check the page, not the kernels: run once, without -tags purego")
@@ -90,6 +90,10 @@ func TestVideoPage(t *testing.T) {
 	}
 	if v, max := eval[float64](b, `document.querySelector('#vid-steps-bar').value`), eval[float64](b, `document.querySelector('#vid-steps-bar').max`); v != 2 || max != 2 {
 		t.Errorf("steps bar %g of %g, want 2 of 2", v, max)
+	}
+	// The frames came as they were decoded: the last one shown was the 5th.
+	if f := eval[string](b, `document.querySelector('#vid-preview').dataset.frame || ''`); f != "5" {
+		t.Errorf("the last frame preview shown is %q, want 5", f)
 	}
 	src := eval[string](b, `document.querySelector('#vid-video').src`)
 	resp, err := http.Get(src)

@@ -102,7 +102,7 @@ export function videoView(root) {
   const stepNote = fmt.el('div', { id: 'vid-step', class: 'small' });
   const frameBar = fmt.el('progress', { id: 'vid-frames-bar', max: 1, value: 0 });
   const frameNote = fmt.el('div', { id: 'vid-frame', class: 'small' });
-  const preview = fmt.el('img', { id: 'vid-preview', alt: 'The latest frame the job reported', hidden: true });
+  const preview = fmt.el('img', { id: 'vid-preview', alt: 'The latest frame decoded', hidden: true });
   const progress = fmt.el('div', { id: 'vid-progress', hidden: true },
     fmt.el('label', { for: 'vid-steps-bar' }, 'Sampling steps'), stepBar, stepNote,
     fmt.el('label', { for: 'vid-frames-bar' }, 'Frames decoded'), frameBar, frameNote, preview);
@@ -188,14 +188,17 @@ export function videoView(root) {
     }
     const frames = dec && dec.status === 'done' && dec.stats && dec.stats.items > 0 ? dec.stats.items : 0;
     if (frames) frameBar.max = frameBar.value = 1;
-    const frameText = frames ? `${frames} frames decoded` : dp && dp.total > 0 ? `${dp.done} of ${dp.total} ${dp.unit || ''}`.trim() : '';
-    if (frameNote.textContent !== frameText) frameNote.textContent = frameText;
-    // A frame or preview, if the job reports one (a preview event's PNG).
+    let frameText = frames ? `${frames} frames decoded` : dp && dp.total > 0 ? `${dp.done} of ${dp.total} ${dp.unit || ''}`.trim() : '';
+    // Each frame as it is decoded (a preview event's PNG, at most 256 px a side).
     const p = job.preview;
-    if (p && p.png) {
+    if (p && p.png && preview.dataset.frame !== String(p.frame || 0)) {
       preview.src = 'data:image/png;base64,' + p.png;
+      preview.dataset.frame = String(p.frame || 0);
       preview.hidden = false;
     }
+    if (!frames && p && p.frame) frameText = `frame ${p.frame} of ${p.frames} decoded`;
+    if (job.state === 'done') preview.hidden = true;
+    if (frameNote.textContent !== frameText) frameNote.textContent = frameText;
     if (job.state === 'done' && job.result && job.result.url) {
       showPlayer(job.id, job.result);
       st.lastSeed = job.result.seed;
