@@ -139,11 +139,14 @@ type Progress struct {
 }
 
 // Preview is a small, cheap picture of an image while it is made (a
-// diffusion latent projected to RGB at the latent's size): a PNG.
+// diffusion latent projected to RGB at the latent's size), or of a video's
+// frame as it is decoded (scaled down to at most 256 pixels a side): a PNG.
 type Preview struct {
 	Image  int    `json:"image,omitempty"` // 0-based index in a batch
-	Step   int    `json:"step"`            // 1-based sampling step it shows
+	Step   int    `json:"step"`            // 1-based sampling step it shows (a video frame: the steps done)
 	Steps  int    `json:"steps"`
+	Frame  int    `json:"frame,omitempty"`  // a video's decode: the 1-based frame it shows
+	Frames int    `json:"frames,omitempty"` // of how many
 	Width  int    `json:"width"`
 	Height int    `json:"height"`
 	PNG    []byte `json:"png"` // base64 in JSON

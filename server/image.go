@@ -340,7 +340,8 @@ func (s *Server) readImages(g *generation) ([][]byte, *Error) {
 
 // previewGap is the least time between two previews one event stream
 // sends: a preview that comes sooner is left out of that stream (the
-// journal and other streams keep it), except the last step's, so a slow
+// journal and other streams keep it), except the last step's (a video's
+// last frame's), so a slow
 // client never holds the job and a page gets a steady picture.
 var previewGap = 250 * time.Millisecond
 
@@ -352,7 +353,11 @@ func (p *previewLimiter) skip(ev *api.Event, now time.Time) bool {
 	if ev.Type != api.TypePreview || ev.Preview == nil {
 		return false
 	}
-	if ev.Preview.Step < ev.Preview.Steps && !p.last.IsZero() && now.Sub(p.last) < previewGap {
+	last := ev.Preview.Step >= ev.Preview.Steps
+	if ev.Preview.Frames > 0 { // a video's decoded frames: the last frame's
+		last = ev.Preview.Frame >= ev.Preview.Frames
+	}
+	if !last && !p.last.IsZero() && now.Sub(p.last) < previewGap {
 		return true
 	}
 	p.last = now

@@ -247,6 +247,9 @@ func TestPreviewLimiter(t *testing.T) {
 	pv := func(step, steps int) *api.Event {
 		return &api.Event{Type: api.TypePreview, Preview: &api.Preview{Step: step, Steps: steps}}
 	}
+	fv := func(frame, frames int) *api.Event {
+		return &api.Event{Type: api.TypePreview, Preview: &api.Preview{Step: 2, Steps: 2, Frame: frame, Frames: frames}}
+	}
 	var p previewLimiter
 	for i, tc := range []struct {
 		ev   *api.Event
@@ -260,6 +263,10 @@ func TestPreviewLimiter(t *testing.T) {
 		{pv(4, 10), previewGap, false},
 		{pv(5, 10), previewGap + time.Millisecond, true},
 		{pv(10, 10), previewGap + 2*time.Millisecond, false}, // the last step's
+		// A video's decoded frames (step = steps): the last frame's is kept.
+		{fv(1, 5), 3 * previewGap, false},
+		{fv(2, 5), 3*previewGap + time.Millisecond, true},
+		{fv(5, 5), 3*previewGap + 2*time.Millisecond, false},
 	} {
 		if got := p.skip(tc.ev, t0.Add(tc.at)); got != tc.skip {
 			t.Errorf("event %d: skip %v, want %v", i, got, tc.skip)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/internal/atomicfile"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
@@ -178,6 +179,13 @@ func (j *job) decode(ctx context.Context) (pipeline.StageStats, error) {
 			j.written += n
 		}
 		j.frames = k + 1 // DecodeFrames reports the progress
+		if j.tr != nil && j.tr.Preview != nil {
+			pv, pw, ph, err := framePreview(buf, h, w)
+			if err != nil {
+				return pipeline.Wrap(pipeline.StageDecode, fmt.Errorf("frame %d's preview: %w", k, err), "")
+			}
+			j.tr.OnPreview(api.Preview{Step: r.Steps, Steps: r.Steps, Frame: k + 1, Frames: r.Frames, Width: pw, Height: ph, PNG: pv})
+		}
 		return nil
 	})
 	if err != nil {
@@ -203,6 +211,46 @@ func (j *job) deliver(ctx context.Context) (pipeline.StageStats, error) {
 		out = j.r.Out
 	}
 	return pipeline.StageStats{Items: int64(j.frames), Unit: "frames", Bytes: j.written, Note: joinNonEmpty(", ", out, j.r.FramesDir)}, nil
+}
+
+// previewSide is the longest side of a frame's preview, in pixels.
+const previewSide = 256
+
+// framePreview is an interleaved RGB frame as a PNG of at most
+// previewSide pixels a side: each pixel the mean of an f×f block (f the
+// smallest whole factor that fits; 1: the frame itself).
+func framePreview(rgb []byte, h, w int) ([]byte, int, int, error) {
+	if len(rgb) != 3*h*w || h < 1 || w < 1 {
+		return nil, 0, 0, fmt.Errorf("%d bytes for a %d×%d RGB frame", len(rgb), w, h)
+	}
+	f := (max(h, w) + previewSide - 1) / previewSide
+	ph, pw := (h+f-1)/f, (w+f-1)/f
+	img := image.NewNRGBA(image.Rect(0, 0, pw, ph))
+	for y := range ph {
+		for x := range pw {
+			var sum [3]int
+			n := 0
+			for yy := y * f; yy < min(h, (y+1)*f); yy++ {
+				for xx := x * f; xx < min(w, (x+1)*f); xx++ {
+					i := 3 * (yy*w + xx)
+					sum[0] += int(rgb[i])
+					sum[1] += int(rgb[i+1])
+					sum[2] += int(rgb[i+2])
+					n++
+				}
+			}
+			o := 4 * (y*pw + x)
+			for c := range 3 {
+				img.Pix[o+c] = uint8((sum[c] + n/2) / n)
+			}
+			img.Pix[o+3] = 255
+		}
+	}
+	var b bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, img); err != nil {
+		return nil, 0, 0, err
+	}
+	return b.Bytes(), pw, ph, nil
 }
 
 // writeFramePNG writes an interleaved RGB frame as an 8-bit RGB PNG.

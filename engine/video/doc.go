@@ -29,6 +29,9 @@
 //     to 8 bits as Wan's cache_video does, goes straight to an ffmpeg
 //     subprocess (H.264, yuv420p, 16 fps) and, with FramesDir, to
 //     frame_NNN.png files; so the memory does not grow with the frames.
+//     Each frame is also a preview event (api.Preview with Frame and
+//     Frames: a PNG of at most 256 pixels a side) when the trace takes
+//     previews.
 //     A missing ffmpeg fails the plan stage before any sampling unless
 //     FramesDir is set, in which case the PNGs are written and the MP4 is
 //     skipped with a warning.
@@ -40,6 +43,6 @@
 // Layout: latents are flat float32 [C][T][H][W] (PyTorch's, batch dropped),
 // frames planar RGB [3][H][W] in [-1, 1].
 //
-// Imports: pipeline, plan, checkpoint, compute, tokenizer, textenc/t5,
+// Imports: api, pipeline, plan, checkpoint, compute, tokenizer, textenc/t5,
 // diffusion, diffusion/rng, diffusion/wan, vae and the standard library.
 package video

@@ -1,6 +1,7 @@
 package video
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/diffusion"
 	"github.com/glassbox-ai/glassbox/internal/sdtest"
 	"github.com/glassbox-ai/glassbox/internal/shared"
@@ -77,6 +79,7 @@ type recorder struct {
 	started  []pipeline.Stage
 	parts    []string
 	warnings []string
+	previews []api.Preview
 }
 
 func (r *recorder) ctx(ctx context.Context) context.Context {
@@ -88,6 +91,7 @@ func (r *recorder) ctx(ctx context.Context) context.Context {
 			r.mu.Unlock()
 		},
 		Warning: func(code, msg string) { r.mu.Lock(); r.warnings = append(r.warnings, code+": "+msg); r.mu.Unlock() },
+		Preview: func(p api.Preview) { r.mu.Lock(); r.previews = append(r.previews, p); r.mu.Unlock() },
 	})
 }
 
@@ -372,8 +376,33 @@ func TestNoFFmpegFramesDir(t *testing.T) {
 	if _, err := os.Stat(r.Out); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("an MP4 exists without ffmpeg: %v", err)
 	}
+	// Each frame is a preview as it is decoded: at 64×64 the frame itself.
+	if len(rec.previews) != 17 {
+		t.Errorf("%d previews, want one a frame (17)", len(rec.previews))
+	}
 	for k := range 17 {
-		readPNG(t, FramePath(r.FramesDir, k))
+		frame := readPNG(t, FramePath(r.FramesDir, k))
+		if k >= len(rec.previews) {
+			continue
+		}
+		p := rec.previews[k]
+		if p.Frame != k+1 || p.Frames != 17 || p.Width != 64 || p.Height != 64 || p.Step != 1 || p.Steps != 1 {
+			t.Errorf("preview %d: frame %d of %d, %d×%d, step %d of %d", k, p.Frame, p.Frames, p.Width, p.Height, p.Step, p.Steps)
+			continue
+		}
+		img, err := png.Decode(bytes.NewReader(p.PNG))
+		if err != nil {
+			t.Fatalf("preview %d: %v", k, err)
+		}
+		got := image.NewNRGBA(img.Bounds())
+		for y := range 64 {
+			for x := range 64 {
+				got.Set(x, y, img.At(x, y))
+			}
+		}
+		if !bytes.Equal(got.Pix, frame.Pix) {
+			t.Errorf("preview %d differs from frame_%03d.png", k, k)
+		}
 	}
 	if res.Latents != r.Out+".latents.f32" {
 		t.Errorf("latents at %q, want beside the output", res.Latents)

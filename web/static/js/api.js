@@ -56,7 +56,7 @@ export const post = (path, body) => call('POST', path, body ?? {});
 export const del = (path, body) => call('DELETE', path, body ?? {});
 
 // The event types a job's SSE stream carries ("event:" lines).
-const TYPES = ['state', 'stage_start', 'stage_done', 'stage_skipped', 'progress', 'token', 'preview', 'warning', 'result', 'error'];
+const TYPES = ['state', 'stage_start', 'stage_done', 'stage_skipped', 'progress', 'part', 'token', 'preview', 'warning', 'result', 'error'];
 
 // follow subscribes to a job's events after sequence number `after`.
 // onEvent gets each event exactly once, in sequence order; onStatus gets

@@ -1,10 +1,11 @@
-// The page's router: #/ (Generate), #/image, #/jobs, #/jobs/ID, #/models. Each view
+// The page's router: #/ (Generate), #/image, #/video, #/jobs, #/jobs/ID, #/models. Each view
 // draws into <main> and returns a function that stops its streams and
 // timers when the page moves on.
 import { generateView } from './generate.js';
 import { jobsView, jobView } from './jobs.js';
 import { modelsView } from './models.js';
 import { imageView } from './images.js';
+import { videoView } from './video.js';
 import { get } from './api.js';
 
 let cfg = { profiles: [] };
@@ -19,6 +20,7 @@ function route() {
   if (parts[0] === 'jobs' && parts[1]) { view = 'jobs'; cleanup = jobView(main, parts[1]); }
   else if (parts[0] === 'jobs') { view = 'jobs'; cleanup = jobsView(main); }
   else if (parts[0] === 'image') { view = 'image'; cleanup = imageView(main); }
+  else if (parts[0] === 'video') { view = 'video'; cleanup = videoView(main); }
   else if (parts[0] === 'models') { view = 'models'; cleanup = modelsView(main, cfg); }
   else cleanup = generateView(main);
   for (const a of document.querySelectorAll('nav a')) {

@@ -7,6 +7,7 @@ import { pipelineView } from './pipeline.js';
 import { watch, setOutput } from './watch.js';
 import { terminal } from './stages.js';
 import { showConn } from './connection.js';
+import { videoElement, mediaURL } from './video.js';
 
 export function jobsView(root) {
   const body = fmt.el('tbody', {});
@@ -56,6 +57,7 @@ export function jobsView(root) {
 export function jobView(root, id) {
   const pipe = pipelineView();
   const out = fmt.el('pre', { class: 'out', id: 'output' });
+  const media = fmt.el('div', { id: 'job-media' });
   const head = fmt.el('div', { class: 'small', id: 'job-head' });
   const params = fmt.el('pre', { class: 'params', id: 'job-params' });
   const cancel = fmt.el('button', { type: 'button', class: 'danger', id: 'cancel', hidden: true }, 'Cancel job');
@@ -65,7 +67,7 @@ export function jobView(root, id) {
     head,
     fmt.el('div', { class: 'cols' },
       fmt.el('div', {},
-        fmt.el('section', { 'aria-label': 'Output' }, fmt.el('h2', {}, 'Output'), out),
+        fmt.el('section', { 'aria-label': 'Output' }, fmt.el('h2', {}, 'Output'), out, media),
         fmt.el('div', { class: 'actions' }, cancel), status,
         fmt.el('section', { 'aria-label': 'Settings' }, fmt.el('h2', {}, 'Request'), params)),
       pipe.node));
@@ -101,6 +103,12 @@ export function jobView(root, id) {
       pipe.update(job);
       cancel.hidden = terminal(job.state);
       drawHead(job);
+      const url = job.result && job.result.url;
+      if (job.state === 'done' && typeof url === 'string' && url.endsWith('/video') && !media.firstChild) {
+        // A video job: its MP4 in a player.
+        media.append(videoElement('job-video', mediaURL(url), `The video of job ${id}`));
+        out.hidden = !out.textContent; // no text: not "no output"
+      }
       if (terminal(job.state) && !job.text && job.result && typeof job.result.text === 'string') {
         // A job from before tokens were journaled: show its stored output.
         out.textContent = job.result.text;

@@ -25,6 +25,7 @@ export function newJob(id) {
     pendingLogprobs: [],
     logprobs: false,    // some token carried a logprob
     warnings: [],
+    parts: [],          // the parts of stages that finished: a network loaded, a sampling step
     result: null,
     error: null,
     cancelReason: '',
@@ -105,6 +106,9 @@ export function apply(job, ev) {
         const s = job.stages[ev.stage || 'generate'];
         if (s) s.tokens = (s.tokens || 0) + 1;
       }
+      break;
+    case 'part':
+      if (ev.part) job.parts.push({ stage: ev.stage, name: ev.part, durMS: ev.duration_ms || 0, stats: ev.stats || null });
       break;
     case 'preview':
       // An image job's look at the step's latent: the newest one is shown.
