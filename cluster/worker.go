@@ -316,7 +316,8 @@ func (w *Worker) run(ctx context.Context, msg jetstream.Msg) {
 		err = p.final(Event{Type: EvError, Error: errorEvent(gerr, stage)})
 		_ = msg.Term() // the same job would fail the same way anywhere
 	}
-	if err != nil {
+	if err != nil && !(cancelled.Load() && errors.Is(err, nats.ErrNoResponders)) {
+		// (A front that cancelled the job stops listening at once.)
 		w.log.Warn("cluster: the front did not confirm the job's end", "job", job.ID, "err", err)
 	}
 	w.log.Info("cluster: job ended", "job", job.ID, "ok", gerr == nil, "cancelled", cancelled.Load())
