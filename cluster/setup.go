@@ -32,7 +32,7 @@ func setup(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, jetst
 func consumerConfig(model string) jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable: Consumer(model), FilterSubject: JobSubject(model), AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: AckWait, MaxDeliver: MaxDeliver, InactiveThreshold: 0,
+		AckWait: ackWait, MaxDeliver: MaxDeliver, InactiveThreshold: 0,
 		Description: "glassbox jobs of model " + model,
 	}
 }

@@ -44,6 +44,13 @@ const (
 	MaxDeliver     = 3
 )
 
+// ackWait and heartbeatEvery are AckWait and HeartbeatEvery, shortened
+// by this package's tests.
+var (
+	ackWait        = AckWait
+	heartbeatEvery = HeartbeatEvery
+)
+
 // Token turns a model name into one subject token and consumer name:
 // letters, digits and '-' are kept, every other byte is '_' and its two
 // hex digits ("llama3.2:1b" → "llama3_2e2_3a1b"), so distinct names stay

@@ -115,7 +115,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(HeartbeatEvery)
+		t := time.NewTicker(heartbeatEvery)
 		defer t.Stop()
 		for {
 			select {
@@ -283,7 +283,7 @@ func (w *Worker) run(ctx context.Context, msg jetstream.Msg) {
 	// The lease: the message stays this worker's while it says so.
 	beat := make(chan struct{})
 	go func() {
-		t := time.NewTicker(AckWait / 4)
+		t := time.NewTicker(ackWait / 4)
 		defer t.Stop()
 		for {
 			select {
