@@ -326,7 +326,13 @@ var takenBy = regexp.MustCompile(`^taken by worker (\S+) \(attempt (\d+)`)
 // JetStream delivers the job again, to the other worker; the front checks
 // the tokens already streamed and continues the stream, and a cancel then
 // stops the job on the second worker, in generate.
-func TestClusterWorkerKilled(t *testing.T) {
+func TestClusterWorkerKilled(t *testing.T) { clusterWorkerLost(t, syscall.SIGKILL) }
+
+// TestClusterWorkerStopped is the same with SIGTERM: the worker hands the
+// job back (Nak) as it stops, and exits cleanly.
+func TestClusterWorkerStopped(t *testing.T) { clusterWorkerLost(t, syscall.SIGTERM) }
+
+func clusterWorkerLost(t *testing.T, sig syscall.Signal) {
 	c := startCluster(t, 2)
 	var created struct{ ID string }
 	if err := json.Unmarshal(c.post(t, "/v1/jobs", `{"model":"stories260K","prompt":"Once upon a time",
@@ -363,10 +369,17 @@ func TestClusterWorkerKilled(t *testing.T) {
 	if victim == nil {
 		t.Fatalf("taken by unknown worker %q", first)
 	}
-	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := victim.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	<-victim.done
+	if sig == syscall.SIGTERM {
+		victim.waitLine(regexp.MustCompile(`glassbox worker \S+: stopped`))
+		if err := <-victim.done; err != nil {
+			t.Fatalf("%s exited with %v after SIGTERM:\n%s", first, err, victim.stderr())
+		}
+	} else {
+		<-victim.done
+	}
 
 	// JetStream gives the job to the other worker once the lease lapses.
 	second, warned := "", false
@@ -418,7 +431,7 @@ func TestClusterWorkerKilled(t *testing.T) {
 	if j.State != api.StateCancelled || j.Error == nil || j.Error.Stage != "generate" {
 		t.Fatalf("job %s, error %+v", j.State, j.Error)
 	}
-	t.Logf("killed %s mid-job; redelivered to %s, which continued the stream and stopped on cancel", first, second)
+	t.Logf("%s sent to %s mid-job; redelivered to %s, which continued the stream and stopped on cancel", sig, first, second)
 	// The cancel reached the second worker, which stopped its generation.
 	c.workers[second].waitLine(regexp.MustCompile(`cluster: job ended.*cancelled=true`))
 }
