@@ -248,6 +248,9 @@ type Result struct {
 	// harmony reply's analysis channel), separated from Text, in replies
 	// rendered with a chat template.
 	Thinking string `json:"thinking,omitempty"`
+	// Worker names the cluster worker that ran the generation (glassbox
+	// worker, package cluster); empty when this process ran it.
+	Worker string `json:"worker,omitempty"`
 }
 
 // EmbedRequest is one embeddings request, whichever API it came from.

@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/backend"
+	"github.com/glassbox-ai/glassbox/cluster"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/journal"
 	"github.com/glassbox-ai/glassbox/metrics"
@@ -39,6 +41,7 @@ type serveConfig struct {
 	drafts                                             stringList // MODEL=DRAFT
 	draftMax                                           int
 	session                                            *sessionOpts
+	clusterListen, clusterToken                        string // --cluster-listen, --cluster-token
 }
 
 func runServe(ctx context.Context, env *cmdEnv, args []string) error {
@@ -61,12 +64,19 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Var(&c.drafts, "draft", "MODEL=DRAFT: decode MODEL speculatively with DRAFT (a file or store name of the same vocabulary) proposing tokens; needs --parallel 1 (repeatable)")
 	fs.IntVar(&c.draftMax, "draft-max", 3, "tokens a draft proposes per step (with --draft)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.clusterListen, "cluster-listen", "", "run an embedded NATS server with JetStream on this address for glassbox workers to join (docs/CLUSTER.md); beyond loopback --cluster-token is required")
+	fs.StringVar(&c.clusterToken, "cluster-token", os.Getenv("GLASSBOX_CLUSTER_TOKEN"), "the token workers must present (default $GLASSBOX_CLUSTER_TOKEN)")
 	c.session = sessionFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := server.CheckBind(c.addr, c.apiKey); err != nil {
 		return err
+	}
+	if c.clusterListen != "" {
+		if err := cluster.CheckListen(c.clusterListen, c.clusterToken); err != nil {
+			return err
+		}
 	}
 	if err := server.CheckOrigins(splitList(c.origins)); err != nil {
 		return fmt.Errorf("--allow-origin: %w", err)
@@ -97,36 +107,74 @@ func serveLogLevel(s string) slog.Level {
 	return l
 }
 
-// runServer wires the packages together and runs until ctx ends.
-func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logger) error {
+// newBackend is the local backend serve runs (and each worker: the same
+// code path), from c's flags.
+func newBackend(c *serveConfig, mt *metrics.Metrics, log *slog.Logger) (*backend.Backend, error) {
 	var budget int64
 	if c.budget != "" {
 		var err error
 		if budget, err = plan.ParseBytes(c.budget); err != nil {
-			return fmt.Errorf("plan: --mem-budget: %w", err)
+			return nil, fmt.Errorf("plan: --mem-budget: %w", err)
 		}
 	}
 	keep, err := sched.ParseKeepAlive(c.keepAlive)
 	if err != nil {
-		return fmt.Errorf("--keep-alive: %w", err)
+		return nil, fmt.Errorf("--keep-alive: %w", err)
 	}
 	dev, err := planDevice("", true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st, err := store.Default()
 	if err != nil {
 		st = nil // no store: pulls and creates are refused
 	}
-	mt := metrics.New()
-	b, err := backend.New(backend.Config{Models: c.models, Store: st, Session: c.session.options(), Parallel: c.parallel,
+	return backend.New(backend.Config{Models: c.models, Store: st, Session: c.session.options(), Parallel: c.parallel,
 		Drafts: c.drafts, DraftMax: c.draftMax, Device: dev, Budget: budget, KeepAlive: keep, Metrics: mt, Logger: log,
 		ResolveDraft: resolveModel, PlanDevice: func(name string) (*plan.Device, error) { return planDevice(name, false) },
 		Roofline: generateRoofline})
+}
+
+// frontBackend is the cluster's front over the local backend, keeping
+// the local backend's image jobs and upload checks.
+type frontBackend struct {
+	*cluster.Front
+	server.ImageBackend
+	server.BlobDisk
+}
+
+// runServer wires the packages together and runs until ctx ends.
+func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logger) error {
+	mt := metrics.New()
+	b, err := newBackend(c, mt, log)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	var be server.Backend = b
+	if c.clusterListen != "" {
+		dir, err := home.Ensure()
+		if err != nil {
+			return pipeline.Wrap(pipeline.StageLoad, err, "")
+		}
+		ns, err := cluster.StartServer(cluster.ServerConfig{Listen: c.clusterListen, Token: c.clusterToken, StoreDir: filepath.Join(dir, "cluster")})
+		if err != nil {
+			return err
+		}
+		defer ns.Close()
+		nc, err := ns.Connect("glassbox-front")
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		front, err := cluster.NewFront(nc, b, log)
+		if err != nil {
+			return err
+		}
+		defer front.Close()
+		be = frontBackend{Front: front, ImageBackend: b, BlobDisk: b}
+		fmt.Fprintf(env.stderr, "glassbox serve: cluster on %s (workers join with: glassbox worker --nats %s)\n", ns.URL(), ns.URL())
+	}
 	jr, err := journal.OpenDefault(journal.Options{Logger: log})
 	if err != nil {
 		return err
@@ -140,7 +188,7 @@ func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logge
 	maxBlob, _ := plan.ParseBytes(c.maxBlob) // checked by runServe
 	m := pipeline.NewManager(pipeline.Options{Sinks: []pipeline.Sink{jr, mt}, Logger: log})
 	srv, err := server.New(server.Config{
-		Backend: b, Jobs: &server.ManagerJobs{M: m, History: backend.History{History: journal.History{J: jr}}}, Metrics: mt.Handler(),
+		Backend: be, Jobs: &server.ManagerJobs{M: m, History: backend.History{History: journal.History{J: jr}}}, Metrics: mt.Handler(),
 		UI:       web.Handler(web.Config{Profiles: plan.ProfileNames(), Version: server.Version}),
 		Parallel: c.parallel, MaxQueue: serveQueueFlag(c.maxQueue), MaxBodyBytes: c.maxBody, APIKey: c.apiKey,
 		ReadTimeout: c.readTimeout, WriteTimeout: c.writeTimeout, ShutdownGrace: c.grace, Logger: log, DefaultCtx: *c.session.ctx,

@@ -25,6 +25,9 @@ func TestServeRefuses(t *testing.T) {
 	}{
 		{"beyond loopback without a key", []string{"--addr", "0.0.0.0:0"}, "refusing to listen on 0.0.0.0:0 without an API key"},
 		{"bad address", []string{"--addr", "nonsense"}, `address "nonsense"`},
+		{"a cluster beyond loopback without a token", []string{"--addr", "127.0.0.1:0", "--cluster-listen", "0.0.0.0:0"},
+			"cluster: refusing to listen on 0.0.0.0:0 without a token"},
+		{"a bad cluster address", []string{"--addr", "127.0.0.1:0", "--cluster-listen", "nowhere"}, `cluster: --cluster-listen "nowhere"`},
 		{"bad budget", []string{"--addr", "127.0.0.1:0", "--mem-budget", "lots"}, "--mem-budget"},
 		{"bad keep-alive", []string{"--addr", "127.0.0.1:0", "--keep-alive", "soon"}, "--keep-alive"},
 		{"missing model file", []string{"--addr", "127.0.0.1:0", "--model", "/nonexistent/x.gguf"}, "load: "},
@@ -34,6 +37,7 @@ func TestServeRefuses(t *testing.T) {
 		{"a draft that is no model", []string{"--addr", "127.0.0.1:0", "--draft", "stories260K=nope.gguf"}, `load: --draft stories260K=nope.gguf: load: model "nope.gguf": no such file`},
 	}
 	t.Setenv("GLASSBOX_ORIGINS", "")
+	t.Setenv("GLASSBOX_CLUSTER_TOKEN", "")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(home.Env, t.TempDir()) // serve sets it from --home; restore it after
@@ -157,4 +161,26 @@ func postBody(t *testing.T, url, body string) (int, []byte) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b
+}
+
+// TestWorkerRefuses checks glassbox worker's refusals before it runs.
+func TestWorkerRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no cluster address", nil, "worker: --nats is required"},
+		{"no server there", []string{"--nats", "nats://127.0.0.1:1"}, "cluster: connecting to nats://127.0.0.1:1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(home.Env, t.TempDir())
+			var out, errb bytes.Buffer
+			env := &cmdEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb}
+			if code := runMain(context.Background(), env, append([]string{"worker", "--home", t.TempDir()}, tc.args...)); code != 1 ||
+				!strings.Contains(errb.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q, want %q", code, errb.String(), tc.want)
+			}
+		})
+	}
 }
