@@ -26,7 +26,8 @@ import (
 //     for the last two; GETs too, so no page reads prompts and outputs;
 //   - answers CORS preflights (OPTIONS) of allowed origins;
 //   - requires a JSON content type of a browser's request body, so a page
-//     cannot send JSON as one of the types that skip the preflight.
+//     cannot send JSON as one of the types that skip the preflight
+//     (multipart forms too on the upload endpoints, multipartPaths).
 //
 // Every response also says it may not be framed (clickjacking) or sniffed.
 
@@ -289,11 +290,25 @@ func fromBrowser(r *http.Request) bool {
 	return r.Header.Get("Origin") != "" || r.Header.Get("Sec-Fetch-Site") != ""
 }
 
+// multipartPaths are the endpoints whose body is a multipart form (a
+// picture and its fields): ComfyUI's upload, which its frontend sends
+// from its page, and OpenAI's image edit.
+var multipartPaths = map[string]bool{
+	"/upload/image":     true,
+	"/api/upload/image": true,
+	"/v1/images/edits":  true,
+}
+
 // checkContentType refuses a browser's request body that is not declared
 // JSON: text/plain, forms and no type at all are what a page may send
 // anywhere without a preflight. Other clients are read as JSON whatever
 // they declare, as Ollama reads them (curl -d declares a form). Uploads to
-// /api/blobs are bytes.
+// /api/blobs are bytes. The upload endpoints (multipartPaths) take
+// multipart/form-data from a page too, and only that besides JSON. wrap
+// calls this after checkOrigin, so the page is then the server's own or
+// an allowed origin's: a multipart POST needs no preflight, and
+// checkOrigin is what refuses one from any other page (403), before a
+// byte of the body is read.
 func checkContentType(r *http.Request) *Error {
 	if safeMethod(r.Method) || r.ContentLength == 0 || !fromBrowser(r) || strings.HasPrefix(r.URL.Path, "/api/blobs/") {
 		return nil
@@ -303,12 +318,20 @@ func checkContentType(r *http.Request) *Error {
 	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
 		return nil
 	}
+	upload := multipartPaths[r.URL.Path]
+	if err == nil && upload && mt == "multipart/form-data" {
+		return nil
+	}
 	what := fmt.Sprintf("Content-Type %q", ct)
 	if ct == "" {
 		what = "no Content-Type"
 	}
+	want := "send it as Content-Type: application/json"
+	if upload {
+		want = "send the upload as Content-Type: multipart/form-data"
+	}
 	return &Error{Status: http.StatusUnsupportedMediaType, Stage: "deliver", Code: "unsupported_media_type",
-		Message: fmt.Sprintf("a request body from a web page with %s is refused: send it as Content-Type: application/json", what)}
+		Message: fmt.Sprintf("a request body from a web page with %s is refused: %s", what, want)}
 }
 
 // refuse answers a request the guard refuses, and logs it for whoever

@@ -1,9 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -326,6 +331,108 @@ func TestContentType(t *testing.T) {
 	resp, b = ts.send(browserRequest{method: "POST", path: "/api/blobs/sha256:" + strings.Repeat("0", 64), body: "xx", hdr: browser("application/octet-stream")})
 	if resp.StatusCode == 415 {
 		t.Errorf("an upload from a page: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestUploadFromPage: the upload endpoints (ComfyUI's /upload/image and
+// /api/upload/image, OpenAI's /v1/images/edits) take a multipart form
+// from the server's own page, a page on this machine and an allowed
+// origin's, as ComfyUI's frontends send them; a page of any other origin
+// is refused by the origin check (403) before the body is read, and a
+// text/plain, form or untyped body from any page stays a 415. Other
+// endpoints still refuse a page's multipart body.
+func TestUploadFromPage(t *testing.T) {
+	f := newImageFake(t)
+	dir := filepath.Join(t.TempDir(), "input")
+	ts := start(t, f.fakeBackend, func(c *Config) {
+		c.Backend, c.InputDir = f, dir
+		c.AllowOrigins = []string{"https://comfy.example"}
+	})
+	pic := grey(64, 64, 9)
+	form := func(path, name string) (string, string) {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fw, _ := mw.CreateFormFile("image", name)
+		fw.Write(pic)
+		if path == "/v1/images/edits" {
+			mw.WriteField("prompt", "a fox")
+			mw.WriteField("model", "sd")
+		}
+		mw.Close()
+		return buf.String(), mw.FormDataContentType()
+	}
+	n := 0
+	for _, path := range []string{"/upload/image", "/api/upload/image", "/v1/images/edits"} {
+		for _, tc := range []struct {
+			name        string
+			hdr         map[string]string
+			multipart   bool   // the body is the form, declared so
+			ct          string // else this type over the form's bytes
+			status      int
+			allowOrigin string
+			contain     string
+		}{
+			{"same origin", map[string]string{"Origin": ts.url, "Sec-Fetch-Site": "same-origin"}, true, "", 200, "", ""},
+			{"same origin, no Origin", map[string]string{"Sec-Fetch-Site": "same-origin"}, true, "", 200, "", ""},
+			{"allowed origin", map[string]string{"Origin": "https://comfy.example", "Sec-Fetch-Site": "cross-site"}, true, "", 200, "https://comfy.example", ""},
+			{"a page on this machine", map[string]string{"Origin": "http://localhost:8188", "Sec-Fetch-Site": "same-site"}, true, "", 200, "http://localhost:8188", ""},
+			{"no browser (a script)", nil, true, "", 200, "", ""},
+			{"origin not allowed", map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, true, "", 403, "", "--allow-origin https://evil.example"},
+			{"cross-site without Origin", map[string]string{"Sec-Fetch-Site": "cross-site"}, true, "", 403, "", "without an Origin is refused"},
+			{"origin not allowed, text/plain", map[string]string{"Origin": "https://evil.example"}, false, "text/plain", 403, "", "pages of other origins may not use this server"},
+			{"same origin, text/plain", map[string]string{"Origin": ts.url}, false, "text/plain;charset=UTF-8", 415, "", "multipart/form-data"},
+			{"same origin, form", map[string]string{"Origin": ts.url}, false, "application/x-www-form-urlencoded", 415, "", "multipart/form-data"},
+			{"allowed origin, text/plain", map[string]string{"Origin": "https://comfy.example"}, false, "text/plain", 415, "https://comfy.example", "text/plain"},
+			{"same origin, no type", map[string]string{"Origin": ts.url}, false, "", 415, "", "no Content-Type"},
+			{"same origin, multipart/mixed", map[string]string{"Origin": ts.url}, false, "multipart/mixed; boundary=x", 415, "", "multipart/mixed"},
+		} {
+			t.Run(path+"/"+tc.name, func(t *testing.T) {
+				n++
+				name := fmt.Sprintf("up%d.png", n)
+				body, ct := form(path, name)
+				if !tc.multipart {
+					ct = tc.ct
+				}
+				hdr := map[string]string{"Content-Type": ct}
+				for k, v := range tc.hdr {
+					hdr[k] = v
+				}
+				before := len(f.reqs)
+				resp, b := ts.send(browserRequest{method: "POST", path: path, body: body, hdr: hdr})
+				if resp.StatusCode != tc.status {
+					t.Fatalf("%d, want %d: %s", resp.StatusCode, tc.status, b)
+				}
+				if got := resp.Header.Get("Access-Control-Allow-Origin"); got != tc.allowOrigin {
+					t.Errorf("Access-Control-Allow-Origin %q, want %q", got, tc.allowOrigin)
+				}
+				if !strings.Contains(string(b), tc.contain) {
+					t.Errorf("body %s does not name %q", b, tc.contain)
+				}
+				// (/api/upload/image's refusals are in Ollama's dialect, as
+				// everything under /api/ the guard refuses.)
+				if tc.status == 415 && dialectOf(path) != dialectOllama && errorCode(b) != "unsupported_media_type" {
+					t.Errorf("415 is not unsupported_media_type: %s", b)
+				}
+				// What was done: a kept picture, a job.
+				_, err := os.Stat(filepath.Join(dir, name))
+				kept, ran := err == nil, len(f.reqs) > before
+				if path == "/v1/images/edits" {
+					if ran != (tc.status == 200) {
+						t.Errorf("status %d, and an image job ran: %v", tc.status, ran)
+					}
+				} else if kept != (tc.status == 200) {
+					t.Errorf("status %d, and %s was kept: %v", tc.status, name, kept)
+				}
+			})
+		}
+	}
+	// A page's multipart body elsewhere is still a 415.
+	for _, path := range []string{"/prompt", "/v1/images/generations", "/api/generate", "/upload/mask"} {
+		body, ct := form("/upload/image", "x.png")
+		resp, b := ts.send(browserRequest{method: "POST", path: path, body: body, hdr: map[string]string{"Origin": ts.url, "Content-Type": ct}})
+		if resp.StatusCode != 415 {
+			t.Errorf("POST %s, a page's multipart form: %d %s, want 415", path, resp.StatusCode, b)
+		}
 	}
 }
 

@@ -293,7 +293,8 @@ func TestImageCancel(t *testing.T) {
 
 // TestImageGuard: the browser guard covers the image routes: a page of
 // another origin can neither start an image job (JSON or a form post)
-// nor read one's picture, and a DNS-rebinding Host is refused.
+// nor read one's picture, a page's non-JSON body is refused where no
+// upload is taken, and a DNS-rebinding Host is refused.
 func TestImageGuard(t *testing.T) {
 	f := newImageFake(t)
 	ts := startImages(t, f)
@@ -309,8 +310,10 @@ func TestImageGuard(t *testing.T) {
 		{"POST", "/api/prompt", `{"prompt":{}}`, evil},
 		{"GET", "/view?filename=j1_00001_.png", "", evil},
 		{"POST", "/sdapi/v1/txt2img", `{"prompt":"x"}`, map[string]string{"Host": "rebind.example:7860"}},
-		// A page of this server's own may not post a form either.
-		{"POST", "/v1/images/edits", "--b--\r\n", map[string]string{"Origin": ts.url, "Content-Type": "multipart/form-data; boundary=b"}},
+		// A page of this server's own may post a multipart form to the
+		// edit endpoint (TestUploadFromPage), but no other simple type.
+		{"POST", "/v1/images/edits", "--b--\r\n", map[string]string{"Origin": ts.url, "Content-Type": "text/plain"}},
+		{"POST", "/v1/images/generations", "--b--\r\n", map[string]string{"Origin": ts.url, "Content-Type": "multipart/form-data; boundary=b"}},
 	} {
 		resp, b := ts.send(br)
 		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnsupportedMediaType {
