@@ -2,11 +2,13 @@ package server
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +142,65 @@ func TestSlowClient(t *testing.T) {
 			t.Errorf("connection not closed by the server: %v", err)
 		}
 	})
+}
+
+// TestBasicAuth: with an API key, HTTP Basic auth whose password is the
+// key (any user name, as Open WebUI's AUTOMATIC1111 "API auth" user:KEY
+// sends it) is as good as the Bearer key; any other Basic credential is
+// a 401 whose WWW-Authenticate names both schemes (to a browser only
+// Bearer's, so it opens no login dialog of its own).
+func TestBasicAuth(t *testing.T) {
+	f := newImageFake(t)
+	ts := start(t, f.fakeBackend, func(c *Config) { c.Backend, c.APIKey = f, "sek:rit" })
+	basic := func(cred string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(cred)) }
+	for _, tc := range []struct {
+		name, auth string
+		browser    bool
+		ok         bool
+	}{
+		{"Open WebUI's user:key", basic("admin:sek:rit"), false, true},
+		{"no user name", basic(":sek:rit"), false, true},
+		{"lower-case scheme", "basic " + base64.StdEncoding.EncodeToString([]byte("u:sek:rit")), false, true},
+		{"from a page", basic("u:sek:rit"), true, true},
+		{"Bearer", "Bearer sek:rit", false, true},
+		{"wrong password", basic("admin:sek:rat"), false, false},
+		{"the key as user name", basic("sek:rit:"), false, false},
+		{"no colon", basic("sek"), false, false},
+		{"the key as user, no password", basic("sek:"), false, false},
+		{"empty", basic(""), false, false},
+		{"not base64", "Basic %%%", false, false},
+		{"unencoded", "Basic admin:sek:rit", false, false},
+		{"nothing", "", false, false},
+		{"wrong, from a page", basic("u:nope"), true, false},
+	} {
+		for _, path := range []string{"/sdapi/v1/sd-models", "/v1/models", "/api/tags"} {
+			t.Run(tc.name+path, func(t *testing.T) {
+				hdr := []string{"Authorization", tc.auth}
+				if tc.browser {
+					hdr = append(hdr, "Sec-Fetch-Site", "same-origin")
+				}
+				resp := ts.do("GET", path, nil, hdr...)
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if (resp.StatusCode == 200) != tc.ok || !tc.ok && resp.StatusCode != 401 {
+					t.Fatalf("%d %s, want ok %v", resp.StatusCode, b, tc.ok)
+				}
+				if tc.ok {
+					return
+				}
+				want := []string{`Bearer realm="glassbox"`, `Basic realm="glassbox", charset="UTF-8"`}
+				if tc.browser {
+					want = want[:1]
+				}
+				if got := resp.Header.Values("WWW-Authenticate"); !slices.Equal(got, want) {
+					t.Errorf("WWW-Authenticate %q, want %q", got, want)
+				}
+				if !strings.Contains(string(b), "Basic auth with the key as the password") {
+					t.Errorf("401 does not say how to send the key: %s", b)
+				}
+			})
+		}
+	}
 }
 
 func TestAuth(t *testing.T) {

@@ -266,9 +266,7 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 			return
 		}
 		if s.cfg.APIKey != "" && !public(r) && !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="glassbox"`)
-			s.writeError(w, r, &Error{Status: http.StatusUnauthorized, Stage: "deliver", Code: "unauthorized",
-				Message: "missing or wrong API key", Hint: "send Authorization: Bearer KEY"})
+			s.unauthorized(w, r)
 			return
 		}
 		if e := checkContentType(r); e != nil {
@@ -292,11 +290,19 @@ func public(r *http.Request) bool {
 		(r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/ui/"))
 }
 
-// authorized checks the API key: "Authorization: Bearer KEY", or for a job's
-// event stream, its images and its video the access_token query parameter,
-// since a browser's EventSource, <img> and <video> cannot set headers.
+// authorized checks the API key: "Authorization: Bearer KEY", Anthropic's
+// "x-api-key: KEY", HTTP Basic auth with the key as the password and any
+// user name (AUTOMATIC1111's clients, Open WebUI's "API auth" user:KEY),
+// or for a job's event stream, its images and its video the access_token
+// query parameter, since a browser's EventSource, <img> and <video> cannot
+// set headers. Every form is compared in constant time.
 func (s *Server) authorized(r *http.Request) bool {
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		if _, password, basic := r.BasicAuth(); basic {
+			key, ok = password, true
+		}
+	}
 	if !ok && r.Header.Get("X-Api-Key") != "" { // Anthropic's clients
 		key, ok = r.Header.Get("X-Api-Key"), true
 	}
@@ -308,6 +314,21 @@ func (s *Server) authorized(r *http.Request) bool {
 		return false
 	}
 	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(key)), []byte(s.cfg.APIKey)) == 1
+}
+
+// unauthorized answers a request without the API key: 401, its
+// WWW-Authenticate challenging for a Bearer key and, to a client that is
+// not a browser, for Basic auth too (a browser that reads a Basic
+// challenge opens its own login dialog over the web UI's key prompt).
+func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("WWW-Authenticate", `Bearer realm="glassbox"`)
+	if !fromBrowser(r) {
+		h.Add("WWW-Authenticate", `Basic realm="glassbox", charset="UTF-8"`)
+	}
+	s.writeError(w, r, &Error{Status: http.StatusUnauthorized, Stage: "deliver", Code: "unauthorized",
+		Message: "missing or wrong API key",
+		Hint:    "send Authorization: Bearer KEY, or HTTP Basic auth with the key as the password (any user name)"})
 }
 
 // writeError renders e in the dialect of the endpoint r was sent to.
