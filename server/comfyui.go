@@ -21,8 +21,8 @@ import (
 
 // ComfyUI's HTTP API (comfyanonymous/ComfyUI server.py) for its core
 // txt2img and img2img graphs: POST /prompt takes a graph of
-// CheckpointLoaderSimple, CLIPTextEncode, EmptyLatentImage (or LoadImage
-// and VAEEncode), KSampler or KSamplerAdvanced, VAEDecode and SaveImage (or
+// CheckpointLoaderSimple, CLIPTextEncode, EmptyLatentImage (or LoadImage,
+// ImageScale and VAEEncode), KSampler or KSamplerAdvanced, VAEDecode and SaveImage (or
 // PreviewImage) nodes and answers {"prompt_id", "number", "node_errors"};
 // GET /history[/{id}], /view, /queue, /object_info, /system_stats and POST
 // /interrupt, each also under /api/. A graph is refused at validation with
@@ -48,6 +48,7 @@ var (
 		"KSamplerAdvanced": {"model", "add_noise", "noise_seed", "steps", "cfg", "sampler_name", "scheduler", "positive", "negative",
 			"latent_image", "start_at_step", "end_at_step", "return_with_leftover_noise"},
 		"VAEDecode":    {"samples", "vae"},
+		"ImageScale":   {"image", "upscale_method", "width", "height", "crop"},
 		"SaveImage":    {"images", "filename_prefix"},
 		"PreviewImage": {"images"},
 	}
@@ -60,6 +61,7 @@ var (
 		"KSampler":               {"LATENT"},
 		"KSamplerAdvanced":       {"LATENT"},
 		"VAEDecode":              {"IMAGE"},
+		"ImageScale":             {"IMAGE"},
 		"SaveImage":              {},
 		"PreviewImage":           {},
 	}
@@ -129,7 +131,8 @@ const comfyMaxSchedule = 10000
 // encoders' clip and the VAE nodes' vae come from one checkpoint loader,
 // and whose latent_image is an EmptyLatentImage (txt2img) or a VAEEncode
 // of a LoadImage (img2img: the picture is the job's init image, its size
-// the job's). KSampler's denoise d < 1 over an encoded picture runs, as
+// the job's), or of an ImageScale of one (comfyui_scale.go: the scaled
+// picture is the init image). KSampler's denoise d < 1 over an encoded picture runs, as
 // ComfyUI's does, the last steps steps of a schedule of int(steps/d): the
 // job's steps are that schedule's and its strength (steps−½)/int(steps/d)
 // starts the engine's img2img (diffusion.StartAt) steps before its end;
@@ -241,7 +244,11 @@ func (c *comfyCheck) link(id, input, typ string, classes ...string) (string, boo
 		return "", false
 	}
 	if outs[slot] != typ {
-		c.fail("return_type_mismatch", id, input, "node %q (%s) output %d is %s, want %s", to, n.ClassType, slot, outs[slot], typ)
+		why := ""
+		if outs[slot] == "MASK" {
+			why = " (glassbox runs no node that takes a MASK: this output is unsupported)"
+		}
+		c.fail("return_type_mismatch", id, input, "node %q (%s) output %d is %s, want %s%s", to, n.ClassType, slot, outs[slot], typ, why)
 		return "", false
 	}
 	if !slices.Contains(classes, n.ClassType) {
@@ -394,29 +401,17 @@ func (c *comfyCheck) sampler(ks string, req *ImageRequest) {
 	}
 }
 
-// encoded reads a VAEEncode node and its LoadImage into req: the init
-// image, one image of its size.
+// encoded reads a VAEEncode node and its LoadImage (or an ImageScale of
+// one, comfyui_scale.go) into req: the init image, one image of its size.
 func (c *comfyCheck) encoded(enc string, req *ImageRequest) {
 	c.checkpoint(enc, "vae", "VAE")
-	li, ok := c.link(enc, "pixels", "IMAGE", "LoadImage")
+	li, ok := c.link(enc, "pixels", "IMAGE", "LoadImage", "ImageScale")
 	if !ok {
 		return
 	}
-	ref := strings.TrimSuffix(c.str(li, "image"), " [input]") // ComfyUI's annotated name
-	if ref == "" {
-		c.bad(li, "image", "no picture named: POST /upload/image keeps one in the input folder, then name it here")
-		return
+	if b, ok := c.picture(li, 0); ok {
+		req.InitImage, req.N = b, 1
 	}
-	b, e := c.load(ref)
-	if e != nil {
-		c.bad(li, "image", "Invalid image file: %s", e.Message)
-		return
-	}
-	if _, _, e := checkPicture("input image", ref, b); e != nil {
-		c.bad(li, "image", "Invalid image file: %s", e.Message)
-		return
-	}
-	req.InitImage, req.N = b, 1
 }
 
 // comfyParams is what the journal keeps of a ComfyUI prompt, in the image
@@ -634,8 +629,11 @@ func (s *Server) comfyObjectInfo(w http.ResponseWriter, r *http.Request) {
 			"return_with_leftover_noise": []any{[]string{"disable", "enable"}}}, []string{"LATENT"}, false),
 		"LoadImage": node("image", map[string]any{"image": []any{s.inputFiles(), map[string]bool{"image_upload": true}}},
 			[]string{"IMAGE", "MASK"}, false),
-		"VAEEncode":    node("latent", map[string]any{"pixels": []any{"IMAGE"}, "vae": []any{"VAE"}}, []string{"LATENT"}, false),
-		"VAEDecode":    node("latent", map[string]any{"samples": []any{"LATENT"}, "vae": []any{"VAE"}}, []string{"IMAGE"}, false),
+		"VAEEncode": node("latent", map[string]any{"pixels": []any{"IMAGE"}, "vae": []any{"VAE"}}, []string{"LATENT"}, false),
+		"VAEDecode": node("latent", map[string]any{"samples": []any{"LATENT"}, "vae": []any{"VAE"}}, []string{"IMAGE"}, false),
+		"ImageScale": node("image/upscaling", map[string]any{"image": []any{"IMAGE"}, "upscale_method": []any{comfyScaleMethods},
+			"width": intIn(512, 0, comfyMaxScaleSide), "height": intIn(512, 0, comfyMaxScaleSide),
+			"crop": []any{[]string{"disabled", "center"}}}, []string{"IMAGE"}, false),
 		"SaveImage":    node("image", map[string]any{"images": []any{"IMAGE"}, "filename_prefix": []any{"STRING", map[string]string{"default": "ComfyUI"}}}, []string{}, true),
 		"PreviewImage": node("image", map[string]any{"images": []any{"IMAGE"}}, []string{}, true),
 	}
