@@ -34,7 +34,7 @@ type Config struct {
 	Parallel     int           // generations running at once (default 1)
 	MaxQueue     int           // generations waiting for a slot (default 64); -1 = none
 	MaxBodyBytes int64         // request body limit (default 8 MiB)
-	APIKey       string        // required as "Authorization: Bearer KEY" (or Anthropic's "x-api-key: KEY") when set
+	APIKey       string        // required when set: "Authorization: Bearer KEY", Anthropic's "x-api-key: KEY" or HTTP Basic auth with KEY as the password
 	ReadTimeout  time.Duration // for headers and for the body (default 30 s)
 	WriteTimeout time.Duration // for each write of a response (default 60 s)
 	// ShutdownGrace is how long running jobs may take to finish on

@@ -49,7 +49,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	var c serveConfig
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8765", "address to listen on (beyond loopback an API key is required)")
 	fs.StringVar(&c.homeDir, "home", "", "glassbox home: journal and model store (default $GLASSBOX_HOME or ~/.glassbox)")
-	fs.StringVar(&c.apiKey, "api-key", os.Getenv("GLASSBOX_API_KEY"), "require Authorization: Bearer KEY (default $GLASSBOX_API_KEY)")
+	fs.StringVar(&c.apiKey, "api-key", os.Getenv("GLASSBOX_API_KEY"), "require the key: Authorization: Bearer KEY, x-api-key: KEY or HTTP Basic auth with KEY as the password (default $GLASSBOX_API_KEY)")
 	fs.IntVar(&c.parallel, "parallel", 1, "generations of one model decoded together, one batched step for all (continuous batching)")
 	fs.IntVar(&c.maxQueue, "max-queue", 64, "generations waiting for a slot; more get 503 (0: none wait)")
 	fs.StringVar(&c.budget, "mem-budget", "", "memory all resident models may take, e.g. 8GiB (default: no limit beyond the machine)")
