@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/server"
 )
 
@@ -31,7 +33,9 @@ type WorkerConfig struct {
 	Backend server.Backend
 	// Parallel is how many jobs run at once (default 1).
 	Parallel int
-	Logger   *slog.Logger
+	// MemBudget is the worker's --mem-budget (0: none), announced.
+	MemBudget int64
+	Logger    *slog.Logger
 }
 
 // Worker takes jobs of its models from the queue and runs them.
@@ -45,6 +49,7 @@ type Worker struct {
 	slots   chan struct{}
 	running atomic.Int32
 	started time.Time
+	device  *plan.Device // the machine, announced (nil: unknown)
 }
 
 // NewWorker checks the models the worker takes jobs for and sets up the
@@ -87,8 +92,13 @@ func NewWorker(ctx context.Context, nc *nats.Conn, cfg WorkerConfig) (*Worker, e
 	if err != nil {
 		return nil, err
 	}
+	dev, err := plan.Local()
+	if err != nil {
+		cfg.Logger.Warn("cluster: this machine's memory and CPU are not announced", "err", err)
+		dev = nil
+	}
 	return &Worker{cfg: cfg, nc: nc, js: js, kv: kv, log: cfg.Logger, models: models,
-		slots: make(chan struct{}, max(cfg.Parallel, 1)), started: time.Now().UTC()}, nil
+		slots: make(chan struct{}, max(cfg.Parallel, 1)), started: time.Now().UTC(), device: dev}, nil
 }
 
 // Models lists the models the worker takes jobs for.
@@ -139,10 +149,18 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) announce(ctx context.Context) error {
 	host, _ := os.Hostname()
 	info := WorkerInfo{Name: w.cfg.Name, Host: host, PID: os.Getpid(), Models: w.models,
-		Running: int(w.running.Load()), Started: w.started, Beat: time.Now().UTC()}
+		Running: int(w.running.Load()), Parallel: cap(w.slots), Started: w.started, Beat: time.Now().UTC(),
+		OS: runtime.GOOS, Arch: runtime.GOARCH, MemBudget: w.cfg.MemBudget}
+	if d := w.device; d != nil {
+		if err := d.RefreshMemory(); err != nil {
+			w.log.Debug("cluster: reading this machine's memory", "err", err)
+		}
+		info.Cores, info.CPU, info.RAMTotal, info.RAMAvailable = d.Cores, d.CPU, d.RAMTotal, d.RAMAvailable
+	}
 	if rs, err := w.cfg.Backend.Running(ctx); err == nil {
 		for _, r := range rs {
 			info.Resident = append(info.Resident, r.Name)
+			info.Loaded = append(info.Loaded, r)
 		}
 	}
 	data, err := json.Marshal(info)

@@ -76,6 +76,7 @@ type ollamaModel struct {
 	ExpiresAt  *time.Time    `json:"expires_at,omitempty"`
 	SizeVRAM   *int64        `json:"size_vram,omitempty"`
 	Verdict    string        `json:"verdict,omitempty"` // glassbox: the planner's verdict
+	Worker     string        `json:"worker,omitempty"`  // glassbox: the cluster worker it is resident on
 }
 
 func ollamaDetailsOf(m ModelInfo) ollamaDetails {
@@ -109,17 +110,26 @@ func (s *Server) ollamaPS(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, toError(err))
 		return
 	}
+	remote, err := s.clusterRunning(r.Context())
+	if err != nil {
+		writeOllamaError(w, toError(err))
+		return
+	}
+	all := make([]workerRunning, 0, len(running)+len(remote))
+	for _, m := range running {
+		all = append(all, workerRunning{RunningModel: m})
+	}
 	out := struct {
 		Models []ollamaModel `json:"models"`
 	}{Models: []ollamaModel{}}
-	for _, m := range running {
+	for _, m := range append(all, remote...) {
 		exp := time.Date(2318, 1, 1, 0, 0, 0, 0, time.UTC) // kept until evicted: Ollama's far future
 		if m.ExpiresAt != nil {
 			exp = *m.ExpiresAt
 		}
 		var vram int64
 		out.Models = append(out.Models, ollamaModel{Name: m.Name, Model: m.Name, Size: m.Bytes, Digest: m.Digest,
-			Details: ollamaDetailsOf(m.ModelInfo), ExpiresAt: &exp, SizeVRAM: &vram})
+			Details: ollamaDetailsOf(m.ModelInfo), ExpiresAt: &exp, SizeVRAM: &vram, Worker: m.Worker})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -357,8 +357,8 @@ func (s *Server) queueInfo() queueInfo {
 }
 
 type psResponse struct {
-	Models []RunningModel `json:"models"`
-	Queue  queueInfo      `json:"queue"`
+	Models []workerRunning `json:"models"` // the front's own, then its cluster workers'
+	Queue  queueInfo       `json:"queue"`
 }
 
 // defaultsResponse is GET /v1/defaults: the sampling options a native job
@@ -391,10 +391,17 @@ func (s *Server) ps(w http.ResponseWriter, r *http.Request) {
 		writeNativeError(w, toError(err))
 		return
 	}
-	if models == nil {
-		models = []RunningModel{}
+	remote, err := s.clusterRunning(r.Context())
+	if err != nil {
+		writeNativeError(w, toError(err))
+		return
 	}
-	writeJSON(w, http.StatusOK, psResponse{Models: models, Queue: s.queueInfo()})
+	out := psResponse{Models: make([]workerRunning, 0, len(models)+len(remote)), Queue: s.queueInfo()}
+	for _, m := range models {
+		out.Models = append(out.Models, workerRunning{RunningModel: m})
+	}
+	out.Models = append(out.Models, remote...)
+	writeJSON(w, http.StatusOK, out)
 }
 
 type health struct {

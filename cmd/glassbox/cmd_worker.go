@@ -11,6 +11,7 @@ import (
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/metrics"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
 )
 
 func init() {
@@ -63,7 +64,9 @@ func runWorker(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(models) > 0 {
 		only = splitList(models)
 	}
-	w, err := cluster.NewWorker(ctx, nc, cluster.WorkerConfig{Name: name, Models: only, Backend: b, Parallel: c.parallel, Logger: log})
+	budget, _ := plan.ParseBytes(c.budget) // checked by newBackend
+	w, err := cluster.NewWorker(ctx, nc, cluster.WorkerConfig{Name: name, Models: only, Backend: b, Parallel: c.parallel,
+		MemBudget: budget, Logger: log})
 	if err != nil {
 		return err
 	}
