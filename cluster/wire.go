@@ -1,6 +1,6 @@
 // Package cluster shares text jobs between glassbox processes over NATS
 // JetStream: the front (glassbox serve --cluster-listen) runs an embedded
-// NATS server and publishes each text job whose model a live worker holds
+// NATS server (or, with --nats, uses an external one) and publishes each text job whose model a live worker holds
 // to a work-queue stream, one subject per model; workers (glassbox worker)
 // announce themselves in a key-value bucket, pull the jobs of their models
 // from a durable consumer per model, run them with their own backend and
