@@ -53,18 +53,25 @@ type workerRunning struct {
 	Worker string `json:"worker,omitempty"`
 }
 
-// clusterRunning returns the live workers' resident models (nil when the
-// backend is not a cluster's front).
-func (s *Server) clusterRunning(ctx context.Context) ([]workerRunning, error) {
+// running lists the resident models of the ps endpoints: the backend's
+// own, then, on a cluster's front, the live workers' (never nil).
+func (s *Server) running(ctx context.Context) ([]workerRunning, error) {
+	local, err := s.cfg.Backend.Running(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]workerRunning, 0, len(local))
+	for _, m := range local {
+		out = append(out, workerRunning{RunningModel: m})
+	}
 	cb, ok := s.cfg.Backend.(ClusterBackend)
 	if !ok {
-		return nil, nil
+		return out, nil
 	}
 	ws, err := cb.ClusterWorkers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []workerRunning
 	for _, w := range ws {
 		if !w.Live {
 			continue

@@ -105,24 +105,15 @@ func (s *Server) ollamaTags(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ollamaPS(w http.ResponseWriter, r *http.Request) {
-	running, err := s.cfg.Backend.Running(r.Context())
+	running, err := s.running(r.Context())
 	if err != nil {
 		writeOllamaError(w, toError(err))
 		return
-	}
-	remote, err := s.clusterRunning(r.Context())
-	if err != nil {
-		writeOllamaError(w, toError(err))
-		return
-	}
-	all := make([]workerRunning, 0, len(running)+len(remote))
-	for _, m := range running {
-		all = append(all, workerRunning{RunningModel: m})
 	}
 	out := struct {
 		Models []ollamaModel `json:"models"`
 	}{Models: []ollamaModel{}}
-	for _, m := range append(all, remote...) {
+	for _, m := range running {
 		exp := time.Date(2318, 1, 1, 0, 0, 0, 0, time.UTC) // kept until evicted: Ollama's far future
 		if m.ExpiresAt != nil {
 			exp = *m.ExpiresAt

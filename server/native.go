@@ -386,22 +386,12 @@ func (s *Server) defaults(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ps(w http.ResponseWriter, r *http.Request) {
-	models, err := s.cfg.Backend.Running(r.Context())
+	models, err := s.running(r.Context())
 	if err != nil {
 		writeNativeError(w, toError(err))
 		return
 	}
-	remote, err := s.clusterRunning(r.Context())
-	if err != nil {
-		writeNativeError(w, toError(err))
-		return
-	}
-	out := psResponse{Models: make([]workerRunning, 0, len(models)+len(remote)), Queue: s.queueInfo()}
-	for _, m := range models {
-		out.Models = append(out.Models, workerRunning{RunningModel: m})
-	}
-	out.Models = append(out.Models, remote...)
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, psResponse{Models: models, Queue: s.queueInfo()})
 }
 
 type health struct {
