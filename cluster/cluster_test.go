@@ -24,11 +24,12 @@ type fakeBackend struct {
 	models  []server.ModelInfo
 	stopped chan struct{} // closed when a generation saw its context end
 	once    sync.Once
+	running []server.RunningModel
 }
 
 func (f *fakeBackend) Models(context.Context) ([]server.ModelInfo, error) { return f.models, nil }
 func (f *fakeBackend) Running(context.Context) ([]server.RunningModel, error) {
-	return nil, nil
+	return f.running, nil
 }
 
 func (f *fakeBackend) Generate(ctx context.Context, req *server.GenerateRequest) (*server.Result, error) {
@@ -119,8 +120,9 @@ func TestFrontWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	be := &fakeBackend{models: []server.ModelInfo{{Name: "tiny:1b"}}, stopped: make(chan struct{})}
-	w, err := NewWorker(context.Background(), nc, WorkerConfig{Name: "w1", Backend: be})
+	be := &fakeBackend{models: []server.ModelInfo{{Name: "tiny:1b", Path: "/w1/tiny.gguf"}}, stopped: make(chan struct{}),
+		running: []server.RunningModel{{ModelInfo: server.ModelInfo{Name: "tiny:1b"}, Bytes: 1234, State: "idle"}}}
+	w, err := NewWorker(context.Background(), nc, WorkerConfig{Name: "w1", Backend: be, Parallel: 2, MemBudget: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +138,16 @@ func TestFrontWorker(t *testing.T) {
 	waitHeld(t, f, "tiny:1b")
 	if ms, _ := f.Models(context.Background()); len(ms) != 1 || ms[0].Name != "tiny:1b" {
 		t.Fatalf("the front's models: %+v", ms)
+	}
+	// The worker's entry as GET /v1/cluster/workers shows it.
+	ws, err := f.ClusterWorkers(context.Background())
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("cluster workers: %+v, %v", ws, err)
+	}
+	if cw := ws[0]; cw.Name != "w1" || !cw.Live || cw.Parallel != 2 || cw.MemBudget != 1<<30 || cw.OS == "" || cw.Cores < 1 ||
+		len(cw.Models) != 1 || cw.Models[0].Path != "" || len(cw.Resident) != 1 || cw.Resident[0].Name != "tiny:1b" ||
+		cw.Resident[0].Bytes != 1234 || cw.HeartbeatAgeSec < 0 {
+		t.Fatalf("cluster worker: %+v", cw)
 	}
 
 	var tk tokens

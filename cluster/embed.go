@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ServerConfig is the front's embedded NATS server.
@@ -116,6 +118,36 @@ func Dial(url, token, name string) (*nats.Conn, error) {
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: connecting to %s: %w", url, err)
+	}
+	return nc, nil
+}
+
+// ConnectFront connects a front to an external NATS server at url (with
+// token, "" for none) instead of embedding one (glassbox serve --nats),
+// and checks that the server runs JetStream for this account: a front
+// cannot queue jobs without it. The connection then reconnects for ever
+// when it drops.
+func ConnectFront(ctx context.Context, url, token string) (*nats.Conn, error) {
+	nc, err := Dial(url, token, "glassbox-front")
+	if errors.Is(err, nats.ErrAuthorization) {
+		return nil, fmt.Errorf("cluster: --nats %s: the server refused the credential (--cluster-token): %w", url, errors.Unwrap(err))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: --nats %s: the server cannot be reached: %w", url, errors.Unwrap(err))
+	}
+	js, err := jetstream.New(nc)
+	if err == nil {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err = js.AccountInfo(cctx)
+		cancel()
+	}
+	if err != nil {
+		nc.Close()
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
+			errors.Is(err, nats.ErrNoResponders) {
+			return nil, fmt.Errorf("cluster: --nats %s: the server has no JetStream for this account (start nats-server with -js): %w", url, err)
+		}
+		return nil, fmt.Errorf("cluster: --nats %s: asking the server for JetStream: %w", url, err)
 	}
 	return nc, nil
 }

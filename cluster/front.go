@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"math"
 	mrand "math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -132,6 +134,42 @@ func (f *Front) Workers() []WorkerInfo {
 		}
 	}
 	return out
+}
+
+// ClusterWorkers lists every worker entry the bucket holds, live or not,
+// by name (server.ClusterBackend: GET /v1/cluster/workers and the workers'
+// resident models in the ps lists).
+func (f *Front) ClusterWorkers(context.Context) ([]server.ClusterWorker, error) {
+	f.mu.Lock()
+	out := make([]server.ClusterWorker, 0, len(f.workers))
+	for _, e := range f.workers {
+		w := e.info
+		age := time.Since(e.at)
+		cw := server.ClusterWorker{Name: w.Name, Host: w.Host, PID: w.PID, OS: w.OS, Arch: w.Arch, Cores: w.Cores, CPU: w.CPU,
+			RAMTotal: w.RAMTotal, RAMAvailable: w.RAMAvailable, MemBudget: w.MemBudget,
+			Models: slices.Clone(w.Models), Resident: slices.Clone(w.Loaded), Running: w.Running, Parallel: w.Parallel, Started: w.Started,
+			Heartbeat: e.at.UTC(), HeartbeatAgeSec: age.Seconds(), Live: age < WorkerTTL}
+		if cw.Models == nil {
+			cw.Models = []server.ModelInfo{}
+		}
+		if cw.Resident == nil {
+			// An entry naming its resident models without their details.
+			cw.Resident = []server.RunningModel{}
+			for _, name := range w.Resident {
+				cw.Resident = append(cw.Resident, server.RunningModel{ModelInfo: server.ModelInfo{Name: name}})
+			}
+		}
+		for i := range cw.Models {
+			cw.Models[i].Path = "" // a path on another machine
+		}
+		for i := range cw.Resident {
+			cw.Resident[i].Path = ""
+		}
+		out = append(out, cw)
+	}
+	f.mu.Unlock()
+	slices.SortFunc(out, func(a, b server.ClusterWorker) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // held reports whether a live worker takes jobs for model.

@@ -1,6 +1,6 @@
 // Package cluster shares text jobs between glassbox processes over NATS
 // JetStream: the front (glassbox serve --cluster-listen) runs an embedded
-// NATS server and publishes each text job whose model a live worker holds
+// NATS server (or, with --nats, uses an external one) and publishes each text job whose model a live worker holds
 // to a work-queue stream, one subject per model; workers (glassbox worker)
 // announce themselves in a key-value bucket, pull the jobs of their models
 // from a durable consumer per model, run them with their own backend and
@@ -121,9 +121,32 @@ type WorkerInfo struct {
 	PID      int                `json:"pid,omitempty"`
 	Models   []server.ModelInfo `json:"models"`             // the models it takes jobs for
 	Resident []string           `json:"resident,omitempty"` // those loaded now
-	Running  int                `json:"running"`            // jobs it runs now
-	Started  time.Time          `json:"started"`
-	Beat     time.Time          `json:"heartbeat"` // the worker's clock at this renewal
+	// Loaded describes the resident models (memory, state, keep-alive).
+	Loaded   []server.RunningModel `json:"loaded,omitempty"`
+	Running  int                   `json:"running"`            // jobs it runs now
+	Parallel int                   `json:"parallel,omitempty"` // jobs it may run at once
+	Started  time.Time             `json:"started"`
+	Beat     time.Time             `json:"heartbeat"` // the worker's clock at this renewal
+
+	// The machine: its OS and architecture, cores, CPU model, memory
+	// (total, available at this renewal) and the worker's --mem-budget.
+	OS           string `json:"os,omitempty"`
+	Arch         string `json:"arch,omitempty"`
+	Cores        int    `json:"cores,omitempty"`
+	CPU          string `json:"cpu,omitempty"`
+	RAMTotal     int64  `json:"ram_total_bytes,omitempty"`
+	RAMAvailable int64  `json:"ram_available_bytes,omitempty"`
+	MemBudget    int64  `json:"mem_budget_bytes,omitempty"`
+}
+
+// HasResident reports whether model is loaded on w.
+func (w *WorkerInfo) HasResident(model string) bool {
+	for _, m := range w.Resident {
+		if m == model {
+			return true
+		}
+	}
+	return false
 }
 
 // Holds reports whether w takes jobs for model.

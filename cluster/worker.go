@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/glassbox-ai/glassbox/api"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
 	"github.com/glassbox-ai/glassbox/server"
 )
 
@@ -31,7 +33,16 @@ type WorkerConfig struct {
 	Backend server.Backend
 	// Parallel is how many jobs run at once (default 1).
 	Parallel int
-	Logger   *slog.Logger
+	// MemBudget is the worker's --mem-budget (0: none), announced.
+	MemBudget int64
+	// AffinityDelay is how long a job of a model this worker has not
+	// loaded waits, once queued, before the worker takes it, so a worker
+	// with the model resident takes it first (0: DefaultAffinityDelay;
+	// negative: none, the worker always waits on the queue).
+	AffinityDelay time.Duration
+	// affinityWait, set by tests, replaces the sleep of AffinityDelay.
+	affinityWait func(ctx context.Context, model string)
+	Logger       *slog.Logger
 }
 
 // Worker takes jobs of its models from the queue and runs them.
@@ -45,6 +56,7 @@ type Worker struct {
 	slots   chan struct{}
 	running atomic.Int32
 	started time.Time
+	device  *plan.Device // the machine, announced (nil: unknown)
 }
 
 // NewWorker checks the models the worker takes jobs for and sets up the
@@ -87,8 +99,13 @@ func NewWorker(ctx context.Context, nc *nats.Conn, cfg WorkerConfig) (*Worker, e
 	if err != nil {
 		return nil, err
 	}
+	dev, err := plan.Local()
+	if err != nil {
+		cfg.Logger.Warn("cluster: this machine's memory and CPU are not announced", "err", err)
+		dev = nil
+	}
 	return &Worker{cfg: cfg, nc: nc, js: js, kv: kv, log: cfg.Logger, models: models,
-		slots: make(chan struct{}, max(cfg.Parallel, 1)), started: time.Now().UTC()}, nil
+		slots: make(chan struct{}, max(cfg.Parallel, 1)), started: time.Now().UTC(), device: dev}, nil
 }
 
 // Models lists the models the worker takes jobs for.
@@ -139,10 +156,18 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) announce(ctx context.Context) error {
 	host, _ := os.Hostname()
 	info := WorkerInfo{Name: w.cfg.Name, Host: host, PID: os.Getpid(), Models: w.models,
-		Running: int(w.running.Load()), Started: w.started, Beat: time.Now().UTC()}
+		Running: int(w.running.Load()), Parallel: cap(w.slots), Started: w.started, Beat: time.Now().UTC(),
+		OS: runtime.GOOS, Arch: runtime.GOARCH, MemBudget: w.cfg.MemBudget}
+	if d := w.device; d != nil {
+		if err := d.RefreshMemory(); err != nil {
+			w.log.Debug("cluster: reading this machine's memory", "err", err)
+		}
+		info.Cores, info.CPU, info.RAMTotal, info.RAMAvailable = d.Cores, d.CPU, d.RAMTotal, d.RAMAvailable
+	}
 	if rs, err := w.cfg.Backend.Running(ctx); err == nil {
 		for _, r := range rs {
 			info.Resident = append(info.Resident, r.Name)
+			info.Loaded = append(info.Loaded, r)
 		}
 	}
 	data, err := json.Marshal(info)
@@ -157,15 +182,90 @@ func (w *Worker) announce(ctx context.Context) error {
 	return nil
 }
 
-// take pulls model's jobs one at a time while a slot is free.
+// DefaultAffinityDelay is how long a worker without a job's model
+// resident lets that job wait for a worker with it resident.
+const DefaultAffinityDelay = 500 * time.Millisecond
+
+// coldPoll is how often a worker without a model resident looks for its
+// jobs when no publish woke it (a job queued before it subscribed).
+const coldPoll = 2 * time.Second
+
+// resident reports whether model is loaded (or loading) on this worker.
+func (w *Worker) resident(ctx context.Context, model string) bool {
+	rs, err := w.cfg.Backend.Running(ctx)
+	if err != nil {
+		return false
+	}
+	for _, r := range rs {
+		if r.Name == model {
+			return true
+		}
+	}
+	return false
+}
+
+// coldFetch is a pull by a worker that would have to load model: it
+// waits until a job is published (or coldPoll passes), then the
+// affinity delay, then takes a job only if one is still queued. It keeps
+// no pull request waiting at the server, so a job published meanwhile
+// goes to a worker whose pull is waiting: one with the model resident.
+func (w *Worker) coldFetch(ctx context.Context, model string, cons jetstream.Consumer, published <-chan struct{}) (jetstream.MessageBatch, error) {
+	select {
+	case <-published:
+	case <-time.After(coldPoll):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if w.cfg.affinityWait != nil {
+		w.cfg.affinityWait(ctx, model)
+	} else {
+		d := w.cfg.AffinityDelay
+		if d == 0 {
+			d = DefaultAffinityDelay
+		}
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return cons.FetchNoWait(1)
+}
+
+// take pulls model's jobs one at a time while a slot is free: at once
+// when model is resident here, after the affinity delay when not.
 func (w *Worker) take(ctx context.Context, model string, cons jetstream.Consumer) {
+	// A publish on the job subject wakes a worker without model resident
+	// (the message itself is not used: the job is taken from the stream).
+	published := make(chan struct{}, 1)
+	if w.cfg.AffinityDelay >= 0 {
+		sub, err := w.nc.Subscribe(JobSubject(model), func(*nats.Msg) {
+			select {
+			case published <- struct{}{}:
+			default:
+			}
+		})
+		if err != nil {
+			w.log.Warn("cluster: watching the job subject; jobs of a model not loaded are found by polling", "model", model, "err", err)
+		} else {
+			defer func() { _ = sub.Unsubscribe() }()
+		}
+	}
 	for ctx.Err() == nil {
 		select {
 		case w.slots <- struct{}{}:
 		case <-ctx.Done():
 			return
 		}
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+		var batch jetstream.MessageBatch
+		var err error
+		if w.cfg.AffinityDelay < 0 || w.resident(ctx, model) {
+			batch, err = cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+		} else {
+			batch, err = w.coldFetch(ctx, model, cons, published)
+		}
 		if err != nil {
 			<-w.slots
 			if ctx.Err() == nil {
@@ -282,8 +382,9 @@ func (w *Worker) run(ctx context.Context, msg jetstream.Msg) {
 	defer stopOnExit()
 	// The lease: the message stays this worker's while it says so.
 	beat := make(chan struct{})
+	every := ackWait / 4 // read here: the ticker's goroutine is not waited for
 	go func() {
-		t := time.NewTicker(ackWait / 4)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {

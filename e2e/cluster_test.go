@@ -279,6 +279,54 @@ func TestClusterJobs(t *testing.T) {
 		t.Errorf("no 'taken by worker' part before generate in the events: %+v", evs)
 	}
 	t.Logf("jobs per worker: %v", ran)
+
+	// The front's ps lists show the model resident on the worker(s) that
+	// ran the jobs, each naming its worker (from the next heartbeat on:
+	// polled with a 2-minute hang guard), and /v1/cluster/workers lists
+	// both workers live with the model on their disks.
+	guard := time.Now().Add(2 * time.Minute)
+	for {
+		var ps struct {
+			Models []struct{ Name, Model, Worker string } `json:"models"`
+		}
+		c.get(t, "/api/ps", &ps)
+		on := map[string]bool{}
+		for _, m := range ps.Models {
+			if m.Name == "stories260K" && m.Model == "stories260K" && c.workers[m.Worker] != nil {
+				on[m.Worker] = true
+			}
+		}
+		all := len(on) > 0
+		for w := range ran {
+			all = all && on[w]
+		}
+		if all {
+			break
+		}
+		if time.Now().After(guard) {
+			t.Fatalf("/api/ps does not show stories260K resident on the workers that ran jobs (%v): %+v", ran, ps)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var cw struct {
+		Cluster bool `json:"cluster"`
+		Workers []struct {
+			Name     string                  `json:"name"`
+			Live     bool                    `json:"live"`
+			Cores    int                     `json:"cores"`
+			RAMTotal int64                   `json:"ram_total_bytes"`
+			Models   []struct{ Name string } `json:"models"`
+		} `json:"workers"`
+	}
+	c.get(t, "/v1/cluster/workers", &cw)
+	if !cw.Cluster || len(cw.Workers) != 2 || cw.Workers[0].Name != "w1" || cw.Workers[1].Name != "w2" {
+		t.Fatalf("/v1/cluster/workers: %+v", cw)
+	}
+	for _, w := range cw.Workers {
+		if !w.Live || w.Cores < 1 || w.RAMTotal <= 0 || len(w.Models) != 1 || w.Models[0].Name != "stories260K" {
+			t.Errorf("/v1/cluster/workers: worker %+v", w)
+		}
+	}
 }
 
 // events reads a job's whole event log over SSE.

@@ -76,6 +76,7 @@ type ollamaModel struct {
 	ExpiresAt  *time.Time    `json:"expires_at,omitempty"`
 	SizeVRAM   *int64        `json:"size_vram,omitempty"`
 	Verdict    string        `json:"verdict,omitempty"` // glassbox: the planner's verdict
+	Worker     string        `json:"worker,omitempty"`  // glassbox: the cluster worker it is resident on
 }
 
 func ollamaDetailsOf(m ModelInfo) ollamaDetails {
@@ -104,7 +105,7 @@ func (s *Server) ollamaTags(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ollamaPS(w http.ResponseWriter, r *http.Request) {
-	running, err := s.cfg.Backend.Running(r.Context())
+	running, err := s.running(r.Context())
 	if err != nil {
 		writeOllamaError(w, toError(err))
 		return
@@ -119,7 +120,7 @@ func (s *Server) ollamaPS(w http.ResponseWriter, r *http.Request) {
 		}
 		var vram int64
 		out.Models = append(out.Models, ollamaModel{Name: m.Name, Model: m.Name, Size: m.Bytes, Digest: m.Digest,
-			Details: ollamaDetailsOf(m.ModelInfo), ExpiresAt: &exp, SizeVRAM: &vram})
+			Details: ollamaDetailsOf(m.ModelInfo), ExpiresAt: &exp, SizeVRAM: &vram, Worker: m.Worker})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -357,8 +357,8 @@ func (s *Server) queueInfo() queueInfo {
 }
 
 type psResponse struct {
-	Models []RunningModel `json:"models"`
-	Queue  queueInfo      `json:"queue"`
+	Models []workerRunning `json:"models"` // the front's own, then its cluster workers'
+	Queue  queueInfo       `json:"queue"`
 }
 
 // defaultsResponse is GET /v1/defaults: the sampling options a native job
@@ -386,13 +386,10 @@ func (s *Server) defaults(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) ps(w http.ResponseWriter, r *http.Request) {
-	models, err := s.cfg.Backend.Running(r.Context())
+	models, err := s.running(r.Context())
 	if err != nil {
 		writeNativeError(w, toError(err))
 		return
-	}
-	if models == nil {
-		models = []RunningModel{}
 	}
 	writeJSON(w, http.StatusOK, psResponse{Models: models, Queue: s.queueInfo()})
 }

@@ -18,6 +18,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/ps", s.ps)
 	m.HandleFunc("POST /v1/ps/{model}/load", s.loadModel)
 	m.HandleFunc("POST /v1/ps/{model}/unload", s.unloadModel)
+	m.HandleFunc("GET /v1/cluster/workers", s.clusterWorkers)
 	m.HandleFunc("GET /healthz", s.healthz)
 	if s.cfg.Metrics != nil {
 		m.Handle("GET /metrics", s.cfg.Metrics)

@@ -76,6 +76,7 @@ type psModel struct {
 	InUse     int        `json:"in_use"`
 	KeepAlive string     `json:"keep_alive"`
 	ExpiresAt *time.Time `json:"expires_at"`
+	Worker    string     `json:"worker"` // a cluster worker's (on a front)
 }
 
 type psReply struct {
@@ -176,6 +177,13 @@ func printPS(w io.Writer, r *psReply, now time.Time) error {
 		fmt.Fprintln(w, "no models resident")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		cluster := false
+		for _, m := range r.Models {
+			cluster = cluster || m.Worker != ""
+		}
+		if cluster {
+			fmt.Fprint(tw, "WHERE\t")
+		}
 		fmt.Fprintln(tw, "NAME\tMEMORY\tPLACEMENT\tSTATE\tEXPIRES")
 		for _, m := range r.Models {
 			state := m.State
@@ -187,6 +195,13 @@ func printPS(w io.Writer, r *psReply, now time.Time) error {
 			}
 			if m.InUse > 0 {
 				state = fmt.Sprintf("%s (%d)", state, m.InUse)
+			}
+			if cluster {
+				where := "this server"
+				if m.Worker != "" {
+					where = "worker " + m.Worker
+				}
+				fmt.Fprint(tw, where+"\t")
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, plan.FormatBytes(m.Bytes), dash(m.Placement), state, expiry(m, now))
 		}

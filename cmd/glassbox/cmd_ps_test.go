@@ -46,6 +46,27 @@ func TestPS(t *testing.T) {
 	}
 }
 
+// TestPSCluster: on a cluster's front, a WHERE column names the worker a
+// model is resident on.
+func TestPSCluster(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"models":[
+			{"name":"mine","size_resident":2048,"in_use":0},
+			{"name":"big","size_resident":1048576,"in_use":1,"keep_alive":"5m0s","worker":"box2"}],
+			"queue":{"running":0,"waiting":0}}`))
+	}))
+	defer srv.Close()
+	out, errs, code := runCmd(t, "", "ps", "--addr", srv.URL)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"WHERE        NAME", "this server  mine", "worker box2  big"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestPSNoServer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/glassbox-ai/glassbox/backend"
 	"github.com/glassbox-ai/glassbox/cluster"
 	"github.com/glassbox-ai/glassbox/internal/home"
@@ -41,7 +43,7 @@ type serveConfig struct {
 	drafts                                             stringList // MODEL=DRAFT
 	draftMax                                           int
 	session                                            *sessionOpts
-	clusterListen, clusterToken                        string // --cluster-listen, --cluster-token
+	clusterListen, clusterToken, clusterNATS           string // --cluster-listen, --cluster-token, --nats
 }
 
 func runServe(ctx context.Context, env *cmdEnv, args []string) error {
@@ -65,7 +67,8 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.IntVar(&c.draftMax, "draft-max", 3, "tokens a draft proposes per step (with --draft)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.clusterListen, "cluster-listen", "", "run an embedded NATS server with JetStream on this address for glassbox workers to join (docs/CLUSTER.md); beyond loopback --cluster-token is required")
-	fs.StringVar(&c.clusterToken, "cluster-token", os.Getenv("GLASSBOX_CLUSTER_TOKEN"), "the token workers must present (default $GLASSBOX_CLUSTER_TOKEN)")
+	fs.StringVar(&c.clusterToken, "cluster-token", os.Getenv("GLASSBOX_CLUSTER_TOKEN"), "the token workers must present, or with --nats the token this front presents (default $GLASSBOX_CLUSTER_TOKEN)")
+	fs.StringVar(&c.clusterNATS, "nats", "", "be a cluster's front on this external NATS server with JetStream, e.g. nats://nats:4222, instead of embedding one (docs/CLUSTER.md; workers join it with glassbox worker --nats)")
 	c.session = sessionFlags(fs)
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
@@ -74,6 +77,9 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if c.clusterListen != "" {
+		if c.clusterNATS != "" {
+			return fmt.Errorf("cluster: --cluster-listen %s and --nats %s: give one (an embedded NATS server, or an external one)", c.clusterListen, c.clusterNATS)
+		}
 		if err := cluster.CheckListen(c.clusterListen, c.clusterToken); err != nil {
 			return err
 		}
@@ -152,18 +158,24 @@ func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logge
 	}
 	defer b.Close()
 	var be server.Backend = b
-	if c.clusterListen != "" {
-		dir, err := home.Ensure()
-		if err != nil {
-			return pipeline.Wrap(pipeline.StageLoad, err, "")
-		}
-		ns, err := cluster.StartServer(cluster.ServerConfig{Listen: c.clusterListen, Token: c.clusterToken, StoreDir: filepath.Join(dir, "cluster")})
-		if err != nil {
-			return err
-		}
-		defer ns.Close()
-		nc, err := ns.Connect("glassbox-front")
-		if err != nil {
+	if c.clusterListen != "" || c.clusterNATS != "" {
+		var nc *nats.Conn
+		url := c.clusterNATS
+		if c.clusterListen != "" {
+			dir, err := home.Ensure()
+			if err != nil {
+				return pipeline.Wrap(pipeline.StageLoad, err, "")
+			}
+			ns, err := cluster.StartServer(cluster.ServerConfig{Listen: c.clusterListen, Token: c.clusterToken, StoreDir: filepath.Join(dir, "cluster")})
+			if err != nil {
+				return err
+			}
+			defer ns.Close()
+			if nc, err = ns.Connect("glassbox-front"); err != nil {
+				return err
+			}
+			url = ns.URL()
+		} else if nc, err = cluster.ConnectFront(ctx, c.clusterNATS, c.clusterToken); err != nil {
 			return err
 		}
 		defer nc.Close()
@@ -173,7 +185,7 @@ func runServer(ctx context.Context, env *cmdEnv, c *serveConfig, log *slog.Logge
 		}
 		defer front.Close()
 		be = frontBackend{Front: front, ImageBackend: b, BlobDisk: b}
-		fmt.Fprintf(env.stderr, "glassbox serve: cluster on %s (workers join with: glassbox worker --nats %s)\n", ns.URL(), ns.URL())
+		fmt.Fprintf(env.stderr, "glassbox serve: cluster on %s (workers join with: glassbox worker --nats %s)\n", url, url)
 	}
 	jr, err := journal.OpenDefault(journal.Options{Logger: log})
 	if err != nil {

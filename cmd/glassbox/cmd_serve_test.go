@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/glassbox-ai/glassbox/cluster"
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/internal/shared"
 )
@@ -28,6 +29,10 @@ func TestServeRefuses(t *testing.T) {
 		{"a cluster beyond loopback without a token", []string{"--addr", "127.0.0.1:0", "--cluster-listen", "0.0.0.0:0"},
 			"cluster: refusing to listen on 0.0.0.0:0 without a token"},
 		{"a bad cluster address", []string{"--addr", "127.0.0.1:0", "--cluster-listen", "nowhere"}, `cluster: --cluster-listen "nowhere"`},
+		{"both an embedded and an external cluster", []string{"--addr", "127.0.0.1:0", "--cluster-listen", "127.0.0.1:0", "--nats", "nats://127.0.0.1:1"},
+			"cluster: --cluster-listen 127.0.0.1:0 and --nats nats://127.0.0.1:1: give one"},
+		{"an external cluster that is not there", []string{"--addr", "127.0.0.1:0", "--nats", "nats://127.0.0.1:1"},
+			"cluster: --nats nats://127.0.0.1:1: the server cannot be reached"},
 		{"bad budget", []string{"--addr", "127.0.0.1:0", "--mem-budget", "lots"}, "--mem-budget"},
 		{"bad keep-alive", []string{"--addr", "127.0.0.1:0", "--keep-alive", "soon"}, "--keep-alive"},
 		{"missing model file", []string{"--addr", "127.0.0.1:0", "--model", "/nonexistent/x.gguf"}, "load: "},
@@ -182,5 +187,26 @@ func TestWorkerRefuses(t *testing.T) {
 				t.Errorf("exit %d, stderr %q, want %q", code, errb.String(), tc.want)
 			}
 		})
+	}
+}
+
+// TestServeClusterExternal: serve --nats makes the server the front of a
+// cluster on an external NATS server (one the test starts, with a token).
+func TestServeClusterExternal(t *testing.T) {
+	model := shared.Path(t, "models/stories260K.gguf")
+	ns, err := cluster.StartServer(cluster.ServerConfig{Listen: "127.0.0.1:0", Token: "sekret", StoreDir: t.TempDir(), Name: "external"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Close()
+	base := startServe(t, "--model", model, "--nats", ns.URL(), "--cluster-token", "sekret")
+	resp, err := http.Get(base + "/v1/cluster/workers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"cluster":true`) {
+		t.Fatalf("/v1/cluster/workers: HTTP %d %s", resp.StatusCode, b)
 	}
 }

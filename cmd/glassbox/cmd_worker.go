@@ -11,6 +11,7 @@ import (
 	"github.com/glassbox-ai/glassbox/internal/home"
 	"github.com/glassbox-ai/glassbox/metrics"
 	"github.com/glassbox-ai/glassbox/pipeline"
+	"github.com/glassbox-ai/glassbox/plan"
 )
 
 func init() {
@@ -31,6 +32,7 @@ func runWorker(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.IntVar(&c.parallel, "parallel", 1, "jobs run at once, decoded together when of one model (continuous batching)")
 	fs.StringVar(&c.budget, "mem-budget", "", "memory all resident models may take, e.g. 8GiB (default: no limit beyond the machine)")
 	fs.StringVar(&c.keepAlive, "keep-alive", "5m", "how long an idle model stays loaded (0: unload at once, -1: forever)")
+	affinity := fs.Duration("affinity-delay", cluster.DefaultAffinityDelay, "how long a queued job of a model not loaded here is left for a worker that has it loaded before this one takes it (0: none)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	c.draftMax = 3
 	c.session = sessionFlags(fs)
@@ -63,7 +65,12 @@ func runWorker(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(models) > 0 {
 		only = splitList(models)
 	}
-	w, err := cluster.NewWorker(ctx, nc, cluster.WorkerConfig{Name: name, Models: only, Backend: b, Parallel: c.parallel, Logger: log})
+	budget, _ := plan.ParseBytes(c.budget) // checked by newBackend
+	if *affinity == 0 {
+		*affinity = -1 // WorkerConfig's "none" (its 0 is the default)
+	}
+	w, err := cluster.NewWorker(ctx, nc, cluster.WorkerConfig{Name: name, Models: only, Backend: b, Parallel: c.parallel,
+		MemBudget: budget, AffinityDelay: *affinity, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
-// Models: the resident ones (GET /v1/ps) with their memory, keep-alive
-// countdown and an unload button (Ollama's keep_alive 0), the stored ones
+// Models: the resident ones (GET /v1/ps; on a cluster's front also those
+// resident on its workers, each naming its worker) with their memory,
+// keep-alive countdown and an unload button for the server's own (Ollama's
+// keep_alive 0), the stored ones
 // with their verdict and a delete button (DELETE /api/delete), a pull into
 // the store (a job of kind pull, its progress from its events, the job linked),
 // a model made from a stored one with a system message and parameters
@@ -11,7 +13,7 @@ import * as fmt from './fmt.js';
 export function modelsView(root, cfg) {
   const resBody = fmt.el('tbody', {});
   const resTable = fmt.el('table', { id: 'resident' },
-    fmt.el('thead', {}, fmt.el('tr', {}, ...['Model', 'Memory', 'In use', 'Unloads in', ''].map((h) => fmt.el('th', { scope: 'col' }, h)))), resBody);
+    fmt.el('thead', {}, fmt.el('tr', {}, ...['Model', 'Where', 'Memory', 'In use', 'Unloads in', ''].map((h) => fmt.el('th', { scope: 'col' }, h)))), resBody);
   const queue = fmt.el('div', { class: 'small', id: 'queue' });
   const storeBody = fmt.el('tbody', {});
   const storeTable = fmt.el('table', { id: 'stored' },
@@ -65,14 +67,14 @@ export function modelsView(root, cfg) {
     fmt.el('h2', {}, 'Stored'), fmt.el('div', { class: 'tablewrap' }, storeTable), pullForm, createForm,
     fmt.el('h2', {}, 'Plan'), planForm, status);
 
-  resBody.append(fmt.loadingRow(5, 'Loading the resident models…'));
+  resBody.append(fmt.loadingRow(6, 'Loading the resident models…'));
   storeBody.append(fmt.loadingRow(8, 'Loading the stored models…'));
   let resident = [];
   let psTimer = 0;
   let tick = 0;
   const drawCountdowns = () => {
     for (const tr of resBody.querySelectorAll('tr[data-model]')) {
-      const m = resident.find((x) => x.name === tr.dataset.model);
+      const m = resident.find((x) => x.name === tr.dataset.model && (x.worker || '') === tr.dataset.worker);
       const cell = tr.querySelector('.countdown');
       if (m && cell) cell.textContent = m.in_use > 0 ? 'in use' : fmt.countdown(m.expires_at);
     }
@@ -82,13 +84,14 @@ export function modelsView(root, cfg) {
     try {
       const r = await api.get('/v1/ps');
       resident = r.models || [];
-      resBody.replaceChildren(...resident.map((m) => fmt.el('tr', { 'data-model': m.name },
+      resBody.replaceChildren(...resident.map((m) => fmt.el('tr', { 'data-model': m.name, 'data-worker': m.worker || '' },
         fmt.el('td', {}, m.name),
+        fmt.el('td', {}, m.worker ? 'worker ' + m.worker : 'this server'),
         fmt.el('td', {}, fmt.bytes(m.size_resident)),
         fmt.el('td', {}, String(m.in_use || 0)),
         fmt.el('td', { class: 'countdown' }),
-        fmt.el('td', {}, fmt.el('button', { type: 'button', class: 'secondary', 'aria-label': 'Unload ' + m.name, onclick: () => unload(m.name) }, 'Unload')))));
-      if (!resident.length) resBody.append(fmt.el('tr', {}, fmt.el('td', { colspan: 5, class: 'muted' }, 'No model is loaded.')));
+        fmt.el('td', {}, m.worker ? '' : fmt.el('button', { type: 'button', class: 'secondary', 'aria-label': 'Unload ' + m.name, onclick: () => unload(m.name) }, 'Unload')))));
+      if (!resident.length) resBody.append(fmt.el('tr', {}, fmt.el('td', { colspan: 6, class: 'muted' }, 'No model is loaded.')));
       const q = r.queue || {};
       queue.textContent = `queue: ${q.running ?? 0} running, ${q.waiting ?? 0} waiting (${q.parallel ?? 1} at once)`;
       drawCountdowns();
