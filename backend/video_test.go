@@ -92,13 +92,14 @@ func TestVideoJob(t *testing.T) {
 		t.Errorf("/api/show %s: %d %s", dit, st, b)
 	}
 
-	for _, tc := range []struct{ body, want string }{
-		{tinyVideo("stories260K", t5, vae, ""), "not a Wan 2.1 file"},
-		{tinyVideo(dit, t5, vae, `,"frames":6`), "nearest: 5 or 9"},
-		{tinyVideo(dit, t5, vae, `,"sampler":"heun"`), "unipc and euler"},
+	for _, tc := range []struct{ body, stage, want string }{
+		{tinyVideo("stories260K", t5, vae, ""), "load", "not a Wan 2.1 file"},
+		{tinyVideo(dit, t5, vae, `,"frames":6`), "plan", "nearest: 5 or 9"},
+		{tinyVideo(dit, t5, vae, `,"sampler":"heun"`), "plan", "unipc and euler"},
+		{tinyVideo(dit, t5, vae, `,"rng":"philox"`), "plan", `rng \"philox\": want one of cuda, cpu`},
 	} {
-		if st, b := postBody(t, url+"/v1/jobs", tc.body); st != 400 || !strings.Contains(string(b), tc.want) {
-			t.Errorf("%s: %d %s, want 400 with %q", tc.body, st, b, tc.want)
+		if st, b := postBody(t, url+"/v1/jobs", tc.body); st != 400 || !strings.Contains(string(b), tc.want) || !strings.Contains(string(b), `"stage":"`+tc.stage+`"`) {
+			t.Errorf("%s: %d %s, want 400 in stage %s with %q", tc.body, st, b, tc.stage, tc.want)
 		}
 	}
 	if st, b := postBody(t, url+"/v1/jobs", tinyVideo(dit, "nope.safetensors", vae, "")); st != 404 || !strings.Contains(string(b), "nope") {
@@ -146,7 +147,7 @@ func TestVideoJob(t *testing.T) {
 	}
 	s := result.Settings
 	if result.URL != "/v1/jobs/"+job.ID+"/video" || result.Frames != 5 || result.Seed != 42 || s.Model != dit || s.VAE != vae ||
-		s.TextEncoder != t5 || s.Steps != 2 || s.Sampler != "unipc" || s.Shift != 5 || s.FPS != 16 || len(result.Timesteps) != 2 {
+		s.TextEncoder != t5 || s.Steps != 2 || s.Sampler != "unipc" || s.Shift != 5 || s.FPS != 16 || s.RNG != "cpu" || len(result.Timesteps) != 2 {
 		t.Errorf("result %+v", result)
 	}
 	for _, f := range []string{"video.mp4", "latents.f32"} {
@@ -163,7 +164,7 @@ func TestVideoJob(t *testing.T) {
 		Engine video.Request `json:"engine"`
 	}
 	if err := json.Unmarshal(got.Params, &params); err != nil || got.Kind != "video" || params.Seed != 42 ||
-		filepath.Base(params.Engine.DiT) != dit || params.Engine.Heads != 4 {
+		filepath.Base(params.Engine.DiT) != dit || params.Engine.Heads != 4 || params.Engine.RNG != "cpu" {
 		t.Errorf("job %s params %s: %v", got.Kind, got.Params, err)
 	}
 

@@ -20,7 +20,7 @@ func init() {
 }
 
 const videoUsage = `--dit FILE --t5 FILE --vae FILE [--spiece FILE] -p TEXT [-n TEXT] [--frames N] [-W W -H H]
-       [--steps N] [--cfg-scale F] [--shift F] [--sampler unipc|euler] [-s SEED] [-o OUT.mp4]
+       [--steps N] [--cfg-scale F] [--shift F] [--sampler unipc|euler] [-s SEED] [--rng cpu|cuda] [-o OUT.mp4]
        [--frames-dir DIR] [--json] [--verbose]`
 
 // videoFlags registers the request's flags.
@@ -60,7 +60,8 @@ func videoFlags(fs interface {
 	fs.IntVar(&r.Steps, "steps", video.DefaultSteps, "sampling steps")
 	fs.Float64Var(&r.Shift, "shift", video.DefaultShift, "the flow schedule's timestep shift")
 	fs.StringVar(&r.Sampler, "sampler", video.DefaultSampler, "sampler: unipc (FlowUniPC, Wan's) or euler")
-	fs.Int64Var(&r.Seed, "seed", 42, "seed of torch's CPU generator for the noise (< 0: random)")
+	fs.Int64Var(&r.Seed, "seed", 42, "seed of the noise's generator (< 0: random)")
+	fs.StringVar(&r.RNG, "rng", video.DefaultRNG, "noise generator: cpu (torch's CPU generator, as Wan draws it) or cuda (Philox, torch's CUDA generator)")
 	fs.Int64Var(&r.Seed, "s", 42, "short for --seed")
 	fs.IntVar(&r.Heads, "heads", 0, "DiT attention heads (0: Wan's 128-wide heads)")
 	fs.IntVar(&r.FPS, "fps", video.DefaultFPS, "frames per second of the MP4")

@@ -64,3 +64,29 @@ func TestVideo(t *testing.T) {
 		t.Fatalf("decode %s: code %d, stdout %q, stderr %q", id, code, stdout, errs)
 	}
 }
+
+// TestVideoRNGFlag: --rng names the noise's generator; one that is not
+// cpu or cuda is refused in stage plan naming the two.
+func TestVideoRNGFlag(t *testing.T) {
+	sdtest.SkipGeneric(t, "glassbox video on the tiny Wan models")
+	dir := t.TempDir()
+	files := []string{"video", "--dit", sdtest.Wan(t, "dit-tiny", 1001, tensor.F32), "--t5", sdtest.Wan(t, "umt5-tiny", 4001, tensor.F32),
+		"--vae", sdtest.Wan(t, "vae", 2001, tensor.F32), "--heads", "4", "--prompt-ids", "17 201 33 1", "--cfg-scale", "1",
+		"-W", "32", "-H", "32", "--frames", "5", "--steps", "1", "--home", filepath.Join(dir, "home")}
+	for _, tc := range []struct {
+		rng  string
+		code int
+		want string
+	}{
+		{"cuda", 0, ": 5 frames, seed 42"},
+		{"philox", 1, `plan: rng "philox": want one of cuda, cpu`},
+	} {
+		t.Run(tc.rng, func(t *testing.T) {
+			out := filepath.Join(dir, tc.rng)
+			stdout, errs, code := runCmd(t, "", append(files, "--rng", tc.rng, "--frames-dir", out, "-o", out+".mp4")...)
+			if code != tc.code || !strings.Contains(stdout+errs, tc.want) {
+				t.Errorf("--rng %s: code %d, stdout %q, stderr %q; want code %d and %q", tc.rng, code, stdout, errs, tc.code, tc.want)
+			}
+		})
+	}
+}

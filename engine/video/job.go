@@ -6,12 +6,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/diffusion"
+	"github.com/glassbox-ai/glassbox/diffusion/rng"
 	"github.com/glassbox-ai/glassbox/diffusion/wan"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
@@ -31,6 +33,7 @@ const (
 	DefaultCFG     = 5.0
 	DefaultFPS     = 16 // sample_fps
 	DefaultSampler = "unipc"
+	DefaultRNG     = "cpu" // wan/text2video.py: torch.Generator(device='cpu')
 )
 
 // Request is a text-to-video job as the CLI and the journal see it.
@@ -53,6 +56,7 @@ type Request struct {
 	Shift    float64 `json:"shift"`
 	Sampler  string  `json:"sampler"`
 	Seed     int64   `json:"seed"`
+	RNG      string  `json:"rng,omitempty"`   // the noise's generator: "cpu" (torch's CPU generator, Wan's) or "cuda" (Philox)
 	Heads    int     `json:"heads,omitempty"` // DiT heads (0: Wan's 128-wide heads)
 	FPS      int     `json:"fps"`
 
@@ -87,6 +91,9 @@ func (r *Request) Defaults() {
 	}
 	if r.FPS == 0 {
 		r.FPS = DefaultFPS
+	}
+	if r.RNG == "" {
+		r.RNG = DefaultRNG
 	}
 }
 
@@ -137,6 +144,10 @@ func (r *Request) check() (wan.Latent, error) {
 	}
 	if _, err := r.method(); err != nil {
 		return wan.Latent{}, err
+	}
+	if !slices.Contains(rng.Names, r.RNG) {
+		return wan.Latent{}, fmt.Errorf("rng %q: want one of %s (cpu: torch's CPU generator, as Wan draws its noise; cuda: Philox, torch's CUDA generator)",
+			r.RNG, strings.Join(rng.Names, ", "))
 	}
 	return wan.LatentOf(r.Frames, r.Width, r.Height)
 }

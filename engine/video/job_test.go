@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -501,4 +502,56 @@ func TestFFmpegRefuses(t *testing.T) {
 		t.Errorf("a failed ffmpeg left %s: %v", r.Out, err)
 	}
 	t.Log(err)
+}
+
+// TestVideoRNG: the noise's generator is cpu (torch's, Wan's) unless the
+// request names cuda (Philox); another name is refused in stage plan
+// with the valid ones. The two generators give different latents for one
+// seed, an empty name is cpu's, and the MP4 comment's settings echo it.
+func TestVideoRNG(t *testing.T) {
+	base := tinyRequest(t)
+	base.Frames, base.Width, base.Height, base.Steps, base.CFGScale = 5, 32, 32, 1, 1
+	dir := t.TempDir()
+	latents := map[string][]float32{}
+	for _, c := range []struct {
+		rng, want, err string
+	}{
+		{"", "cpu", ""},
+		{"cpu", "cpu", ""},
+		{"cuda", "cuda", ""},
+		{"mt19937", "", `rng "mt19937": want one of cuda, cpu`},
+		{"CPU", "", `want one of cuda, cpu`},
+	} {
+		t.Run(c.rng, func(t *testing.T) {
+			r := base
+			r.RNG = c.rng
+			r.FramesDir = filepath.Join(dir, c.rng+"frames")
+			_, cerr := r.Check()
+			res, err := (&Engine{}).Run(context.Background(), r, "rng", filepath.Join(dir, "job"+c.rng))
+			if c.err != "" {
+				for _, e := range []error{cerr, err} {
+					st, _ := pipeline.StageOf(e)
+					if e == nil || st != pipeline.StagePlan || !strings.Contains(e.Error(), c.err) {
+						t.Errorf("error %v (stage %s), want stage plan with %q", e, st, c.err)
+					}
+				}
+				return
+			}
+			if cerr != nil || err != nil {
+				t.Fatalf("Check: %v, Run: %v", cerr, err)
+			}
+			if r.Defaults(); r.RNG != c.want || !strings.Contains(Settings(&r), `"rng":"`+c.want+`"`) {
+				t.Errorf("rng %q, settings %s, want %s", r.RNG, Settings(&r), c.want)
+			}
+			x, err := vae.ReadF32(res.Latents, 16*2*4*4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			latents[c.rng] = x
+		})
+	}
+	same := func(a, b []float32) bool { return len(a) > 0 && slices.Equal(a, b) }
+	if !same(latents[""], latents["cpu"]) || same(latents["cpu"], latents["cuda"]) || len(latents["cuda"]) == 0 {
+		t.Errorf("latents: default = cpu %v, cpu = cuda %v (want true, false)", same(latents[""], latents["cpu"]), same(latents["cpu"], latents["cuda"]))
+	}
 }
