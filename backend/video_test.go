@@ -97,6 +97,7 @@ func TestVideoJob(t *testing.T) {
 		{tinyVideo(dit, t5, vae, `,"frames":6`), "plan", "nearest: 5 or 9"},
 		{tinyVideo(dit, t5, vae, `,"sampler":"heun"`), "plan", "unipc and euler"},
 		{tinyVideo(dit, t5, vae, `,"rng":"philox"`), "plan", `rng \"philox\": want one of cuda, cpu`},
+		{tinyVideo(dit, t5, vae, `,"prompt_ids":[`+strings.Repeat("3,", 512)+`1]`), "plan", "prompt ids: 513 token ids, umT5 reads at most 512"},
 	} {
 		if st, b := postBody(t, url+"/v1/jobs", tc.body); st != 400 || !strings.Contains(string(b), tc.want) || !strings.Contains(string(b), `"stage":"`+tc.stage+`"`) {
 			t.Errorf("%s: %d %s, want 400 in stage %s with %q", tc.body, st, b, tc.stage, tc.want)

@@ -127,6 +127,17 @@ func (r *Request) check() (wan.Latent, error) {
 	if r.Prompt == "" && len(r.PromptIDs) == 0 {
 		return wan.Latent{}, fmt.Errorf("no prompt")
 	}
+	// Token ids are used as given: more than umT5 reads cannot run (a text
+	// prompt is cut to fit instead, as Wan's tokenizer cuts it).
+	for _, ids := range []struct {
+		name string
+		n    int
+	}{{"prompt ids", len(r.PromptIDs)}, {"negative prompt ids", len(r.NegativeIDs)}} {
+		if ids.n > wan.TextLen {
+			return wan.Latent{}, fmt.Errorf("%s: %d token ids, umT5 reads at most %d: give at most %d (a text prompt is cut to %d tokens and EOS instead)",
+				ids.name, ids.n, wan.TextLen, wan.TextLen, wan.TextLen-1)
+		}
+	}
 	if r.Steps < 1 || r.Steps > 1000 {
 		return wan.Latent{}, fmt.Errorf("steps %d: want 1..1000", r.Steps)
 	}
@@ -467,28 +478,29 @@ func sentencePiece(path string, f *checkpoint.File) (*tokenizer.Tokenizer, error
 
 // promptIDs tokenizes a prompt as Wan's T5EncoderModel does: cleaned, its
 // tokens truncated to 511 with EOS last; ids given are used as they are.
-func (j *job) promptIDs(text string, given []int32) ([]int32, error) {
+// n is the prompt's token count before any truncation (EOS included).
+func (j *job) promptIDs(text string, given []int32) (ids []int32, n int, err error) {
 	if len(given) > 0 {
 		if len(given) > wan.TextLen {
-			return nil, fmt.Errorf("%d token ids, at most %d", len(given), wan.TextLen)
+			return nil, len(given), fmt.Errorf("%d token ids, umT5 reads at most %d", len(given), wan.TextLen)
 		}
 		vocab := j.enc.Config().VocabSize
 		for i, id := range given {
 			if id < 0 || int(id) >= vocab {
-				return nil, fmt.Errorf("token id %d at %d is outside the vocabulary of %d", id, i, vocab)
+				return nil, len(given), fmt.Errorf("token id %d at %d is outside the vocabulary of %d", id, i, vocab)
 			}
 		}
-		return given, nil
+		return given, len(given), nil
 	}
 	toks, err := j.tok.Encode(t5.CleanPrompt(text), false, false)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	eos := j.tok.EOS()
 	if eos < 0 {
-		return nil, fmt.Errorf("the SentencePiece model has no EOS piece")
+		return nil, 0, fmt.Errorf("the SentencePiece model has no EOS piece")
 	}
-	return t5.PromptIDs(toks, eos), nil
+	return t5.PromptIDs(toks, eos), len(toks) + 1, nil
 }
 
 func (j *job) encode(ctx context.Context) (pipeline.StageStats, error) {
@@ -509,9 +521,13 @@ func (j *job) encode(ctx context.Context) (pipeline.StageStats, error) {
 	}
 	for i, pr := range prompts {
 		err := j.part(pipeline.StageEncode, pr.name, func() (pipeline.StageStats, error) {
-			ids, err := j.promptIDs(pr.text, pr.ids)
+			ids, n, err := j.promptIDs(pr.text, pr.ids)
 			if err != nil {
 				return pipeline.StageStats{}, fmt.Errorf("%s: %w", pr.name, err)
+			}
+			if n > len(ids) {
+				j.warn("prompt_truncated", fmt.Sprintf("the %s is %d tokens with its EOS, umT5 reads at most %d: its first %d and EOS are encoded, the last %d are left out (as Wan's tokenizer truncates)",
+					pr.name, n, wan.TextLen, len(ids)-1, n-len(ids)))
 			}
 			ctxv, err := j.enc.Encode(ctx, j.pool, ids)
 			if err != nil {

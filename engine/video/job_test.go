@@ -555,3 +555,71 @@ func TestVideoRNG(t *testing.T) {
 		t.Errorf("latents: default = cpu %v, cpu = cuda %v (want true, false)", same(latents[""], latents["cpu"]), same(latents["cpu"], latents["cuda"]))
 	}
 }
+
+// spieceT5 is the tiny umT5 with the test SentencePiece model (2000
+// pieces) in its spiece_model tensor, as ComfyUI's files keep theirs.
+func spieceT5(t testing.TB, r *Request) string {
+	spm, err := os.ReadFile(shared.Path(t, "vocab/ugm/ugm-t5like.model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sdtest.WithSpiece(t, r.T5, spm)
+}
+
+// TestVideoPromptTokens: umT5 reads at most 512 tokens. Token ids over
+// that are refused by Check (at request time, stage plan) naming the
+// count and the limit; a longer text prompt is cut to 511 tokens and EOS,
+// as Wan's tokenizer cuts it, with a prompt_truncated warning naming the
+// count, the limit and what was left out.
+func TestVideoPromptTokens(t *testing.T) {
+	base := tinyRequest(t)
+	base.Frames, base.Width, base.Height, base.Steps, base.CFGScale = 5, 32, 32, 1, 1
+	base.NegativeIDs = nil
+	t5 := spieceT5(t, &base)
+	the := func(n int) string { return strings.Repeat("the ", n) } // "▁the" is id 3 of the test model
+	ids := func(n int) []int32 { return slices.Repeat([]int32{3}, n) }
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name    string
+		edit    func(*Request)
+		err     string // a Check (stage plan) error
+		warning string // "": none
+	}{
+		{"ids 512", func(r *Request) { r.PromptIDs = ids(512) }, "", ""},
+		{"ids 513", func(r *Request) { r.PromptIDs = ids(513) }, "prompt ids: 513 token ids, umT5 reads at most 512", ""},
+		{"negative ids 600", func(r *Request) { r.CFGScale, r.NegativeIDs = 5, ids(600) }, "negative prompt ids: 600 token ids, umT5 reads at most 512", ""},
+		{"text 511", func(r *Request) { r.PromptIDs, r.Prompt = nil, the(510) }, "", ""},
+		{"text 600", func(r *Request) { r.PromptIDs, r.Prompt = nil, the(599) }, "",
+			"prompt_truncated: the prompt is 600 tokens with its EOS, umT5 reads at most 512: its first 511 and EOS are encoded, the last 88 are left out"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := base
+			r.T5 = t5
+			c.edit(&r)
+			r.FramesDir = filepath.Join(dir, c.name)
+			_, cerr := r.Check()
+			var rec recorder
+			_, err := (&Engine{}).Run(rec.ctx(context.Background()), r, "tokens", filepath.Join(dir, "job "+c.name))
+			if c.err != "" {
+				for _, e := range []error{cerr, err} {
+					if st, _ := pipeline.StageOf(e); e == nil || st != pipeline.StagePlan || !strings.Contains(e.Error(), c.err) {
+						t.Errorf("error %v (stage %s), want stage plan with %q", e, st, c.err)
+					}
+				}
+				return
+			}
+			if cerr != nil || err != nil {
+				t.Fatalf("Check: %v, Run: %v", cerr, err)
+			}
+			var warned []string
+			for _, w := range rec.warnings {
+				if strings.HasPrefix(w, "prompt_truncated") {
+					warned = append(warned, w)
+				}
+			}
+			if c.warning == "" && len(warned) != 0 || c.warning != "" && (len(warned) != 1 || !strings.HasPrefix(warned[0], c.warning)) {
+				t.Errorf("warnings %q, want %q", warned, c.warning)
+			}
+		})
+	}
+}
