@@ -290,3 +290,63 @@ func TestVideoFile(t *testing.T) {
 		}
 	}
 }
+
+// TestVideoSpiece: a served video job on a text prompt, tokenized by the
+// umT5 file's spiece_model tensor (U8, ComfyUI's layout), runs and echoes
+// the prompt; on a umT5 file without one it fails in stage load naming
+// the tensor.
+func TestVideoSpiece(t *testing.T) {
+	if _, err := video.FindFFmpeg(""); err != nil {
+		t.Skip(err)
+	}
+	sdtest.SkipGeneric(t, "a served video job on a text prompt")
+	spm, err := os.ReadFile(shared.Path(t, "vocab/ugm/ugm-t5like.model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := sdtest.Wan(t, "umt5-tiny", 4001, tensor.F32)
+	withSP := sdtest.WithSpiece(t, plain, spm)
+	files := []string{sdtest.Wan(t, "dit-tiny", 1001, tensor.F32), plain, withSP, sdtest.Wan(t, "vae", 2001, tensor.F32)}
+	url, _ := serve(t, Config{Models: files, JobsDir: t.TempDir()})
+	// The test model's pieces for these words are inside the tiny umT5's
+	// vocabulary of 256.
+	const prompt = "this is the work of any license, or that of you"
+	for _, tc := range []struct {
+		name, t5, state, want string
+	}{
+		{"spiece_model", filepath.Base(withSP), api.StateDone, ""},
+		{"none", filepath.Base(plain), api.StateFailed, `tensor "spiece_model": missing: the umT5 file has no SentencePiece model to tokenize the prompts with: give them as token ids (a job's prompt_ids`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, b := postBody(t, url+"/v1/jobs", fmt.Sprintf(`{"kind":"video","model":%q,"text_encoder":%q,"vae":%q,"prompt":%q,`+
+				`"negative_prompt":"not that","heads":4,"frames":5,"width":32,"height":32,"steps":1,"seed":3}`,
+				filepath.Base(files[0]), tc.t5, filepath.Base(files[3]), prompt))
+			if st != http.StatusAccepted {
+				t.Fatalf("POST /v1/jobs: %d %s", st, b)
+			}
+			var job api.Job
+			json.Unmarshal(b, &job)
+			var result server.VideoResult
+			var failure *api.Error
+			jobEvents(t, url, job.ID, func(ev api.Event) {
+				switch ev.Type {
+				case api.TypeResult:
+					json.Unmarshal(ev.Result, &result)
+				case api.TypeError:
+					failure = ev.Error
+				}
+			})
+			_, b = get(t, url+"/v1/jobs/"+job.ID)
+			var got api.Job
+			json.Unmarshal(b, &got)
+			switch {
+			case got.State != tc.state:
+				t.Errorf("job %s: state %s (error %+v), want %s", job.ID, got.State, failure, tc.state)
+			case tc.want == "" && (result.Settings.Prompt != prompt || result.Settings.TextEncoder != tc.t5 || result.Frames != 5):
+				t.Errorf("result %+v", result)
+			case tc.want != "" && (failure == nil || failure.Stage != "load" || !strings.Contains(failure.Message, tc.want)):
+				t.Errorf("error %+v, want %q", failure, tc.want)
+			}
+		})
+	}
+}

@@ -623,3 +623,57 @@ func TestVideoPromptTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestVideoSpieceTensor: the umT5 file's own spiece_model tensor (U8, as
+// ComfyUI stores it) tokenizes text prompts, with nothing else given: a
+// job on the texts makes the latent, bit for bit, that the job on their
+// ids makes (as glassbox tokenize gives them from the same tensor, EOS
+// last); --spiece with the model's file gives the same; without the
+// tensor, a text prompt fails in stage load naming spiece_model.
+func TestVideoSpieceTensor(t *testing.T) {
+	base := tinyRequest(t)
+	base.Frames, base.Width, base.Height, base.Steps = 5, 32, 32, 1
+	plain := base.T5
+	base.T5 = spieceT5(t, &base)
+	const prompt, negative = "this is the work of any license, or that of you", "not that"
+	texts := func(r *Request) { r.Prompt, r.Negative, r.PromptIDs, r.NegativeIDs = prompt, negative, nil, nil }
+	dir := t.TempDir()
+	latents := map[string][]float32{}
+	for _, c := range []struct {
+		name  string
+		edit  func(*Request)
+		stage pipeline.Stage // "": the job runs
+		want  string
+	}{
+		{"ids", func(r *Request) {
+			r.PromptIDs, r.NegativeIDs = []int32{17, 18, 3, 25, 6, 22, 50, 4, 12, 13, 6, 16, 1}, []int32{24, 13, 1}
+		}, "", ""},
+		{"tensor", texts, "", ""},
+		{"spiece file", func(r *Request) { texts(r); r.T5, r.Spiece = plain, shared.Path(t, "vocab/ugm/ugm-t5like.model") }, "", ""},
+		{"no tensor", func(r *Request) { texts(r); r.T5 = plain }, pipeline.StageLoad, `tensor "spiece_model": missing`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := base
+			c.edit(&r)
+			r.FramesDir = filepath.Join(dir, c.name)
+			res, err := (&Engine{}).Run(context.Background(), r, "spiece", filepath.Join(dir, "job "+c.name))
+			if c.stage != "" {
+				if st, _ := pipeline.StageOf(err); err == nil || st != c.stage || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("error %v (stage %s), want stage %s with %q", err, st, c.stage, c.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if latents[c.name], err = vae.ReadF32(res.Latents, 16*2*4*4); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	for _, name := range []string{"tensor", "spiece file"} {
+		if len(latents["ids"]) == 0 || !slices.Equal(latents[name], latents["ids"]) {
+			t.Errorf("the job on the texts (%s) and on their ids made different latents", name)
+		}
+	}
+}
