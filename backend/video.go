@@ -98,7 +98,7 @@ func (b *Backend) videoModels(req *server.VideoRequest) (*videoModels, error) {
 // videoRequest is req as engine/video takes it, its MP4 in dir.
 func videoRequest(req *server.VideoRequest, m *videoModels, dir string) video.Request {
 	return video.Request{DiT: m.ditPath, T5: m.t5Path, VAE: m.vaePath, Prompt: req.Prompt, Negative: req.Negative,
-		PromptIDs: req.PromptIDs, NegativeIDs: req.NegativeIDs, Frames: req.Frames, Width: req.Width, Height: req.Height,
+		PromptIDs: req.PromptIDs, NegativeIDs: req.NegativeIDs, Frames: req.Frames, RoundFrames: req.RoundFrames, Width: req.Width, Height: req.Height,
 		Steps: req.Steps, CFGScale: req.CFGScale, Shift: req.Shift, Sampler: req.Sampler, Seed: req.Seed, RNG: req.RNG,
 		Heads: req.Heads, FPS: req.FPS, Out: filepath.Join(dir, videoOut)}
 }

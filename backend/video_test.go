@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -348,5 +349,52 @@ func TestVideoSpiece(t *testing.T) {
 				t.Errorf("error %+v, want %q", failure, tc.want)
 			}
 		})
+	}
+}
+
+// TestVideoRoundFrames: a served job of 6 frames with round_frames makes
+// 5, its result warning frames_rounded with both counts; the journaled
+// engine request has the 5.
+func TestVideoRoundFrames(t *testing.T) {
+	if _, err := video.FindFFmpeg(""); err != nil {
+		t.Skip(err)
+	}
+	url, dit, t5, vae := wanFiles(t, t.TempDir())
+	for _, tc := range []struct {
+		more   string
+		status int
+		frames int
+		want   string
+	}{
+		{`,"frames":6,"round_frames":true,"steps":1`, http.StatusAccepted, 5, "6 video frames are not 4n + 1 (nearest: 5 or 9): rounded to 5"},
+		{`,"frames":6,"round_frames":false`, 400, 0, "nearest: 5 or 9"},
+	} {
+		st, b := postBody(t, url+"/v1/jobs", tinyVideo(dit, t5, vae, tc.more))
+		if st != tc.status || tc.status != http.StatusAccepted {
+			if st != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Errorf("%s: %d %s, want %d with %q", tc.more, st, b, tc.status, tc.want)
+			}
+			continue
+		}
+		var job api.Job
+		json.Unmarshal(b, &job)
+		var result server.VideoResult
+		jobEvents(t, url, job.ID, func(ev api.Event) {
+			if ev.Type == api.TypeResult {
+				json.Unmarshal(ev.Result, &result)
+			}
+		})
+		_, b = get(t, url+"/v1/jobs/"+job.ID)
+		var got api.Job
+		json.Unmarshal(b, &got)
+		var params struct {
+			server.VideoRequest
+			Engine video.Request `json:"engine"`
+		}
+		json.Unmarshal(got.Params, &params)
+		if result.Frames != tc.frames || result.Settings.Frames != tc.frames || !slices.Contains(result.Warnings, tc.want) ||
+			params.Engine.Frames != tc.frames || params.Frames != 6 || !params.RoundFrames {
+			t.Errorf("%s: result %+v, params %s", tc.more, result, got.Params)
+		}
 	}
 }

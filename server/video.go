@@ -52,7 +52,8 @@ type VideoRequest struct {
 	// as given (no EOS added), instead of the texts.
 	PromptIDs   []int32 `json:"prompt_ids,omitempty"`
 	NegativeIDs []int32 `json:"negative_prompt_ids,omitempty"`
-	Frames      int     `json:"frames,omitempty"` // 4n + 1
+	Frames      int     `json:"frames,omitempty"`       // 4n + 1
+	RoundFrames bool    `json:"round_frames,omitempty"` // round another Frames to the nearest 4n + 1, with a warning
 	Width       int     `json:"width,omitempty"`
 	Height      int     `json:"height,omitempty"`
 	Steps       int     `json:"steps,omitempty"`
@@ -111,6 +112,7 @@ type videoJobRequest struct {
 	PromptIDs   []int32 `json:"prompt_ids"`
 	NegativeIDs []int32 `json:"negative_prompt_ids"`
 	Frames      int     `json:"frames"`
+	RoundFrames bool    `json:"round_frames"`
 	Width       int     `json:"width"`
 	Height      int     `json:"height"`
 	Steps       int     `json:"steps"`
@@ -177,7 +179,7 @@ func (s *Server) createVideoJob(w http.ResponseWriter, r *http.Request, body []b
 	}
 	vr := &VideoRequest{Model: req.Model, VAE: req.VAE, TextEncoder: req.TextEncoder, Prompt: req.Prompt,
 		Negative: req.Negative, PromptIDs: req.PromptIDs, NegativeIDs: req.NegativeIDs, Frames: req.Frames,
-		Width: req.Width, Height: req.Height, Steps: req.Steps, Shift: req.Shift, CFGScale: req.CFGScale,
+		RoundFrames: req.RoundFrames, Width: req.Width, Height: req.Height, Steps: req.Steps, Shift: req.Shift, CFGScale: req.CFGScale,
 		Sampler: req.Sampler, Seed: -1, RNG: req.RNG, Heads: req.Heads, FPS: req.FPS}
 	if req.Seed != nil {
 		vr.Seed = *req.Seed

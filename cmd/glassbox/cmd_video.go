@@ -19,7 +19,7 @@ func init() {
 	register(&command{name: "video", summary: "make a video from a prompt with Wan 2.1 (DiT, umT5 and VAE files) into an MP4", run: runVideo})
 }
 
-const videoUsage = `--dit FILE --t5 FILE --vae FILE [--spiece FILE] -p TEXT [-n TEXT] [--frames N] [-W W -H H]
+const videoUsage = `--dit FILE --t5 FILE --vae FILE [--spiece FILE] -p TEXT [-n TEXT] [--frames N [--round-frames]] [-W W -H H]
        [--steps N] [--cfg-scale F] [--shift F] [--sampler unipc|euler] [-s SEED] [--rng cpu|cuda] [-o OUT.mp4]
        [--frames-dir DIR] [--json] [--verbose]`
 
@@ -77,6 +77,7 @@ func runVideo(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Float64Var(&cfg, "cfg-scale", cfg, "classifier-free guidance scale (1: no negative pass)")
 	ffmpeg := fs.String("ffmpeg", "", "the ffmpeg executable (default: ffmpeg in PATH)")
 	budget := fs.String("mem-budget", "", "memory the job may use, e.g. 6GiB (default: what the machine has available)")
+	fs.BoolVar(&r.RoundFrames, "round-frames", false, "round --frames to the nearest 4n+1 (the larger on a tie) with a warning, instead of refusing it")
 	jobFlags(fs, &o)
 	pos, err := parseFlags(fs, args)
 	if err != nil {

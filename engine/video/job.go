@@ -48,22 +48,28 @@ type Request struct {
 	PromptIDs   []int32 `json:"prompt_ids,omitempty"`      // token ids used as given (no EOS added)
 	NegativeIDs []int32 `json:"negative_prompt_ids,omitempty"`
 
-	Frames   int     `json:"frames"`
-	Width    int     `json:"width"`
-	Height   int     `json:"height"`
-	Steps    int     `json:"steps"`
-	CFGScale float32 `json:"cfg_scale"`
-	Shift    float64 `json:"shift"`
-	Sampler  string  `json:"sampler"`
-	Seed     int64   `json:"seed"`
-	RNG      string  `json:"rng,omitempty"`   // the noise's generator: "cpu" (torch's CPU generator, Wan's) or "cuda" (Philox)
-	Heads    int     `json:"heads,omitempty"` // DiT heads (0: Wan's 128-wide heads)
-	FPS      int     `json:"fps"`
+	Frames int `json:"frames"`
+	// RoundFrames rounds a Frames that is not 4n + 1 to the nearest that
+	// is (the larger on a tie), with a frames_rounded warning, instead of
+	// refusing it.
+	RoundFrames bool    `json:"round_frames,omitempty"`
+	Width       int     `json:"width"`
+	Height      int     `json:"height"`
+	Steps       int     `json:"steps"`
+	CFGScale    float32 `json:"cfg_scale"`
+	Shift       float64 `json:"shift"`
+	Sampler     string  `json:"sampler"`
+	Seed        int64   `json:"seed"`
+	RNG         string  `json:"rng,omitempty"`   // the noise's generator: "cpu" (torch's CPU generator, Wan's) or "cuda" (Philox)
+	Heads       int     `json:"heads,omitempty"` // DiT heads (0: Wan's 128-wide heads)
+	FPS         int     `json:"fps"`
 
 	Out       string `json:"output"`               // the MP4 ("": none, FramesDir only)
 	FramesDir string `json:"frames_dir,omitempty"` // also write frame_NNN.png here
 	Threads   int    `json:"threads,omitempty"`
 	Budget    int64  `json:"budget_bytes,omitempty"` // 0: the machine's available memory
+
+	roundedFrom int // the frame count asked for, when RoundFrames changed it
 }
 
 // Defaults fills r's zero settings with Wan's.
@@ -159,6 +165,12 @@ func (r *Request) check() (wan.Latent, error) {
 	if !slices.Contains(rng.Names, r.RNG) {
 		return wan.Latent{}, fmt.Errorf("rng %q: want one of %s (cpu: torch's CPU generator, as Wan draws its noise; cuda: Philox, torch's CUDA generator)",
 			r.RNG, strings.Join(rng.Names, ", "))
+	}
+	if lo, hi := wan.NearestFrames(r.Frames); r.RoundFrames && r.Frames > 1 && lo != hi {
+		r.roundedFrom, r.Frames = r.Frames, hi
+		if r.roundedFrom-lo < hi-r.roundedFrom {
+			r.Frames = lo
+		}
 	}
 	return wan.LatentOf(r.Frames, r.Width, r.Height)
 }
@@ -327,6 +339,10 @@ func (j *job) planStage(ctx context.Context) (pipeline.StageStats, error) {
 		return pipeline.StageStats{}, err
 	}
 	j.lat = lat
+	if j.r.roundedFrom != 0 {
+		lo, hi := wan.NearestFrames(j.r.roundedFrom)
+		j.warn("frames_rounded", fmt.Sprintf("%d video frames are not 4n + 1 (nearest: %d or %d): rounded to %d", j.r.roundedFrom, lo, hi, j.r.Frames))
+	}
 	if j.r.Out != "" {
 		if j.ffmpeg, err = FindFFmpeg(j.e.FFmpeg); err != nil {
 			if j.r.FramesDir == "" {

@@ -677,3 +677,63 @@ func TestVideoSpieceTensor(t *testing.T) {
 		}
 	}
 }
+
+// TestVideoRoundFrames: with RoundFrames a frame count that is not 4n + 1
+// becomes the nearest that is (the larger on a tie), and the job warns
+// frames_rounded naming both counts; without it the count is refused in
+// stage plan with the nearest ones. Valid counts, the default and counts
+// below 1 are not rounded.
+func TestVideoRoundFrames(t *testing.T) {
+	base := tinyRequest(t)
+	base.Width, base.Height, base.Steps, base.CFGScale = 32, 32, 1, 1
+	dir := t.TempDir()
+	base.FramesDir = dir
+	for _, c := range []struct {
+		frames int
+		round  bool
+		want   int    // the frames checked
+		err    string // the Check error
+	}{
+		{6, true, 5, ""},
+		{7, true, 9, ""}, // a tie
+		{8, true, 9, ""},
+		{4, true, 5, ""},
+		{2, true, 1, ""},
+		{5, true, 5, ""},
+		{0, true, DefaultFrames, ""},
+		{6, false, 0, "6 video frames: Wan 2.1 makes 4n + 1 frames (nearest: 5 or 9)"},
+		{-3, true, 0, "-3 video frames: want 4n + 1"},
+	} {
+		r := base
+		r.Frames, r.RoundFrames = c.frames, c.round
+		_, err := r.Check()
+		st, _ := pipeline.StageOf(err)
+		switch {
+		case c.err != "" && (err == nil || st != pipeline.StagePlan || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("frames %d round %v: error %v (stage %s), want stage plan with %q", c.frames, c.round, err, st, c.err)
+		case c.err == "" && (err != nil || r.Frames != c.want):
+			t.Errorf("frames %d round %v: %d frames, %v; want %d", c.frames, c.round, r.Frames, err, c.want)
+		}
+	}
+
+	// A job: 4 frames made as 5, with the warning; Check before Run (as a
+	// server checks a request, then runs it) warns as well.
+	for _, checked := range []bool{false, true} {
+		r := base
+		r.Frames, r.RoundFrames = 4, true
+		if checked {
+			if _, err := r.Check(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var rec recorder
+		res, err := (&Engine{}).Run(rec.ctx(context.Background()), r, "round", filepath.Join(dir, "job"+strconv.FormatBool(checked)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "frames_rounded: 4 video frames are not 4n + 1 (nearest: 1 or 5): rounded to 5"
+		if res.Frames != 5 || !slices.Contains(rec.warnings, want) || !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(want, w) }) {
+			t.Errorf("checked %v: %d frames, warnings %q (result %q), want 5 and %q", checked, res.Frames, rec.warnings, res.Warnings, want)
+		}
+	}
+}
