@@ -367,7 +367,7 @@ func TestVideoRoundFrames(t *testing.T) {
 		want   string
 	}{
 		{`,"frames":6,"round_frames":true,"steps":1`, http.StatusAccepted, 5, "6 video frames are not 4n + 1 (nearest: 5 or 9): rounded to 5"},
-		{`,"frames":6,"round_frames":false`, 400, 0, "nearest: 5 or 9"},
+		{`,"frames":6,"round_frames":false`, 400, 0, `nearest: 5 or 9)","hint":"round_frames (glassbox video --round-frames) rounds`},
 	} {
 		st, b := postBody(t, url+"/v1/jobs", tinyVideo(dit, t5, vae, tc.more))
 		if st != tc.status || tc.status != http.StatusAccepted {

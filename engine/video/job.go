@@ -172,7 +172,11 @@ func (r *Request) check() (wan.Latent, error) {
 			r.Frames = lo
 		}
 	}
-	return wan.LatentOf(r.Frames, r.Width, r.Height)
+	lat, err := wan.LatentOf(r.Frames, r.Width, r.Height)
+	if lo, hi := wan.NearestFrames(r.Frames); err != nil && r.Frames > 1 && lo != hi {
+		return wan.Latent{}, pipeline.Wrap(pipeline.StagePlan, err, "round_frames (glassbox video --round-frames) rounds the count to the nearest 4n + 1")
+	}
+	return lat, err
 }
 
 // Engine runs video jobs. Its zero value runs on this machine.
