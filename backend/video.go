@@ -98,8 +98,8 @@ func (b *Backend) videoModels(req *server.VideoRequest) (*videoModels, error) {
 // videoRequest is req as engine/video takes it, its MP4 in dir.
 func videoRequest(req *server.VideoRequest, m *videoModels, dir string) video.Request {
 	return video.Request{DiT: m.ditPath, T5: m.t5Path, VAE: m.vaePath, Prompt: req.Prompt, Negative: req.Negative,
-		PromptIDs: req.PromptIDs, NegativeIDs: req.NegativeIDs, Frames: req.Frames, Width: req.Width, Height: req.Height,
-		Steps: req.Steps, CFGScale: req.CFGScale, Shift: req.Shift, Sampler: req.Sampler, Seed: req.Seed,
+		PromptIDs: req.PromptIDs, NegativeIDs: req.NegativeIDs, Frames: req.Frames, RoundFrames: req.RoundFrames, Width: req.Width, Height: req.Height,
+		Steps: req.Steps, CFGScale: req.CFGScale, Shift: req.Shift, Sampler: req.Sampler, Seed: req.Seed, RNG: req.RNG,
 		Heads: req.Heads, FPS: req.FPS, Out: filepath.Join(dir, videoOut)}
 }
 
@@ -169,7 +169,7 @@ func (b *Backend) GenerateVideo(ctx context.Context, job string, req *server.Vid
 		Timesteps: res.Timesteps, Warnings: res.Warnings,
 		Settings: server.VideoSettings{Model: m.dit, VAE: m.vae, TextEncoder: m.t5, Prompt: r.Prompt, Negative: r.Negative,
 			Frames: r.Frames, Width: r.Width, Height: r.Height, Steps: r.Steps, Shift: r.Shift, CFGScale: r.CFGScale,
-			Sampler: r.Sampler, Seed: r.Seed, Heads: r.Heads, FPS: r.FPS}}, nil
+			Sampler: r.Sampler, Seed: r.Seed, RNG: r.RNG, Heads: r.Heads, FPS: r.FPS}}, nil
 }
 
 // reserveVideo leases the job's memory (its plan's total) in the

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,13 +93,15 @@ func TestVideoJob(t *testing.T) {
 		t.Errorf("/api/show %s: %d %s", dit, st, b)
 	}
 
-	for _, tc := range []struct{ body, want string }{
-		{tinyVideo("stories260K", t5, vae, ""), "not a Wan 2.1 file"},
-		{tinyVideo(dit, t5, vae, `,"frames":6`), "nearest: 5 or 9"},
-		{tinyVideo(dit, t5, vae, `,"sampler":"heun"`), "unipc and euler"},
+	for _, tc := range []struct{ body, stage, want string }{
+		{tinyVideo("stories260K", t5, vae, ""), "load", "not a Wan 2.1 file"},
+		{tinyVideo(dit, t5, vae, `,"frames":6`), "plan", "nearest: 5 or 9"},
+		{tinyVideo(dit, t5, vae, `,"sampler":"heun"`), "plan", "unipc and euler"},
+		{tinyVideo(dit, t5, vae, `,"rng":"philox"`), "plan", `rng \"philox\": want one of cuda, cpu`},
+		{tinyVideo(dit, t5, vae, `,"prompt_ids":[`+strings.Repeat("3,", 512)+`1]`), "plan", "prompt ids: 513 token ids, umT5 reads at most 512"},
 	} {
-		if st, b := postBody(t, url+"/v1/jobs", tc.body); st != 400 || !strings.Contains(string(b), tc.want) {
-			t.Errorf("%s: %d %s, want 400 with %q", tc.body, st, b, tc.want)
+		if st, b := postBody(t, url+"/v1/jobs", tc.body); st != 400 || !strings.Contains(string(b), tc.want) || !strings.Contains(string(b), `"stage":"`+tc.stage+`"`) {
+			t.Errorf("%s: %d %s, want 400 in stage %s with %q", tc.body, st, b, tc.stage, tc.want)
 		}
 	}
 	if st, b := postBody(t, url+"/v1/jobs", tinyVideo(dit, "nope.safetensors", vae, "")); st != 404 || !strings.Contains(string(b), "nope") {
@@ -146,7 +149,7 @@ func TestVideoJob(t *testing.T) {
 	}
 	s := result.Settings
 	if result.URL != "/v1/jobs/"+job.ID+"/video" || result.Frames != 5 || result.Seed != 42 || s.Model != dit || s.VAE != vae ||
-		s.TextEncoder != t5 || s.Steps != 2 || s.Sampler != "unipc" || s.Shift != 5 || s.FPS != 16 || len(result.Timesteps) != 2 {
+		s.TextEncoder != t5 || s.Steps != 2 || s.Sampler != "unipc" || s.Shift != 5 || s.FPS != 16 || s.RNG != "cpu" || len(result.Timesteps) != 2 {
 		t.Errorf("result %+v", result)
 	}
 	for _, f := range []string{"video.mp4", "latents.f32"} {
@@ -163,7 +166,7 @@ func TestVideoJob(t *testing.T) {
 		Engine video.Request `json:"engine"`
 	}
 	if err := json.Unmarshal(got.Params, &params); err != nil || got.Kind != "video" || params.Seed != 42 ||
-		filepath.Base(params.Engine.DiT) != dit || params.Engine.Heads != 4 {
+		filepath.Base(params.Engine.DiT) != dit || params.Engine.Heads != 4 || params.Engine.RNG != "cpu" {
 		t.Errorf("job %s params %s: %v", got.Kind, got.Params, err)
 	}
 
@@ -285,6 +288,113 @@ func TestVideoFile(t *testing.T) {
 	for _, id := range []string{"jnone", "../jabc", "", "j/abc"} {
 		if _, err := b.VideoFile(id); !errors.Is(err, server.ErrJobNotFound) {
 			t.Errorf("VideoFile(%q): %v, want ErrJobNotFound", id, err)
+		}
+	}
+}
+
+// TestVideoSpiece: a served video job on a text prompt, tokenized by the
+// umT5 file's spiece_model tensor (U8, ComfyUI's layout), runs and echoes
+// the prompt; on a umT5 file without one it fails in stage load naming
+// the tensor.
+func TestVideoSpiece(t *testing.T) {
+	if _, err := video.FindFFmpeg(""); err != nil {
+		t.Skip(err)
+	}
+	sdtest.SkipGeneric(t, "a served video job on a text prompt")
+	spm, err := os.ReadFile(shared.Path(t, "vocab/ugm/ugm-t5like.model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := sdtest.Wan(t, "umt5-tiny", 4001, tensor.F32)
+	withSP := sdtest.WithSpiece(t, plain, spm)
+	files := []string{sdtest.Wan(t, "dit-tiny", 1001, tensor.F32), plain, withSP, sdtest.Wan(t, "vae", 2001, tensor.F32)}
+	url, _ := serve(t, Config{Models: files, JobsDir: t.TempDir()})
+	// The test model's pieces for these words are inside the tiny umT5's
+	// vocabulary of 256.
+	const prompt = "this is the work of any license, or that of you"
+	for _, tc := range []struct {
+		name, t5, state, want string
+	}{
+		{"spiece_model", filepath.Base(withSP), api.StateDone, ""},
+		{"none", filepath.Base(plain), api.StateFailed, `tensor "spiece_model": missing: the umT5 file has no SentencePiece model to tokenize the prompts with: give them as token ids (a job's prompt_ids`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, b := postBody(t, url+"/v1/jobs", fmt.Sprintf(`{"kind":"video","model":%q,"text_encoder":%q,"vae":%q,"prompt":%q,`+
+				`"negative_prompt":"not that","heads":4,"frames":5,"width":32,"height":32,"steps":1,"seed":3}`,
+				filepath.Base(files[0]), tc.t5, filepath.Base(files[3]), prompt))
+			if st != http.StatusAccepted {
+				t.Fatalf("POST /v1/jobs: %d %s", st, b)
+			}
+			var job api.Job
+			json.Unmarshal(b, &job)
+			var result server.VideoResult
+			var failure *api.Error
+			jobEvents(t, url, job.ID, func(ev api.Event) {
+				switch ev.Type {
+				case api.TypeResult:
+					json.Unmarshal(ev.Result, &result)
+				case api.TypeError:
+					failure = ev.Error
+				}
+			})
+			_, b = get(t, url+"/v1/jobs/"+job.ID)
+			var got api.Job
+			json.Unmarshal(b, &got)
+			switch {
+			case got.State != tc.state:
+				t.Errorf("job %s: state %s (error %+v), want %s", job.ID, got.State, failure, tc.state)
+			case tc.want == "" && (result.Settings.Prompt != prompt || result.Settings.TextEncoder != tc.t5 || result.Frames != 5):
+				t.Errorf("result %+v", result)
+			case tc.want != "" && (failure == nil || failure.Stage != "load" || !strings.Contains(failure.Message, tc.want)):
+				t.Errorf("error %+v, want %q", failure, tc.want)
+			}
+		})
+	}
+}
+
+// TestVideoRoundFrames: a served job of 6 frames with round_frames makes
+// 5, its result warning frames_rounded with both counts; the journaled
+// engine request has the 5.
+func TestVideoRoundFrames(t *testing.T) {
+	if _, err := video.FindFFmpeg(""); err != nil {
+		t.Skip(err)
+	}
+	url, dit, t5, vae := wanFiles(t, t.TempDir())
+	for _, tc := range []struct {
+		more   string
+		status int
+		frames int
+		want   string
+	}{
+		{`,"frames":6,"round_frames":true,"steps":1`, http.StatusAccepted, 5, "6 video frames are not 4n + 1 (nearest: 5 or 9): rounded to 5"},
+		{`,"frames":6,"round_frames":false`, 400, 0, `nearest: 5 or 9)","hint":"round_frames (glassbox video --round-frames) rounds`},
+	} {
+		st, b := postBody(t, url+"/v1/jobs", tinyVideo(dit, t5, vae, tc.more))
+		if st != tc.status || tc.status != http.StatusAccepted {
+			if st != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Errorf("%s: %d %s, want %d with %q", tc.more, st, b, tc.status, tc.want)
+			}
+			continue
+		}
+		var job api.Job
+		json.Unmarshal(b, &job)
+		var result server.VideoResult
+		jobEvents(t, url, job.ID, func(ev api.Event) {
+			if ev.Type == api.TypeResult {
+				json.Unmarshal(ev.Result, &result)
+			}
+		})
+		_, b = get(t, url+"/v1/jobs/"+job.ID)
+		var got api.Job
+		json.Unmarshal(b, &got)
+		var params struct {
+			server.VideoRequest
+			Engine video.Request `json:"engine"`
+		}
+		json.Unmarshal(got.Params, &params)
+		if result.Frames != tc.frames || result.Settings.Frames != tc.frames || !slices.Contains(result.Warnings, tc.want) ||
+			params.Engine.Frames != tc.frames || params.Frames != 6 || !params.RoundFrames {
+			t.Errorf("%s: result %+v, params %s", tc.more, result, got.Params)
 		}
 	}
 }

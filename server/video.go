@@ -52,7 +52,8 @@ type VideoRequest struct {
 	// as given (no EOS added), instead of the texts.
 	PromptIDs   []int32 `json:"prompt_ids,omitempty"`
 	NegativeIDs []int32 `json:"negative_prompt_ids,omitempty"`
-	Frames      int     `json:"frames,omitempty"` // 4n + 1
+	Frames      int     `json:"frames,omitempty"`       // 4n + 1
+	RoundFrames bool    `json:"round_frames,omitempty"` // round another Frames to the nearest 4n + 1, with a warning
 	Width       int     `json:"width,omitempty"`
 	Height      int     `json:"height,omitempty"`
 	Steps       int     `json:"steps,omitempty"`
@@ -60,6 +61,7 @@ type VideoRequest struct {
 	CFGScale    float32 `json:"cfg_scale,omitempty"`
 	Sampler     string  `json:"sampler,omitempty"` // unipc or euler
 	Seed        int64   `json:"seed"`              // < 0: a random one (the job's params record the one used)
+	RNG         string  `json:"rng,omitempty"`     // the noise's generator: cpu (Wan's) or cuda ("": cpu)
 	Heads       int     `json:"heads,omitempty"`   // the DiT's attention heads (0: Wan's 128-wide heads)
 	FPS         int     `json:"fps,omitempty"`
 	// Engine is the request as the backend's engine runs it, set by
@@ -94,6 +96,7 @@ type VideoSettings struct {
 	CFGScale    float32 `json:"cfg_scale"`
 	Sampler     string  `json:"sampler"`
 	Seed        int64   `json:"seed"`
+	RNG         string  `json:"rng"`
 	Heads       int     `json:"heads,omitempty"`
 	FPS         int     `json:"fps"`
 }
@@ -109,6 +112,7 @@ type videoJobRequest struct {
 	PromptIDs   []int32 `json:"prompt_ids"`
 	NegativeIDs []int32 `json:"negative_prompt_ids"`
 	Frames      int     `json:"frames"`
+	RoundFrames bool    `json:"round_frames"`
 	Width       int     `json:"width"`
 	Height      int     `json:"height"`
 	Steps       int     `json:"steps"`
@@ -116,6 +120,7 @@ type videoJobRequest struct {
 	CFGScale    float32 `json:"cfg_scale"`
 	Sampler     string  `json:"sampler"`
 	Seed        *int64  `json:"seed"` // absent or < 0: random
+	RNG         string  `json:"rng"`
 	Heads       int     `json:"heads"`
 	FPS         int     `json:"fps"`
 }
@@ -129,6 +134,7 @@ var videoAliases = map[string]string{
 	"num_frames": "frames", "frame_num": "frames", "cfg": "cfg_scale", "guidance_scale": "cfg_scale",
 	"sample_guide_scale": "cfg_scale", "sampler_name": "sampler", "sample_solver": "sampler",
 	"num_inference_steps": "steps", "sample_steps": "steps", "sample_shift": "shift", "base_seed": "seed",
+	"generator": "rng", "randn_source": "rng",
 }
 
 // checkVideoFields refuses the fields of a video job that it does not
@@ -173,8 +179,8 @@ func (s *Server) createVideoJob(w http.ResponseWriter, r *http.Request, body []b
 	}
 	vr := &VideoRequest{Model: req.Model, VAE: req.VAE, TextEncoder: req.TextEncoder, Prompt: req.Prompt,
 		Negative: req.Negative, PromptIDs: req.PromptIDs, NegativeIDs: req.NegativeIDs, Frames: req.Frames,
-		Width: req.Width, Height: req.Height, Steps: req.Steps, Shift: req.Shift, CFGScale: req.CFGScale,
-		Sampler: req.Sampler, Seed: -1, Heads: req.Heads, FPS: req.FPS}
+		RoundFrames: req.RoundFrames, Width: req.Width, Height: req.Height, Steps: req.Steps, Shift: req.Shift, CFGScale: req.CFGScale,
+		Sampler: req.Sampler, Seed: -1, RNG: req.RNG, Heads: req.Heads, FPS: req.FPS}
 	if req.Seed != nil {
 		vr.Seed = *req.Seed
 	}

@@ -127,7 +127,7 @@ func TestVideoJob(t *testing.T) {
 	f := newVideoFake(t)
 	ts := startVideos(t, f)
 	var created jobCreated
-	decode(t, ts.do("POST", "/v1/jobs", videoJob(map[string]any{"frames": 5, "steps": 3, "seed": 7, "prompt_ids": []int{17, 201, 1}})),
+	decode(t, ts.do("POST", "/v1/jobs", videoJob(map[string]any{"frames": 5, "steps": 3, "seed": 7, "rng": "cuda", "round_frames": true, "prompt_ids": []int{17, 201, 1}})),
 		http.StatusAccepted, &created)
 	if created.Kind != "video" || created.EventsURL == "" {
 		t.Fatalf("created %+v", created)
@@ -162,10 +162,10 @@ func TestVideoJob(t *testing.T) {
 	var params VideoRequest
 	json.Unmarshal(job.Params, &params)
 	if job.Kind != "video" || job.State != api.StateDone || job.Model != "wan" || params.Prompt != "a red fox" || params.Seed != 7 ||
-		params.Frames != 5 || len(params.PromptIDs) != 3 || params.TextEncoder != "umt5" {
+		params.Frames != 5 || len(params.PromptIDs) != 3 || params.TextEncoder != "umt5" || params.RNG != "cuda" || !params.RoundFrames {
 		t.Errorf("job %s %s model %s, params %s", job.Kind, job.State, job.Model, job.Params)
 	}
-	if len(f.reqs) != 1 || f.reqs[0].Steps != 3 || f.reqs[0].VAE != "wan-vae" {
+	if len(f.reqs) != 1 || f.reqs[0].Steps != 3 || f.reqs[0].VAE != "wan-vae" || f.reqs[0].RNG != "cuda" || !f.reqs[0].RoundFrames {
 		t.Errorf("the backend got %+v", f.reqs)
 	}
 
@@ -223,6 +223,11 @@ func TestVideoJobRefused(t *testing.T) {
 		{"misspelt", videoJob(map[string]any{"frame": 5}), 400, `did you mean frames?`},
 		{"alias", videoJob(map[string]any{"num_frames": 5}), 400, `did you mean frames?`},
 		{"cli name", videoJob(map[string]any{"t5": "umt5"}), 400, `did you mean text_encoder?`},
+		{"rng alias", videoJob(map[string]any{"generator": "cpu"}), 400, `did you mean rng?`},
+		{"rng misspelt", videoJob(map[string]any{"rgn": "cpu"}), 400, `did you mean rng?`},
+		{"rng type", videoJob(map[string]any{"rng": 1}), 400, "rng"},
+		{"round misspelt", videoJob(map[string]any{"round_frame": true}), 400, `did you mean round_frames?`},
+		{"round type", videoJob(map[string]any{"round_frames": "yes"}), 400, "round_frames"},
 		{"image field", videoJob(map[string]any{"n": 2}), 400, `"n"`},
 		{"text field", videoJob(map[string]any{"options": map[string]any{}}), 400, `"options"`},
 		{"no prompt", videoJob(map[string]any{"prompt": ""}), 400, "prompt"},

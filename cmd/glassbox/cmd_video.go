@@ -19,8 +19,8 @@ func init() {
 	register(&command{name: "video", summary: "make a video from a prompt with Wan 2.1 (DiT, umT5 and VAE files) into an MP4", run: runVideo})
 }
 
-const videoUsage = `--dit FILE --t5 FILE --vae FILE [--spiece FILE] -p TEXT [-n TEXT] [--frames N] [-W W -H H]
-       [--steps N] [--cfg-scale F] [--shift F] [--sampler unipc|euler] [-s SEED] [-o OUT.mp4]
+const videoUsage = `--dit FILE --t5 FILE --vae FILE [--spiece FILE] -p TEXT [-n TEXT] [--frames N [--round-frames]] [-W W -H H]
+       [--steps N] [--cfg-scale F] [--shift F] [--sampler unipc|euler] [-s SEED] [--rng cpu|cuda] [-o OUT.mp4]
        [--frames-dir DIR] [--json] [--verbose]`
 
 // videoFlags registers the request's flags.
@@ -60,7 +60,8 @@ func videoFlags(fs interface {
 	fs.IntVar(&r.Steps, "steps", video.DefaultSteps, "sampling steps")
 	fs.Float64Var(&r.Shift, "shift", video.DefaultShift, "the flow schedule's timestep shift")
 	fs.StringVar(&r.Sampler, "sampler", video.DefaultSampler, "sampler: unipc (FlowUniPC, Wan's) or euler")
-	fs.Int64Var(&r.Seed, "seed", 42, "seed of torch's CPU generator for the noise (< 0: random)")
+	fs.Int64Var(&r.Seed, "seed", 42, "seed of the noise's generator (< 0: random)")
+	fs.StringVar(&r.RNG, "rng", video.DefaultRNG, "noise generator: cpu (torch's CPU generator, as Wan draws it) or cuda (Philox, torch's CUDA generator)")
 	fs.Int64Var(&r.Seed, "s", 42, "short for --seed")
 	fs.IntVar(&r.Heads, "heads", 0, "DiT attention heads (0: Wan's 128-wide heads)")
 	fs.IntVar(&r.FPS, "fps", video.DefaultFPS, "frames per second of the MP4")
@@ -76,6 +77,7 @@ func runVideo(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Float64Var(&cfg, "cfg-scale", cfg, "classifier-free guidance scale (1: no negative pass)")
 	ffmpeg := fs.String("ffmpeg", "", "the ffmpeg executable (default: ffmpeg in PATH)")
 	budget := fs.String("mem-budget", "", "memory the job may use, e.g. 6GiB (default: what the machine has available)")
+	fs.BoolVar(&r.RoundFrames, "round-frames", false, "round --frames to the nearest 4n+1 (the larger on a tie) with a warning, instead of refusing it")
 	jobFlags(fs, &o)
 	pos, err := parseFlags(fs, args)
 	if err != nil {

@@ -64,3 +64,35 @@ func TestVideo(t *testing.T) {
 		t.Fatalf("decode %s: code %d, stdout %q, stderr %q", id, code, stdout, errs)
 	}
 }
+
+// TestVideoFlags: --rng names the noise's generator (one that is not cpu
+// or cuda is refused in stage plan naming the two); --round-frames makes
+// 6 frames 5 with a warning.
+func TestVideoFlags(t *testing.T) {
+	sdtest.SkipGeneric(t, "glassbox video on the tiny Wan models")
+	dir := t.TempDir()
+	files := []string{"video", "--dit", sdtest.Wan(t, "dit-tiny", 1001, tensor.F32), "--t5", sdtest.Wan(t, "umt5-tiny", 4001, tensor.F32),
+		"--vae", sdtest.Wan(t, "vae", 2001, tensor.F32), "--heads", "4", "--prompt-ids", "17 201 33 1", "--cfg-scale", "1",
+		"-W", "32", "-H", "32", "--steps", "1", "--home", filepath.Join(dir, "home")}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string // in stdout and stderr
+	}{
+		{"cuda", []string{"--frames", "5", "--rng", "cuda"}, 0, []string{": 5 frames, seed 42"}},
+		{"philox", []string{"--frames", "5", "--rng", "philox"}, 1, []string{`plan: rng "philox": want one of cuda, cpu`}},
+		{"round", []string{"--frames", "6", "--round-frames"}, 0, []string{": 5 frames, seed 42", "6 video frames are not 4n + 1 (nearest: 5 or 9): rounded to 5"}},
+		{"no round", []string{"--frames", "6"}, 1, []string{"nearest: 5 or 9"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, tc.name)
+			stdout, errs, code := runCmd(t, "", append(append(files, tc.args...), "--frames-dir", out, "-o", out+".mp4")...)
+			for _, w := range tc.want {
+				if code != tc.code || !strings.Contains(stdout+errs, w) {
+					t.Errorf("%v: code %d, stdout %q, stderr %q; want code %d and %q", tc.args, code, stdout, errs, tc.code, w)
+				}
+			}
+		})
+	}
+}

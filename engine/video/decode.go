@@ -88,7 +88,7 @@ func Settings(r *Request) string {
 		RNG         string  `json:"rng"`
 		FPS         int     `json:"fps"`
 		DiT         string  `json:"dit"`
-	}{r.Prompt, r.Negative, r.PromptIDs, r.NegativeIDs, r.Frames, r.Width, r.Height, r.Steps, r.CFGScale, r.Shift, r.Sampler, r.Seed, "cpu", r.FPS, filepath.Base(r.DiT)})
+	}{r.Prompt, r.Negative, r.PromptIDs, r.NegativeIDs, r.Frames, r.Width, r.Height, r.Steps, r.CFGScale, r.Shift, r.Sampler, r.Seed, r.RNG, r.FPS, filepath.Base(r.DiT)})
 	return string(b)
 }
 

@@ -14,11 +14,13 @@
 //   - encode: the prompt and the negative prompt (Wan's default when empty)
 //     through the SentencePiece unigram tokenizer (the --spiece file or the
 //     spiece_model tensor of the umT5 file) and umT5, or token ids given as
-//     they are. The umT5 file is then closed, before the DiT's matrices
+//     they are (a text prompt cut to 511 tokens and EOS as Wan cuts it, with
+//     a prompt_truncated warning). The umT5 file is then closed, before the DiT's matrices
 //     (which alias their file's mapping) are first read, so umT5 and the
 //     DiT are never resident together.
 //   - generate: each prompt's DiT text embedding and cross-attention keys
-//     and values (PrepareText); torch's CPU generator seeded with the seed draws the noise,
+//     and values (PrepareText); torch's CPU generator seeded with the seed
+//     draws the noise (rng cpu, Wan's; rng cuda: Philox),
 //     then FlowUniPC (or flow Euler) over Wan's shifted schedule with CFG;
 //     each step is a part event with its s/step and ETA, a cancel stops the
 //     DiT between two blocks, and a NaN or Inf fails the step that made it

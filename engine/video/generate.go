@@ -49,9 +49,14 @@ func (j *job) generate(ctx context.Context) (pipeline.StageStats, error) {
 		return pipeline.StageStats{}, err
 	}
 	// Noise: torch.randn(16, T, H, W, generator=torch.Generator('cpu').manual_seed(seed)),
-	// as wan/text2video.py draws it.
+	// as wan/text2video.py draws it (rng cpu), or call 0 of the Philox
+	// generator (rng cuda: torch's CUDA generator, as sd.cpp draws it).
+	src, err := rng.New(r.RNG, uint64(r.Seed))
+	if err != nil {
+		return pipeline.StageStats{}, pipeline.Wrap(pipeline.StagePlan, err, "")
+	}
 	j.x = make([]float32, l.Len())
-	rng.NewTorchCPU(uint64(r.Seed), rng.KernelAVX2).Randn(j.x)
+	src.Randn(j.x)
 
 	calls := 0
 	perStep := 1

@@ -6,12 +6,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/glassbox-ai/glassbox/checkpoint"
 	"github.com/glassbox-ai/glassbox/compute"
 	"github.com/glassbox-ai/glassbox/diffusion"
+	"github.com/glassbox-ai/glassbox/diffusion/rng"
 	"github.com/glassbox-ai/glassbox/diffusion/wan"
 	"github.com/glassbox-ai/glassbox/pipeline"
 	"github.com/glassbox-ai/glassbox/plan"
@@ -31,6 +33,7 @@ const (
 	DefaultCFG     = 5.0
 	DefaultFPS     = 16 // sample_fps
 	DefaultSampler = "unipc"
+	DefaultRNG     = "cpu" // wan/text2video.py: torch.Generator(device='cpu')
 )
 
 // Request is a text-to-video job as the CLI and the journal see it.
@@ -45,21 +48,28 @@ type Request struct {
 	PromptIDs   []int32 `json:"prompt_ids,omitempty"`      // token ids used as given (no EOS added)
 	NegativeIDs []int32 `json:"negative_prompt_ids,omitempty"`
 
-	Frames   int     `json:"frames"`
-	Width    int     `json:"width"`
-	Height   int     `json:"height"`
-	Steps    int     `json:"steps"`
-	CFGScale float32 `json:"cfg_scale"`
-	Shift    float64 `json:"shift"`
-	Sampler  string  `json:"sampler"`
-	Seed     int64   `json:"seed"`
-	Heads    int     `json:"heads,omitempty"` // DiT heads (0: Wan's 128-wide heads)
-	FPS      int     `json:"fps"`
+	Frames int `json:"frames"`
+	// RoundFrames rounds a Frames that is not 4n + 1 to the nearest that
+	// is (the larger on a tie), with a frames_rounded warning, instead of
+	// refusing it.
+	RoundFrames bool    `json:"round_frames,omitempty"`
+	Width       int     `json:"width"`
+	Height      int     `json:"height"`
+	Steps       int     `json:"steps"`
+	CFGScale    float32 `json:"cfg_scale"`
+	Shift       float64 `json:"shift"`
+	Sampler     string  `json:"sampler"`
+	Seed        int64   `json:"seed"`
+	RNG         string  `json:"rng,omitempty"`   // the noise's generator: "cpu" (torch's CPU generator, Wan's) or "cuda" (Philox)
+	Heads       int     `json:"heads,omitempty"` // DiT heads (0: Wan's 128-wide heads)
+	FPS         int     `json:"fps"`
 
 	Out       string `json:"output"`               // the MP4 ("": none, FramesDir only)
 	FramesDir string `json:"frames_dir,omitempty"` // also write frame_NNN.png here
 	Threads   int    `json:"threads,omitempty"`
 	Budget    int64  `json:"budget_bytes,omitempty"` // 0: the machine's available memory
+
+	roundedFrom int // the frame count asked for, when RoundFrames changed it
 }
 
 // Defaults fills r's zero settings with Wan's.
@@ -87,6 +97,9 @@ func (r *Request) Defaults() {
 	}
 	if r.FPS == 0 {
 		r.FPS = DefaultFPS
+	}
+	if r.RNG == "" {
+		r.RNG = DefaultRNG
 	}
 }
 
@@ -120,6 +133,17 @@ func (r *Request) check() (wan.Latent, error) {
 	if r.Prompt == "" && len(r.PromptIDs) == 0 {
 		return wan.Latent{}, fmt.Errorf("no prompt")
 	}
+	// Token ids are used as given: more than umT5 reads cannot run (a text
+	// prompt is cut to fit instead, as Wan's tokenizer cuts it).
+	for _, ids := range []struct {
+		name string
+		n    int
+	}{{"prompt ids", len(r.PromptIDs)}, {"negative prompt ids", len(r.NegativeIDs)}} {
+		if ids.n > wan.TextLen {
+			return wan.Latent{}, fmt.Errorf("%s: %d token ids, umT5 reads at most %d: give at most %d (a text prompt is cut to %d tokens and EOS instead)",
+				ids.name, ids.n, wan.TextLen, wan.TextLen, wan.TextLen-1)
+		}
+	}
 	if r.Steps < 1 || r.Steps > 1000 {
 		return wan.Latent{}, fmt.Errorf("steps %d: want 1..1000", r.Steps)
 	}
@@ -138,7 +162,21 @@ func (r *Request) check() (wan.Latent, error) {
 	if _, err := r.method(); err != nil {
 		return wan.Latent{}, err
 	}
-	return wan.LatentOf(r.Frames, r.Width, r.Height)
+	if !slices.Contains(rng.Names, r.RNG) {
+		return wan.Latent{}, fmt.Errorf("rng %q: want one of %s (cpu: torch's CPU generator, as Wan draws its noise; cuda: Philox, torch's CUDA generator)",
+			r.RNG, strings.Join(rng.Names, ", "))
+	}
+	if lo, hi := wan.NearestFrames(r.Frames); r.RoundFrames && r.Frames > 1 && lo != hi {
+		r.roundedFrom, r.Frames = r.Frames, hi
+		if r.roundedFrom-lo < hi-r.roundedFrom {
+			r.Frames = lo
+		}
+	}
+	lat, err := wan.LatentOf(r.Frames, r.Width, r.Height)
+	if lo, hi := wan.NearestFrames(r.Frames); err != nil && r.Frames > 1 && lo != hi {
+		return wan.Latent{}, pipeline.Wrap(pipeline.StagePlan, err, "round_frames (glassbox video --round-frames) rounds the count to the nearest 4n + 1")
+	}
+	return lat, err
 }
 
 // Engine runs video jobs. Its zero value runs on this machine.
@@ -305,6 +343,10 @@ func (j *job) planStage(ctx context.Context) (pipeline.StageStats, error) {
 		return pipeline.StageStats{}, err
 	}
 	j.lat = lat
+	if j.r.roundedFrom != 0 {
+		lo, hi := wan.NearestFrames(j.r.roundedFrom)
+		j.warn("frames_rounded", fmt.Sprintf("%d video frames are not 4n + 1 (nearest: %d or %d): rounded to %d", j.r.roundedFrom, lo, hi, j.r.Frames))
+	}
 	if j.r.Out != "" {
 		if j.ffmpeg, err = FindFFmpeg(j.e.FFmpeg); err != nil {
 			if j.r.FramesDir == "" {
@@ -442,7 +484,7 @@ func sentencePiece(path string, f *checkpoint.File) (*tokenizer.Tokenizer, error
 	t, ok := f.Tensor(spieceTensor)
 	if !ok {
 		return nil, &checkpoint.Error{Path: f.Path(), Tensor: spieceTensor,
-			Err: fmt.Errorf("%w: the umT5 file has no SentencePiece model: pass its spiece.model (--spiece) or token ids (--prompt-ids, --negative-prompt-ids)", checkpoint.ErrMissing)}
+			Err: fmt.Errorf("%w: the umT5 file has no SentencePiece model to tokenize the prompts with: give them as token ids (a job's prompt_ids and negative_prompt_ids; glassbox video's --prompt-ids and --negative-prompt-ids) or give glassbox video the model's spiece.model (--spiece)", checkpoint.ErrMissing)}
 	}
 	if t.DType.TypeSize() != 1 || len(t.Shape) != 1 {
 		return nil, &checkpoint.Error{Path: f.Path(), Tensor: spieceTensor, Err: fmt.Errorf("is %s %v, want the model's bytes (one dimension of 1-byte elements)", t.DType, t.Shape)}
@@ -456,28 +498,29 @@ func sentencePiece(path string, f *checkpoint.File) (*tokenizer.Tokenizer, error
 
 // promptIDs tokenizes a prompt as Wan's T5EncoderModel does: cleaned, its
 // tokens truncated to 511 with EOS last; ids given are used as they are.
-func (j *job) promptIDs(text string, given []int32) ([]int32, error) {
+// n is the prompt's token count before any truncation (EOS included).
+func (j *job) promptIDs(text string, given []int32) (ids []int32, n int, err error) {
 	if len(given) > 0 {
 		if len(given) > wan.TextLen {
-			return nil, fmt.Errorf("%d token ids, at most %d", len(given), wan.TextLen)
+			return nil, len(given), fmt.Errorf("%d token ids, umT5 reads at most %d", len(given), wan.TextLen)
 		}
 		vocab := j.enc.Config().VocabSize
 		for i, id := range given {
 			if id < 0 || int(id) >= vocab {
-				return nil, fmt.Errorf("token id %d at %d is outside the vocabulary of %d", id, i, vocab)
+				return nil, len(given), fmt.Errorf("token id %d at %d is outside the vocabulary of %d", id, i, vocab)
 			}
 		}
-		return given, nil
+		return given, len(given), nil
 	}
 	toks, err := j.tok.Encode(t5.CleanPrompt(text), false, false)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	eos := j.tok.EOS()
 	if eos < 0 {
-		return nil, fmt.Errorf("the SentencePiece model has no EOS piece")
+		return nil, 0, fmt.Errorf("the SentencePiece model has no EOS piece")
 	}
-	return t5.PromptIDs(toks, eos), nil
+	return t5.PromptIDs(toks, eos), len(toks) + 1, nil
 }
 
 func (j *job) encode(ctx context.Context) (pipeline.StageStats, error) {
@@ -498,9 +541,13 @@ func (j *job) encode(ctx context.Context) (pipeline.StageStats, error) {
 	}
 	for i, pr := range prompts {
 		err := j.part(pipeline.StageEncode, pr.name, func() (pipeline.StageStats, error) {
-			ids, err := j.promptIDs(pr.text, pr.ids)
+			ids, n, err := j.promptIDs(pr.text, pr.ids)
 			if err != nil {
 				return pipeline.StageStats{}, fmt.Errorf("%s: %w", pr.name, err)
+			}
+			if n > len(ids) {
+				j.warn("prompt_truncated", fmt.Sprintf("the %s is %d tokens with its EOS, umT5 reads at most %d: its first %d and EOS are encoded, the last %d are left out (as Wan's tokenizer truncates)",
+					pr.name, n, wan.TextLen, len(ids)-1, n-len(ids)))
 			}
 			ctxv, err := j.enc.Encode(ctx, j.pool, ids)
 			if err != nil {

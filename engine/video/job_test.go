@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -501,4 +502,238 @@ func TestFFmpegRefuses(t *testing.T) {
 		t.Errorf("a failed ffmpeg left %s: %v", r.Out, err)
 	}
 	t.Log(err)
+}
+
+// TestVideoRNG: the noise's generator is cpu (torch's, Wan's) unless the
+// request names cuda (Philox); another name is refused in stage plan
+// with the valid ones. The two generators give different latents for one
+// seed, an empty name is cpu's, and the MP4 comment's settings echo it.
+func TestVideoRNG(t *testing.T) {
+	base := tinyRequest(t)
+	base.Frames, base.Width, base.Height, base.Steps, base.CFGScale = 5, 32, 32, 1, 1
+	dir := t.TempDir()
+	latents := map[string][]float32{}
+	for _, c := range []struct {
+		rng, want, err string
+	}{
+		{"", "cpu", ""},
+		{"cpu", "cpu", ""},
+		{"cuda", "cuda", ""},
+		{"mt19937", "", `rng "mt19937": want one of cuda, cpu`},
+		{"CPU", "", `want one of cuda, cpu`},
+	} {
+		t.Run(c.rng, func(t *testing.T) {
+			r := base
+			r.RNG = c.rng
+			r.FramesDir = filepath.Join(dir, c.rng+"frames")
+			_, cerr := r.Check()
+			res, err := (&Engine{}).Run(context.Background(), r, "rng", filepath.Join(dir, "job"+c.rng))
+			if c.err != "" {
+				for _, e := range []error{cerr, err} {
+					st, _ := pipeline.StageOf(e)
+					if e == nil || st != pipeline.StagePlan || !strings.Contains(e.Error(), c.err) {
+						t.Errorf("error %v (stage %s), want stage plan with %q", e, st, c.err)
+					}
+				}
+				return
+			}
+			if cerr != nil || err != nil {
+				t.Fatalf("Check: %v, Run: %v", cerr, err)
+			}
+			if r.Defaults(); r.RNG != c.want || !strings.Contains(Settings(&r), `"rng":"`+c.want+`"`) {
+				t.Errorf("rng %q, settings %s, want %s", r.RNG, Settings(&r), c.want)
+			}
+			x, err := vae.ReadF32(res.Latents, 16*2*4*4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			latents[c.rng] = x
+		})
+	}
+	same := func(a, b []float32) bool { return len(a) > 0 && slices.Equal(a, b) }
+	if !same(latents[""], latents["cpu"]) || same(latents["cpu"], latents["cuda"]) || len(latents["cuda"]) == 0 {
+		t.Errorf("latents: default = cpu %v, cpu = cuda %v (want true, false)", same(latents[""], latents["cpu"]), same(latents["cpu"], latents["cuda"]))
+	}
+}
+
+// spieceT5 is the tiny umT5 with the test SentencePiece model (2000
+// pieces) in its spiece_model tensor, as ComfyUI's files keep theirs.
+func spieceT5(t testing.TB, r *Request) string {
+	spm, err := os.ReadFile(shared.Path(t, "vocab/ugm/ugm-t5like.model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sdtest.WithSpiece(t, r.T5, spm)
+}
+
+// TestVideoPromptTokens: umT5 reads at most 512 tokens. Token ids over
+// that are refused by Check (at request time, stage plan) naming the
+// count and the limit; a longer text prompt is cut to 511 tokens and EOS,
+// as Wan's tokenizer cuts it, with a prompt_truncated warning naming the
+// count, the limit and what was left out.
+func TestVideoPromptTokens(t *testing.T) {
+	base := tinyRequest(t)
+	base.Frames, base.Width, base.Height, base.Steps, base.CFGScale = 5, 32, 32, 1, 1
+	base.NegativeIDs = nil
+	t5 := spieceT5(t, &base)
+	the := func(n int) string { return strings.Repeat("the ", n) } // "▁the" is id 3 of the test model
+	ids := func(n int) []int32 { return slices.Repeat([]int32{3}, n) }
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name    string
+		edit    func(*Request)
+		err     string // a Check (stage plan) error
+		warning string // "": none
+	}{
+		{"ids 512", func(r *Request) { r.PromptIDs = ids(512) }, "", ""},
+		{"ids 513", func(r *Request) { r.PromptIDs = ids(513) }, "prompt ids: 513 token ids, umT5 reads at most 512", ""},
+		{"negative ids 600", func(r *Request) { r.CFGScale, r.NegativeIDs = 5, ids(600) }, "negative prompt ids: 600 token ids, umT5 reads at most 512", ""},
+		{"text 511", func(r *Request) { r.PromptIDs, r.Prompt = nil, the(510) }, "", ""},
+		{"text 600", func(r *Request) { r.PromptIDs, r.Prompt = nil, the(599) }, "",
+			"prompt_truncated: the prompt is 600 tokens with its EOS, umT5 reads at most 512: its first 511 and EOS are encoded, the last 88 are left out"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := base
+			r.T5 = t5
+			c.edit(&r)
+			r.FramesDir = filepath.Join(dir, c.name)
+			_, cerr := r.Check()
+			var rec recorder
+			_, err := (&Engine{}).Run(rec.ctx(context.Background()), r, "tokens", filepath.Join(dir, "job "+c.name))
+			if c.err != "" {
+				for _, e := range []error{cerr, err} {
+					if st, _ := pipeline.StageOf(e); e == nil || st != pipeline.StagePlan || !strings.Contains(e.Error(), c.err) {
+						t.Errorf("error %v (stage %s), want stage plan with %q", e, st, c.err)
+					}
+				}
+				return
+			}
+			if cerr != nil || err != nil {
+				t.Fatalf("Check: %v, Run: %v", cerr, err)
+			}
+			var warned []string
+			for _, w := range rec.warnings {
+				if strings.HasPrefix(w, "prompt_truncated") {
+					warned = append(warned, w)
+				}
+			}
+			if c.warning == "" && len(warned) != 0 || c.warning != "" && (len(warned) != 1 || !strings.HasPrefix(warned[0], c.warning)) {
+				t.Errorf("warnings %q, want %q", warned, c.warning)
+			}
+		})
+	}
+}
+
+// TestVideoSpieceTensor: the umT5 file's own spiece_model tensor (U8, as
+// ComfyUI stores it) tokenizes text prompts, with nothing else given: a
+// job on the texts makes the latent, bit for bit, that the job on their
+// ids makes (as glassbox tokenize gives them from the same tensor, EOS
+// last); --spiece with the model's file gives the same; without the
+// tensor, a text prompt fails in stage load naming spiece_model.
+func TestVideoSpieceTensor(t *testing.T) {
+	base := tinyRequest(t)
+	base.Frames, base.Width, base.Height, base.Steps = 5, 32, 32, 1
+	plain := base.T5
+	base.T5 = spieceT5(t, &base)
+	const prompt, negative = "this is the work of any license, or that of you", "not that"
+	texts := func(r *Request) { r.Prompt, r.Negative, r.PromptIDs, r.NegativeIDs = prompt, negative, nil, nil }
+	dir := t.TempDir()
+	latents := map[string][]float32{}
+	for _, c := range []struct {
+		name  string
+		edit  func(*Request)
+		stage pipeline.Stage // "": the job runs
+		want  string
+	}{
+		{"ids", func(r *Request) {
+			r.PromptIDs, r.NegativeIDs = []int32{17, 18, 3, 25, 6, 22, 50, 4, 12, 13, 6, 16, 1}, []int32{24, 13, 1}
+		}, "", ""},
+		{"tensor", texts, "", ""},
+		{"spiece file", func(r *Request) { texts(r); r.T5, r.Spiece = plain, shared.Path(t, "vocab/ugm/ugm-t5like.model") }, "", ""},
+		{"no tensor", func(r *Request) { texts(r); r.T5 = plain }, pipeline.StageLoad, `tensor "spiece_model": missing`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := base
+			c.edit(&r)
+			r.FramesDir = filepath.Join(dir, c.name)
+			res, err := (&Engine{}).Run(context.Background(), r, "spiece", filepath.Join(dir, "job "+c.name))
+			if c.stage != "" {
+				if st, _ := pipeline.StageOf(err); err == nil || st != c.stage || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("error %v (stage %s), want stage %s with %q", err, st, c.stage, c.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if latents[c.name], err = vae.ReadF32(res.Latents, 16*2*4*4); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	for _, name := range []string{"tensor", "spiece file"} {
+		if len(latents["ids"]) == 0 || !slices.Equal(latents[name], latents["ids"]) {
+			t.Errorf("the job on the texts (%s) and on their ids made different latents", name)
+		}
+	}
+}
+
+// TestVideoRoundFrames: with RoundFrames a frame count that is not 4n + 1
+// becomes the nearest that is (the larger on a tie), and the job warns
+// frames_rounded naming both counts; without it the count is refused in
+// stage plan with the nearest ones. Valid counts, the default and counts
+// below 1 are not rounded.
+func TestVideoRoundFrames(t *testing.T) {
+	base := tinyRequest(t)
+	base.Width, base.Height, base.Steps, base.CFGScale = 32, 32, 1, 1
+	dir := t.TempDir()
+	base.FramesDir = dir
+	for _, c := range []struct {
+		frames int
+		round  bool
+		want   int    // the frames checked
+		err    string // the Check error
+	}{
+		{6, true, 5, ""},
+		{7, true, 9, ""}, // a tie
+		{8, true, 9, ""},
+		{4, true, 5, ""},
+		{2, true, 1, ""},
+		{5, true, 5, ""},
+		{0, true, DefaultFrames, ""},
+		{6, false, 0, "6 video frames: Wan 2.1 makes 4n + 1 frames (nearest: 5 or 9)"},
+		{-3, true, 0, "-3 video frames: want 4n + 1"},
+	} {
+		r := base
+		r.Frames, r.RoundFrames = c.frames, c.round
+		_, err := r.Check()
+		st, _ := pipeline.StageOf(err)
+		switch {
+		case c.err != "" && (err == nil || st != pipeline.StagePlan || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("frames %d round %v: error %v (stage %s), want stage plan with %q", c.frames, c.round, err, st, c.err)
+		case c.err == "" && (err != nil || r.Frames != c.want):
+			t.Errorf("frames %d round %v: %d frames, %v; want %d", c.frames, c.round, r.Frames, err, c.want)
+		}
+	}
+
+	// A job: 4 frames made as 5, with the warning; Check before Run (as a
+	// server checks a request, then runs it) warns as well.
+	for _, checked := range []bool{false, true} {
+		r := base
+		r.Frames, r.RoundFrames = 4, true
+		if checked {
+			if _, err := r.Check(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var rec recorder
+		res, err := (&Engine{}).Run(rec.ctx(context.Background()), r, "round", filepath.Join(dir, "job"+strconv.FormatBool(checked)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "frames_rounded: 4 video frames are not 4n + 1 (nearest: 1 or 5): rounded to 5"
+		if res.Frames != 5 || !slices.Contains(rec.warnings, want) || !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(want, w) }) {
+			t.Errorf("checked %v: %d frames, warnings %q (result %q), want 5 and %q", checked, res.Frames, rec.warnings, res.Warnings, want)
+		}
+	}
 }
