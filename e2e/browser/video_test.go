@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -73,6 +74,11 @@ func TestVideoPage(t *testing.T) {
 	b.set("#vid-prompt", "")
 	b.set("#vid-prompt_ids", "17 201 33 1")
 	b.set("#vid-negative_prompt_ids", "9 9 1")
+	// Six frames, rounded to five by the server; the Philox noise.
+	b.set("#vid-frames", "6")
+	eval[bool](b, `document.querySelector('#vid-more').open = true`)
+	b.click("#vid-round_frames")
+	b.set("#vid-rng", "cuda")
 	b.click("#vid-go")
 	b.waitFor("the job to start", `document.querySelector('#vid-status')?.dataset.state !== 'failed'`, patience)
 	b.waitFor("the job to end", `['done', 'failed', 'cancelled'].includes(document.querySelector('#vid-status')?.dataset.state)`, 3*patience)
@@ -94,6 +100,26 @@ func TestVideoPage(t *testing.T) {
 	// The frames came as they were decoded: the last one shown was the 5th.
 	if f := eval[string](b, `document.querySelector('#vid-preview').dataset.frame || ''`); f != "5" {
 		t.Errorf("the last frame preview shown is %q, want 5", f)
+	}
+	var job struct {
+		Params map[string]any `json:"params"`
+		Result struct {
+			Frames   int      `json:"frames"`
+			Warnings []string `json:"warnings"`
+		} `json:"result"`
+	}
+	jobID := eval[string](b, `document.querySelector('#vid-player').dataset.job`)
+	if resp, err := http.Get(s.url + "/v1/jobs/" + jobID); err != nil {
+		t.Fatal(err)
+	} else {
+		err := json.NewDecoder(resp.Body).Decode(&job)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if job.Params["rng"] != "cuda" || job.Params["round_frames"] != true || job.Result.Frames != 5 {
+		t.Errorf("the page sent rng %v, round_frames %v; the job made %d frames: want cuda, true, 5", job.Params["rng"], job.Params["round_frames"], job.Result.Frames)
 	}
 	src := eval[string](b, `document.querySelector('#vid-video').src`)
 	resp, err := http.Get(src)

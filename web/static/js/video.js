@@ -39,6 +39,9 @@ const MORE = [
 ];
 
 const SAMPLERS = ['unipc', 'euler'];
+// RNGS: the noise generators a video job takes: torch's CPU generator (Wan's
+// and ComfyUI's) and the CUDA Philox one (the official GPU runs').
+const RNGS = [['cpu', 'cpu (torch CPU generator, Wan and ComfyUI)'], ['cuda', 'cuda (Philox, as on a GPU)']];
 
 function load() {
   try {
@@ -92,6 +95,8 @@ export function videoView(root) {
   const fields = FIELDS.map(numberField);
   const more = MORE.map(numberField);
   const sampler = fmt.el('select', { id: 'vid-sampler' }, SAMPLERS.map((s) => fmt.el('option', { value: s }, s)));
+  const rng = fmt.el('select', { id: 'vid-rng' }, RNGS.map(([v, l]) => fmt.el('option', { value: v }, l)));
+  const roundFrames = fmt.el('input', { id: 'vid-round_frames', type: 'checkbox' });
   const promptIDs = fmt.el('input', { id: 'vid-prompt_ids', type: 'text', inputmode: 'numeric', placeholder: '17 201 33 1' });
   const negativeIDs = fmt.el('input', { id: 'vid-negative_prompt_ids', type: 'text', inputmode: 'numeric', placeholder: '9 9 1' });
   const go = fmt.el('button', { type: 'submit', id: 'vid-go' }, 'Generate');
@@ -117,7 +122,9 @@ export function videoView(root) {
     fmt.el('div', { class: 'settings' }, fields),
     fmt.el('details', { id: 'vid-more' }, fmt.el('summary', {}, 'More settings'),
       fmt.el('div', { class: 'settings' }, more,
-        fmt.el('div', {}, fmt.el('label', { for: 'vid-sampler' }, 'Sampler'), sampler)),
+        fmt.el('div', {}, fmt.el('label', { for: 'vid-sampler' }, 'Sampler'), sampler),
+        fmt.el('div', {}, fmt.el('label', { for: 'vid-rng' }, 'Noise generator'), rng)),
+      fmt.el('div', { class: 'check' }, fmt.el('label', {}, roundFrames, ' Round the frame count to the nearest 4n + 1 (instead of refusing it)')),
       fmt.el('label', { for: 'vid-prompt_ids' }, 'Prompt as umT5 token ids (instead of the text; for a text encoder without its SentencePiece model)'), promptIDs,
       fmt.el('label', { for: 'vid-negative_prompt_ids' }, 'Negative prompt as token ids'), negativeIDs),
     fmt.el('div', { class: 'actions' }, go, stop), status);
@@ -125,11 +132,17 @@ export function videoView(root) {
   const history = fmt.el('section', { class: 'panel', 'aria-label': 'Earlier videos' }, fmt.el('h2', {}, 'Earlier videos'), past);
   root.replaceChildren(fmt.el('div', { class: 'image-view video-view' }, form, out, pipe.node, history));
 
+  // Rounding lets any frame count through the form (the server rounds it).
+  const frameStep = () => { inputs.frames.step = roundFrames.checked ? '1' : '4'; };
+  roundFrames.addEventListener('change', frameStep);
   // The form keeps its values across reloads.
   const fill = (s) => {
     prompt.value = s.prompt || '';
     negative.value = s.negative_prompt || '';
     sampler.value = SAMPLERS.includes(s.sampler) ? s.sampler : 'unipc';
+    rng.value = RNGS.some(([v]) => v === s.rng) ? s.rng : 'cpu';
+    roundFrames.checked = !!s.round_frames;
+    frameStep();
     for (const [name] of [...FIELDS, ...MORE]) inputs[name].value = s[name] ?? '';
     promptIDs.value = (s.prompt_ids || []).join(' ');
     negativeIDs.value = (s.negative_prompt_ids || []).join(' ');
@@ -137,7 +150,8 @@ export function videoView(root) {
   };
   // read is the request's settings; it throws on token ids it cannot parse.
   const read = () => {
-    const s = { prompt: prompt.value.trim(), negative_prompt: negative.value.trim(), sampler: sampler.value };
+    const s = { prompt: prompt.value.trim(), negative_prompt: negative.value.trim(), sampler: sampler.value, rng: rng.value };
+    if (roundFrames.checked) s.round_frames = true;
     for (const [name] of [...FIELDS, ...MORE]) if (inputs[name].value !== '') s[name] = Number(inputs[name].value);
     const p = ids(promptIDs.value, 'prompt token ids');
     const n = ids(negativeIDs.value, 'negative prompt token ids');
