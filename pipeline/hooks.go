@@ -84,9 +84,10 @@ func (j *Job) unit(s Stage) string {
 		switch {
 		case j.info.Kind == "video":
 			return "frames"
-		case j.info.Kind == "image":
+		case j.info.Kind == "image" || j.info.Kind == "image-decode":
 			// The KL-f8 decoder reports each block of its forward pass
-			// (ResBlock, attention, resampling conv), over all tiles.
+			// (ResBlock, attention, resampling conv), over all tiles; so
+			// does glassbox decode's re-decode of an image job.
 			return "blocks"
 		case strings.HasPrefix(j.info.Kind, "vae"):
 			return "tiles"

@@ -14,6 +14,7 @@ func TestProgressUnit(t *testing.T) {
 		{"generate", StageQueued, "position"},
 		{"image", StageGenerate, "steps"},
 		{"image", StageDecode, "blocks"},
+		{"image-decode", StageDecode, "blocks"},
 		{"video", StageDecode, "frames"},
 		{"vae-encode", StageEncode, "layers"},
 		{"vae-decode", StageDecode, "tiles"},

@@ -111,20 +111,20 @@ func (b klBinder) gn(prefix string, c int) gnParams {
 }
 
 // conv binds a convolution. A kernel the file stores in F16 stays F16
-// (conv.NewConvF16: half the memory, the same results, since the kernels
-// widen each weight exactly as a float32 copy would hold it); F32 and
-// BF16 kernels are packed as float32.
+// (conv.NewConvPadF16: half the memory, the same results, since the
+// kernels widen each weight exactly as a float32 copy would hold it); F32
+// and BF16 kernels are packed as float32.
 func (b klBinder) conv(prefix string, cout, cin, k, stride, pad int, shape ...int) *conv.Conv {
 	if shape == nil {
 		shape = []int{cout, cin, k, k}
 	}
-	if t := b.Raw(prefix+".weight", shape...); t != nil && t.DType == tensor.F16 && pad == (k-1)/2 {
+	if t := b.Raw(prefix+".weight", shape...); t != nil && t.DType == tensor.F16 {
 		w := b.Float16(prefix+".weight", shape...)
 		bias := b.Float32(prefix+".bias", cout)
 		if b.Err() != nil {
 			return nil
 		}
-		c, err := conv.NewConvF16(w, bias, cout, cin, k, stride)
+		c, err := conv.NewConvPadF16(w, bias, cout, cin, k, stride, pad)
 		if err != nil {
 			b.Fail(fmt.Errorf("load: %s: %w", prefix, err))
 		}
@@ -154,13 +154,23 @@ func (b klBinder) linear(prefix string, c int) *conv.Conv {
 	return b.conv(prefix, c, c, 1, 1, 0, shape...)
 }
 
+// upconv binds an upsampling conv (folded into the ×2 upsampling). Its
+// combined 2×2 kernels are sums of 3×3 taps formed in float32; where the
+// file stores the kernel in F16 they are kept rounded to binary16
+// (conv.NewUpConvF16, as the UNet keeps its own: half the memory, one
+// more rounding of each combined weight), else in float32.
 func (b klBinder) upconv(prefix string, c int) *conv.UpConv {
+	t := b.Raw(prefix+".weight", c, c, 3, 3)
 	w := b.Float32(prefix+".weight", c, c, 3, 3)
 	bias := b.Float32(prefix+".bias", c)
 	if b.Err() != nil {
 		return nil
 	}
-	u, err := conv.NewUpConv(w, bias, c, c)
+	newUp := conv.NewUpConv
+	if t != nil && t.DType == tensor.F16 {
+		newUp = conv.NewUpConvF16
+	}
+	u, err := newUp(w, bias, c, c)
 	if err != nil {
 		b.Fail(fmt.Errorf("load: %s: %w", prefix, err))
 	}
@@ -197,9 +207,9 @@ func (b klBinder) mid(prefix string) klMidBlock {
 // NewKL binds an SD 1.x VAE from src in LDM names without a prefix
 // (encoder.*, decoder.*, quant_conv.*, post_quant_conv.*): the view
 // checkpoint.SD1Components(...).VAE.Source. Convolution kernels stored in
-// F16 stay F16 (the VAE's 84M parameters take about 170 MB, 335 MB
-// widened); F32 and BF16 weights, the upsampling convs' combined kernels
-// and the norms are float32. A missing or
+// F16 stay F16, the upsampling convs' combined kernels rounded to
+// binary16 (the VAE's 84M parameters take 168 MiB, 335 MiB widened); F32
+// and BF16 weights and the norms are float32. A missing or
 // mis-shaped tensor is a load-stage *checkpoint.Error naming it, the shape
 // found and the shape wanted; a tensor under those names that the
 // architecture does not have (another VAE's layout) is refused by name,

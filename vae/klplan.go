@@ -133,10 +133,9 @@ func PlanKLEncode(h, w int) (EncodePlan, error) {
 
 // KLWeightBytes is what NewKL(src) keeps, from the tensors' shapes and
 // element types without reading them: each convolution packed as the
-// conv package packs it (binary16 kernels where the file stores F16 and
-// the padding is symmetric, float32 otherwise; the upsampling convs'
-// combined 2×2 kernels of four parities in float32), the group norms
-// widened to float32. The file's pages are not counted: the binder drops
+// conv package packs it (binary16 kernels where the file stores F16,
+// float32 otherwise; the upsampling convs' combined 2×2 kernels of four
+// parities likewise), the group norms widened to float32. The file's pages are not counted: the binder drops
 // them once copied.
 func KLWeightBytes(src checkpoint.Source) int64 {
 	var n int64
@@ -167,9 +166,11 @@ func KLWeightBytes(src checkpoint.Source) int64 {
 		}
 		lanes := int64(blockLanes(cout))
 		switch {
+		case strings.Contains(name, "upsample.conv") && t.DType == tensor.F16:
+			n += lanes * (2*int64(16*cin) + 4)
 		case strings.Contains(name, "upsample.conv"):
 			n += 4 * lanes * int64(16*cin+1)
-		case t.DType == tensor.F16 && !strings.Contains(name, "downsample"):
+		case t.DType == tensor.F16:
 			n += lanes * (2*int64(k*k*cin) + 4)
 		default:
 			n += packedBytes(cout, cin, k)

@@ -43,7 +43,13 @@ func NewConvPad(w []float32, bias []float32, cout, cin, k, stride, pad int) (*Co
 // the result is that of NewConv on the widened weights. Activations,
 // bias and arithmetic stay float32.
 func NewConvF16(w []uint16, bias []float32, cout, cin, k, stride int) (*Conv, error) {
-	c, err := newConv(len(w), bias, cout, cin, k, stride, (k-1)/2)
+	return NewConvPadF16(w, bias, cout, cin, k, stride, (k-1)/2)
+}
+
+// NewConvPadF16 is NewConvPad for binary16 weights, kept so as
+// NewConvF16 keeps them.
+func NewConvPadF16(w []uint16, bias []float32, cout, cin, k, stride, pad int) (*Conv, error) {
+	c, err := newConv(len(w), bias, cout, cin, k, stride, pad)
 	if err != nil {
 		return nil, err
 	}

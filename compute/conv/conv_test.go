@@ -299,17 +299,20 @@ func TestConvPadAgainstReference(t *testing.T) {
 	}
 }
 
-// TestConvF16 checks NewConvF16 against NewConv on the widened weights:
-// the same bits with every kernel set (the weights are widened exactly).
+// TestConvF16 checks NewConvPadF16 (NewConvF16 at the symmetric padding)
+// against NewConvPad on the widened weights: the same bits with every
+// kernel set (the weights are widened exactly).
 func TestConvF16(t *testing.T) {
-	cases := []struct{ cin, cout, k, stride, h, w int }{
-		{64, 64, 3, 1, 9, 13},
-		{64, 128, 3, 1, 4, 4},
-		{32, 64, 3, 2, 8, 10},
-		{3, 32, 3, 1, 7, 15},
-		{64, 16, 1, 1, 5, 11},
-		{40, 4, 3, 1, 6, 20},
-		{128, 64, 3, 1, 2, 2},
+	cases := []struct{ cin, cout, k, stride, pad, h, w int }{
+		{64, 64, 3, 1, 1, 9, 13},
+		{64, 128, 3, 1, 1, 4, 4},
+		{32, 64, 3, 2, 1, 8, 10},
+		{32, 64, 3, 2, 0, 8, 10}, // the LDM downsampling's (0, 1, 0, 1) padding
+		{64, 64, 3, 2, 0, 9, 7},
+		{3, 32, 3, 1, 1, 7, 15},
+		{64, 16, 1, 1, 0, 5, 11},
+		{40, 4, 3, 1, 1, 6, 20},
+		{128, 64, 3, 1, 1, 2, 2},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range cases {
@@ -321,11 +324,11 @@ func TestConvF16(t *testing.T) {
 			w32[i] = halfToFloat(w16[i])
 		}
 		bias := randSlice(rng, c.cout, 0.5)
-		cf, err := NewConv(w32, bias, c.cout, c.cin, c.k, c.stride)
+		cf, err := NewConvPad(w32, bias, c.cout, c.cin, c.k, c.stride, c.pad)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch, err := NewConvF16(w16, bias, c.cout, c.cin, c.k, c.stride)
+		ch, err := NewConvPadF16(w16, bias, c.cout, c.cin, c.k, c.stride, c.pad)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,7 +339,7 @@ func TestConvF16(t *testing.T) {
 		ho, wo := cf.OutSize(c.h), cf.OutSize(c.w)
 		skip, _ := FromCHW(randSlice(rng, c.cout*ho*wo, 1), c.cout, ho, wo)
 		for implName, impl := range tileImpls() {
-			t.Run(fmt.Sprintf("%d-%d-k%d-s%d-%dx%d/%s", c.cin, c.cout, c.k, c.stride, c.h, c.w, implName), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%d-%d-k%d-s%d-p%d-%dx%d/%s", c.cin, c.cout, c.k, c.stride, c.pad, c.h, c.w, implName), func(t *testing.T) {
 				want, got := NewMap(ho, wo, c.cout), NewMap(ho, wo, c.cout)
 				fillNaN(got)
 				if err := cf.apply(chunks(3), want, in, skip, true, impl); err != nil {
@@ -356,6 +359,9 @@ func TestConvF16(t *testing.T) {
 	}
 	if _, err := NewConvF16(make([]uint16, 5), nil, 2, 2, 3, 1); err == nil {
 		t.Error("NewConvF16 took 5 weights for 2→2 k3")
+	}
+	if _, err := NewConvPadF16(make([]uint16, 36), nil, 2, 2, 3, 2, 2); err == nil {
+		t.Error("NewConvPadF16 took padding 2 for k3")
 	}
 }
 

@@ -24,7 +24,8 @@
 // or tile position, so results are bit-identical across runs and threads.
 //
 // Weights are given as float32 (vae widens the F16 values of the TAEF2
-// checkpoints when it binds them) or, with NewConvF16, as IEEE binary16
+// checkpoints when it binds them) or, with NewConvF16 (NewConvPadF16 for
+// the smaller leading padding), as IEEE binary16
 // kept so (half the memory; the kernels widen each weight with VCVTPH2PS
 // as they load it, so results equal the float32 kernel's on the widened
 // weights), and packed once; all arithmetic is F32. NewUpConvF16 keeps an

@@ -29,8 +29,10 @@ type Plan struct {
 	Batch         int
 
 	// Weights of each component as they are resident, from the header's
-	// shapes and types: the file's pages (mapped and read while binding)
-	// plus the VAE's packed F32 convolution kernels (residentBytes).
+	// shapes and types: the text encoder's and UNet's file pages (mapped
+	// and read while binding; residentBytes), the VAE's packed kernels
+	// and norms (vae.KLWeightBytes: F16 kernels stay binary16, the file's
+	// pages dropped).
 	TextBytes, UNetBytes, VAEBytes int64
 	// Activations: the text encoder's, one UNet call's, the VAE decode's
 	// (and the encoder's for img2img, bounded by the decode's).
