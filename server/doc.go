@@ -1,10 +1,13 @@
 // Package server is glassbox's deliver stage over HTTP: one process, one
-// port, three dialects over the same jobs.
+// port, several dialects over the same jobs.
 //
 //   - The native jobs API (/v1/jobs, /v1/jobs/{id}/events as Server-Sent
 //     Events whose id is the event sequence number, /v1/plan, /v1/ps,
 //     /v1/defaults (the options a job that sets none runs with),
-//     /v1/models, /metrics, /healthz). A native job belongs to the server,
+//     /v1/models, /v1/cluster/workers (a cluster front's workers),
+//     /metrics, /healthz; image and video jobs through the optional
+//     ImageBackend and VideoBackend, a cluster through ClusterBackend).
+//     A native job belongs to the server,
 //     not to the connection: it runs on when its client goes away, and a
 //     client that reconnects with Last-Event-ID misses nothing.
 //   - Ollama's API (/api/generate, /api/chat as NDJSON, /api/tags,
@@ -12,7 +15,10 @@
 //     https://github.com/ollama/ollama/blob/main/docs/api.md.
 //   - OpenAI's API (/v1/chat/completions, /v1/completions as SSE ending
 //     with "data: [DONE]", /v1/models), documented at
-//     https://platform.openai.com/docs/api-reference.
+//     https://platform.openai.com/docs/api-reference; its images API too.
+//   - Anthropic's Messages API, llama.cpp's server endpoints,
+//     AUTOMATIC1111's /sdapi/v1 and ComfyUI's /prompt, /ws and /upload
+//     (docs/API.md lists every endpoint).
 //
 // A compatible-API generation belongs to its connection: when the client
 // disconnects, the request context ends and the generation stops within one
