@@ -145,12 +145,9 @@ func (b *Backend) GenerateImage(ctx context.Context, job string, req *server.Ima
 	if err != nil {
 		return nil, err
 	}
-	if !validJobID(job) {
-		return nil, fmt.Errorf("deliver: job id %q: %w", job, server.ErrJobNotFound)
-	}
-	dir := filepath.Join(b.jobsDir(), job)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, pipeline.Wrap(pipeline.StagePlan, fmt.Errorf("the job's folder: %w", err), "")
+	dir, err := b.jobFolder(job)
+	if err != nil {
+		return nil, err
 	}
 	iw, ih, err := initSize(req.InitImage)
 	if err != nil {
@@ -344,4 +341,17 @@ func humanParams(n int64) string {
 		return fmt.Sprintf("%.0fM", float64(n)/1e6)
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// jobFolder makes job's folder under the jobs directory (its files: latents,
+// outputs) and returns its path; a job id that is not one of ours is refused.
+func (b *Backend) jobFolder(job string) (string, error) {
+	if !validJobID(job) {
+		return "", fmt.Errorf("deliver: job id %q: %w", job, server.ErrJobNotFound)
+	}
+	dir := filepath.Join(b.jobsDir(), job)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", pipeline.Wrap(pipeline.StagePlan, fmt.Errorf("the job's folder: %w", err), "")
+	}
+	return dir, nil
 }

@@ -134,12 +134,9 @@ func (b *Backend) GenerateVideo(ctx context.Context, job string, req *server.Vid
 	if err != nil {
 		return nil, err
 	}
-	if !validJobID(job) {
-		return nil, fmt.Errorf("deliver: job id %q: %w", job, server.ErrJobNotFound)
-	}
-	dir := filepath.Join(b.jobsDir(), job)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, pipeline.Wrap(pipeline.StagePlan, fmt.Errorf("the job's folder: %w", err), "")
+	dir, err := b.jobFolder(job)
+	if err != nil {
+		return nil, err
 	}
 	r := videoRequest(req, m, dir)
 	r.Seed = engimage.ResolveSeed(r.Seed)
