@@ -82,7 +82,9 @@ func (j *Job) unit(s Stage) string {
 		return "tokens"
 	case StageDecode:
 		switch {
-		case j.info.Kind == "video":
+		case j.info.Kind == "video" || j.info.Kind == "video-decode":
+			// The causal VAE reports each frame it hands to the encoder;
+			// so does glassbox decode's re-decode of a video job.
 			return "frames"
 		case j.info.Kind == "image" || j.info.Kind == "image-decode":
 			// The KL-f8 decoder reports each block of its forward pass

@@ -16,6 +16,7 @@ func TestProgressUnit(t *testing.T) {
 		{"image", StageDecode, "blocks"},
 		{"image-decode", StageDecode, "blocks"},
 		{"video", StageDecode, "frames"},
+		{"video-decode", StageDecode, "frames"},
 		{"vae-encode", StageEncode, "layers"},
 		{"vae-decode", StageDecode, "tiles"},
 	}
