@@ -115,6 +115,12 @@ func (b *Backend) CheckVideo(ctx context.Context, req *server.VideoRequest) erro
 	if _, err := r.Check(); err != nil {
 		return server.BadRequest(err)
 	}
+	// The files' headers: a file in the wrong place, ids outside the
+	// vocabulary or a prompt with no tokenizer is answered now, not after
+	// the job's turn in the queue.
+	if err := r.CheckFiles(); err != nil {
+		return server.BadRequest(err)
+	}
 	if _, err := video.FindFFmpeg(""); err != nil {
 		return &server.Error{Status: http.StatusNotImplemented, Stage: string(pipeline.StageDeliver), Code: "no_ffmpeg",
 			Message: err.Error(), Hint: "install ffmpeg on the server (Debian: apt-get install ffmpeg)", Err: err}

@@ -93,15 +93,20 @@ func TestVideoJob(t *testing.T) {
 		t.Errorf("/api/show %s: %d %s", dit, st, b)
 	}
 
-	for _, tc := range []struct{ body, stage, want string }{
-		{tinyVideo("stories260K", t5, vae, ""), "load", "not a Wan 2.1 file"},
-		{tinyVideo(dit, t5, vae, `,"frames":6`), "plan", "nearest: 5 or 9"},
-		{tinyVideo(dit, t5, vae, `,"sampler":"heun"`), "plan", "unipc and euler"},
-		{tinyVideo(dit, t5, vae, `,"rng":"philox"`), "plan", `rng \"philox\": want one of cuda, cpu`},
-		{tinyVideo(dit, t5, vae, `,"prompt_ids":[`+strings.Repeat("3,", 512)+`1]`), "plan", "prompt ids: 513 token ids, umT5 reads at most 512"},
+	for _, tc := range []struct{ body, stage, want, also string }{
+		{tinyVideo("stories260K", t5, vae, ""), "load", "not a Wan 2.1 file", ""},
+		{tinyVideo(dit, t5, vae, `,"frames":6`), "plan", "nearest: 5 or 9", ""},
+		{tinyVideo(dit, t5, vae, `,"sampler":"heun"`), "plan", "unipc and euler", ""},
+		{tinyVideo(dit, t5, vae, `,"rng":"philox"`), "plan", `rng \"philox\": want one of cuda, cpu`, ""},
+		{tinyVideo(dit, t5, vae, `,"prompt_ids":[`+strings.Repeat("3,", 512)+`1]`), "plan", "prompt ids: 513 token ids, umT5 reads at most 512", ""},
+		{tinyVideo(dit, t5, vae, `,"prompt_ids":[17,256,1]`), "load", "prompt ids: token 1 is id 256, outside the vocabulary of " + t5 + " (0..255)", ""},
+		{tinyVideo(dit, t5, vae, `,"negative_prompt_ids":[-1]`), "load", "negative prompt ids: token 0 is id -1, outside the vocabulary", ""},
+		{tinyVideo(dit, t5, dit, ""), "load", "the VAE " + dit + " is Wan (", "not a Wan VAE file"},
+		{tinyVideo(dit, vae, vae, ""), "load", "the text encoder " + vae + " is Wan VAE (", "not a text encoder file"},
+		{tinyVideo(t5, t5, vae, ""), "load", "the DiT " + t5 + " is text encoder (", "not a Wan file"},
 	} {
-		if st, b := postBody(t, url+"/v1/jobs", tc.body); st != 400 || !strings.Contains(string(b), tc.want) || !strings.Contains(string(b), `"stage":"`+tc.stage+`"`) {
-			t.Errorf("%s: %d %s, want 400 in stage %s with %q", tc.body, st, b, tc.stage, tc.want)
+		if st, b := postBody(t, url+"/v1/jobs", tc.body); st != 400 || !strings.Contains(string(b), tc.want) || !strings.Contains(string(b), tc.also) || !strings.Contains(string(b), `"stage":"`+tc.stage+`"`) {
+			t.Errorf("%s: %d %s, want 400 in stage %s with %q and %q", tc.body, st, b, tc.stage, tc.want, tc.also)
 		}
 	}
 	if st, b := postBody(t, url+"/v1/jobs", tinyVideo(dit, "nope.safetensors", vae, "")); st != 404 || !strings.Contains(string(b), "nope") {
@@ -249,7 +254,7 @@ func TestVideoBudget(t *testing.T) {
 	files := []string{sdtest.Wan(t, "dit-tiny", 1001, tensor.F32), sdtest.Wan(t, "umt5-tiny", 4001, tensor.F32),
 		sdtest.Wan(t, "vae", 2001, tensor.F32)}
 	url, _ := serve(t, Config{Models: files, JobsDir: t.TempDir(), Budget: 1 << 20})
-	st, b := postBody(t, url+"/v1/jobs", `{"kind":"video","prompt_ids":[17,1],"heads":4,"frames":5,"width":32,"height":32,"steps":1}`)
+	st, b := postBody(t, url+"/v1/jobs", `{"kind":"video","prompt_ids":[17,1],"negative_prompt_ids":[9,1],"heads":4,"frames":5,"width":32,"height":32,"steps":1}`)
 	if st != http.StatusAccepted {
 		t.Fatalf("POST /v1/jobs: %d %s", st, b)
 	}
@@ -294,8 +299,8 @@ func TestVideoFile(t *testing.T) {
 
 // TestVideoSpiece: a served video job on a text prompt, tokenized by the
 // umT5 file's spiece_model tensor (U8, ComfyUI's layout), runs and echoes
-// the prompt; on a umT5 file without one it fails in stage load naming
-// the tensor.
+// the prompt; one naming a umT5 file without one is refused when asked
+// (400, stage load, naming the tensor), before a job is queued.
 func TestVideoSpiece(t *testing.T) {
 	if _, err := video.FindFFmpeg(""); err != nil {
 		t.Skip(err)
@@ -316,12 +321,21 @@ func TestVideoSpiece(t *testing.T) {
 		name, t5, state, want string
 	}{
 		{"spiece_model", filepath.Base(withSP), api.StateDone, ""},
-		{"none", filepath.Base(plain), api.StateFailed, `tensor "spiece_model": missing: the umT5 file has no SentencePiece model to tokenize the prompts with: give them as token ids (a job's prompt_ids`},
+		// Refused when asked, in stage load, before a job is queued.
+		{"none", filepath.Base(plain), "", `tensor "spiece_model": missing: the umT5 file has no SentencePiece model to tokenize the prompts with: give them as token ids (a job's prompt_ids`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, b := postBody(t, url+"/v1/jobs", fmt.Sprintf(`{"kind":"video","model":%q,"text_encoder":%q,"vae":%q,"prompt":%q,`+
 				`"negative_prompt":"not that","heads":4,"frames":5,"width":32,"height":32,"steps":1,"seed":3}`,
 				filepath.Base(files[0]), tc.t5, filepath.Base(files[3]), prompt))
+			if tc.state == "" {
+				var e struct{ Error server.Error }
+				json.Unmarshal(b, &e)
+				if st != http.StatusBadRequest || !strings.Contains(e.Error.Message, tc.want) || e.Error.Stage != "load" {
+					t.Errorf("POST /v1/jobs: %d %s, want 400 in stage load with %q", st, b, tc.want)
+				}
+				return
+			}
 			if st != http.StatusAccepted {
 				t.Fatalf("POST /v1/jobs: %d %s", st, b)
 			}

@@ -304,6 +304,11 @@ func detectVAE(x *index) (Detection, bool) {
 }
 
 func detectTextEncoder(x *index) (Detection, bool) {
+	// umT5 in Wan's own names (models_t5_umt5-xxl-enc-bf16.pth) shares
+	// OpenCLIP's token_embedding.weight; its blocks tell them apart.
+	if e := "token_embedding.weight"; x.has(e) && x.has("blocks.0.attn.q.weight") && x.has("blocks.0.ffn.gate.0.weight") {
+		return Detection{Family: TextEncoder, ContextDim: x.dim(e, 1), Detail: fmt.Sprintf("%s: a T5 encoder in Wan's names (umT5), %d wide", shapeOf(x, e), x.dim(e, 1))}, true
+	}
 	for _, c := range []struct{ name, what string }{
 		{PrefixTextEncoder + "embeddings.token_embedding.weight", "the SD 1.x text encoder alone (no UNet)"},
 		{"text_model.embeddings.token_embedding.weight", "a CLIP text model"},

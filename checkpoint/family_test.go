@@ -114,6 +114,8 @@ func TestDetect(t *testing.T) {
 		{"text encoder alone", layout(keep(PrefixTextEncoder, false)), TextEncoder, "SD 1.x text encoder alone"},
 		{"clip text model", layout(keep("cond_stage_model.transformer.", true)), TextEncoder, "a CLIP text model, 768 wide"},
 		{"t5", with(only("encoder.final_layer_norm.weight"), set("shared.weight", 32128, 4096)), TextEncoder, "T5 encoder, 4096 wide"},
+		{"umt5, Wan's names", with(only("blocks.0.attn.q.weight", "blocks.0.ffn.gate.0.weight"), set("token_embedding.weight", 256384, 4096)), TextEncoder, "T5 encoder in Wan's names (umT5), 4096 wide"},
+		{"openclip text model", with(only("transformer.resblocks.0.attn.in_proj_weight"), set("token_embedding.weight", 49408, 1024)), TextEncoder, "OpenCLIP text model, 1024 wide"},
 		{"flux", only("double_blocks.0.img_attn.qkv.weight", "single_blocks.0.linear1.weight"), Flux, "double/single-stream"},
 		{"flux in comfy names", only(PrefixUNet+"double_blocks.0.img_attn.qkv.weight", PrefixUNet+"single_blocks.0.linear1.weight"), Flux, "double_blocks.0"},
 		{"sd3", only(PrefixUNet + "joint_blocks.0.x_block.attn.qkv.weight"), SD3, "MMDiT"},

@@ -2,7 +2,6 @@ package wan
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"unsafe"
@@ -92,25 +91,9 @@ var prefixes = []string{"", "model.diffusion_model.", "diffusion_model."}
 // New binds a Wan 2.1 text-to-video DiT from src, its shape taken from the
 // tensors. numHeads 0 means Wan 2.1's head width of 128 (dim/128 heads).
 func New(src checkpoint.Source, numHeads int) (*DiT, error) {
-	prefix, found := "", false
-	for _, p := range prefixes {
-		if _, ok := src.Tensor(p + "patch_embedding.weight"); ok {
-			prefix, found = p, true
-			break
-		}
-	}
-	if !found {
-		return nil, &checkpoint.Error{Path: src.Path(), Tensor: "patch_embedding.weight",
-			Err: fmt.Errorf("%w, bare or under model.diffusion_model. (is this a Wan DiT?)", checkpoint.ErrMissing)}
-	}
-	if prefix != "" {
-		src = checkpoint.Sub(src, prefix)
-	}
-	for _, name := range []string{"img_emb.proj.0.weight", "blocks.0.cross_attn.k_img.weight"} {
-		if _, ok := src.Tensor(name); ok {
-			return nil, &checkpoint.Error{Path: src.Path(), Tensor: name,
-				Err: errors.New("an image-to-video DiT (CLIP image cross-attention); only text-to-video is supported")}
-		}
+	src, prefix, err := locate(src)
+	if err != nil {
+		return nil, err
 	}
 	c, err := inferConfig(src, numHeads)
 	if err != nil {

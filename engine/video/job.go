@@ -481,14 +481,10 @@ func sentencePiece(path string, f *checkpoint.File) (*tokenizer.Tokenizer, error
 		}
 		return tok, nil
 	}
-	t, ok := f.Tensor(spieceTensor)
-	if !ok {
-		return nil, &checkpoint.Error{Path: f.Path(), Tensor: spieceTensor,
-			Err: fmt.Errorf("%w: the umT5 file has no SentencePiece model to tokenize the prompts with: give them as token ids (a job's prompt_ids and negative_prompt_ids; glassbox video's --prompt-ids and --negative-prompt-ids) or give glassbox video the model's spiece.model (--spiece)", checkpoint.ErrMissing)}
+	if err := hasSentencePiece("", f); err != nil {
+		return nil, err
 	}
-	if t.DType.TypeSize() != 1 || len(t.Shape) != 1 {
-		return nil, &checkpoint.Error{Path: f.Path(), Tensor: spieceTensor, Err: fmt.Errorf("is %s %v, want the model's bytes (one dimension of 1-byte elements)", t.DType, t.Shape)}
-	}
+	t, _ := f.Tensor(spieceTensor)
 	tok, err := tokenizer.FromSentencePiece(t.Data)
 	if err != nil {
 		return nil, &checkpoint.Error{Path: f.Path(), Tensor: spieceTensor, Err: err}
