@@ -12,6 +12,7 @@ type x86Features struct {
 	avx2, fma, f16c             bool // with the OS saving YMM state
 	avx512f, avx512bw, avx512vl bool // with the OS saving ZMM and opmask state
 	avx512vnni                  bool
+	avx512bf16                  bool // VDPBF16PS, VCVTNE2PS2BF16 (CPUID.(7,1).EAX[5])
 }
 
 func detectX86() x86Features {
@@ -27,7 +28,7 @@ func detectX86() x86Features {
 	xcr0 := xgetbv0()
 	ymm := xcr0&6 == 6       // SSE and AVX state
 	zmm := xcr0&0xe6 == 0xe6 // plus opmask, ZMM_Hi256, Hi16_ZMM
-	_, ebx7, ecx7, _ := cpuid(7, 0)
+	maxSub7, ebx7, ecx7, _ := cpuid(7, 0)
 	f.avx2 = ymm && ebx7&(1<<5) != 0
 	f.fma = ymm && ecx1&(1<<12) != 0
 	f.f16c = ymm && ecx1&(1<<29) != 0
@@ -35,5 +36,9 @@ func detectX86() x86Features {
 	f.avx512bw = zmm && ebx7&(1<<30) != 0
 	f.avx512vl = zmm && ebx7&(1<<31) != 0
 	f.avx512vnni = zmm && ecx7&(1<<11) != 0
+	if maxSub7 >= 1 {
+		eax71, _, _, _ := cpuid(7, 1)
+		f.avx512bf16 = f.avx512f && eax71&(1<<5) != 0
+	}
 	return f
 }

@@ -17,6 +17,11 @@ func PeakInt8() (run func(iters int), opsPerIter int64, name string) { return pe
 // PeakF32 is PeakInt8 for float32 fused multiply-adds.
 func PeakF32() (run func(iters int), opsPerIter int64, name string) { return peakF32Kernel() }
 
+// PeakBF16 is PeakInt8 for bfloat16 pair dot products accumulated in
+// float32 (AVX-512 BF16's VDPBF16PS: 2 multiply-adds per float32 lane); run
+// is nil on a CPU (or a build) without them.
+func PeakBF16() (run func(iters int), opsPerIter int64, name string) { return peakBF16Kernel() }
+
 func streamReadGeneric(b []byte) uint64 {
 	var s0, s1, s2, s3 uint64
 	for len(b) >= 32 {

@@ -9,6 +9,7 @@ func peakVNNI(iters int)
 func peakMaddubs(iters int)
 func peakFMA512(iters int)
 func peakFMA256(iters int)
+func peakDPBF16(iters int)
 
 func streamRead(b []byte) uint64 {
 	if !hasAVX2 || noAsm() {
@@ -40,4 +41,11 @@ func peakF32Kernel() (run func(iters int), opsPerIter int64, name string) {
 		return peakFMA256, 10 * 8 * 2, "fma vfmadd231ps ymm"
 	}
 	return peakF32Generic, peakF32GenericOps, "go"
+}
+
+func peakBF16Kernel() (run func(iters int), opsPerIter int64, name string) {
+	if x86.avx512bf16 {
+		return peakDPBF16, 10 * 32 * 2, "avx512-bf16 vdpbf16ps zmm"
+	}
+	return nil, 0, ""
 }

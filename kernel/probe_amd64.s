@@ -166,3 +166,41 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func peakDPBF16(iters int)
+// iters × 10 independent VDPBF16PS zmm (32 bf16 pair products, 2 per
+// float32 lane, each), AVX-512 BF16. The Go assembler does not know the
+// instruction: each is its EVEX encoding, VDPBF16PS Z11, Z10, Zn
+// (62 d2|52 2e 48 52 modrm: dst n, src1 Z10 in vvvv, src2 Z11 in r/m).
+TEXT ·peakDPBF16(SB), NOSPLIT, $0-8
+	MOVQ iters+0(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ CX, CX
+	JZ   done
+loop:
+	BYTE $0x62; BYTE $0xd2; BYTE $0x2e; BYTE $0x48; BYTE $0x52; BYTE $0xc3 // VDPBF16PS Z11, Z10, Z0
+	BYTE $0x62; BYTE $0xd2; BYTE $0x2e; BYTE $0x48; BYTE $0x52; BYTE $0xcb // … Z1
+	BYTE $0x62; BYTE $0xd2; BYTE $0x2e; BYTE $0x48; BYTE $0x52; BYTE $0xd3 // … Z2
+	BYTE $0x62; BYTE $0xd2; BYTE $0x2e; BYTE $0x48; BYTE $0x52; BYTE $0xdb // … Z3
+	BYTE $0x62; BYTE $0xd2; BYTE $0x2e; BYTE $0x48; BYTE $0x52; BYTE $0xe3 // … Z4
+	BYTE $0x62; BYTE $0xd2; BYTE $0x2e; BYTE $0x48; BYTE $0x52; BYTE $0xeb // … Z5
+	BYTE $0x62; BYTE $0xd2; BYTE $0x2e; BYTE $0x48; BYTE $0x52; BYTE $0xf3 // … Z6
+	BYTE $0x62; BYTE $0xd2; BYTE $0x2e; BYTE $0x48; BYTE $0x52; BYTE $0xfb // … Z7
+	BYTE $0x62; BYTE $0x52; BYTE $0x2e; BYTE $0x48; BYTE $0x52; BYTE $0xc3 // … Z8
+	BYTE $0x62; BYTE $0x52; BYTE $0x2e; BYTE $0x48; BYTE $0x52; BYTE $0xcb // … Z9
+	DECQ CX
+	JNZ  loop
+done:
+	VZEROUPPER
+	RET

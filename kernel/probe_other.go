@@ -11,3 +11,5 @@ func peakInt8Kernel() (func(iters int), int64, string) {
 func peakF32Kernel() (func(iters int), int64, string) {
 	return peakF32Generic, peakF32GenericOps, "go"
 }
+
+func peakBF16Kernel() (func(iters int), int64, string) { return nil, 0, "" }

@@ -29,4 +29,14 @@ func TestPeakKernelsRun(t *testing.T) {
 		run(1000)
 		run(0)
 	}
+	// The bf16 loop exists only where the CPU has AVX-512 BF16.
+	if run, ops, name := PeakBF16(); run != nil {
+		if ops <= 0 || name == "" {
+			t.Fatalf("%s: %d ops per iteration", name, ops)
+		}
+		run(1000)
+		run(0)
+	} else if ops != 0 || name != "" {
+		t.Fatalf("no bf16 loop, but %d ops and name %q", ops, name)
+	}
 }

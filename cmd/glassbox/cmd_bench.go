@@ -46,7 +46,7 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Func("kv", "KV cache type: f16 (default), q8_0 or f32", cfg.KV.SetKV)
 	fs.IntVar(&cfg.Reps, "r", 5, "repetitions")
 	fs.BoolVar(&cfg.JSON, "json", false, "print JSON")
-	fs.BoolVar(&cfg.Roofline, "roofline", false, "measure read bandwidth and int8/f32 peak (cached per machine)")
+	fs.BoolVar(&cfg.Roofline, "roofline", false, "measure read bandwidth and the int8, f32 and bf16 peaks (cached per machine)")
 	fs.BoolVar(&cfg.Fresh, "fresh", false, "with --roofline: measure again even if cached")
 	fs.StringVar(&cfg.Profile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the benchmark to this file")
 	pos, err := parseFlags(fs, args)
@@ -121,6 +121,11 @@ func benchRoofline(env *cmdEnv, cfg benchConfig) error {
 		r.ReadGBs1, r.ReadGBsN, r.Threads, r.BufferBytes>>20)
 	fmt.Fprintf(w, "  int8 peak        %7.0f GOPS  (%s)\n", r.Int8GOPS, r.Int8Kernel)
 	fmt.Fprintf(w, "  f32 peak         %7.0f GFLOPS (%s)\n", r.F32GFLOPS, r.F32Kernel)
+	if r.BF16Kernel != "" {
+		fmt.Fprintf(w, "  bf16 peak        %7.0f GFLOPS (%s, into f32)\n", r.BF16GFLOPS, r.BF16Kernel)
+	} else {
+		fmt.Fprintf(w, "  bf16 peak              — (no AVX-512 BF16 on this CPU)\n")
+	}
 	fmt.Fprintf(w, "  kernels          %s\n", r.KernelImpl)
 	return nil
 }

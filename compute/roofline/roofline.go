@@ -1,7 +1,8 @@
 // Package roofline measures the physical limits of this machine that
 // glassbox's speed figures are compared against: read bandwidth from DRAM
 // (one thread and N threads, over a buffer far larger than the last-level
-// cache) and peak int8 and float32 multiply-add throughput (Williams,
+// cache) and peak int8, float32 and (where the CPU has AVX-512 BF16)
+// bfloat16 multiply-add throughput (Williams,
 // Waterman & Patterson 2009, "Roofline: an insightful visual performance
 // model"). Results are cached per machine in the glassbox home.
 //
@@ -35,6 +36,8 @@ type Result struct {
 	Int8Kernel  string    `json:"int8_kernel"`
 	F32GFLOPS   float64   `json:"f32_gflops"`
 	F32Kernel   string    `json:"f32_kernel"`
+	BF16GFLOPS  float64   `json:"bf16_gflops,omitempty"` // bf16 pair products into float32; 0: the CPU has none
+	BF16Kernel  string    `json:"bf16_kernel,omitempty"`
 	KernelImpl  string    `json:"kernel_impl"` // kernel.Active() when measured
 	Measured    time.Time `json:"measured"`
 	Seconds     float64   `json:"seconds"` // how long the probe took
@@ -74,6 +77,9 @@ func Probe(threads int, opt Options) (Result, error) {
 	res.Int8GOPS, res.Int8Kernel = peak(run, ops, threads)/1e9, name
 	run, ops, name = kernel.PeakF32()
 	res.F32GFLOPS, res.F32Kernel = peak(run, ops, threads)/1e9, name
+	if run, ops, name = kernel.PeakBF16(); run != nil {
+		res.BF16GFLOPS, res.BF16Kernel = peak(run, ops, threads)/1e9, name
+	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
@@ -207,9 +213,10 @@ func CachePath() (string, error) {
 // for the thread count.
 var ErrNotCached = errors.New("roofline: no cached result for this machine")
 
-// cacheKey identifies a cached result.
+// cacheKey identifies a cached result; v2 results have the bf16 peak, so
+// an older cache entry is measured again.
 func cacheKey(threads int) string {
-	return fmt.Sprintf("%s | threads=%d | %s", Machine(), threads, kernel.Active())
+	return fmt.Sprintf("%s | threads=%d | %s | v2", Machine(), threads, kernel.Active())
 }
 
 func readCache(path string) (map[string]Result, error) {
