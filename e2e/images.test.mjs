@@ -55,6 +55,27 @@ function pixels(buf) {
   return inflateSync(Buffer.concat(parts));
 }
 
+/**
+ * cliImage runs glassbox image on the checkpoint with args (a Buffer
+ * among them is written to a file and passed by its path) and returns the
+ * PNG it wrote.
+ */
+function cliImage(args) {
+  const dir = mkdtempSync(join(tmpdir(), 'glassbox-e2e-cli-'));
+  try {
+    const files = args.map((a, i) => {
+      if (!Buffer.isBuffer(a)) return a;
+      const path = join(dir, `arg${i}.png`);
+      writeFileSync(path, a);
+      return path;
+    });
+    execFileSync(build(), ['image', '-m', ckpt, ...files, '-o', join(dir, 'cli.png'), '--no-journal'], { stdio: 'ignore' });
+    return readFileSync(join(dir, 'cli.png'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 let first;
 
 test('images.generate: a b64_json PNG of the size asked, with A1111 parameters', async () => {
@@ -70,15 +91,8 @@ test('images.generate: a b64_json PNG of the size asked, with A1111 parameters',
   assert.equal(job.kind, 'image');
   assert.equal(job.state, 'done');
   // The CLI makes the same pixels from the same settings.
-  const dir = mkdtempSync(join(tmpdir(), 'glassbox-e2e-cli-'));
-  try {
-    execFileSync(build(), ['image', '-m', ckpt, '-p', 'a lighthouse at dusk', '-W', '64', '-H', '64', '--steps', '1',
-      '--cfg-scale', '1', '-s', '11', '-o', join(dir, 'cli.png'), '--no-journal'], { stdio: 'ignore' });
-    const cli = readFileSync(join(dir, 'cli.png'));
-    assert.ok(pixels(cli).equals(pixels(first)), 'the server\'s PNG has the CLI\'s pixels');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  assert.ok(pixels(cliImage(['-p', 'a lighthouse at dusk', '-W', '64', '-H', '64', '--steps', '1', '--cfg-scale', '1', '-s', '11']))
+    .equals(pixels(first)), 'the server\'s PNG has the CLI\'s pixels');
 });
 
 test('AUTOMATIC1111 as Open WebUI calls it: options, sd-models, txt2img', async () => {
@@ -153,7 +167,13 @@ test('a published ComfyUI client (@stable-canvas/comfyui-client) runs the defaul
     const out = await cc.enqueue(graph, { timeout_ms: 600_000 });
     const urls = await outToB64Urls(out, { fetch });
     assert.equal(urls.length, 1);
-    assert.deepEqual(pngSize(Buffer.from(urls[0].split(',')[1], 'base64')), [64, 64]);
+    const png = Buffer.from(urls[0].split(',')[1], 'base64');
+    assert.deepEqual(pngSize(png), [64, 64]);
+    // The CLI makes the same pixels from the same settings ("normal" is
+    // the model's own σ list, glassbox's discrete; torch's CPU noise).
+    assert.ok(pixels(cliImage(['-p', 'a lighthouse', '-n', 'text, watermark', '-W', '64', '-H', '64', '--steps', '1',
+      '--cfg-scale', '8', '--sampler', 'euler', '--scheduler', 'discrete', '-s', '42', '--rng', 'cpu'])).equals(pixels(png)),
+      'the ComfyUI image has the CLI\'s pixels');
   } finally {
     cc.close();
   }
@@ -187,17 +207,9 @@ test('a published ComfyUI client (@saintno/comfyui-sdk) uploads a picture and ru
     const png = Buffer.from(await (await api.getImage(out.images.images[0])).arrayBuffer());
     assert.deepEqual(pngSize(png), [64, 64]);
     // The CLI makes the same pixels from the same settings.
-    const dir = mkdtempSync(join(tmpdir(), 'glassbox-e2e-cli-'));
-    try {
-      writeFileSync(join(dir, 'in.png'), first);
-      execFileSync(build(), ['image', '-m', ckpt, '-p', 'a lighthouse at night', '-n', 'text, watermark', '-i', join(dir, 'in.png'),
-        '--strength', '0.375', '--steps', '4', '--cfg-scale', '8', '--sampler', 'euler', '--scheduler', 'discrete', '-s', '42',
-        '--rng', 'cpu', '-o', join(dir, 'cli.png'), '--no-journal'], { stdio: 'ignore' });
-      const cli = readFileSync(join(dir, 'cli.png'));
-      assert.ok(pixels(cli).equals(pixels(png)), 'the ComfyUI image has the CLI\'s pixels');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    assert.ok(pixels(cliImage(['-p', 'a lighthouse at night', '-n', 'text, watermark', '--init-img', first, '--strength', '0.375',
+      '--steps', '4', '--cfg-scale', '8', '--sampler', 'euler', '--scheduler', 'discrete', '-s', '42', '--rng', 'cpu'])).equals(pixels(png)),
+      'the ComfyUI image has the CLI\'s pixels');
   } finally {
     api.destroy();
   }
