@@ -143,6 +143,12 @@ func TestImagePageLost(t *testing.T) {
 			if n := eval[int](b, `document.querySelectorAll('#img-outputs img').length`); n != 0 {
 				t.Errorf("%d images shown for a job that made none", n)
 			}
+			if eval[bool](b, `!document.querySelector('#img-preview').hidden`) {
+				note := eval[string](b, `document.querySelector('#img-preview-note').textContent`)
+				if !strings.Contains(note, "the job "+j.State+", with no image") {
+					t.Errorf("the preview of a job that ended %s is shown as %q", j.State, note)
+				}
+			}
 		}
 		return j
 	}
