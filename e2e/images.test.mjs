@@ -7,11 +7,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { inflateSync } from 'node:zlib';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { Client as ComfyClient, outToB64Urls } from '@stable-canvas/comfyui-client';
+import { ComfyApi, CallWrapper, PromptBuilder } from '@saintno/comfyui-sdk';
 import WebSocket from 'ws';
 import { start, build } from './serve.mjs';
 
@@ -54,6 +55,27 @@ function pixels(buf) {
   return inflateSync(Buffer.concat(parts));
 }
 
+/**
+ * cliImage runs glassbox image on the checkpoint with args (a Buffer
+ * among them is written to a file and passed by its path) and returns the
+ * PNG it wrote.
+ */
+function cliImage(args) {
+  const dir = mkdtempSync(join(tmpdir(), 'glassbox-e2e-cli-'));
+  try {
+    const files = args.map((a, i) => {
+      if (!Buffer.isBuffer(a)) return a;
+      const path = join(dir, `arg${i}.png`);
+      writeFileSync(path, a);
+      return path;
+    });
+    execFileSync(build(), ['image', '-m', ckpt, ...files, '-o', join(dir, 'cli.png'), '--no-journal'], { stdio: 'ignore' });
+    return readFileSync(join(dir, 'cli.png'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 let first;
 
 test('images.generate: a b64_json PNG of the size asked, with A1111 parameters', async () => {
@@ -69,15 +91,8 @@ test('images.generate: a b64_json PNG of the size asked, with A1111 parameters',
   assert.equal(job.kind, 'image');
   assert.equal(job.state, 'done');
   // The CLI makes the same pixels from the same settings.
-  const dir = mkdtempSync(join(tmpdir(), 'glassbox-e2e-cli-'));
-  try {
-    execFileSync(build(), ['image', '-m', ckpt, '-p', 'a lighthouse at dusk', '-W', '64', '-H', '64', '--steps', '1',
-      '--cfg-scale', '1', '-s', '11', '-o', join(dir, 'cli.png'), '--no-journal'], { stdio: 'ignore' });
-    const cli = readFileSync(join(dir, 'cli.png'));
-    assert.ok(pixels(cli).equals(pixels(first)), 'the server\'s PNG has the CLI\'s pixels');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  assert.ok(pixels(cliImage(['-p', 'a lighthouse at dusk', '-W', '64', '-H', '64', '--steps', '1', '--cfg-scale', '1', '-s', '11']))
+    .equals(pixels(first)), 'the server\'s PNG has the CLI\'s pixels');
 });
 
 test('AUTOMATIC1111 as Open WebUI calls it: options, sd-models, txt2img', async () => {
@@ -152,9 +167,51 @@ test('a published ComfyUI client (@stable-canvas/comfyui-client) runs the defaul
     const out = await cc.enqueue(graph, { timeout_ms: 600_000 });
     const urls = await outToB64Urls(out, { fetch });
     assert.equal(urls.length, 1);
-    assert.deepEqual(pngSize(Buffer.from(urls[0].split(',')[1], 'base64')), [64, 64]);
+    const png = Buffer.from(urls[0].split(',')[1], 'base64');
+    assert.deepEqual(pngSize(png), [64, 64]);
+    // The CLI makes the same pixels from the same settings ("normal" is
+    // the model's own σ list, glassbox's discrete; torch's CPU noise).
+    assert.ok(pixels(cliImage(['-p', 'a lighthouse', '-n', 'text, watermark', '-W', '64', '-H', '64', '--steps', '1',
+      '--cfg-scale', '8', '--sampler', 'euler', '--scheduler', 'discrete', '-s', '42', '--rng', 'cpu'])).equals(pixels(png)),
+      'the ComfyUI image has the CLI\'s pixels');
   } finally {
     cc.close();
+  }
+});
+
+test('a published ComfyUI client (@saintno/comfyui-sdk) uploads a picture and runs an img2img workflow unchanged', { timeout: 600_000 }, async () => {
+  const api = new ComfyApi(srv.url, 'e2e-sdk', { customWebSocketImpl: WebSocket }).init();
+  await api.waitForReady();
+  try {
+    const up = await api.uploadImage(new Uint8Array(first), 'lighthouse.png');
+    assert.ok(up, 'the upload succeeds');
+    // ComfyUI's img2img: KSampler's denoise 0.5 of 2 steps runs the last 2
+    // steps of a 4-step schedule; glassbox's job is 4 steps at strength
+    // (2 − ½)/4 = 0.375, with torch's CPU noise (--rng cpu).
+    const graph = {
+      1: { class_type: 'LoadImage', inputs: { image: up.info.filename } },
+      2: { class_type: 'VAEEncode', inputs: { pixels: ['1', 0], vae: ['4', 2] } },
+      3: { class_type: 'KSampler', inputs: { cfg: 8, denoise: 0.5, latent_image: ['2', 0], model: ['4', 0], negative: ['7', 0],
+        positive: ['6', 0], sampler_name: 'euler', scheduler: 'normal', seed: 42, steps: 2 } },
+      4: { class_type: 'CheckpointLoaderSimple', inputs: { ckpt_name: ckptName } },
+      6: { class_type: 'CLIPTextEncode', inputs: { clip: ['4', 1], text: 'a lighthouse at night' } },
+      7: { class_type: 'CLIPTextEncode', inputs: { clip: ['4', 1], text: 'text, watermark' } },
+      8: { class_type: 'VAEDecode', inputs: { samples: ['3', 0], vae: ['4', 2] } },
+      9: { class_type: 'SaveImage', inputs: { filename_prefix: 'ComfyUI', images: ['8', 0] } },
+    };
+    const wf = new PromptBuilder(graph, [], ['images']).setOutputNode('images', '9');
+    let failed;
+    const out = await new CallWrapper(api, wf).onFailed((e) => { failed = e; }).run();
+    assert.ok(out, `the workflow ran: ${failed?.message ?? 'no output'}\n${failed?.cause ? JSON.stringify(failed.cause) : ''}`);
+    assert.equal(out.images.images.length, 1);
+    const png = Buffer.from(await (await api.getImage(out.images.images[0])).arrayBuffer());
+    assert.deepEqual(pngSize(png), [64, 64]);
+    // The CLI makes the same pixels from the same settings.
+    assert.ok(pixels(cliImage(['-p', 'a lighthouse at night', '-n', 'text, watermark', '--init-img', first, '--strength', '0.375',
+      '--steps', '4', '--cfg-scale', '8', '--sampler', 'euler', '--scheduler', 'discrete', '-s', '42', '--rng', 'cpu'])).equals(pixels(png)),
+      'the ComfyUI image has the CLI\'s pixels');
+  } finally {
+    api.destroy();
   }
 });
 

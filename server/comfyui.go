@@ -578,6 +578,25 @@ func (s *Server) comfyQueue(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"queue_running": running, "queue_pending": pending})
 }
 
+// comfyQueueInfo is ComfyUI's queue info: the prompts not yet ended.
+func (s *Server) comfyQueueInfo(ctx context.Context) map[string]any {
+	q := 0
+	if jobs, err := s.cfg.Jobs.List(ctx, "", 1000); err == nil {
+		for _, j := range jobs {
+			if _, ok := comfyJob(j); ok && !api.Terminal(j.State) {
+				q++
+			}
+		}
+	}
+	return map[string]any{"exec_info": map[string]int{"queue_remaining": q}}
+}
+
+// comfyPromptInfo is GET /prompt: the queue info, which clients poll (and
+// ping the server with).
+func (s *Server) comfyPromptInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.comfyQueueInfo(r.Context()))
+}
+
 // comfyInterrupt is POST /interrupt: the running prompts stop.
 func (s *Server) comfyInterrupt(w http.ResponseWriter, r *http.Request) {
 	jobs, err := s.cfg.Jobs.List(r.Context(), "", 1000)
@@ -727,19 +746,8 @@ func (s *Server) comfyWS(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(map[string]any{"type": typ, "data": data}) // plain data
 		return ws.send(wsText, b)
 	}
-	queued := func() int {
-		q := 0
-		if jobs, err := s.cfg.Jobs.List(ctx, "", 1000); err == nil {
-			for _, j := range jobs {
-				if _, ok := comfyJob(j); ok && !api.Terminal(j.State) {
-					q++
-				}
-			}
-		}
-		return q
-	}
 	status := func() error {
-		return msg("status", map[string]any{"status": map[string]any{"exec_info": map[string]int{"queue_remaining": queued()}}, "sid": client})
+		return msg("status", map[string]any{"status": s.comfyQueueInfo(ctx), "sid": client})
 	}
 	if status() != nil {
 		return

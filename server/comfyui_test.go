@@ -80,6 +80,16 @@ func TestComfyUI(t *testing.T) {
 	if len(all) != 1 || len(queue["queue_running"]) != 0 || len(queue["queue_pending"]) != 0 {
 		t.Errorf("history %d prompts, queue %v", len(all), queue)
 	}
+	// GET /prompt is the queue info clients poll (and ping the server with).
+	for _, path := range []string{"/prompt", "/api/prompt"} {
+		var info struct {
+			ExecInfo map[string]int `json:"exec_info"`
+		}
+		decode(t, ts.do("GET", path, nil), 200, &info)
+		if n, ok := info.ExecInfo["queue_remaining"]; !ok || n != 0 {
+			t.Errorf("GET %s: exec_info %v, want queue_remaining 0", path, info.ExecInfo)
+		}
+	}
 	// The prompt's graph is journaled with the job.
 	var job struct{ Params map[string]json.RawMessage }
 	decode(t, ts.do("GET", "/v1/jobs/"+created.PromptID, nil), 200, &job)

@@ -47,6 +47,7 @@ func (s *Server) routes() {
 	// ComfyUI, also under /api/.
 	for _, pre := range []string{"", "/api"} {
 		m.HandleFunc("POST "+pre+"/prompt", s.comfyPrompt)
+		m.HandleFunc("GET "+pre+"/prompt", s.comfyPromptInfo)
 		m.HandleFunc("GET "+pre+"/history", s.comfyHistory)
 		m.HandleFunc("GET "+pre+"/history/{id}", s.comfyHistory)
 		m.HandleFunc("GET "+pre+"/view", s.comfyView)

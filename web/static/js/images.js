@@ -129,6 +129,10 @@ export function imageView(root) {
       previewNote.textContent = '';
       loadGallery();
     }
+    if (!running && job.state !== 'done' && !preview.hidden) {
+      // The job ended without an image: the preview is its last step's.
+      previewNote.textContent = `the last preview, step ${preview.dataset.step}: the job ${job.state}, with no image`;
+    }
     status.textContent = running ? `${job.state || 'starting'}…` : job.state;
     status.dataset.state = job.state || '';
   };
