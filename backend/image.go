@@ -254,7 +254,7 @@ func (b *Backend) reserveImage(ctx context.Context, name, job string, s *engimag
 	// The job's own load stage says whether it read the weights or found
 	// them resident; the residency's "model already resident" is left out.
 	tr := pipeline.TraceFrom(ctx)
-	actx := pipeline.WithTrace(ctx, &pipeline.Trace{Warning: func(code, msg string) { tr.OnWarning(code, msg) }})
+	actx := pipeline.OnlyTrace(ctx, &pipeline.Trace{Warning: func(code, msg string) { tr.OnWarning(code, msg) }})
 	model, err = b.res.Acquire(actx, sched.Request[*served]{Model: key, Bytes: weights, Placement: "cpu",
 		Load: func(context.Context) (*served, int64, error) {
 			return &served{image: engimage.NewLoaded(s.Model, s.VAE)}, weights, nil

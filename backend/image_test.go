@@ -248,8 +248,14 @@ func TestImageResident(t *testing.T) {
 	var wantLat, wantPix []byte
 	for i, job := range []string{"j1", "j2"} {
 		var load api.StageStats
+		var skipped []string
 		parts := map[string]api.StageStats{}
 		ctx := pipeline.WithTrace(context.Background(), &pipeline.Trace{
+			StageSkipped: func(s pipeline.Stage, reason string) {
+				if s == pipeline.StageLoad {
+					skipped = append(skipped, reason)
+				}
+			},
 			StageDone: func(s pipeline.Stage, st api.StageStats) {
 				if s == pipeline.StageLoad {
 					load = st
@@ -267,6 +273,11 @@ func TestImageResident(t *testing.T) {
 			t.Fatalf("job %s: %v", job, err)
 		}
 		t.Logf("job %s: %s, load stage %d bytes (%s)", job, time.Since(t0).Round(time.Millisecond), load.Bytes, load.Note)
+		// The job's own load stage says the model was resident; the
+		// residency's skip of a load is not the job's.
+		if len(skipped) > 0 {
+			t.Errorf("job %s: load skipped (%q) besides the load stage", job, skipped)
+		}
 		if i == 0 && load.Bytes < 1<<30 {
 			t.Errorf("job %s: the first load read %d bytes", job, load.Bytes)
 		}

@@ -188,7 +188,7 @@ func (b *Backend) reserveVideo(ctx context.Context, name, job string, p *video.P
 	// The residency's own "model already resident" is left out; its
 	// warnings (waiting for memory, evictions) are the job's.
 	tr := pipeline.TraceFrom(ctx)
-	actx := pipeline.WithTrace(ctx, &pipeline.Trace{Warning: func(code, msg string) { tr.OnWarning(code, msg) }})
+	actx := pipeline.OnlyTrace(ctx, &pipeline.Trace{Warning: func(code, msg string) { tr.OnWarning(code, msg) }})
 	return b.res.Acquire(actx, sched.Request[*served]{Model: "video " + name + " (job " + job + ")", Bytes: p.Total,
 		Placement: "cpu", KeepAlive: sched.Keep(0),
 		Load: func(context.Context) (*served, int64, error) { return &served{}, p.Total, nil }})

@@ -47,6 +47,17 @@ func WithTrace(ctx context.Context, t *Trace) context.Context {
 	return context.WithValue(ctx, traceKey{}, t)
 }
 
+// OnlyTrace returns a context carrying t alone: the hooks of a trace ctx
+// already carries are not called (WithTrace would call both). A caller
+// uses it to pass on only some of a job's hooks, as a backend does when
+// the residency it asks for memory reports its own stage skips.
+func OnlyTrace(ctx context.Context, t *Trace) context.Context {
+	if t == nil {
+		t = noTrace
+	}
+	return context.WithValue(ctx, traceKey{}, t)
+}
+
 // noTrace is returned when a context carries none; all its hooks are nil.
 var noTrace = &Trace{}
 

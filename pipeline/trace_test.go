@@ -28,3 +28,17 @@ func TestTraceWarned(t *testing.T) {
 		t.Error("the no-op trace remembered a warning")
 	}
 }
+
+// TestOnlyTrace: a context from OnlyTrace calls its own trace's hooks and
+// not those of the trace it replaced; WithTrace calls both.
+func TestOnlyTrace(t *testing.T) {
+	var outer, inner []string
+	ctx := WithTrace(context.Background(), &Trace{StageSkipped: func(s Stage, r string) { outer = append(outer, r) }})
+	only := OnlyTrace(ctx, &Trace{StageSkipped: func(s Stage, r string) { inner = append(inner, r) }})
+	TraceFrom(only).OnStageSkipped(StageLoad, "a")
+	TraceFrom(WithTrace(ctx, &Trace{})).OnStageSkipped(StageLoad, "b")
+	TraceFrom(OnlyTrace(ctx, nil)).OnStageSkipped(StageLoad, "c")
+	if len(inner) != 1 || inner[0] != "a" || len(outer) != 1 || outer[0] != "b" {
+		t.Errorf("OnlyTrace's hooks saw %q, the replaced trace's %q; want [a] and [b]", inner, outer)
+	}
+}
