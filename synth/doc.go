@@ -47,10 +47,12 @@
 //
 // WriteWan and WriteWanFile write Wan 2.1's random-weight files of spec
 // glassbox-wan-init-v1 (shared/golden/wan/README.md §1) byte for byte:
-// umt5-tiny, the tiny umT5 encoder (UMT5Tensors gives any umT5 layout),
-// and the DiTs dit-tiny and dit-1.3b (DiTTensors gives any t2v DiT layout).
-// Command: glassbox synth --arch wan --kind dit-tiny|dit-1.3b|umt5-tiny
-// [--seed N] [--type f32|f16].
+// umt5-tiny, the tiny umT5 encoder, and umt5-xxl, Wan 2.1's full-size one
+// (UMT5Tensors gives any umT5 layout; 11.4 GB at F16, streamed; the golden
+// set has no such file, the command's default seed for it is 5001), the
+// DiTs dit-tiny and dit-1.3b (DiTTensors gives any t2v DiT layout) and the
+// real-size vae. Command: glassbox synth --arch wan --kind
+// dit-tiny|dit-1.3b|umt5-tiny|umt5-xxl|vae [--seed N] [--type f32|f16].
 //
 // Imports: gguf, safetensors, kernel (quantization, half floats), tensor and
 // the standard library.

@@ -212,7 +212,7 @@ func DiTTensors(c DiTConfig) []WanTensor {
 }
 
 // WanKinds are the files WriteWan knows.
-func WanKinds() []string { return []string{"dit-tiny", "dit-1.3b", "umt5-tiny", "vae"} }
+func WanKinds() []string { return []string{"dit-tiny", "dit-1.3b", "umt5-tiny", "umt5-xxl", "vae"} }
 
 // WanVAETensors is Wan 2.1's causal 3-D VAE (wan/modules/vae.py:
 // _video_vae: dim 96, z_dim 16, dim_mult [1, 2, 4, 4], 2 ResidualBlocks
@@ -229,6 +229,8 @@ func wanLayout(kind string) ([]WanTensor, error) {
 		return DiTTensors(DiT1_3B), nil
 	case "umt5-tiny":
 		return UMT5Tensors(UMT5Tiny), nil
+	case "umt5-xxl":
+		return UMT5Tensors(UMT5XXL), nil
 	case "vae":
 		return WanVAETensors(), nil
 	}
@@ -261,7 +263,8 @@ func wanHeader(kind string, seed uint64, dt tensor.DType, ts []WanTensor) []byte
 
 // WriteWan writes the random-weight Wan file of kind (WanKinds) with seed
 // in F32 or F16, byte for byte as the spec gives it. The data streams in
-// chunks: the 2.8 GB F16 1.3B file needs a few MiB of memory.
+// chunks: the 2.8 GB F16 1.3B file and the 11 GB F16 umt5-xxl need a few
+// MiB of memory.
 func WriteWan(ctx context.Context, w io.Writer, kind string, seed uint64, dt tensor.DType) error {
 	if dt != tensor.F32 && dt != tensor.F16 {
 		return fmt.Errorf("synth: Wan files are F32 or F16, not %s", dt)

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -211,4 +212,151 @@ func TestCheckWanFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWanUMT5XXL: the umt5-xxl layout (Wan's names, umt5_xxl's shapes), its
+// header as written (F16 and F32), and elements of every rule computed
+// here from the spec's formulas alone, without generating the 11 GB file:
+// the writer is stopped after the header and the first elements.
+func TestWanUMT5XXL(t *testing.T) {
+	ts := UMT5Tensors(UMT5XXL)
+	if len(ts) != 242 {
+		t.Fatalf("%d tensors, want 242", len(ts))
+	}
+	var params int64
+	for _, wt := range ts {
+		params += wanNumel(wt)
+	}
+	if params != 5_680_910_336 {
+		t.Fatalf("%d parameters, want 5,680,910,336", params)
+	}
+	for _, c := range []struct {
+		k     int
+		name  string
+		shape []int
+	}{
+		{0, "token_embedding.weight", []int{256384, 4096}},
+		{1, "blocks.0.norm1.weight", []int{4096}},
+		{2, "blocks.0.attn.q.weight", []int{4096, 4096}},
+		{5, "blocks.0.attn.o.weight", []int{4096, 4096}},
+		{6, "blocks.0.norm2.weight", []int{4096}},
+		{7, "blocks.0.ffn.gate.0.weight", []int{10240, 4096}},
+		{8, "blocks.0.ffn.fc1.weight", []int{10240, 4096}},
+		{9, "blocks.0.ffn.fc2.weight", []int{4096, 10240}},
+		{10, "blocks.0.pos_embedding.embedding.weight", []int{32, 64}},
+		{231, "blocks.23.norm1.weight", []int{4096}},
+		{240, "blocks.23.pos_embedding.embedding.weight", []int{32, 64}},
+		{241, "norm.weight", []int{4096}},
+	} {
+		if ts[c.k].Name != c.name || !slices.Equal(ts[c.k].Shape, c.shape) {
+			t.Errorf("tensor %d: %s %v, want %s %v", c.k, ts[c.k].Name, ts[c.k].Shape, c.name, c.shape)
+		}
+	}
+
+	// The values: the spec's formulas, written out here.
+	splitmix := func(x uint64) uint64 {
+		x += 0x9E3779B97F4A7C15
+		x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+		x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+		return x ^ (x >> 31)
+	}
+	r := func(seed uint64, k int, i int64) float64 {
+		return (float64(splitmix(seed+uint64(k)<<40+uint64(i))>>40) - 8388608) / 8388608
+	}
+	const seed = 5001
+	for _, c := range []struct {
+		k    int
+		i    int64
+		want func(r float64) float32
+	}{
+		{0, 0, func(r float64) float32 { return float32(r * math.Sqrt(3)) }}, // embedding
+		{0, 256384*4096 - 1, func(r float64) float32 { return float32(r * math.Sqrt(3)) }},
+		{1, 17, func(r float64) float32 { return float32(1 + r/4) }},                                   // norm_weight
+		{2, 4096*4096 - 1, func(r float64) float32 { return float32(r * math.Sqrt(3) / 64) }},          // weight, fan_in 4096
+		{9, 123456, func(r float64) float32 { return float32(r * (math.Sqrt(3) / math.Sqrt(10240))) }}, // fan_in 10240
+		{7, 5, func(r float64) float32 { return float32(r * (math.Sqrt(3) / math.Sqrt(4096))) }},
+		{10, 2047, func(r float64) float32 { return float32(r * math.Sqrt(3)) }}, // embedding
+		{240, 0, func(r float64) float32 { return float32(r * math.Sqrt(3)) }},
+		{241, 4095, func(r float64) float32 { return float32(1 + r/4) }},
+	} {
+		got := make([]float32, 1)
+		wanFill(got, seed, c.k, ts[c.k], c.i)
+		if want := c.want(r(seed, c.k, c.i)); got[0] != want {
+			t.Errorf("%s[%d]: %v, want %v", ts[c.k].Name, c.i, got[0], want)
+		}
+	}
+
+	// The file as WriteWan streams it: the header, then token_embedding's
+	// first elements.
+	for _, dt := range []tensor.DType{tensor.F16, tensor.F32} {
+		w := &prefixWriter{limit: 1 << 20}
+		if err := WriteWan(context.Background(), w, "umt5-xxl", seed, dt); err != errPrefixFull {
+			t.Fatalf("%s: WriteWan: %v", dt, err)
+		}
+		b := w.buf.Bytes()
+		n := int(binary.LittleEndian.Uint64(b))
+		if (8+n)%8 != 0 {
+			t.Errorf("%s: header of %d bytes does not end on a multiple of 8", dt, n)
+		}
+		var hdr map[string]json.RawMessage
+		if err := json.Unmarshal(b[8:8+n], &hdr); err != nil {
+			t.Fatalf("%s: header: %v", dt, err)
+		}
+		if m := string(hdr["__metadata__"]); m != `{"spec":"glassbox-wan-init-v1","kind":"umt5-xxl","seed":"5001"}` {
+			t.Errorf("%s: metadata %s", dt, m)
+		}
+		if len(hdr) != 1+len(ts) {
+			t.Errorf("%s: %d header entries, want %d", dt, len(hdr), 1+len(ts))
+		}
+		es := int64(dt.TypeSize())
+		var off int64
+		for _, wt := range ts {
+			var e struct {
+				DType   string  `json:"dtype"`
+				Shape   []int   `json:"shape"`
+				Offsets []int64 `json:"data_offsets"`
+			}
+			if err := json.Unmarshal(hdr[wt.Name], &e); err != nil {
+				t.Fatalf("%s: %s: %v", dt, wt.Name, err)
+			}
+			end := off + wanNumel(wt)*es
+			if e.DType != dt.String() || !slices.Equal(e.Shape, wt.Shape) || !slices.Equal(e.Offsets, []int64{off, end}) {
+				t.Fatalf("%s: %s: %+v, want %s %v [%d %d]", dt, wt.Name, e, dt, wt.Shape, off, end)
+			}
+			off = end
+		}
+		if size, _ := WanSize("umt5-xxl", seed, dt); size != int64(8+n)+off || size != int64(8+n)+params*es {
+			t.Errorf("%s: WanSize %d, header and data %d", dt, size, int64(8+n)+off)
+		}
+		data := b[8+n:]
+		for i := range int64(3) {
+			want := float32(r(seed, 0, i) * math.Sqrt(3))
+			var got float32
+			if dt == tensor.F16 {
+				got = kernel.FP16ToFP32(binary.LittleEndian.Uint16(data[2*i:]))
+				want = kernel.FP16ToFP32(kernel.FP32ToFP16(want))
+			} else {
+				got = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+			}
+			if got != want {
+				t.Errorf("%s: token_embedding.weight[%d] = %v, want %v", dt, i, got, want)
+			}
+		}
+	}
+}
+
+var errPrefixFull = errors.New("prefix full")
+
+// prefixWriter keeps the first limit bytes written, then fails.
+type prefixWriter struct {
+	buf   bytes.Buffer
+	limit int
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	if room := p.limit - p.buf.Len(); len(b) > room {
+		p.buf.Write(b[:room])
+		return room, errPrefixFull
+	}
+	return p.buf.Write(b)
 }

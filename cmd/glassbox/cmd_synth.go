@@ -28,7 +28,7 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	arch := fs.String("arch", "", "architecture: "+strings.Join(synth.Archs(), ", ")+" (the mixtures of experts need an experts preset such as moe-tiny; default: the preset's, llama); "+
 		"sd1 writes the random-weight SD 1.5 checkpoint sd15-rand (.safetensors, no preset; --type f16 or f32); "+
 		"wan writes a random-weight Wan 2.1 file of spec glassbox-wan-init-v1 (--kind)")
-	kind := fs.String("kind", "", "with --arch wan: the file, "+strings.Join(synth.WanKinds(), ", ")+" (--seed and --type default to the golden file's: 1001, 3001, 4001, 2001; F32)")
+	kind := fs.String("kind", "", "with --arch wan: the file, "+strings.Join(synth.WanKinds(), ", ")+" (--seed and --type default to the golden file's: 1001, 3001, 4001, 2001, and 5001 for umt5-xxl, which has none; F32)")
 	seed := fs.Uint64("seed", 1, "random seed (same seed and flags = same file)")
 	std := fs.Float64("std", 0, "standard deviation of the random weights (0 = 0.02; 0.2 makes the outputs peaked enough for a cross-check with another runtime to see soft-caps, multipliers and windows)")
 	vocab := fs.String("vocab", "", "copy the tokenizer.* keys (and vocabulary size) from this GGUF instead of a synthetic 32000-token SentencePiece vocabulary")
@@ -153,8 +153,9 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	return nil
 }
 
-// wanGoldenSeeds are the seeds of the golden set's files (README §1).
-var wanGoldenSeeds = map[string]uint64{"dit-tiny": 1001, "vae": 2001, "dit-1.3b": 3001, "umt5-tiny": 4001}
+// wanGoldenSeeds are the seeds of the golden set's files (README §1);
+// umt5-xxl has no golden file; its default seed 5001 continues the series.
+var wanGoldenSeeds = map[string]uint64{"dit-tiny": 1001, "vae": 2001, "dit-1.3b": 3001, "umt5-tiny": 4001, "umt5-xxl": 5001}
 
 // synthWan writes a random-weight Wan file (shared/golden/wan/README.md §1).
 func synthWan(ctx context.Context, env *cmdEnv, out, kind string, seed uint64, format string, quiet bool) error {
