@@ -727,6 +727,10 @@ func (h *comfyHub) notify(client, prompt string) {
 func (s *Server) comfyWS(w http.ResponseWriter, r *http.Request) {
 	client := r.URL.Query().Get("clientId")
 	previews := r.URL.Query().Get("previews") == "true"
+	// Subscribed before the handshake's answer: a client may post its
+	// prompt the moment it has the 101, and that prompt must reach it.
+	prompts, unsub := s.comfyHub.subscribe(client)
+	defer unsub()
 	ws, err := wsUpgrade(w, r, s.cfg.WriteTimeout)
 	if err != nil {
 		writeNativeError(w, badRequest("bad_handshake", "", "%v", err))
@@ -740,8 +744,6 @@ func (s *Server) comfyWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.removeStream(st)
-	prompts, unsub := s.comfyHub.subscribe(client)
-	defer unsub()
 	msg := func(typ string, data any) error {
 		b, _ := json.Marshal(map[string]any{"type": typ, "data": data}) // plain data
 		return ws.send(wsText, b)
